@@ -1,0 +1,5 @@
+"""`python -m jaxscope` is the same as the `jaxscope` command."""
+
+from jaxscope.cli import main
+
+raise SystemExit(main())
