@@ -17,7 +17,9 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/jaxscope open examples/basics.py::predict
+	@mkdir -p build
+	$(BIN)/jaxscope export examples/basics.py::predict -o build/predict.svg
+	@echo "The desktop app is not built yet: open build/predict.svg to see the graph."
 
 test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q $(PYTEST_ARGS)

@@ -1,0 +1,102 @@
+"""Every version-sensitive touch of JAX internals, in one place (tested against jax 0.10.x).
+
+Public: `jax.extend.core` types. Semi-public: jaxlib `Traceback.raw_frames()` and
+`code_addr2location`, which give column-precise frames without JAX's private `user_frame`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import jax
+import jax.extend.core as jex
+import jax.extend.source_info_util as jsu
+
+import jaxscope
+from jaxscope.core.model import SourceLoc
+from jaxscope.worker.userframes import is_user_file
+
+# Keep jaxscope's frames out of JAX's own user-frame logic (HLO/MLIR locations, cache-miss
+# explanations). Must happen before the first trace: JAX caches user frames by content.
+jsu.register_exclusion(jaxscope.__path__[0])
+
+ClosedJaxpr = jex.ClosedJaxpr
+Jaxpr = jex.Jaxpr
+Literal = jex.Literal
+DropVar = jex.DropVar
+
+
+def iter_subjaxprs(params: dict[str, Any]) -> Iterator[tuple[str, Any, list[Any]]]:
+    """(param path, open Jaxpr, consts) for every sub-jaxpr in an equation's params, in order."""
+
+    def visit(path: str, value: Any) -> Iterator[tuple[str, Any, list[Any]]]:
+        if isinstance(value, ClosedJaxpr):
+            yield path, value.jaxpr, list(value.consts)
+        elif isinstance(value, Jaxpr):  # remat2, shard_map, reduce_window carry open jaxprs
+            yield path, value, []
+        elif isinstance(value, tuple) and hasattr(value, "_fields"):  # e.g. _LinearSolveTuple
+            for name, sub in zip(value._fields, value, strict=True):
+                yield from visit(f"{path}.{name}", sub)
+        elif isinstance(value, (tuple, list)):
+            for i, sub in enumerate(value):
+                yield from visit(f"{path}[{i}]", sub)
+        elif isinstance(value, dict):
+            for k, sub in value.items():
+                yield from visit(f"{path}[{k!r}]", sub)
+
+    for key in sorted(params):
+        yield from visit(key, params[key])
+
+
+def is_opaque(value: Any) -> bool:
+    """Callables and lazily traced functions in params: shown by name, never stringified."""
+    if hasattr(value, "call_wrapped"):  # WrappedFun is not callable()
+        return True
+    return callable(value) and not isinstance(value, jax.sharding.Mesh)
+
+
+def eqn_source(eqn: Any, cache: dict[tuple[int, int], SourceLoc | None]) -> SourceLoc | None:
+    """The innermost user frame that emitted `eqn`, with exact columns."""
+    tb = getattr(eqn.source_info, "traceback", None)
+    if tb is None:
+        return None
+    codes, lastis = tb.raw_frames()
+    addr2loc = type(tb).code_addr2location
+    for code, lasti in zip(codes, lastis, strict=False):  # innermost first
+        key = (id(code), lasti)
+        if key in cache:
+            if cache[key] is not None:
+                return cache[key]
+            continue
+        if not is_user_file(code.co_filename):
+            cache[key] = None
+            continue
+        line, col, end_line, end_col = addr2loc(code, lasti)
+        loc = SourceLoc(
+            file=code.co_filename,
+            line=line,
+            col=max(col, 0),
+            end_line=end_line,
+            end_col=max(end_col, 0),
+            function=code.co_qualname,
+        )
+        cache[key] = loc
+        return loc
+    return None
+
+
+def name_stack(eqn: Any) -> str:
+    return str(getattr(eqn.source_info, "name_stack", ""))
+
+
+def func_name_of(jaxpr: Any) -> str:
+    info = getattr(jaxpr, "debug_info", None)
+    return getattr(info, "func_name", "") or ""
+
+
+def aval_str(aval: Any) -> str:
+    try:
+        return aval.str_short(short_dtypes=True)
+    except Exception:  # tokens, opaque avals
+        return str(aval)

@@ -1,0 +1,111 @@
+"""The worker's request loop: one request at a time, every failure turned into a reply."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import traceback
+from typing import Any, BinaryIO
+
+from jaxscope.core import protocol
+from jaxscope.core.model import ErrorInfo, TraceRequest
+from jaxscope.core.serialize import from_jsonable, to_jsonable
+
+
+def _user_modules() -> dict[str, float]:
+    from jaxscope.worker.userframes import is_user_file
+
+    out = {}
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if isinstance(path, str) and is_user_file(path):
+            try:
+                out[path] = os.stat(path).st_mtime
+            except OSError:
+                out[path] = -1.0
+    return out
+
+
+def _config_snapshot() -> dict[str, str]:
+    import jax
+
+    return {k: repr(v) for k, v in jax.config.values.items()}
+
+
+def serve(requests: BinaryIO, replies: BinaryIO) -> int:
+    """Answer requests until stdin closes or an `exit` request arrives."""
+    t0 = time.perf_counter()
+    import jax
+    import jax.numpy as jnp
+
+    from jaxscope.worker import jax_compat  # noqa: F401  (registers frame exclusions before any trace)
+
+    jax.make_jaxpr(lambda x: jnp.sin(x) + 1)(1.0)  # warm up: the first real trace is then fast
+    config0 = _config_snapshot()
+    protocol.write(
+        replies,
+        {
+            "event": "ready",
+            "protocol": protocol.PROTOCOL_VERSION,
+            "pid": os.getpid(),
+            "jax_version": jax.__version__,
+            "python": sys.version.split()[0],
+            "startup_s": time.perf_counter() - t0,
+        },
+    )
+    while True:
+        try:
+            message = protocol.read(requests)
+        except KeyboardInterrupt:
+            continue  # an interrupt that arrived between requests
+        if message is None or message.get("op") == "exit":
+            return 0
+        rid = message.get("id")
+        try:
+            reply = _handle(message, replies)
+        except KeyboardInterrupt as exc:
+            from jaxscope.worker.errors import classify
+
+            info = classify(exc, message.get("phase", ""))
+            reply = {"ok": False, "error": to_jsonable(info)}
+        except BaseException as exc:  # a jaxscope bug must not kill the worker silently
+            if isinstance(exc, SystemExit):
+                from jaxscope.worker.errors import classify
+
+                reply = {"ok": False, "error": to_jsonable(classify(exc, "trace"))}
+            else:
+                info = ErrorInfo(kind="internal", message=f"{type(exc).__name__}: {exc}", exc_type=type(exc).__name__,
+                                 hint="this is a jaxscope bug; the traceback is in the worker log")
+                traceback.print_exc()
+                reply = {"ok": False, "error": to_jsonable(info)}
+        sys.stdout.flush()
+        sys.stderr.flush()
+        reply.update(
+            id=rid,
+            event="done",
+            state={"user_modules": _user_modules(), "config_changed": _config_snapshot() != config0},
+        )
+        protocol.write(replies, reply)
+
+
+def _handle(message: dict[str, Any], replies: BinaryIO) -> dict[str, Any]:
+    rid = message.get("id")
+    op = message.get("op")
+
+    def phase(name: str) -> None:
+        message["phase"] = name
+        protocol.write(replies, {"id": rid, "event": "phase", "phase": name, "t": time.time()})
+
+    if op == "ping":
+        return {"ok": True, "result": {"pong": True}}
+    if op == "trace":
+        from jaxscope.worker.trace import TraceFailed, run_trace
+
+        request = from_jsonable(TraceRequest, message["request"])
+        try:
+            result = run_trace(request, phase)
+        except TraceFailed as exc:
+            return {"ok": False, "error": to_jsonable(exc.info)}
+        return {"ok": True, "result": to_jsonable(result)}
+    return {"ok": False, "error": to_jsonable(ErrorInfo(kind="internal", message=f"unknown op {op!r}"))}

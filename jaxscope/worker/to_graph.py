@@ -1,0 +1,201 @@
+"""A traced ClosedJaxpr -> the core Graph: one Body per distinct jaxpr, walked generically.
+
+Sub-jaxprs are found structurally in every equation's params (cond branches, while cond/body,
+scan, nested jit, custom_jvp/vjp, remat2, shard_map, ...), so new higher-order primitives show
+up as clusters without code here knowing about them; known ones just get nicer titles.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from jaxscope.core.model import Body, Edge, Graph, Node, SourceLoc, SubgraphRef
+from jaxscope.worker import jax_compat as jc
+
+PARAM_CHARS = 160
+
+
+def build_graph(
+    closed: Any,
+    function: str,
+    arg_names: tuple[str, ...] = (),
+    result_paths: tuple[str, ...] = (),
+    const_names: dict[int, str] | None = None,
+) -> Graph:
+    """Walk `closed` (a ClosedJaxpr) into a Graph whose root body is "b0"."""
+    builder = _Builder(const_names or {})
+    root = builder.body(closed.jaxpr, list(closed.consts), function, arg_names, result_paths)
+    return Graph(function=function, bodies=builder.finish(), root=root)
+
+
+def role_of(primitive: str, path: str, index: int, count: int, params: dict[str, Any]) -> str:
+    """A human title for the sub-jaxpr at `path` of a `primitive` equation."""
+    if primitive == "cond":
+        if count == 2:
+            return f"cond branch {index} ({'true' if index else 'false'})"
+        return f"switch branch {index}"
+    if primitive == "while":
+        return {"cond_jaxpr": "while cond", "body_jaxpr": "while body"}.get(path, f"while {path}")
+    if primitive == "scan":
+        return "scan body"
+    if primitive == "jit":
+        return f"jit({params.get('name', '')})"
+    if primitive == "remat2":
+        return "checkpoint"
+    if primitive in ("custom_jvp_call", "custom_vjp_call"):
+        return primitive.removesuffix("_call")
+    if primitive in ("closed_call", "shard_map", "custom_vmap_call", "composite"):
+        return primitive
+    return f"{primitive} {path}"
+
+
+class _Builder:
+    def __init__(self, const_names: dict[int, str]) -> None:
+        self.const_names = const_names
+        self.bodies: dict[str, Body] = {}
+        self.by_identity: dict[int, str] = {}
+        self.keep_alive: list[Any] = []  # ids stay unique only while the objects live
+        self.src_cache: dict[tuple[int, int], SourceLoc | None] = {}
+        self.totals: dict[str, int] = {}
+
+    def finish(self) -> dict[str, Body]:
+        return dict(sorted(self.bodies.items(), key=lambda kv: int(kv[0][1:])))
+
+    def body(
+        self,
+        jaxpr: Any,
+        consts: list[Any],
+        title: str,
+        arg_names: tuple[str, ...] = (),
+        result_paths: tuple[str, ...] = (),
+    ) -> str:
+        key = id(jaxpr)
+        if key in self.by_identity:
+            return self.by_identity[key]
+        body_id = f"b{len(self.by_identity)}"
+        self.by_identity[key] = body_id
+        self.keep_alive.append(jaxpr)
+        nodes: list[Node] = []
+        edges: list[Edge] = []
+        producer: dict[int, tuple[str, int]] = {}
+
+        for i, (var, value) in enumerate(zip(jaxpr.constvars, consts or [None] * len(jaxpr.constvars), strict=True)):
+            name = self.const_names.get(id(value), "") if value is not None else ""
+            base = getattr(value, "base", None)
+            if not name and base is not None:
+                name = self.const_names.get(id(base), "")
+            nodes.append(
+                Node(
+                    id=f"c{i}",
+                    kind="const",
+                    label=name or "const",
+                    avals=(jc.aval_str(var.aval),),
+                    detail=f"captured global or closure variable {name!r}" if name else "captured constant",
+                )
+            )
+            producer[id(var)] = (f"c{i}", 0)
+        for i, var in enumerate(jaxpr.invars):
+            label = arg_names[i] if i < len(arg_names) and arg_names[i] else f"in{i}"
+            nodes.append(Node(id=f"in{i}", kind="input", label=label, avals=(jc.aval_str(var.aval),)))
+            producer[id(var)] = (f"in{i}", 0)
+
+        total = 0
+        for i, eqn in enumerate(jaxpr.eqns):
+            node_id = f"e{i}"
+            prim = eqn.primitive.name
+            subs = list(jc.iter_subjaxprs(eqn.params))
+            refs = []
+            for index, (path, sub, sub_consts) in enumerate(subs):
+                role = role_of(prim, path, index, len(subs), eqn.params)
+                sub_id = self.body(sub, sub_consts, role)
+                refs.append(SubgraphRef(role=role, body=sub_id, param=path))
+                total += self.totals[sub_id]
+            for port, atom in enumerate(eqn.invars):
+                src = self._operand(atom, producer, nodes, f"{node_id}.l{port}")
+                edges.append(Edge(src=src[0], dst=node_id, src_port=src[1], dst_port=port, aval=jc.aval_str(atom.aval)))
+            nodes.append(
+                Node(
+                    id=node_id,
+                    kind="eqn",
+                    label=prim,
+                    avals=tuple(jc.aval_str(v.aval) for v in eqn.outvars),
+                    in_avals=tuple(jc.aval_str(v.aval) for v in eqn.invars),
+                    params=self._params(prim, eqn.params),
+                    source=jc.eqn_source(eqn, self.src_cache),
+                    name_stack=jc.name_stack(eqn),
+                    subgraphs=tuple(refs),
+                )
+            )
+            for port, var in enumerate(eqn.outvars):
+                if not isinstance(var, jc.DropVar):
+                    producer[id(var)] = (node_id, port)
+
+        for i, atom in enumerate(jaxpr.outvars):
+            label = result_paths[i] if i < len(result_paths) and result_paths[i] else f"out{i}"
+            src = self._operand(atom, producer, nodes, f"out{i}.l")
+            nodes.append(Node(id=f"out{i}", kind="output", label=label, avals=(jc.aval_str(atom.aval),)))
+            edges.append(Edge(src=src[0], dst=f"out{i}", src_port=src[1], dst_port=0, aval=jc.aval_str(atom.aval)))
+
+        n_eqns = len(jaxpr.eqns)
+        self.totals[body_id] = n_eqns + total
+        self.bodies[body_id] = Body(
+            id=body_id,
+            title=title,
+            nodes=tuple(nodes),
+            edges=tuple(edges),
+            n_eqns=n_eqns,
+            total_eqns=n_eqns + total,
+        )
+        return body_id
+
+    def _operand(self, atom: Any, producer: dict[int, tuple[str, int]], nodes: list[Node], lit_id: str) -> tuple[str, int]:
+        if isinstance(atom, jc.Literal):
+            nodes.append(Node(id=lit_id, kind="literal", label=literal_text(atom.val), avals=(jc.aval_str(atom.aval),)))
+            return lit_id, 0
+        return producer[id(atom)]
+
+    def _params(self, prim: str, params: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+        out = []
+        for key in sorted(params):
+            value = params[key]
+            if value is None or isinstance(value, (jc.ClosedJaxpr, jc.Jaxpr)):
+                continue  # None params (sharding=None, accuracy=None) are noise in tooltips
+            if jc.is_opaque(value):
+                name = getattr(getattr(value, "debug_info", None), "func_name", "") or getattr(value, "__name__", "")
+                out.append((key, f"<{name or type(value).__name__}>"))
+                continue
+            if isinstance(value, (tuple, list)) and value and all(isinstance(v, (jc.ClosedJaxpr, jc.Jaxpr)) for v in value):
+                continue
+            out.append((key, param_text(value)))
+        if prim in ("custom_jvp_call", "custom_vjp_call") and "name" not in params:
+            name = jc.func_name_of(params.get("call_jaxpr"))
+            if name:
+                out.append(("name", name))
+        return tuple(out)
+
+
+def literal_text(value: Any) -> str:
+    """A literal operand as it reads in code: `2.0`, `True`, `-1`, or `[...]` for arrays."""
+    arr = np.asarray(value)
+    if arr.ndim == 0:
+        item = arr.item()
+        if isinstance(item, float):
+            text = f"{item:.6g}"
+            return text if any(c in text for c in ".ein") else text + ".0"
+        return repr(item)
+    return f"[{arr.size} values]"
+
+
+def param_text(value: Any) -> str:
+    """Stringify one equation param for tooltips; cut long values."""
+    if isinstance(value, np.dtype) or type(value).__name__ == "dtype":
+        text = str(value)
+    elif isinstance(value, np.ndarray):
+        text = np.array2string(value, threshold=8)
+    else:
+        text = str(value)
+    if len(text) > PARAM_CHARS:
+        text = text[: PARAM_CHARS - 1] + "…"
+    return text

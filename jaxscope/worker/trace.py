@@ -1,0 +1,169 @@
+"""The `trace` request: load, build abstract arguments from specs, jit-trace, walk to a Graph."""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxscope.core import argspec
+from jaxscope.core.model import ErrorInfo, TraceRequest, TraceResult
+from jaxscope.worker.errors import classify
+from jaxscope.worker.load import LoadError, find_function, load_module
+from jaxscope.worker.to_graph import build_graph
+
+Phase = Callable[[str], None]
+
+
+class TraceFailed(Exception):
+    def __init__(self, info: ErrorInfo) -> None:
+        super().__init__(info.message)
+        self.info = info
+
+
+def to_abstract(spec: argspec.Spec) -> Any:
+    """An argspec tree -> the value passed to `trace`: ShapeDtypeStructs for arrays, literals as-is."""
+    if isinstance(spec, argspec.ArraySpec):
+        if spec.dtype == "key":
+            return jax.ShapeDtypeStruct(spec.shape, jax.random.key(0).dtype)
+        return jax.ShapeDtypeStruct(spec.shape, jnp.dtype(spec.dtype))
+    if isinstance(spec, argspec.StaticValue):
+        return spec.value
+    if isinstance(spec, argspec.TupleSpec):
+        return tuple(to_abstract(s) for s in spec.items)
+    if isinstance(spec, argspec.ListSpec):
+        return [to_abstract(s) for s in spec.items]
+    if isinstance(spec, argspec.DictSpec):
+        return {k: to_abstract(s) for k, s in spec.items}
+    raise TypeError(f"unknown spec {spec!r}")
+
+
+def unwrap(fn: Any) -> Any:
+    """Trace the Python function under a `@jax.jit`, so jaxscope decides what is static."""
+    if isinstance(fn, type(jax.jit(lambda: None))) and hasattr(fn, "__wrapped__"):
+        return fn.__wrapped__
+    return fn
+
+
+def constant_names(fn: Any) -> dict[int, str]:
+    """id(value) -> Python name for arrays the function can see as globals or closure cells."""
+    names: dict[int, str] = {}
+    seen: set[int] = set()
+
+    def add(mapping: dict[str, Any], prefix: str) -> None:
+        for name, value in mapping.items():
+            if isinstance(value, (jax.Array, np.ndarray)) and id(value) not in names:
+                names[id(value)] = f"{prefix}{name}"
+
+    def visit(f: Any) -> None:
+        f = inspect.unwrap(f) if callable(f) else f
+        if id(f) in seen:
+            return
+        seen.add(id(f))
+        globs = getattr(f, "__globals__", None)
+        if isinstance(globs, dict):
+            add(globs, "")
+        for cell_name, cell in zip(getattr(getattr(f, "__code__", None), "co_freevars", ()), getattr(f, "__closure__", None) or (), strict=False):
+            try:
+                value = cell.cell_contents
+            except ValueError:
+                continue
+            if isinstance(value, (jax.Array, np.ndarray)):
+                names.setdefault(id(value), cell_name)
+            elif inspect.isfunction(value):
+                visit(value)
+        for attr in ("func", "__wrapped__"):  # functools.partial, decorators
+            inner = getattr(f, attr, None)
+            if inner is not None and callable(inner):
+                visit(inner)
+
+    visit(fn)
+    return names
+
+
+def run_trace(request: TraceRequest, phase: Phase) -> TraceResult:
+    """Do one trace; raise TraceFailed with a structured error on any failure."""
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    try:
+        call = argspec.parse_call(request.args)
+    except argspec.SpecError as exc:
+        raise TraceFailed(ErrorInfo(kind="spec", phase="args", message=str(exc))) from None
+    phase("load")
+    try:
+        module = load_module(request.function)
+        fn = find_function(module, request.function)
+    except LoadError as exc:
+        raise TraceFailed(exc.info) from None
+    timings["load"] = time.perf_counter() - t0
+
+    target = unwrap(fn)
+    args = [to_abstract(s) for s in call.args]
+    kwargs = {k: to_abstract(s) for k, s in call.kwargs}
+    static_argnums = tuple(i for i, s in enumerate(call.args) if argspec.is_static(s))
+    static_argnames = tuple(k for k, s in call.kwargs if argspec.is_static(s))
+    _check_arity(target, args, kwargs, request)
+
+    phase("trace")
+    t1 = time.perf_counter()
+    jax.clear_caches()  # a cached trace would hide the Python that runs while tracing
+    try:
+        jitted = jax.jit(target, static_argnums=static_argnums, static_argnames=static_argnames)
+        traced = jitted.trace(*args, **kwargs)
+    except ValueError as exc:
+        if "static" in str(exc) and "hashable" in str(exc).lower():
+            raise TraceFailed(
+                ErrorInfo(kind="spec", phase="trace", message=str(exc), hint="static arguments must be hashable: use a tuple, not a list or dict")
+            ) from None
+        raise TraceFailed(classify(exc, "trace")) from None
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        raise TraceFailed(classify(exc, "trace")) from None
+    closed = traced.jaxpr
+    timings["trace"] = time.perf_counter() - t1
+
+    phase("graph")
+    t2 = time.perf_counter()
+    info = closed.jaxpr.debug_info
+    arg_names = tuple(info.arg_names or ()) if info is not None else ()
+    result_paths = tuple(info.result_paths or ()) if info is not None else ()
+    graph = build_graph(closed, request.function.qualname, arg_names, result_paths, constant_names(fn))
+    timings["graph"] = time.perf_counter() - t2
+    text = ""
+    if request.jaxpr_text:
+        t3 = time.perf_counter()
+        text = closed.pretty_print(source_info=True, name_stack=True, use_color=False)
+        timings["jaxpr_text"] = time.perf_counter() - t3
+    return TraceResult(
+        request=request,
+        graph=graph,
+        jaxpr_text=text,
+        arg_names=arg_names,
+        result_paths=result_paths,
+        timings=timings,
+        jax_version=jax.__version__,
+    )
+
+
+def _check_arity(fn: Any, args: list[Any], kwargs: dict[str, Any], request: TraceRequest) -> None:
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return  # builtins and some wrappers have no signature; let the call itself complain
+    try:
+        sig.bind(*args, **kwargs)
+    except TypeError as exc:
+        raise TraceFailed(
+            ErrorInfo(
+                kind="spec",
+                phase="args",
+                message=f"{request.function.qualname}{sig} cannot be called with ({request.args}): {exc}",
+                hint="give one spec per parameter in --args, e.g. --args 'f32[8,128], training=True'",
+            )
+        ) from None

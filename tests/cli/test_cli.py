@@ -1,0 +1,79 @@
+"""`jaxscope` end to end in subprocesses: export, determinism, jaxpr, list, and clean errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BASICS = str(ROOT / "examples" / "basics.py")
+CASES = ROOT / "tests" / "faults" / "cases"
+
+
+def jaxscope(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    return subprocess.run(
+        [sys.executable, "-m", "jaxscope", *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env
+    )
+
+
+def test_export_svg_is_valid_and_deterministic(tmp_path):
+    a, b = tmp_path / "a.svg", tmp_path / "b.svg"
+    first = jaxscope("export", f"{BASICS}::predict", "-o", str(a))
+    assert first.returncode == 0, first.stderr
+    assert "wrote" in first.stdout
+    second = jaxscope("export", f"{BASICS}::predict", "-o", str(b))
+    assert second.returncode == 0, second.stderr
+    assert a.read_bytes() == b.read_bytes()
+    root = ET.fromstring(a.read_text())
+    assert root.tag.endswith("svg")
+    text = " ".join(t for t in root.itertext())
+    for word in ("dot_general", "tanh", "jit(layer)", "f32[16,8]"):
+        assert word in text
+
+
+def test_export_other_formats(tmp_path):
+    out = jaxscope("export", f"{BASICS}::loss", "-o", str(tmp_path / "g.json"), "--collapse", "0")
+    assert out.returncode == 0, out.stderr
+    data = json.loads((tmp_path / "g.json").read_text())
+    assert {"graph", "layout", "schema_version"} <= set(data)
+    out = jaxscope("export", f"{BASICS}::predict", "-o", str(tmp_path / "g.dot"), "--theme", "dark")
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "g.dot").read_text().startswith("digraph")
+    out = jaxscope("export", f"{BASICS}::predict", "-o", str(tmp_path / "g.png"), "--dpi", "144")
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "g.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_jaxpr_and_list():
+    out = jaxscope("jaxpr", f"{BASICS}::predict", "--args", "{'w1': f32[4,8], 'b1': f32[8], 'w2': f32[8,3], 'b2': f32[3]}, f32[2,4], use_bias=False")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("{ lambda")
+    assert "dot_general" in out.stdout and "basics.py" in out.stdout
+    out = jaxscope("list", BASICS)
+    assert out.returncode == 0, out.stderr
+    assert "::predict(params, x, use_bias)" in out.stdout and "--args" in out.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "fragment"),
+    [
+        (["export", f"{BASICS}::predict", "--args", "f33[2]", "-o", "x.svg"], 2, "f33"),
+        (["export", f"{BASICS}::nope", "-o", "x.svg"], 2, "no function 'nope'"),
+        (["export", "no_target_separator", "-o", "x.svg"], 2, "::"),
+        (["jaxpr", f"{CASES}/syntax_error.py::f", "--args", "f32[3]"], 3, "syntax"),
+        (["jaxpr", f"{CASES}/tracer_bool.py::f", "--args", "f32[3]"], 3, "if x.sum() > 0:"),
+        (["jaxpr", f"{BASICS}::predict"  , "--args", "f32[3]"], 2, "cannot be called"),
+    ],
+)
+def test_errors_are_one_paragraph_with_exit_codes(args, code, fragment):
+    out = jaxscope(*args)
+    assert out.returncode == code, out.stderr
+    assert fragment in out.stderr
+    assert "Traceback (most recent call last)" not in out.stderr

@@ -1,0 +1,1 @@
+%PDF-1.4 this is not python ¤¤

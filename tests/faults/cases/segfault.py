@@ -1,0 +1,5 @@
+import ctypes
+
+
+def f(x):
+    return ctypes.string_at(0)

@@ -1,0 +1,5 @@
+import jax.numpy as jnp
+
+
+def f(x)
+    return x

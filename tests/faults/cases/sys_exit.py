@@ -1,0 +1,5 @@
+import sys
+
+
+def f(x):
+    sys.exit(3)

@@ -1,0 +1,186 @@
+"""Fault tests through the real worker processes: every failure is a structured error and the
+next request succeeds."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import textwrap
+import threading
+import time
+
+import pytest
+
+from jaxscope.core.client import WorkerClient, WorkerError
+from jaxscope.core.model import FunctionRef, TraceRequest, TraceResult
+
+CASES = os.path.join(os.path.dirname(__file__), "cases")
+
+
+def request(case: str, args: str = "f32[3]", path: str | None = None) -> TraceRequest:
+    return TraceRequest(FunctionRef(qualname="f", path=path or os.path.join(CASES, case)), args=args)
+
+
+@pytest.fixture(scope="module")
+def client():
+    with WorkerClient(spare=True, timeouts={"load": 4.0, "trace": 4.0}) as c:
+        yield c
+
+
+def fails(client: WorkerClient, req: TraceRequest, timeout: float = 60) -> WorkerError:
+    with pytest.raises(WorkerError) as err:
+        client.trace(req).result(timeout=timeout)
+    return err.value
+
+
+def succeeds(client: WorkerClient) -> TraceResult:
+    result = client.trace(request("ok.py")).result(timeout=60)
+    assert [n.label for n in result.graph.top.nodes if n.kind == "eqn"] == ["sin", "mul"]
+    return result
+
+
+def line_of(case: str, text: str) -> int:
+    with open(os.path.join(CASES, case)) as fh:
+        return next(i for i, line in enumerate(fh, 1) if text in line)
+
+
+@pytest.mark.parametrize(
+    ("case", "kind", "fragment", "line_text"),
+    [
+        ("syntax_error.py", "syntax", "expected ':'", "def f(x)"),
+        ("import_error.py", "import", "a_module_that_does_not_exist_anywhere", "import a_module_that"),
+        ("raises_at_import.py", "import", "missing_key", 'VALUE = CONFIG["missing_key"]'),
+        ("raises_in_call.py", "user-code", "user bug: bad value", 'raise ValueError("user bug'),
+        ("tracer_bool.py", "tracer", "", "if x.sum() > 0:"),
+        ("sys_exit.py", "exit", "sys.exit(3)", None),
+        ("recursion.py", "user-code", "recursion", "return f(x) + 1"),
+        ("nul_bytes.py", "syntax", "null bytes", None),
+        ("not_python.py", "syntax", "", None),
+    ],
+)
+def test_user_code_errors(client, case, kind, fragment, line_text):
+    err = fails(client, request(case))
+    assert err.info.kind == kind, err.info
+    assert fragment in err.info.message
+    if line_text is not None:
+        assert err.info.location is not None, err.info
+        assert err.info.location.line == line_of(case, line_text)
+    succeeds(client)
+
+
+def test_tracer_error_has_a_hint(client):
+    err = fails(client, request("tracer_bool.py"))
+    assert err.info.exc_type == "TracerBoolConversionError"
+    assert "lax.cond" in err.info.hint
+
+
+def test_missing_file_and_directory(client):
+    assert fails(client, request("nope.py")).info.kind == "not-found"
+    err = fails(client, request("", path=CASES))
+    assert err.info.kind == "not-found" and "directory" in err.info.message
+    succeeds(client)
+
+
+@pytest.mark.parametrize(
+    ("case", "fragment"),
+    [("os_exit.py", "exited with code 7"), ("segfault.py", "SIGSEGV")],
+)
+def test_worker_death_is_reported_with_stderr(client, case, fragment):
+    err = fails(client, request(case))
+    assert err.info.kind == "crash"
+    assert fragment in err.info.message
+    if case == "segfault.py":
+        assert "Segmentation fault" in err.info.stderr_tail  # faulthandler's report
+    succeeds(client)
+
+
+def test_infinite_loop_times_out_at_its_line(client):
+    t0 = time.monotonic()
+    err = fails(client, request("infinite_loop.py"))
+    assert err.info.kind == "timeout"
+    assert "trace phase ran past its 4 s limit" in err.info.message
+    assert err.info.location is not None and err.info.location.line in (2, 3)
+    assert time.monotonic() - t0 < 15
+    succeeds(client)
+
+
+def test_hang_at_import_times_out(client):
+    err = fails(client, request("loop_at_import.py"))
+    assert err.info.kind == "timeout" and err.info.phase == "load"
+    succeeds(client)
+
+
+def test_cancel_is_prompt_and_next_request_works(client):
+    phases: list[str] = []
+    reached = threading.Event()
+
+    def on_phase(p: str) -> None:
+        phases.append(p)
+        if p == "trace":
+            reached.set()
+
+    future = client.trace(request("infinite_loop.py"), on_phase=on_phase)
+    assert reached.wait(60)
+    t0 = time.monotonic()
+    client.cancel()
+    assert time.monotonic() - t0 < 0.05
+    with pytest.raises(WorkerError) as err:
+        future.result(timeout=10)
+    assert err.value.info.kind == "cancelled"
+    assert phases[:2] == ["load", "trace"]
+    succeeds(client)
+
+
+def test_latest_request_wins(client):
+    first = client.trace(request("infinite_loop.py"))
+    second = client.trace(request("ok.py"))
+    with pytest.raises(WorkerError) as err:
+        first.result(timeout=10)
+    assert err.value.info.kind == "cancelled"
+    assert second.result(timeout=60).graph.top.n_eqns == 2
+
+
+def test_megabytes_of_prints_do_not_block(client):
+    result = client.trace(request("prints.py")).result(timeout=60)
+    assert result.graph.top.n_eqns == 1
+    assert "x" * 99 in client.output_tail()
+
+
+def test_config_change_does_not_leak_into_the_next_file(client):
+    probe = client.trace(request("dtype_probe.py", "i32[3]")).result(timeout=60)
+    assert probe.graph.top.nodes[-1].avals == ("i32[3]",)
+    changed = client.trace(request("config_change.py", "f32[3]")).result(timeout=60)
+    assert any("i64" in a for n in changed.graph.top.nodes for a in n.avals)
+    again = client.trace(request("dtype_probe.py", "i32[3]")).result(timeout=60)
+    assert again.graph.top.nodes[-1].avals == ("i32[3]",)
+
+
+def test_edited_helper_module_is_picked_up(client, tmp_path):
+    (tmp_path / "helper_mod.py").write_text("FACTOR = 2.0\n")
+    main = tmp_path / "main.py"
+    main.write_text(textwrap.dedent("""
+        import jax.numpy as jnp
+        import helper_mod
+
+        def f(x):
+            return x * helper_mod.FACTOR
+    """))
+    req = request("", path=str(main))
+    first = client.trace(req).result(timeout=60)
+    assert [n.label for n in first.graph.top.nodes if n.kind == "literal"] == ["2.0"]
+    time.sleep(0.01)
+    (tmp_path / "helper_mod.py").write_text("FACTOR = 5.0\n")
+    os.utime(tmp_path / "helper_mod.py", (time.time() + 5, time.time() + 5))
+    second = client.trace(req).result(timeout=60)
+    assert [n.label for n in second.graph.top.nodes if n.kind == "literal"] == ["5.0"]
+
+
+def test_crash_loop_guard_then_restart(tmp_path):
+    shutil.copy(os.path.join(CASES, "os_exit.py"), tmp_path / "os_exit.py")
+    with WorkerClient(spare=True) as c:
+        for _ in range(3):
+            assert fails(c, request("", path=str(tmp_path / "os_exit.py"))).info.kind == "crash"
+        err = fails(c, request("ok.py"))
+        assert err.info.kind == "crash" and "not restarting" in err.info.message
+        c.restart()
+        succeeds(c)

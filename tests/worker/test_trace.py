@@ -1,0 +1,147 @@
+"""The worker's trace on real jax, in-process (fast): primitives, clusters, source lines."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from jaxscope.core.model import FunctionRef, Graph, TraceRequest, TraceResult
+
+jax = pytest.importorskip("jax")
+
+from jaxscope.worker.trace import TraceFailed, run_trace  # noqa: E402
+
+CORPUS = os.path.join(os.path.dirname(__file__), "corpus", "higher_order.py")
+
+
+def trace(name: str, args: str, path: str = CORPUS) -> TraceResult:
+    return run_trace(TraceRequest(FunctionRef(qualname=name, path=path), args=args), lambda phase: None)
+
+
+def all_nodes(graph: Graph):
+    for body in graph.bodies.values():
+        yield from body.nodes
+
+
+def primitives(graph: Graph) -> set[str]:
+    return {n.label for n in all_nodes(graph) if n.kind == "eqn"}
+
+
+def roles(graph: Graph) -> list[str]:
+    return sorted(ref.role for n in all_nodes(graph) for ref in n.subgraphs)
+
+
+def line_of(text: str) -> int:
+    with open(CORPUS) as fh:
+        for i, line in enumerate(fh, 1):
+            if text in line:
+                return i
+    raise AssertionError(text)
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "prims", "expected_roles"),
+    [
+        ("uses_cond", "f32[3], f32[3]", {"cond", "mul", "sub"}, ["cond branch 0 (false)", "cond branch 1 (true)"]),
+        ("uses_switch", "i32[], f32[3]", {"cond", "sin", "cos", "tanh"}, ["switch branch 0", "switch branch 1", "switch branch 2"]),
+        ("uses_while", "f32[3]", {"while", "lt", "mul"}, ["while body", "while cond"]),
+        ("uses_scan", "f32[5,3]", {"scan", "add", "mul"}, ["scan body"]),
+        ("uses_fori_static", "f32[3]", {"scan", "sin"}, ["scan body"]),
+        ("uses_nested_jit", "f32[3]", {"jit", "exp"}, ["jit(_inner)", "jit(_inner)"]),
+        ("uses_custom_jvp", "f32[3]", {"custom_jvp_call", "log1p"}, ["custom_jvp"]),
+        ("uses_custom_vjp", "f32[3]", {"custom_vjp_call"}, ["custom_vjp"]),
+        ("uses_checkpoint", "f32[3]", {"remat2", "sin"}, ["checkpoint"]),
+        ("uses_shard_map", "f32[4]", {"shard_map", "mul"}, ["shard_map"]),
+    ],
+)
+def test_higher_order_primitives_become_clusters(name, args, prims, expected_roles):
+    result = trace(name, args)
+    graph = result.graph
+    assert prims <= primitives(graph)
+    assert roles(graph) == sorted(expected_roles)
+    for ref in (r for n in all_nodes(graph) for r in n.subgraphs):
+        assert ref.body in graph.bodies and ref.body != graph.root
+    assert graph.top.total_eqns >= graph.top.n_eqns
+    assert result.jaxpr_text.startswith("{ lambda")
+
+
+def test_shared_jit_body_is_stored_once():
+    graph = trace("uses_nested_jit", "f32[3]").graph
+    jit_nodes = [n for n in graph.top.nodes if n.label == "jit"]
+    assert len(jit_nodes) == 2
+    assert jit_nodes[0].subgraphs[0].body == jit_nodes[1].subgraphs[0].body
+    inner = graph.bodies[jit_nodes[0].subgraphs[0].body]
+    assert graph.top.total_eqns == graph.top.n_eqns + 2 * inner.total_eqns
+
+
+def test_source_lines_point_at_user_code():
+    graph = trace("uses_custom_jvp", "f32[3]").graph
+    top = {n.label: n for n in graph.top.nodes if n.kind == "eqn"}
+    assert top["mul"].source is not None
+    assert top["mul"].source.file == CORPUS
+    assert top["mul"].source.line == line_of("return softplus(x) * 2.0")
+    assert top["mul"].source.function == "uses_custom_jvp"
+    inner_body = graph.bodies[top["custom_jvp_call"].subgraphs[0].body]
+    log1p = next(n for n in inner_body.nodes if n.label == "log1p")
+    assert log1p.source.line == line_of("jnp.log1p(jnp.exp(x))")
+    for node in all_nodes(graph):  # never a jaxscope or jax frame
+        if node.source is not None:
+            assert "site-packages" not in node.source.file and "/jaxscope/" not in node.source.file
+
+
+def test_global_constant_is_named():
+    graph = trace("uses_global_constant", "f32[4]").graph
+    consts = [n for n in graph.top.nodes if n.kind == "const"]
+    assert [c.label for c in consts] == ["SCALE"]
+    literals = [n for n in graph.top.nodes if n.kind == "literal"]
+    assert "3.0" in [lit.label for lit in literals]
+
+
+def test_pytree_names_and_edges():
+    result = trace("pytree_in_out", "{'w': f32[4,2], 'b': f32[2]}, f32[8,4]")
+    top = result.graph.top
+    inputs = [n.label for n in top.nodes if n.kind == "input"]
+    outputs = [n.label for n in top.nodes if n.kind == "output"]
+    assert inputs == ["params['b']", "params['w']", "x"]
+    assert outputs == ["result['norm']", "result['out']"]
+    ids = {n.id for n in top.nodes}
+    for edge in top.edges:
+        assert edge.src in ids and edge.dst in ids
+    dot = next(n for n in top.nodes if n.label == "dot_general")
+    assert dot.avals == ("f32[8,2]",)
+    assert dot.in_avals == ("f32[8,4]", "f32[4,2]")
+
+
+def test_static_arguments_and_decorated_jit():
+    graph = trace("decorated", "f32[3], n=3").graph
+    assert [n.label for n in graph.top.nodes if n.kind == "eqn"] == ["sin", "sin", "sin"]
+    graph = trace("decorated", "f32[3], n=1").graph
+    assert [n.label for n in graph.top.nodes if n.kind == "eqn"] == ["sin"]
+
+
+def test_grad_random_and_effects_trace():
+    assert "tanh" in primitives(trace("uses_grad", "f32[3]").graph)
+    assert {"random_split", "random_bits"} <= primitives(trace("uses_random", "key[]").graph)
+    assert "debug_print" in primitives(trace("uses_debug_print", "f32[2]").graph)
+
+
+def test_result_round_trips_through_json():
+    result = trace("uses_cond", "f32[3], f32[3]")
+    again = TraceResult.from_json(result.to_json())
+    assert again == result
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "kind", "fragment"),
+    [
+        ("uses_cond", "f32[3]", "spec", "cannot be called"),
+        ("missing_function", "", "not-found", "has no function 'missing_function'"),
+        ("uses_cond", "f32[3], [1, 2]", "user-code", ""),
+    ],
+)
+def test_trace_failures_are_structured(name, args, kind, fragment):
+    with pytest.raises(TraceFailed) as err:
+        trace(name, args)
+    assert err.value.info.kind == kind
+    assert fragment in err.value.info.message
