@@ -138,7 +138,7 @@ def run_trace(request: TraceRequest, phase: Phase) -> TraceResult:
     text = ""
     if request.jaxpr_text:
         t3 = time.perf_counter()
-        text = closed.pretty_print(source_info=True, name_stack=True, use_color=False)
+        text = closed.pretty_print(source_info=True, name_stack=False, use_color=False)
         timings["jaxpr_text"] = time.perf_counter() - t3
     return TraceResult(
         request=request,

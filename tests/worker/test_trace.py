@@ -63,7 +63,7 @@ def test_higher_order_primitives_become_clusters(name, args, prims, expected_rol
     for ref in (r for n in all_nodes(graph) for r in n.subgraphs):
         assert ref.body in graph.bodies and ref.body != graph.root
     assert graph.top.total_eqns >= graph.top.n_eqns
-    assert result.jaxpr_text.startswith("{ lambda")
+    assert "{ lambda" in result.jaxpr_text
 
 
 def test_shared_jit_body_is_stored_once():
@@ -137,11 +137,11 @@ def test_result_round_trips_through_json():
     [
         ("uses_cond", "f32[3]", "spec", "cannot be called"),
         ("missing_function", "", "not-found", "has no function 'missing_function'"),
-        ("uses_cond", "f32[3], [1, 2]", "user-code", ""),
+        ("uses_cond", "f32[3], [1, 2]", "spec", "hashable"),
     ],
 )
 def test_trace_failures_are_structured(name, args, kind, fragment):
     with pytest.raises(TraceFailed) as err:
         trace(name, args)
     assert err.value.info.kind == kind
-    assert fragment in err.value.info.message
+    assert fragment in err.value.info.message + err.value.info.hint
