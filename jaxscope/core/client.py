@@ -252,6 +252,7 @@ class WorkerClient:
                 callback = job.on_phase
             elif event == "done":
                 worker.state = message.get("state", {}) or {}
+                worker.used = bool(worker.state.get("ran_user_code", True))
                 if job.stopping is not None:
                     if not message.get("ok"):
                         job.reply_error = from_jsonable(ErrorInfo, message.get("error"))

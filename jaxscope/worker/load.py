@@ -13,6 +13,9 @@ from jaxscope.core.model import ErrorInfo, FunctionRef, SourceLoc
 from jaxscope.worker.errors import classify
 
 
+RAN_USER_CODE = False  # once True, this worker's interpreter holds state from user code
+
+
 class LoadError(Exception):
     """Carries the ErrorInfo for a file/module/function that could not be loaded."""
 
@@ -30,7 +33,9 @@ def _module_name(path: str) -> str:
 
 def load_module(ref: FunctionRef) -> types.ModuleType:
     """Execute the user's file like a script would run it: its directory on sys.path and as cwd."""
+    global RAN_USER_CODE
     if ref.module:
+        RAN_USER_CODE = True
         if os.getcwd() not in sys.path:
             sys.path.insert(0, os.getcwd())
         try:
@@ -70,6 +75,7 @@ def load_module(ref: FunctionRef) -> types.ModuleType:
     module = types.ModuleType(name)
     module.__file__ = path
     sys.modules[name] = module  # dataclasses and pickle look classes up here
+    RAN_USER_CODE = True
     try:
         exec(code, module.__dict__)
     except BaseException as exc:

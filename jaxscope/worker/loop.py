@@ -33,6 +33,12 @@ def _config_snapshot() -> dict[str, str]:
     return {k: repr(v) for k, v in jax.config.values.items()}
 
 
+def _ran_user_code() -> bool:
+    from jaxscope.worker import load
+
+    return load.RAN_USER_CODE
+
+
 def serve(requests: BinaryIO, replies: BinaryIO) -> int:
     """Answer requests until stdin closes or an `exit` request arrives."""
     t0 = time.perf_counter()
@@ -84,7 +90,11 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> int:
         reply.update(
             id=rid,
             event="done",
-            state={"user_modules": _user_modules(), "config_changed": _config_snapshot() != config0},
+            state={
+                "user_modules": _user_modules(),
+                "config_changed": _config_snapshot() != config0,
+                "ran_user_code": _ran_user_code(),
+            },
         )
         protocol.write(replies, reply)
 
