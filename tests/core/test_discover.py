@@ -1,0 +1,327 @@
+"""Discovery lists functions and reads JAXSCOPE_ARGS with ast alone: the user's file never runs."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from jaxscope.core.discover import (
+    EXAMPLES_VAR,
+    DiscoveryError,
+    FunctionInfo,
+    ModuleInfo,
+    ParamInfo,
+    discover_file,
+    discover_source,
+)
+
+SOURCE = textwrap.dedent(
+    '''\
+    """A tiny model.
+
+    More words.
+    """
+    import functools
+    from functools import partial
+
+    import jax
+
+    raise SystemExit("discovery must never run this file")
+
+
+    @jax.jit
+    def predict(params, x, *, training: bool = False):
+        """Forward pass.
+
+        Details.
+        """
+        return x
+
+
+    @partial(jax.jit, static_argnames='n')
+    async def fetch(a, /, b=1, *rest, n: int = 3, **extra) -> int:
+        return a
+
+
+    def _step(state, batch):
+        return state
+
+
+    step = jax.jit(_step)
+    grad_step = jax.jit(jax.grad(_step), donate_argnums=0)
+    not_wrapped = jax.jit(lambda x: x)
+    unknown = jax.jit(undefined_fn)
+    alias = _step
+
+
+    class Model:
+        def __call__(self, x):
+            """Call it."""
+            return x
+
+        @staticmethod
+        def init(key):
+            return key
+
+        class Inner:
+            def deep(self):
+                return 1
+
+
+    JAXSCOPE_ARGS = {"predict": "f32[8,4], {'w': f32[4,3]}", "step": "f32[8], training=True", "Model.init": "key[]"}
+    '''
+)
+
+
+@pytest.fixture(scope="module")
+def info() -> ModuleInfo:
+    return discover_source(SOURCE, "model.py")
+
+
+def test_functions_in_source_order(info: ModuleInfo):
+    names = [f.name for f in info.functions]
+    assert names == ["predict", "fetch", "_step", "step", "grad_step", "Model.__call__", "Model.init", "Model.Inner.deep"]
+    assert info.path == "model.py"
+    assert info.doc == "A tiny model."
+    assert info.warnings == ()
+
+
+def test_def_details(info: ModuleInfo):
+    predict = info.get("predict")
+    assert predict == FunctionInfo(
+        name="predict",
+        line=14,
+        end_line=19,
+        params=(
+            ParamInfo("params", "positional"),
+            ParamInfo("x", "positional"),
+            ParamInfo("training", "keyword_only", default="False", annotation="bool"),
+        ),
+        decorators=("jax.jit",),
+        doc="Forward pass.",
+        example_args="f32[8,4], {'w': f32[4,3]}",
+        kind="def",
+    )
+
+
+def test_every_parameter_kind(info: ModuleInfo):
+    fetch = info.get("fetch")
+    assert fetch is not None and fetch.kind == "def"
+    assert fetch.params == (
+        ParamInfo("a", "positional_only"),
+        ParamInfo("b", "positional", default="1"),
+        ParamInfo("rest", "var_positional"),
+        ParamInfo("n", "keyword_only", default="3", annotation="int"),
+        ParamInfo("extra", "var_keyword"),
+    )
+    assert fetch.decorators == ("partial(jax.jit, static_argnames='n')",)
+    assert fetch.doc == "" and fetch.example_args is None
+
+
+def test_assigned_wrappers(info: ModuleInfo):
+    step = info.get("step")
+    assert step is not None
+    assert (step.kind, step.line, step.end_line, step.decorators) == ("assigned", 31, 31, ("jax.jit",))
+    assert step.params == info.get("_step").params  # type: ignore[union-attr]
+    assert step.example_args == "f32[8], training=True"
+    grad_step = info.get("grad_step")
+    assert grad_step is not None and grad_step.decorators == ("jax.jit", "jax.grad")
+    for name in ("not_wrapped", "unknown", "alias"):
+        assert info.get(name) is None
+
+
+def test_methods(info: ModuleInfo):
+    call = info.get("Model.__call__")
+    assert call is not None and call.kind == "def" and call.doc == "Call it."
+    assert [p.name for p in call.params] == ["self", "x"]
+    init = info.get("Model.init")
+    assert init is not None and init.decorators == ("staticmethod",) and init.example_args == "key[]"
+
+
+def test_example_args(info: ModuleInfo):
+    assert info.example_args == {
+        "predict": "f32[8,4], {'w': f32[4,3]}",
+        "step": "f32[8], training=True",
+        "Model.init": "key[]",
+    }
+    assert EXAMPLES_VAR == "JAXSCOPE_ARGS"
+
+
+def test_example_args_are_not_validated():
+    info = discover_source("def f(x): pass\nJAXSCOPE_ARGS = {'f': 'f33[2], )('}\n")
+    assert info.get("f").example_args == "f33[2], )("  # type: ignore[union-attr]
+    assert info.warnings == ()
+
+
+def test_annotated_example_args():
+    info = discover_source("def f(x): pass\nJAXSCOPE_ARGS: dict[str, str] = {'f': 'f32[2]'}\n")
+    assert info.example_args == {"f": "f32[2]"}
+
+
+def test_last_example_assignment_wins():
+    info = discover_source("def f(x): pass\nJAXSCOPE_ARGS = {'f': 'a'}\nJAXSCOPE_ARGS = {'f': 'b'}\n")
+    assert info.example_args == {"f": "b"}
+
+
+def test_non_literal_examples_are_ignored_with_a_warning():
+    info = discover_source("def f(x): pass\nARGS = {}\nJAXSCOPE_ARGS = dict(f='f32[2]')\n")
+    assert info.example_args == {}
+    assert len(info.warnings) == 1 and "line 3" in info.warnings[0] and EXAMPLES_VAR in info.warnings[0]
+
+
+def test_wrong_typed_entries_are_skipped_with_warnings():
+    source = textwrap.dedent(
+        """\
+        def f(x): pass
+        def g(x): pass
+        def h(x): pass
+        OTHER = {}
+        JAXSCOPE_ARGS = {
+            'f': 'f32[2]',
+            'g': 3,
+            1: 'f32[1]',
+            'h': 'a' + 'b',
+            **OTHER,
+            'f': 'f32[3]',
+        }
+        """
+    )
+    info = discover_source(source)
+    assert info.example_args == {"f": "f32[3]"}
+    warnings = "\n".join(info.warnings)
+    for line in (7, 8, 9, 10, 11):
+        assert f"line {line}:" in warnings
+    assert len(info.warnings) == 5
+
+
+def test_examples_for_unknown_functions_warn():
+    info = discover_source("def f(x): pass\nJAXSCOPE_ARGS = {'f': 'f32[2]', 'nope': 'f32[1]'}\n")
+    assert info.example_args == {"f": "f32[2]", "nope": "f32[1]"}
+    assert len(info.warnings) == 1 and "'nope'" in info.warnings[0] and "line 2" in info.warnings[0]
+
+
+def test_rebinding_replaces_the_earlier_entry():
+    source = "import jax\ndef f(x): pass\ndef g(x): pass\nf = jax.jit(f)\ndef g(y): pass\n"
+    info = discover_source(source)
+    assert [(fn.name, fn.kind, fn.line) for fn in info.functions] == [("f", "assigned", 4), ("g", "def", 5)]
+    assert info.get("g").params == (ParamInfo("y", "positional"),)  # type: ignore[union-attr]
+
+
+def test_only_earlier_defs_are_wrapped_and_nested_defs_are_not_listed():
+    source = "import jax\nstep = jax.jit(_step)\ndef _step(x):\n    def inner(y): pass\n    return x\n"
+    info = discover_source(source)
+    assert [fn.name for fn in info.functions] == ["_step"]
+
+
+def test_multiline_defaults_and_annotations_keep_their_source_text():
+    info = discover_source("def f(x: 'jax.Array' = None, shape=(1,\n 2)):\n    pass\n")
+    assert info.get("f").params == (  # type: ignore[union-attr]
+        ParamInfo("x", "positional", default="None", annotation="'jax.Array'"),
+        ParamInfo("shape", "positional", default="(1,\n 2)"),
+    )
+
+
+def test_empty_source():
+    info = discover_source("")
+    assert info.functions == () and info.example_args == {} and info.warnings == () and info.doc == ""
+    assert info.get("anything") is None
+
+
+def test_syntax_error_names_line_and_column():
+    with pytest.raises(DiscoveryError) as exc:
+        discover_source("def f(x):\n    return x +\n", "bad.py")
+    e = exc.value
+    assert (e.path, e.line) == ("bad.py", 2)
+    assert e.col is not None and e.col >= 0
+    assert f"line 2, column {e.col + 1}" in e.message
+    assert str(e).startswith("bad.py:2: syntax error")
+
+
+# ---------------------------------------------------------------------------- files
+
+
+def test_discover_file(tmp_path: Path):
+    path = tmp_path / "m.py"
+    path.write_text(SOURCE, encoding="utf-8")
+    info = discover_file(str(path))
+    assert info.path == str(path)
+    assert [f.name for f in info.functions][:2] == ["predict", "fetch"]
+
+
+def test_empty_file_is_fine(tmp_path: Path):
+    path = tmp_path / "empty.py"
+    path.write_bytes(b"")
+    assert discover_file(str(path)).functions == ()
+
+
+def test_coding_cookie_and_bom_are_honoured(tmp_path: Path):
+    latin = tmp_path / "latin.py"
+    latin.write_bytes("# -*- coding: latin-1 -*-\ndef caf\u00e9(x): pass\n".encode("latin-1"))
+    assert [f.name for f in discover_file(str(latin)).functions] == ["caf\u00e9"]
+    bom = tmp_path / "bom.py"
+    bom.write_bytes(b"\xef\xbb\xbfdef f(x): pass\n")
+    assert [f.name for f in discover_file(str(bom)).functions] == ["f"]
+
+
+def _file_error(path: str) -> DiscoveryError:
+    with pytest.raises(DiscoveryError) as exc:
+        discover_file(path)
+    return exc.value
+
+
+def test_missing_file(tmp_path: Path):
+    path = str(tmp_path / "nope.py")
+    e = _file_error(path)
+    assert e.path == path and e.line is None
+    assert str(e) == f"{path}: no such file"
+
+
+def test_directory(tmp_path: Path):
+    e = _file_error(str(tmp_path))
+    assert "is a directory" in e.message and str(e).startswith(str(tmp_path))
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root reads any file")
+def test_unreadable_file(tmp_path: Path):
+    path = tmp_path / "secret.py"
+    path.write_text("def f(x): pass\n")
+    path.chmod(0)
+    try:
+        e = _file_error(str(path))
+    finally:
+        path.chmod(0o600)
+    assert "permission denied" in e.message
+
+
+def test_not_utf8(tmp_path: Path):
+    path = tmp_path / "latin.py"
+    path.write_bytes(b"def f(x):\n    return 'caf\xe9'\n")
+    e = _file_error(str(path))
+    assert "not valid UTF-8" in e.message and "0xe9" in e.message and "line 2" in e.message
+
+
+def test_binary_file(tmp_path: Path):
+    path = tmp_path / "blob.py"
+    path.write_bytes(b"\x7fELF\x02\x01\x00\x00binary")
+    e = _file_error(str(path))
+    assert "not a Python source file" in e.message and "NUL" in e.message
+
+
+def test_syntax_error_in_a_file(tmp_path: Path):
+    path = tmp_path / "broken.py"
+    path.write_text("x = 1\ndef f(:\n    pass\n")
+    e = _file_error(str(path))
+    assert e.line == 2 and e.col == 6
+    assert "line 2, column 7" in e.message
+    assert str(e).startswith(f"{path}:2: syntax error at line 2, column 7")
+
+
+def test_discovery_error_pickles():
+    e = DiscoveryError("syntax error", "a.py", 3, 4)
+    again = pickle.loads(pickle.dumps(e))
+    assert (again.message, again.path, again.line, again.col) == ("syntax error", "a.py", 3, 4)
+    assert str(again) == "a.py:3: syntax error"
