@@ -1,0 +1,155 @@
+"""Write a laid-out graph to a file: svg, png, pdf, dot or json, picked by suffix or `fmt`.
+
+* ``svg``: `svg.render_svg` (deterministic, self-contained, no Graphviz).
+* ``png`` / ``pdf``: that SVG rasterised by QtSvg (`jaxscope.qt.raster`, imported only for
+  these two formats, so the others never load Qt). PNG size is ``dpi / 96`` pixels per px.
+* ``dot``: `dot_export.render_dot`, for Graphviz users.
+* ``json``: the graph and its layout as plain data, for tests, bug reports and other tools::
+
+      {
+       "graph": {...},          # model.Graph via serialize.to_jsonable: function, root, bodies
+       "layout": {...} | null,  # model.Layout the same way: width, height, nodes, edges, clusters
+       "schema_version": 1      # model.SCHEMA_VERSION
+      }
+
+  Keys are sorted and indented by one space, text is UTF-8 (non-ASCII kept; a lone surrogate,
+  which UTF-8 cannot hold, as a ``\\udXXX`` escape), so the file is deterministic and diffs well.
+  The text is faithful, not sanitised: it is data, not markup. `read_json` turns it back into ``(Graph, Layout | None)``.
+
+Files are written atomically: to a temporary file in the target directory, then `os.replace`,
+so a reader (a docs build, an editor) never sees half a file and a failed export leaves any
+previous file untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from collections.abc import Callable
+from typing import Any
+
+from jaxscope.core.dot_export import render_dot
+from jaxscope.core.model import SCHEMA_VERSION, Graph, Layout
+from jaxscope.core.serialize import from_jsonable, to_jsonable
+from jaxscope.core.styles import get_theme
+from jaxscope.core.svg import render_svg
+
+FORMATS: tuple[str, ...] = ("svg", "png", "pdf", "dot", "json")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SUFFIXES = {"svg": "svg", "png": "png", "pdf": "pdf", "dot": "dot", "gv": "dot", "json": "json"}
+
+
+def export(
+    graph: Graph,
+    layout: Layout | None,
+    path: str,
+    *,
+    theme: str = "light",
+    dpi: int = 96,
+    fmt: str | None = None,
+    title: str | None = None,
+    legend: bool = False,
+) -> str:
+    """Write `graph` (placed by `layout`) to `path`; returns the format written.
+
+    ValueError for an unknown format or theme, a non-positive dpi, or a drawing format without
+    a layout; OSError when the file cannot be written.
+    """
+    fmt = resolve_format(path, fmt)
+    get_theme(theme)  # fail before any work
+    if fmt in ("svg", "png", "pdf") and layout is None:
+        raise ValueError(f"{fmt} export needs a layout")
+    if fmt == "svg":
+        assert layout is not None
+        _write_text(path, render_svg(graph, layout, theme=theme, title=title, legend=legend))
+    elif fmt == "dot":
+        _write_text(path, render_dot(graph, layout, theme=theme))
+    elif fmt == "json":
+        _write_text(path, to_json(graph, layout))
+    else:
+        assert layout is not None
+        if dpi <= 0:
+            raise ValueError(f"dpi must be positive, got {dpi}")
+        svg_text = render_svg(graph, layout, theme=theme, title=title, legend=legend)
+        from jaxscope.qt.raster import svg_to_pdf, svg_to_png  # the one place core touches Qt
+
+        if fmt == "png":
+            _write_with(path, lambda tmp: svg_to_png(svg_text, tmp, dpi=dpi))
+        else:
+            _write_with(path, lambda tmp: svg_to_pdf(svg_text, tmp, title=title or graph.function))
+    return fmt
+
+
+def resolve_format(path: str, fmt: str | None = None) -> str:
+    """The format named by `fmt`, or else by the suffix of `path`; ValueError listing FORMATS."""
+    if fmt is not None:
+        name = fmt.lower().lstrip(".")
+        if name in FORMATS:
+            return name
+        raise ValueError(f"unknown format {fmt!r}; choose one of: {', '.join(FORMATS)}")
+    suffix = os.path.splitext(path)[1].lower().lstrip(".")
+    if suffix in _SUFFIXES:
+        return _SUFFIXES[suffix]
+    what = f"suffix {'.' + suffix!r}" if suffix else "no suffix"
+    raise ValueError(f"cannot tell the format from {path!r} ({what}); use one of: {', '.join(FORMATS)}")
+
+
+def to_json(graph: Graph, layout: Layout | None) -> str:
+    """The ``json`` export text (see the module docstring)."""
+    data = {
+        "schema_version": SCHEMA_VERSION,
+        "graph": to_jsonable(graph),
+        "layout": to_jsonable(layout) if layout is not None else None,
+    }
+    text = json.dumps(data, sort_keys=True, indent=1, ensure_ascii=False)
+    # A lone surrogate (only ever inside a JSON string) cannot be written as UTF-8: escape it.
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
+
+
+def read_json(text: str | bytes) -> tuple[Graph, Layout | None]:
+    """Parse a ``json`` export back; ValueError for a schema newer than this reader."""
+    data: Any = json.loads(text)
+    version = data.get("schema_version", 0)
+    if not isinstance(version, int) or version > SCHEMA_VERSION:
+        raise ValueError(f"export schema {version!r} is newer than supported ({SCHEMA_VERSION})")
+    graph = from_jsonable(Graph, data["graph"])
+    layout = from_jsonable(Layout, data["layout"]) if data.get("layout") is not None else None
+    return graph, layout
+
+
+def _write_text(path: str, text: str) -> None:
+    def write(tmp: str) -> None:
+        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+
+    _write_with(path, write)
+
+
+def _write_with(path: str, write: Callable[[str], object]) -> None:
+    """Run `write(temp_path)` next to `path`, then move the result over `path` atomically."""
+    target = os.path.abspath(path)
+    directory = os.path.dirname(target)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(target)}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        write(tmp)
+        os.chmod(tmp, _file_mode(target))
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _file_mode(target: str) -> int:
+    """Keep an existing file's permissions; a new file gets the usual 0666 minus the umask."""
+    try:
+        return os.stat(target).st_mode & 0o7777
+    except OSError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o666 & ~mask

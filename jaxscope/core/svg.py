@@ -1,0 +1,400 @@
+"""Graph + Layout -> a deterministic, self-contained SVG document (no Graphviz rendering).
+
+What is drawn
+-------------
+* **Clusters** (expanded sub-graphs): rounded rectangles, darker with depth, with their title in
+  the `labels.TITLE_H` band at the top-left (drawn after the edges on a patch of the cluster's
+  fill, so an edge entering the cluster never runs through it).
+* **Edges**: one ``<path>`` per `EdgePath` (its points are a cubic Bezier chain) ending in an
+  arrowhead drawn as a small filled triangle (no ``<marker>``, so every SVG renderer, QtSvg
+  included, shows it). Edges left out of the layout (``routed=False``) are dashed and lighter.
+  An edge with an aval has it as its ``<title>`` (hover tooltip).
+* **Nodes**: equations are rounded rectangles, inputs and outputs pills (outputs with a thicker
+  border), constants have a dashed border, literals are small ellipses; an equation that owns
+  collapsed sub-graphs has a second "card" behind it. Fill and border come from the node's family
+  (`styles.family`), text from `labels.node_lines` in `labels.FONT_FAMILY` at `labels.FONT_SIZE`,
+  centred, the first line in the text colour and the rest muted. Each node has a ``<title>``
+  tooltip: primitive and family, avals, params, source location, name stack, sub-graphs.
+* Optional **title** band above and **legend** of the families actually drawn below.
+
+Determinism and safety
+----------------------
+Coordinates are written with one decimal; there are no timestamps, random ids or ``id()``s; the
+element order is clusters by depth, then edges, then cluster titles, then nodes, each in layout
+order. Every user
+string goes through `sanitize`, so hostile names stay literal text and the output is valid XML.
+Nodes carry ``data-path`` (their path in the Graph) and edges ``data-src``/``data-dst``, for
+scripts and tests. With the ``transparent`` theme text and edges use ``currentColor``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from jaxscope.core import labels
+from jaxscope.core.model import ClusterBox, EdgePath, Graph, Layout, Node, NodeBox, split_path
+from jaxscope.core.sanitize import xml_attr, xml_text
+from jaxscope.core.styles import FAMILIES, Theme, family, family_title, get_theme
+
+MARGIN = 8.0
+TITLE_BAND = 30.0  # height of the optional title band
+TITLE_SIZE = 14.0
+LEGEND_ROW = 20.0
+ARROW_LEN = 7.0
+ARROW_W = 6.0
+EDGE_W = 1.2
+CARD_OFFSET = 3.0  # the "stack of cards" behind an equation with collapsed sub-graphs
+_BASELINE = 0.36 * labels.FONT_SIZE  # from a line's vertical centre to its baseline
+
+Point = tuple[float, float]
+
+
+def render_svg(
+    graph: Graph,
+    layout: Layout,
+    *,
+    theme: str = "light",
+    title: str | None = None,
+    legend: bool = False,
+) -> str:
+    """The SVG document (a str, UTF-8 when written) for `layout` of `graph`."""
+    return _SvgWriter(graph, layout, get_theme(theme), title, legend).document()
+
+
+def _f(v: float) -> str:
+    text = f"{v:.1f}"
+    return "0.0" if text == "-0.0" else text
+
+
+class NodeIndex:
+    """Path -> Node lookups for a renderer: like `model.resolve`, but with a dict per body (a
+    body can hold thousands of nodes) and None, not an exception, for a path that names nothing.
+    A ``#k`` stub suffix (a per-use copy of a node) is ignored."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+        self._bodies: dict[str, dict[str, Node]] = {}
+
+    def _body(self, body_id: str) -> dict[str, Node]:
+        nodes = self._bodies.get(body_id)
+        if nodes is None:
+            nodes = self._bodies[body_id] = {n.id: n for n in self.graph.bodies[body_id].nodes}
+        return nodes
+
+    def get(self, path: str) -> Node | None:
+        try:
+            parts = split_path(path.partition("#")[0])
+            body_id = self.graph.root
+            for node_id, index in parts[:-1]:
+                owner = self._body(body_id)[node_id]
+                body_id = owner.subgraphs[index].body
+            return self._body(body_id)[parts[-1][0]]
+        except (KeyError, IndexError, ValueError):
+            return None
+
+
+def node_tooltip(node: Node, path: str = "") -> str:
+    """The hover text of a node: everything worth knowing that does not fit on the box."""
+    kind = family_title(family(node))
+    lines = [f"{node.label}  ({kind if node.kind == 'eqn' else kind.lower()})"]
+    if node.kind == "eqn":
+        if node.in_avals:
+            lines.append("in:  " + ", ".join(node.in_avals))
+        if node.avals:
+            lines.append("out: " + ", ".join(node.avals))
+        lines.extend(f"{key}={value}" for key, value in node.params)
+    elif node.avals:
+        lines.append(", ".join(node.avals))
+    if node.detail:
+        lines.append(node.detail)
+    if node.subgraphs:
+        lines.append("sub-graphs: " + ", ".join(ref.role for ref in node.subgraphs))
+    if node.name_stack:
+        lines.append(f"scope: {node.name_stack}")
+    if node.source is not None:
+        where = f"{node.source.file}:{node.source.line}"
+        lines.append(f"at {where}" + (f" in {node.source.function}" if node.source.function else ""))
+    if path:
+        lines.append(f"path: {path}")
+    return "\n".join(lines)
+
+
+class _SvgWriter:
+    """Writes one document; each `_method` appends the elements of one part."""
+
+    def __init__(self, graph: Graph, layout: Layout, theme: Theme, title: str | None, legend: bool) -> None:
+        self.graph = graph
+        self.layout = layout
+        self.theme = theme
+        self.full_title = title
+        self.title = labels.ellipsize(title, 120) if title else None  # the drawn band
+        self.out: list[str] = []
+        index = NodeIndex(graph)
+        self.nodes: list[tuple[NodeBox, Node | None]] = [(box, index.get(box.path)) for box in layout.nodes]
+        self.legend_items = self._legend_items() if legend else []
+        self.top = TITLE_BAND if title else 0.0
+        self.legend_rows, legend_w = self._legend_rows()
+        title_w = 2 * MARGIN + len(self.title) * labels.CHAR_W * TITLE_SIZE / labels.FONT_SIZE if self.title else 0.0
+        self.width = max(layout.width, title_w, legend_w, 1.0)
+        legend_h = len(self.legend_rows) * LEGEND_ROW + MARGIN if self.legend_rows else 0.0
+        self.height = max(self.top + layout.height + legend_h, 1.0)
+
+    # ---------------------------------------------------------------- document
+
+    def document(self) -> str:
+        t = self.theme
+        w, h = _f(self.width), _f(self.height)
+        label = self.full_title if self.full_title else f"jaxscope graph of {self.graph.function}"
+        self.out.append(
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
+            f'font-family="{xml_attr(labels.FONT_FAMILY)}" font-size="{_f(labels.FONT_SIZE)}" '
+            f'role="img" aria-label="{xml_attr(label)}">'
+        )
+        if self.full_title:
+            self.out.append(f"<title>{xml_text(self.full_title)}</title>")
+        self.out.append(f"<desc>jaxscope graph of {xml_text(self.graph.function)}</desc>")
+        if t.background is not None:
+            self.out.append(f'<rect class="background" x="0.0" y="0.0" width="{w}" height="{h}" fill="{t.background}"/>')
+        if self.title:
+            self._title()
+        self.out.append(f'<g class="graph" transform="translate(0.0,{_f(self.top)})">' if self.top else '<g class="graph">')
+        self._clusters()
+        self._edges()
+        self._cluster_titles()
+        self._nodes()
+        self.out.append("</g>")
+        if self.legend_rows:
+            self._legend()
+        self.out.append("</svg>")
+        return "\n".join(self.out) + "\n"
+
+    def _title(self) -> None:
+        t = self.theme
+        text = self.title or ""
+        self.out.append(
+            f'<text class="title" x="{_f(MARGIN)}" y="{_f(TITLE_BAND / 2 + 0.36 * TITLE_SIZE)}" '
+            f'font-size="{_f(TITLE_SIZE)}" font-weight="bold" fill="{t.title_text}">{xml_text(text)}</text>'
+        )
+
+    # ---------------------------------------------------------------- clusters
+
+    def _sorted_clusters(self) -> list[ClusterBox]:
+        return sorted(self.layout.clusters, key=lambda c: c.depth)  # stable: layout order within a depth
+
+    def _clusters(self) -> None:
+        clusters = self._sorted_clusters()
+        if not clusters:
+            return
+        t = self.theme
+        opacity = f' fill-opacity="{t.cluster_opacity:g}"' if t.cluster_opacity != 1 else ""
+        self.out.append(f'<g class="clusters" stroke="{t.cluster_border}" stroke-width="1.0">')
+        for c in clusters:
+            self.out.append(f'<g class="cluster" data-path="{xml_attr(c.path)}">')
+            self.out.append(f"<title>{xml_text(c.title)}</title>")
+            self.out.append(
+                f'<rect x="{_f(c.x)}" y="{_f(c.y)}" width="{_f(c.w)}" height="{_f(c.h)}" rx="6.0" '
+                f'fill="{t.cluster_fill(c.depth)}"{opacity}/>'
+            )
+            self.out.append("</g>")
+        self.out.append("</g>")
+
+    def _cluster_titles(self) -> None:
+        """Titles go after the edges, on a patch of the cluster's fill, so an edge entering the
+        cluster never runs through its title."""
+        clusters = [c for c in self._sorted_clusters() if c.title]
+        if not clusters:
+            return
+        t = self.theme
+        self.out.append(f'<g class="cluster-titles" fill="{t.title_text}">')
+        for c in clusters:
+            chars = max(int((c.w - 2 * MARGIN) / labels.CHAR_W), 1)
+            title = labels.ellipsize(c.title, chars)
+            if t.cluster_opacity == 1:
+                w = len(title) * labels.CHAR_W + 8.0
+                self.out.append(
+                    f'<rect x="{_f(c.x + MARGIN - 4)}" y="{_f(c.y + 3)}" width="{_f(w)}" '
+                    f'height="{_f(labels.TITLE_H - 6)}" rx="3.0" fill="{t.cluster_fill(c.depth)}"/>'
+                )
+            y = c.y + labels.TITLE_H / 2 + _BASELINE
+            self.out.append(f'<text x="{_f(c.x + MARGIN)}" y="{_f(y)}"{_space(title)}>{xml_text(title)}</text>')
+        self.out.append("</g>")
+
+    # ---------------------------------------------------------------- edges
+
+    def _edges(self) -> None:
+        if not self.layout.edges:
+            return
+        t = self.theme
+        opacity = f' stroke-opacity="{t.edge_opacity:g}" fill-opacity="{t.edge_opacity:g}"' if t.edge_opacity != 1 else ""
+        self.out.append(f'<g class="edges" fill="none" stroke="{t.edge}" stroke-width="{_f(EDGE_W)}"{opacity}>')
+        for e in self.layout.edges:
+            self._edge(e)
+        self.out.append("</g>")
+
+    def _edge(self, e: EdgePath) -> None:
+        t = self.theme
+        pts = list(e.points)
+        if len(pts) < 2:
+            return
+        tip = pts[-1]
+        direction = _direction(pts)
+        if direction is not None and math.dist(pts[0], tip) > 2 * ARROW_LEN:  # room to end at the arrow's base
+            dx, dy = direction
+            back = (dx * ARROW_LEN, dy * ARROW_LEN)
+            pts[-1] = (tip[0] - back[0], tip[1] - back[1])
+            if len(pts) >= 4 and (len(pts) - 1) % 3 == 0:
+                c2 = pts[-2]
+                pts[-2] = (c2[0] - back[0], c2[1] - back[1])
+        colour = t.edge if e.routed else t.edge_unrouted
+        attrs = ""
+        if not e.routed:
+            attrs = f' class="edge unrouted" stroke="{colour}" stroke-dasharray="5.0 4.0"'
+            if t.unrouted_opacity != 1:
+                attrs += f' stroke-opacity="{t.unrouted_opacity:g}" fill-opacity="{t.unrouted_opacity:g}"'
+        else:
+            attrs = ' class="edge"'
+        self.out.append(f'<g{attrs} data-src="{xml_attr(e.src)}" data-dst="{xml_attr(e.dst)}">')
+        if e.aval:
+            self.out.append(f"<title>{xml_text(e.aval)}</title>")
+        self.out.append(f'<path d="{_path_d(pts)}"/>')
+        if direction is not None:
+            dx, dy = direction
+            bx, by = tip[0] - dx * ARROW_LEN, tip[1] - dy * ARROW_LEN
+            nx, ny = -dy * ARROW_W / 2, dx * ARROW_W / 2
+            d = f"M{_f(tip[0])},{_f(tip[1])} L{_f(bx + nx)},{_f(by + ny)} L{_f(bx - nx)},{_f(by - ny)} Z"
+            self.out.append(f'<path class="arrow" d="{d}" fill="{colour}" stroke="none"/>')
+        self.out.append("</g>")
+
+    # ---------------------------------------------------------------- nodes
+
+    def _nodes(self) -> None:
+        if not self.nodes:
+            return
+        self.out.append('<g class="nodes">')
+        for box, node in self.nodes:
+            self._node(box, node)
+        self.out.append("</g>")
+
+    def _node(self, box: NodeBox, node: Node | None) -> None:
+        t = self.theme
+        fam = family(node) if node is not None else "other"
+        style = t.style(fam)
+        lines = labels.node_lines(node) if node is not None else [labels.ellipsize(box.path)]
+        tip = node_tooltip(node, box.path.partition("#")[0]) if node is not None else box.path
+        kind = node.kind if node is not None else "eqn"
+        self.out.append(f'<g class="node {fam}" data-path="{xml_attr(box.path)}">')
+        self.out.append(f"<title>{xml_text(tip)}</title>")
+        x, y = box.x - box.w / 2, box.y - box.h / 2
+        fill = f'fill="{style.fill}"' + (f' fill-opacity="{t.fill_opacity:g}"' if t.fill_opacity != 1 else "")
+        stroke = f'stroke="{style.border}"'
+        geom = f'x="{_f(x)}" y="{_f(y)}" width="{_f(box.w)}" height="{_f(box.h)}"'
+        if kind == "literal":
+            self.out.append(
+                f'<ellipse cx="{_f(box.x)}" cy="{_f(box.y)}" rx="{_f(box.w / 2)}" ry="{_f(box.h / 2)}" '
+                f'{fill} {stroke} stroke-width="1.0"/>'
+            )
+        elif kind in ("input", "output"):
+            width = "2.0" if kind == "output" else "1.4"
+            self.out.append(f'<rect {geom} rx="{_f(min(box.h, box.w) / 2)}" {fill} {stroke} stroke-width="{width}"/>')
+        elif kind == "const":
+            self.out.append(f'<rect {geom} rx="2.0" {fill} {stroke} stroke-width="1.4" stroke-dasharray="4.0 2.0"/>')
+        else:
+            if node is not None and node.subgraphs:
+                cx, cy = x + CARD_OFFSET, y + CARD_OFFSET
+                self.out.append(
+                    f'<rect x="{_f(cx)}" y="{_f(cy)}" width="{_f(box.w)}" height="{_f(box.h)}" rx="4.0" '
+                    f'{fill} {stroke} stroke-width="1.0"/>'
+                )
+            self.out.append(f'<rect {geom} rx="4.0" {fill} {stroke} stroke-width="1.2"/>')
+        self._node_text(box, lines, muted_first=kind == "literal")
+        self.out.append("</g>")
+
+    def _node_text(self, box: NodeBox, lines: list[str], muted_first: bool) -> None:
+        t = self.theme
+        top = box.y - len(lines) * labels.LINE_H / 2
+        for i, line in enumerate(lines):
+            muted = muted_first or i > 0
+            colour = t.muted if muted else t.text
+            opacity = f' fill-opacity="{t.muted_opacity:g}"' if muted and t.muted_opacity != 1 else ""
+            y = top + (i + 0.5) * labels.LINE_H + _BASELINE
+            self.out.append(
+                f'<text x="{_f(box.x)}" y="{_f(y)}" text-anchor="middle" fill="{colour}"{opacity}'
+                f'{_space(line)}>{xml_text(line)}</text>'
+            )
+
+    # ---------------------------------------------------------------- legend
+
+    def _legend_items(self) -> list[str]:
+        present = {family(node) if node is not None else "other" for _, node in self.nodes}
+        return [fam for fam in FAMILIES if fam in present]
+
+    def _legend_rows(self) -> tuple[list[list[tuple[str, float]]], float]:
+        """Items wrapped into rows no wider than the drawing (at least 320 px); and the width used."""
+        if not self.legend_items:
+            return [], 0.0
+        avail = max(self.layout.width, 320.0) - 2 * MARGIN
+        rows: list[list[tuple[str, float]]] = [[]]
+        x = 0.0
+        used = 0.0
+        for fam in self.legend_items:
+            w = 18.0 + 6.0 + len(family_title(fam)) * labels.CHAR_W + 14.0
+            if rows[-1] and x + w > avail:
+                rows.append([])
+                x = 0.0
+            rows[-1].append((fam, x))
+            x += w
+            used = max(used, x)
+        return rows, used + 2 * MARGIN
+
+    def _legend(self) -> None:
+        t = self.theme
+        top = self.top + self.layout.height + MARGIN / 2
+        self.out.append(f'<g class="legend" transform="translate({_f(MARGIN)},{_f(top)})">')
+        for r, row in enumerate(self.legend_rows):
+            cy = r * LEGEND_ROW + LEGEND_ROW / 2
+            for fam, x in row:
+                style = t.style(fam)
+                fill = f'fill="{style.fill}"' + (f' fill-opacity="{t.fill_opacity:g}"' if t.fill_opacity != 1 else "")
+                geom = f'x="{_f(x)}" y="{_f(cy - 6)}" width="18.0" height="12.0"'
+                if fam == "literal":
+                    shape = f'<ellipse cx="{_f(x + 9)}" cy="{_f(cy)}" rx="9.0" ry="6.0" {fill} stroke="{style.border}"/>'
+                elif fam in ("input", "output"):
+                    width = "2.0" if fam == "output" else "1.4"
+                    shape = f'<rect {geom} rx="6.0" {fill} stroke="{style.border}" stroke-width="{width}"/>'
+                elif fam == "const":
+                    shape = f'<rect {geom} rx="2.0" {fill} stroke="{style.border}" stroke-width="1.4" stroke-dasharray="4.0 2.0"/>'
+                else:
+                    shape = f'<rect {geom} rx="3.0" {fill} stroke="{style.border}" stroke-width="1.2"/>'
+                self.out.append(shape)
+                self.out.append(
+                    f'<text x="{_f(x + 24)}" y="{_f(cy + _BASELINE)}" fill="{t.text}">{xml_text(family_title(fam))}</text>'
+                )
+        self.out.append("</g>")
+
+
+def _space(text: str) -> str:
+    """``xml:space="preserve"`` where collapsing white space would change the text."""
+    return ' xml:space="preserve"' if "  " in text or text[:1].isspace() or text[-1:].isspace() else ""
+
+
+def _direction(pts: list[Point]) -> Point | None:
+    """The unit direction the path arrives in at its last point (from the nearest distinct point)."""
+    tip = pts[-1]
+    for p in reversed(pts[:-1]):
+        dx, dy = tip[0] - p[0], tip[1] - p[1]
+        n = math.hypot(dx, dy)
+        if n > 1e-6:
+            return dx / n, dy / n
+    return None
+
+
+def _path_d(pts: list[Point]) -> str:
+    first = f"M{_f(pts[0][0])},{_f(pts[0][1])}"
+    if (len(pts) - 1) % 3 == 0:
+        parts = [first]
+        for i in range(1, len(pts), 3):
+            (a, b), (c, d), (e, f) = pts[i], pts[i + 1], pts[i + 2]
+            parts.append(f"C{_f(a)},{_f(b)} {_f(c)},{_f(d)} {_f(e)},{_f(f)}")
+        return " ".join(parts)
+    return " ".join([first] + [f"L{_f(x)},{_f(y)}" for x, y in pts[1:]])
+

@@ -1,0 +1,206 @@
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # before anything imports Qt
+
+import pathlib  # noqa: E402
+
+import pytest  # noqa: E402
+
+from jaxscope.core import labels  # noqa: E402
+from jaxscope.core.model import (  # noqa: E402
+    Body,
+    ClusterBox,
+    Edge,
+    EdgePath,
+    Graph,
+    Layout,
+    Node,
+    NodeBox,
+    SourceLoc,
+    SubgraphRef,
+    resolve,
+)
+
+
+GOLDENS = pathlib.Path(__file__).resolve().parent / "goldens"
+
+
+def check_golden(name: str, text: str) -> None:
+    """Compare `text` with tests/goldens/`name`; JAXSCOPE_UPDATE_GOLDENS=1 rewrites it instead."""
+    path = GOLDENS / name
+    if os.environ.get("JAXSCOPE_UPDATE_GOLDENS") == "1":
+        GOLDENS.mkdir(exist_ok=True)
+        path.write_text(text, encoding="utf-8", newline="\n")
+        return
+    assert path.exists(), f"missing golden {path}; run with JAXSCOPE_UPDATE_GOLDENS=1"
+    expected = path.read_text(encoding="utf-8")
+    assert text == expected, f"{name} differs from its golden; if intended, rerun with JAXSCOPE_UPDATE_GOLDENS=1"
+
+
+def _src(line: int, fn: str = "predict") -> SourceLoc:
+    return SourceLoc(file="/home/user/project/model.py", line=line, col=4, function=fn)
+
+
+def build_sample() -> tuple[Graph, Layout]:
+    """A hand-built predict-like graph (19 boxes, one expanded `jit` cluster) and a fixed layout.
+
+    Independent of the layout engine: positions are written here, sizes come from labels.
+    """
+    inner = Body(
+        id="b1",
+        title="jit(layer)",
+        nodes=(
+            Node("in0", "input", "x", avals=("f32[16,4]",)),
+            Node("in1", "input", "w", avals=("f32[4,8]",)),
+            Node("in2", "input", "b", avals=("f32[8]",)),
+            Node("e0", "eqn", "dot_general", avals=("f32[16,8]",), in_avals=("f32[16,4]", "f32[4,8]"),
+                 params=(("dimension_numbers", "(([1], [0]), ([], []))"), ("precision", "None")),
+                 source=_src(20, "layer"), name_stack="jit(layer)"),
+            Node("e1", "eqn", "add", avals=("f32[16,8]",), in_avals=("f32[16,8]", "f32[8]"), source=_src(20, "layer")),
+            Node("e2", "eqn", "tanh", avals=("f32[16,8]",), in_avals=("f32[16,8]",), source=_src(20, "layer")),
+            Node("out0", "output", "out", avals=("f32[16,8]",)),
+        ),
+        edges=(
+            Edge("in0", "e0", 0, 0, "f32[16,4]"),
+            Edge("in1", "e0", 0, 1, "f32[4,8]"),
+            Edge("e0", "e1", 0, 0, "f32[16,8]"),
+            Edge("in2", "e1", 0, 1, "f32[8]"),
+            Edge("e1", "e2", 0, 0, "f32[16,8]"),
+            Edge("e2", "out0", 0, 0, "f32[16,8]"),
+        ),
+        n_eqns=3,
+        total_eqns=3,
+    )
+    top = Body(
+        id="b0",
+        title="predict",
+        nodes=(
+            Node("in0", "input", "x", avals=("f32[16,4]",)),
+            Node("in1", "input", "params['w1']", avals=("f32[4,8]",)),
+            Node("in2", "input", "params['b1']", avals=("f32[8]",)),
+            Node("in3", "input", "params['w2']", avals=("f32[8,3]",)),
+            Node("c0", "const", "scale", avals=("f32[3]",), detail="module global `scale`"),
+            Node("e0", "eqn", "jit", avals=("f32[16,8]",), in_avals=("f32[16,4]", "f32[4,8]", "f32[8]"),
+                 params=(("name", "layer"),), source=_src(25), subgraphs=(SubgraphRef("jit(layer)", "b1", "jaxpr"),)),
+            Node("e1", "eqn", "dot_general", avals=("f32[16,3]",), in_avals=("f32[16,8]", "f32[8,3]"), source=_src(26)),
+            Node("e2.l1", "literal", "2.0"),
+            Node("e2", "eqn", "mul", avals=("f32[16,3]",), source=_src(27)),
+            Node("e3", "eqn", "add", avals=("f32[16,3]",), source=_src(28)),
+            Node("e4", "eqn", "reduce_max", avals=("f32[16]",), params=(("axes", "(1,)"),), source=_src(29)),
+            Node("e5", "eqn", "sub", avals=("f32[16,3]",), source=_src(29)),
+            Node("e6", "eqn", "exp", avals=("f32[16,3]",), source=_src(29)),
+            Node("out0", "output", "result", avals=("f32[16,3]",)),
+        ),
+        edges=(
+            Edge("in0", "e0", 0, 0), Edge("in1", "e0", 0, 1), Edge("in2", "e0", 0, 2),
+            Edge("e0", "e1", 0, 0), Edge("in3", "e1", 0, 1), Edge("e1", "e2", 0, 0), Edge("e2.l1", "e2", 0, 1),
+            Edge("e2", "e3", 0, 0), Edge("c0", "e3", 0, 1), Edge("e3", "e4", 0, 0), Edge("e3", "e5", 0, 0),
+            Edge("e4", "e5", 0, 1), Edge("e5", "e6", 0, 0), Edge("e6", "out0", 0, 0),
+        ),
+        n_eqns=7,
+        total_eqns=9,
+    )
+    graph = Graph(function="predict", bodies={"b0": top, "b1": inner})
+
+    centres = {  # path -> centre
+        "in0": (70.0, 30.0), "in1": (200.0, 30.0), "in2": (330.0, 30.0),
+        "e0:0/in0": (70.0, 110.0), "e0:0/in1": (200.0, 110.0), "e0:0/in2": (330.0, 110.0),
+        "e0:0/e0": (135.0, 170.0), "e0:0/e1": (230.0, 230.0), "e0:0/e2": (230.0, 290.0), "e0:0/out0": (230.0, 350.0),
+        "in3#0": (330.0, 420.0), "e1": (230.0, 470.0), "e2.l1": (340.0, 520.0), "e2": (230.0, 560.0),
+        "c0": (340.0, 610.0), "e3": (230.0, 650.0), "e4": (130.0, 710.0), "e5": (230.0, 770.0),
+        "e6": (230.0, 830.0), "out0": (230.0, 890.0), "in3": (460.0, 30.0),
+    }
+    boxes = []
+    for path, (x, y) in centres.items():
+        w, h = labels.node_size(resolve(graph, path.partition("#")[0])[1])
+        boxes.append(NodeBox(path, x, y, round(w, 1), round(h, 1)))
+    by_path = {b.path: b for b in boxes}
+
+    def edge(src: str, dst: str, aval: str = "", routed: bool = True) -> EdgePath:
+        a, b = by_path[src], by_path[dst]
+        p0, p3 = (a.x, a.y + a.h / 2), (b.x, b.y - b.h / 2)
+        d = max((p3[1] - p0[1]) / 2, 12.0)
+        return EdgePath(src, dst, (p0, (p0[0], p0[1] + d), (p3[0], p3[1] - d), p3), routed, aval)
+
+    edges = (
+        edge("in0", "e0:0/in0", "f32[16,4]"), edge("in1", "e0:0/in1", "f32[4,8]"), edge("in2", "e0:0/in2", "f32[8]"),
+        edge("e0:0/in0", "e0:0/e0", "f32[16,4]"), edge("e0:0/in1", "e0:0/e0", "f32[4,8]"),
+        edge("e0:0/e0", "e0:0/e1", "f32[16,8]"), edge("e0:0/in2", "e0:0/e1", "f32[8]"),
+        edge("e0:0/e1", "e0:0/e2", "f32[16,8]"), edge("e0:0/e2", "e0:0/out0", "f32[16,8]"),
+        edge("e0:0/out0", "e1", "f32[16,8]"), edge("in3#0", "e1", "f32[8,3]"), edge("e1", "e2", "f32[16,3]"),
+        edge("e2.l1", "e2"), edge("e2", "e3", "f32[16,3]"), edge("c0", "e3", "f32[3]"),
+        edge("e3", "e4", "f32[16,3]"), edge("e3", "e5", "f32[16,3]", routed=False), edge("e4", "e5", "f32[16]"),
+        edge("e5", "e6", "f32[16,3]"), edge("e6", "out0", "f32[16,3]"),
+    )
+    cluster = ClusterBox("e0:0", "jit(layer)", x=14.0, y=62.0, w=376.0, h=316.0, depth=1)
+    layout = Layout(width=540.0, height=916.0, nodes=tuple(boxes), edges=edges, clusters=(cluster,), engine="hand")
+    return graph, layout
+
+
+HOSTILE = (
+    "<script>alert(1)</script>",
+    "name=\\N",
+    "\\l",
+    "\\G",
+    "trailing\\",
+    'say "hi"',
+    "a\x00b",
+    "a\x01b",
+    "x\u202eevil",
+    "L" * 300,
+    "函数",
+    "emoji 🙂",
+    "&amp; & <b>x</b>",
+    "it's",
+    "lone\ud800",
+    "nel\x85",
+)
+
+
+def build_hostile() -> tuple[Graph, Layout]:
+    """Every HOSTILE string as a node label, a param, an aval, a source file, a cluster title and
+    the function name, in a body with one expanded sub-graph."""
+    inner_nodes = tuple(Node(f"in{i}", "input", s, avals=(s,)) for i, s in enumerate(HOSTILE[:3]))
+    inner = Body("b1", HOSTILE[0], inner_nodes, (), 0, 0)
+    nodes = [Node(f"e{i}", "eqn", s, avals=("f32[2]",), params=(("name", s), (s, s)),
+                  source=SourceLoc(file=s, line=i + 1, function=s), name_stack=s, detail=s)
+             for i, s in enumerate(HOSTILE)]
+    nodes.append(Node("c0", "const", HOSTILE[1], avals=(HOSTILE[4],)))
+    nodes.append(Node("e0.l1", "literal", HOSTILE[5]))
+    nodes.append(Node("o", "eqn", "jit", params=(("name", HOSTILE[2]),), subgraphs=(SubgraphRef(HOSTILE[3], "b1"),)))
+    edges = tuple(Edge(f"e{i}", f"e{i + 1}", aval=HOSTILE[i]) for i in range(len(HOSTILE) - 1))
+    top = Body("b0", "top", tuple(nodes), edges, len(nodes), len(nodes))
+    graph = Graph(function=HOSTILE[0] + HOSTILE[8], bodies={"b0": top, "b1": inner})
+
+    boxes = []
+    y = 20.0
+    for node in nodes:
+        if node.id == "o":
+            continue
+        w, h = labels.node_size(node)
+        boxes.append(NodeBox(node.id, 20.0 + w / 2, y + h / 2, round(w, 1), h))
+        y += h + 20.0
+    cy = y
+    for node in inner_nodes:
+        w, h = labels.node_size(node)
+        boxes.append(NodeBox(f"o:0/{node.id}", 30.0 + w / 2, y + labels.TITLE_H + 10 + h / 2, round(w, 1), h))
+        y += h + 20.0 + labels.TITLE_H
+    cluster = ClusterBox("o:0", HOSTILE[3] + HOSTILE[0], 10.0, cy, 340.0, y - cy + 20.0, 1)
+    by = {b.path: b for b in boxes}
+    paths = []
+    for i, e in enumerate(edges):
+        a, b = by[e.src], by[e.dst]
+        paths.append(EdgePath(e.src, e.dst, ((a.x, a.y + a.h / 2), (b.x, b.y - b.h / 2)), routed=i % 2 == 0, aval=e.aval))
+    paths.append(EdgePath(HOSTILE[0], "o:0", ((5.0, 5.0), (6.0, cy)), aval=HOSTILE[0]))
+    layout = Layout(width=360.0, height=y + 40.0, nodes=tuple(boxes), edges=tuple(paths), clusters=(cluster,))
+    return graph, layout
+
+
+@pytest.fixture
+def sample() -> tuple[Graph, Layout]:
+    return build_sample()
+
+
+@pytest.fixture
+def hostile() -> tuple[Graph, Layout]:
+    return build_hostile()

@@ -1,0 +1,417 @@
+"""The SVG writer (goldens, structure, determinism, hostile text) and `core.export` for the
+text formats (svg, dot, json). Raster formats are tested in tests/qt/test_raster.py.
+
+Regenerate the goldens after an intended change with
+``JAXSCOPE_UPDATE_GOLDENS=1 .venv/bin/python -m pytest tests/core`` and review the diff.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from conftest import HOSTILE, build_sample, check_golden
+from jaxscope.core import labels
+from jaxscope.core.export import FORMATS, export, read_json, resolve_format, to_json
+from jaxscope.core.model import Body, ClusterBox, Edge, EdgePath, Graph, Layout, Node, NodeBox, resolve
+from jaxscope.core.sanitize import clean_text
+from jaxscope.core.styles import FAMILIES, family, family_title
+from jaxscope.core.svg import TITLE_BAND, NodeIndex, node_tooltip, render_svg
+
+NS = "{http://www.w3.org/2000/svg}"
+TESTS = pathlib.Path(__file__).resolve().parents[1]
+
+
+def parse(svg: str) -> ET.Element:
+    return ET.fromstring(svg.encode("utf-8"))
+
+
+def groups(root: ET.Element, cls: str) -> list[ET.Element]:
+    return [g for g in root.iter(NS + "g") if cls in (g.get("class") or "").split()]
+
+
+def own_title(el: ET.Element) -> str:
+    t = el.find(NS + "title")
+    return t.text if t is not None and t.text else ""
+
+
+# ---------------------------------------------------------------------------- goldens
+
+
+@pytest.mark.parametrize(
+    ("name", "options"),
+    [
+        ("sample_light.svg", {"theme": "light", "title": "predict(params, x)", "legend": True}),
+        ("sample_dark.svg", {"theme": "dark"}),
+        ("sample_transparent.svg", {"theme": "transparent", "legend": True}),
+    ],
+)
+def test_svg_goldens(sample, name, options):
+    graph, layout = sample
+    check_golden(name, render_svg(graph, layout, **options))
+
+
+# ---------------------------------------------------------------------------- structure
+
+
+def test_root_element(sample):
+    graph, layout = sample
+    svg = render_svg(graph, layout)
+    assert svg.startswith('<svg xmlns="http://www.w3.org/2000/svg" ')
+    root = parse(svg)
+    assert root.tag == NS + "svg"
+    assert root.get("width") == "540.0" and root.get("height") == "916.0"
+    assert root.get("viewBox") == "0 0 540.0 916.0"
+    assert root.get("font-family") == labels.FONT_FAMILY
+    assert float(root.get("font-size")) == labels.FONT_SIZE
+    background = root.find(NS + "rect")
+    assert background is not None and background.get("class") == "background"
+    assert background.get("fill") == "#ffffff"
+
+
+def test_element_order_is_clusters_edges_titles_nodes(sample):
+    graph, layout = sample
+    root = parse(render_svg(graph, layout))
+    (graph_group,) = groups(root, "graph")
+    order = [g.get("class") for g in graph_group.findall(NS + "g")]
+    assert order == ["clusters", "edges", "cluster-titles", "nodes"]
+
+
+def test_nodes_in_layout_order_with_their_label_lines(sample):
+    graph, layout = sample
+    root = parse(render_svg(graph, layout))
+    nodes = groups(root, "node")
+    assert [g.get("data-path") for g in nodes] == [b.path for b in layout.nodes]
+    for g, box in zip(nodes, layout.nodes, strict=True):
+        node = resolve(graph, box.path.partition("#")[0])[1]
+        assert [t.text for t in g.findall(NS + "text")] == labels.node_lines(node)
+        assert family(node) in g.get("class").split()
+        for t in g.findall(NS + "text"):
+            assert t.get("text-anchor") == "middle" and float(t.get("x")) == pytest.approx(box.x, abs=0.05)
+
+
+def test_stub_copy_is_drawn_like_its_original(sample):
+    graph, layout = sample
+    root = parse(render_svg(graph, layout))
+    by_path = {g.get("data-path"): g for g in groups(root, "node")}
+    stub, original = by_path["in3#0"], by_path["in3"]
+    assert [t.text for t in stub.findall(NS + "text")] == ["params['w2']", "f32[8,3]"]
+    assert own_title(stub) == own_title(original)
+
+
+def test_tooltips_carry_primitive_params_avals_and_source(sample):
+    graph, layout = sample
+    root = parse(render_svg(graph, layout))
+    by_path = {g.get("data-path"): g for g in groups(root, "node")}
+    tip = own_title(by_path["e0:0/e0"])
+    assert tip.startswith("dot_general  (Linear algebra)")
+    assert "in:  f32[16,4], f32[4,8]" in tip and "out: f32[16,8]" in tip
+    assert "dimension_numbers=(([1], [0]), ([], []))" in tip
+    assert "at /home/user/project/model.py:20 in layer" in tip
+    assert "scope: jit(layer)" in tip
+    assert "module global `scale`" in own_title(by_path["c0"])
+    assert own_title(by_path["in0"]).startswith("x  (input)\nf32[16,4]")
+
+
+def test_shapes_tell_node_kinds_apart(sample):
+    graph, layout = sample
+    root = parse(render_svg(graph, layout))
+    by_path = {g.get("data-path"): g for g in groups(root, "node")}
+    box = next(b for b in layout.nodes if b.path == "in0")
+    (pill,) = by_path["in0"].findall(NS + "rect")
+    assert float(pill.get("rx")) == pytest.approx(box.h / 2, abs=0.05)
+    (out,) = by_path["out0"].findall(NS + "rect")
+    assert float(out.get("stroke-width")) > float(pill.get("stroke-width"))
+    (const,) = by_path["c0"].findall(NS + "rect")
+    assert const.get("stroke-dasharray")
+    assert by_path["e2.l1"].find(NS + "ellipse") is not None and by_path["e2.l1"].find(NS + "rect") is None
+    (plain,) = by_path["e1"].findall(NS + "rect")
+    assert float(plain.get("rx")) < float(pill.get("rx"))
+
+
+def test_collapsed_owner_has_a_card_behind_it(sample):
+    graph, layout = sample
+    w, h = labels.node_size(resolve(graph, "e0")[1])
+    collapsed = Layout(width=200.0, height=100.0, nodes=(NodeBox("e0", 100.0, 50.0, w, h),), edges=())
+    root = parse(render_svg(graph, collapsed))
+    (owner,) = groups(root, "node")
+    assert len(owner.findall(NS + "rect")) == 2
+    assert [t.text for t in owner.findall(NS + "text")] == ["jit layer", "f32[16,8]"]
+
+
+def test_edges_paths_and_arrowheads(sample):
+    graph, layout = sample
+    root = parse(render_svg(graph, layout))
+    edges = groups(root, "edge")
+    assert len(edges) == len(layout.edges)
+    for g, e in zip(edges, layout.edges, strict=True):
+        assert (g.get("data-src"), g.get("data-dst")) == (e.src, e.dst)
+        line, arrow = g.findall(NS + "path")
+        assert line.get("d").startswith(f"M{e.points[0][0]:.1f},{e.points[0][1]:.1f} C")
+        tip = arrow.get("d").split()[0]
+        assert tip == f"M{e.points[-1][0]:.1f},{e.points[-1][1]:.1f}"  # the arrow tip is the path's end
+        assert own_title(g) == e.aval
+        assert ("unrouted" in g.get("class")) == (not e.routed)
+        assert (g.get("stroke-dasharray") is not None) == (not e.routed)
+
+
+def test_clusters_sorted_by_depth_with_titles(sample):
+    graph, layout = sample
+    inner = ClusterBox("e0:0/e1:0", "inner & <deep>", 30.0, 200.0, 160.0, 60.0, depth=2)
+    layout = dataclasses.replace(layout, clusters=(inner, *layout.clusters))
+    root = parse(render_svg(graph, layout))
+    clusters = groups(root, "cluster")
+    assert [c.get("data-path") for c in clusters] == ["e0:0", "e0:0/e1:0"]
+    fills = [c.find(NS + "rect").get("fill") for c in clusters]
+    assert fills[0] != fills[1]  # darker with depth
+    (titles,) = groups(root, "cluster-titles")
+    assert [t.text for t in titles.findall(NS + "text")] == ["jit(layer)", "inner & <deep>"]
+
+
+def test_long_cluster_title_is_cut_to_the_box(sample):
+    graph, layout = sample
+    c = ClusterBox("e0:0", "a very long title " * 10, 10.0, 10.0, 120.0, 80.0)
+    root = parse(render_svg(graph, dataclasses.replace(layout, clusters=(c,))))
+    (titles,) = groups(root, "cluster-titles")
+    text = titles.find(NS + "text").text
+    assert text.endswith("…") and len(text) * labels.CHAR_W <= c.w
+    assert own_title(groups(root, "cluster")[0]) == c.title  # the full title on hover
+
+
+def test_numbers_have_one_decimal(sample):
+    graph, layout = sample
+    svg = render_svg(graph, layout, title="t", legend=True)
+    for attr in re.findall(r' (?:x|y|cx|cy|rx|ry|width|height|d|transform)="([^"]*)"', svg):
+        for number in re.findall(r"-?\d+(?:\.\d+)?", attr):
+            assert re.fullmatch(r"-?\d+\.\d", number), (attr, number)
+    assert "-0.0" not in svg
+
+
+def test_legend_lists_only_present_families_in_order(sample):
+    graph, layout = sample
+    root = parse(render_svg(graph, layout, legend=True))
+    (legend,) = groups(root, "legend")
+    captions = [t.text for t in legend.findall(NS + "text")]
+    present = {family(resolve(graph, b.path.partition("#")[0])[1]) for b in layout.nodes}
+    assert captions == [family_title(f) for f in FAMILIES if f in present]
+    assert "Random" not in captions
+    plain = parse(render_svg(graph, layout))
+    assert not groups(plain, "legend")
+    assert float(root.get("height")) > float(plain.get("height"))
+
+
+def test_title_band(sample):
+    graph, layout = sample
+    root = parse(render_svg(graph, layout, title="My <model>"))
+    assert own_title(root) == "My <model>"
+    assert float(root.get("height")) == pytest.approx(layout.height + TITLE_BAND)
+    (band,) = [t for t in root.findall(NS + "text") if t.get("class") == "title"]
+    assert band.text == "My <model>"
+    (graph_group,) = groups(root, "graph")
+    assert graph_group.get("transform") == f"translate(0.0,{TITLE_BAND:.1f})"
+
+
+def test_themes_differ_and_transparent_uses_current_color(sample):
+    graph, layout = sample
+    svgs = {t: render_svg(graph, layout, theme=t) for t in ("light", "dark", "transparent")}
+    assert len(set(svgs.values())) == 3
+    dark = parse(svgs["dark"])
+    assert dark.find(NS + "rect").get("fill") == "#16191e"
+    transparent = parse(svgs["transparent"])
+    assert all(r.get("class") != "background" for r in transparent.iter(NS + "rect"))
+    assert 'fill="currentColor"' in svgs["transparent"] and 'stroke="currentColor"' in svgs["transparent"]
+    assert "currentColor" not in svgs["light"] and "currentColor" not in svgs["dark"]
+    with pytest.raises(ValueError, match="light"):
+        render_svg(graph, layout, theme="neon")
+
+
+def test_unknown_paths_and_empty_layouts_do_not_break(sample):
+    graph, _ = sample
+    odd = Layout(width=100.0, height=60.0, nodes=(NodeBox("zz9:3/q", 50.0, 30.0, 80.0, 24.0),),
+                 edges=(EdgePath("a", "b", ((1.0, 1.0),)), EdgePath("a", "b", ((5.0, 5.0), (5.0, 5.0)))))
+    root = parse(render_svg(graph, odd))
+    (node,) = groups(root, "node")
+    assert [t.text for t in node.findall(NS + "text")] == ["zz9:3/q"]
+    empty = parse(render_svg(graph, Layout(width=0.0, height=0.0, nodes=(), edges=())))
+    assert float(empty.get("width")) >= 1 and float(empty.get("height")) >= 1
+
+
+def test_node_index_matches_resolve(sample, hostile):
+    for graph, layout in (sample, hostile):
+        index = NodeIndex(graph)
+        for box in layout.nodes:
+            assert index.get(box.path) is resolve(graph, box.path.partition("#")[0])[1]
+    graph, _ = sample
+    assert NodeIndex(graph).get("e0:7/e1") is None and NodeIndex(graph).get("nope") is None
+    assert NodeIndex(graph).get("e0:0/e9") is None and NodeIndex(graph).get("e0:x/e1") is None
+
+
+def test_big_graph_renders_quickly():
+    n = 5000
+    nodes = tuple(Node(f"e{i}", "eqn", "add", avals=("f32[8]",)) for i in range(n))
+    edges = tuple(Edge(f"e{i}", f"e{i + 1}") for i in range(n - 1))
+    graph = Graph("big", {"b0": Body("b0", "big", nodes, edges, n, n)})
+    boxes = tuple(NodeBox(f"e{i}", 50.0, 20.0 + 40.0 * i, 60.0, 32.0) for i in range(n))
+    paths = tuple(EdgePath(f"e{i}", f"e{i + 1}", ((50.0, 36.0 + 40 * i), (50.0, 44.0 + 40 * i))) for i in range(n - 1))
+    layout = Layout(100.0, 40.0 * n + 20, boxes, paths)
+    start = time.perf_counter()
+    svg = render_svg(graph, layout, legend=True)
+    assert time.perf_counter() - start < 5.0
+    assert svg.count('class="node ') == n
+
+
+def test_long_title_is_cut_in_the_band_but_kept_in_the_tooltip(sample):
+    graph, layout = sample
+    title = "t" * 500
+    root = parse(render_svg(graph, layout, title=title))
+    assert own_title(root) == title
+    (band,) = [t for t in root.findall(NS + "text") if t.get("class") == "title"]
+    assert len(band.text) == 120
+    assert float(root.get("width")) < 2000
+
+
+def test_node_tooltip_function(sample):
+    graph, _ = sample
+    node = resolve(graph, "e4")[1]
+    tip = node_tooltip(node, "e4")
+    assert tip.splitlines()[0] == "reduce_max  (Reduction)"
+    assert "axes=(1,)" in tip and tip.endswith("path: e4")
+
+
+# ---------------------------------------------------------------------------- hostile text
+
+
+def test_hostile_strings_stay_literal_and_valid(hostile):
+    graph, layout = hostile
+    svg = render_svg(graph, layout, title=HOSTILE[0] + HOSTILE[1], legend=True)
+    svg.encode("utf-8")  # no lone surrogates
+    root = parse(svg)  # valid XML
+    assert not any(el.tag.endswith("script") for el in root.iter())
+    for bad in ("\x00", "\x01", "\u202e", "\x85", "<script", "<b>"):
+        assert bad not in svg
+    texts = [t.text or "" for t in root.iter(NS + "text")]
+    for s in HOSTILE:
+        assert labels.ellipsize(clean_text(s)) in texts, s
+    titles = "\n".join(t.text or "" for t in root.iter(NS + "title"))
+    assert clean_text("L" * 300) in titles  # the full text lives in the tooltip
+    assert own_title(root) == clean_text(HOSTILE[0] + HOSTILE[1])
+    paths = [g.get("data-path") for g in groups(root, "node")]
+    assert paths == [b.path for b in layout.nodes]
+    assert any(g.get("data-src") == HOSTILE[0] for g in groups(root, "edge"))
+
+
+# ---------------------------------------------------------------------------- determinism
+
+
+def test_render_is_deterministic_across_processes(sample):
+    graph, layout = sample
+    here = render_svg(graph, layout, theme="dark", title="t", legend=True)
+    assert here == render_svg(graph, layout, theme="dark", title="t", legend=True)
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]);"
+        "from conftest import build_sample; from jaxscope.core.svg import render_svg;"
+        "g, l = build_sample(); sys.stdout.write(render_svg(g, l, theme='dark', title='t', legend=True))"
+    )
+    for seed in ("1", "12345"):
+        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONIOENCODING": "utf-8"}
+        proc = subprocess.run([sys.executable, "-c", code, str(TESTS)], capture_output=True, text=True,
+                              encoding="utf-8", env=env, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout == here
+
+
+def test_svg_module_does_not_import_qt_or_graphviz():
+    code = ("import sys, jaxscope.core.svg, jaxscope.core.export, jaxscope.core.dot_export;"
+            "bad = [m for m in sys.modules if m.split('.')[0] in ('PySide6', 'shiboken6', 'pygraphviz', 'jax')];"
+            "print(bad); sys.exit(1 if bad else 0)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+# ---------------------------------------------------------------------------- export (text formats)
+
+
+def test_resolve_format():
+    assert resolve_format("a/b.SVG") == "svg"
+    assert resolve_format("g.gv") == "dot"
+    assert resolve_format("g.txt", "json") == "json"
+    assert resolve_format("g.svg", "PNG") == "png"
+    for bad in ("g.txt", "noext", "g.jpeg"):
+        with pytest.raises(ValueError) as err:
+            resolve_format(bad)
+        assert all(f in str(err.value) for f in FORMATS)
+    with pytest.raises(ValueError, match="svg"):
+        resolve_format("g.svg", "bmp")
+
+
+def test_export_svg_dot_json(sample, tmp_path):
+    graph, layout = sample
+    assert export(graph, layout, str(tmp_path / "g.svg"), theme="dark", title="T", legend=True) == "svg"
+    assert (tmp_path / "g.svg").read_text(encoding="utf-8") == render_svg(graph, layout, theme="dark", title="T", legend=True)
+    assert export(graph, layout, str(tmp_path / "g.dot")) == "dot"
+    assert (tmp_path / "g.dot").read_text(encoding="utf-8").startswith('digraph "predict" {')
+    assert export(graph, layout, str(tmp_path / "out.data"), fmt="json") == "json"
+    text = (tmp_path / "out.data").read_text(encoding="utf-8")
+    data = json.loads(text)
+    assert set(data) == {"schema_version", "graph", "layout"}
+    assert text == json.dumps(data, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
+    assert read_json(text) == (graph, layout)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.dot", "g.svg", "out.data"]  # no temp files left
+
+
+def test_export_errors_leave_no_files(sample, tmp_path):
+    graph, layout = sample
+    target = tmp_path / "g.svg"
+    target.write_text("old")
+    with pytest.raises(ValueError, match="theme"):
+        export(graph, layout, str(target), theme="neon")
+    with pytest.raises(ValueError, match="svg"):
+        export(graph, layout, str(tmp_path / "g.bmp"))
+    with pytest.raises(ValueError, match="layout"):
+        export(graph, None, str(target))
+    with pytest.raises(OSError):
+        export(graph, layout, str(tmp_path / "missing-dir" / "g.svg"))
+    assert target.read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.svg"]
+
+
+def test_export_replaces_atomically_and_keeps_permissions(sample, tmp_path):
+    graph, layout = sample
+    target = tmp_path / "g.svg"
+    target.write_text("old")
+    os.chmod(target, 0o640)
+    export(graph, layout, str(target))
+    assert target.read_text(encoding="utf-8").startswith("<svg")
+    assert target.stat().st_mode & 0o777 == 0o640
+    fresh = tmp_path / "new.svg"
+    export(graph, layout, str(fresh))
+    mask = os.umask(0)
+    os.umask(mask)
+    assert fresh.stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+def test_json_export_without_layout_and_with_hostile_text(hostile, tmp_path):
+    graph, layout = hostile
+    text = to_json(graph, None)
+    text.encode("utf-8")  # a lone surrogate is written as a \\ud800 escape, not raw
+    assert "\\ud800" in text and "函数" in text
+    back, none = read_json(text)
+    assert back == graph and none is None
+    export(graph, layout, str(tmp_path / "h.json"))
+    assert read_json((tmp_path / "h.json").read_bytes()) == (graph, layout)
+    with pytest.raises(ValueError, match="newer"):
+        read_json(json.dumps({"schema_version": 999, "graph": {}, "layout": None}))
+
+
+def test_sample_fixture_is_stable():
+    a, b = build_sample(), build_sample()
+    assert a == b
