@@ -52,6 +52,9 @@ def classify(exc: BaseException, phase: str) -> ErrorInfo:
         kind, hint = "tracer", _TRACER_ERRORS[name]
     elif isinstance(exc, TypeError) and "concrete values" in message:
         kind, hint = "tracer", _TRACER_ERRORS["ConcretizationTypeError"]
+    elif "which is not a valid JAX type" in message:
+        kind = "user-code"
+        hint = "jaxscope traces functions that return arrays or pytrees (dicts/lists/tuples) of arrays."
     elif phase == "load":
         kind = "import"
         if isinstance(exc, ImportError):
