@@ -1,0 +1,142 @@
+"""LayoutClient: compute_layout in a real worker process, with a time budget."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import threading
+import time
+
+import pytest
+
+from jaxscope.core import dot_layout
+from jaxscope.core.layout import compute_layout, expanded_to_depth
+from jaxscope.core.layout_client import LayoutClient, LayoutError, dumps, layout_from_wire, layout_to_wire, loads
+from jaxscope.core.model import Body, Edge, Graph, Layout, Node, SourceLoc
+from jaxscope.core.serialize import from_jsonable, to_jsonable
+
+from test_layout import mk_body, mk_graph, sample_graph  # tests/core is on sys.path (rootdir-less test dirs)
+
+needs_dot = pytest.mark.skipif(not dot_layout.dot_available(), reason="no pygraphviz")
+
+
+def chain_graph(n: int) -> Graph:
+    nodes = [Node("in0", "input", "x", ("f32[8]",))]
+    edges = []
+    for k in range(n):
+        nodes.append(Node(f"e{k}", "eqn", "sin", ("f32[8]",), ("f32[8]",)))
+        edges.append(Edge("in0" if k == 0 else f"e{k - 1}", f"e{k}"))
+        if k > 3 and k % 3 == 0:
+            edges.append(Edge(f"e{k - 3}", f"e{k}", 0, 1))
+    body = Body("b0", "chain", tuple(nodes), tuple(edges), n, n)
+    return Graph("chain", {"b0": body})
+
+
+@pytest.fixture(scope="module")
+def client():
+    with LayoutClient() as c:
+        yield c
+
+
+def test_wire_codecs_match_serialize():
+    g = sample_graph()
+    node = Node("e0", "eqn", "add", ("f32[2]",), ("f32[2]",), (("k", "v"),), SourceLoc("f.py", 3, 4), "jit(f)")
+    g2 = Graph("f", {"b0": Body("b0", "t", (node,), (Edge("e0", "e0", 0, 1, "f32[2]"),), 1, 1)})
+    for graph in (g, g2):
+        text = dumps(graph)
+        assert json.loads(text) == to_jsonable(graph)
+        assert loads(Graph, text) == graph == from_jsonable(Graph, json.loads(text))
+    sparse = to_jsonable(g2)  # keys missing (an older writer): defaults, as from_jsonable does
+    node_data = sparse["bodies"]["b0"]["nodes"][0]
+    del node_data["detail"], node_data["source"]["end_col"], node_data["params"]
+    assert loads(Graph, json.dumps(sparse)) == from_jsonable(Graph, sparse)
+    lay = compute_layout(g, expanded_to_depth(g, 2), engine="layered")
+    assert loads(Layout, dumps(lay)) == lay == Layout.from_json(dumps(lay))
+    assert layout_from_wire(layout_to_wire(lay)) == lay
+    assert layout_from_wire(lay.to_json()) == lay  # the generic form is read too
+
+
+def test_round_trip_in_a_worker(client):
+    g = sample_graph()
+    for expanded in (frozenset(), expanded_to_depth(g, 1), expanded_to_depth(g, 2)):
+        assert client.layout(g, expanded, engine="layered") == compute_layout(g, expanded, engine="layered")
+    assert client.layout(g, {"e1"}, direction="LR", max_span=2) == compute_layout(g, {"e1"}, direction="LR", max_span=2)
+    other = chain_graph(30)  # a new graph object is sent; then the first one again
+    assert client.layout(other) == compute_layout(other)
+    assert client.layout(g) == compute_layout(g)
+
+
+def test_submit_from_another_thread(client):
+    g = sample_graph()
+    box: dict = {}
+
+    def work():
+        box["futures"] = [client.submit(g, {"e1"}), client.submit(g, {"e2"})]
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    a, b = (f.result(timeout=60) for f in box["futures"])
+    assert a == compute_layout(g, {"e1"}) and b == compute_layout(g, {"e2"})
+
+
+@needs_dot
+def test_budget_falls_back_to_layered(client):
+    g = chain_graph(300)
+    lay = client.layout(g, engine="dot", budget_s=0.001)
+    assert lay.engine == "layered"
+    assert lay.notes[0] == "dot exceeded its 0.001 s budget; used the layered layout"
+    plain = compute_layout(g, engine="layered")
+    assert lay.nodes == plain.nodes and lay.edges == plain.edges
+    assert client.layout(g, engine="dot") == compute_layout(g, engine="dot")  # a fresh worker serves on
+
+
+def test_budget_counts_dot_time_only(client):
+    g = chain_graph(3000)  # above dot_max_nodes: laid out by the layered engine, however long
+    lay = client.layout(g, budget_s=0.001)
+    assert lay == compute_layout(g)
+    assert not any("budget" in note for note in lay.notes)
+
+
+@needs_dot
+def test_cancel_kills_a_running_layout(client):
+    slow = chain_graph(4000)
+    future = client.submit(slow, engine="dot", budget_s=120)
+    queued = client.submit(slow, engine="dot", budget_s=120)
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    client.cancel()
+    with pytest.raises(concurrent.futures.CancelledError):
+        future.result(timeout=30)
+    assert time.monotonic() - t0 < 5
+    assert queued.cancelled()
+    g = sample_graph()
+    assert client.layout(g) == compute_layout(g)
+
+
+def test_errors_in_the_worker_are_raised(client):
+    with pytest.raises(LayoutError, match="direction"):
+        client.layout(sample_graph(), direction="BT")
+    with pytest.raises(TypeError):
+        client.submit(sample_graph(), colour="red")
+    assert client.layout(sample_graph()) == compute_layout(sample_graph())
+
+
+def test_dead_worker_falls_back_in_process(tmp_path):
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\nexit 3\n")
+    fake.chmod(0o755)
+    g = mk_graph(mk_body("b0", 1, [("sin", ["in0"])], ["e0"]))
+    with LayoutClient(python=str(fake)) as c:
+        lay = c.layout(g)
+    assert lay.engine == "layered"
+    assert lay.notes[0].startswith("the layout worker failed (") and "exited (code 3)" in lay.notes[0]
+    assert lay.nodes == compute_layout(g, engine="layered").nodes
+
+
+def test_close_is_final():
+    c = LayoutClient()
+    c.close()
+    c.close()
+    with pytest.raises(RuntimeError):
+        c.submit(sample_graph())
