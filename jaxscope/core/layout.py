@@ -500,8 +500,9 @@ class _Ctx:
         if not use_dot:
             routes = {}
             tb_sizes = [(h, w) for w, h in px_sizes] if lr else px_sizes
+            sweeps = 4 if n_items <= 20000 else 2  # past that, nobody reads it all; keep it fast
             xs, ys = layered_layout(
-                tb_sizes, pair_list, ranks=ranks, order_edges=short, sweeps=4, layer_gap=LAYER_GAP, node_gap=NODE_GAP
+                tb_sizes, pair_list, ranks=ranks, order_edges=short, sweeps=sweeps, layer_gap=LAYER_GAP, node_gap=NODE_GAP
             )
             centres = list(zip(ys, xs)) if lr else list(zip(xs, ys))
 
