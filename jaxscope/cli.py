@@ -234,12 +234,11 @@ def cmd_list(opts: argparse.Namespace) -> int:
 
 
 def cmd_open(opts: argparse.Namespace) -> int:
-    try:
-        from jaxscope.qt.app import main as gui_main  # type: ignore[import-not-found]
-    except ImportError:
-        raise CliError(
-            "the desktop app is not part of this build yet; use `jaxscope export TARGET -o graph.svg` "
-            "or `jaxscope jaxpr TARGET`",
-            2,
-        ) from None
+    headless = sys.platform.startswith("linux") and not (
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or os.environ.get("QT_QPA_PLATFORM")
+    )
+    if headless:
+        raise CliError("no display to open the desktop app on; use `jaxscope export TARGET -o graph.svg` headless", 2)
+    from jaxscope.qt.app import main as gui_main
+
     return int(gui_main(opts))

@@ -1,0 +1,30 @@
+"""`jaxscope` (no sub-command): the desktop app. The window shows before the worker has imported jax."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from PySide6.QtCore import QCoreApplication, QTimer
+from PySide6.QtWidgets import QApplication
+
+from jaxscope.qt import theme as themes
+
+
+def main(opts: argparse.Namespace | None = None) -> int:
+    QCoreApplication.setOrganizationName("jaxscope")
+    QCoreApplication.setApplicationName("jaxscope")
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    assert isinstance(app, QApplication)
+    from jaxscope.qt.main_window import MainWindow  # after QApplication: widgets need it
+
+    window = MainWindow()
+    themes.apply(app, window.theme)
+    window._apply_theme()
+    window.show()
+    target = getattr(opts, "target", None)
+    if target:
+        args = getattr(opts, "args", None)
+        QTimer.singleShot(0, lambda: window.open_target(os.path.abspath(target) if "::" not in target else target, args))
+    return app.exec()

@@ -1,0 +1,114 @@
+"""Turns worker and layout futures into Qt signals on the main thread.
+
+The GUI never waits: a trace goes to the worker process, its layout to the layout process, and
+each finished future is re-emitted as a queued signal. Every request carries a generation
+number, so a late answer to an old request is dropped (the latest request wins).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Collection
+from concurrent.futures import Future
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal, Slot
+
+from jaxscope.core.client import WorkerClient, WorkerError
+from jaxscope.core.layout_client import LayoutClient
+from jaxscope.core.model import ErrorInfo, Graph, Layout, TraceRequest, TraceResult
+
+
+class Controller(QObject):
+    """Owns the worker client and layout client; speaks in signals."""
+
+    phase_changed = Signal(str)
+    trace_finished = Signal(object)  # TraceResult
+    trace_failed = Signal(object)  # ErrorInfo
+    layout_finished = Signal(object, object, object)  # Graph, Layout, frozenset expanded
+    layout_failed = Signal(str)
+    output = Signal(str, str)  # stream, text (user prints, warnings)
+    busy_changed = Signal(bool)
+
+    _trace_done = Signal(int, object)
+    _layout_done = Signal(int, object, object, object)
+    _phase = Signal(int, str)
+
+    def __init__(self, worker: WorkerClient | None = None, layouts: LayoutClient | None = None, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.worker = worker or WorkerClient(spare=True, on_output=self._emit_output)
+        self.layouts = layouts or LayoutClient()
+        self._gen = itertools.count(1)
+        self._trace_gen = 0
+        self._layout_gen = 0
+        self._busy = False
+        self._trace_done.connect(self._on_trace_done)
+        self._layout_done.connect(self._on_layout_done)
+        self._phase.connect(self._on_phase)
+
+    def _emit_output(self, stream: str, text: str) -> None:
+        self.output.emit(stream, text)  # from a drain thread: queued to the GUI thread
+
+    # ------------------------------------------------------------------ trace
+
+    def trace(self, request: TraceRequest) -> None:
+        gen = self._trace_gen = next(self._gen)
+        self._set_busy(True)
+        future = self.worker.trace(request, on_phase=lambda p: self._phase.emit(gen, p))
+        future.add_done_callback(lambda f: self._trace_done.emit(gen, f))
+
+    def cancel(self) -> None:
+        self.worker.cancel()
+
+    @Slot(int, str)
+    def _on_phase(self, gen: int, phase: str) -> None:
+        if gen == self._trace_gen:
+            self.phase_changed.emit(phase)
+
+    @Slot(int, object)
+    def _on_trace_done(self, gen: int, future: Future[TraceResult]) -> None:
+        if gen != self._trace_gen:
+            return
+        try:
+            result = future.result()
+        except WorkerError as exc:
+            self._set_busy(False)
+            self.trace_failed.emit(exc.info)
+            return
+        except Exception as exc:  # a bug on our side must still end the busy state
+            self._set_busy(False)
+            self.trace_failed.emit(ErrorInfo(kind="internal", message=f"{type(exc).__name__}: {exc}"))
+            return
+        self.trace_finished.emit(result)
+
+    # ------------------------------------------------------------------ layout
+
+    def layout(self, graph: Graph, expanded: Collection[str], **options: Any) -> None:
+        gen = self._layout_gen = next(self._gen)
+        self._set_busy(True)
+        self.phase_changed.emit("layout")
+        frozen = frozenset(expanded)
+        self.layouts.cancel()  # a newer layout makes queued or running ones pointless
+        future = self.layouts.submit(graph, frozen, **options)
+        future.add_done_callback(lambda f: self._layout_done.emit(gen, graph, frozen, f))
+
+    @Slot(int, object, object, object)
+    def _on_layout_done(self, gen: int, graph: Graph, expanded: frozenset[str], future: Future[Layout]) -> None:
+        if gen != self._layout_gen:
+            return
+        self._set_busy(False)
+        try:
+            layout = future.result()
+        except Exception as exc:
+            self.layout_failed.emit(f"layout failed: {exc}")
+            return
+        self.layout_finished.emit(graph, layout, expanded)
+
+    def _set_busy(self, busy: bool) -> None:
+        if busy != self._busy:
+            self._busy = busy
+            self.busy_changed.emit(busy)
+
+    def close(self) -> None:
+        self.worker.close()
+        self.layouts.close()

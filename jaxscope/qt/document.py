@@ -1,0 +1,50 @@
+"""The open document: what survives any worker failure (file, function, specs, last good result)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from jaxscope.core.model import Graph, Layout, TraceResult, split_path
+
+
+@dataclass
+class Document:
+    path: str = ""
+    function: str = ""
+    args: str = ""
+    result: TraceResult | None = None  # the last good trace
+    layout: Layout | None = None
+    expanded: frozenset[str] = field(default_factory=frozenset)
+    stale: bool = False  # the last trace failed; `result` is from an earlier one
+    user_toggled: bool = False  # the user expanded/collapsed by hand: keep it across re-traces
+
+    @property
+    def graph(self) -> Graph | None:
+        return self.result.graph if self.result else None
+
+    def visible_paths(self) -> set[str]:
+        return {box.path.split("#", 1)[0] for box in self.layout.nodes} if self.layout else set()
+
+
+def nearest_visible(path: str, visible: set[str]) -> str | None:
+    """The node itself if drawn, else the collapsed owner that contains it."""
+    parts = path.split("/")
+    while parts:
+        candidate = "/".join(parts)
+        if candidate in visible:
+            return candidate
+        parts = parts[:-1]
+        if parts:
+            parts[-1] = parts[-1].split(":", 1)[0]  # "e4:1" -> owner "e4"
+    return None
+
+
+def owner_chain(path: str) -> list[str]:
+    """Owner paths that must be expanded for `path` to be drawn: "e4:1/e2:0/e0" -> ["e4", "e4:1/e2"]."""
+    parts = split_path(path)
+    out, prefix = [], ""
+    for node_id, index in parts[:-1]:
+        owner = f"{prefix}{node_id}"
+        out.append(owner)
+        prefix = f"{owner}:{index}/"
+    return out

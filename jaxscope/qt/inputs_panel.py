@@ -1,0 +1,107 @@
+"""Pick a function of the file and edit its argument specs, validated as you type."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
+
+from jaxscope.core import argspec
+from jaxscope.core.discover import FunctionInfo, ModuleInfo
+
+
+def plain_label(text: str = "") -> QLabel:
+    """A QLabel that never interprets user text as rich text."""
+    label = QLabel(text)
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setWordWrap(True)
+    return label
+
+
+class InputsPanel(QWidget):
+    """Function picker, parameter list, `--args` field with inline errors, and the Trace button."""
+
+    trace_requested = Signal(str, str)  # qualname, args text
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._module: ModuleInfo | None = None
+        self._edited: dict[str, str] = {}
+        self.function = QComboBox()
+        self.function.setObjectName("functionCombo")
+        self.params = plain_label()
+        self.params.setObjectName("paramsLabel")
+        self.args = QLineEdit()
+        self.args.setObjectName("argsEdit")
+        self.args.setPlaceholderText("f32[8,128], {'b': f32[128]}, training=True")
+        self.args.setFont(QFont("DejaVu Sans Mono", 10))
+        self.error = plain_label()
+        self.error.setObjectName("argsError")
+        self.error.setStyleSheet("color: #c0392b;")
+        self.trace_button = QPushButton("Trace")
+        self.trace_button.setObjectName("traceButton")
+        self.trace_button.setToolTip("Trace the function with these inputs (Enter, F5)")
+        form = QFormLayout()
+        form.addRow("Function", self.function)
+        form.addRow("Parameters", self.params)
+        form.addRow("Inputs", self.args)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(self.error)
+        layout.addWidget(self.trace_button)
+        layout.addStretch(1)
+        self.function.currentIndexChanged.connect(self._function_changed)
+        self.args.textChanged.connect(self._validate)
+        self.args.returnPressed.connect(self.request_trace)
+        self.trace_button.clicked.connect(self.request_trace)
+
+    def set_module(self, module: ModuleInfo, select: str | None = None, args: str | None = None) -> None:
+        """Show the file's functions; keep what the user typed per function across reloads."""
+        self._module = module
+        self.function.blockSignals(True)
+        self.function.clear()
+        for fn in module.functions:
+            self.function.addItem(fn.name, fn.name)
+        self.function.blockSignals(False)
+        if select and args is not None:
+            self._edited[select] = args
+        index = self.function.findData(select) if select else 0
+        self.function.setCurrentIndex(max(index, 0))
+        self._function_changed()
+
+    def current(self) -> FunctionInfo | None:
+        name = self.function.currentData()
+        return self._module.get(name) if (self._module and name) else None
+
+    def current_args(self) -> str:
+        return self.args.text()
+
+    def _function_changed(self) -> None:
+        fn = self.current()
+        if fn is None:
+            self.params.setText("")
+            self.args.setText("")
+            return
+        self.params.setText(", ".join(p.name + (f"={p.default}" if p.default else "") for p in fn.params) or "(none)")
+        self.args.setText(self._edited.get(fn.name, fn.example_args or ""))
+        self._validate()
+
+    def _validate(self) -> bool:
+        fn = self.current()
+        if fn is not None:
+            self._edited[fn.name] = self.args.text()
+        try:
+            argspec.parse_call(self.args.text())
+        except argspec.SpecError as exc:
+            where = f" (at column {exc.offset + 1})" if exc.offset is not None else ""
+            self.error.setText(f"{exc.message}{where}")
+            self.trace_button.setEnabled(False)
+            return False
+        self.error.setText("")
+        self.trace_button.setEnabled(fn is not None)
+        return True
+
+    def request_trace(self) -> None:
+        fn = self.current()
+        if fn is not None and self._validate():
+            self.trace_requested.emit(fn.name, self.args.text())

@@ -1,0 +1,560 @@
+"""The main window: docks and menus wired to the controller. Views rebuild from plain data."""
+
+from __future__ import annotations
+
+import glob
+import os
+import time
+
+from PySide6.QtCore import QByteArray, QFileSystemWatcher, QSettings, Qt, QTimer, Slot
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QImage, QKeySequence, QPainter
+from PySide6.QtWidgets import (
+    QApplication,
+    QDockWidget,
+    QFileDialog,
+    QHBoxLayout,
+    QInputDialog,
+    QLabel,
+    QListWidget,
+    QMainWindow,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+import jaxscope
+from jaxscope.core import linking
+from jaxscope.core.discover import DiscoveryError, discover_file
+from jaxscope.core.export import export
+from jaxscope.core.layout import auto_expanded
+from jaxscope.core.model import ErrorInfo, FunctionRef, Graph, Layout, TraceRequest, TraceResult
+from jaxscope.core.svg import render_svg
+from jaxscope.qt import theme as themes
+from jaxscope.qt.controller import Controller
+from jaxscope.qt.document import Document, nearest_visible, owner_chain
+from jaxscope.qt.graph_view import QtGraphView
+from jaxscope.qt.inputs_panel import InputsPanel, plain_label
+from jaxscope.qt.jaxpr_view import QtJaxprView
+from jaxscope.qt.source_view import QtSourceView
+
+EXAMPLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(jaxscope.__file__))), "examples")
+MAX_RECENT = 10
+STATE_VERSION = 1
+LOG_LIMIT = 200_000  # characters kept in the log pane
+
+
+class WelcomePage(QWidget):
+    """Open File…, Open Example…, and the recent files."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__()
+        title = QLabel("jaxscope")
+        title.setStyleSheet("font-size: 28px; font-weight: 600;")
+        subtitle = plain_label("See what jax.jit sees: open a Python file and trace one of its functions.")
+        open_file = QPushButton("Open File…")
+        open_file.clicked.connect(window.open_file_dialog)
+        open_example = QPushButton("Open Example…")
+        open_example.clicked.connect(window.open_example_dialog)
+        self.recent = QListWidget()
+        self.recent.setObjectName("recentList")
+        self.recent.itemActivated.connect(lambda item: window.open_target(item.text()))
+        buttons = QHBoxLayout()
+        buttons.addWidget(open_file)
+        buttons.addWidget(open_example)
+        buttons.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(48, 40, 48, 40)
+        layout.addWidget(title)
+        layout.addWidget(subtitle)
+        layout.addSpacing(16)
+        layout.addLayout(buttons)
+        layout.addSpacing(16)
+        layout.addWidget(plain_label("Recent"))
+        layout.addWidget(self.recent, 1)
+
+    def set_recent(self, items: list[str]) -> None:
+        self.recent.clear()
+        self.recent.addItems(items)
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, controller: Controller | None = None, theme: str = "system") -> None:
+        super().__init__()
+        self.setWindowTitle("jaxscope")
+        self.setAcceptDrops(True)
+        self.doc = Document()
+        self.controller = controller or Controller(parent=self)
+        self.settings = QSettings()
+        self.theme = themes.resolve(self.settings.value("theme", theme, type=str) or theme)
+        self._started = 0.0
+        self._phase = ""
+
+        self.graph = QtGraphView()
+        self.graph.setObjectName("graphView")
+        self.stale_banner = plain_label()
+        self.stale_banner.setObjectName("staleBanner")
+        self.stale_banner.setStyleSheet("background: #f6c343; color: #1d2330; padding: 4px 8px;")
+        self.stale_banner.hide()
+        workspace = QWidget()
+        wl = QVBoxLayout(workspace)
+        wl.setContentsMargins(0, 0, 0, 0)
+        wl.setSpacing(0)
+        wl.addWidget(self.stale_banner)
+        wl.addWidget(self.graph, 1)
+        self.welcome = WelcomePage(self)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.welcome)
+        self.stack.addWidget(workspace)
+        self.setCentralWidget(self.stack)
+
+        self.inputs = InputsPanel()
+        self.source = QtSourceView()
+        self.source.setObjectName("sourceView")
+        self.jaxpr = QtJaxprView()
+        self.jaxpr.setObjectName("jaxprView")
+        self.log = QPlainTextEdit()
+        self.log.setObjectName("logView")
+        self.log.setReadOnly(True)
+        self.log.setMaximumBlockCount(20_000)
+        self.problem = plain_label()
+        self.problem.setObjectName("problemLabel")
+        self.problem.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.problem_goto = QPushButton("Show line")
+        self.problem_goto.hide()
+        problems = QWidget()
+        pl = QVBoxLayout(problems)
+        pl.addWidget(self.problem)
+        pl.addWidget(self.problem_goto, 0, Qt.AlignmentFlag.AlignLeft)
+        pl.addStretch(1)
+        self.docks: dict[str, QDockWidget] = {}
+        self._dock("inputs", "Function", self.inputs, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self._dock("source", "Source", self.source, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self._dock("jaxpr", "jaxpr", self.jaxpr, Qt.DockWidgetArea.RightDockWidgetArea)
+        self._dock("problems", "Problems", problems, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self._dock("log", "Log", self.log, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.tabifyDockWidget(self.docks["problems"], self.docks["log"])
+        self.docks["problems"].raise_()
+
+        self.phase_label = plain_label("starting the worker…")
+        self.elapsed_label = plain_label("")
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setObjectName("cancelButton")
+        self.cancel_button.hide()
+        self.statusBar().addWidget(self.phase_label, 1)
+        self.statusBar().addPermanentWidget(self.elapsed_label)
+        self.statusBar().addPermanentWidget(self.cancel_button)
+        self._tick = QTimer(self)
+        self._tick.setInterval(100)
+        self._tick.timeout.connect(self._update_elapsed)
+
+        self.watcher = QFileSystemWatcher(self)
+        self._reload_timer = QTimer(self)
+        self._reload_timer.setSingleShot(True)
+        self._reload_timer.setInterval(300)  # editors write in bursts; wait for the last one
+        self._reload_timer.timeout.connect(self._file_changed_settled)
+
+        self._make_actions()
+        self._connect()
+        self._apply_theme()
+        self.welcome.set_recent(self.recent_files())
+        self._restore_layout()
+
+    # ------------------------------------------------------------------ construction
+
+    def _dock(self, name: str, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> None:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"{name}Dock")  # saveState needs object names
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        self.docks[name] = dock
+
+    def _action(self, text: str, slot: object, shortcut: QKeySequence | str | None = None, name: str = "") -> QAction:
+        action = QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        action.triggered.connect(slot)
+        if name:
+            action.setObjectName(name)
+        self.addAction(action)
+        return action
+
+    def _make_actions(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        file_menu.addAction(self._action("&Open File…", self.open_file_dialog, QKeySequence.StandardKey.Open))
+        file_menu.addAction(self._action("Open &Example…", self.open_example_dialog, "Ctrl+Shift+O"))
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        file_menu.addSeparator()
+        file_menu.addAction(self._action("&Export Graph…", self.export_dialog, "Ctrl+E", "exportAction"))
+        file_menu.addAction(self._action("&Copy Graph Image", self.copy_image, "Ctrl+Shift+C"))
+        file_menu.addSeparator()
+        file_menu.addAction(self._action("&Quit", self.close, QKeySequence.StandardKey.Quit))
+        trace_menu = bar.addMenu("&Trace")
+        trace_menu.addAction(self._action("&Trace", self.inputs.request_trace, "F5", "traceAction"))
+        trace_menu.addAction(self._action("&Cancel", self.controller.cancel, "Esc"))
+        view = bar.addMenu("&View")
+        view.addAction(self._action("&Fit Graph", lambda: self.graph.fit_all(), "Ctrl+0"))
+        view.addAction(self._action("Zoom &In", lambda: self.graph.zoom_in(), QKeySequence.StandardKey.ZoomIn))
+        view.addAction(self._action("Zoom &Out", lambda: self.graph.zoom_out(), QKeySequence.StandardKey.ZoomOut))
+        view.addAction(self._action("&Find in Graph…", self.find_dialog, QKeySequence.StandardKey.Find))
+        view.addAction(self._action("Find &Next", lambda: self.graph.next_match(), QKeySequence.StandardKey.FindNext))
+        view.addAction(self._action("Find &Previous", lambda: self.graph.previous_match(), QKeySequence.StandardKey.FindPrevious))
+        view.addSeparator()
+        for name in ("light", "dark"):
+            view.addAction(self._action(f"{name.title()} Theme", lambda checked=False, n=name: self.set_theme(n)))
+        view.addSeparator()
+        for dock in self.docks.values():
+            view.addAction(dock.toggleViewAction())
+        help_menu = bar.addMenu("&Help")
+        help_menu.addAction(self._action("&Keyboard Shortcuts", self.show_shortcuts))
+        help_menu.addAction(self._action("&About jaxscope", self.show_about))
+        self._refresh_recent_menu()
+
+    def _connect(self) -> None:
+        c = self.controller
+        c.phase_changed.connect(self._on_phase)
+        c.trace_finished.connect(self._on_trace_finished)
+        c.trace_failed.connect(self._on_trace_failed)
+        c.layout_finished.connect(self._on_layout_finished)
+        c.layout_failed.connect(lambda msg: self._show_problem(msg))
+        c.output.connect(self._append_log)
+        c.busy_changed.connect(self._on_busy)
+        self.cancel_button.clicked.connect(c.cancel)
+        self.inputs.trace_requested.connect(self._trace)
+        self.graph.selection_changed.connect(self._graph_selected)
+        self.graph.toggle_cluster_requested.connect(self.toggle_cluster)
+        self.source.line_clicked.connect(self._source_line_clicked)
+        self.jaxpr.line_clicked.connect(self._jaxpr_line_clicked)
+        self.problem_goto.clicked.connect(self._goto_problem)
+        self.watcher.fileChanged.connect(lambda _path: self._reload_timer.start())
+
+    # ------------------------------------------------------------------ documents
+
+    def open_target(self, target: str, args: str | None = None) -> bool:
+        """Open `file.py` or `file.py::function` and trace it (the function, or the first one)."""
+        path, _, function = target.rpartition("::") if "::" in target else (target, "", "")
+        path = os.path.abspath(path)
+        try:
+            module = discover_file(path)
+        except DiscoveryError as exc:
+            self._show_problem(str(exc))
+            return False
+        if self.doc.path and self.doc.path != path:
+            self.watcher.removePath(self.doc.path)
+            self.doc = Document()
+        self.doc.path = path
+        if path not in self.watcher.files():
+            self.watcher.addPath(path)
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            self.source.set_source(fh.read(), path)
+        function = function or (module.functions[0].name if module.functions else "")
+        self.inputs.set_module(module, select=function or None, args=args)
+        self.docks["source"].setWindowTitle(f"Source — {os.path.basename(path)}")
+        self.stack.setCurrentIndex(1)
+        self.setWindowTitle(f"jaxscope — {os.path.basename(path)}")
+        self._remember(path + (f"::{function}" if function else ""))
+        for warning in module.warnings:
+            self._append_log("jaxscope", f"warning: {warning}\n")
+        if function and module.get(function) is not None:
+            self.inputs.request_trace()
+        return True
+
+    def _trace(self, function: str, args: str) -> None:
+        if self.doc.function != function:
+            self.doc.user_toggled = False
+        self.doc.function, self.doc.args = function, args
+        self.controller.trace(TraceRequest(FunctionRef(qualname=function, path=self.doc.path), args=args))
+
+    @Slot(object)
+    def _on_trace_finished(self, result: TraceResult) -> None:
+        previous = self.doc.result
+        self.doc.result = result
+        self.doc.stale = False
+        self.stale_banner.hide()
+        self._show_problem("")
+        graph = result.graph
+        if not (self.doc.user_toggled and previous is not None and previous.request.function == result.request.function):
+            self.doc.expanded = auto_expanded(graph)
+        self.jaxpr.set_text(result.jaxpr_text)
+        palette = linking.PALETTE_DARK if self.theme == "dark" else linking.PALETTE_LIGHT
+        line_colours = linking.line_colours(graph, self.doc.path)
+        self.source.set_line_colours({line: palette[i % len(palette)] for line, i in line_colours.items()})
+        self.controller.layout(graph, self.doc.expanded)
+
+    @Slot(object, object, object)
+    def _on_layout_finished(self, graph: Graph, layout: Layout, expanded: frozenset[str]) -> None:
+        if self.doc.graph is not graph:
+            return
+        keep = self.doc.layout is not None and self.doc.result is not None and self.doc.layout is not layout
+        selected = self.graph.selected_paths() if keep else []
+        self.doc.layout, self.doc.expanded = layout, expanded
+        self.graph.set_graph(graph, layout, self.theme, keep_view=keep)
+        palette = linking.PALETTE_DARK if self.theme == "dark" else linking.PALETTE_LIGHT
+        self.graph.set_line_colours(linking.node_colours(graph, self.doc.path, palette))
+        if not keep:
+            self.graph.fit_all()
+        if selected:
+            self.graph.select_paths(selected, center=False)
+        eqns = graph.top.total_eqns
+        self.phase_label.setText(f"{graph.function}: {eqns} equations, {len(layout.nodes)} nodes drawn ({layout.engine})")
+        for note in layout.notes:
+            self._append_log("jaxscope", f"layout: {note}\n")
+
+    @Slot(object)
+    def _on_trace_failed(self, info: ErrorInfo) -> None:
+        if self.doc.result is not None:
+            self.doc.stale = True
+            self.stale_banner.setText("The last trace failed; showing the previous result (stale). See Problems.")
+            self.stale_banner.show()
+        self._show_problem(info.summary(), info)
+        if info.stderr_tail:
+            self._append_log("worker", info.stderr_tail[-4000:])
+        self.phase_label.setText(f"{info.kind} error")
+
+    def toggle_cluster(self, owner: str) -> None:
+        graph = self.doc.graph
+        if graph is None:
+            return
+        expanded = set(self.doc.expanded)
+        expanded.symmetric_difference_update({owner})
+        self.doc.user_toggled = True
+        self.controller.layout(graph, frozenset(expanded))
+
+    def _file_changed_settled(self) -> None:
+        path = self.doc.path
+        if path and os.path.exists(path) and path not in self.watcher.files():
+            self.watcher.addPath(path)  # editors that save by rename drop the watch
+        if path and os.path.exists(path):
+            self.open_target(f"{path}::{self.doc.function}" if self.doc.function else path, self.doc.args or None)
+
+    # ------------------------------------------------------------------ linking
+
+    def _graph_selected(self, paths: list[str]) -> None:
+        graph = self.doc.graph
+        if graph is None:
+            return
+        sources = linking.node_sources(graph)
+        lines = sorted({sources[p].line for p in paths if p in sources and linking.same_file(sources[p].file, self.doc.path)})
+        self.source.mark_lines(lines)
+        self.jaxpr.mark_lines(sorted({ln for p in paths for ln in linking.jaxpr_lines_for_node(graph, self.doc.result.jaxpr_text, p)}))
+
+    def _select_nodes(self, paths: list[str]) -> None:
+        visible = self.doc.visible_paths()
+        shown = sorted({v for p in paths if (v := nearest_visible(p, visible)) is not None})
+        self.graph.blockSignals(True)
+        self.graph.select_paths(shown)
+        self.graph.blockSignals(False)
+
+    def _source_line_clicked(self, line: int) -> None:
+        graph = self.doc.graph
+        if graph is None:
+            return
+        paths = linking.nodes_by_line(graph, self.doc.path).get(line, [])
+        self._select_nodes(paths)
+        self.source.mark_lines([line], scroll=False)
+        self.jaxpr.mark_lines(sorted({ln for p in paths for ln in linking.jaxpr_lines_for_node(graph, self.doc.result.jaxpr_text, p)}))
+
+    def _jaxpr_line_clicked(self, line: int) -> None:
+        graph = self.doc.graph
+        if graph is None or self.doc.result is None:
+            return
+        paths = linking.nodes_for_jaxpr_line(graph, self.doc.result.jaxpr_text, line)
+        self._select_nodes(paths)
+        sources = linking.node_sources(graph)
+        self.source.mark_lines(sorted({sources[p].line for p in paths if p in sources}))
+        self.jaxpr.mark_lines([line], scroll=False)
+
+    def reveal(self, path: str) -> None:
+        """Expand the clusters that hide `path` (used by search and tutorials)."""
+        chain = owner_chain(path)
+        if chain and not set(chain) <= self.doc.expanded and self.doc.graph is not None:
+            self.doc.user_toggled = True
+            self.controller.layout(self.doc.graph, self.doc.expanded | set(chain))
+
+    # ------------------------------------------------------------------ status, problems, log
+
+    @Slot(str)
+    def _on_phase(self, phase: str) -> None:
+        self._phase = phase
+        self.phase_label.setText({"startup": "starting the worker (importing jax)…", "load": "running the file…",
+                                  "trace": "tracing…", "graph": "building the graph…", "layout": "laying out…"}.get(phase, phase))  # fmt: skip
+
+    @Slot(bool)
+    def _on_busy(self, busy: bool) -> None:
+        if busy:
+            self._started = time.monotonic()
+            self._tick.start()
+            QTimer.singleShot(500, lambda: self.cancel_button.setVisible(self.controller.worker.busy))
+        else:
+            self._tick.stop()
+            self.cancel_button.hide()
+            self.elapsed_label.setText(f"{time.monotonic() - self._started:.2f} s")
+
+    def _update_elapsed(self) -> None:
+        self.elapsed_label.setText(f"{time.monotonic() - self._started:.1f} s")
+
+    def _show_problem(self, text: str, info: ErrorInfo | None = None) -> None:
+        self.problem.setText(text or "No problems.")
+        self._problem_info = info
+        self.problem_goto.setVisible(bool(info and info.location))
+        if text:
+            self.docks["problems"].raise_()
+
+    def _goto_problem(self) -> None:
+        info = getattr(self, "_problem_info", None)
+        if info is not None and info.location is not None and linking.same_file(info.location.file, self.doc.path):
+            self.source.mark_lines([info.location.line])
+
+    @Slot(str, str)
+    def _append_log(self, stream: str, text: str) -> None:
+        self.log.moveCursor(self.log.textCursor().MoveOperation.End)
+        self.log.insertPlainText(text[-LOG_LIMIT:])
+
+    # ------------------------------------------------------------------ export
+
+    def export_graph(self, path: str) -> str:
+        """Write the current graph with the CLI's exporter; returns the format written."""
+        if self.doc.graph is None or self.doc.layout is None:
+            raise ValueError("nothing to export yet: trace a function first")
+        return export(self.doc.graph, self.doc.layout, path, theme=self.theme)
+
+    def export_dialog(self) -> None:
+        if self.doc.graph is None:
+            return
+        default = os.path.splitext(self.doc.path)[0] + f"_{self.doc.function}.svg"
+        path, _ = QFileDialog.getSaveFileName(self, "Export Graph", default, "SVG (*.svg);;PNG (*.png);;PDF (*.pdf);;DOT (*.dot);;JSON (*.json)")
+        if path:
+            try:
+                fmt = self.export_graph(path)
+            except (OSError, ValueError) as exc:
+                self._show_problem(f"export failed: {exc}")
+                return
+            self.statusBar().showMessage(f"exported {fmt} to {path}", 5000)
+
+    def graph_image(self, scale: float = 1.0) -> QImage:
+        from PySide6.QtSvg import QSvgRenderer
+
+        assert self.doc.graph is not None and self.doc.layout is not None
+        renderer = QSvgRenderer(QByteArray(render_svg(self.doc.graph, self.doc.layout, theme=self.theme).encode()))
+        size = renderer.defaultSize() * scale
+        image = QImage(size, QImage.Format.Format_ARGB32)
+        image.fill(0)
+        painter = QPainter(image)
+        renderer.render(painter)
+        painter.end()
+        return image
+
+    def copy_image(self) -> None:
+        if self.doc.graph is not None and self.doc.layout is not None:
+            QApplication.clipboard().setImage(self.graph_image(2.0))
+            self.statusBar().showMessage("graph image copied", 3000)
+
+    # ------------------------------------------------------------------ dialogs
+
+    def open_file_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open Python File", os.getcwd(), "Python (*.py)")
+        if path:
+            self.open_target(path)
+
+    def examples(self) -> list[tuple[str, str]]:
+        out = []
+        for path in sorted(glob.glob(os.path.join(EXAMPLES_DIR, "*.py"))):
+            try:
+                doc = discover_file(path).doc
+            except DiscoveryError:
+                continue
+            out.append((path, doc))
+        return out
+
+    def open_example_dialog(self) -> None:
+        items = self.examples()
+        labels = [f"{os.path.basename(p)} — {doc}" for p, doc in items]
+        label, ok = QInputDialog.getItem(self, "Open Example", "Example:", labels, 0, False)
+        if ok and label in labels:
+            self.open_target(items[labels.index(label)][0])
+
+    def find_dialog(self) -> None:
+        text, ok = QInputDialog.getText(self, "Find in Graph", "Primitive, input name, shape or line (:12):")
+        if ok and text:
+            count = len(self.graph.search(text))
+            self.statusBar().showMessage(f"{count} match{'es' if count != 1 else ''} for {text!r}", 4000)
+
+    def show_shortcuts(self) -> None:
+        rows = [f"{a.text().replace('&', ''):<24} {a.shortcut().toString()}" for a in self.actions() if not a.shortcut().isEmpty()]
+        box = QMessageBox(self)
+        box.setWindowTitle("Keyboard Shortcuts")
+        box.setTextFormat(Qt.TextFormat.PlainText)
+        box.setText("\n".join(rows))
+        box.exec()
+
+    def show_about(self) -> None:
+        from PySide6 import __version__ as pyside_version
+
+        jax_version = self.controller.worker.worker_info().get("jax_version", "?") if self.controller.worker else "?"
+        box = QMessageBox(self)
+        box.setWindowTitle("About jaxscope")
+        box.setTextFormat(Qt.TextFormat.PlainText)
+        box.setText(f"jaxscope {jaxscope.__version__}\njax {jax_version} (in the worker)\nQt / PySide6 {pyside_version}")
+        box.exec()
+
+    # ------------------------------------------------------------------ theme, settings, events
+
+    def set_theme(self, name: str) -> None:
+        app = QApplication.instance()
+        assert isinstance(app, QApplication)
+        self.settings.setValue("theme", name)
+        self.theme = themes.apply(app, name)
+        self._apply_theme()
+        if self.doc.result is not None:
+            self._on_trace_finished(self.doc.result)
+
+    def _apply_theme(self) -> None:
+        self.source.set_theme(self.theme)
+        self.jaxpr.set_theme(self.theme)
+        self.graph.set_theme(self.theme)
+
+    def recent_files(self) -> list[str]:
+        value = self.settings.value("recent", [], type=list) or []
+        items = [str(v) for v in value if isinstance(v, str)]
+        return [v for v in items if os.path.exists(v.rpartition("::")[0] or v)][:MAX_RECENT]
+
+    def _remember(self, target: str) -> None:
+        items = [target] + [t for t in self.recent_files() if t != target]
+        self.settings.setValue("recent", items[:MAX_RECENT])
+        self.welcome.set_recent(items[:MAX_RECENT])
+        self._refresh_recent_menu()
+
+    def _refresh_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        for target in self.recent_files():
+            action = self.recent_menu.addAction(target)
+            action.triggered.connect(lambda checked=False, t=target: self.open_target(t))
+
+    def _restore_layout(self) -> None:
+        geometry = self.settings.value("geometry", QByteArray(), type=QByteArray)
+        state = self.settings.value("state", QByteArray(), type=QByteArray)
+        if geometry and not geometry.isEmpty():
+            self.restoreGeometry(geometry)
+        else:
+            self.resize(1400, 900)
+        if state and not state.isEmpty():
+            self.restoreState(state, STATE_VERSION)
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt API)
+        self.settings.setValue("geometry", self.saveGeometry())
+        self.settings.setValue("state", self.saveState(STATE_VERSION))
+        self.controller.close()
+        super().closeEvent(event)
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802
+        if any(u.toLocalFile().endswith(".py") for u in event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802
+        for url in event.mimeData().urls():
+            if url.toLocalFile().endswith(".py"):
+                self.open_target(url.toLocalFile())
+                break
