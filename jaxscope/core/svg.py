@@ -207,7 +207,7 @@ class _SvgWriter:
         t = self.theme
         self.out.append(f'<g class="cluster-titles" fill="{t.title_text}">')
         for c in clusters:
-            chars = max(int((c.w - 2 * MARGIN) / labels.CHAR_W), 1)
+            chars = max(int((c.w - 2 * MARGIN) / labels.CHAR_W + 0.05), 1)  # layout sizes clusters to fit the title
             title = labels.ellipsize(c.title, chars)
             if t.cluster_opacity == 1:
                 w = len(title) * labels.CHAR_W + 8.0
