@@ -540,8 +540,15 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(geometry)
         else:
             self.resize(1400, 900)
-        if state and not state.isEmpty():
-            self.restoreState(state, STATE_VERSION)
+        if state and not state.isEmpty() and self.restoreState(state, STATE_VERSION):
+            return
+        QTimer.singleShot(0, self._default_dock_sizes)  # sizes apply once the window is laid out
+
+    def _default_dock_sizes(self) -> None:
+        d = self.docks
+        self.resizeDocks([d["inputs"], d["source"]], [170, 600], Qt.Orientation.Vertical)
+        self.resizeDocks([d["source"], d["jaxpr"]], [520, 460], Qt.Orientation.Horizontal)
+        self.resizeDocks([d["problems"]], [120], Qt.Orientation.Vertical)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt API)
         self.settings.setValue("geometry", self.saveGeometry())

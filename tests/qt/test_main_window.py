@@ -1,0 +1,140 @@
+"""The real window with a real worker on an example: trace, link, collapse, search, export,
+a failing trace that keeps the last good result, and re-trace on save."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import re
+import shutil
+import xml.etree.ElementTree as ET
+
+import pytest
+from PySide6.QtCore import QCoreApplication, QSettings
+from PySide6.QtWidgets import QFileDialog
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BASICS = ROOT / "examples" / "basics.py"
+TIMEOUT = 90_000
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    QCoreApplication.setOrganizationName("jaxscope-tests")
+    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
+    from jaxscope.qt.main_window import MainWindow
+
+    w = MainWindow(theme="light")
+    qtbot.addWidget(w)
+    w.resize(1400, 900)
+    w.show()
+    yield w
+    w.close()
+
+
+def open_and_wait(qtbot, w, target: str) -> None:
+    w.doc.layout = None
+    assert w.open_target(target)
+    qtbot.waitUntil(lambda: w.doc.layout is not None, timeout=TIMEOUT)
+
+
+def line_of(path: pathlib.Path, text: str) -> int:
+    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if text in line)
+
+
+def test_trace_links_source_graph_and_jaxpr(qtbot, window, tmp_path):
+    w = window
+    open_and_wait(qtbot, w, f"{BASICS}::predict")
+    graph = w.doc.graph
+    # node count matches the jaxpr: every equation line of the printed jaxpr is a node of the graph
+    text = w.doc.result.jaxpr_text
+    eqn_lines = [ln for ln in text.splitlines() if re.match(r"^\s*(\S+:\S+ )+= [a-z_]", ln)]
+    assert graph.top.total_eqns == len(eqn_lines) == 17
+    # a source line selects its equations in the graph
+    line = line_of(BASICS, 'out = h @ params["w2"]')
+    w.source.line_clicked.emit(line)
+    selected = w.graph.selected_paths()
+    assert selected and all(w.doc.graph is graph for _ in selected)
+    from jaxscope.core.model import resolve
+
+    assert [resolve(graph, p)[1].label for p in selected] == ["dot_general"]
+    # a node selects its line in the source and in the jaxpr pane
+    w.graph.select_paths(selected)
+    assert line in w.source.marked_lines()
+    assert w.jaxpr.marked_lines()
+    # search
+    assert len(w.graph.search("dot_general")) == 2
+    first = w.graph.next_match()
+    assert w.graph.next_match() != first
+
+
+def test_collapse_and_expand_a_cluster(qtbot, window):
+    w = window
+    open_and_wait(qtbot, w, f"{BASICS}::predict")
+    owner = next(n.id for n in w.doc.graph.top.nodes if n.subgraphs)
+    assert owner in w.doc.expanded and len(w.doc.layout.clusters) == 1
+    before = w.doc.layout
+    w.toggle_cluster(owner)
+    qtbot.waitUntil(lambda: w.doc.layout is not before, timeout=TIMEOUT)
+    assert owner not in w.doc.expanded and not w.doc.layout.clusters
+    collapsed = w.doc.layout
+    w.toggle_cluster(owner)
+    qtbot.waitUntil(lambda: w.doc.layout is not collapsed, timeout=TIMEOUT)
+    assert len(w.doc.layout.clusters) == 1
+
+
+def test_export_through_the_dialog(qtbot, window, tmp_path, monkeypatch):
+    w = window
+    open_and_wait(qtbot, w, f"{BASICS}::predict")
+    out = tmp_path / "g.svg"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(out), "SVG (*.svg)"))
+    w.export_dialog()
+    root = ET.fromstring(out.read_text())
+    assert "dot_general" in "".join(root.itertext())
+    assert not w.graph_image().isNull()
+
+
+def test_failing_trace_keeps_the_last_good_result(qtbot, window):
+    w = window
+    open_and_wait(qtbot, w, f"{BASICS}::predict")
+    good = w.doc.result
+    layout = w.doc.layout
+    w.inputs.args.setText("f32[3]")  # wrong arity for predict
+    w.inputs.request_trace()
+    qtbot.waitUntil(lambda: w.doc.stale, timeout=TIMEOUT)
+    assert w.doc.result is good and w.doc.layout is layout
+    assert w.stale_banner.isVisibleTo(w)
+    assert "cannot be called" in w.problem.text()
+    assert w.inputs.args.text() == "f32[3]"  # the user's input is kept
+
+
+def test_bad_spec_is_flagged_inline(qtbot, window):
+    w = window
+    open_and_wait(qtbot, w, f"{BASICS}::predict")
+    w.inputs.args.setText("f33[2]")
+    assert "f33" in w.inputs.error.text() and not w.inputs.trace_button.isEnabled()
+
+
+def test_retrace_on_save(qtbot, window, tmp_path):
+    w = window
+    path = tmp_path / "model.py"
+    path.write_text("import jax.numpy as jnp\n\nJAXSCOPE_ARGS = {'f': 'f32[3]'}\n\n\ndef f(x):\n    return jnp.sin(x)\n")
+    open_and_wait(qtbot, w, f"{path}::f")
+    assert w.doc.graph.top.n_eqns == 1
+    w.graph.select_paths(["e0"])
+    first = w.doc.result
+    tmp = tmp_path / "model.py.tmp"  # save by rename, like many editors
+    tmp.write_text("import jax.numpy as jnp\n\nJAXSCOPE_ARGS = {'f': 'f32[3]'}\n\n\ndef f(x):\n    return jnp.sin(x) * 2.0\n")
+    os.replace(tmp, path)
+    qtbot.waitUntil(lambda: w.doc.result is not first and w.doc.layout is not None and w.doc.graph.top.n_eqns == 2, timeout=TIMEOUT)
+    assert w.graph.selected_paths() == ["e0"]  # selection kept where possible
+
+
+def test_welcome_page_and_recent_files(qtbot, window, tmp_path):
+    w = window
+    assert w.stack.currentIndex() == 0
+    shutil.copy(BASICS, tmp_path / "basics.py")
+    open_and_wait(qtbot, w, f"{tmp_path / 'basics.py'}::predict")
+    assert w.recent_files()[0].endswith("basics.py::predict")
+    assert w.stack.currentIndex() == 1
