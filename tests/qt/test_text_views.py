@@ -1,0 +1,359 @@
+"""The source and jaxpr panes (jaxscope.qt.source_view / jaxpr_view / highlight), headless."""
+
+from __future__ import annotations
+
+import pathlib
+import time
+
+import pytest
+
+QtCore = pytest.importorskip("PySide6.QtCore")
+QtGui = pytest.importorskip("PySide6.QtGui")
+QtTest = pytest.importorskip("PySide6.QtTest")
+
+from pygments.lexers.python import PythonLexer  # noqa: E402
+from pygments.token import Comment, Keyword, Name, String  # noqa: E402
+
+from jaxscope.core import linking  # noqa: E402
+from jaxscope.core.model import TraceResult  # noqa: E402
+from jaxscope.qt.highlight import (  # noqa: E402
+    LineLexer,
+    PygmentsHighlighter,
+    TokenFormats,
+    editor_colours,
+    python_string_openers,
+    style_for_theme,
+)
+from jaxscope.qt.jaxpr_view import QtJaxprView  # noqa: E402
+from jaxscope.qt.source_view import QtSourceView  # noqa: E402
+
+from tests.conftest import HOSTILE  # noqa: E402
+
+Qt = QtCore.Qt
+QPoint = QtCore.QPoint
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BASICS = (ROOT / "examples" / "basics.py").read_text(encoding="utf-8")
+PREDICT = TraceResult.from_json((ROOT / "tests" / "fixtures" / "basics_predict.json").read_text(encoding="utf-8"))
+
+
+def show(qtbot, widget, w: int = 700, h: int = 500):
+    qtbot.addWidget(widget)
+    widget.resize(w, h)
+    widget.show()
+    qtbot.waitExposed(widget)
+    return widget
+
+
+def line_y(view, line: int) -> int:
+    """Viewport y of the middle of 1-based `line`."""
+    block = view.document().findBlockByNumber(line - 1)
+    rect = view.blockBoundingGeometry(block).translated(view.contentOffset())
+    return int(rect.center().y())
+
+
+def line_of(source: str, needle: str) -> int:
+    return next(i for i, text in enumerate(source.splitlines(), 1) if needle in text)
+
+
+def format_at(view, line: int, column: int):
+    """The highlighter's QTextCharFormat covering (line, column), or None."""
+    ranges = view.document().findBlockByNumber(line - 1).layout().formats()
+    for r in ranges:
+        if r.start <= column < r.start + r.length:
+            return QtGui.QTextCharFormat(r.format)  # a copy: the range dies with `ranges`
+    return None
+
+
+def colour_at(view, line: int, column: int) -> str | None:
+    fmt = format_at(view, line, column)
+    return fmt.foreground().color().name() if fmt is not None else None
+
+
+def token_colour(theme: str, ttype) -> str:
+    return TokenFormats(style_for_theme(theme)).get(ttype).foreground().color().name()
+
+
+def pixel(view, x: int, y: int) -> str:
+    image = view.viewport().grab().toImage()
+    return image.pixelColor(x, y).name()
+
+
+@pytest.fixture
+def source(qtbot):
+    view = show(qtbot, QtSourceView())
+    view.set_source(BASICS, "examples/basics.py")
+    return view
+
+
+@pytest.fixture
+def jaxpr(qtbot):
+    view = show(qtbot, QtJaxprView())
+    view.set_text(PREDICT.jaxpr_text)
+    return view
+
+
+# ---------------------------------------------------------------------------- clicks
+
+
+def test_click_in_text_emits_the_line(qtbot, source):
+    line = line_of(BASICS, 'out = h @ params["w2"]')
+    with qtbot.waitSignal(source.line_clicked, timeout=1000) as blocker:
+        qtbot.mouseClick(source.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(40, line_y(source, line)))
+    assert blocker.args == [line]
+
+
+def test_click_in_gutter_emits_the_line(qtbot, source):
+    with qtbot.waitSignal(source.line_clicked, timeout=1000) as blocker:
+        qtbot.mouseClick(source._gutter, Qt.MouseButton.LeftButton, pos=QPoint(10, line_y(source, 3)))
+    assert blocker.args == [3]
+
+
+def test_drag_and_clicks_below_the_text_emit_nothing(qtbot, source):
+    seen: list[int] = []
+    source.line_clicked.connect(seen.append)
+    y = line_y(source, 5)
+    QtTest.QTest.mousePress(source.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(20, y))
+    QtTest.QTest.mouseMove(source.viewport(), QPoint(200, line_y(source, 9)))
+    QtTest.QTest.mouseRelease(source.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(200, line_y(source, 9)))
+    short = QtSourceView()
+    show(qtbot, short)
+    short.set_source("x = 1\n", "a.py")
+    short.line_clicked.connect(seen.append)
+    qtbot.mouseClick(short.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(20, 400))
+    assert seen == []
+
+
+def test_jaxpr_click_emits_the_line(qtbot, jaxpr):
+    with qtbot.waitSignal(jaxpr.line_clicked, timeout=1000) as blocker:
+        qtbot.mouseClick(jaxpr.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(60, line_y(jaxpr, 14)))
+    assert blocker.args == [14]
+
+
+# ---------------------------------------------------------------------------- colours and marks
+
+
+def test_line_colours_paint_behind_the_text(qtbot, source):
+    colours = linking.line_colours(PREDICT.graph, "examples/basics.py")
+    hexes = {line: linking.PALETTE_LIGHT[i] for line, i in colours.items()}
+    source.set_line_colours(hexes)
+    assert source.line_colours() == hexes
+    x = source.viewport().width() - 20  # past the end of the code: background only
+    for line, hex_ in hexes.items():
+        assert pixel(source, x, line_y(source, line)) == hex_
+    assert pixel(source, x, line_y(source, 2)) == editor_colours(style_for_theme("light")).background.name()
+    source.set_line_colours({})
+    assert pixel(source, x, line_y(source, 20)) == editor_colours(style_for_theme("light")).background.name()
+
+
+def test_marks_differ_from_line_colours(qtbot, source):
+    source.set_line_colours({20: linking.PALETTE_LIGHT[0], 25: linking.PALETTE_LIGHT[2]})
+    source.mark_lines([25])
+    assert source.marked_lines() == [25]
+    x = source.viewport().width() - 20
+    marked, coloured = pixel(source, x, line_y(source, 25)), pixel(source, x, line_y(source, 20))
+    assert marked not in (linking.PALETTE_LIGHT[2], coloured)
+    source.clear_marks()
+    assert source.marked_lines() == []
+    assert pixel(source, x, line_y(source, 25)) == linking.PALETTE_LIGHT[2]
+
+
+def test_mark_lines_scrolls_the_first_into_view(qtbot):
+    view = show(qtbot, QtSourceView())
+    view.set_source("".join(f"x{i} = {i}\n" for i in range(1, 1001)), "long.py")
+    assert 700 not in view.visible_lines()
+    view.mark_lines([900, 700, 5000, 0])  # out-of-range lines are dropped
+    assert view.marked_lines() == [700, 900]
+    assert 700 in view.visible_lines()
+    top = view.firstVisibleBlock().blockNumber()
+    view.mark_lines([top + 3])  # already on screen: no jump
+    assert view.firstVisibleBlock().blockNumber() == top
+    view.mark_lines([10], scroll=False)
+    assert view.firstVisibleBlock().blockNumber() == top
+
+
+def test_jaxpr_marks_and_scroll(qtbot):
+    view = show(qtbot, QtJaxprView())
+    view.set_text("\n".join(f"    v{i}:f32[] = sin a   # m.py:{i}:0 (f)" for i in range(3000)))
+    view.mark_lines([2500, 2501])
+    assert 2500 in view.visible_lines()
+    assert view.highlighter.is_formatted(2499)
+
+
+# ---------------------------------------------------------------------------- highlighting
+
+
+def test_python_keywords_are_coloured(qtbot, source):
+    line = line_of(BASICS, "def layer(")
+    assert colour_at(source, line, 0) == token_colour("light", Keyword)
+    assert colour_at(source, line, 4) == token_colour("light", Name.Function)
+
+
+def test_triple_quoted_string_lines_stay_strings(qtbot, source):
+    inside = line_of(BASICS, "What it teaches:")  # a line in the middle of the module docstring
+    assert colour_at(source, inside, 0) == token_colour("light", String.Double)
+    after = line_of(BASICS, "import jax.numpy")
+    assert colour_at(source, after, 0) == token_colour("light", Keyword.Namespace)
+
+
+def test_jaxpr_tokens_are_coloured(qtbot, jaxpr):
+    text = PREDICT.jaxpr_text.splitlines()
+    assert colour_at(jaxpr, 1, text[0].index("lambda")) == token_colour("light", Keyword)
+    n = next(i for i, t in enumerate(text) if "dot_general[" in t)
+    assert colour_at(jaxpr, n + 1, text[n].index("dot_general")) == token_colour("light", Name.Function)
+    assert colour_at(jaxpr, n + 1, text[n].index("#") + 3) == token_colour("light", Comment.Single)
+
+
+def test_theme_switch_recolours(qtbot, source, jaxpr):
+    line = line_of(BASICS, "def layer(")
+    for view in (source, jaxpr):
+        view.set_theme("dark")
+        assert view.palette().color(QtGui.QPalette.ColorRole.Base).name() == editor_colours("github-dark").background.name()
+    assert colour_at(source, line, 0) == token_colour("dark", Keyword)
+    assert colour_at(jaxpr, 1, 2) == token_colour("dark", Keyword)
+    assert token_colour("dark", Keyword) != token_colour("light", Keyword)
+    source.set_theme("light")
+    assert colour_at(source, line, 0) == token_colour("light", Keyword)
+
+
+def test_pygments_highlighter_carries_strings_across_blocks(qtbot):
+    doc = QtGui.QTextDocument()
+    doc.setPlainText('x = 1\ns = r"""a\nb # not a comment\nc""" + "d"\ny = 2')
+    hl = PygmentsHighlighter(PythonLexer(), "default", doc)
+    hl.rehighlight()
+
+    def colour(block: int, col: int) -> str | None:
+        for r in doc.findBlockByNumber(block).layout().formats():
+            if r.start <= col < r.start + r.length:
+                return r.format.foreground().color().name()
+        return None
+
+    string = token_colour("light", String.Double)
+    assert colour(2, 0) == string and colour(2, 3) == string  # "# not a comment" is still string
+    assert colour(3, 0) == string
+    assert colour(4, 0) != string
+    assert doc.findBlockByNumber(2).userState() > 0 and doc.findBlockByNumber(3).userState() == 0
+    hl.set_style("github-dark")
+    assert colour(3, 0) == token_colour("dark", String.Double)
+
+
+def test_python_string_openers():
+    text = 's = """a\nb\nc"""\n# """ not a string\nt = rb\'\'\'\n\'\'\'\nu = "\'\'\'"\nv = f"""{x}\n"""'
+    assert python_string_openers(text) == {1: '"""', 2: '"""', 5: "rb'''", 8: 'f"""'}
+    assert python_string_openers('open = """never closed\nstill\nstill') == {1: '"""', 2: '"""'}
+    assert python_string_openers("") == {}
+
+
+def test_utf16_positions_after_astral_characters():
+    spans = LineLexer(PythonLexer()).spans('s = "🙂" + name')
+    by_text = {(s, n): t for s, n, t in spans}
+    qt_pos = len('s = "🙂" + '.encode("utf-16-le")) // 2  # the emoji is two UTF-16 units
+    assert (qt_pos, 4) in by_text and by_text[(qt_pos, 4)] in Name
+
+
+def test_hostile_text_is_shown_verbatim(qtbot):
+    view = show(qtbot, QtSourceView())
+    text = "\n".join(f"x{i} = {s!r}  # {s}" for i, s in enumerate(HOSTILE)) + "\n<b>bold?</b>\n"
+    view.set_source(text, "<script>.py")
+    assert view.blockCount() == len(HOSTILE) + 2
+    assert view.document().findBlockByNumber(len(HOSTILE)).text() == "<b>bold?</b>"
+    view.mark_lines(range(1, 5))
+    view.grab()
+    jaxpr = show(qtbot, QtJaxprView())
+    jaxpr.set_text("\n".join(HOSTILE))
+    assert jaxpr.document().findBlockByNumber(0).text() == HOSTILE[0]
+    jaxpr.grab()
+
+
+# ---------------------------------------------------------------------------- find
+
+
+def test_find_wraps_around(qtbot):
+    view = show(qtbot, QtJaxprView())
+    view.set_text("a\nfoo one\nb\nc\nFOO two\nd")
+    hits = []
+    for _ in range(3):
+        assert view.find("foo")
+        hits.append(view.textCursor().blockNumber() + 1)
+    assert hits == [2, 5, 2]
+    assert view.find("foo", backward=True) is True  # from line 2 backwards: wraps to line 5
+    assert view.textCursor().blockNumber() + 1 == 5
+    before = view.textCursor().position()
+    assert view.find("zzz") is False and view.find("") is False
+    assert view.textCursor().position() == before
+
+
+def test_find_scrolls_to_the_match(qtbot):
+    view = show(qtbot, QtJaxprView())
+    view.set_text("\n".join(["x = sin a"] * 5000 + ["needle"]))
+    assert view.find("needle")
+    assert 5001 in view.visible_lines()
+
+
+# ---------------------------------------------------------------------------- big texts
+
+
+def big_jaxpr(lines: int = 50_000) -> str:
+    eq = "    v{i}:f32[4,4] = dot_general[dimension_numbers=(([1], [0]), ([], []))] a b   # /p/model.py:{n}:8 (f)"
+    return "\n".join(eq.format(i=i, n=i % 400 + 1) for i in range(lines))
+
+
+def test_big_jaxpr_sets_fast_and_highlights_lazily(qtbot):
+    text = big_jaxpr()
+    assert len(text) > 4_000_000
+    view = show(qtbot, QtJaxprView())
+    t = time.perf_counter()
+    view.set_text(text)
+    elapsed = time.perf_counter() - t
+    assert view.blockCount() == 50_000
+    assert elapsed < 5, elapsed  # ~0.25 s here; generous for slow CI machines
+    assert view.highlighter.is_formatted(0) and not view.highlighter.is_formatted(40_000)
+    assert colour_at(view, 1, 4) == token_colour("light", Name.Variable)
+    view.verticalScrollBar().setValue(40_000)
+    qtbot.wait(10)
+    assert view.highlighter.is_formatted(40_000)
+    assert colour_at(view, 40_001, 4) == token_colour("light", Name.Variable)
+    colours = {n: linking.PALETTE_LIGHT[n % 10] for n in range(1, 50_001)}
+    t = time.perf_counter()
+    view.set_line_colours(colours)
+    view.mark_lines(range(1, 50_001, 5))
+    view.grab()
+    assert time.perf_counter() - t < 5
+
+
+def test_screenshots_render_in_both_themes(qtbot, tmp_path):
+    colours = linking.line_colours(PREDICT.graph, "examples/basics.py")
+    jcolours = linking.jaxpr_line_colours(PREDICT.jaxpr_text, colours, "examples/basics.py")
+    links = linking.jaxpr_links(PREDICT.graph, PREDICT.jaxpr_text)
+    for theme in ("light", "dark"):
+        pal = linking.PALETTE_DARK if theme == "dark" else linking.PALETTE_LIGHT
+        src = show(qtbot, QtSourceView())
+        src.set_theme(theme)
+        src.set_source(BASICS, "examples/basics.py")
+        src.set_line_colours({n: pal[i] for n, i in colours.items()})
+        src.mark_lines([25])
+        jx = show(qtbot, QtJaxprView())
+        jx.set_theme(theme)
+        jx.set_text(PREDICT.jaxpr_text)
+        jx.set_line_colours({n: pal[i] for n, i in jcolours.items()})
+        jx.mark_lines(links.equation_lines(links.lines_for_node("e1")[0]))
+        for name, view in (("source", src), ("jaxpr", jx)):
+            path = tmp_path / f"{name}_{theme}.png"
+            assert view.grab().save(str(path))
+            image = QtGui.QImage(str(path))
+            assert (image.width(), image.height()) == (700, 500)
+            corner = image.pixelColor(image.width() - 30, image.height() - 40)  # below the text
+            assert (corner.lightnessF() < 0.3) == (theme == "dark")
+
+
+def test_text_set_before_show_is_highlighted_once_visible(qtbot):
+    view = QtSourceView()
+    qtbot.addWidget(view)
+    view.set_source(BASICS * 10, "examples/basics.py")
+    view.resize(700, 300)
+    view.show()
+    qtbot.waitExposed(view)
+    view.resize(700, 2400)  # many more lines come on screen
+    qtbot.wait(10)
+    last = view.visible_lines()[-1]
+    assert last > 100
+    assert view.highlighter.is_formatted(last - 1)
