@@ -219,7 +219,7 @@ def parse_loc(comment: str) -> Loc | None:
 def jaxpr_line_locs(text: str) -> dict[int, Loc]:
     """1-based jaxpr line -> (file, line, col) from its ``# file:line:col (function)`` comment."""
     out: dict[int, Loc] = {}
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(text.split("\n"), 1):  # "\n" only, as Qt splits blocks
         _code, comment = split_comment(line)
         if comment:
             loc = parse_loc(comment)
@@ -249,7 +249,7 @@ def jaxpr_equations(text: str) -> tuple[dict[int, JaxprLine], dict[int, int]]:
     open_eqns: list[tuple[int, int]] = []  # (head line, bracket depth before it)
     depth = 0
     trailing: tuple[int, int] | None = None  # (head line, indent) of a balanced head we may continue
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(text.split("\n"), 1):  # "\n" only, as Qt splits blocks
         code, comment = split_comment(line)
         indent = len(code) - len(code.lstrip())
         before = depth

@@ -425,3 +425,9 @@ def test_one_off_wrappers_reuse_the_index_for_the_same_trace(predict, monkeypatc
     assert len(calls) <= 1
     other = load("cond")
     assert L.nodes_for_jaxpr_line(other.graph, other.jaxpr_text, jaxpr_line(other.jaxpr_text, "= sub g")) == ["e3:0/e0"]
+
+
+def test_jaxpr_lines_count_newlines_only_like_the_view():
+    text = "{ lambda ; a:f32[]. let\n    b:f32[] = foo[name=x\x85y\u2028z] a   # m.py:3:4 (f)\n    c:f32[] = sin b  # m.py:4:4 (f)\n  in (c,) }"
+    assert L.jaxpr_line_locs(text) == {2: ("m.py", 3, 4), 3: ("m.py", 4, 4)}
+    assert set(L.jaxpr_equations(text)[0]) == {2, 3}
