@@ -91,6 +91,9 @@ class MainWindow(QMainWindow):
         self.theme = themes.resolve(self.settings.value("theme", theme, type=str) or theme)
         self._started = 0.0
         self._phase = ""
+        self._links: linking.JaxprLinks | None = None
+        self._by_line: dict[int, list[str]] = {}
+        self._problem_info: ErrorInfo | None = None
 
         self.graph = QtGraphView()
         self.graph.setObjectName("graphView")
@@ -279,6 +282,8 @@ class MainWindow(QMainWindow):
         if not (self.doc.user_toggled and previous is not None and previous.request.function == result.request.function):
             self.doc.expanded = auto_expanded(graph)
         self.jaxpr.set_text(result.jaxpr_text)
+        self._links = linking.jaxpr_links(graph, result.jaxpr_text)  # one index per trace
+        self._by_line = linking.nodes_by_line(graph, self.doc.path)
         palette = linking.PALETTE_DARK if self.theme == "dark" else linking.PALETTE_LIGHT
         line_colours = linking.line_colours(graph, self.doc.path)
         self.source.set_line_colours({line: palette[i % len(palette)] for line, i in line_colours.items()})
@@ -333,13 +338,12 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ linking
 
     def _graph_selected(self, paths: list[str]) -> None:
-        graph = self.doc.graph
-        if graph is None:
+        if self.doc.graph is None or self._links is None:
             return
-        sources = linking.node_sources(graph)
+        sources = self._links.sources
         lines = sorted({sources[p].line for p in paths if p in sources and linking.same_file(sources[p].file, self.doc.path)})
         self.source.mark_lines(lines)
-        self.jaxpr.mark_lines(sorted({ln for p in paths for ln in linking.jaxpr_lines_for_node(graph, self.doc.result.jaxpr_text, p)}))
+        self.jaxpr.mark_lines(sorted({ln for p in paths for ln in self._links.lines_for_node(p)}))
 
     def _select_nodes(self, paths: list[str]) -> None:
         visible = self.doc.visible_paths()
@@ -349,21 +353,19 @@ class MainWindow(QMainWindow):
         self.graph.blockSignals(False)
 
     def _source_line_clicked(self, line: int) -> None:
-        graph = self.doc.graph
-        if graph is None:
+        if self.doc.graph is None or self._links is None:
             return
-        paths = linking.nodes_by_line(graph, self.doc.path).get(line, [])
+        paths = self._by_line.get(line, [])
         self._select_nodes(paths)
         self.source.mark_lines([line], scroll=False)
-        self.jaxpr.mark_lines(sorted({ln for p in paths for ln in linking.jaxpr_lines_for_node(graph, self.doc.result.jaxpr_text, p)}))
+        self.jaxpr.mark_lines(sorted({ln for p in paths for ln in self._links.lines_for_node(p)}))
 
     def _jaxpr_line_clicked(self, line: int) -> None:
-        graph = self.doc.graph
-        if graph is None or self.doc.result is None:
+        if self.doc.graph is None or self._links is None:
             return
-        paths = linking.nodes_for_jaxpr_line(graph, self.doc.result.jaxpr_text, line)
+        paths = self._links.nodes_for_line(line)
         self._select_nodes(paths)
-        sources = linking.node_sources(graph)
+        sources = self._links.sources
         self.source.mark_lines(sorted({sources[p].line for p in paths if p in sources}))
         self.jaxpr.mark_lines([line], scroll=False)
 
@@ -404,7 +406,7 @@ class MainWindow(QMainWindow):
             self.docks["problems"].raise_()
 
     def _goto_problem(self) -> None:
-        info = getattr(self, "_problem_info", None)
+        info = self._problem_info
         if info is not None and info.location is not None and linking.same_file(info.location.file, self.doc.path):
             self.source.mark_lines([info.location.line])
 
