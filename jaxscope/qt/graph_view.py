@@ -1,0 +1,682 @@
+"""The interactive graph: pan, zoom, select, search, dataflow highlight, over batched scene items.
+
+The view is built from plain data (a `Graph` and its `Layout`), never from JAX: the window gets
+both from the worker and the layout process and calls `set_graph` again (``keep_view=True``)
+whenever a cluster is expanded or collapsed. Drawing lives in `graph_items` (a few tile items,
+level of detail, no per-node QGraphicsItems); this module keeps the interaction state and the
+queries: hit tests through the tiles' buckets, dataflow cones over a networkx DiGraph, search.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterable
+
+import networkx as nx
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QHelpEvent, QKeyEvent, QMouseEvent, QPainter, QResizeEvent, QTransform, QWheelEvent
+from PySide6.QtWidgets import QApplication, QFrame, QGraphicsScene, QGraphicsView, QToolTip, QWidget
+
+from jaxscope.core.layout import gc_paused
+from jaxscope.core.model import Graph, Layout, Node
+from jaxscope.core.styles import Theme, get_theme
+from jaxscope.core.svg import node_tooltip
+from jaxscope.qt.graph_items import (
+    NodeTileItem,
+    Palette,
+    SceneModel,
+    ViewState,
+    build_items,
+    build_model,
+)
+
+MAX_SCALE = 4.0
+FIT_MAX_SCALE = 1.25  # fit_all never blows a small graph up beyond this
+FIT_PADDING = 16  # viewport px around the drawing after fit_all
+ZOOM_STEP = 1.25
+AA_MIN_SCALE = 0.5  # antialias when zoomed in this far (few nodes are visible then) ...
+AA_MAX_NODES = 3000  # ... or when the whole graph is small enough to be cheap anyway
+HIT_SLOP = 2.0  # scene px of tolerance around a box for clicks
+DIRECTIONS = ("up", "down", "both")
+
+_LINE_QUERY = re.compile(r"^\s*(?::|line\s+)(\d+)\s*$", re.IGNORECASE)
+_FILE_LINE_QUERY = re.compile(r"^\s*(\S.*?):(\d+)\s*$")
+
+
+def tooltip_html(text: str) -> str:
+    """QToolTip reads rich text: user strings (labels, params, file names) are escaped, and the
+    lines kept as they are, in monospace."""
+    return f"<pre>{html.escape(text, quote=False)}</pre>"
+
+
+class QtGraphView(QGraphicsView):
+    """A pannable, zoomable view of one laid-out graph (see the module docstring)."""
+
+    selection_changed = Signal(list)  # base node paths, in selection order
+    node_activated = Signal(str)  # double-click on a node that owns no sub-graphs
+    toggle_cluster_requested = Signal(str)  # owner path: expand a collapsed owner or collapse a cluster
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._scene = QGraphicsScene(self)
+        # The BSP index is kept: the items are a few thousand tile-sized rects (no long thin
+        # per-edge items to bloat it, perf §4), and it spares Python boundingRect() calls per paint.
+        self.setScene(self._scene)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.NoAnchor)
+        self.setResizeAnchor(QGraphicsView.ViewportAnchor.NoAnchor)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.SmartViewportUpdate)
+        self.setOptimizationFlag(QGraphicsView.OptimizationFlag.DontAdjustForAntialiasing, True)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.setMouseTracking(True)
+        self._theme: Theme = get_theme("light")
+        self._state = ViewState(Palette(self._theme))
+        self._model: SceneModel | None = None
+        self._node_items: list[NodeTileItem] = []
+        self._selected: dict[str, None] = {}  # base paths, ordered
+        self._dag: nx.DiGraph | None = None
+        self._search_keys: list[tuple[str, Node | None, str]] | None = None
+        self._search_text = ""
+        self._matches: list[str] = []
+        self._match_index = -1
+        self._highlight: tuple[str, str] | None = None  # (path, direction) of the dataflow cone shown
+        self._line_colours: dict[str, str] = {}
+        self._auto_fit = True  # refit on resize until the user moves the view
+        self._press: QPoint | None = None
+        self._press_button = Qt.MouseButton.NoButton
+        self._last: QPoint = QPoint()
+        self._panning = False
+        self._anchor: tuple[str, QPoint] | None = None  # owner path + where it was, for keep_view
+        self._apply_background()
+        self._update_render_hints()
+
+    # ------------------------------------------------------------------ building
+
+    def set_graph(self, graph: Graph, layout: Layout, theme: Theme | str = "light", keep_view: bool = False) -> None:
+        """Rebuild the scene (in `theme`: pass the current one again when re-laying out).
+
+        With `keep_view` (after a cluster was toggled) the zoom and position stay, the toggled
+        owner stays where it was on screen, and the selection, search matches and dataflow
+        highlight carry over for the paths still drawn; otherwise all are reset and the view fits.
+        Source-line colours always carry over.
+        """
+        centre = self._view_centre()
+        scale = self._scale()
+        old_selection = list(self._selected)
+        current = self._matches[self._match_index] if self._match_index >= 0 else None
+        self._theme = get_theme(theme) if isinstance(theme, str) else theme
+        self._state = ViewState(Palette(self._theme))
+        self._scene.clear()
+        with gc_paused():  # ~10 small objects per node; the collector would rescan them all
+            self._model = model = build_model(graph, layout)
+            self._node_items, items = build_items(model, self._state)
+            for item in items:
+                self._scene.addItem(item)
+        self._dag = None
+        self._search_keys = None
+        self._apply_background()
+        self._apply_line_colours()
+        kept = [p for p in old_selection if p in model.by_base] if keep_view else []
+        self._set_selection(kept, emit=kept != old_selection)
+        self._matches, self._match_index = [], -1
+        highlight, self._highlight = self._highlight, None
+        if keep_view:
+            if self._search_text:
+                self.search(self._search_text)
+                if current in self._matches:
+                    self._match_index = self._matches.index(current)
+            if highlight is not None and highlight[0].partition("#")[0] in model.by_base:
+                self.highlight_dataflow(*highlight)
+        else:
+            self._search_text = ""
+        if keep_view and scale > 0:
+            self._set_scale(scale)
+            self._restore_anchor(centre)
+        else:
+            self._anchor = None
+            self._auto_fit = True
+            self.fit_all()
+        self._update_render_hints()
+        self.viewport().update()
+
+    def set_theme(self, theme: Theme | str) -> None:
+        """Repaint in another theme (colours only; nothing is rebuilt)."""
+        self._theme = get_theme(theme) if isinstance(theme, str) else theme
+        self._state.palette = Palette(self._theme)
+        self._apply_background()
+        self._apply_line_colours()
+        self._update_all()
+
+    @property
+    def theme(self) -> Theme:
+        return self._theme
+
+    @property
+    def node_count(self) -> int:
+        """How many boxes the scene draws (stub copies included)."""
+        return sum(len(item.indices) for item in self._node_items)
+
+    def scene_node_rect(self, path: str) -> QRectF | None:
+        """The scene rect of the box at `path` (exact, or the first box of a base path)."""
+        model = self._model
+        if model is None:
+            return None
+        i = model.by_path.get(path)
+        if i is None:
+            ids = model.by_base.get(path)
+            if not ids:
+                return None
+            i = ids[0]
+        return QRectF(model.nodes[i].rect)
+
+    def content_rect(self) -> QRectF:
+        """The drawing's extent in scene coordinates (the layout's width × height)."""
+        return QRectF(self._model.content) if self._model is not None else QRectF()
+
+    # ------------------------------------------------------------------ zoom and pan
+
+    def zoom_in(self) -> None:
+        self._zoom_by(ZOOM_STEP, self.viewport().rect().center())
+
+    def zoom_out(self) -> None:
+        self._zoom_by(1 / ZOOM_STEP, self.viewport().rect().center())
+
+    def zoom(self) -> float:
+        """The current scale (1.0: one scene px per device-independent px)."""
+        return self._scale()
+
+    def fit_all(self) -> None:
+        """Zoom (at most to `FIT_MAX_SCALE`) and centre so the whole drawing is visible."""
+        if self._model is None:
+            return
+        self._auto_fit = True
+        self._fit_rect(self._model.content, FIT_MAX_SCALE)
+
+    def _fit_rect(self, rect: QRectF, max_scale: float) -> None:
+        vp = self.viewport().rect()
+        w = max(vp.width() - 2 * FIT_PADDING, 10)
+        h = max(vp.height() - 2 * FIT_PADDING, 10)
+        s = min(w / max(rect.width(), 1e-6), h / max(rect.height(), 1e-6), max_scale)
+        self._set_scale(s)
+        self.centerOn(rect.center())
+
+    def _scale(self) -> float:
+        return self.transform().m11()
+
+    def _min_scale(self) -> float:
+        if self._model is None:
+            return 0.01
+        c = self._model.content
+        vp = self.viewport().rect()
+        fit = min(vp.width() / max(c.width(), 1.0), vp.height() / max(c.height(), 1.0))
+        return max(min(fit * 0.5, 0.05), 1e-5)
+
+    def _set_scale(self, s: float) -> None:
+        s = min(max(s, self._min_scale()), MAX_SCALE)
+        self.setTransform(QTransform.fromScale(s, s))
+        self._update_scene_rect()
+        self._update_render_hints()
+
+    def _zoom_by(self, factor: float, anchor: QPoint) -> None:
+        """Scale by `factor`, keeping the scene point under `anchor` (viewport px) where it is."""
+        self._auto_fit = False
+        target = self.mapToScene(anchor)
+        self._set_scale(self._scale() * factor)
+        self._put(target, anchor)
+
+    def _put(self, scene_point: QPointF, viewport_point: QPoint) -> None:
+        """Scroll so that `scene_point` shows at `viewport_point`."""
+        s = self._scale()
+        centre = QPointF(self.viewport().rect().center())
+        self.centerOn(scene_point + (centre - QPointF(viewport_point)) / s)
+
+    def _view_centre(self) -> QPointF:
+        return self.mapToScene(self.viewport().rect().center())
+
+    def _update_scene_rect(self) -> None:
+        """The drawing plus a viewport's worth of room on every side, so the view can always be
+        centred anywhere (zooming around the cursor never hits a scroll limit)."""
+        if self._model is None:
+            return
+        vp = self.viewport().rect()
+        room = max(vp.width(), vp.height(), 100) / max(self._scale(), 1e-6)
+        self.setSceneRect(self._model.content.adjusted(-room, -room, room, room))
+
+    def _update_render_hints(self) -> None:
+        """Antialiasing only where it is cheap: zoomed in, or a small graph (perf §4)."""
+        small = self.node_count <= AA_MAX_NODES
+        self.setRenderHint(QPainter.RenderHint.Antialiasing, small or self._scale() >= AA_MIN_SCALE)
+        self.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
+
+    def _apply_background(self) -> None:
+        bg = self._state.palette.background
+        self.setBackgroundBrush(QBrush(bg) if bg is not None else QBrush(Qt.BrushStyle.NoBrush))
+
+    # ------------------------------------------------------------------ selection
+
+    def select_paths(self, paths: Iterable[str], center: bool = True) -> None:
+        """Select every box whose base path is in `paths` (stub copies too); with `center`,
+        centre them in the view (zooming out only if they do not fit)."""
+        model = self._model
+        wanted = [p.partition("#")[0] for p in paths]
+        found = [p for p in dict.fromkeys(wanted) if model is not None and p in model.by_base]
+        self._set_selection(found)
+        if center and found:
+            self._reveal(found)
+
+    def selected_paths(self) -> list[str]:
+        return list(self._selected)
+
+    def clear_selection(self) -> None:
+        self._set_selection([])
+
+    def _set_selection(self, paths: list[str], emit: bool = True) -> None:
+        old = list(self._selected)
+        model = self._model
+        new_ids: set[int] = set()
+        if model is not None:
+            for p in paths:
+                new_ids.update(model.by_base.get(p, ()))
+        changed_ids = new_ids ^ self._state.selected
+        self._selected = dict.fromkeys(paths)
+        self._state.selected = new_ids
+        self._update_nodes(changed_ids)
+        if emit and paths != old:
+            self.selection_changed.emit(list(paths))
+
+    def _reveal(self, paths: list[str]) -> None:
+        model = self._model
+        assert model is not None
+        rect = QRectF()
+        for p in paths:
+            for i in model.by_base[p]:
+                rect = rect.united(model.nodes[i].rect)
+        self._auto_fit = False
+        visible = self.mapToScene(self.viewport().rect()).boundingRect()
+        margin = 2 * FIT_PADDING / max(self._scale(), 1e-6)
+        if rect.width() + margin > visible.width() or rect.height() + margin > visible.height():
+            self._fit_rect(rect, self._scale())  # zoom out, never in
+        else:
+            self.centerOn(rect.center())
+
+    # ------------------------------------------------------------------ dataflow
+
+    def _graph_dag(self) -> nx.DiGraph:
+        """The visible dataflow (stubs folded into their node), built once per layout."""
+        if self._dag is None:
+            dag = nx.DiGraph()
+            if self._model is not None:
+                dag.add_nodes_from(self._model.by_base)
+                dag.add_edges_from(self._model.edge_ends())
+            self._dag = dag
+        return self._dag
+
+    def _cones(self, path: str, direction: str) -> tuple[set[str], set[str]]:
+        if direction not in DIRECTIONS:
+            raise ValueError(f"direction must be one of {DIRECTIONS}, not {direction!r}")
+        dag = self._graph_dag()
+        base = path.partition("#")[0]
+        if base not in dag:
+            return set(), set()
+        up = nx.ancestors(dag, base) | {base} if direction in ("up", "both") else set()
+        down = nx.descendants(dag, base) | {base} if direction in ("down", "both") else set()
+        return up, down
+
+    def dataflow_cone(self, path: str, direction: str = "both") -> set[str]:
+        """Base paths of the nodes `path` depends on ("up"), that depend on it ("down"), or
+        both, over the visible graph; `path` itself included; empty if it is not drawn."""
+        up, down = self._cones(path, direction)
+        model = self._model
+        return {p for p in up | down if model is not None and p in model.by_base}
+
+    def highlight_dataflow(self, path: str, direction: str = "both") -> None:
+        """Dim everything outside the dataflow cone of `path` (see `dataflow_cone`)."""
+        up, down = self._cones(path, direction)
+        model = self._model
+        if model is None or not (up or down):
+            self.clear_highlight()
+            return
+        cone = up | down
+        node_ids = {i for p in cone for i in model.by_base.get(p, ())}
+        edge_ids = {
+            j for j, (src, dst) in enumerate(model.edge_ends())
+            if (src in up and dst in up) or (src in down and dst in down)
+        }
+        self._state.set_cone(node_ids, edge_ids)
+        self._highlight = (path, direction)
+        self._update_all()
+
+    def clear_highlight(self) -> None:
+        self._highlight = None
+        if self._state.cone_nodes is not None:
+            self._state.set_cone(None, set())
+            self._update_all()
+
+    @property
+    def highlighted(self) -> bool:
+        return self._state.cone_nodes is not None
+
+    # ------------------------------------------------------------------ search
+
+    def search(self, text: str) -> list[str]:
+        """Base paths (layout order) whose label, avals or ``file:line`` contain `text`
+        (case-insensitive); ``:12`` or ``line 12`` match line 12 exactly, ``model.py:12`` that
+        line in a matching file. The matches are outlined; `next_match` walks them."""
+        model = self._model
+        text = text.strip()
+        self._search_text = text
+        matches: list[str] = []
+        if model is not None and text:
+            line_only = _LINE_QUERY.match(text)
+            file_line = _FILE_LINE_QUERY.match(text) if not line_only else None
+            needle = text.casefold()
+            for base, node, hay in self._keys():
+                src = node.source if node is not None else None
+                if line_only:
+                    hit = src is not None and src.line == int(line_only.group(1))
+                elif file_line and src is not None and src.line == int(file_line.group(2)):
+                    hit = file_line.group(1).casefold() in src.file.casefold()
+                else:
+                    hit = needle in hay
+                if hit:
+                    matches.append(base)
+        self._matches = matches
+        self._match_index = -1
+        ids = {i for p in matches for i in model.by_base[p]} if model is not None else set()
+        changed = ids ^ self._state.matches
+        self._state.matches = ids
+        self._update_nodes(changed)
+        return list(matches)
+
+    def _keys(self) -> list[tuple[str, Node | None, str]]:
+        """(base path, node, casefolded searchable text) per drawn node, built on first search."""
+        if self._search_keys is None:
+            keys = []
+            model = self._model
+            assert model is not None
+            for base, ids in model.by_base.items():
+                node = model.nodes[ids[0]].node
+                if node is None:
+                    keys.append((base, None, base.casefold()))
+                    continue
+                parts = [node.label, *node.avals]
+                if node.source is not None:
+                    parts.append(f"{node.source.file}:{node.source.line}")
+                keys.append((base, node, "\n".join(parts).casefold()))
+            self._search_keys = keys
+        return self._search_keys
+
+    @property
+    def match_count(self) -> int:
+        return len(self._matches)
+
+    @property
+    def current_match_index(self) -> int:
+        """Index into the last search's matches of the one shown, or -1."""
+        return self._match_index
+
+    def next_match(self) -> str | None:
+        return self._step_match(+1)
+
+    def previous_match(self) -> str | None:
+        return self._step_match(-1)
+
+    def _step_match(self, step: int) -> str | None:
+        if not self._matches:
+            return None
+        n = len(self._matches)
+        if self._match_index < 0:
+            self._match_index = 0 if step > 0 else n - 1
+        else:
+            self._match_index = (self._match_index + step) % n
+        path = self._matches[self._match_index]
+        self.select_paths([path], center=False)
+        self._centre_on(path)
+        return path
+
+    def _centre_on(self, path: str) -> None:
+        """Centre the box of `path` nearest to the view's centre (an input may have many copies)."""
+        model = self._model
+        assert model is not None
+        here = self._view_centre()
+        rects = [model.nodes[i].rect for i in model.by_base[path]]
+        best = min(rects, key=lambda r: (r.center() - here).manhattanLength())
+        self._auto_fit = False
+        self.centerOn(best.center())
+
+    # ------------------------------------------------------------------ source-line colours
+
+    def set_line_colours(self, colours: dict[str, str]) -> None:
+        """Colour a stripe on the left of each node in `colours` (base path -> ``#rrggbb``)."""
+        self._line_colours = dict(colours)
+        old = set(self._state.stripes)
+        self._apply_line_colours()
+        self._update_nodes(old | set(self._state.stripes))
+
+    def _apply_line_colours(self) -> None:
+        stripes: dict[int, QColor] = {}
+        model = self._model
+        if model is not None:
+            for path, colour in self._line_colours.items():
+                c = QColor(colour)
+                if c.isValid():
+                    for i in model.by_base.get(path.partition("#")[0], ()):
+                        stripes[i] = c
+        self._state.stripes = stripes
+
+    # ------------------------------------------------------------------ hit tests
+
+    def node_at(self, scene_pos: QPointF) -> int | None:
+        """The record index of the topmost box at `scene_pos` (within `HIT_SLOP`), or None."""
+        if self._model is None:
+            return None
+        return self._model.node_at(scene_pos.x(), scene_pos.y(), HIT_SLOP)
+
+    def path_at(self, viewport_pos: QPoint) -> str | None:
+        """The base path of the node under a viewport position, or None."""
+        i = self.node_at(self.mapToScene(viewport_pos))
+        return self._model.nodes[i].base if i is not None and self._model is not None else None
+
+    def cluster_title_at(self, scene_pos: QPointF) -> str | None:
+        """The path of the cluster whose title band is at `scene_pos` (the deepest one)."""
+        model = self._model
+        if model is None:
+            return None
+        hits = [k for k in model.title_grid.near(scene_pos.x(), scene_pos.y())
+                if model.title_rect(model.clusters[k]).contains(scene_pos)]
+        if not hits:
+            return None
+        return model.clusters[max(hits, key=lambda k: model.clusters[k].depth)].path
+
+    def tooltip_at(self, viewport_pos: QPoint) -> str:
+        """Plain text for the tooltip at a viewport position ("" for nothing)."""
+        model = self._model
+        if model is None:
+            return ""
+        scene_pos = self.mapToScene(viewport_pos)
+        i = self.node_at(scene_pos)
+        if i is not None:
+            rec = model.nodes[i]
+            if rec.node is None:
+                return rec.path
+            text = node_tooltip(rec.node, rec.base)
+            if rec.owner:
+                text += "\ndouble-click to expand"
+            return text
+        cluster = self.cluster_title_at(scene_pos)
+        if cluster is not None:
+            title = next(c.title for c in model.clusters if c.path == cluster)
+            return f"{title}\npath: {cluster}\ndouble-click to collapse"
+        return ""
+
+    # ------------------------------------------------------------------ events
+
+    def viewportEvent(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
+            text = self.tooltip_at(event.pos())
+            if text:
+                QToolTip.showText(event.globalPos(), tooltip_html(text), self.viewport())
+            else:
+                QToolTip.hideText()
+                event.ignore()
+            return True
+        return super().viewportEvent(event)
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        if event.button() in (Qt.MouseButton.LeftButton, Qt.MouseButton.MiddleButton):
+            self._press = self._last = event.position().toPoint()
+            self._press_button = event.button()
+            self._panning = False
+            event.accept()
+            return
+        super().mousePressEvent(event)
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        if self._press is not None:
+            pos = event.position().toPoint()
+            if not self._panning and (pos - self._press).manhattanLength() >= QApplication.startDragDistance():
+                self._panning = True
+                self._auto_fit = False
+                self.viewport().setCursor(Qt.CursorShape.ClosedHandCursor)
+            if self._panning:
+                delta = pos - self._last
+                self._last = pos
+                h, v = self.horizontalScrollBar(), self.verticalScrollBar()
+                h.setValue(h.value() - delta.x())
+                v.setValue(v.value() - delta.y())
+            event.accept()
+            return
+        super().mouseMoveEvent(event)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        if self._press is not None and event.button() == self._press_button:
+            clicked = not self._panning and event.button() == Qt.MouseButton.LeftButton
+            self._press = None
+            self._panning = False
+            self.viewport().unsetCursor()
+            if clicked:
+                self._click(event.position().toPoint(), event.modifiers())
+            event.accept()
+            return
+        super().mouseReleaseEvent(event)
+
+    def _click(self, pos: QPoint, modifiers: Qt.KeyboardModifier) -> None:
+        i = self.node_at(self.mapToScene(pos))
+        ctrl = bool(modifiers & Qt.KeyboardModifier.ControlModifier)
+        shift = bool(modifiers & Qt.KeyboardModifier.ShiftModifier)
+        if i is None:
+            if not (ctrl or shift):
+                self.clear_selection()
+            return
+        assert self._model is not None
+        base = self._model.nodes[i].base
+        paths = list(self._selected)
+        if ctrl and base in self._selected:
+            paths.remove(base)  # Ctrl-click toggles
+        elif ctrl or shift:
+            if base not in self._selected:
+                paths.append(base)
+        else:
+            paths = [base]
+        self._set_selection(paths)
+
+    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
+        if event.button() != Qt.MouseButton.LeftButton or self._model is None:
+            super().mouseDoubleClickEvent(event)
+            return
+        pos = event.position().toPoint()
+        scene_pos = self.mapToScene(pos)
+        i = self.node_at(scene_pos)
+        model = self._model
+        if i is not None:
+            rec = model.nodes[i]
+            if rec.owner:
+                self._anchor = (rec.base, self.mapFromScene(rec.rect.topLeft()))
+                self.toggle_cluster_requested.emit(rec.base)
+            else:
+                self.node_activated.emit(rec.base)
+        else:
+            cluster = self.cluster_title_at(scene_pos)
+            if cluster is not None:
+                owner = cluster.rpartition(":")[0]
+                rect = self._owner_rect(owner)
+                if rect is not None:
+                    self._anchor = (owner, self.mapFromScene(rect.topLeft()))
+                self.toggle_cluster_requested.emit(owner)
+        event.accept()
+
+    def _owner_rect(self, owner: str) -> QRectF | None:
+        """Where an owner is drawn: its box when collapsed, its clusters' union when expanded."""
+        model = self._model
+        if model is None:
+            return None
+        if owner in model.by_path:
+            return QRectF(model.nodes[model.by_path[owner]].rect)
+        rect = QRectF()
+        prefix = owner + ":"
+        for c in model.clusters:
+            if c.path.startswith(prefix) and c.path[len(prefix):].isdigit():
+                rect = rect.united(QRectF(c.x, c.y, c.w, c.h))
+        return rect if not rect.isNull() else None
+
+    def _restore_anchor(self, centre: QPointF) -> None:
+        anchor, self._anchor = self._anchor, None
+        if anchor is not None:
+            rect = self._owner_rect(anchor[0])
+            if rect is not None:
+                self._put(rect.topLeft(), anchor[1])
+                return
+        self.centerOn(centre)
+
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        delta = event.angleDelta()
+        if delta.y():
+            self._zoom_by(2.0 ** (delta.y() / 480.0), event.position().toPoint())
+        elif delta.x():
+            self._auto_fit = False
+            h = self.horizontalScrollBar()
+            h.setValue(h.value() - delta.x())
+        event.accept()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        key = event.key()
+        if key in (Qt.Key.Key_Plus, Qt.Key.Key_Equal):
+            self.zoom_in()
+        elif key in (Qt.Key.Key_Minus, Qt.Key.Key_Underscore):
+            self.zoom_out()
+        elif key in (Qt.Key.Key_F, Qt.Key.Key_0):
+            self.fit_all()
+        elif key == Qt.Key.Key_Escape:
+            self.clear_selection()
+        else:
+            super().keyPressEvent(event)
+            return
+        event.accept()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        centre = self._view_centre()
+        super().resizeEvent(event)
+        if self._model is None:
+            return
+        if self._auto_fit:
+            self.fit_all()
+        else:
+            self._update_scene_rect()
+            self.centerOn(centre)
+
+    # ------------------------------------------------------------------ repaint helpers
+
+    def _update_nodes(self, ids: Iterable[int]) -> None:
+        model = self._model
+        if model is None:
+            return
+        for t in {model.nodes[i].tile for i in ids}:
+            self._node_items[t].update()
+
+    def _update_all(self) -> None:
+        for item in self._scene.items():
+            item.update()
+        self.viewport().update()

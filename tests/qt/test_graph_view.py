@@ -1,0 +1,415 @@
+"""QtGraphView on real trace results (tests/fixtures) and on a synthetic 20k-node graph, headless."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import random
+
+import pytest
+
+QtCore = pytest.importorskip("PySide6.QtCore")
+QtGui = pytest.importorskip("PySide6.QtGui")
+pytest.importorskip("pytestqt")
+
+from PySide6.QtCore import QPoint, QPointF, Qt  # noqa: E402
+from PySide6.QtGui import QColor, QImage, QWheelEvent  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from jaxscope.core.layout import auto_expanded, compute_layout  # noqa: E402
+from jaxscope.core.model import Body, Edge, Graph, Layout, Node, SourceLoc, TraceResult  # noqa: E402
+from jaxscope.core.svg import NodeIndex, node_tooltip  # noqa: E402
+from jaxscope.qt.graph_items import TEXT_LOD, EdgeTileItem, NodeTileItem  # noqa: E402
+from jaxscope.qt.graph_view import QtGraphView, tooltip_html  # noqa: E402
+
+FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures"
+NAMES = ("basics_predict", "basics_loss", "cond", "scan")
+
+
+def load(name: str) -> Graph:
+    return TraceResult.from_json((FIXTURES / f"{name}.json").read_text(encoding="utf-8")).graph
+
+
+def laid_out(name: str, expanded: frozenset[str] | None = None) -> tuple[Graph, Layout]:
+    graph = load(name)
+    return graph, compute_layout(graph, auto_expanded(graph) if expanded is None else expanded)
+
+
+@pytest.fixture
+def make_view(qtbot):
+    def make(graph: Graph, layout: Layout, theme: str = "light") -> QtGraphView:
+        view = QtGraphView()
+        qtbot.addWidget(view)
+        view.resize(1100, 800)
+        view.set_graph(graph, layout, theme)
+        view.show()
+        qtbot.waitExposed(view)
+        view.fit_all()
+        return view
+
+    return make
+
+
+def centre_of(view: QtGraphView, path: str) -> QPoint:
+    rect = view.scene_node_rect(path)
+    assert rect is not None, path
+    return view.mapFromScene(rect.center())
+
+
+def node_tiles(view: QtGraphView) -> list[NodeTileItem]:
+    return [item for item in view.scene().items() if isinstance(item, NodeTileItem)]
+
+
+# --------------------------------------------------------------------------- building
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_box_is_drawn(make_view, name):
+    graph, layout = laid_out(name)
+    view = make_view(graph, layout)
+    assert view.node_count == len(layout.nodes)
+    view.grab()
+    assert sum(tile.painted for tile in node_tiles(view)) == len(layout.nodes)
+    assert view.zoom() >= TEXT_LOD  # small fixtures fit at full detail: text is drawn
+    for box in layout.nodes:
+        rect = view.scene_node_rect(box.path)
+        assert rect is not None and abs(rect.center().x() - box.x) < 1e-6 and abs(rect.center().y() - box.y) < 1e-6
+    assert view.scene_node_rect("no-such-node") is None
+
+
+def test_empty_layout(make_view):
+    graph = Graph("empty", {"b0": Body("b0", "empty", (), (), 0, 0)})
+    view = make_view(graph, Layout(16.0, 16.0, (), ()))
+    assert view.node_count == 0 and view.search("x") == [] and view.dataflow_cone("x", "up") == set()
+    view.zoom_in()
+    assert not view.grab().isNull()
+
+
+def test_items_are_batched(make_view):
+    graph, layout = laid_out("basics_loss")
+    view = make_view(graph, layout)
+    assert len(view.scene().items()) < 10 < len(layout.nodes)
+
+
+def test_stub_copies_select_together(make_view, sample, qtbot):
+    graph, layout = sample  # has "in3" and its stub copy "in3#0"
+    view = make_view(graph, layout)
+    with qtbot.waitSignal(view.selection_changed) as blocker:
+        view.select_paths(["in3#0"])
+    assert blocker.args == [["in3"]]
+    assert view.selected_paths() == ["in3"]
+    tooltip = view.tooltip_at(centre_of(view, "in3#0"))
+    assert tooltip == node_tooltip(NodeIndex(graph).get("in3"), "in3")
+
+
+# --------------------------------------------------------------------------- selection
+
+
+def test_select_paths_emits_and_centres(make_view, qtbot):
+    graph, layout = laid_out("basics_predict")
+    view = make_view(graph, layout)
+    view._set_scale(2.0)
+    view.centerOn(0, 0)
+    with qtbot.waitSignal(view.selection_changed) as blocker:
+        view.select_paths(["e12", "e0:0/e1", "nope"])
+    assert blocker.args == [["e12", "e0:0/e1"]]
+    assert view.selected_paths() == ["e12", "e0:0/e1"]
+    visible = view.mapToScene(view.viewport().rect()).boundingRect()
+    for path in ("e12", "e0:0/e1"):
+        assert visible.contains(view.scene_node_rect(path))
+    with qtbot.assertNotEmitted(view.selection_changed):
+        view.select_paths(["e12", "e0:0/e1"])  # no change, no signal
+    with qtbot.waitSignal(view.selection_changed) as blocker:
+        view.clear_selection()
+    assert blocker.args == [[]]
+
+
+def test_click_selects_ctrl_adds_empty_clears(make_view, qtbot):
+    graph, layout = laid_out("basics_predict")
+    view = make_view(graph, layout)
+    with qtbot.waitSignal(view.selection_changed) as blocker:
+        qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=centre_of(view, "e3"))
+    assert blocker.args == [["e3"]]
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ControlModifier,
+                     pos=centre_of(view, "e0:0/e0"))
+    assert view.selected_paths() == ["e3", "e0:0/e0"]
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ShiftModifier,
+                     pos=centre_of(view, "e4"))
+    assert view.selected_paths() == ["e3", "e0:0/e0", "e4"]
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ControlModifier,
+                     pos=centre_of(view, "e3"))  # Ctrl toggles
+    assert view.selected_paths() == ["e0:0/e0", "e4"]
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(3, 3))  # empty corner
+    assert view.selected_paths() == []
+    view.select_paths(["e4"])
+    qtbot.keyClick(view, Qt.Key.Key_Escape)
+    assert view.selected_paths() == []
+
+
+def test_drag_pans_without_selecting(make_view, qtbot):
+    graph, layout = laid_out("basics_predict")
+    view = make_view(graph, layout)
+    start = centre_of(view, "e3")
+    before = view.mapToScene(view.viewport().rect().center())
+    qtbot.mousePress(view.viewport(), Qt.MouseButton.LeftButton, pos=start)
+    for k in range(1, 6):
+        qtbot.mouseMove(view.viewport(), start + QPoint(20 * k, 10 * k))
+    qtbot.mouseRelease(view.viewport(), Qt.MouseButton.LeftButton, pos=start + QPoint(100, 50))
+    after = view.mapToScene(view.viewport().rect().center())
+    assert view.selected_paths() == []
+    assert abs((before - after).x()) > 20 and abs((before - after).y()) > 10
+
+
+def test_double_click_collapsed_owner_requests_toggle(make_view, qtbot):
+    graph, layout = laid_out("basics_predict", frozenset())
+    jit = next(box.path for box in layout.nodes if NodeIndex(graph).get(box.path).label == "jit")
+    view = make_view(graph, layout)
+    with qtbot.waitSignal(view.toggle_cluster_requested) as blocker:
+        qtbot.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=centre_of(view, jit))
+    assert blocker.args == [jit] and jit.startswith("e")
+    assert "double-click to expand" in view.tooltip_at(centre_of(view, jit))
+
+    # the window re-lays out and calls back with keep_view: the owner's clusters appear where it was
+    where = view.mapFromScene(view.scene_node_rect(jit).topLeft())
+    expanded = compute_layout(graph, frozenset([jit]))
+    view.set_graph(graph, expanded, "light", keep_view=True)
+    cluster = next(c for c in expanded.clusters if c.path == f"{jit}:0")
+    now = view.mapFromScene(QPointF(cluster.x, cluster.y))
+    assert (now - where).manhattanLength() <= 2
+
+
+def test_double_click_cluster_title_and_plain_node(make_view, qtbot):
+    graph, layout = laid_out("cond")
+    view = make_view(graph, layout)
+    cluster = next(c for c in layout.clusters if c.path.endswith(":1"))
+    title = view.mapFromScene(QPointF(cluster.x + 12, cluster.y + 8))
+    assert "double-click to collapse" in view.tooltip_at(title)
+    with qtbot.waitSignal(view.toggle_cluster_requested) as blocker:
+        qtbot.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=title)
+    assert blocker.args == [cluster.path.rpartition(":")[0]]
+    with qtbot.waitSignal(view.node_activated) as blocker:
+        qtbot.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=centre_of(view, "e0"))
+    assert blocker.args == ["e0"]
+
+
+def test_keep_view_keeps_zoom_and_selection(make_view, qtbot):
+    graph, layout = laid_out("basics_predict")
+    view = make_view(graph, layout)
+    view.select_paths(["e3", "e0:0/e1"])
+    view._set_scale(1.7)
+    view.centerOn(view.scene_node_rect("e3").center())
+    collapsed = compute_layout(graph, frozenset())
+    with qtbot.waitSignal(view.selection_changed) as blocker:  # e0:0/e1 is gone
+        view.set_graph(graph, collapsed, "light", keep_view=True)
+    assert blocker.args == [["e3"]]
+    assert view.zoom() == pytest.approx(1.7)
+    view.set_graph(graph, layout, "light")  # a fresh view: fitted, nothing selected
+    assert view.selected_paths() == []
+    assert view.mapToScene(view.viewport().rect()).boundingRect().contains(view.content_rect())
+
+
+def test_keep_view_keeps_search_and_highlight(make_view):
+    graph, layout = laid_out("basics_predict")
+    view = make_view(graph, layout)
+    assert view.search("add") == ["e3", "e0:0/e2"]
+    view.next_match()
+    view.next_match()
+    view.highlight_dataflow("out0", "up")
+    view.set_graph(graph, compute_layout(graph, frozenset()), "light", keep_view=True)
+    assert view.match_count == 1 and view.current_match_index == -1  # e0:0/e2 is inside the collapsed jit
+    assert view.highlighted and "e0" in view.dataflow_cone("out0", "up")
+    view.next_match()
+    view.set_graph(graph, layout, "light", keep_view=True)
+    assert view.match_count == 2 and view.current_match_index == 0 and view.highlighted
+    view.set_graph(graph, layout, "light")
+    assert view.match_count == 0 and not view.highlighted
+
+
+# --------------------------------------------------------------------------- search
+
+
+def test_search_cycles_through_matches(make_view, qtbot):
+    graph, layout = laid_out("basics_predict")
+    view = make_view(graph, layout)
+    found = view.search("DOT_gen")
+    assert found == ["e1", "e0:0/e0"]
+    assert view.match_count == 2 and view.current_match_index == -1
+    assert view.next_match() == "e1" and view.current_match_index == 0
+    assert view.selected_paths() == ["e1"]
+    assert view.next_match() == "e0:0/e0"
+    assert view.next_match() == "e1"  # wraps
+    assert view.previous_match() == "e0:0/e0"
+    assert view.previous_match() == "e1"
+    assert view.search("f32[16,3]")  # avals
+    assert "in3" in view.search("w2")  # input names
+    assert view.search("") == [] and view.match_count == 0 and view.next_match() is None
+    assert view.search("no such thing") == []
+
+
+def test_search_by_line(make_view):
+    graph, layout = laid_out("basics_predict")
+    view = make_view(graph, layout)
+    index = NodeIndex(graph)
+    at_28 = [b.path for b in layout.nodes if (n := index.get(b.path)).source is not None and n.source.line == 28]
+    assert at_28
+    assert view.search(":28") == at_28
+    assert view.search("line 28") == at_28
+    assert view.search("basics.py:28") == at_28
+    assert view.search("other.py:28") == []
+    assert view.search(":2") == []  # line numbers match exactly
+    assert set(view.search("basics.py")) == {b.path for b in layout.nodes if index.get(b.path).source is not None}
+
+
+# --------------------------------------------------------------------------- dataflow
+
+
+def test_dataflow_cones(make_view):
+    graph, layout = laid_out("basics_predict")
+    view = make_view(graph, layout)
+    up = view.dataflow_cone("out0", "up")
+    producers = {e.src.partition("#")[0] for e in layout.edges if e.dst == "out0"}
+    assert producers and producers <= up and "out0" in up
+    assert {"e0:0/e0", "in4", "e12"} <= up  # through the expanded jit cluster, to the inputs
+    assert view.dataflow_cone("out0", "down") == {"out0"}
+    down = view.dataflow_cone("in4", "down")
+    assert {"in4", "e0:0/e0", "out0"} <= down and "in0" not in down  # x reaches the output, not b1
+    assert view.dataflow_cone("e4", "both") == view.dataflow_cone("e4", "up") | view.dataflow_cone("e4", "down")
+    assert view.dataflow_cone("missing", "up") == set()
+    with pytest.raises(ValueError):
+        view.dataflow_cone("out0", "sideways")
+
+    view.highlight_dataflow("e4", "up")
+    assert view.highlighted
+    cone = view.dataflow_cone("e4", "up")
+    lit = {view._model.nodes[i].base for i in view._state.cone_nodes}
+    assert lit == cone and "e12" not in lit
+    assert not view.grab().isNull()
+    view.clear_highlight()
+    assert not view.highlighted
+
+
+# --------------------------------------------------------------------------- zoom, fit, look
+
+
+def test_fit_all_shows_everything(make_view, qtbot):
+    graph, layout = laid_out("basics_loss")
+    view = make_view(graph, layout)
+    view._set_scale(3.0)
+    view.centerOn(0, 0)
+    qtbot.keyClick(view, Qt.Key.Key_F)
+    visible = view.mapToScene(view.viewport().rect()).boundingRect()
+    assert visible.contains(view.content_rect())
+    assert visible.width() < 2 * view.content_rect().width() or visible.height() < 2 * view.content_rect().height()
+
+
+def test_zoom_changes_the_transform(make_view, qtbot):
+    graph, layout = laid_out("basics_predict")
+    view = make_view(graph, layout)
+    s = view.transform().m11()
+    view.zoom_in()
+    assert view.transform().m11() == pytest.approx(s * 1.25)
+    view.zoom_out()
+    assert view.transform().m11() == pytest.approx(s)
+    qtbot.keyClick(view, Qt.Key.Key_Plus)
+    assert view.transform().m11() > s
+    qtbot.keyClick(view, Qt.Key.Key_0)
+    assert view.transform().m11() == pytest.approx(s)
+
+    # the wheel zooms around the cursor: the scene point under it stays put
+    pos = centre_of(view, "e3")
+    target = view.mapToScene(pos)
+    event = QWheelEvent(QPointF(pos), QPointF(view.viewport().mapToGlobal(pos)), QPoint(0, 0), QPoint(0, 240),
+                        Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase, False)
+    QApplication.sendEvent(view.viewport(), event)
+    assert view.transform().m11() > s * 1.3
+    assert (view.mapFromScene(target) - pos).manhattanLength() <= 2
+
+
+def test_tooltips_are_escaped(hostile, make_view):
+    graph, layout = hostile
+    view = make_view(graph, layout)
+    text = view.tooltip_at(centre_of(view, "e0"))
+    assert "<script>" in text  # plain text as the user wrote it ...
+    shown = tooltip_html(text)
+    assert "<script>" not in shown and "&lt;script&gt;" in shown  # ... but escaped for QToolTip
+    assert shown.startswith("<pre>") and shown.endswith("</pre>")
+    assert view.tooltip_at(QPoint(1, 1)) == ""
+    assert not view.grab().isNull()
+
+
+def test_line_colours_and_theme(make_view):
+    graph, layout = laid_out("basics_predict")
+    view = make_view(graph, layout)
+    view.set_line_colours({"e3": "#ff0000", "e0:0/e1": "#00aa00", "nope": "#0000ff", "e4": "not a colour"})
+    assert set(view._model.nodes[i].base for i in view._state.stripes) == {"e3", "e0:0/e1"}
+    image = view.grab().toImage()
+    rect = view.scene_node_rect("e3")
+    inside = view.mapFromScene(QPointF(rect.left() + 2.5, rect.center().y()))
+    red = image.pixelColor(inside * view.devicePixelRatioF())
+    assert red.red() > 200 and red.green() < 80, red.name()
+    assert view.backgroundBrush().color() == QColor("#ffffff")
+    view.set_theme("dark")
+    assert view.theme.name == "dark"
+    assert view.backgroundBrush().color() == QColor("#16191e")
+    assert not view.grab().isNull()
+
+
+SHOTS = os.environ.get("JAXSCOPE_SHOTS")  # a folder to keep the screenshots in, to look at them
+
+
+@pytest.mark.parametrize("name", ("basics_predict", "cond"))
+@pytest.mark.parametrize("theme", ("light", "dark"))
+def test_screenshots(make_view, tmp_path, name, theme):
+    graph, layout = laid_out(name)
+    view = make_view(graph, layout, theme)
+    out = pathlib.Path(SHOTS) if SHOTS else tmp_path
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{name}_{theme}.png"
+    assert view.grab().save(str(path))
+    image = QImage(str(path))
+    assert not image.isNull()
+    background = QColor("#ffffff" if theme == "light" else "#16191e")
+    colours = {image.pixelColor(x, y).name() for x in range(0, image.width(), 7) for y in range(0, image.height(), 7)}
+    assert len(colours) > 20 and background.name() in colours  # a drawing, on the theme's page
+
+
+# --------------------------------------------------------------------------- big graphs
+
+
+def big_graph(n: int, seed: int = 0) -> Graph:
+    """A synthetic dataflow of `n` equations with short and long edges."""
+    rnd = random.Random(seed)
+    prims = ("add", "mul", "dot_general", "tanh", "reduce_sum", "reshape", "exp", "sub")
+    nodes = [Node(f"in{i}", "input", f"x{i}", avals=("f32[8,8]",)) for i in range(8)]
+    ids = [node.id for node in nodes]
+    edges = []
+    for i in range(n):
+        nodes.append(Node(f"e{i}", "eqn", prims[i % len(prims)], avals=("f32[8,8]",),
+                          source=SourceLoc("model.py", i % 500 + 1)))
+        for port in range(1 if i % 3 else 2):
+            edges.append(Edge(ids[max(0, len(ids) - 1 - int(rnd.expovariate(0.2)))], f"e{i}", 0, port))
+        ids.append(f"e{i}")
+    nodes.append(Node("out0", "output", "out", avals=("f32[8,8]",)))
+    edges.append(Edge(ids[-1], "out0"))
+    return Graph("big", {"b0": Body("b0", "big", tuple(nodes), tuple(edges), n, n)})
+
+
+@pytest.mark.slow
+def test_big_graph_builds_and_renders(make_view):
+    graph = big_graph(20_000)
+    layout = compute_layout(graph, frozenset(), engine="layered")
+    view = make_view(graph, layout)
+    assert view.node_count == len(layout.nodes) > 20_000
+    assert len(view.scene().items()) < len(layout.nodes) / 10  # batched
+    assert any(isinstance(item, EdgeTileItem) and item.cull_each for item in view.scene().items())
+    assert not view.grab().isNull()  # fit-all: far level of detail
+    assert sum(tile.painted for tile in node_tiles(view)) == len(layout.nodes)
+    for scale in (0.05, 0.2, 1.0):  # every level of detail
+        view._set_scale(scale)
+        view.centerOn(view.scene_node_rect("e10000").center())
+        assert not view.grab().isNull()
+    assert view.path_at(centre_of(view, "e10000")) == "e10000"
+    assert len(view.search(":17")) == 40
+    view.highlight_dataflow("e10000", "both")
+    view.fit_all()
+    assert not view.grab().isNull()
