@@ -4,8 +4,6 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-export QT_QPA_PLATFORM ?= offscreen
-
 .PHONY: run test bench clean
 
 $(BIN)/python:
@@ -17,9 +15,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	touch $(STAMP)
 
 run: $(STAMP)
-	@mkdir -p build
-	$(BIN)/jaxscope export examples/basics.py::predict -o build/predict.svg
-	@echo "The desktop app is not built yet: open build/predict.svg to see the graph."
+	$(BIN)/jaxscope examples/basics.py::predict
 
 test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q $(PYTEST_ARGS)

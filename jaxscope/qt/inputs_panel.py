@@ -82,7 +82,6 @@ class InputsPanel(QWidget):
             self.params.setText("")
             self.args.setText("")
             return
-        self.params.setText(", ".join(p.name + (f"={p.default}" if p.default else "") for p in fn.params) or "(none)")
         self.args.setText(self._edited.get(fn.name, fn.example_args or ""))
         self._validate()
 
@@ -91,7 +90,7 @@ class InputsPanel(QWidget):
         if fn is not None:
             self._edited[fn.name] = self.args.text()
         try:
-            argspec.parse_call(self.args.text())
+            call = argspec.parse_call(self.args.text())
         except argspec.SpecError as exc:
             where = f" (at column {exc.offset + 1})" if exc.offset is not None else ""
             self.error.setText(f"{exc.message}{where}")
@@ -99,9 +98,30 @@ class InputsPanel(QWidget):
             return False
         self.error.setText("")
         self.trace_button.setEnabled(fn is not None)
+        if fn is not None:
+            self.params.setText(describe_params(fn, call))
         return True
 
     def request_trace(self) -> None:
         fn = self.current()
         if fn is not None and self._validate():
             self.trace_requested.emit(fn.name, self.args.text())
+
+
+def describe_params(fn: FunctionInfo, call: argspec.CallSpec) -> str:
+    """One line per parameter: traced (with its spec) or static (with its value), or its default."""
+    given: dict[str, argspec.Spec] = dict(call.kwargs)
+    positional = [p for p in fn.params if p.kind in ("positional_only", "positional")]
+    for param, spec in zip(positional, call.args, strict=False):
+        given[param.name] = spec
+    lines = []
+    for param in fn.params:
+        spec = given.get(param.name)
+        if spec is None:
+            state = f"default {param.default}" if param.default is not None else "missing"
+        elif argspec.is_static(spec):
+            state = f"static {argspec.format_spec(spec)}"
+        else:
+            state = f"traced {argspec.format_spec(spec)}"
+        lines.append(f"{param.name}: {state}")
+    return "\n".join(lines) or "(no parameters)"

@@ -301,6 +301,7 @@ class MainWindow(QMainWindow):
         self.graph.set_line_colours(linking.node_colours(graph, self.doc.path, palette))
         if not keep:
             self.graph.fit_all()
+            QTimer.singleShot(0, self.graph.fit_all)  # again once pending dock/geometry changes settle
         if selected:
             self.graph.select_paths(selected, center=False)
         eqns = graph.top.total_eqns
