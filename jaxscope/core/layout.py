@@ -54,17 +54,16 @@ Conventions
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import heapq
 from math import floor
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 from jaxscope.core import labels
 from jaxscope.core.dot_layout import dot_available, run_dot
 from jaxscope.core.layered import LAYER_GAP, NODE_GAP, layered_layout, longest_path_ranks
 from jaxscope.core.model import Body, ClusterBox, EdgePath, Graph, Layout, Node, NodeBox, SubgraphRef
+from jaxscope.core.serialize import gc_paused
 
 STUB_FANOUT = 2  # input/const nodes with more distinct consumers than this are stubbed
 STUB_KINDS = ("input", "const")
@@ -208,20 +207,6 @@ def auto_expanded(graph: Graph, max_visible: int = 600) -> frozenset[str]:
 
 
 # ------------------------------------------------------------------------------- internals
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic GC: building a layout (or decoding one) allocates hundreds of thousands of
-    small acyclic containers, and the collector would rescan the whole heap again and again
-    (1.5-4x slower at 20-50k nodes)."""
-    was_on = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_on:
-            gc.enable()
 
 
 def _expandable(graph: Graph, node: Node) -> bool:

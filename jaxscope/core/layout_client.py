@@ -28,10 +28,8 @@ Requests run one at a time, in order, on one background thread, so every method 
 from any thread. `cancel()` drops queued requests and kills the worker if one is running; their
 futures raise CancelledError.
 
-Graph and Layout cross the pipe as JSON, encoded by `dumps`/`loads` and `layout_to_wire`/
-`layout_from_wire` below: the same JSON as `serialize.to_jsonable` (a compact array form for
-Layout), but several times faster than the generic `from_jsonable`, which dominated round trips
-of big graphs.
+The Graph crosses the pipe as `serialize.dumps` / `serialize.loads` JSON, the Layout in the compact
+array form of `layout_to_wire` / `layout_from_wire` below.
 """
 
 from __future__ import annotations
@@ -46,14 +44,12 @@ import sys
 import threading
 import time
 import traceback
-import types
-import typing
 from collections.abc import Collection
 from pathlib import Path
-from typing import Any, Union, get_args, get_origin
+from typing import Any
 
 from jaxscope.core.model import ClusterBox, EdgePath, Graph, Layout, NodeBox
-from jaxscope.core.serialize import from_jsonable, to_jsonable
+from jaxscope.core.serialize import dumps, from_jsonable, gc_paused, loads
 
 DEFAULT_BUDGET_S = 5.0
 DECODE_TIMEOUT_S = 120.0  # reading the request in the worker; generous, it is plain Python
@@ -63,169 +59,6 @@ _OPTS = ("direction", "max_span", "dot_max_nodes", "engine")
 
 # ------------------------------------------------------------------------------- wire codec
 #
-# The same JSON as serialize.to_jsonable / from_jsonable (so Layout.from_json reads what is written
-# here and the other way round), but with the per-type work done once: the generic functions ask
-# typing about every single value, which costs seconds at 20k nodes (Layout.from_json: 2.4 s,
-# from_jsonable(Graph): 2.0 s) where these take a tenth of that.
-
-_IDENTITY = None  # marker: the JSON value already is the Python value
-
-
-def _compile_decoder(tp: Any) -> Any:
-    """A function JSON value -> value of type `tp`, or _IDENTITY; mirrors serialize.from_jsonable."""
-    origin = get_origin(tp)
-    if origin in (Union, types.UnionType):
-        options = [a for a in get_args(tp) if a is not type(None)]
-        if len(options) != 1:
-            return lambda data: from_jsonable(tp, data)
-        inner = _decoder(options[0])
-        if inner is _IDENTITY:
-            return _IDENTITY
-        return lambda data: None if data is None else inner(data)
-    if origin is tuple:
-        args = get_args(tp)
-        if len(args) == 2 and args[1] is Ellipsis:
-            inner = _decoder(args[0])
-            if inner is _IDENTITY:
-                return lambda data: None if data is None else tuple(data)
-            return lambda data: None if data is None else tuple([inner(v) for v in data])
-        decs = [_decoder(a) for a in args]
-        if args and all(a is float for a in args):
-            return lambda data: None if data is None else tuple([float(v) for v in data])
-        return lambda data: None if data is None else tuple(
-            [v if d is _IDENTITY else d(v) for d, v in zip(decs, data, strict=False)]
-        )
-    if origin is list:
-        inner = _decoder(get_args(tp)[0])
-        if inner is _IDENTITY:
-            return lambda data: None if data is None else list(data)
-        return lambda data: None if data is None else [inner(v) for v in data]
-    if origin is dict:
-        inner = _decoder(get_args(tp)[1])
-        if inner is _IDENTITY:
-            return lambda data: None if data is None else dict(data)
-        return lambda data: None if data is None else {k: inner(v) for k, v in data.items()}
-    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
-        hints = typing.get_type_hints(tp)
-        fields = [(f.name, _decoder(hints[f.name])) for f in dataclasses.fields(tp)]
-
-        def decode(data: Any, cls: type = tp, fields: list = fields) -> Any:
-            if data is None:
-                return None
-            if not isinstance(data, dict):
-                raise ValueError(f"expected an object for {cls.__name__}, got {type(data).__name__}")
-            kwargs = {}
-            for name, dec in fields:
-                if name in data:
-                    value = data[name]
-                    kwargs[name] = value if dec is _IDENTITY or value is None else dec(value)
-            return cls(**kwargs)
-
-        if not all(f.init for f in dataclasses.fields(tp)):
-            return decode
-        # The usual case, every key present: one generated positional call. Anything odd (a key
-        # missing, not an object, None) goes to the general function above.
-        env: dict[str, Any] = {"cls": tp, "general": decode}
-        args = []
-        for k, (name, dec) in enumerate(fields):
-            if dec is _IDENTITY:
-                args.append(f"data[{name!r}]")
-            else:
-                env[f"d{k}"] = dec
-                args.append(f"d{k}(data[{name!r}])")
-        src = (
-            "def fast(data):\n"
-            "    try:\n"
-            f"        return cls({', '.join(args)})\n"
-            "    except (KeyError, TypeError):\n"
-            "        return general(data)\n"
-        )
-        exec(src, env)  # noqa: S102 - generated from dataclass field names only
-        return env["fast"]
-    if tp is float:
-        return lambda data: float(data) if isinstance(data, int) else data
-    return _IDENTITY
-
-
-def _compile_encoder(tp: Any) -> Any:
-    """A function value -> JSON-ready value, or _IDENTITY (json.dumps writes tuples as arrays)."""
-    origin = get_origin(tp)
-    if origin in (Union, types.UnionType):
-        options = [a for a in get_args(tp) if a is not type(None)]
-        if len(options) != 1:
-            return to_jsonable
-        inner = _encoder(options[0])
-        if inner is _IDENTITY:
-            return _IDENTITY
-        return lambda v: None if v is None else inner(v)
-    if origin in (tuple, list):
-        args = get_args(tp)
-        if len(args) == 2 and args[1] is Ellipsis or origin is list:
-            inner = _encoder(args[0])
-            return _IDENTITY if inner is _IDENTITY else (lambda v: [inner(x) for x in v])
-        encs = [_encoder(a) for a in args]
-        if all(e is _IDENTITY for e in encs):
-            return _IDENTITY
-        return to_jsonable
-    if origin is dict:
-        inner = _encoder(get_args(tp)[1])
-        if inner is _IDENTITY:
-            return lambda v: {str(k): x for k, x in v.items()}
-        return lambda v: {str(k): inner(x) for k, x in v.items()}
-    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
-        hints = typing.get_type_hints(tp)
-        fields = [(f.name, _encoder(hints[f.name])) for f in dataclasses.fields(tp)]
-
-        def encode(obj: Any, fields: list = fields) -> Any:
-            if obj is None:
-                return None
-            out = {}
-            for name, enc in fields:
-                value = getattr(obj, name)
-                out[name] = value if enc is _IDENTITY else enc(value)
-            return out
-
-        return encode
-    if origin is None and tp in (str, int, float, bool, type(None)) or origin is typing.Literal:
-        return _IDENTITY
-    return to_jsonable
-
-
-_DECODERS: dict[Any, Any] = {}
-_ENCODERS: dict[Any, Any] = {}
-
-
-def _decoder(tp: Any) -> Any:
-    if tp not in _DECODERS:
-        _DECODERS[tp] = _compile_decoder(tp)
-    return _DECODERS[tp]
-
-
-def _encoder(tp: Any) -> Any:
-    if tp not in _ENCODERS:
-        _ENCODERS[tp] = _compile_encoder(tp)
-    return _ENCODERS[tp]
-
-
-def dumps(obj: Any) -> str:
-    """`json.dumps(to_jsonable(obj))` for a Graph or Layout, faster."""
-    from jaxscope.core.layout import gc_paused
-
-    enc = _encoder(type(obj))
-    with gc_paused():
-        return json.dumps(obj if enc is _IDENTITY else enc(obj), separators=(",", ":"), ensure_ascii=False)
-
-
-def loads(tp: Any, text: str | bytes) -> Any:
-    """`from_jsonable(tp, json.loads(text))`, faster."""
-    from jaxscope.core.layout import gc_paused
-
-    dec = _decoder(tp)
-    with gc_paused():
-        data = json.loads(text)
-        return data if dec is _IDENTITY else dec(data)
-
-
 # A Layout is mostly numbers: on the wire it goes as flat arrays (`{"wire": 1, ...}`), about 3x
 # smaller and 3x faster to read back than the field-per-key form. If the layout dataclasses ever
 # change shape, this quietly falls back to the generic form.
@@ -241,8 +74,6 @@ def layout_to_wire(layout: Layout) -> str:
     """One line of JSON text for `layout` (read it with `layout_from_wire`)."""
     if not _COMPACT:
         return dumps(layout)
-    from jaxscope.core.layout import gc_paused
-
     with gc_paused():
         data = {
             "wire": 1,
@@ -259,13 +90,10 @@ def layout_to_wire(layout: Layout) -> str:
 
 def layout_from_wire(text: str | bytes) -> Layout:
     """The Layout `layout_to_wire` wrote (or a plain `Layout.to_json` text)."""
-    from jaxscope.core.layout import gc_paused
-
     with gc_paused():
         data = json.loads(text)
         if not (isinstance(data, dict) and data.get("wire") == 1):
-            dec = _decoder(Layout)
-            return dec(data)
+            return from_jsonable(Layout, data)
         flat = data["nodes"]
         it = iter(flat)
         nodes = tuple([NodeBox(p, float(x), float(y), float(w), float(h)) for p, x, y, w, h in zip(it, it, it, it, it)])

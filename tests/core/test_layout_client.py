@@ -11,9 +11,9 @@ import pytest
 
 from jaxscope.core import dot_layout
 from jaxscope.core.layout import compute_layout, expanded_to_depth
-from jaxscope.core.layout_client import LayoutClient, LayoutError, dumps, layout_from_wire, layout_to_wire, loads
+from jaxscope.core.layout_client import LayoutClient, LayoutError, layout_from_wire, layout_to_wire
 from jaxscope.core.model import Body, Edge, Graph, Layout, Node, SourceLoc
-from jaxscope.core.serialize import from_jsonable, to_jsonable
+from jaxscope.core.serialize import dumps, from_jsonable, loads, to_jsonable
 
 from test_layout import mk_body, mk_graph, sample_graph  # tests/core is on sys.path (rootdir-less test dirs)
 
