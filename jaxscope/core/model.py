@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from jaxscope.core.serialize import from_jsonable, to_jsonable
+from jaxscope.core.serialize import dumps, from_jsonable, gc_paused, loads
 
 SCHEMA_VERSION = 1
 
@@ -139,11 +139,12 @@ class TraceResult:
     schema_version: int = SCHEMA_VERSION
 
     def to_json(self) -> str:
-        return json.dumps(to_jsonable(self), separators=(",", ":"), ensure_ascii=False)
+        return dumps(self)
 
     @staticmethod
     def from_json(text: str | bytes) -> TraceResult:
-        return result_from_jsonable(json.loads(text))
+        with gc_paused():
+            return result_from_jsonable(json.loads(text))
 
 
 def result_from_jsonable(data: dict[str, Any]) -> TraceResult:
@@ -258,11 +259,11 @@ class Layout:
     notes: tuple[str, ...] = ()  # e.g. "dot exceeded its 5 s budget; used the layered layout"
 
     def to_json(self) -> str:
-        return json.dumps(to_jsonable(self), separators=(",", ":"))
+        return dumps(self)
 
     @staticmethod
     def from_json(text: str | bytes) -> Layout:
-        return from_jsonable(Layout, json.loads(text))
+        return loads(Layout, text)
 
 
 def split_path(path: str) -> list[tuple[str, int]]:
