@@ -30,6 +30,7 @@ scripts and tests. With the ``transparent`` theme text and edges use ``currentCo
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from jaxscope.core import labels
 from jaxscope.core.model import ClusterBox, EdgePath, Graph, Layout, Node, NodeBox, split_path
@@ -237,7 +238,7 @@ class _SvgWriter:
         if len(pts) < 2:
             return
         tip = pts[-1]
-        direction = _direction(pts)
+        direction = arrival_direction(pts)
         if direction is not None and math.dist(pts[0], tip) > 2 * ARROW_LEN:  # room to end at the arrow's base
             dx, dy = direction
             back = (dx * ARROW_LEN, dy * ARROW_LEN)
@@ -377,7 +378,7 @@ def _space(text: str) -> str:
     return ' xml:space="preserve"' if "  " in text or text[:1].isspace() or text[-1:].isspace() else ""
 
 
-def _direction(pts: list[Point]) -> Point | None:
+def arrival_direction(pts: Sequence[Point]) -> Point | None:
     """The unit direction the path arrives in at its last point (from the nearest distinct point)."""
     tip = pts[-1]
     for p in reversed(pts[:-1]):

@@ -32,7 +32,7 @@ from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 from jaxscope.core import labels
 from jaxscope.core.model import ClusterBox, EdgePath, Graph, Layout, Node
 from jaxscope.core.styles import Theme, family
-from jaxscope.core.svg import NodeIndex
+from jaxscope.core.svg import NodeIndex, arrival_direction
 
 TILE_W = 1200.0
 TILE_H = 800.0
@@ -431,22 +431,11 @@ class ViewState:
 # ---------------------------------------------------------------------------------- geometry
 
 
-def _direction(pts: Sequence[Point]) -> Point | None:
-    """The unit direction the path arrives in at its last point (from the nearest distinct one)."""
-    tip = pts[-1]
-    for p in reversed(pts[:-1]):
-        dx, dy = tip[0] - p[0], tip[1] - p[1]
-        n = math.hypot(dx, dy)
-        if n > 1e-6:
-            return dx / n, dy / n
-    return None
-
-
 def edge_shapes(pts: Sequence[Point]) -> tuple[QPainterPath, QPolygonF | None]:
     """The curve (ending at the arrow's base, as svg.py does) and the arrowhead triangle."""
     pts = list(pts)
     tip = pts[-1]
-    direction = _direction(pts)
+    direction = arrival_direction(pts)
     arrow = None
     if direction is not None:
         dx, dy = direction
