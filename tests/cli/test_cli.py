@@ -77,3 +77,14 @@ def test_errors_are_one_paragraph_with_exit_codes(args, code, fragment):
     assert out.returncode == code, out.stderr
     assert fragment in out.stderr
     assert "Traceback (most recent call last)" not in out.stderr
+
+
+def test_module_target_is_imported_from_the_working_directory():
+    corpus = ROOT / "tests" / "worker" / "corpus"
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT)}
+    out = subprocess.run(
+        [sys.executable, "-m", "jaxscope", "jaxpr", "higher_order:uses_cond", "--args", "f32[3], f32[3]"],
+        capture_output=True, text=True, timeout=180, cwd=corpus, env=env,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "cond[" in out.stdout
