@@ -55,30 +55,43 @@ Conventions
 from __future__ import annotations
 
 import heapq
-from math import floor
 from collections.abc import Callable, Collection, Iterable
-from dataclasses import dataclass
 
-from jaxscope.core import labels
 from jaxscope.core.dot_layout import dot_available, run_dot
-from jaxscope.core.layered import LAYER_GAP, NODE_GAP, layered_layout, longest_path_ranks
-from jaxscope.core.model import Body, ClusterBox, EdgePath, Graph, Layout, Node, NodeBox, SubgraphRef
+from jaxscope.core.layered import LAYER_GAP, NODE_GAP, layered_layout
+from jaxscope.core.layout_body import (
+    CLUSTER_GAP,
+    CLUSTER_PAD,
+    STUB_FANOUT,
+    STUB_KINDS,
+    BodyLayout,
+    Children,
+    expandable,
+    flatten,
+    layout_body,
+    split_rel,
+    tenths,
+)
+from jaxscope.core.layout_edges import Point
+from jaxscope.core.model import Body, ClusterBox, EdgePath, Graph, Layout, Node, NodeBox
 from jaxscope.core.serialize import gc_paused
 
-STUB_FANOUT = 2  # input/const nodes with more distinct consumers than this are stubbed
-STUB_KINDS = ("input", "const")
-CLUSTER_PAD = 10.0  # px around a sub-graph's contents inside its cluster box
-CLUSTER_GAP = 12.0  # px between the clusters of one owner
+__all__ = [
+    "CLUSTER_GAP",
+    "CLUSTER_PAD",
+    "ENGINES",
+    "MARGIN",
+    "STUB_FANOUT",
+    "STUB_KINDS",
+    "auto_expanded",
+    "compute_layout",
+    "expanded_to_depth",
+    "gc_paused",
+    "visible_count",
+]
+
 MARGIN = 8.0  # px around the whole drawing
 ENGINES = ("auto", "dot", "layered")
-
-Point = tuple[float, float]
-
-
-def _t(v: float) -> int:
-    """px -> whole tenths of a px. Body layouts are kept in tenths, so a translated copy of a
-    cached body is exactly the original moved, and the output is rounded to 0.1 px for free."""
-    return floor(v * 10.0 + 0.5)
 
 
 # ------------------------------------------------------------------------------- public API
@@ -115,8 +128,8 @@ def compute_layout(
     notes: list[str] = []
     with gc_paused():
         root, _ = ctx.layout(graph.root, expanded)
-        m = _t(MARGIN)
-        _flatten(root, "", m, m, 1, nodes, edges, clusters, engines, notes)
+        m = tenths(MARGIN)
+        flatten(root, "", m, m, 1, nodes, edges, clusters, engines, notes)
     if engines == {"dot", "layered"}:
         used = "dot+layered"
     elif engines:
@@ -140,12 +153,12 @@ def visible_count(graph: Graph, expanded: Collection[str]) -> int:
 
     def count(body_id: str, rel: Iterable[str]) -> int:
         body = graph.bodies[body_id]
-        local, inner = _split_rel(rel)
+        local, inner = split_rel(rel)
         total = len(body.nodes)
         if not local:
             return total
         for node in body.nodes:
-            if node.id in local and _expandable(graph, node):
+            if node.id in local and expandable(graph, node):
                 total -= 1
                 for i, ref in enumerate(node.subgraphs):
                     sub_rel = tuple(sorted(inner.get((node.id, i), ())))
@@ -166,7 +179,7 @@ def expanded_to_depth(graph: Graph, depth: int) -> frozenset[str]:
         nxt = []
         for body_id, prefix in level:
             for node in graph.bodies[body_id].nodes:
-                if _expandable(graph, node):
+                if expandable(graph, node):
                     path = prefix + node.id
                     out.append(path)
                     for i, ref in enumerate(node.subgraphs):
@@ -188,7 +201,7 @@ def auto_expanded(graph: Graph, max_visible: int = 600) -> frozenset[str]:
     def push(body_id: str, prefix: str, depth: int) -> None:
         nonlocal seq
         for node in graph.bodies[body_id].nodes:
-            if _expandable(graph, node):
+            if expandable(graph, node):
                 added = sum(len(graph.bodies[r.body].nodes) for r in node.subgraphs) - 1
                 heapq.heappush(heap, (depth, added, seq, prefix + node.id, node))
                 seq += 1
@@ -209,140 +222,9 @@ def auto_expanded(graph: Graph, max_visible: int = 600) -> frozenset[str]:
 # ------------------------------------------------------------------------------- internals
 
 
-def _expandable(graph: Graph, node: Node) -> bool:
-    return bool(node.subgraphs) and all(ref.body in graph.bodies for ref in node.subgraphs)
-
-
-def _split_rel(rel: Iterable[str]) -> tuple[set[str], dict[tuple[str, int], list[str]]]:
-    """Relative expanded paths -> (local owner ids, {(owner id, index): paths inside it})."""
-    local: set[str] = set()
-    inner: dict[tuple[str, int], list[str]] = {}
-    for path in rel:
-        head, sep, rest = path.partition("/")
-        if not sep:
-            local.add(path)
-            continue
-        owner, colon, index = head.partition(":")
-        if colon and index.isdigit():
-            inner.setdefault((owner, int(index)), []).append(rest)
-    return local, inner
-
-
-@dataclass(slots=True)
-class _Cluster:
-    path: str  # "<owner id>:<index>", relative to the body
-    title: str
-    x: int  # top-left, body coordinates, tenths of a px
-    y: int
-    w: int
-    h: int
-    child: _BodyLayout
-    dx: int  # where the child's (0, 0) lands, body coordinates
-    dy: int
-
-
-@dataclass(slots=True)
-class _BodyLayout:
-    """One body laid out at the origin, in tenths of a px; paths are relative to the body."""
-
-    w: int
-    h: int
-    nodes: list[tuple[str, int, int, int, int]]  # path, centre x, centre y, w, h
-    pos: dict[str, tuple[int, int, int, int]]  # local id -> (cx, cy, w, h)
-    edges: list[tuple[str, str, tuple[int, ...], bool, str]]  # points flattened: x0, y0, x1, y1, ...
-    clusters: list[_Cluster]
-    engines: frozenset[str]
-    notes: tuple[str, ...]
-
-
-def _flatten(
-    bl: _BodyLayout,
-    prefix: str,
-    dx: float,
-    dy: float,
-    depth: int,
-    nodes: list[NodeBox],
-    edges: list[EdgePath],
-    clusters: list[ClusterBox],
-    engines: set[str],
-    notes: list[str],
-) -> None:
-    engines.update(bl.engines)
-    notes.extend(bl.notes)
-    for path, x, y, w, h in bl.nodes:
-        nodes.append(NodeBox(prefix + path, (x + dx) / 10, (y + dy) / 10, w / 10, h / 10))
-    for src, dst, flat, routed, aval in bl.edges:
-        it = iter(flat)
-        pts = tuple([((px + dx) / 10, (py + dy) / 10) for px, py in zip(it, it)])
-        edges.append(EdgePath(prefix + src, prefix + dst, pts, routed, aval))
-    for c in bl.clusters:
-        x, y = (c.x + dx) / 10, (c.y + dy) / 10
-        clusters.append(ClusterBox(prefix + c.path, c.title, x, y, c.w / 10, c.h / 10, depth))
-        _flatten(c.child, f"{prefix}{c.path}/", dx + c.dx, dy + c.dy, depth + 1, nodes, edges, clusters, engines, notes)
-
-
-def _straight(a: Point, b: Point) -> list[Point]:
-    (x0, y0), (x3, y3) = a, b
-    return [a, (x0 + (x3 - x0) / 3, y0 + (y3 - y0) / 3), (x0 + 2 * (x3 - x0) / 3, y0 + 2 * (y3 - y0) / 3), b]
-
-
-def _curve(a: Point, b: Point, lr: bool) -> list[Point]:
-    """A smooth cubic leaving `a` downwards (rightwards for LR) and entering `b` from above
-    (coordinates in tenths of a px)."""
-    (x0, y0), (x3, y3) = a, b
-    if lr:
-        d = max(abs(x3 - x0) / 2, 120.0)
-        return [a, (x0 + d, y0), (x3 - d, y3), b]
-    d = max(abs(y3 - y0) / 2, 120.0)
-    return [a, (x0, y0 + d), (x3, y3 - d), b]
-
-
-def _out_anchor(box: tuple[float, float, float, float], lr: bool) -> Point:
-    x, y, w, h = box
-    return (x + w / 2, y) if lr else (x, y + h / 2)
-
-
-def _in_anchor(box: tuple[float, float, float, float], lr: bool) -> Point:
-    x, y, w, h = box
-    return (x - w / 2, y) if lr else (x, y - h / 2)
-
-
-def _int_param(node: Node, name: str) -> int | None:
-    for key, value in node.params:
-        if key == name:
-            try:
-                return int(value)
-            except ValueError:
-                return None
-    return None
-
-
-def _port_maps(
-    owner: Node, ref: SubgraphRef, sub: Body, n_ops: int, n_outs: int
-) -> tuple[dict[int, str], dict[int, str]]:
-    """{operand port: sub-graph input id}, {output port: sub-graph output id} (module docstring)."""
-    ins = [n.id for n in sub.nodes if n.kind == "input"]
-    outs = [n.id for n in sub.nodes if n.kind == "output"]
-    ports: list[int] | None = None
-    outputs_match = len(outs) == n_outs
-    if owner.label == "while":
-        is_cond = "cond" in (ref.param or ref.role)
-        cn, bn = _int_param(owner, "cond_nconsts"), _int_param(owner, "body_nconsts")
-        if cn is not None and bn is not None:
-            carry = list(range(cn + bn, n_ops))
-            ports = (list(range(cn)) if is_cond else list(range(cn, cn + bn))) + carry
-        if is_cond:
-            outputs_match = False
-    elif owner.label == "cond" and len(ins) == n_ops - 1:
-        ports = list(range(1, n_ops))
-    if ports is None or len(ports) != len(ins):
-        ports = list(range(n_ops)) if len(ins) == n_ops else []
-    in_map = {p: ins[k] for k, p in enumerate(ports)}
-    out_map = dict(enumerate(outs)) if outputs_match else {}
-    return in_map, out_map
-
-
 class _Ctx:
+    """One `compute_layout` call: its options, the sub-layout cache and the engines."""
+
     def __init__(self, graph: Graph, direction: str, max_span: int, dot_max_nodes: int, engine: str, cache: dict):
         self.graph = graph
         self.lr = direction == "LR"
@@ -360,15 +242,15 @@ class _Ctx:
             self._dot_ok = dot_available()
         return self._dot_ok
 
-    def layout(self, body_id: str, rel: Iterable[str]) -> tuple[_BodyLayout, tuple]:
+    def layout(self, body_id: str, rel: Iterable[str]) -> tuple[BodyLayout, tuple]:
         """The (cached) layout of `body_id` with `rel` expanded, and its normalised cache key."""
         body = self.graph.bodies[body_id]
-        local, inner = _split_rel(rel)
-        children: dict[str, list[tuple[int, SubgraphRef, _BodyLayout]]] = {}
+        local, inner = split_rel(rel)
+        children: Children = {}
         parts = []
         if local:
             for node in body.nodes:
-                if node.id in local and _expandable(self.graph, node):
+                if node.id in local and expandable(self.graph, node):
                     subs = []
                     for i, ref in enumerate(node.subgraphs):
                         child, child_key = self.layout(ref.body, inner.get((node.id, i), ()))
@@ -383,91 +265,22 @@ class _Ctx:
 
     # -- one body
 
-    def _compose(self, subs: list[tuple[int, SubgraphRef, _BodyLayout]]) -> tuple[int, int, list]:
-        """Size of an expanded owner's box, and its clusters relative to the box's top-left
-        (all in tenths of a px)."""
-        pad, title_h, gap = _t(CLUSTER_PAD), _t(labels.TITLE_H), _t(CLUSTER_GAP)
-        placed = []
-        cursor = bw = bh = 0
-        for i, ref, child in subs:
-            title_w = _t(len(labels.ellipsize(ref.role)) * labels.CHAR_W + 2 * labels.PAD_X)
-            cw = max(child.w + 2 * pad, title_w)
-            ch = title_h + child.h + 2 * pad
-            cx, cy = (0, cursor) if self.lr else (cursor, 0)
-            placed.append((i, ref, child, cx, cy, cw, ch, (cw - child.w) // 2, title_h + pad))
-            if self.lr:
-                cursor += ch + gap
-                bw, bh = max(bw, cw), cursor - gap
-            else:
-                cursor += cw + gap
-                bw, bh = cursor - gap, max(bh, ch)
-        return bw, bh, placed
+    def _layout_body(self, body: Body, children: Children) -> BodyLayout:
+        return layout_body(self, body, children)
 
-    def _layout_body(self, body: Body, children: dict[str, list[tuple[int, SubgraphRef, _BodyLayout]]]) -> _BodyLayout:
-        lr = self.lr
-        nodes = body.nodes
-        n_nodes = len(nodes)
-        index = {n.id: k for k, n in enumerate(nodes)}
-        notes: list[str] = []
-        name = body.title or body.id
-
-        # Boxes (tenths of a px): one per node (an expanded owner's is its clusters), then stubs.
-        sizes: list[tuple[int, int]] = []
-        composed: dict[str, tuple[int, int, list]] = {}
-        memo = self.size_memo
-        for n in nodes:
-            if n.id in children:
-                bw, bh, _ = composed[n.id] = self._compose(children[n.id])
-                sizes.append((bw, bh))
-                continue
-            key = (n.kind, n.label, n.avals, n.params)
-            size = memo.get(key)
-            if size is None:
-                w, h = labels.node_size(n)
-                size = memo[key] = (_t(w), _t(h))
-            sizes.append(size)
-        paths = [n.id for n in nodes]
-
-        edges = [e for e in body.edges if e.src in index and e.dst in index]
-        if len(edges) != len(body.edges):
-            notes.append(f"{len(body.edges) - len(edges)} edge(s) of {name} name unknown nodes and are not drawn")
-
-        consumers: dict[str, dict[str, None]] = {}
-        for e in edges:
-            consumers.setdefault(e.src, {})[e.dst] = None
-        stub_item: dict[tuple[str, str], int] = {}
-        for n in nodes:
-            uses = consumers.get(n.id)
-            if uses and len(uses) > STUB_FANOUT and n.kind in STUB_KINDS and n.id not in children:
-                size = sizes[index[n.id]]
-                for k, v in enumerate(uses):
-                    stub_item[(n.id, v)] = len(sizes)
-                    sizes.append(size)
-                    paths.append(f"{n.id}#{k}")
-
-        item_of_edge: list[tuple[int, int]] = []
-        pairs: dict[tuple[int, int], None] = {}
-        for e in edges:
-            a = stub_item.get((e.src, e.dst)) if stub_item else None
-            pair = (index[e.src] if a is None else a, index[e.dst])
-            item_of_edge.append(pair)
-            if pair[0] != pair[1]:
-                pairs[pair] = None
-        pair_list = list(pairs)
-        n_items = len(sizes)
-        ranks = longest_path_ranks(n_items, pair_list)
-        span = self.max_span
-        short = [p for p in pair_list if ranks[p[1]] - ranks[p[0]] <= span]
-        short_set = set(short)
-
-        # Positions (px floats from the engines).
+    def place(
+        self, name: str, px_sizes: list[Point], short: list[tuple[int, int]], pair_list: list[tuple[int, int]],
+        ranks: list[int], notes: list[str],
+    ) -> tuple[bool, list[Point], dict[tuple[int, int], list[Point]]]:
+        """Box centres (px) from dot or the layered engine, dot's routes, and whether dot was used;
+        a fallback to the layered layout is noted in `notes`."""
+        n_items = len(px_sizes)
         use_dot = self.engine == "dot" or (self.engine == "auto" and n_items <= self.dot_max_nodes)
         if self.engine == "auto" and n_items > self.dot_max_nodes:
             notes.append(f"{name}: {n_items} nodes, above dot's limit of {self.dot_max_nodes}; used the layered layout")
         if use_dot and not self.dot_ok():
             use_dot = False
             notes.append("pygraphviz is not available; used the layered layout")
-        px_sizes = [(w / 10, h / 10) for w, h in sizes]
         routes: dict[tuple[int, int], list[Point]] = {}
         centres: list[Point] = []
         if use_dot and n_items:
@@ -475,7 +288,7 @@ class _Ctx:
                 if self.progress is not None:
                     self.progress("dot", n_items)
                 try:
-                    centres, routes = run_dot(px_sizes, short, direction="LR" if lr else "TB")
+                    centres, routes = run_dot(px_sizes, short, direction="LR" if self.lr else "TB")
                 finally:
                     if self.progress is not None:
                         self.progress("dot-done", n_items)
@@ -484,157 +297,10 @@ class _Ctx:
                 notes.append(f"dot failed on {name} ({type(exc).__name__}: {exc}); used the layered layout")
         if not use_dot:
             routes = {}
-            tb_sizes = [(h, w) for w, h in px_sizes] if lr else px_sizes
+            tb_sizes = [(h, w) for w, h in px_sizes] if self.lr else px_sizes
             sweeps = 4 if n_items <= 20000 else 2  # past that, nobody reads it all; keep it fast
             xs, ys = layered_layout(
                 tb_sizes, pair_list, ranks=ranks, order_edges=short, sweeps=sweeps, layer_gap=LAYER_GAP, node_gap=NODE_GAP
             )
-            centres = list(zip(ys, xs)) if lr else list(zip(xs, ys))
-
-        # To tenths, with the top-left corner of everything at (0, 0).
-        if n_items:
-            min_x = min(c[0] - s[0] / 2 for c, s in zip(centres, px_sizes))
-            min_y = min(c[1] - s[1] / 2 for c, s in zip(centres, px_sizes))
-            for pts in routes.values():
-                for px, py in pts:
-                    if px < min_x:
-                        min_x = px
-                    if py < min_y:
-                        min_y = py
-        else:
-            min_x = min_y = 0.0
-        boxes = [(_t(c[0] - min_x), _t(c[1] - min_y), s[0], s[1]) for c, s in zip(centres, sizes)]
-        troutes = {k: [(_t(px - min_x), _t(py - min_y)) for px, py in pts] for k, pts in routes.items()}
-        max_x = max((b[0] + (b[2] + 1) // 2 for b in boxes), default=0)
-        max_y = max((b[1] + (b[3] + 1) // 2 for b in boxes), default=0)
-        for pts in troutes.values():
-            for px, py in pts:
-                if px > max_x:
-                    max_x = px
-                if py > max_y:
-                    max_y = py
-
-        out_nodes = []
-        pos: dict[str, tuple[int, int, int, int]] = {}
-        clusters: list[_Cluster] = []
-        for k, path in enumerate(paths):
-            box = boxes[k]
-            if k < n_nodes:
-                pos[path] = box
-            if path in composed and k < n_nodes:
-                bw, bh, placed = composed[path]
-                left, top = box[0] - bw // 2, box[1] - bh // 2
-                for i, ref, child, cx, cy, cw, ch, ox, oy in placed:
-                    x0, y0 = left + cx, top + cy
-                    clusters.append(_Cluster(f"{path}:{i}", ref.role, x0, y0, cw, ch, child, x0 + ox, y0 + oy))
-            else:
-                out_nodes.append((path, box[0], box[1], box[2], box[3]))
-
-        # Port maps of expanded owners.
-        maps: dict[str, list[tuple[_Cluster, dict[int, str], dict[int, str]]]] = {}
-        if children:
-            by_owner: dict[str, list[_Cluster]] = {}
-            for c in clusters:
-                by_owner.setdefault(c.path.rpartition(":")[0], []).append(c)
-            n_ops: dict[str, int] = {}
-            n_outs: dict[str, int] = {}
-            for e in edges:
-                if e.dst in children:
-                    n_ops[e.dst] = max(n_ops.get(e.dst, 0), e.dst_port + 1)
-                if e.src in children:
-                    n_outs[e.src] = max(n_outs.get(e.src, 0), e.src_port + 1)
-            for owner_id, subs in children.items():
-                owner = nodes[index[owner_id]]
-                ops = max(len(owner.in_avals), n_ops.get(owner_id, 0))
-                outs = max(len(owner.avals), n_outs.get(owner_id, 0))
-                maps[owner_id] = [
-                    (c, *_port_maps(owner, ref, self.graph.bodies[ref.body], ops, outs))
-                    for c, (_, ref, _child) in zip(by_owner[owner_id], subs)
-                ]
-
-        def inner_box(c: _Cluster, local_id: str) -> tuple[int, int, int, int]:
-            x, y, w, h = c.child.pos[local_id]
-            return (x + c.dx, y + c.dy, w, h)
-
-        def sources(e, item: int) -> list[tuple[str, Point, bool]]:
-            if e.src in children:
-                found = [
-                    (f"{c.path}/{out_map[e.src_port]}", _out_anchor(inner_box(c, out_map[e.src_port]), lr), True)
-                    for c, _, out_map in maps[e.src]
-                    if e.src_port in out_map
-                ]
-                return found or [
-                    (c.path, (c.x + c.w, c.y + c.h / 2) if lr else (c.x + c.w / 2, c.y + c.h), True)
-                    for c, _, _ in maps[e.src]
-                ]
-            return [(paths[item], _out_anchor(boxes[item], lr), False)]
-
-        def targets(e, item: int) -> list[tuple[str, Point, bool]]:
-            if e.dst in children:
-                found = [
-                    (f"{c.path}/{in_map[e.dst_port]}", _in_anchor(inner_box(c, in_map[e.dst_port]), lr), True)
-                    for c, in_map, _ in maps[e.dst]
-                    if e.dst_port in in_map
-                ]
-                return found or [
-                    (c.path, (c.x, c.y + c.h / 2) if lr else (c.x + c.w / 2, c.y), True) for c, _, _ in maps[e.dst]
-                ]
-            return [(paths[item], _in_anchor(boxes[item], lr), False)]
-
-        out_edges = []
-        plain = not children
-        for e, pair in zip(edges, item_of_edge):
-            a, b = pair
-            route = troutes.get(pair)
-            if plain and route is None:  # the common case, kept lean: a cubic between two boxes
-                x0, y0, w0, h0 = boxes[a]
-                x3, y3, w3, h3 = boxes[b]
-                if lr:
-                    x0 += w0 / 2
-                    x3 -= w3 / 2
-                    d = max(abs(x3 - x0) / 2, 120.0)
-                    flat = (x0, y0, x0 + d, y0, x3 - d, y3, x3, y3)
-                else:
-                    y0 += h0 / 2
-                    y3 -= h3 / 2
-                    d = max(abs(y3 - y0) / 2, 120.0)
-                    flat = (x0, y0, x0, y0 + d, x3, y3 - d, x3, y3)
-                out_edges.append(
-                    (paths[a], paths[b], tuple([floor(v + 0.5) for v in flat]), pair in short_set, e.aval)
-                )
-                continue
-            if route is not None and (len(route) < 4 or len(route) % 3 != 1):
-                route = None  # not a cubic chain: fall back to a straight cubic below
-                straight = True
-            else:
-                straight = False
-            is_short = pair in short_set
-            if not children or (e.src not in children and e.dst not in children):
-                ends = [(paths[a], _out_anchor(boxes[a], lr), False)], [(paths[b], _in_anchor(boxes[b], lr), False)]
-            else:
-                ends = sources(e, a), targets(e, b)
-            for sp, sa, s_in in ends[0]:
-                for dp, da, d_in in ends[1]:
-                    if route is not None:
-                        pts = route
-                        if s_in:
-                            pts = _straight(sa, pts[0]) + pts[1:]
-                        if d_in:
-                            pts = pts + _straight(pts[-1], da)[1:]
-                    elif straight:
-                        pts = _straight(sa, da)
-                    else:
-                        pts = _curve(sa, da, lr)
-                    out_edges.append((sp, dp, tuple([floor(v + 0.5) for p in pts for v in p]), is_short, e.aval))
-
-        engines = frozenset({"dot" if use_dot else "layered"}) if n_items else frozenset()
-        return _BodyLayout(
-            w=max_x,
-            h=max_y,
-            nodes=out_nodes,
-            pos=pos,
-            edges=out_edges,
-            clusters=clusters,
-            engines=engines,
-            notes=tuple(notes),
-        )
+            centres = list(zip(ys, xs)) if self.lr else list(zip(xs, ys))
+        return use_dot, centres, routes

@@ -22,14 +22,10 @@ from jaxscope.core.layout import gc_paused
 from jaxscope.core.model import Graph, Layout, Node
 from jaxscope.core.styles import Theme, get_theme
 from jaxscope.core.svg import node_tooltip
-from jaxscope.qt.graph_items import (
-    NodeTileItem,
-    Palette,
-    SceneModel,
-    ViewState,
-    build_items,
-    build_model,
-)
+from jaxscope.qt.batch_item import Palette, ViewState
+from jaxscope.qt.graph_items import build_items
+from jaxscope.qt.node_items import NodeTileItem
+from jaxscope.qt.scene_model import SceneModel, build_model
 
 MAX_SCALE = 4.0
 FIT_MAX_SCALE = 1.25  # fit_all never blows a small graph up beyond this

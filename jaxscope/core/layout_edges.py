@@ -1,0 +1,197 @@
+"""Edge and anchor geometry of one body's layout (see `layout`'s module docstring).
+
+Where an edge leaves and enters a box, the cubics drawn for unrouted edges, and how the ports of
+an expanded owner map onto its sub-graphs' input and output nodes, so an edge crossing a cluster
+boundary continues to the node inside. Coordinates are tenths of a px, as in `layout_body`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from math import floor
+from typing import TYPE_CHECKING
+
+from jaxscope.core.model import Body, Edge, Graph, Node, SubgraphRef
+
+if TYPE_CHECKING:
+    from jaxscope.core.layout_body import BodyLayout, Cluster
+
+Point = tuple[float, float]
+
+
+def straight_cubic(a: Point, b: Point) -> list[Point]:
+    (x0, y0), (x3, y3) = a, b
+    return [a, (x0 + (x3 - x0) / 3, y0 + (y3 - y0) / 3), (x0 + 2 * (x3 - x0) / 3, y0 + 2 * (y3 - y0) / 3), b]
+
+
+def smooth_cubic(a: Point, b: Point, lr: bool) -> list[Point]:
+    """A smooth cubic leaving `a` downwards (rightwards for LR) and entering `b` from above
+    (coordinates in tenths of a px)."""
+    (x0, y0), (x3, y3) = a, b
+    if lr:
+        d = max(abs(x3 - x0) / 2, 120.0)
+        return [a, (x0 + d, y0), (x3 - d, y3), b]
+    d = max(abs(y3 - y0) / 2, 120.0)
+    return [a, (x0, y0 + d), (x3, y3 - d), b]
+
+
+def out_anchor(box: tuple[float, float, float, float], lr: bool) -> Point:
+    x, y, w, h = box
+    return (x + w / 2, y) if lr else (x, y + h / 2)
+
+
+def in_anchor(box: tuple[float, float, float, float], lr: bool) -> Point:
+    x, y, w, h = box
+    return (x - w / 2, y) if lr else (x, y - h / 2)
+
+
+def _int_param(node: Node, name: str) -> int | None:
+    for key, value in node.params:
+        if key == name:
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
+
+
+def port_maps(
+    owner: Node, ref: SubgraphRef, sub: Body, n_ops: int, n_outs: int
+) -> tuple[dict[int, str], dict[int, str]]:
+    """{operand port: sub-graph input id}, {output port: sub-graph output id} (`layout`'s module docstring)."""
+    ins = [n.id for n in sub.nodes if n.kind == "input"]
+    outs = [n.id for n in sub.nodes if n.kind == "output"]
+    ports: list[int] | None = None
+    outputs_match = len(outs) == n_outs
+    if owner.label == "while":
+        is_cond = "cond" in (ref.param or ref.role)
+        cn, bn = _int_param(owner, "cond_nconsts"), _int_param(owner, "body_nconsts")
+        if cn is not None and bn is not None:
+            carry = list(range(cn + bn, n_ops))
+            ports = (list(range(cn)) if is_cond else list(range(cn, cn + bn))) + carry
+        if is_cond:
+            outputs_match = False
+    elif owner.label == "cond" and len(ins) == n_ops - 1:
+        ports = list(range(1, n_ops))
+    if ports is None or len(ports) != len(ins):
+        ports = list(range(n_ops)) if len(ins) == n_ops else []
+    in_map = {p: ins[k] for k, p in enumerate(ports)}
+    out_map = dict(enumerate(outs)) if outputs_match else {}
+    return in_map, out_map
+
+
+
+def body_edges(
+    graph: Graph,
+    nodes: Sequence[Node],
+    index: dict[str, int],
+    edges: list[Edge],
+    item_of_edge: list[tuple[int, int]],
+    children: dict[str, list[tuple[int, SubgraphRef, BodyLayout]]],
+    clusters: list[Cluster],
+    paths: list[str],
+    boxes: list[tuple[int, int, int, int]],
+    troutes: dict[tuple[int, int], list[Point]],
+    short_set: set[tuple[int, int]],
+    lr: bool,
+) -> list[tuple[str, str, tuple[int, ...], bool, str]]:
+    """One body's edges, points flattened and in whole tenths: `item_of_edge` gives each edge's
+    (source, target) box, `troutes` dot's splines by box pair, `short_set` the pairs dot saw.
+    An edge to or from an expanded owner continues into its clusters (`layout`'s docstring)."""
+    # Port maps of expanded owners.
+    maps: dict[str, list[tuple[Cluster, dict[int, str], dict[int, str]]]] = {}
+    if children:
+        by_owner: dict[str, list[Cluster]] = {}
+        for c in clusters:
+            by_owner.setdefault(c.path.rpartition(":")[0], []).append(c)
+        n_ops: dict[str, int] = {}
+        n_outs: dict[str, int] = {}
+        for e in edges:
+            if e.dst in children:
+                n_ops[e.dst] = max(n_ops.get(e.dst, 0), e.dst_port + 1)
+            if e.src in children:
+                n_outs[e.src] = max(n_outs.get(e.src, 0), e.src_port + 1)
+        for owner_id, subs in children.items():
+            owner = nodes[index[owner_id]]
+            ops = max(len(owner.in_avals), n_ops.get(owner_id, 0))
+            outs = max(len(owner.avals), n_outs.get(owner_id, 0))
+            maps[owner_id] = [
+                (c, *port_maps(owner, ref, graph.bodies[ref.body], ops, outs))
+                for c, (_, ref, _child) in zip(by_owner[owner_id], subs)
+            ]
+
+    def inner_box(c: Cluster, local_id: str) -> tuple[int, int, int, int]:
+        x, y, w, h = c.child.pos[local_id]
+        return (x + c.dx, y + c.dy, w, h)
+
+    def sources(e, item: int) -> list[tuple[str, Point, bool]]:
+        if e.src in children:
+            found = [
+                (f"{c.path}/{out_map[e.src_port]}", out_anchor(inner_box(c, out_map[e.src_port]), lr), True)
+                for c, _, out_map in maps[e.src]
+                if e.src_port in out_map
+            ]
+            return found or [
+                (c.path, (c.x + c.w, c.y + c.h / 2) if lr else (c.x + c.w / 2, c.y + c.h), True)
+                for c, _, _ in maps[e.src]
+            ]
+        return [(paths[item], out_anchor(boxes[item], lr), False)]
+
+    def targets(e, item: int) -> list[tuple[str, Point, bool]]:
+        if e.dst in children:
+            found = [
+                (f"{c.path}/{in_map[e.dst_port]}", in_anchor(inner_box(c, in_map[e.dst_port]), lr), True)
+                for c, in_map, _ in maps[e.dst]
+                if e.dst_port in in_map
+            ]
+            return found or [
+                (c.path, (c.x, c.y + c.h / 2) if lr else (c.x + c.w / 2, c.y), True) for c, _, _ in maps[e.dst]
+            ]
+        return [(paths[item], in_anchor(boxes[item], lr), False)]
+
+    out_edges = []
+    plain = not children
+    for e, pair in zip(edges, item_of_edge):
+        a, b = pair
+        route = troutes.get(pair)
+        if plain and route is None:  # the common case, kept lean: a cubic between two boxes
+            x0, y0, w0, h0 = boxes[a]
+            x3, y3, w3, h3 = boxes[b]
+            if lr:
+                x0 += w0 / 2
+                x3 -= w3 / 2
+                d = max(abs(x3 - x0) / 2, 120.0)
+                flat = (x0, y0, x0 + d, y0, x3 - d, y3, x3, y3)
+            else:
+                y0 += h0 / 2
+                y3 -= h3 / 2
+                d = max(abs(y3 - y0) / 2, 120.0)
+                flat = (x0, y0, x0, y0 + d, x3, y3 - d, x3, y3)
+            out_edges.append(
+                (paths[a], paths[b], tuple([floor(v + 0.5) for v in flat]), pair in short_set, e.aval)
+            )
+            continue
+        if route is not None and (len(route) < 4 or len(route) % 3 != 1):
+            route = None  # not a cubic chain: fall back to a straight cubic below
+            straight = True
+        else:
+            straight = False
+        is_short = pair in short_set
+        if not children or (e.src not in children and e.dst not in children):
+            ends = [(paths[a], out_anchor(boxes[a], lr), False)], [(paths[b], in_anchor(boxes[b], lr), False)]
+        else:
+            ends = sources(e, a), targets(e, b)
+        for sp, sa, s_in in ends[0]:
+            for dp, da, d_in in ends[1]:
+                if route is not None:
+                    pts = route
+                    if s_in:
+                        pts = straight_cubic(sa, pts[0]) + pts[1:]
+                    if d_in:
+                        pts = pts + straight_cubic(pts[-1], da)[1:]
+                elif straight:
+                    pts = straight_cubic(sa, da)
+                else:
+                    pts = smooth_cubic(sa, da, lr)
+                out_edges.append((sp, dp, tuple([floor(v + 0.5) for p in pts for v in p]), is_short, e.aval))
+    return out_edges

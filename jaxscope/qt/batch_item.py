@@ -1,0 +1,189 @@
+"""Shared plumbing of the batched scene items: palette, view state, levels of detail, pens, edge
+shapes, and the `BatchItem` base class every tile item derives from.
+
+Mutable view state (selection, search matches, highlight cone, source-line colours, palette) is
+one shared `ViewState`; the view updates it and calls `update()` on the items concerned.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen, QPolygonF
+from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
+
+from jaxscope.core import labels
+from jaxscope.core.styles import Theme
+from jaxscope.core.svg import arrival_direction
+from jaxscope.qt.scene_model import SceneModel
+
+TEXT_LOD = 0.36  # below this scale an 11 px label would be under 4 px tall: no text
+FAR_LOD = 0.12  # below this: fill-only rects and straight edges
+TINY_PX = 8.0  # a tile smaller than this on screen is drawn as one rect (its edges not at all)
+ARROW_LEN = 7.0
+ARROW_W = 6.0
+EDGE_W = 1.2
+CARD_OFFSET = 3.0  # the second "card" behind an owner of collapsed sub-graphs
+OUTLINE_W = 3.0  # selection outline, scene px (at least 2 device px)
+MATCH_W = 2.0  # search-match outline
+STRIPE_W = 5.0  # source-line colour stripe on a node's left edge
+DIM_OPACITY = 0.25  # nodes and edges outside a highlighted dataflow cone
+BASELINE = 0.36 * labels.FONT_SIZE  # from a line's vertical centre to its baseline (as svg.py)
+NODE_MARGIN = OUTLINE_W + CARD_OFFSET + 3.0  # how far a node's drawing may leave its box
+
+Point = tuple[float, float]
+
+
+# ---------------------------------------------------------------------------------- palette
+
+
+def _colour(text: str, ink: str, opacity: float = 1.0) -> QColor:
+    colour = QColor(ink if text == "currentColor" else text)
+    if opacity < 1.0:
+        colour.setAlphaF(opacity)
+    return colour
+
+
+def _mix(a: QColor, b: QColor, t: float) -> QColor:
+    return QColor.fromRgbF(
+        a.redF() + (b.redF() - a.redF()) * t,
+        a.greenF() + (b.greenF() - a.greenF()) * t,
+        a.blueF() + (b.blueF() - a.blueF()) * t,
+        max(a.alphaF(), b.alphaF()),
+    )
+
+
+@dataclass(slots=True)
+class FamilyColours:
+    fill: QColor
+    border: QColor
+    far: QColor  # fill at the far level of detail: pale fills vanish at that size
+
+
+class Palette:
+    """A Theme turned into QColors once, so paint() never parses colour strings."""
+
+    def __init__(self, theme: Theme) -> None:
+        ink = theme.ink
+        self.theme = theme
+        self.background: QColor | None = QColor(theme.background) if theme.background else None
+        self.text = _colour(theme.text, ink)
+        self.muted = _colour(theme.muted, ink, theme.muted_opacity)
+        self.edge = _colour(theme.edge, ink, theme.edge_opacity)
+        self.edge_unrouted = _colour(theme.edge_unrouted, ink, theme.unrouted_opacity)
+        self.cluster_border = _colour(theme.cluster_border, ink)
+        self.cluster_fills = [_colour(c, ink, theme.cluster_opacity) for c in theme.cluster_fills]
+        self.title_text = _colour(theme.title_text, ink)
+        self.opaque_clusters = theme.cluster_opacity >= 1.0
+        dark = self.background is not None and self.background.lightnessF() < 0.5
+        self.accent = QColor("#58a6ff" if dark else "#0969da")  # selection
+        self.match = QColor("#e3b341" if dark else "#bf8700")  # search matches
+        self.families: dict[str, FamilyColours] = {}
+        for name, style in theme.families.items():
+            fill = _colour(style.fill, ink, theme.fill_opacity)
+            border = _colour(style.border, ink)
+            self.families[name] = FamilyColours(fill, border, _mix(fill, border, 0.45))
+
+    def family(self, name: str) -> FamilyColours:
+        return self.families.get(name) or self.families["other"]
+
+    def cluster_fill(self, depth: int) -> QColor:
+        return self.cluster_fills[min(max(depth, 1), len(self.cluster_fills)) - 1]
+
+
+def label_font() -> QFont:
+    """The labels' monospace font at `labels.FONT_SIZE` px, unhinted so it scales linearly."""
+    font = QFont()
+    font.setFamilies([name.strip() for name in labels.FONT_FAMILY.split(",")])
+    font.setStyleHint(QFont.StyleHint.TypeWriter)
+    font.setPixelSize(round(labels.FONT_SIZE))
+    font.setHintingPreference(QFont.HintingPreference.PreferNoHinting)
+    return font
+
+
+
+class ViewState:
+    """What the view changes and the items read while painting."""
+
+    def __init__(self, palette: Palette) -> None:
+        self.palette = palette
+        self.font = label_font()
+        self.metrics = QFontMetricsF(self.font)
+        self.selected: set[int] = set()  # record indices
+        self.matches: set[int] = set()
+        self.stripes: dict[int, QColor] = {}
+        self.cone_nodes: set[int] | None = None  # None: no highlight
+        self.cone_edges: set[int] = set()
+        self.version = 0  # bumped whenever the cone changes (batched draw lists depend on it)
+
+    def set_cone(self, nodes: set[int] | None, edges: set[int]) -> None:
+        self.cone_nodes = nodes
+        self.cone_edges = edges
+        self.version += 1
+
+
+# ---------------------------------------------------------------------------------- geometry
+
+
+def edge_shapes(pts: Sequence[Point]) -> tuple[QPainterPath, QPolygonF | None]:
+    """The curve (ending at the arrow's base, as svg.py does) and the arrowhead triangle."""
+    pts = list(pts)
+    tip = pts[-1]
+    direction = arrival_direction(pts)
+    arrow = None
+    if direction is not None:
+        dx, dy = direction
+        if math.dist(pts[0], tip) > 2 * ARROW_LEN:
+            back = (dx * ARROW_LEN, dy * ARROW_LEN)
+            pts[-1] = (tip[0] - back[0], tip[1] - back[1])
+            if len(pts) >= 4 and (len(pts) - 1) % 3 == 0:
+                pts[-2] = (pts[-2][0] - back[0], pts[-2][1] - back[1])
+        bx, by = tip[0] - dx * ARROW_LEN, tip[1] - dy * ARROW_LEN
+        nx, ny = -dy * ARROW_W / 2, dx * ARROW_W / 2
+        arrow = QPolygonF([QPointF(*tip), QPointF(bx + nx, by + ny), QPointF(bx - nx, by - ny)])
+    path = QPainterPath(QPointF(*pts[0]))
+    if (len(pts) - 1) % 3 == 0:
+        for i in range(1, len(pts), 3):
+            (a, b), (c, d), (e, f) = pts[i], pts[i + 1], pts[i + 2]
+            path.cubicTo(a, b, c, d, e, f)
+    else:
+        for x, y in pts[1:]:
+            path.lineTo(x, y)
+    return path, arrow
+
+
+def scene_pen(colour: QColor, width: float, lod: float) -> QPen:
+    """A pen `width` scene px wide, but never under one device px."""
+    pen = QPen(colour, max(width, 1.0 / max(lod, 1e-6)))
+    pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
+    return pen
+
+
+def dashed(pen: QPen, on: float, off: float) -> QPen:
+    w = max(pen.widthF(), 1e-6)
+    pen.setDashPattern([on / w, off / w])
+    return pen
+
+
+def lod_of(painter: QPainter) -> float:
+    return QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
+
+
+# ---------------------------------------------------------------------------------- items
+
+
+class BatchItem(QGraphicsItem):
+    """Shared plumbing: a fixed bounding rect and the extended style option (exposedRect)."""
+
+    def __init__(self, model: SceneModel, state: ViewState, bounds: QRectF) -> None:
+        super().__init__()
+        self.model = model
+        self.state = state
+        self._bounds = bounds
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption, True)
+
+    def boundingRect(self) -> QRectF:
+        return self._bounds

@@ -1,0 +1,166 @@
+"""The edge tiles: `EdgeTileItem` paints the edges of one tile as a few batched paths (or the
+long edges, culled one by one), dimmed outside a highlighted dataflow cone."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from PySide6.QtCore import QLineF, QRectF, Qt
+from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen, QPolygonF
+from PySide6.QtWidgets import QStyleOptionGraphicsItem, QWidget
+
+from jaxscope.qt.batch_item import (
+    ARROW_W,
+    DIM_OPACITY,
+    EDGE_W,
+    FAR_LOD,
+    TEXT_LOD,
+    TINY_PX,
+    BatchItem,
+    ViewState,
+    dashed,
+    edge_shapes,
+    lod_of,
+    scene_pen,
+)
+from jaxscope.qt.scene_model import SceneModel
+
+
+class EdgeTileItem(BatchItem):
+    """Edges of one tile drawn as a few batched paths; or, with `cull_each`, the long edges,
+    each drawn only where its own bounding box is exposed."""
+
+    def __init__(self, model: SceneModel, state: ViewState, indices: list[int], bounds: QRectF | None = None,
+                 cull_each: bool = False) -> None:
+        if bounds is None:
+            boxes = [model.edge_boxes[j] for j in indices]
+            x0, y0 = min(b[0] for b in boxes), min(b[1] for b in boxes)
+            bounds = QRectF(x0, y0, max(b[2] for b in boxes) - x0, max(b[3] for b in boxes) - y0)
+        self.extent = bounds
+        pad = ARROW_W + EDGE_W
+        super().__init__(model, state, bounds.adjusted(-pad, -pad, pad, pad))
+        self.indices = indices
+        self.cull_each = cull_each
+        self.setZValue(1.0)
+        self._shapes: dict[int, tuple[QPainterPath, QPolygonF | None]] = {}
+        self._line_of: dict[int, QLineF] = {}
+        self._groups: dict[tuple[bool, bool], list[int]] = {}
+        self._paths: dict[tuple[bool, bool], tuple[QPainterPath, QPainterPath]] = {}
+        self._version = -1
+
+    def _shape(self, j: int) -> tuple[QPainterPath, QPolygonF | None]:
+        shape = self._shapes.get(j)
+        if shape is None:
+            shape = self._shapes[j] = edge_shapes(self.model.edges[j].points)
+        return shape
+
+    def _lines(self, js: Iterable[int]) -> list[QLineF]:
+        """Straight first-to-last-point lines (the far level of detail), made once per edge."""
+        cache = self._line_of
+        out = []
+        for j in js:
+            line = cache.get(j)
+            if line is None:
+                pts = self.model.edges[j].points
+                (x0, y0), (x1, y1) = pts[0], pts[-1]
+                line = cache[j] = QLineF(x0, y0, x1, y1)
+            out.append(line)
+        return out
+
+    def groups(self) -> dict[tuple[bool, bool], list[int]]:
+        """(routed, dimmed) -> edge indices; regrouped when the highlight cone changes."""
+        st = self.state
+        if self._version != st.version:
+            groups: dict[tuple[bool, bool], list[int]] = {}
+            edges = self.model.edges
+            dimming = st.cone_nodes is not None
+            cone = st.cone_edges
+            for j in self.indices:
+                key = (edges[j].routed, dimming and j not in cone)
+                group = groups.get(key)
+                if group is None:
+                    groups[key] = [j]
+                else:
+                    group.append(j)
+            # dimmed first, so the highlighted cone is drawn over them
+            self._groups = dict(sorted(groups.items(), key=lambda kv: not kv[0][1]))
+            self._paths = {}
+            self._version = st.version
+        return self._groups
+
+    def _batch_paths(self, key: tuple[bool, bool], js: list[int]) -> tuple[QPainterPath, QPainterPath]:
+        """One path of curves and one of arrowheads for a group, built on first use."""
+        paths = self._paths.get(key)
+        if paths is None:
+            curves, arrows = QPainterPath(), QPainterPath()
+            arrows.setFillRule(Qt.FillRule.WindingFill)  # two arrowheads on one spot must not cancel out
+            for j in js:
+                curve, arrow = self._shape(j)
+                curves.addPath(curve)
+                if arrow is not None:
+                    arrows.addPolygon(arrow)
+                    arrows.closeSubpath()
+            paths = self._paths[key] = (curves, arrows)
+        return paths
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        lod = lod_of(painter)
+        if self.cull_each:
+            self._paint_each(painter, option.exposedRect, lod)
+            return
+        if max(self.extent.width(), self.extent.height()) * lod < TINY_PX:
+            return  # a few device px: the node tile's blob stands for it
+        far = lod < FAR_LOD
+        for key, js in self.groups().items():
+            routed, dim = key
+            painter.setOpacity(DIM_OPACITY if dim else 1.0)
+            pen, colour = self._pen(routed, lod, far)
+            painter.setPen(pen)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            if far:
+                painter.drawLines(self._lines(js))
+                continue
+            curves, arrows = self._batch_paths(key, js)
+            painter.drawPath(curves)
+            if lod >= TEXT_LOD and not arrows.isEmpty():
+                painter.setPen(Qt.PenStyle.NoPen)
+                painter.setBrush(colour)
+                painter.drawPath(arrows)
+        painter.setOpacity(1.0)
+
+    def _pen(self, routed: bool, lod: float, far: bool) -> tuple[QPen, QColor]:
+        pal = self.state.palette
+        colour = pal.edge if routed else pal.edge_unrouted
+        if far:
+            pen = QPen(colour, 0)
+            return pen, colour
+        pen = scene_pen(colour, EDGE_W, lod)
+        if not routed:
+            dashed(pen, 5.0, 4.0)
+        return pen, colour
+
+    def _paint_each(self, painter: QPainter, exposed: QRectF, lod: float) -> None:
+        bbox = self.model.long_edges
+        far = lod < FAR_LOD
+        area = exposed.adjusted(-ARROW_W, -ARROW_W, ARROW_W, ARROW_W)
+        for (routed, dim), group in self.groups().items():
+            js = [j for j in group if bbox[j].intersects(area)]
+            if not js:
+                continue
+            painter.setOpacity(DIM_OPACITY if dim else 1.0)
+            pen, colour = self._pen(routed, lod, far)
+            painter.setPen(pen)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            if far:
+                painter.drawLines(self._lines(js))
+                continue
+            for j in js:
+                painter.drawPath(self._shape(j)[0])
+            if lod >= TEXT_LOD:
+                painter.setPen(Qt.PenStyle.NoPen)
+                painter.setBrush(colour)
+                for j in js:
+                    arrow = self._shape(j)[1]
+                    if arrow is not None:
+                        painter.drawPolygon(arrow)
+        painter.setOpacity(1.0)

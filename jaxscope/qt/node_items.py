@@ -1,0 +1,243 @@
+"""The node tiles: `NodeTileItem` paints the boxes of one tile at the level of detail of the
+painter's scale (one blob, batched rects, or the full SVG look with shapes and text)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen
+from PySide6.QtWidgets import QStyleOptionGraphicsItem, QWidget
+
+from jaxscope.core import labels
+from jaxscope.qt.batch_item import (
+    BASELINE,
+    CARD_OFFSET,
+    DIM_OPACITY,
+    FAR_LOD,
+    MATCH_W,
+    NODE_MARGIN,
+    OUTLINE_W,
+    STRIPE_W,
+    TEXT_LOD,
+    TINY_PX,
+    BatchItem,
+    FamilyColours,
+    ViewState,
+    dashed,
+    lod_of,
+    scene_pen,
+)
+from jaxscope.qt.scene_model import NodeRec, SceneModel
+
+
+class NodeTileItem(BatchItem):
+    """The boxes of one tile; `painted` counts the boxes the last paint() drew (for tests)."""
+
+    def __init__(self, model: SceneModel, state: ViewState, indices: list[int]) -> None:
+        recs = [model.nodes[i] for i in indices]
+        x0, y0 = min(r.x for r in recs), min(r.y for r in recs)
+        x1, y1 = max(r.x + r.w for r in recs), max(r.y + r.h for r in recs)
+        self.extent = QRectF(x0, y0, x1 - x0, y1 - y0)  # the boxes' union, no margin
+        super().__init__(model, state, self.extent.adjusted(-NODE_MARGIN, -NODE_MARGIN, NODE_MARGIN, NODE_MARGIN))
+        self.indices = indices
+        self._index_set: frozenset[int] | None = None
+        self.setZValue(3.0)
+        self.painted = 0
+        self._groups: list[tuple[str, bool, list[QRectF]]] = []
+        self._groups_version = -1
+        self._tiny: tuple[str, bool] = ("other", True)
+        self._tiny_version = -1
+
+    @property
+    def index_set(self) -> frozenset[int]:
+        if self._index_set is None:
+            self._index_set = frozenset(self.indices)
+        return self._index_set
+
+    def groups(self) -> list[tuple[str, bool, list[QRectF]]]:
+        """Rects by (family, dimmed), for the batched levels of detail; rebuilt when the cone changes."""
+        if self._groups_version != self.state.version:
+            cone = self.state.cone_nodes
+            by: dict[tuple[str, bool], list[QRectF]] = {}
+            nodes = self.model.nodes
+            for i in self.indices:
+                rec = nodes[i]
+                by.setdefault((rec.fam, cone is not None and i not in cone), []).append(rec.rect)
+            # dimmed first, so in-cone boxes are drawn over them
+            self._groups = [(fam, dim, rects) for (fam, dim), rects in sorted(by.items(), key=lambda kv: not kv[0][1])]
+            self._groups_version = self.state.version
+        return self._groups
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        lod = lod_of(painter)
+        if max(self.extent.width(), self.extent.height()) * lod < TINY_PX:
+            self._paint_tiny(painter, lod)
+        elif lod < TEXT_LOD:
+            self._paint_batched(painter, lod)
+        else:
+            self._paint_full(painter, option.exposedRect, lod)
+
+    # -- the whole tile is a few device px: one rect in its commonest family's colour
+
+    def _paint_tiny(self, painter: QPainter, lod: float) -> None:
+        st = self.state
+        if self._tiny_version != st.version:
+            cone, nodes = st.cone_nodes, self.model.nodes
+            lit = Counter(nodes[i].fam for i in self.indices if cone is None or i in cone)
+            counts = lit or Counter(nodes[i].fam for i in self.indices)
+            self._tiny = (counts.most_common(1)[0][0], bool(lit))
+            self._tiny_version = st.version
+        fam, lit_ = self._tiny
+        painter.setOpacity(1.0 if lit_ else DIM_OPACITY)
+        painter.fillRect(self.extent, st.palette.family(fam).far)
+        painter.setOpacity(1.0)
+        self.painted = len(self.indices)
+        self._outlines(painter, lod, True)
+
+    # -- batched (no text)
+
+    def _paint_batched(self, painter: QPainter, lod: float) -> None:
+        st, pal = self.state, self.state.palette
+        far = lod < FAR_LOD
+        count = 0
+        for fam, dim, rects in self.groups():
+            colours = pal.family(fam)
+            painter.setOpacity(DIM_OPACITY if dim else 1.0)
+            if far:
+                painter.setPen(Qt.PenStyle.NoPen)
+                painter.setBrush(colours.far)
+            else:
+                painter.setPen(QPen(colours.border, 0))
+                painter.setBrush(colours.fill)
+            painter.drawRects(rects)
+            count += len(rects)
+        painter.setOpacity(1.0)
+        self.painted = count
+        nodes = self.model.nodes
+        if st.stripes and not far:
+            for i in self.index_set.intersection(st.stripes):
+                r = nodes[i].rect
+                painter.fillRect(QRectF(r.left(), r.top(), STRIPE_W, r.height()), st.stripes[i])
+        self._outlines(painter, lod, far)
+
+    def _outlines(self, painter: QPainter, lod: float, far: bool) -> None:
+        st, pal, nodes = self.state, self.state.palette, self.model.nodes
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        for ids, colour, width in ((st.matches, pal.match, MATCH_W), (st.selected, pal.accent, OUTLINE_W)):
+            mine = self.index_set.intersection(ids)
+            if not mine:
+                continue
+            pad = width / 2 + 1.0
+            if far:  # the selection grows to a dot you can find; matches (maybe thousands) do not
+                pad = max(pad, 2.0 / max(lod, 1e-6)) if ids is st.selected else 0.0
+            rects = [nodes[i].rect.adjusted(-pad, -pad, pad, pad) for i in sorted(mine)]
+            if far:
+                pen = QPen(colour, 2.0)
+                pen.setCosmetic(True)
+                painter.setPen(pen)
+                painter.setBrush(colour)
+                painter.drawRects(rects)
+                painter.setBrush(Qt.BrushStyle.NoBrush)
+            else:
+                painter.setPen(scene_pen(colour, width, lod / 2))
+                painter.drawRects(rects)
+
+    # -- full detail
+
+    def _paint_full(self, painter: QPainter, exposed: QRectF, lod: float) -> None:
+        st, pal, nodes = self.state, self.state.palette, self.model.nodes
+        cone = st.cone_nodes
+        area = exposed.adjusted(-NODE_MARGIN, -NODE_MARGIN, NODE_MARGIN, NODE_MARGIN)
+        painter.setFont(st.font)
+        metrics = st.metrics
+        opacity = 1.0
+        count = 0
+        outlined: list[int] = []
+        for i in self.indices:
+            rec = nodes[i]
+            r = rec.rect
+            if not r.intersects(area):
+                continue
+            count += 1
+            want = DIM_OPACITY if cone is not None and i not in cone else 1.0
+            if want != opacity:
+                painter.setOpacity(want)
+                opacity = want
+            colours = pal.family(rec.fam)
+            stripe = st.stripes.get(i)
+            self._shape(painter, rec, colours, stripe)
+            lines = rec.text_lines()
+            top = r.center().y() - len(lines) * labels.LINE_H / 2
+            cx = r.center().x()
+            for k, line in enumerate(lines):
+                muted = k > 0 or rec.kind == "literal"
+                painter.setPen(pal.muted if muted else pal.text)
+                y = top + (k + 0.5) * labels.LINE_H + BASELINE
+                painter.drawText(QPointF(cx - metrics.horizontalAdvance(line) / 2, y), line)
+            if i in st.matches or i in st.selected:
+                outlined.append(i)
+        if opacity != 1.0:
+            painter.setOpacity(1.0)
+        for i in outlined:  # after every box, so a neighbour never covers an outline
+            self._outline(painter, nodes[i], i in st.selected, lod)
+        self.painted = count
+
+    def _shape(self, painter: QPainter, rec: NodeRec, colours: FamilyColours, stripe: QColor | None) -> None:
+        """The node's outline shape, like svg.py: rounded box, pill, dashed box or ellipse."""
+        r = rec.rect
+        kind = rec.kind
+        if kind == "literal":
+            pen, radius = QPen(colours.border, 1.0), -1.0
+        elif kind in ("input", "output"):
+            pen, radius = QPen(colours.border, 2.0 if kind == "output" else 1.4), min(r.height(), r.width()) / 2
+        elif kind == "const":
+            pen, radius = dashed(QPen(colours.border, 1.4), 4.0, 2.0), 2.0
+        else:
+            pen, radius = QPen(colours.border, 1.2), 4.0
+            if rec.owner:
+                painter.setPen(QPen(colours.border, 1.0))
+                painter.setBrush(colours.fill)
+                painter.drawRoundedRect(r.translated(CARD_OFFSET, CARD_OFFSET), 4.0, 4.0)
+        painter.setBrush(colours.fill)
+        if stripe is None:
+            painter.setPen(pen)
+            _draw_shape(painter, r, radius)
+            return
+        painter.setPen(Qt.PenStyle.NoPen)
+        _draw_shape(painter, r, radius)
+        clip = QPainterPath()
+        if radius < 0:
+            clip.addEllipse(r)
+        else:
+            clip.addRoundedRect(r, radius, radius)
+        painter.save()
+        painter.setClipPath(clip, Qt.ClipOperation.IntersectClip)
+        painter.fillRect(QRectF(r.left(), r.top(), STRIPE_W, r.height()), stripe)
+        painter.restore()
+        painter.setPen(pen)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        _draw_shape(painter, r, radius)
+
+    def _outline(self, painter: QPainter, rec: NodeRec, selected: bool, lod: float) -> None:
+        pal = self.state.palette
+        colour, width = (pal.accent, OUTLINE_W) if selected else (pal.match, MATCH_W)
+        pad = width / 2 + 1.5
+        r = rec.rect.adjusted(-pad, -pad, pad, pad)
+        painter.setPen(scene_pen(colour, width, lod / 2))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        if rec.kind == "literal":
+            painter.drawEllipse(r)
+        elif rec.kind in ("input", "output"):
+            radius = min(r.height(), r.width()) / 2
+            painter.drawRoundedRect(r, radius, radius)
+        else:
+            painter.drawRoundedRect(r, 5.0, 5.0)
+
+
+def _draw_shape(painter: QPainter, r: QRectF, radius: float) -> None:
+    if radius < 0:
+        painter.drawEllipse(r)
+    else:
+        painter.drawRoundedRect(r, radius, radius)
+

@@ -1,0 +1,307 @@
+"""The scene model behind `QtGraphView`: every box and edge of a (graph, layout), bucketed by tile.
+
+Built once per layout, plain data plus QRectFs: one `NodeRec` per drawn box (resolved to its
+Node), the boxes and the edges bucketed into tiles of `TILE_W` × `TILE_H` scene px (the tiles
+double as the hit-test grid, see `SceneModel.node_at`), a `GridIndex` over the cluster title
+bands, and the edges bigger than a tile kept apart. The items in `graph_items` paint from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from PySide6.QtCore import QRectF
+
+from jaxscope.core import labels
+from jaxscope.core.model import ClusterBox, EdgePath, Graph, Layout, Node
+from jaxscope.core.styles import family
+from jaxscope.core.svg import NodeIndex
+
+TILE_W = 1200.0
+TILE_H = 800.0
+CELL = 256.0  # hit-test grid cell, scene px
+
+
+@dataclass(slots=True)
+class NodeRec:
+    """One drawn box (a stub copy is its own record); `base` is the path without ``#k``."""
+
+    path: str
+    base: str
+    node: Node | None
+    x: float  # top-left corner and size, scene px
+    y: float
+    w: float
+    h: float
+    kind: str
+    fam: str
+    owner: bool  # a collapsed owner of sub-graphs (double-click expands it)
+    tile: int = -1
+    lines: list[str] | None = None  # computed on first full-detail paint
+    _rect: QRectF | None = None
+
+    @property
+    def rect(self) -> QRectF:
+        """The box as a QRectF, made on first use (most boxes of a big graph never need one)."""
+        r = self._rect
+        if r is None:
+            r = self._rect = QRectF(self.x, self.y, self.w, self.h)
+        return r
+
+    def contains(self, x: float, y: float, slop: float = 0.0) -> bool:
+        return self.x - slop <= x <= self.x + self.w + slop and self.y - slop <= y <= self.y + self.h + slop
+
+    def text_lines(self) -> list[str]:
+        if self.lines is None:
+            self.lines = labels.node_lines(self.node) if self.node is not None else [labels.ellipsize(self.path)]
+        return self.lines
+
+
+class GridIndex:
+    """Rects bucketed into square cells by their centre (a rect bigger than a cell goes into
+    every cell it covers); a point query reads the 3×3 cells around the point."""
+
+    def __init__(self, cell: float = CELL) -> None:
+        self.cell = cell
+        self.buckets: dict[tuple[int, int], list[int]] = {}
+
+    def insert(self, key: int, x0: float, y0: float, x1: float, y1: float) -> None:
+        c = self.cell
+        buckets = self.buckets
+        if x1 - x0 <= c and y1 - y0 <= c:
+            cell = (int((x0 + x1) / 2 // c), int((y0 + y1) / 2 // c))
+            bucket = buckets.get(cell)
+            if bucket is None:
+                buckets[cell] = [key]
+            else:
+                bucket.append(key)
+            return
+        for gx in range(int(x0 // c), int(x1 // c) + 1):
+            for gy in range(int(y0 // c), int(y1 // c) + 1):
+                buckets.setdefault((gx, gy), []).append(key)
+
+    def near(self, x: float, y: float) -> set[int]:
+        """Keys of every rect that may contain (x, y)."""
+        gx, gy = int(x // self.cell), int(y // self.cell)
+        out: set[int] = set()
+        for dx in (-1, 0, 1):
+            for dy in (-1, 0, 1):
+                out.update(self.buckets.get((gx + dx, gy + dy), ()))
+        return out
+
+
+@dataclass(slots=True)
+class SceneModel:
+    """Everything the items draw and the view queries, built once per (graph, layout)."""
+
+    graph: Graph
+    layout: Layout
+    nodes: list[NodeRec]
+    clusters: list[ClusterBox]  # by depth, then layout order
+    content: QRectF
+    by_base: dict[str, list[int]]  # base path -> record indices (original and stub copies)
+    node_tiles: list[list[int]]  # record indices by tile, tiles in (column, row) order
+    tile_of: dict[tuple[int, int], int]  # (column, row) -> index into node_tiles
+    oversized: list[int]  # boxes bigger than a tile (never from the real layouts; hit-tested apart)
+    title_grid: GridIndex  # cluster title bands, keys index `clusters`
+    edges: Sequence[EdgePath]  # layout.edges, as is
+    edge_boxes: list[tuple[float, float, float, float] | None]  # x0, y0, x1, y1; None: not drawable
+    edge_tiles: list[tuple[list[int], QRectF]]  # edge indices by tile, with their bounds
+    long_edges: dict[int, QRectF]  # edges bigger than a tile, with their bounds (culled one by one)
+    _by_path: dict[str, int] | None = None
+    _ends: list[tuple[str, str]] | None = None
+
+    @property
+    def by_path(self) -> dict[str, int]:
+        """Exact box path -> record index (made on first use)."""
+        if self._by_path is None:
+            self._by_path = {}
+            for i, rec in enumerate(self.nodes):
+                self._by_path.setdefault(rec.path, i)
+        return self._by_path
+
+    def edge_ends(self) -> list[tuple[str, str]]:
+        """(src, dst) of every edge with stub suffixes removed (made on first use)."""
+        if self._ends is None:
+            self._ends = [(e.src.partition("#")[0], e.dst.partition("#")[0]) for e in self.edges]
+        return self._ends
+
+    def node_at(self, x: float, y: float, slop: float = 0.0) -> int | None:
+        """The topmost box containing (x, y): the tiles double as the hit-test grid (a box is
+        far smaller than a tile, so it lies within the 3×3 tiles around its centre's tile)."""
+        kx, ky = int(x // TILE_W), int(y // TILE_H)
+        best = -1
+        nodes = self.nodes
+        for dx in (-1, 0, 1):
+            for dy in (-1, 0, 1):
+                t = self.tile_of.get((kx + dx, ky + dy))
+                if t is None:
+                    continue
+                for i in self.node_tiles[t]:
+                    if i > best and nodes[i].contains(x, y, slop):
+                        best = i
+        for i in self.oversized:
+            if i > best and nodes[i].contains(x, y, slop):
+                best = i
+        return best if best >= 0 else None
+
+    def title_rect(self, c: ClusterBox) -> QRectF:
+        return QRectF(c.x, c.y, c.w, min(labels.TITLE_H, c.h))
+
+
+class _Resolver:
+    """Base path -> Node, caching the body of every path prefix (``e4:1/``): resolving 50k paths
+    one by one from the root (`model.resolve`) would dominate building the scene."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+        self.index = NodeIndex(graph)
+        self.bodies: dict[str, dict[str, Node] | None] = {"": self._nodes(graph.root)}
+
+    def _nodes(self, body_id: str) -> dict[str, Node]:
+        return {n.id: n for n in self.graph.bodies[body_id].nodes}
+
+    def get(self, base: str) -> Node | None:
+        prefix, _, local = base.rpartition("/")
+        nodes = self.bodies.get(prefix, False)
+        if nodes is False:
+            owner = self.index.get(prefix.rpartition(":")[0])
+            try:
+                ref = owner.subgraphs[int(prefix.rpartition(":")[2])] if owner is not None else None
+                nodes = self._nodes(ref.body) if ref is not None else None
+            except (IndexError, ValueError, KeyError):
+                nodes = None
+            self.bodies[prefix] = nodes
+        return nodes.get(local) if nodes else None
+
+
+def build_model(graph: Graph, layout: Layout) -> SceneModel:
+    """Resolve every box to its Node and bucket boxes and edges into tiles."""
+    nodes, by_base, node_tiles, tile_of, oversized = _build_nodes(graph, layout)
+    edge_boxes, edge_tiles, long_edges = _build_edges(layout)
+    clusters = sorted(layout.clusters, key=lambda c: c.depth)
+    title_grid = GridIndex()
+    for k, c in enumerate(clusters):
+        title_grid.insert(k, c.x, c.y, c.x + c.w, c.y + min(labels.TITLE_H, c.h))
+    return SceneModel(
+        graph=graph,
+        layout=layout,
+        nodes=nodes,
+        clusters=clusters,
+        content=QRectF(0.0, 0.0, max(layout.width, 1.0), max(layout.height, 1.0)),
+        by_base=by_base,
+        node_tiles=node_tiles,
+        tile_of=tile_of,
+        oversized=oversized,
+        title_grid=title_grid,
+        edges=layout.edges,
+        edge_boxes=edge_boxes,
+        edge_tiles=edge_tiles,
+        long_edges=long_edges,
+    )
+
+
+def _build_nodes(
+    graph: Graph, layout: Layout
+) -> tuple[list[NodeRec], dict[str, list[int]], list[list[int]], dict[tuple[int, int], int], list[int]]:
+    """One NodeRec per box, base path -> records, and the tiles. The hot loop of a 50k-node
+    build (~10 µs a node would be half a second), so it is kept flat."""
+    get = _Resolver(graph).get
+    nodes: list[NodeRec] = []
+    by_base: dict[str, list[int]] = {}
+    tiles: dict[tuple[int, int], list[int]] = {}
+    oversized: list[int] = []
+    bodies = graph.bodies
+    for i, box in enumerate(layout.nodes):
+        path = box.path
+        base = path.partition("#")[0] if "#" in path else path
+        node = get(base)
+        if node is None:
+            kind, fam, owner = "eqn", "other", False
+        else:
+            kind, fam = node.kind, family(node)
+            owner = bool(node.subgraphs) and all(ref.body in bodies for ref in node.subgraphs)
+        cx, cy, w, h = box.x, box.y, box.w, box.h
+        nodes.append(NodeRec(path, base, node, cx - w / 2, cy - h / 2, w, h, kind, fam, owner))
+        ids = by_base.get(base)
+        if ids is None:
+            by_base[base] = [i]
+        else:
+            ids.append(i)
+        key = (int(cx // TILE_W), int(cy // TILE_H))
+        tile = tiles.get(key)
+        if tile is None:
+            tiles[key] = [i]
+        else:
+            tile.append(i)
+        if w > TILE_W or h > TILE_H:
+            oversized.append(i)
+    node_tiles: list[list[int]] = []
+    tile_of: dict[tuple[int, int], int] = {}
+    for t, key in enumerate(sorted(tiles)):
+        ids = tiles[key]
+        for i in ids:
+            nodes[i].tile = t
+        node_tiles.append(ids)
+        tile_of[key] = t
+    return nodes, by_base, node_tiles, tile_of, oversized
+
+
+def _build_edges(
+    layout: Layout,
+) -> tuple[list[tuple[float, float, float, float] | None], list[tuple[list[int], QRectF]], dict[int, QRectF]]:
+    """Each edge's bounding box, the edges bucketed into tiles by bbox centre, and apart from
+    them the edges bigger than a tile."""
+    boxes: list[tuple[float, float, float, float] | None] = []
+    etiles: dict[tuple[int, int], list[int]] = {}
+    ebounds: dict[tuple[int, int], list[float]] = {}
+    long_edges: dict[int, QRectF] = {}
+    for j, e in enumerate(layout.edges):
+        pts = e.points
+        if len(pts) == 4:  # the common case, one cubic; unrolled: min()/max() cost 6x more
+            (ax, ay), (bx, by), (cx, cy), (dx, dy) = pts
+            x0 = ax if ax < bx else bx
+            x0 = cx if cx < x0 else x0
+            x0 = dx if dx < x0 else x0
+            x1 = ax if ax > bx else bx
+            x1 = cx if cx > x1 else x1
+            x1 = dx if dx > x1 else x1
+            y0 = ay if ay < by else by
+            y0 = cy if cy < y0 else y0
+            y0 = dy if dy < y0 else y0
+            y1 = ay if ay > by else by
+            y1 = cy if cy > y1 else y1
+            y1 = dy if dy > y1 else y1
+        elif len(pts) >= 2:
+            xs = [p[0] for p in pts]
+            ys = [p[1] for p in pts]
+            x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
+        else:
+            boxes.append(None)
+            continue
+        boxes.append((x0, y0, x1, y1))
+        if x1 - x0 > TILE_W or y1 - y0 > TILE_H:
+            long_edges[j] = QRectF(x0, y0, x1 - x0, y1 - y0)
+            continue
+        key = (int((x0 + x1) / 2 // TILE_W), int((y0 + y1) / 2 // TILE_H))
+        tile = etiles.get(key)
+        if tile is None:
+            etiles[key] = [j]
+            ebounds[key] = [x0, y0, x1, y1]
+        else:
+            tile.append(j)
+            b = ebounds[key]
+            if x0 < b[0]:
+                b[0] = x0
+            if y0 < b[1]:
+                b[1] = y0
+            if x1 > b[2]:
+                b[2] = x1
+            if y1 > b[3]:
+                b[3] = y1
+    edge_tiles = []
+    for key in sorted(etiles):
+        x0, y0, x1, y1 = ebounds[key]
+        edge_tiles.append((etiles[key], QRectF(x0, y0, x1 - x0, y1 - y0)))
+    return boxes, edge_tiles, long_edges
