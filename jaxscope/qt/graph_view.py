@@ -10,16 +10,15 @@ queries: hit tests through the tiles' buckets, dataflow cones over a networkx Di
 from __future__ import annotations
 
 import html
-import re
 from collections.abc import Iterable
 
-import networkx as nx
 from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QHelpEvent, QKeyEvent, QMouseEvent, QPainter, QResizeEvent, QTransform, QWheelEvent
 from PySide6.QtWidgets import QApplication, QFrame, QGraphicsScene, QGraphicsView, QToolTip, QWidget
 
-from jaxscope.core.layout import gc_paused
-from jaxscope.core.model import Graph, Layout, Node
+from jaxscope.core.graph_query import Dataflow, SearchIndex
+from jaxscope.core.model import Graph, Layout
+from jaxscope.core.serialize import gc_paused
 from jaxscope.core.styles import Theme, get_theme
 from jaxscope.core.svg import node_tooltip
 from jaxscope.qt.batch_item import Palette, ViewState
@@ -34,10 +33,6 @@ ZOOM_STEP = 1.25
 AA_MIN_SCALE = 0.5  # antialias when zoomed in this far (few nodes are visible then) ...
 AA_MAX_NODES = 3000  # ... or when the whole graph is small enough to be cheap anyway
 HIT_SLOP = 2.0  # scene px of tolerance around a box for clicks
-DIRECTIONS = ("up", "down", "both")
-
-_LINE_QUERY = re.compile(r"^\s*(?::|line\s+)(\d+)\s*$", re.IGNORECASE)
-_FILE_LINE_QUERY = re.compile(r"^\s*(\S.*?):(\d+)\s*$")
 
 
 def tooltip_html(text: str) -> str:
@@ -73,8 +68,8 @@ class QtGraphView(QGraphicsView):
         self._model: SceneModel | None = None
         self._node_items: list[NodeTileItem] = []
         self._selected: dict[str, None] = {}  # base paths, ordered
-        self._dag: nx.DiGraph | None = None
-        self._search_keys: list[tuple[str, Node | None, str]] | None = None
+        self._dag: Dataflow | None = None
+        self._search_keys: SearchIndex | None = None
         self._search_text = ""
         self._matches: list[str] = []
         self._match_index = -1
@@ -300,26 +295,15 @@ class QtGraphView(QGraphicsView):
 
     # ------------------------------------------------------------------ dataflow
 
-    def _graph_dag(self) -> nx.DiGraph:
+    def _graph_dag(self) -> Dataflow:
         """The visible dataflow (stubs folded into their node), built once per layout."""
         if self._dag is None:
-            dag = nx.DiGraph()
-            if self._model is not None:
-                dag.add_nodes_from(self._model.by_base)
-                dag.add_edges_from(self._model.edge_ends())
-            self._dag = dag
+            model = self._model
+            self._dag = Dataflow(model.by_base if model else (), model.edge_ends() if model else ())
         return self._dag
 
     def _cones(self, path: str, direction: str) -> tuple[set[str], set[str]]:
-        if direction not in DIRECTIONS:
-            raise ValueError(f"direction must be one of {DIRECTIONS}, not {direction!r}")
-        dag = self._graph_dag()
-        base = path.partition("#")[0]
-        if base not in dag:
-            return set(), set()
-        up = nx.ancestors(dag, base) | {base} if direction in ("up", "both") else set()
-        down = nx.descendants(dag, base) | {base} if direction in ("down", "both") else set()
-        return up, down
+        return self._graph_dag().cones(path, direction)
 
     def dataflow_cone(self, path: str, direction: str = "both") -> set[str]:
         """Base paths of the nodes `path` depends on ("up"), that depend on it ("down"), or
@@ -362,23 +346,8 @@ class QtGraphView(QGraphicsView):
         (case-insensitive); ``:12`` or ``line 12`` match line 12 exactly, ``model.py:12`` that
         line in a matching file. The matches are outlined; `next_match` walks them."""
         model = self._model
-        text = text.strip()
-        self._search_text = text
-        matches: list[str] = []
-        if model is not None and text:
-            line_only = _LINE_QUERY.match(text)
-            file_line = _FILE_LINE_QUERY.match(text) if not line_only else None
-            needle = text.casefold()
-            for base, node, hay in self._keys():
-                src = node.source if node is not None else None
-                if line_only:
-                    hit = src is not None and src.line == int(line_only.group(1))
-                elif file_line and src is not None and src.line == int(file_line.group(2)):
-                    hit = file_line.group(1).casefold() in src.file.casefold()
-                else:
-                    hit = needle in hay
-                if hit:
-                    matches.append(base)
+        self._search_text = text.strip()
+        matches = self._index().search(text) if model is not None else []
         self._matches = matches
         self._match_index = -1
         ids = {i for p in matches for i in model.by_base[p]} if model is not None else set()
@@ -387,22 +356,12 @@ class QtGraphView(QGraphicsView):
         self._update_nodes(changed)
         return list(matches)
 
-    def _keys(self) -> list[tuple[str, Node | None, str]]:
-        """(base path, node, casefolded searchable text) per drawn node, built on first search."""
+    def _index(self) -> SearchIndex:
+        """The search index of the drawn nodes, built on first search."""
         if self._search_keys is None:
-            keys = []
             model = self._model
             assert model is not None
-            for base, ids in model.by_base.items():
-                node = model.nodes[ids[0]].node
-                if node is None:
-                    keys.append((base, None, base.casefold()))
-                    continue
-                parts = [node.label, *node.avals]
-                if node.source is not None:
-                    parts.append(f"{node.source.file}:{node.source.line}")
-                keys.append((base, node, "\n".join(parts).casefold()))
-            self._search_keys = keys
+            self._search_keys = SearchIndex((base, model.nodes[ids[0]].node) for base, ids in model.by_base.items())
         return self._search_keys
 
     @property
