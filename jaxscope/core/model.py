@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from jaxscope.core.flow import FlowReport
 from jaxscope.core.serialize import dumps, from_jsonable, gc_paused, loads
 
 SCHEMA_VERSION = 1
@@ -122,6 +123,7 @@ class TraceRequest:
     function: FunctionRef
     args: str = ""
     jaxpr_text: bool = True
+    record_flow: bool = True  # record which user lines ran while tracing (core.flow)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +139,7 @@ class TraceResult:
     warnings: tuple[str, ...] = ()
     jax_version: str = ""
     schema_version: int = SCHEMA_VERSION
+    flow: FlowReport | None = None  # Python control flow during the trace (record_flow)
 
     def to_json(self) -> str:
         return dumps(self)

@@ -12,9 +12,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxscope.core import argspec
+from jaxscope.core.flow import mark_staged
 from jaxscope.core.model import ErrorInfo, TraceRequest, TraceResult
 from jaxscope.worker.errors import classify
 from jaxscope.worker.load import LoadError, find_function, load_module
+from jaxscope.worker.pyflow import Recorder
 from jaxscope.worker.to_graph import build_graph
 
 Phase = Callable[[str], None]
@@ -112,9 +114,21 @@ def run_trace(request: TraceRequest, phase: Phase) -> TraceResult:
     phase("trace")
     t1 = time.perf_counter()
     jax.clear_caches()  # a cached trace would hide the Python that runs while tracing
+    recorder = Recorder() if request.record_flow else None
     try:
         jitted = jax.jit(target, static_argnums=static_argnums, static_argnames=static_argnames)
-        traced = jitted.trace(*args, **kwargs)
+        if recorder is not None:
+            try:
+                with recorder:
+                    traced = jitted.trace(*args, **kwargs)
+            except RecursionError:
+                # The hook runs on the user's stack and breaks off inside its own 'call' event, so
+                # the error would point at a `def` line: trace again unrecorded for the real one.
+                recorder = None
+                jax.clear_caches()
+                traced = jitted.trace(*args, **kwargs)
+        else:
+            traced = jitted.trace(*args, **kwargs)
     except ValueError as exc:
         if "static" in str(exc) and "hashable" in str(exc).lower():
             raise TraceFailed(
@@ -135,6 +149,14 @@ def run_trace(request: TraceRequest, phase: Phase) -> TraceResult:
     result_paths = tuple(info.result_paths or ()) if info is not None else ()
     graph = build_graph(closed, request.function.qualname, arg_names, result_paths, constant_names(fn))
     timings["graph"] = time.perf_counter() - t2
+    flow, flow_warning = None, ""
+    if recorder is not None:
+        t4 = time.perf_counter()
+        try:
+            flow = mark_staged(recorder.report(), graph)
+        except Exception as exc:  # a flow-analysis bug must not cost the user the graph
+            flow_warning = f"control-flow recording failed: {type(exc).__name__}: {exc}"
+        timings["flow"] = time.perf_counter() - t4
     text = ""
     if request.jaxpr_text:
         t3 = time.perf_counter()
@@ -148,6 +170,8 @@ def run_trace(request: TraceRequest, phase: Phase) -> TraceResult:
         result_paths=result_paths,
         timings=timings,
         jax_version=jax.__version__,
+        warnings=(flow_warning,) if flow_warning else (),
+        flow=flow,
     )
 
 
