@@ -65,7 +65,7 @@ def main() -> int:
                 fh.write(WORKLOAD.replace("{layers}", str(layers)))
             bare, _ = bare_make_jaxpr(path, layers)
             t0 = time.perf_counter()
-            result = worker.trace(TraceRequest(FunctionRef("train_step", path=path), args_for(layers), jaxpr_text=False)).result()
+            result = worker.trace(TraceRequest(FunctionRef("train_step", path=path), args_for(layers), jaxpr_text=False, record_flow=False)).result()
             t1 = time.perf_counter()
             graph = result.graph
             layout = layouts.layout(graph, auto_expanded(graph))

@@ -155,7 +155,7 @@ def run_trace(opts: argparse.Namespace, *, jaxpr_text: bool) -> TraceResult:
     ref, args = resolve_call(opts.target, opts.args)
     timeouts = {"trace": opts.timeout} if opts.timeout else None
     with WorkerClient(spare=False, timeouts=timeouts) as client:
-        future = client.trace(TraceRequest(function=ref, args=args, jaxpr_text=jaxpr_text))
+        future = client.trace(TraceRequest(function=ref, args=args, jaxpr_text=jaxpr_text, record_flow=False))
         try:
             return future.result()
         except WorkerError as exc:

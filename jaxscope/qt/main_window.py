@@ -44,6 +44,7 @@ EXAMPLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(jaxs
 MAX_RECENT = 10
 STATE_VERSION = 1
 LOG_LIMIT = 200_000  # characters kept in the log pane
+RECORD_FLOW = False  # the Python control-flow recorder costs ~2.5x trace time; on once the source pane shows its marks
 
 
 class WelcomePage(QWidget):
@@ -269,7 +270,7 @@ class MainWindow(QMainWindow):
         if self.doc.function != function:
             self.doc.user_toggled = False
         self.doc.function, self.doc.args = function, args
-        self.controller.trace(TraceRequest(FunctionRef(qualname=function, path=self.doc.path), args=args))
+        self.controller.trace(TraceRequest(FunctionRef(qualname=function, path=self.doc.path), args=args, record_flow=RECORD_FLOW))
 
     @Slot(object)
     def _on_trace_finished(self, result: TraceResult) -> None:
