@@ -75,6 +75,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("jaxpr", help="trace a function and print its jaxpr")
     _add_target(p)
 
+    p = sub.add_parser("explain", help="trace a function and annotate its source with what tracing did to each line")
+    _add_target(p)
+    p.add_argument("--json", action="store_true", help="print the line marks as JSON")
+
     p = sub.add_parser("list", help="list the functions in a file (without running it)")
     p.add_argument("file")
 
@@ -86,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] not in {"export", "jaxpr", "list", "open", "-h", "--help", "--version"}:
+    if argv and argv[0] not in {"export", "jaxpr", "explain", "list", "open", "-h", "--help", "--version"}:
         argv.insert(0, "open")  # `jaxscope file.py::f` opens the app
     opts = parser.parse_args(argv)
     debug = getattr(opts, "debug", False)
@@ -95,6 +99,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_export(opts)
         if opts.command == "jaxpr":
             return cmd_jaxpr(opts)
+        if opts.command == "explain":
+            return cmd_explain(opts)
         if opts.command == "list":
             return cmd_list(opts)
         return cmd_open(opts)
@@ -147,7 +153,7 @@ def resolve_call(target: str, args: str | None) -> tuple[FunctionRef, str]:
     return ref, args or ""
 
 
-def run_trace(opts: argparse.Namespace, *, jaxpr_text: bool) -> TraceResult:
+def run_trace(opts: argparse.Namespace, *, jaxpr_text: bool, record_flow: bool = False) -> TraceResult:
     """Trace in a one-off worker; failures become CliErrors with the worker's explanation."""
     from jaxscope.core.client import WorkerClient, WorkerError
     from jaxscope.core.model import TraceRequest
@@ -155,7 +161,7 @@ def run_trace(opts: argparse.Namespace, *, jaxpr_text: bool) -> TraceResult:
     ref, args = resolve_call(opts.target, opts.args)
     timeouts = {"trace": opts.timeout} if opts.timeout else None
     with WorkerClient(spare=False, timeouts=timeouts) as client:
-        future = client.trace(TraceRequest(function=ref, args=args, jaxpr_text=jaxpr_text, record_flow=False))
+        future = client.trace(TraceRequest(function=ref, args=args, jaxpr_text=jaxpr_text, record_flow=record_flow))
         try:
             return future.result()
         except WorkerError as exc:
@@ -215,6 +221,142 @@ def cmd_jaxpr(opts: argparse.Namespace) -> int:
     result = run_trace(opts, jaxpr_text=True)
     sys.stdout.write(result.jaxpr_text.rstrip("\n") + "\n")
     return 0
+
+
+EXPLAIN_ABBR = {"emitted": "eqn", "python": "py", "not-taken": "-", "never": "!", "staged": "stg"}
+EXPLAIN_LEGEND = (
+    "eqn N  equations came from this line (N, all sub-graphs included)",
+    "py     ran while tracing, emitted nothing",
+    "stg N  traced into staged control flow (lax.cond/switch branches, while/scan bodies)",
+    "-      branch not taken while tracing",
+    "!      never reached while tracing",
+    "×N     Python loop unrolled N times (×a,b per call)",
+)
+
+
+def _static_values(fn: object, args: str) -> dict[str, str]:
+    """Parameter name -> repr of its static value in the call (Python literals and unpassed defaults)."""
+    from jaxscope.core import argspec
+
+    params = getattr(fn, "params", ())
+    call = argspec.parse_call(args)
+    out: dict[str, str] = {}
+    given: set[str] = set()
+    positional = [p for p in params if p.kind in ("positional_only", "positional")]
+    for p, spec in zip(positional, call.args, strict=False):
+        given.add(p.name)
+        if isinstance(spec, argspec.StaticValue):
+            out[p.name] = repr(spec.value)
+    for name, spec in call.kwargs:
+        given.add(name)
+        if isinstance(spec, argspec.StaticValue):
+            out[name] = repr(spec.value)
+    for p in params:
+        if p.name not in given and p.default is not None and p.kind not in ("var_positional", "var_keyword"):
+            out[p.name] = p.default
+    return out
+
+
+def cmd_explain(opts: argparse.Namespace) -> int:
+    import json
+    from dataclasses import asdict
+
+    from jaxscope.core.discover import DiscoveryError, discover_file
+    from jaxscope.core.flow_marks import line_marks
+
+    result = run_trace(opts, jaxpr_text=False, record_flow=True)
+    flow = result.flow
+    if flow is None or not flow.files:
+        raise CliError("no user code ran while tracing (nothing to explain)", 5)
+    ref = result.request.function
+    main_flow = (flow.file(ref.path) if ref.path else None) or max(flow.files, key=lambda f: sum(n for _, n in f.line_hits))
+    path = main_flow.path
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            source = fh.read()
+    except OSError as exc:
+        raise CliError(f"cannot read {path}: {exc}") from None
+    lines = source.splitlines()
+    try:
+        info = discover_file(path)
+    except DiscoveryError:
+        info = None
+    fn = info.get(ref.qualname) if info is not None else None
+    statics = _static_values(fn, result.request.args) if fn is not None else {}
+    marks = line_marks(main_flow, result.graph, path, statics, source=source)
+
+    if opts.json:
+        data = {"file": path, "function": ref.qualname, "lines": [asdict(m) for _, m in sorted(marks.items())]}
+        print(json.dumps(data, sort_keys=True, indent=1))
+        return 0
+
+    # the traced function plus every function of the file that ran (helpers), else the whole file
+    spans: list[tuple[int, int]] = []
+    if info is not None and fn is not None:
+        for f in info.functions:
+            if f is fn or any(f.line <= ln <= f.end_line for ln in marks):
+                spans.append((f.line, f.end_line))
+        for ln in marks:  # marks outside every listed function (module-level lambdas...)
+            if not any(a <= ln <= b for a, b in spans):
+                spans.append((ln, ln))
+    if not spans:
+        spans = [(1, len(lines))]
+    merged: list[list[int]] = []
+    for a, b in sorted(spans):
+        while a > 1 and lines[a - 2].lstrip().startswith("@"):
+            a -= 1
+        if merged and a <= merged[-1][1] + 1:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+
+    badge_w = max((len(m.badge) for m in marks.values()), default=0)
+    num_w = len(str(max(b for _, b in merged)))
+    call = f"({result.request.args})" if result.request.args else "()"
+    print(f"{path}::{ref.qualname}{call}")
+    print()
+    for i, (a, b) in enumerate(merged):
+        if i:
+            print(f"{'':>{7 + badge_w}} {'⋮':>{num_w}}")
+        for ln in range(a, min(b, len(lines)) + 1):
+            m = marks.get(ln)
+            mark = ""
+            if m is not None:
+                abbr = EXPLAIN_ABBR.get(m.kind, "?")
+                mark = f"{abbr} {m.eqns}" if m.eqns else abbr
+            badge = m.badge if m is not None else ""
+            code = lines[ln - 1].rstrip()
+            print(f"{mark:<6} {badge:<{badge_w}} {ln:>{num_w}}  {code}".rstrip())
+    print()
+    print("legend:")
+    used = {EXPLAIN_ABBR[m.kind] for m in marks.values()} | ({"×N"} if any(m.badge for m in marks.values()) else set())
+    for entry in EXPLAIN_LEGEND:
+        if entry.split(" ", 1)[0] in used:
+            print(f"  {entry}")
+    notes: list[tuple[int, int, str]] = []
+    for ln, m in sorted(marks.items()):
+        if not m.why:
+            continue
+        if notes and notes[-1][2] == m.why and notes[-1][1] >= ln - 1 - _blank_run(lines, notes[-1][1], ln):
+            notes[-1] = (notes[-1][0], ln, m.why)
+        else:
+            notes.append((ln, ln, m.why))
+    if notes:
+        print()
+        print("why:")
+        for a, b, why in notes:
+            where = f"{a}" if a == b else f"{a}-{b}"
+            print(f"  {where:>{2 * num_w + 1}}  {why}")
+    others = [f.path for f in flow.files if f is not main_flow]
+    if others:
+        print()
+        print("other user files that ran while tracing: " + ", ".join(others))
+    return 0
+
+
+def _blank_run(lines: list[str], after: int, before: int) -> int:
+    """How many lines strictly between `after` and `before` are blank or comments."""
+    return sum(1 for ln in range(after + 1, before) if not lines[ln - 1].strip() or lines[ln - 1].strip().startswith("#"))
 
 
 def cmd_list(opts: argparse.Namespace) -> int:

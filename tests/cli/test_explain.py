@@ -1,0 +1,65 @@
+"""`jaxscope explain` end to end in subprocesses, on examples/control_flow.py (a real trace)."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "control_flow.py"
+TARGET = f"{EXAMPLE}::step"
+
+pytest.importorskip("jax")
+
+
+def jaxscope(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "jaxscope", *args], capture_output=True, text=True, timeout=180, cwd=ROOT, env=dict(os.environ))
+
+
+def line_of(fragment: str) -> int:
+    found = [i for i, t in enumerate(EXAMPLE.read_text().splitlines(), 1) if fragment in t]
+    assert len(found) == 1, fragment
+    return found[0]
+
+
+def row(out: str, ln: int) -> str:
+    code = EXAMPLE.read_text().splitlines()[ln - 1].rstrip()
+    rows = [r for r in out.splitlines() if r.endswith(f" {ln}  {code}")]
+    assert len(rows) == 1, (ln, out)
+    return rows[0]
+
+
+def test_explain_annotates_the_source():
+    out = jaxscope("explain", TARGET)
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    assert "×3" in row(text, line_of("for _ in range(n_layers)"))
+    assert row(text, line_of("x = x * 0.9")).startswith("eqn ")
+    assert row(text, line_of("lax.cond(")).startswith("stg ")
+    assert "legend:" in text and "why:" in text
+    assert "`if training:` — body taken (`training` was True, static)" in text
+
+
+def test_explain_not_taken_and_json():
+    out = jaxscope("explain", TARGET, "--args", "f32[4,8], f32[8,8], training=False, n_layers=2", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["file"] == str(EXAMPLE)
+    marks = {m["line"]: m for m in data["lines"]}
+    body = marks[line_of("x = x * 0.9")]
+    assert body["kind"] == "not-taken"
+    assert marks[line_of("for _ in range(n_layers)")]["badge"] == "×2"
+    assert marks[line_of("lax.cond(")]["kind"] == "staged"
+    assert "`training` was False" in marks[line_of("if training:")]["why"]
+    assert set(body) == {"line", "kind", "eqns", "hits", "badge", "why"}
+
+
+def test_explain_errors_use_exit_codes():
+    out = jaxscope("explain", f"{EXAMPLE}::nope")
+    assert out.returncode == 2
+    assert "no function 'nope'" in out.stderr
