@@ -234,35 +234,12 @@ EXPLAIN_LEGEND = (
 )
 
 
-def _static_values(fn: object, args: str) -> dict[str, str]:
-    """Parameter name -> repr of its static value in the call (Python literals and unpassed defaults)."""
-    from jaxscope.core import argspec
-
-    params = getattr(fn, "params", ())
-    call = argspec.parse_call(args)
-    out: dict[str, str] = {}
-    given: set[str] = set()
-    positional = [p for p in params if p.kind in ("positional_only", "positional")]
-    for p, spec in zip(positional, call.args, strict=False):
-        given.add(p.name)
-        if isinstance(spec, argspec.StaticValue):
-            out[p.name] = repr(spec.value)
-    for name, spec in call.kwargs:
-        given.add(name)
-        if isinstance(spec, argspec.StaticValue):
-            out[name] = repr(spec.value)
-    for p in params:
-        if p.name not in given and p.default is not None and p.kind not in ("var_positional", "var_keyword"):
-            out[p.name] = p.default
-    return out
-
-
 def cmd_explain(opts: argparse.Namespace) -> int:
     import json
     from dataclasses import asdict
 
     from jaxscope.core.discover import DiscoveryError, discover_file
-    from jaxscope.core.flow_marks import line_marks
+    from jaxscope.core.flow_marks import line_marks, static_values
 
     result = run_trace(opts, jaxpr_text=False, record_flow=True)
     flow = result.flow
@@ -282,7 +259,7 @@ def cmd_explain(opts: argparse.Namespace) -> int:
     except DiscoveryError:
         info = None
     fn = info.get(ref.qualname) if info is not None else None
-    statics = _static_values(fn, result.request.args) if fn is not None else {}
+    statics = static_values(fn, result.request.args) if fn is not None else {}
     marks = line_marks(main_flow, result.graph, path, statics, source=source)
 
     if opts.json:

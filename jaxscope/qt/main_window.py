@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import glob
+import html
 import os
 import time
 
@@ -29,12 +30,14 @@ import jaxscope
 from jaxscope.core import linking
 from jaxscope.core.discover import DiscoveryError, discover_file
 from jaxscope.core.export import export
+from jaxscope.core.flow_marks import line_marks, static_values
 from jaxscope.core.layout import auto_expanded
 from jaxscope.core.model import ErrorInfo, FunctionRef, Graph, Layout, TraceRequest, TraceResult
 from jaxscope.core.svg import render_svg
 from jaxscope.qt import theme as themes
 from jaxscope.qt.controller import Controller
 from jaxscope.qt.document import Document, nearest_visible, owner_chain
+from jaxscope.qt.flow_paint import legend_items
 from jaxscope.qt.graph_view import QtGraphView
 from jaxscope.qt.inputs_panel import InputsPanel, plain_label
 from jaxscope.qt.jaxpr_view import QtJaxprView
@@ -44,7 +47,7 @@ EXAMPLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(jaxs
 MAX_RECENT = 10
 STATE_VERSION = 1
 LOG_LIMIT = 200_000  # characters kept in the log pane
-RECORD_FLOW = False  # the Python control-flow recorder costs ~2.5x trace time; on once the source pane shows its marks
+FLOW_MAX_EQNS = 5000  # the control-flow recorder costs ~2.5x trace time: off for programs bigger than this
 
 
 class WelcomePage(QWidget):
@@ -135,7 +138,18 @@ class MainWindow(QMainWindow):
         pl.addStretch(1)
         self.docks: dict[str, QDockWidget] = {}
         self._dock("inputs", "Function", self.inputs, Qt.DockWidgetArea.LeftDockWidgetArea)
-        self._dock("source", "Source", self.source, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.flow_legend = QLabel()  # our own fixed strings, escaped: rich text only for the colour swatches
+        self.flow_legend.setTextFormat(Qt.TextFormat.RichText)
+        self.flow_legend.setWordWrap(True)
+        self.flow_legend.setObjectName("flowLegend")
+        self.flow_legend.setContentsMargins(6, 2, 6, 2)
+        source_box = QWidget()
+        sl = QVBoxLayout(source_box)
+        sl.setContentsMargins(0, 0, 0, 0)
+        sl.setSpacing(0)
+        sl.addWidget(self.flow_legend)
+        sl.addWidget(self.source, 1)
+        self._dock("source", "Source", source_box, Qt.DockWidgetArea.LeftDockWidgetArea)
         self._dock("jaxpr", "jaxpr", self.jaxpr, Qt.DockWidgetArea.RightDockWidgetArea)
         self._dock("problems", "Problems", problems, Qt.DockWidgetArea.BottomDockWidgetArea)
         self._dock("log", "Log", self.log, Qt.DockWidgetArea.BottomDockWidgetArea)
@@ -270,7 +284,9 @@ class MainWindow(QMainWindow):
         if self.doc.function != function:
             self.doc.user_toggled = False
         self.doc.function, self.doc.args = function, args
-        self.controller.trace(TraceRequest(FunctionRef(qualname=function, path=self.doc.path), args=args, record_flow=RECORD_FLOW))
+        previous = self.doc.graph
+        record = previous is None or previous.top.total_eqns <= FLOW_MAX_EQNS
+        self.controller.trace(TraceRequest(FunctionRef(qualname=function, path=self.doc.path), args=args, record_flow=record))
 
     @Slot(object)
     def _on_trace_finished(self, result: TraceResult) -> None:
@@ -288,7 +304,23 @@ class MainWindow(QMainWindow):
         palette = linking.PALETTE_DARK if self.theme == "dark" else linking.PALETTE_LIGHT
         line_colours = linking.line_colours(graph, self.doc.path)
         self.source.set_line_colours({line: palette[i % len(palette)] for line, i in line_colours.items()})
+        self._show_flow(result)
         self.controller.layout(graph, self.doc.expanded)
+
+    def _show_flow(self, result: TraceResult) -> None:
+        """Source-pane marks of what tracing baked in (when the recorder ran)."""
+        file_flow = result.flow.file(self.doc.path) if result.flow is not None else None
+        if file_flow is None:
+            self.source.set_flow_marks({})
+            note = "control-flow marks are off for programs over %d equations" % FLOW_MAX_EQNS
+            self.flow_legend.setText(html.escape(note) if result.graph.top.total_eqns > FLOW_MAX_EQNS else "")
+            return
+        fn = self.inputs.current()
+        statics = static_values(fn, result.request.args) if fn is not None else {}
+        self.source.set_flow_marks(line_marks(file_flow, result.graph, self.doc.path, statics, source=self.source.toPlainText()))
+        swatch = '<span style="color:{0}">&#9612;</span>&nbsp;{1}'
+        items = [swatch.format(colour or "#8e5ad6", html.escape(text)) for colour, text in legend_items(self.theme)]
+        self.flow_legend.setText("&nbsp;&nbsp; ".join(items))
 
     @Slot(object, object, object)
     def _on_layout_finished(self, graph: Graph, layout: Layout, expanded: frozenset[str]) -> None:

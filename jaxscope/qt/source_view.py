@@ -13,6 +13,7 @@ QPlainTextEdit walks every extra selection for every visible block on each paint
 
 from __future__ import annotations
 
+import html
 from collections.abc import Iterable, Iterator
 
 from pygments.lexer import Lexer
@@ -20,11 +21,12 @@ from pygments.lexers import get_lexer_for_filename
 from pygments.lexers.python import PythonLexer
 from pygments.lexers.special import TextLexer
 from pygments.util import ClassNotFound
-from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRect, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import (
     QColor,
     QFont,
     QFontDatabase,
+    QFontMetricsF,
     QMouseEvent,
     QPainter,
     QPaintEvent,
@@ -34,7 +36,10 @@ from PySide6.QtGui import (
     QResizeEvent,
     QTextBlock,
 )
-from PySide6.QtWidgets import QApplication, QPlainTextEdit, QWidget
+from PySide6.QtWidgets import QApplication, QPlainTextEdit, QToolTip, QWidget
+
+from jaxscope.core.flow_marks import LineMark
+from jaxscope.qt import flow_paint
 
 from jaxscope.qt.highlight import (
     EditorColours,
@@ -350,18 +355,55 @@ def lexer_for_path(path: str) -> Lexer:
 
 
 class QtSourceView(CodeView):
-    """The user's source file: Python highlighting, line colours, marks, line clicks."""
+    """The user's source file: Python highlighting, line colours, marks, line clicks, and the
+    marks of what tracing baked in (see `flow_paint`)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.path = ""
         self.highlighter = LazyHighlighter(self, PythonLexer(), style_for_theme(self.theme))
+        self._flow: dict[int, LineMark] = {}
+
+    def set_flow_marks(self, marks: dict[int, LineMark]) -> None:
+        """Line -> what happened to it while tracing; replaces the previous marks."""
+        self._flow = dict(marks)
+        self._refresh()
+
+    def flow_marks(self) -> dict[int, LineMark]:
+        return dict(self._flow)
+
+    def flow_tooltip(self, line: int) -> str:
+        mark = self._flow.get(line)
+        return flow_paint.tooltip(mark) if mark is not None else ""
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
+        super().paintEvent(event)
+        if self._flow:
+            painter = QPainter(self.viewport())
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+            left = self.contentOffset().x() + self.document().documentMargin()
+            flow_paint.paint(painter, self._visible_blocks(), self._flow, self.viewport().width(),
+                             self.colours.background, self.theme, QFontMetricsF(self.font()), left)  # fmt: skip
+            painter.end()
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ToolTip and self._flow:
+            pos = self.viewport().mapFromGlobal(event.globalPos())  # type: ignore[attr-defined]
+            line = self.line_at(pos.y()) if pos.x() >= 0 else None
+            text = self.flow_tooltip(line) if line else ""
+            if text:
+                QToolTip.showText(event.globalPos(), "<pre>" + html.escape(text, quote=False) + "</pre>", self)  # type: ignore[attr-defined]
+            else:
+                QToolTip.hideText()
+            return True
+        return super().event(event)
 
     def set_source(self, text: str, path: str) -> None:
         """Show `text`, the file at `path` (used only to pick the lexer); clears colours and marks."""
         self.path = path
         self._line_colours.clear()
         self._marks, self._mark_set = [], set()
+        self._flow = {}
         lexer = lexer_for_path(path)
         self.highlighter.enabled = False  # nothing to format while Qt rebuilds the blocks
         self.highlighter.line_lexer = LineLexer(lexer)

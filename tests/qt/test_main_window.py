@@ -138,3 +138,25 @@ def test_welcome_page_and_recent_files(qtbot, window, tmp_path):
     open_and_wait(qtbot, w, f"{tmp_path / 'basics.py'}::predict")
     assert w.recent_files()[0].endswith("basics.py::predict")
     assert w.stack.currentIndex() == 1
+
+
+def test_source_pane_marks_what_tracing_baked_in(qtbot, window):
+    w = window
+    path = ROOT / "examples" / "control_flow.py"
+    open_and_wait(qtbot, w, f"{path}::step")
+    marks = w.source.flow_marks()
+    loop = line_of(path, "for _ in range(n_layers)")
+    body = line_of(path, "x = x * 0.9")
+    cond = line_of(path, "x = lax.cond(")
+    assert marks[loop].badge == "×3"
+    assert marks[body].kind == "emitted"
+    assert marks[cond].kind == "staged"
+    assert "staged" in w.source.flow_tooltip(cond)
+    assert "not taken" in w.flow_legend.text()
+    w.inputs.args.setText("f32[4,8], f32[8,8], training=False, n_layers=2")
+    first = w.doc.result
+    w.inputs.request_trace()
+    qtbot.waitUntil(lambda: w.doc.result is not first, timeout=TIMEOUT)
+    marks = w.source.flow_marks()
+    assert marks[body].kind == "not-taken" and marks[loop].badge == "×2"
+    assert "`training` was False" in w.source.flow_tooltip(line_of(path, "if training:"))
