@@ -24,7 +24,7 @@ from jaxscope.core.flow import STAGED_ROLE_PREFIXES, Construct, FileFlow, _norm
 if TYPE_CHECKING:
     from jaxscope.core.model import Graph
 
-KINDS = ("emitted", "python", "not-taken", "never", "staged")
+KINDS = ("emitted", "python", "not-taken", "never", "staged", "error")  # "error": where a trace failed
 
 _STAGED_WHY = {
     "cond branch": "traced by lax.cond: both branches are staged",

@@ -20,6 +20,7 @@ STYLES: dict[str, tuple[str, str, str]] = {
     "not-taken": ("branch not taken (greyed)", "#c9ced6", "#4a505a"),
     "never": ("never reached while tracing", "#5b6270", "#aab2bd"),  # filled grey; python-only is hollow
     "staged": ("staged: traced into lax.cond / while / scan", "#8e5ad6", "#b38cf0"),
+    "error": ("the trace failed here", "#d62f2f", "#ff6b6b"),
 }
 BAR_W = 4.0
 DIM_ALPHA = {"light": 150, "dark": 140}
@@ -41,6 +42,7 @@ def tooltip(mark: LineMark) -> str:
         "not-taken": "not run while tracing: branch not taken",
         "never": "never reached while tracing",
         "staged": "staged into the program (traced, not decided in Python)",
+        "error": "the trace failed on this line",
     }.get(mark.kind, mark.kind)
     if mark.hits:
         head += f" · ran {mark.hits}×"
@@ -68,6 +70,10 @@ def paint(
         row = QRectF(0.0, rect.top(), width, rect.height())
         if mark.kind in ("not-taken", "never"):
             painter.fillRect(row, dim)
+        elif mark.kind == "error":
+            tint = QColor(STYLES["error"][2 if dark else 1])
+            tint.setAlpha(60)
+            painter.fillRect(row, tint)
         style = STYLES.get(mark.kind)
         colour = style[2 if dark else 1] if style else ""
         if colour:

@@ -30,7 +30,7 @@ import jaxscope
 from jaxscope.core import linking
 from jaxscope.core.discover import DiscoveryError, discover_file
 from jaxscope.core.export import export
-from jaxscope.core.flow_marks import line_marks, static_values
+from jaxscope.core.flow_marks import LineMark, line_marks, static_values
 from jaxscope.core.layout import auto_expanded
 from jaxscope.core.model import ErrorInfo, FunctionRef, Graph, Layout, TraceRequest, TraceResult
 from jaxscope.core.svg import render_svg
@@ -349,6 +349,13 @@ class MainWindow(QMainWindow):
             self.stale_banner.setText("The last trace failed; showing the previous result (stale). See Problems.")
             self.stale_banner.show()
         self._show_problem(info.summary(), info)
+        loc = info.location
+        if loc is not None and self.doc.path and linking.same_file(loc.file, self.doc.path):
+            why = f"{info.exc_type or info.kind}: {info.message.splitlines()[0] if info.message else ''}"
+            if info.hint:
+                why += f"\nfix: {info.hint}"
+            self.source.set_flow_marks({loc.line: LineMark(loc.line, "error", why=why)})
+            self.source.scroll_to_line(loc.line)
         if info.stderr_tail:
             self._append_log("worker", info.stderr_tail[-4000:])
         self.phase_label.setText(f"{info.kind} error")

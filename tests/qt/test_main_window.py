@@ -160,3 +160,15 @@ def test_source_pane_marks_what_tracing_baked_in(qtbot, window):
     marks = w.source.flow_marks()
     assert marks[body].kind == "not-taken" and marks[loop].badge == "×2"
     assert "`training` was False" in w.source.flow_tooltip(line_of(path, "if training:"))
+
+
+def test_tracer_error_is_marked_at_its_line(qtbot, window):
+    w = window
+    case = ROOT / "tests" / "faults" / "cases" / "tracer_bool.py"
+    assert w.open_target(f"{case}::f", "f32[3]")
+    qtbot.waitUntil(lambda: bool(w.source.flow_marks()), timeout=TIMEOUT)
+    line = line_of(case, "if x.sum() > 0:")
+    mark = w.source.flow_marks()[line]
+    assert mark.kind == "error"
+    assert "TracerBoolConversionError" in mark.why and "lax.cond" in mark.why
+    assert "tracer error" in w.problem.text()
