@@ -20,6 +20,8 @@ import os
 import tokenize
 from dataclasses import dataclass
 
+from jaxscope.core.argspec import CallSpec, Spec
+
 EXAMPLES_VAR = "JAXSCOPE_ARGS"
 
 _FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
@@ -283,3 +285,11 @@ def _read_examples(tree: ast.Module, warnings: list[str]) -> tuple[dict[str, str
                 examples[key.value] = value.value
                 lines[key.value] = key.lineno
     return examples, lines
+
+
+def bind_call(fn: FunctionInfo, call: CallSpec) -> dict[str, Spec]:
+    """Parameter name -> the spec the call gives it: positional arguments in order, then keywords."""
+    positional = [p for p in fn.params if p.kind in ("positional_only", "positional")]
+    bound: dict[str, Spec] = {p.name: spec for p, spec in zip(positional, call.args, strict=False)}
+    bound.update(call.kwargs)
+    return bound

@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from jaxscope.core.discover import FunctionInfo, bind_call
 from jaxscope.core.flow import STAGED_ROLE_PREFIXES, Construct, FileFlow, _norm
 
 if TYPE_CHECKING:
@@ -275,24 +276,13 @@ def _function_statements(tree: ast.AST) -> list[list[ast.stmt]]:
     return out
 
 
-def static_values(fn: object, args: str) -> dict[str, str]:
+def static_values(fn: FunctionInfo, args: str) -> dict[str, str]:
     """Parameter name -> repr of its static value in the call (Python literals and unpassed defaults)."""
     from jaxscope.core import argspec
 
-    params = getattr(fn, "params", ())
-    call = argspec.parse_call(args)
-    out: dict[str, str] = {}
-    given: set[str] = set()
-    positional = [p for p in params if p.kind in ("positional_only", "positional")]
-    for p, spec in zip(positional, call.args, strict=False):
-        given.add(p.name)
-        if isinstance(spec, argspec.StaticValue):
-            out[p.name] = repr(spec.value)
-    for name, spec in call.kwargs:
-        given.add(name)
-        if isinstance(spec, argspec.StaticValue):
-            out[name] = repr(spec.value)
-    for p in params:
-        if p.name not in given and p.default is not None and p.kind not in ("var_positional", "var_keyword"):
+    bound = bind_call(fn, argspec.parse_call(args))
+    out = {name: repr(spec.value) for name, spec in bound.items() if isinstance(spec, argspec.StaticValue)}
+    for p in fn.params:
+        if p.name not in bound and p.default is not None and p.kind not in ("var_positional", "var_keyword"):
             out[p.name] = p.default
     return out

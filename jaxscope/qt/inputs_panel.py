@@ -7,7 +7,7 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
 from jaxscope.core import argspec
-from jaxscope.core.discover import FunctionInfo, ModuleInfo
+from jaxscope.core.discover import FunctionInfo, ModuleInfo, bind_call
 
 
 def plain_label(text: str = "") -> QLabel:
@@ -110,10 +110,7 @@ class InputsPanel(QWidget):
 
 def describe_params(fn: FunctionInfo, call: argspec.CallSpec) -> str:
     """One line per parameter: traced (with its spec) or static (with its value), or its default."""
-    given: dict[str, argspec.Spec] = dict(call.kwargs)
-    positional = [p for p in fn.params if p.kind in ("positional_only", "positional")]
-    for param, spec in zip(positional, call.args, strict=False):
-        given[param.name] = spec
+    given = bind_call(fn, call)
     lines = []
     for param in fn.params:
         spec = given.get(param.name)
