@@ -301,11 +301,22 @@ class MainWindow(QMainWindow):
         self.jaxpr.set_text(result.jaxpr_text)
         self._links = linking.jaxpr_links(graph, result.jaxpr_text)  # one index per trace
         self._by_line = linking.nodes_by_line(graph, self.doc.path)
-        palette = linking.PALETTE_DARK if self.theme == "dark" else linking.PALETTE_LIGHT
-        line_colours = linking.line_colours(graph, self.doc.path)
-        self.source.set_line_colours({line: palette[i % len(palette)] for line, i in line_colours.items()})
+        self._apply_source_colours()
         self._show_flow(result)
         self.controller.layout(graph, self.doc.expanded)
+
+    def _palette(self) -> list[str]:
+        return linking.PALETTE_DARK if self.theme == "dark" else linking.PALETTE_LIGHT
+
+    def _apply_source_colours(self) -> None:
+        """Line colours shared by source lines and their nodes; they follow the theme."""
+        palette = self._palette()
+        line_colours = linking.line_colours(self.doc.graph, self.doc.path) if self.doc.graph else {}
+        self.source.set_line_colours({line: palette[i % len(palette)] for line, i in line_colours.items()})
+
+    def _apply_graph_colours(self) -> None:
+        if self.doc.graph is not None:
+            self.graph.set_line_colours(linking.node_colours(self.doc.graph, self.doc.path, self._palette()))
 
     def _show_flow(self, result: TraceResult) -> None:
         """Source-pane marks of what tracing baked in (when the recorder ran)."""
@@ -330,8 +341,7 @@ class MainWindow(QMainWindow):
         selected = self.graph.selected_paths() if keep else []
         self.doc.layout, self.doc.expanded = layout, expanded
         self.graph.set_graph(graph, layout, self.theme, keep_view=keep)
-        palette = linking.PALETTE_DARK if self.theme == "dark" else linking.PALETTE_LIGHT
-        self.graph.set_line_colours(linking.node_colours(graph, self.doc.path, palette))
+        self._apply_graph_colours()
         if not keep:
             self.graph.fit_all()
             QTimer.singleShot(0, self.graph.fit_all)  # again once pending dock/geometry changes settle
@@ -551,8 +561,10 @@ class MainWindow(QMainWindow):
         self.settings.setValue("theme", name)
         self.theme = themes.apply(app, name)
         self._apply_theme()
-        if self.doc.result is not None:
-            self._on_trace_finished(self.doc.result)
+        if self.doc.result is not None:  # colours only: no re-trace, no re-layout
+            self._apply_source_colours()
+            self._apply_graph_colours()
+            self._show_flow(self.doc.result)
 
     def _apply_theme(self) -> None:
         self.source.set_theme(self.theme)

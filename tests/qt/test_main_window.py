@@ -172,3 +172,16 @@ def test_tracer_error_is_marked_at_its_line(qtbot, window):
     assert mark.kind == "error"
     assert "TracerBoolConversionError" in mark.why and "lax.cond" in mark.why
     assert "tracer error" in w.problem.text()
+
+
+def test_theme_switch_recolours_without_relayout(qtbot, window):
+    w = window
+    open_and_wait(qtbot, w, f"{BASICS}::predict")
+    layout, light = w.doc.layout, w.source.line_colours()
+    w.set_theme("dark")
+    from jaxscope.core import linking
+
+    assert w.doc.layout is layout
+    assert set(w.source.line_colours()) == set(light)
+    assert set(w.source.line_colours().values()) <= {c.lower() for c in linking.PALETTE_DARK}
+    w.set_theme("light")
