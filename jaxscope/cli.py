@@ -165,7 +165,26 @@ def run_trace(opts: argparse.Namespace, *, jaxpr_text: bool, record_flow: bool =
         try:
             return future.result()
         except WorkerError as exc:
-            raise CliError(format_error(exc.info, opts.debug), EXIT_CODES.get(exc.info.kind, 5)) from None
+            text = format_error(exc.info, opts.debug)
+            retry = _static_retry(ref, args, exc.info.argument)
+            if retry:
+                text += f"\ntry it static: --args {retry!r}"
+            raise CliError(text, EXIT_CODES.get(exc.info.kind, 5)) from None
+
+
+def _static_retry(ref: FunctionRef, args: str, argument: str) -> str:
+    """The --args that make `argument` static, when a tracer error names a traced scalar."""
+    from jaxscope.core.discover import DiscoveryError, discover_file
+    from jaxscope.core.static_fix import make_static, static_suggestion
+
+    if not argument or not ref.path:
+        return ""
+    try:
+        fn = discover_file(ref.path).get(ref.qualname)
+    except DiscoveryError:
+        return ""
+    value = static_suggestion(fn, args, argument) if fn is not None else None
+    return make_static(fn, args, argument, value) if fn is not None and value is not None else ""
 
 
 def format_error(info: object, debug: bool) -> str:
@@ -238,6 +257,7 @@ def cmd_explain(opts: argparse.Namespace) -> int:
     import json
     from dataclasses import asdict
 
+    from jaxscope.core.diagnostics import format_diagnostics
     from jaxscope.core.discover import DiscoveryError, discover_file
     from jaxscope.core.flow_marks import line_marks, static_values
 
@@ -263,7 +283,12 @@ def cmd_explain(opts: argparse.Namespace) -> int:
     marks = line_marks(main_flow, result.graph, path, statics, source=source)
 
     if opts.json:
-        data = {"file": path, "function": ref.qualname, "lines": [asdict(m) for _, m in sorted(marks.items())]}
+        data = {
+            "file": path,
+            "function": ref.qualname,
+            "lines": [asdict(m) for _, m in sorted(marks.items())],
+            "diagnostics": [asdict(d) for d in result.diagnostics],
+        }
         print(json.dumps(data, sort_keys=True, indent=1))
         return 0
 
@@ -328,6 +353,10 @@ def cmd_explain(opts: argparse.Namespace) -> int:
     if others:
         print()
         print("other user files that ran while tracing: " + ", ".join(others))
+    if result.diagnostics:
+        print()
+        print("diagnostics:")
+        print(format_diagnostics(result.diagnostics, path))
     return 0
 
 

@@ -116,6 +116,39 @@ class FunctionRef:
         return f"{self.path}::{self.qualname}" if self.path else f"{self.module}:{self.qualname}"
 
 
+Severity = Literal["info", "warning", "error"]
+DiagnosticKind = Literal[
+    "captured-constant",  # an array from a global or closure baked into the program
+    "captured-scalar",  # a Python number from a global or closure baked in as a literal
+    "trace-print",  # print() ran while tracing: once, not at every call
+    "key-reuse",  # one PRNG key consumed twice: identical random numbers
+    "global-changed",  # a module global rebound or mutated while tracing
+    "leaked-tracer",  # a tracer stored where it outlives the trace
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """One finding, with where it is in the user's code and in the graph."""
+
+    kind: DiagnosticKind
+    severity: Severity
+    title: str  # one line, names the thing (e.g. "global array `SCALE` (f32[4], 16 B) is a constant")
+    detail: str = ""  # why it matters
+    fix: str = ""  # what to do instead
+    locations: tuple[SourceLoc, ...] = ()  # user lines involved, most relevant first
+    nodes: tuple[str, ...] = ()  # graph node paths involved
+
+    def summary(self) -> str:
+        """Title, detail and fix as a short plain-text paragraph."""
+        parts = [self.title]
+        if self.detail:
+            parts.append(self.detail)
+        if self.fix:
+            parts.append(f"fix: {self.fix}")
+        return "\n".join(parts)
+
+
 @dataclass(frozen=True, slots=True)
 class TraceRequest:
     """What the worker is asked to trace; `args` is the call-argument text (see core.argspec)."""
@@ -140,6 +173,7 @@ class TraceResult:
     jax_version: str = ""
     schema_version: int = SCHEMA_VERSION
     flow: FlowReport | None = None  # Python control flow during the trace (record_flow)
+    diagnostics: tuple[Diagnostic, ...] = ()  # hidden inputs and side effects (core.diagnostics)
 
     def to_json(self) -> str:
         return dumps(self)
@@ -196,6 +230,7 @@ class ErrorInfo:
     traceback: tuple[Frame, ...] = ()  # user frames, outermost first
     stderr_tail: str = ""
     hint: str = ""
+    argument: str = ""  # the traced argument a tracer error's value came from, e.g. "n" or "params['n']"
 
     def summary(self) -> str:
         """One paragraph for a terminal or an error panel."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from jaxscope.core.model import ErrorInfo, ErrorKind
 from jaxscope.worker.userframes import innermost_location, user_frames
 
@@ -31,6 +33,9 @@ _TRACER_ERRORS = {
     ),
     "KeyReuseError": "A PRNG key was used twice. Split it with `jax.random.split` and use each key once.",
 }
+
+
+_ARGUMENT = re.compile(r"depends on the value of the argument (\S+?)\.?(?:\s|$)")
 
 
 def classify(exc: BaseException, phase: str) -> ErrorInfo:
@@ -63,6 +68,10 @@ def classify(exc: BaseException, phase: str) -> ErrorInfo:
             hint = f"The worker runs {sys.executable}; install the missing package into that environment."
     else:
         kind = "user-code"
+    argument = ""
+    if kind == "tracer":
+        m = _ARGUMENT.search(message)
+        argument = m.group(1) if m else ""
     return ErrorInfo(
         kind=kind,
         message=_first_paragraphs(message),
@@ -71,6 +80,7 @@ def classify(exc: BaseException, phase: str) -> ErrorInfo:
         location=innermost_location(exc.__traceback__),
         traceback=tuple(user_frames(exc.__traceback__)),
         hint=hint,
+        argument=argument,
     )
 
 

@@ -14,6 +14,7 @@ import numpy as np
 from jaxscope.core import argspec
 from jaxscope.core.flow import mark_staged
 from jaxscope.core.model import ErrorInfo, TraceRequest, TraceResult
+from jaxscope.worker.diagnose import TraceWatch, diagnose
 from jaxscope.worker.errors import classify
 from jaxscope.worker.load import LoadError, find_function, load_module
 from jaxscope.worker.pyflow import Recorder
@@ -115,20 +116,22 @@ def run_trace(request: TraceRequest, phase: Phase) -> TraceResult:
     t1 = time.perf_counter()
     jax.clear_caches()  # a cached trace would hide the Python that runs while tracing
     recorder = Recorder() if request.record_flow else None
+    watch = TraceWatch()
     try:
         jitted = jax.jit(target, static_argnums=static_argnums, static_argnames=static_argnames)
-        if recorder is not None:
-            try:
-                with recorder:
+        with watch:
+            if recorder is not None:
+                try:
+                    with recorder:
+                        traced = jitted.trace(*args, **kwargs)
+                except RecursionError:
+                    # The hook runs on the user's stack and breaks off inside its own 'call' event, so
+                    # the error would point at a `def` line: trace again unrecorded for the real one.
+                    recorder = None
+                    jax.clear_caches()
                     traced = jitted.trace(*args, **kwargs)
-            except RecursionError:
-                # The hook runs on the user's stack and breaks off inside its own 'call' event, so
-                # the error would point at a `def` line: trace again unrecorded for the real one.
-                recorder = None
-                jax.clear_caches()
+            else:
                 traced = jitted.trace(*args, **kwargs)
-        else:
-            traced = jitted.trace(*args, **kwargs)
     except ValueError as exc:
         if "static" in str(exc) and "hashable" in str(exc).lower():
             raise TraceFailed(
@@ -149,14 +152,24 @@ def run_trace(request: TraceRequest, phase: Phase) -> TraceResult:
     result_paths = tuple(info.result_paths or ()) if info is not None else ()
     graph = build_graph(closed, request.function.qualname, arg_names, result_paths, constant_names(fn))
     timings["graph"] = time.perf_counter() - t2
-    flow, flow_warning = None, ""
+    warnings: list[str] = []
+    flow = None
     if recorder is not None:
         t4 = time.perf_counter()
         try:
             flow = mark_staged(recorder.report(), graph)
         except Exception as exc:  # a flow-analysis bug must not cost the user the graph
-            flow_warning = f"control-flow recording failed: {type(exc).__name__}: {exc}"
+            warnings.append(f"control-flow recording failed: {type(exc).__name__}: {exc}")
         timings["flow"] = time.perf_counter() - t4
+    t5 = time.perf_counter()
+    try:
+        codes = {code for code, _ in recorder.calls} if recorder is not None else {getattr(target, "__code__", None)} - {None}
+        ran = recorder.hits() if recorder is not None else None
+        diagnostics = tuple(diagnose(graph, closed, target, watch, codes, ran, arg_names))  # type: ignore[arg-type]
+    except Exception as exc:  # same rule: a diagnostics bug costs a warning, not the graph
+        diagnostics = ()
+        warnings.append(f"diagnostics failed: {type(exc).__name__}: {exc}")
+    timings["diagnose"] = time.perf_counter() - t5
     text = ""
     if request.jaxpr_text:
         t3 = time.perf_counter()
@@ -170,8 +183,9 @@ def run_trace(request: TraceRequest, phase: Phase) -> TraceResult:
         result_paths=result_paths,
         timings=timings,
         jax_version=jax.__version__,
-        warnings=(flow_warning,) if flow_warning else (),
+        warnings=tuple(warnings),
         flow=flow,
+        diagnostics=diagnostics,
     )
 
 

@@ -63,3 +63,26 @@ def test_explain_errors_use_exit_codes():
     out = jaxscope("explain", f"{EXAMPLE}::nope")
     assert out.returncode == 2
     assert "no function 'nope'" in out.stderr
+
+
+def test_explain_lists_diagnostics(tmp_path) -> None:
+    path = tmp_path / "impure.py"
+    path.write_text(
+        "import jax.numpy as jnp\n\nW = jnp.ones(3)\n\n\ndef f(x):\n    print('tracing', x)\n    return x * W\n"
+    )
+    out = jaxscope("explain", f"{path}::f", "--args", "f32[3]")
+    assert out.returncode == 0, out.stderr
+    text = out.stdout.split("diagnostics:", 1)[1]
+    assert "`W` (f32[3], 12 B) is baked into the program as a constant  (line 8)" in text
+    assert "print at line 7 ran while tracing" in text
+    data = json.loads(jaxscope("explain", f"{path}::f", "--args", "f32[3]", "--json").stdout)
+    assert {d["kind"] for d in data["diagnostics"]} == {"captured-constant", "trace-print"}
+
+
+def test_tracer_error_suggests_static_args(tmp_path) -> None:
+    path = tmp_path / "loop.py"
+    path.write_text("def f(x, n):\n    for _ in range(n):\n        x = x + 1\n    return x\n")
+    out = jaxscope("jaxpr", f"{path}::f", "--args", "f32[], i32[]")
+    assert out.returncode == 3
+    assert "2 |     for _ in range(n):" in out.stderr
+    assert "try it static: --args 'f32[], 1'" in out.stderr

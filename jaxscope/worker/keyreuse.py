@@ -1,0 +1,225 @@
+"""Static PRNG key-reuse detection on a traced ClosedJaxpr.
+
+JAX's own checker (`jax_debug_key_reuse`) needs a run and ignores raw uint32 keys. This walks the
+jaxpr once: it follows a key through `random_wrap`/`random_unwrap`, into sub-jaxprs (each summarised
+once, by identity), and reports every key value consumed twice, or once per iteration of a loop,
+with jaxscope node paths. It prefers missing an exotic case to raising a false alarm.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from jaxscope.worker.jax_compat import ClosedJaxpr, Jaxpr, Literal, func_name_of, iter_subjaxprs
+from jaxscope.worker.userframes import is_user_file
+
+CONSUMERS = frozenset({"random_bits", "random_split", "random_fold_in", "random_gamma"})
+# Outputs are the very same values as the inputs, position by position.
+ALIASES = frozenset({"random_wrap", "random_unwrap", "copy", "copy_p", "device_put", "optimization_barrier"})
+# The same input with the same static params is the same key (`keys[0]` twice); other params differ.
+DERIVED = frozenset({"slice", "squeeze", "reshape"})
+
+Token = Hashable  # the identity of a value: ("in", i), ("c", i), ("o", path, port) or ("d", parent, ...)
+
+
+@dataclass(frozen=True, slots=True)
+class KeyUse:
+    """One consumption of a key: the consuming equation's node path and its primitive."""
+
+    path: str
+    primitive: str
+
+
+@dataclass(frozen=True, slots=True)
+class KeyReuse:
+    """A key value consumed by two or more equations (`uses`), or inside a loop on every iteration."""
+
+    key: str
+    uses: tuple[str, ...]
+    in_loop: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class _Use:
+    path: str
+    salt: Token | None  # fold_in data: ("lit", text), ("in", m) or a unique token; None = plain use
+    site: tuple[tuple[Any, ...], tuple[Any, ...]] | None  # (user frames, all frames) that emitted it
+
+
+@dataclass(frozen=True, slots=True)
+class _Summary:
+    consumed: dict[int, tuple[_Use, ...]]  # invar index -> local uses, in program order
+    forwards: dict[int, int]  # outvar index -> invar index it returns unchanged
+
+
+def _clash(uses: Sequence[_Use]) -> bool:
+    """Two uses of one key clash unless both fold_in distinct data (the usual `fold_in(key, i)`)."""
+    salts = [u.salt for u in uses]
+    return len(uses) >= 2 and (None in salts or len(set(salts)) < len(salts)) and not _library_internal(uses)
+
+
+def _library_internal(uses: Sequence[_Use]) -> bool:
+    """One user call whose library code used a key twice on purpose (poisson, binomial select).
+
+    Same user frames but different library frames; identical stacks are a Python loop: a real reuse.
+    """
+    sites = [u.site for u in uses]
+    if any(s is None or not s[0] for s in sites):
+        return False
+    return len({s[0] for s in sites if s}) == 1 and len({s[1] for s in sites if s}) == len(sites)
+
+
+def _site(eqn: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]] | None:
+    tb = getattr(eqn.source_info, "traceback", None)
+    if tb is None:
+        return None
+    frames = tuple(zip(*tb.raw_frames(), strict=True))
+    return tuple(f for f in frames if is_user_file(f[0].co_filename)), frames
+
+
+def find_key_reuse(closed: ClosedJaxpr, arg_names: tuple[str, ...] = ()) -> list[KeyReuse]:
+    """Every reused key in `closed`, ordered by the path of its first use."""
+    finder = _Finder()
+    n = len(closed.jaxpr.invars)
+    names = [f"argument `{arg_names[i]}`" if i < len(arg_names) and arg_names[i] else f"argument {i}" for i in range(n)]
+    finder.body(closed.jaxpr, "", names)
+    return sorted(finder.findings, key=lambda f: (_path_key(f.uses[0]), f.key, f.in_loop))
+
+
+def _path_key(path: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in path.replace("e", "").replace("/", ":").split(":"))
+
+
+def _sub_names(jaxpr: Jaxpr) -> list[str]:
+    fn = func_name_of(jaxpr) or "sub-jaxpr"
+    names = tuple(getattr(getattr(jaxpr, "debug_info", None), "arg_names", None) or ())
+    if len(names) != len(jaxpr.invars):
+        names = ("",) * len(jaxpr.invars)
+    return [f"argument `{a}` of {fn}" if a else f"input {i} of {fn}" for i, a in enumerate(names)]
+
+
+def _params_key(params: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((k, repr(v)) for k, v in params.items()))
+
+
+class _Finder:
+    def __init__(self) -> None:
+        self.memo: dict[int, _Summary] = {}
+        self.findings: list[KeyReuse] = []
+
+    def body(self, jaxpr: Jaxpr, prefix: str, in_names: Sequence[str]) -> _Summary:
+        """Summarise `jaxpr`; on first sight also record the findings local to it, under `prefix`."""
+        if id(jaxpr) in self.memo:
+            return self.memo[id(jaxpr)]
+        tok: dict[Any, Token] = {}
+        desc: dict[Token, str] = {}
+        for i, var in enumerate(jaxpr.constvars):
+            tok[var], desc[("c", i)] = ("c", i), "captured constant"
+        for i, var in enumerate(jaxpr.invars):
+            tok[var], desc[("in", i)] = ("in", i), in_names[i]
+        uses: dict[Token, list[_Use]] = {}
+        for i, eqn in enumerate(jaxpr.eqns):
+            path, prim = f"e{i}", eqn.primitive.name
+            ins: list[Token | None] = [("lit", str(a.val)) if isinstance(a, Literal) else tok.get(a) for a in eqn.invars]
+            outs: list[Token | None] = [None] * len(eqn.outvars)
+            consumed: dict[Token | None, Token | None] = {}  # key -> salt
+            if prim in CONSUMERS:
+                consumed[ins[0]] = ins[1] if prim == "random_fold_in" and len(ins) > 1 else None
+            elif prim in ALIASES and len(ins) == len(outs):
+                outs = list(ins)
+            elif prim in DERIVED and len(outs) == 1 and ins and ins[0] in desc:
+                outs = [("d", ins[0], prim, _params_key(eqn.params))]
+                desc.setdefault(outs[0], _derived_desc(desc[ins[0]], prim, eqn.params))
+            elif any(True for _ in iter_subjaxprs(eqn.params)):
+                consumed, outs = self.call(eqn, prefix + path, ins, desc)
+            for t, salt in consumed.items():
+                if t in desc:  # literals and unknown values are no keys
+                    uses.setdefault(t, []).append(_Use(path, salt, _site(eqn)))
+            for port, (var, t) in enumerate(zip(eqn.outvars, outs, strict=True)):
+                if t is None or t not in desc:
+                    t = ("o", path, port)
+                    desc[t] = f"output of {prim} at {prefix}{path}"
+                tok[var] = t
+        for t, us in uses.items():
+            if _clash(us):
+                self.findings.append(KeyReuse(desc[t], tuple(prefix + u.path for u in us)))
+        summary = _Summary(
+            consumed={i: tuple(uses[("in", i)]) for i in range(len(jaxpr.invars)) if ("in", i) in uses},
+            forwards={j: t[1] for j, a in enumerate(jaxpr.outvars) if (t := tok.get(a)) and t[0] == "in"},
+        )
+        self.memo[id(jaxpr)] = summary
+        return summary
+
+    def call(
+        self, eqn: Any, path: str, ins: list[Token | None], desc: dict[Token, str]
+    ) -> tuple[dict[Token | None, Token | None], list[Token | None]]:
+        """Operands a higher-order equation consumes (with fold_in salt), and outputs that return one."""
+        prim, params = eqn.primitive.name, eqn.params
+        subs = list(iter_subjaxprs(params))
+        consumed: dict[Token | None, Token | None] = {}
+        forwards: list[dict[int, int]] = []
+        for k, (param, sub, _consts) in enumerate(subs):
+            sub_prefix = f"{path}:{k}/"
+            summary = self.body(sub, sub_prefix, _sub_names(sub))
+            plan = _plan(prim, param, params, sub, len(ins), len(subs))
+            if plan is None:
+                forwards.append({})
+                continue
+            omap, invariant, carried = plan
+
+            def outer(salt: Token | None) -> Token | None:
+                if salt is None or salt[0] == "lit":
+                    return salt
+                return ins[omap[salt[1]]] if salt[0] == "in" else ("sub", path, k, salt)
+
+            for m, us in summary.consumed.items():
+                t = ins[omap[m]]
+                salt = outer(us[0].salt) if len(us) == 1 else None
+                consumed[t] = salt if consumed.get(t, salt) == salt else None  # cond: once, any branch
+                same_key = m in invariant or (m in carried and summary.forwards.get(carried[m]) == m)
+                fixed = [u for u in us if u.salt is None or u.salt[0] == "lit" or u.salt[1:] in {(i,) for i in invariant}]
+                if t in desc and same_key and fixed:  # the same key and data on every iteration
+                    self.findings.append(KeyReuse(desc[t], tuple(sub_prefix + u.path for u in fixed), in_loop=True))
+            forwards.append({j: omap[m] for j, m in summary.forwards.items()})
+        outs: list[Token | None] = [None] * len(eqn.outvars)
+        if prim not in ("scan", "while") and forwards:
+            for j in range(len(outs)):
+                sources = {fw.get(j) for fw in forwards}
+                if len(sources) == 1 and (o := sources.pop()) is not None:
+                    outs[j] = ins[o]
+        return consumed, outs
+
+
+def _derived_desc(parent: str, prim: str, params: dict[str, Any]) -> str:
+    if prim != "slice" or not params.get("start_indices"):
+        return parent
+    start, limit = params["start_indices"][0], params["limit_indices"][0]
+    return f"{parent}[{start}]" if limit - start == 1 else f"{parent}[{start}:{limit}]"
+
+
+def _plan(
+    prim: str, param: str, params: dict[str, Any], sub: Jaxpr, n_ops: int, n_subs: int
+) -> tuple[list[int], set[int], dict[int, int]] | None:
+    """How `sub`'s invars map to operands; which are loop-invariant; carry invar -> carry outvar.
+
+    None when the mapping is unknown: the equation then consumes nothing (no false alarms).
+    """
+    n_in = len(sub.invars)
+    if prim == "scan" and n_in == n_ops:
+        nc, ncar = params["num_consts"], params["num_carry"]
+        once = params.get("length") == 1
+        return list(range(n_in)), set() if once else set(range(nc)), {} if once else {nc + j: j for j in range(ncar)}
+    if prim == "while":
+        cn, bn = params["cond_nconsts"], params["body_nconsts"]
+        if param == "body_jaxpr" and n_in == n_ops - cn:
+            return [cn + m for m in range(n_in)], set(range(bn)), {bn + j: j for j in range(n_in - bn)}
+        if param == "cond_jaxpr" and n_in == n_ops - bn:
+            return [m if m < cn else m + bn for m in range(n_in)], set(range(cn)), {}
+        return None
+    if prim == "cond" and param.startswith("branches") and n_in == n_ops - 1:
+        return [m + 1 for m in range(n_in)], set(), {}
+    if n_subs == 1 and n_in == n_ops and prim not in ("scan", "cond"):
+        return list(range(n_in)), set(), {}
+    return None

@@ -1,0 +1,104 @@
+"""Purity and state diagnostics on real traces (worker.diagnose + core.diagnostics), in-process."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+from jaxscope.core.model import Diagnostic, FunctionRef, TraceRequest, TraceResult, resolve
+
+jax = pytest.importorskip("jax")
+
+from jaxscope.worker.trace import run_trace  # noqa: E402
+
+CASES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus", "purity_cases.py")
+
+
+def trace(name: str, args: str, record_flow: bool = True) -> TraceResult:
+    return run_trace(TraceRequest(FunctionRef(qualname=name, path=CASES), args=args, record_flow=record_flow), lambda p: None)
+
+
+def line(marker: str) -> int:
+    with open(CASES) as fh:
+        found = [i for i, text in enumerate(fh, 1) if re.search(rf"# {marker}(\s|$)", text)]
+    assert len(found) == 1, marker
+    return found[0]
+
+
+def of_kind(result: TraceResult, kind: str) -> list[Diagnostic]:
+    return [d for d in result.diagnostics if d.kind == kind]
+
+
+def lines(d: Diagnostic) -> set[int]:
+    return {loc.line for loc in d.locations if loc.file == CASES}
+
+
+@pytest.mark.parametrize("record", [True, False])
+def test_global_arrays_are_named_constants_with_size_lines_and_nodes(record: bool) -> None:
+    result = trace("reads_globals", "f32[4]", record_flow=record)
+    consts = {d.title.split("`")[1]: d for d in of_kind(result, "captured-constant")}
+    assert set(consts) == {"SCALE", "TABLE"}
+    assert "f32[4], 16 B" in consts["SCALE"].title
+    assert "f32[4,256], 4.0 KiB" in consts["TABLE"].title
+    assert line("scale-read") in lines(consts["SCALE"])
+    assert line("gain-read") in lines(consts["TABLE"])
+    for d in consts.values():
+        kinds = {resolve(result.graph, p)[1].kind for p in d.nodes}
+        assert kinds == {"const", "eqn"}, d.nodes
+    scalars = of_kind(result, "captured-scalar")
+    assert [d.title for d in scalars] == ["global `GAIN` = 0.5 is baked into the program"]
+    assert lines(scalars[0]) == {line("gain-read")}
+
+
+def test_closure_array_is_named() -> None:
+    result = trace("closure", "f32[4]")
+    (d,) = of_kind(result, "captured-constant")
+    assert "`bias` (f32[4], 16 B)" in d.title
+    assert line("closure-read") in lines(d)
+
+
+def test_trace_time_print_is_attributed_to_its_line_and_debug_print_is_not() -> None:
+    result = trace("prints", "f32[3]")
+    (d,) = of_kind(result, "trace-print")
+    assert lines(d) == {line("trace-print")}
+    assert "tracing, x = JitTracer(float32[3])" in d.title
+    assert "jax.debug.print" in d.fix
+    assert any(node.label == "debug_print" for node in result.graph.top.nodes)
+
+
+def test_globals_rebound_and_mutated_while_tracing() -> None:
+    result = trace("mutates", "f32[3]")
+    changed = {d.title: d for d in of_kind(result, "global-changed")}
+    assert set(changed) == {"global `COUNT` was rebound while tracing", "global `HISTORY` was mutated in place while tracing"}
+    assert line("rebind") in lines(changed["global `COUNT` was rebound while tracing"])
+    assert line("mutate") in lines(changed["global `HISTORY` was mutated in place while tracing"])
+
+
+def test_leaked_tracer_is_an_error_at_its_line() -> None:
+    result = trace("leaks", "f32[3]")
+    (d,) = of_kind(result, "leaked-tracer")
+    assert d.severity == "error" and "`LEAK`" in d.title
+    assert line("leak") in lines(d)
+    assert result.diagnostics[0] is d  # errors first
+    assert not of_kind(result, "global-changed")  # the leak is not reported twice
+
+
+def test_key_reuse_names_both_uses() -> None:
+    result = trace("key_reuse", "key[], f32[3]")
+    (d,) = of_kind(result, "key-reuse")
+    assert "`key`" in d.title
+    assert lines(d) == {line("use-1"), line("use-2")}
+    assert len(d.nodes) == 2
+
+
+def test_clean_functions_have_no_diagnostics() -> None:
+    assert trace("clean", "f32[2,3], f32[3,4]").diagnostics == ()
+    assert not of_kind(trace("key_split", "key[], f32[3]"), "key-reuse")
+
+
+def test_diagnostics_survive_json() -> None:
+    result = trace("reads_globals", "f32[4]")
+    again = TraceResult.from_json(result.to_json())
+    assert again.diagnostics == result.diagnostics
