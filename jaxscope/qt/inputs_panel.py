@@ -76,6 +76,10 @@ class InputsPanel(QWidget):
     def current_args(self) -> str:
         return self.args.text()
 
+    def set_args(self, text: str) -> None:
+        """Replace the inputs (remembered for this function, like typing them)."""
+        self.args.setText(text)
+
     def _function_changed(self) -> None:
         fn = self.current()
         if fn is None:

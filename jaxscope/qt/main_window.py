@@ -32,10 +32,13 @@ from jaxscope.core.discover import DiscoveryError, discover_file
 from jaxscope.core.export import export
 from jaxscope.core.flow_marks import LineMark, line_marks, static_values
 from jaxscope.core.layout import auto_expanded
-from jaxscope.core.model import ErrorInfo, FunctionRef, Graph, Layout, TraceRequest, TraceResult
+from jaxscope.core.argspec import SpecError
+from jaxscope.core.model import Diagnostic, ErrorInfo, FunctionRef, Graph, Layout, TraceRequest, TraceResult
+from jaxscope.core.static_fix import make_static, static_suggestion
 from jaxscope.core.svg import render_svg
 from jaxscope.qt import theme as themes
 from jaxscope.qt.controller import Controller
+from jaxscope.qt.diagnostics_panel import DiagnosticsPanel
 from jaxscope.qt.document import Document, nearest_visible, owner_chain
 from jaxscope.qt.flow_paint import legend_items
 from jaxscope.qt.graph_view import QtGraphView
@@ -98,6 +101,7 @@ class MainWindow(QMainWindow):
         self._links: linking.JaxprLinks | None = None
         self._by_line: dict[int, list[str]] = {}
         self._problem_info: ErrorInfo | None = None
+        self._pending_select: list[str] = []  # select these once the layout that reveals them is shown
 
         self.graph = QtGraphView()
         self.graph.setObjectName("graphView")
@@ -131,10 +135,17 @@ class MainWindow(QMainWindow):
         self.problem.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.problem_goto = QPushButton("Show line")
         self.problem_goto.hide()
+        self.problem_static = QPushButton()
+        self.problem_static.setObjectName("makeStaticButton")
+        self.problem_static.hide()
         problems = QWidget()
         pl = QVBoxLayout(problems)
         pl.addWidget(self.problem)
-        pl.addWidget(self.problem_goto, 0, Qt.AlignmentFlag.AlignLeft)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.problem_goto)
+        buttons.addWidget(self.problem_static)
+        buttons.addStretch(1)
+        pl.addLayout(buttons)
         pl.addStretch(1)
         self.docks: dict[str, QDockWidget] = {}
         self._dock("inputs", "Function", self.inputs, Qt.DockWidgetArea.LeftDockWidgetArea)
@@ -151,9 +162,12 @@ class MainWindow(QMainWindow):
         sl.addWidget(self.source, 1)
         self._dock("source", "Source", source_box, Qt.DockWidgetArea.LeftDockWidgetArea)
         self._dock("jaxpr", "jaxpr", self.jaxpr, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.diagnostics = DiagnosticsPanel()
         self._dock("problems", "Problems", problems, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self._dock("diagnostics", "Diagnostics", self.diagnostics, Qt.DockWidgetArea.BottomDockWidgetArea)
         self._dock("log", "Log", self.log, Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.tabifyDockWidget(self.docks["problems"], self.docks["log"])
+        self.tabifyDockWidget(self.docks["problems"], self.docks["diagnostics"])
+        self.tabifyDockWidget(self.docks["diagnostics"], self.docks["log"])
         self.docks["problems"].raise_()
 
         self.phase_label = plain_label("starting the worker…")
@@ -247,6 +261,8 @@ class MainWindow(QMainWindow):
         self.source.line_clicked.connect(self._source_line_clicked)
         self.jaxpr.line_clicked.connect(self._jaxpr_line_clicked)
         self.problem_goto.clicked.connect(self._goto_problem)
+        self.problem_static.clicked.connect(self.retrace_static)
+        self.diagnostics.activated.connect(self.show_diagnostic)
         self.watcher.fileChanged.connect(lambda _path: self._reload_timer.start())
 
     # ------------------------------------------------------------------ documents
@@ -303,6 +319,7 @@ class MainWindow(QMainWindow):
         self._by_line = linking.nodes_by_line(graph, self.doc.path)
         self._apply_source_colours()
         self._show_flow(result)
+        self._show_diagnostics(result)
         self.controller.layout(graph, self.doc.expanded)
 
     def _palette(self) -> list[str]:
@@ -333,6 +350,23 @@ class MainWindow(QMainWindow):
         items = [swatch.format(colour or "#8e5ad6", html.escape(text)) for colour, text in legend_items(self.theme)]
         self.flow_legend.setText("&nbsp;&nbsp; ".join(items))
 
+    def _show_diagnostics(self, result: TraceResult) -> None:
+        self.diagnostics.set_diagnostics(result.diagnostics, self.doc.path)
+        count = len(result.diagnostics)
+        self.docks["diagnostics"].setWindowTitle(f"Diagnostics ({count})" if count else "Diagnostics")
+        if any(d.severity != "info" for d in result.diagnostics):
+            self.docks["diagnostics"].raise_()
+
+    def show_diagnostic(self, diagnostic: Diagnostic) -> None:
+        """Select the diagnostic's nodes (expanding what hides them) and mark its lines."""
+        if diagnostic.nodes:
+            self.reveal(*diagnostic.nodes)
+            self._select_nodes(list(diagnostic.nodes))
+            self._graph_selected(list(diagnostic.nodes))
+        lines = sorted({loc.line for loc in diagnostic.locations if linking.same_file(loc.file, self.doc.path)})
+        if lines:
+            self.source.mark_lines(lines)
+
     @Slot(object, object, object)
     def _on_layout_finished(self, graph: Graph, layout: Layout, expanded: frozenset[str]) -> None:
         if self.doc.graph is not graph:
@@ -347,6 +381,9 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(0, self.graph.fit_all)  # again once pending dock/geometry changes settle
         if selected:
             self.graph.select_paths(selected, center=False)
+        if self._pending_select:
+            self._select_nodes(self._pending_select)
+            self._pending_select = []
         eqns = graph.top.total_eqns
         self.phase_label.setText(f"{graph.function}: {eqns} equations, {len(layout.nodes)} nodes drawn ({layout.engine})")
         for note in layout.notes:
@@ -399,6 +436,8 @@ class MainWindow(QMainWindow):
     def _select_nodes(self, paths: list[str]) -> None:
         visible = self.doc.visible_paths()
         shown = sorted({v for p in paths if (v := nearest_visible(p, visible)) is not None})
+        # an expanded owner (e.g. a `jit` drawn as a cluster) stands for what is drawn inside it
+        shown += sorted(v for p in paths if p in self.doc.expanded for v in visible if v.startswith(p + ":"))
         self.graph.blockSignals(True)
         self.graph.select_paths(shown)
         self.graph.blockSignals(False)
@@ -420,12 +459,17 @@ class MainWindow(QMainWindow):
         self.source.mark_lines(sorted({sources[p].line for p in paths if p in sources}))
         self.jaxpr.mark_lines([line], scroll=False)
 
-    def reveal(self, path: str) -> None:
-        """Expand the clusters that hide `path` (used by search and tutorials)."""
-        chain = owner_chain(path)
-        if chain and not set(chain) <= self.doc.expanded and self.doc.graph is not None:
-            self.doc.user_toggled = True
-            self.controller.layout(self.doc.graph, self.doc.expanded | set(chain))
+    def reveal(self, *paths: str) -> bool:
+        """Expand the clusters that hide `paths` (diagnostics, tutorials); True when a re-layout started.
+
+        The paths are selected again once the new layout is on screen."""
+        chain = {owner for path in paths for owner in owner_chain(path)}
+        if not chain or chain <= self.doc.expanded or self.doc.graph is None:
+            return False
+        self.doc.user_toggled = True
+        self._pending_select = list(paths)
+        self.controller.layout(self.doc.graph, self.doc.expanded | chain)
+        return True
 
     # ------------------------------------------------------------------ status, problems, log
 
@@ -453,8 +497,41 @@ class MainWindow(QMainWindow):
         self.problem.setText(text or "No problems.")
         self._problem_info = info
         self.problem_goto.setVisible(bool(info and info.location))
+        fn = self.inputs.current()
+        suggestion = static_suggestion(fn, self.inputs.current_args(), info.argument) if (info and info.argument and fn) else None
+        self.problem_static.setVisible(suggestion is not None)
+        if info is not None and suggestion is not None:
+            self.problem_static.setText(f"Retrace with `{info.argument}` static…")
+            self.problem_static.setToolTip(
+                f"Pass a Python value for {info.argument} instead of an array spec: jit bakes it in "
+                "(like static_argnums) and retraces when it changes."
+            )
         if text:
             self.docks["problems"].raise_()
+
+    def retrace_static(self, value: str | None = None) -> bool:
+        """Make the argument a tracer error depends on static (asking for its value) and retrace."""
+        info, fn = self._problem_info, self.inputs.current()
+        if info is None or not info.argument or fn is None:
+            return False
+        args = self.inputs.current_args()
+        suggestion = static_suggestion(fn, args, info.argument)
+        if suggestion is None:
+            return False
+        if value is None:
+            value, ok = QInputDialog.getText(
+                self, "Make argument static", f"Python value for `{info.argument}` (baked in at trace time):", text=suggestion
+            )
+            if not ok:
+                return False
+        try:
+            new_args = make_static(fn, args, info.argument, value)
+        except SpecError as exc:
+            self._show_problem(f"not a Python value for {info.argument}: {exc.message}", info)
+            return False
+        self.inputs.set_args(new_args)
+        self.inputs.request_trace()
+        return True
 
     def _goto_problem(self) -> None:
         info = self._problem_info

@@ -13,30 +13,10 @@ import pytest
 from PySide6.QtCore import QCoreApplication, QSettings
 from PySide6.QtWidgets import QFileDialog
 
+from tests.qt.conftest import TIMEOUT, open_and_wait
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BASICS = ROOT / "examples" / "basics.py"
-TIMEOUT = 90_000
-
-
-@pytest.fixture
-def window(qtbot, tmp_path):
-    QCoreApplication.setOrganizationName("jaxscope-tests")
-    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
-    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
-    from jaxscope.qt.main_window import MainWindow
-
-    w = MainWindow(theme="light")
-    qtbot.addWidget(w)
-    w.resize(1400, 900)
-    w.show()
-    yield w
-    w.close()
-
-
-def open_and_wait(qtbot, w, target: str) -> None:
-    w.doc.layout = None
-    assert w.open_target(target)
-    qtbot.waitUntil(lambda: w.doc.layout is not None, timeout=TIMEOUT)
 
 
 def line_of(path: pathlib.Path, text: str) -> int:

@@ -1,0 +1,29 @@
+"""The real main window (real worker, offscreen) for window tests, with settings in a temp dir."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QCoreApplication, QSettings
+
+TIMEOUT = 90_000
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    QCoreApplication.setOrganizationName("jaxscope-tests")
+    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
+    from jaxscope.qt.main_window import MainWindow
+
+    w = MainWindow(theme="light")
+    qtbot.addWidget(w)
+    w.resize(1400, 900)
+    w.show()
+    yield w
+    w.close()
+
+
+def open_and_wait(qtbot, w, target: str) -> None:
+    w.doc.layout = None
+    assert w.open_target(target)
+    qtbot.waitUntil(lambda: w.doc.layout is not None, timeout=TIMEOUT)

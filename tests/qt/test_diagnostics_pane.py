@@ -1,0 +1,56 @@
+"""Diagnostics pane and the "retrace with this argument static" fix, through the real window."""
+
+from __future__ import annotations
+
+import pathlib
+
+from tests.qt.conftest import TIMEOUT, open_and_wait
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CASES = ROOT / "tests" / "worker" / "corpus" / "purity_cases.py"
+
+
+def line_of(path: pathlib.Path, marker: str) -> int:
+    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if line.rstrip().endswith(f"# {marker}"))
+
+
+def test_diagnostics_are_listed_and_link_to_lines_and_nodes(qtbot, window):
+    w = window
+    w.doc.layout = None
+    assert w.open_target(f"{CASES}::key_reuse", "key[], f32[3]")
+    qtbot.waitUntil(lambda: w.doc.layout is not None, timeout=TIMEOUT)
+    diags = w.diagnostics.diagnostics()
+    assert [d.kind for d in diags] == ["key-reuse"]
+    assert w.docks["diagnostics"].windowTitle() == "Diagnostics (1)"
+    tree = w.diagnostics.tree
+    item = tree.topLevelItem(0)
+    assert item.text(0) == "warning" and "`key`" in item.text(1)
+    assert item.text(2) == f"line {line_of(CASES, 'use-1')}, line {line_of(CASES, 'use-2')}"
+    tree.itemClicked.emit(item, 1)
+    assert w.source.marked_lines() == [line_of(CASES, "use-1"), line_of(CASES, "use-2")]
+    # both uses are selected: the call nodes, or what is drawn inside them when they are expanded
+    selected = w.graph.selected_paths()
+    assert {p.split(":")[0] for p in selected} == set(diags[0].nodes) == {"e0", "e1"}
+
+
+def test_clean_function_says_so(qtbot, window):
+    w = window
+    w.doc.layout = None
+    assert w.open_target(f"{CASES}::clean", "f32[2,3], f32[3,4]")
+    qtbot.waitUntil(lambda: w.doc.layout is not None, timeout=TIMEOUT)
+    assert w.diagnostics.diagnostics() == []
+    assert "No diagnostics" in w.diagnostics.tree.topLevelItem(0).text(1)
+
+
+def test_retrace_with_the_argument_static(qtbot, window, tmp_path):
+    w = window
+    path = tmp_path / "loop.py"
+    path.write_text("import jax.numpy as jnp\n\n\ndef f(x, n):\n    for _ in range(n):\n        x = jnp.sin(x)\n    return x\n")
+    assert w.open_target(f"{path}::f", "f32[3], i32[]")
+    qtbot.waitUntil(lambda: "tracer error" in w.problem.text(), timeout=TIMEOUT)
+    assert w.problem_static.isVisibleTo(w) and "`n`" in w.problem_static.text()
+    assert w.retrace_static("4")
+    assert w.inputs.current_args() == "f32[3], 4"
+    qtbot.waitUntil(lambda: w.doc.result is not None and w.doc.layout is not None, timeout=TIMEOUT)
+    assert [n.label for n in w.doc.graph.top.nodes if n.kind == "eqn"] == ["sin"] * 4
+    assert not w.problem_static.isVisibleTo(w)
