@@ -86,6 +86,14 @@ def eqn_source(eqn: Any, cache: dict[tuple[int, int], SourceLoc | None]) -> Sour
     return None
 
 
+def eqn_frames(eqn: Any) -> tuple[tuple[Any, int], ...] | None:
+    """(code, lasti) of every frame that emitted `eqn`, innermost first; None without a traceback."""
+    tb = getattr(eqn.source_info, "traceback", None)
+    if tb is None:
+        return None
+    return tuple(zip(*tb.raw_frames(), strict=True))
+
+
 def name_stack(eqn: Any) -> str:
     return str(getattr(eqn.source_info, "name_stack", ""))
 

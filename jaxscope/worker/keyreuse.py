@@ -8,11 +8,11 @@ with jaxscope node paths. It prefers missing an exotic case to raising a false a
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jaxscope.worker.jax_compat import ClosedJaxpr, Jaxpr, Literal, func_name_of, iter_subjaxprs
+from jaxscope.worker.jax_compat import ClosedJaxpr, Jaxpr, Literal, eqn_frames, func_name_of, iter_subjaxprs
 from jaxscope.worker.userframes import is_user_file
 
 CONSUMERS = frozenset({"random_bits", "random_split", "random_fold_in", "random_gamma"})
@@ -21,15 +21,7 @@ ALIASES = frozenset({"random_wrap", "random_unwrap", "copy", "copy_p", "device_p
 # The same input with the same static params is the same key (`keys[0]` twice); other params differ.
 DERIVED = frozenset({"slice", "squeeze", "reshape"})
 
-Token = Hashable  # the identity of a value: ("in", i), ("c", i), ("o", path, port) or ("d", parent, ...)
-
-
-@dataclass(frozen=True, slots=True)
-class KeyUse:
-    """One consumption of a key: the consuming equation's node path and its primitive."""
-
-    path: str
-    primitive: str
+Token = tuple[Any, ...]  # a value's identity: ("in", i), ("c", i), ("o", path, port), ("d", parent, ...)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +37,7 @@ class KeyReuse:
 class _Use:
     path: str
     salt: Token | None  # fold_in data: ("lit", text), ("in", m) or a unique token; None = plain use
-    site: tuple[tuple[Any, ...], tuple[Any, ...]] | None  # (user frames, all frames) that emitted it
+    site: tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...]] | None  # user frames, all frames, op
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,22 +53,22 @@ def _clash(uses: Sequence[_Use]) -> bool:
 
 
 def _library_internal(uses: Sequence[_Use]) -> bool:
-    """One user call whose library code used a key twice on purpose (poisson, binomial select).
-
-    Same user frames but different library frames; identical stacks are a Python loop: a real reuse.
+    """One user call whose library code consumed a key twice on purpose (poisson and binomial
+    compute two algorithms from one key and select). Same user frames, but different library
+    frames or operations; the same operation from the same stack is a Python loop: a real reuse.
     """
     sites = [u.site for u in uses]
-    if any(s is None or not s[0] for s in sites):
+    if any(s is None for s in sites):
         return False
-    return len({s[0] for s in sites if s}) == 1 and len({s[1] for s in sites if s}) == len(sites)
+    return len({s[0] for s in sites if s}) == 1 and len({s[1:] for s in sites if s}) == len(sites)
 
 
-def _site(eqn: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]] | None:
-    tb = getattr(eqn.source_info, "traceback", None)
-    if tb is None:
+def _site(eqn: Any) -> tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...]] | None:
+    frames = eqn_frames(eqn)
+    if frames is None:
         return None
-    frames = tuple(zip(*tb.raw_frames(), strict=True))
-    return tuple(f for f in frames if is_user_file(f[0].co_filename)), frames
+    op = (eqn.primitive.name, *(id(sub) for _, sub, _ in iter_subjaxprs(eqn.params)))
+    return tuple(f for f in frames if is_user_file(f[0].co_filename)), frames, op
 
 
 def find_key_reuse(closed: ClosedJaxpr, arg_names: tuple[str, ...] = ()) -> list[KeyReuse]:
@@ -147,7 +139,11 @@ class _Finder:
                 self.findings.append(KeyReuse(desc[t], tuple(prefix + u.path for u in us)))
         summary = _Summary(
             consumed={i: tuple(uses[("in", i)]) for i in range(len(jaxpr.invars)) if ("in", i) in uses},
-            forwards={j: t[1] for j, a in enumerate(jaxpr.outvars) if (t := tok.get(a)) and t[0] == "in"},
+            forwards={
+                j: t[1]
+                for j, a in enumerate(jaxpr.outvars)
+                if not isinstance(a, Literal) and (t := tok.get(a)) and t[0] == "in"
+            },
         )
         self.memo[id(jaxpr)] = summary
         return summary
@@ -179,7 +175,7 @@ class _Finder:
                 salt = outer(us[0].salt) if len(us) == 1 else None
                 consumed[t] = salt if consumed.get(t, salt) == salt else None  # cond: once, any branch
                 same_key = m in invariant or (m in carried and summary.forwards.get(carried[m]) == m)
-                fixed = [u for u in us if u.salt is None or u.salt[0] == "lit" or u.salt[1:] in {(i,) for i in invariant}]
+                fixed = [u for u in us if _invariant_salt(u.salt, invariant)]
                 if t in desc and same_key and fixed:  # the same key and data on every iteration
                     self.findings.append(KeyReuse(desc[t], tuple(sub_prefix + u.path for u in fixed), in_loop=True))
             forwards.append({j: omap[m] for j, m in summary.forwards.items()})
@@ -190,6 +186,11 @@ class _Finder:
                 if len(sources) == 1 and (o := sources.pop()) is not None:
                     outs[j] = ins[o]
         return consumed, outs
+
+
+def _invariant_salt(salt: Token | None, invariant: set[int]) -> bool:
+    """No fold_in data, or data that is the same on every iteration: the same key each time."""
+    return salt is None or salt[0] == "lit" or (salt[0] == "in" and salt[1] in invariant)
 
 
 def _derived_desc(parent: str, prim: str, params: dict[str, Any]) -> str:
@@ -207,6 +208,8 @@ def _plan(
     None when the mapping is unknown: the equation then consumes nothing (no false alarms).
     """
     n_in = len(sub.invars)
+    if prim == "remat2" and params.get("differentiated"):  # the backward pass replays the forward
+        return None
     if prim == "scan" and n_in == n_ops:
         nc, ncar = params["num_consts"], params["num_carry"]
         once = params.get("length") == 1
