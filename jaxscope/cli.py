@@ -79,6 +79,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_target(p)
     p.add_argument("--json", action="store_true", help="print the line marks as JSON")
 
+    p = sub.add_parser("retrace", help="would jit trace the function again for other arguments? and why")
+    _add_target(p)
+    p.add_argument("--vs", required=True, metavar="SPEC", help="the second call's arguments, e.g. 'f32[16,4], use_bias=False'")
+    p.add_argument("--json", action="store_true", help="print the verdict and reasons as JSON")
+
     p = sub.add_parser("list", help="list the functions in a file (without running it)")
     p.add_argument("file")
 
@@ -90,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] not in {"export", "jaxpr", "explain", "list", "open", "-h", "--help", "--version"}:
+    if argv and argv[0] not in {"export", "jaxpr", "explain", "retrace", "list", "open", "-h", "--help", "--version"}:
         argv.insert(0, "open")  # `jaxscope file.py::f` opens the app
     opts = parser.parse_args(argv)
     debug = getattr(opts, "debug", False)
@@ -101,6 +106,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_jaxpr(opts)
         if opts.command == "explain":
             return cmd_explain(opts)
+        if opts.command == "retrace":
+            return cmd_retrace(opts)
         if opts.command == "list":
             return cmd_list(opts)
         return cmd_open(opts)
@@ -363,6 +370,34 @@ def cmd_explain(opts: argparse.Namespace) -> int:
 def _blank_run(lines: list[str], after: int, before: int) -> int:
     """How many lines strictly between `after` and `before` are blank or comments."""
     return sum(1 for ln in range(after + 1, before) if not lines[ln - 1].strip() or lines[ln - 1].strip().startswith("#"))
+
+
+def cmd_retrace(opts: argparse.Namespace) -> int:
+    import json
+    from dataclasses import asdict
+
+    from jaxscope.core import argspec
+    from jaxscope.core.client import WorkerClient, WorkerError
+    from jaxscope.core.retrace import RetraceRequest, RetraceResult
+    from jaxscope.core.serialize import from_jsonable
+
+    ref, before = resolve_call(opts.target, opts.args)
+    try:
+        argspec.parse_call(opts.vs)
+    except argspec.SpecError as exc:
+        raise CliError(f"bad --vs:\n{exc}") from None
+    timeouts = {"trace": opts.timeout} if opts.timeout else None
+    with WorkerClient(spare=False, timeouts=timeouts) as client:
+        future = client.submit("retrace", RetraceRequest(ref, before, opts.vs), lambda d: from_jsonable(RetraceResult, d))
+        try:
+            result = future.result()
+        except WorkerError as exc:
+            raise CliError(format_error(exc.info, opts.debug), EXIT_CODES.get(exc.info.kind, 5)) from None
+    if opts.json:
+        print(json.dumps(asdict(result), sort_keys=True, indent=1))
+    else:
+        print(result.summary())
+    return 0
 
 
 def cmd_list(opts: argparse.Namespace) -> int:

@@ -60,10 +60,11 @@ def default_memory_limit_mb() -> int:
 @dataclass
 class _Job:
     rid: int
-    request: TraceRequest
-    future: Future[TraceResult]
+    request: Any  # a TraceRequest, or another request naming a `function`
+    future: Future[Any]
     worker: WorkerProcess
     on_phase: PhaseCallback | None
+    decode: Callable[[Any], Any] = result_from_jsonable
     phase: str = "startup"
     deadline: float = 0.0
     started: float = field(default_factory=time.monotonic)
@@ -107,7 +108,11 @@ class WorkerClient:
 
     def trace(self, request: TraceRequest, on_phase: PhaseCallback | None = None) -> Future[TraceResult]:
         """Start a trace; a request still in flight is cancelled (the latest request wins)."""
-        future: Future[TraceResult] = Future()
+        return self.submit("trace", request, result_from_jsonable, on_phase)
+
+    def submit(self, op: str, request: Any, decode: Callable[[Any], Any], on_phase: PhaseCallback | None = None) -> Future[Any]:
+        """Send any worker op whose request names a `function`; `decode` turns the reply's result into data."""
+        future: Future[Any] = Future()
         with self._lock:
             if self._closed:
                 future.set_exception(WorkerError(ErrorInfo(kind="internal", message="the worker client is closed")))
@@ -125,14 +130,14 @@ class WorkerClient:
                 future.set_exception(WorkerError(info))
                 return future
             worker = self._worker_for(request)
-            job = _Job(next(self._ids), request, future, worker, on_phase)
+            job = _Job(next(self._ids), request, future, worker, on_phase, decode)
             job.deadline = time.monotonic() + (self.timeouts["startup"] if not worker.ready.is_set() else self.timeouts["load"])
             if worker.ready.is_set():
                 job.phase = "load"
             self._job = job
             worker.used = True
             worker.target_file = os.path.abspath(request.function.path) if request.function.path else ""
-            ok = worker.send({"op": "trace", "id": job.rid, "request": to_jsonable(request)})
+            ok = worker.send({"op": op, "id": job.rid, "request": to_jsonable(request)})
             self._wake.notify_all()
         if not ok:
             self._fail(job, ErrorInfo(kind="crash", message="could not send the request: the worker is gone"))
@@ -207,7 +212,7 @@ class WorkerClient:
         if worker is not None:
             threading.Thread(target=worker.close, daemon=True).start()
 
-    def _reusable(self, worker: WorkerProcess, request: TraceRequest) -> bool:
+    def _reusable(self, worker: WorkerProcess, request: Any) -> bool:
         if not worker.alive:
             return False
         if not worker.used:
@@ -225,7 +230,7 @@ class WorkerClient:
                 return False
         return True
 
-    def _worker_for(self, request: TraceRequest) -> WorkerProcess:
+    def _worker_for(self, request: Any) -> WorkerProcess:
         if self._active is not None and self._reusable(self._active, request):
             worker = self._active
         else:
@@ -268,7 +273,7 @@ class WorkerClient:
         self._ensure_spare_soon()
         if message.get("ok"):
             try:
-                result = result_from_jsonable(message["result"])
+                result = job.decode(message["result"])
             except Exception as exc:
                 job.future.set_exception(WorkerError(ErrorInfo(kind="internal", message=f"bad result from worker: {exc}")))
                 return

@@ -118,4 +118,14 @@ def _handle(message: dict[str, Any], replies: BinaryIO) -> dict[str, Any]:
         except TraceFailed as exc:
             return {"ok": False, "error": to_jsonable(exc.info)}
         return {"ok": True, "result": to_jsonable(result)}
+    if op == "retrace":
+        from jaxscope.core.retrace import RetraceRequest
+        from jaxscope.worker.retrace import run_retrace
+        from jaxscope.worker.trace import TraceFailed
+
+        try:
+            retrace = run_retrace(from_jsonable(RetraceRequest, message["request"]), phase)
+        except TraceFailed as exc:
+            return {"ok": False, "error": to_jsonable(exc.info)}
+        return {"ok": True, "result": to_jsonable(retrace)}
     return {"ok": False, "error": to_jsonable(ErrorInfo(kind="internal", message=f"unknown op {op!r}"))}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import jax
@@ -13,7 +14,7 @@ import numpy as np
 
 from jaxscope.core import argspec
 from jaxscope.core.flow import mark_staged
-from jaxscope.core.model import ErrorInfo, TraceRequest, TraceResult
+from jaxscope.core.model import ErrorInfo, FunctionRef, TraceRequest, TraceResult
 from jaxscope.worker.diagnose import TraceWatch, diagnose
 from jaxscope.worker.errors import classify
 from jaxscope.worker.load import LoadError, find_function, load_module
@@ -89,28 +90,76 @@ def constant_names(fn: Any) -> dict[int, str]:
     return names
 
 
-def run_trace(request: TraceRequest, phase: Phase) -> TraceResult:
-    """Do one trace; raise TraceFailed with a structured error on any failure."""
-    timings: dict[str, float] = {}
+@dataclass
+class Prepared:
+    """A loaded function and its abstract arguments, ready for `jax.jit(...).trace`."""
+
+    fn: Any  # as found in the module (maybe a jitted function)
+    target: Any  # the Python function jaxscope traces
+    args: list[Any]
+    kwargs: dict[str, Any]
+    static_argnums: tuple[int, ...]
+    static_argnames: tuple[str, ...]
+    load_s: float = 0.0
+
+    def jit(self, fn: Any = None) -> Any:
+        return jax.jit(fn or self.target, static_argnums=self.static_argnums, static_argnames=self.static_argnames)
+
+
+def prepare(function: FunctionRef, args_text: str, phase: Phase) -> Prepared:
+    """Parse the specs, load the user's module, check the arity; raise TraceFailed on any failure."""
     t0 = time.perf_counter()
-    try:
-        call = argspec.parse_call(request.args)
-    except argspec.SpecError as exc:
-        raise TraceFailed(ErrorInfo(kind="spec", phase="args", message=str(exc))) from None
+    call = parse_call(args_text)
     phase("load")
     try:
-        module = load_module(request.function)
-        fn = find_function(module, request.function)
+        module = load_module(function)
+        fn = find_function(module, function)
     except LoadError as exc:
         raise TraceFailed(exc.info) from None
-    timings["load"] = time.perf_counter() - t0
+    prep = bind(fn, call, function.qualname)
+    prep.load_s = time.perf_counter() - t0
+    return prep
 
+
+def bind(fn: Any, call: argspec.CallSpec, qualname: str) -> Prepared:
+    """The abstract arguments of `call` for an already loaded `fn` (no module reload: same function)."""
     target = unwrap(fn)
     args = [to_abstract(s) for s in call.args]
     kwargs = {k: to_abstract(s) for k, s in call.kwargs}
-    static_argnums = tuple(i for i, s in enumerate(call.args) if argspec.is_static(s))
-    static_argnames = tuple(k for k, s in call.kwargs if argspec.is_static(s))
-    _check_arity(target, args, kwargs, request)
+    _check_arity(target, args, kwargs, qualname, call.text)
+    return Prepared(
+        fn=fn,
+        target=target,
+        args=args,
+        kwargs=kwargs,
+        static_argnums=tuple(i for i, s in enumerate(call.args) if argspec.is_static(s)),
+        static_argnames=tuple(k for k, s in call.kwargs if argspec.is_static(s)),
+    )
+
+
+def parse_call(args_text: str) -> argspec.CallSpec:
+    """argspec.parse_call, failing as a TraceFailed of kind "spec"."""
+    try:
+        return argspec.parse_call(args_text)
+    except argspec.SpecError as exc:
+        raise TraceFailed(ErrorInfo(kind="spec", phase="args", message=str(exc))) from None
+
+
+def trace_failure(exc: BaseException, phase: str = "trace") -> TraceFailed:
+    """The TraceFailed for an exception raised by `jit(...).trace` (user code, or a bad static)."""
+    if isinstance(exc, ValueError) and "static" in str(exc) and "hashable" in str(exc).lower():
+        return TraceFailed(
+            ErrorInfo(kind="spec", phase=phase, message=str(exc), hint="static arguments must be hashable: use a tuple, not a list or dict")
+        )
+    return TraceFailed(classify(exc, phase))
+
+
+def run_trace(request: TraceRequest, phase: Phase) -> TraceResult:
+    """Do one trace; raise TraceFailed with a structured error on any failure."""
+    timings: dict[str, float] = {}
+    prep = prepare(request.function, request.args, phase)
+    timings["load"] = prep.load_s
+    target, fn, args, kwargs = prep.target, prep.fn, prep.args, prep.kwargs
 
     phase("trace")
     t1 = time.perf_counter()
@@ -118,7 +167,7 @@ def run_trace(request: TraceRequest, phase: Phase) -> TraceResult:
     recorder = Recorder() if request.record_flow else None
     watch = TraceWatch()
     try:
-        jitted = jax.jit(target, static_argnums=static_argnums, static_argnames=static_argnames)
+        jitted = prep.jit()
         with watch:
             if recorder is not None:
                 try:
@@ -132,16 +181,10 @@ def run_trace(request: TraceRequest, phase: Phase) -> TraceResult:
                     traced = jitted.trace(*args, **kwargs)
             else:
                 traced = jitted.trace(*args, **kwargs)
-    except ValueError as exc:
-        if "static" in str(exc) and "hashable" in str(exc).lower():
-            raise TraceFailed(
-                ErrorInfo(kind="spec", phase="trace", message=str(exc), hint="static arguments must be hashable: use a tuple, not a list or dict")
-            ) from None
-        raise TraceFailed(classify(exc, "trace")) from None
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise
-        raise TraceFailed(classify(exc, "trace")) from None
+        raise trace_failure(exc) from None
     closed = traced.jaxpr
     timings["trace"] = time.perf_counter() - t1
 
@@ -189,7 +232,7 @@ def run_trace(request: TraceRequest, phase: Phase) -> TraceResult:
     )
 
 
-def _check_arity(fn: Any, args: list[Any], kwargs: dict[str, Any], request: TraceRequest) -> None:
+def _check_arity(fn: Any, args: list[Any], kwargs: dict[str, Any], qualname: str, args_text: str) -> None:
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
@@ -201,7 +244,7 @@ def _check_arity(fn: Any, args: list[Any], kwargs: dict[str, Any], request: Trac
             ErrorInfo(
                 kind="spec",
                 phase="args",
-                message=f"{request.function.qualname}{sig} cannot be called with ({request.args}): {exc}",
+                message=f"{qualname}{sig} cannot be called with ({args_text}): {exc}",
                 hint="give one spec per parameter in --args, e.g. --args 'f32[8,128], training=True'",
             )
         ) from None

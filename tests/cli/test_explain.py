@@ -86,3 +86,16 @@ def test_tracer_error_suggests_static_args(tmp_path) -> None:
     assert out.returncode == 3
     assert "2 |     for _ in range(n):" in out.stderr
     assert "try it static: --args 'f32[], 1'" in out.stderr
+
+
+def test_retrace_verdict_and_reasons() -> None:
+    basics = str(ROOT / "examples" / "basics.py") + "::predict"
+    params = "{'w1': f32[4,8], 'b1': f32[8], 'w2': f32[8,3], 'b2': f32[3]}"
+    out = jaxscope("retrace", basics, "--vs", f"{params}, f32[16,4], use_bias=False")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("jit would RETRACE")
+    assert "`use_bias`: static value changed: True → False" in out.stdout
+    data = json.loads(jaxscope("retrace", basics, "--vs", f"{params}, f32[16,4], use_bias=True", "--json").stdout)
+    assert data["retraced"] is False and data["reasons"] == []
+    bad = jaxscope("retrace", basics, "--vs", "f32[")
+    assert bad.returncode == 2 and "bad --vs" in bad.stderr
