@@ -17,6 +17,8 @@ from PySide6.QtCore import QObject, Signal, Slot
 from jaxscope.core.client import WorkerClient, WorkerError
 from jaxscope.core.layout_client import LayoutClient
 from jaxscope.core.model import ErrorInfo, Graph, Layout, TraceRequest, TraceResult
+from jaxscope.core.retrace import RetraceRequest, RetraceResult
+from jaxscope.core.serialize import from_jsonable
 
 
 class Controller(QObject):
@@ -29,8 +31,11 @@ class Controller(QObject):
     layout_failed = Signal(str)
     output = Signal(str, str)  # stream, text (user prints, warnings)
     busy_changed = Signal(bool)
+    retrace_finished = Signal(object)  # RetraceResult
+    retrace_failed = Signal(object)  # ErrorInfo
 
     _trace_done = Signal(int, object)
+    _retrace_done = Signal(int, object)
     _layout_done = Signal(int, object, object, object)
     _phase = Signal(int, str)
 
@@ -43,6 +48,7 @@ class Controller(QObject):
         self._layout_gen = 0
         self._busy = False
         self._trace_done.connect(self._on_trace_done)
+        self._retrace_done.connect(self._on_retrace_done)
         self._layout_done.connect(self._on_layout_done)
         self._phase.connect(self._on_phase)
 
@@ -59,6 +65,28 @@ class Controller(QObject):
 
     def cancel(self) -> None:
         self.worker.cancel()
+
+    def retrace(self, request: RetraceRequest) -> None:
+        """Ask the worker whether jit would retrace for other arguments (shares the worker: latest wins)."""
+        gen = self._trace_gen = next(self._gen)
+        self._set_busy(True)
+        future = self.worker.submit("retrace", request, lambda d: from_jsonable(RetraceResult, d), lambda p: self._phase.emit(gen, p))
+        future.add_done_callback(lambda f: self._retrace_done.emit(gen, f))
+
+    @Slot(int, object)
+    def _on_retrace_done(self, gen: int, future: Future[RetraceResult]) -> None:
+        if gen != self._trace_gen:
+            return
+        self._set_busy(False)
+        try:
+            result = future.result()
+        except WorkerError as exc:
+            self.retrace_failed.emit(exc.info)
+            return
+        except Exception as exc:
+            self.retrace_failed.emit(ErrorInfo(kind="internal", message=f"{type(exc).__name__}: {exc}"))
+            return
+        self.retrace_finished.emit(result)
 
     @Slot(int, str)
     def _on_phase(self, gen: int, phase: str) -> None:

@@ -34,6 +34,7 @@ from jaxscope.core.flow_marks import LineMark, line_marks, static_values
 from jaxscope.core.layout import auto_expanded
 from jaxscope.core.argspec import SpecError
 from jaxscope.core.model import Diagnostic, ErrorInfo, FunctionRef, Graph, Layout, TraceRequest, TraceResult
+from jaxscope.core.retrace import RetraceRequest
 from jaxscope.core.static_fix import make_static, static_suggestion
 from jaxscope.core.svg import render_svg
 from jaxscope.qt import theme as themes
@@ -44,6 +45,7 @@ from jaxscope.qt.flow_paint import legend_items
 from jaxscope.qt.graph_view import QtGraphView
 from jaxscope.qt.inputs_panel import InputsPanel, plain_label
 from jaxscope.qt.jaxpr_view import QtJaxprView
+from jaxscope.qt.retrace_dialog import RetraceDialog
 from jaxscope.qt.source_view import QtSourceView
 
 EXAMPLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(jaxscope.__file__))), "examples")
@@ -102,6 +104,7 @@ class MainWindow(QMainWindow):
         self._by_line: dict[int, list[str]] = {}
         self._problem_info: ErrorInfo | None = None
         self._pending_select: list[str] = []  # select these once the layout that reveals them is shown
+        self._retrace: RetraceDialog | None = None
 
         self.graph = QtGraphView()
         self.graph.setObjectName("graphView")
@@ -227,6 +230,8 @@ class MainWindow(QMainWindow):
         trace_menu = bar.addMenu("&Trace")
         trace_menu.addAction(self._action("&Trace", self.inputs.request_trace, "F5", "traceAction"))
         trace_menu.addAction(self._action("&Cancel", self.controller.cancel, "Esc"))
+        trace_menu.addSeparator()
+        trace_menu.addAction(self._action("Would It &Retrace…", self.retrace_dialog, "Ctrl+R", "retraceAction"))
         view = bar.addMenu("&View")
         view.addAction(self._action("&Fit Graph", lambda: self.graph.fit_all(), "Ctrl+0"))
         view.addAction(self._action("Zoom &In", lambda: self.graph.zoom_in(), QKeySequence.StandardKey.ZoomIn))
@@ -254,6 +259,8 @@ class MainWindow(QMainWindow):
         c.layout_failed.connect(lambda msg: self._show_problem(msg))
         c.output.connect(self._append_log)
         c.busy_changed.connect(self._on_busy)
+        c.retrace_finished.connect(lambda result: self._retrace is not None and self._retrace.show_result(result))
+        c.retrace_failed.connect(lambda info: self._retrace is not None and self._retrace.show_error(info))
         self.cancel_button.clicked.connect(c.cancel)
         self.inputs.trace_requested.connect(self._trace)
         self.graph.selection_changed.connect(self._graph_selected)
@@ -532,6 +539,21 @@ class MainWindow(QMainWindow):
         self.inputs.set_args(new_args)
         self.inputs.request_trace()
         return True
+
+    def retrace_dialog(self) -> RetraceDialog | None:
+        """Open the "would jit retrace?" comparison for the traced function and inputs."""
+        result = self.doc.result
+        if result is None:
+            self._show_problem("Trace a function first: the comparison starts from the inputs it was traced with.")
+            return None
+        if self._retrace is not None:
+            self._retrace.close()
+        dialog = self._retrace = RetraceDialog(result.request.function.qualname, result.request.args, self)
+        dialog.check_requested.connect(
+            lambda before, after: self.controller.retrace(RetraceRequest(result.request.function, result.request.args, after))
+        )
+        dialog.show()
+        return dialog
 
     def _goto_problem(self) -> None:
         info = self._problem_info

@@ -54,3 +54,20 @@ def test_retrace_with_the_argument_static(qtbot, window, tmp_path):
     qtbot.waitUntil(lambda: w.doc.result is not None and w.doc.layout is not None, timeout=TIMEOUT)
     assert [n.label for n in w.doc.graph.top.nodes if n.kind == "eqn"] == ["sin"] * 4
     assert not w.problem_static.isVisibleTo(w)
+
+
+def test_would_it_retrace_dialog(qtbot, window):
+    w = window
+    basics = ROOT / "examples" / "basics.py"
+    open_and_wait(qtbot, w, f"{basics}::predict")
+    dialog = w.retrace_dialog()
+    assert dialog is not None and dialog.after.text() == w.doc.result.request.args
+    dialog.after.setText(dialog.after.text().replace("f32[16,4]", "f32[8,4]"))
+    dialog.check.click()
+    qtbot.waitUntil(lambda: "jit would" in dialog.result.toPlainText(), timeout=TIMEOUT)
+    text = dialog.result.toPlainText()
+    assert text.startswith("jit would RETRACE") and "`x`: shape changed: f32[16,4] → f32[8,4]" in text
+    dialog.after.setText("f32[")
+    dialog.check.click()
+    assert dialog.error.text()  # a bad spec is flagged in the dialog, nothing is sent
+    assert w.doc.layout is not None and not w.doc.stale  # the traced document is untouched

@@ -1,0 +1,69 @@
+"""Would jit retrace? Compare the current inputs with other inputs, answered by the worker's JAX."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFormLayout, QLineEdit, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
+
+from jaxscope.core import argspec
+from jaxscope.core.model import ErrorInfo
+from jaxscope.core.retrace import RetraceResult
+from jaxscope.qt.inputs_panel import plain_label
+
+
+class RetraceDialog(QDialog):
+    """Before (the traced inputs) vs after (editable); Check asks the window to run the comparison."""
+
+    check_requested = Signal(str, str)  # before, after (call-argument texts)
+
+    def __init__(self, function: str, before: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"Would jit retrace {function}?")
+        self.setObjectName("retraceDialog")
+        mono = QFont("DejaVu Sans Mono", 10)
+        self._before = before
+        self.before = plain_label(before or "()")
+        self.before.setFont(mono)
+        self.after = QLineEdit(before)
+        self.after.setObjectName("retraceAfter")
+        self.after.setFont(mono)
+        self.error = plain_label()
+        self.error.setStyleSheet("color: #c0392b;")
+        self.result = QPlainTextEdit()
+        self.result.setObjectName("retraceResult")
+        self.result.setReadOnly(True)
+        self.result.setFont(mono)
+        self.result.setPlaceholderText("Change a shape, a dtype or a static value above, then Check.")
+        self.check = QPushButton("Check")
+        self.check.setDefault(True)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.addButton(self.check, QDialogButtonBox.ButtonRole.ActionRole)
+        buttons.rejected.connect(self.reject)
+        form = QFormLayout()
+        form.addRow("Traced with", self.before)
+        form.addRow("Call with", self.after)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(self.error)
+        layout.addWidget(self.result, 1)
+        layout.addWidget(buttons)
+        self.resize(760, 420)
+        self.check.clicked.connect(self._check)
+        self.after.returnPressed.connect(self._check)
+
+    def _check(self) -> None:
+        try:
+            argspec.parse_call(self.after.text())
+        except argspec.SpecError as exc:
+            self.error.setText(exc.message)
+            return
+        self.error.setText("")
+        self.result.setPlainText("asking JAX…")
+        self.check_requested.emit(self._before, self.after.text())
+
+    def show_result(self, result: RetraceResult) -> None:
+        self.result.setPlainText(result.summary())
+
+    def show_error(self, info: ErrorInfo) -> None:
+        self.result.setPlainText(info.summary())
