@@ -6,6 +6,7 @@ import os
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from typing import Any, BinaryIO
 
 from jaxscope.core import protocol
@@ -99,6 +100,18 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> int:
         protocol.write(replies, reply)
 
 
+def _ops() -> dict[str, tuple[type, Callable[[Any, Callable[[str], None]], Any]]]:
+    """op name -> (request dataclass, runner(request, phase) -> result dataclass). Imported lazily."""
+    from jaxscope.core.retrace import RetraceRequest
+    from jaxscope.worker.retrace import run_retrace
+    from jaxscope.worker.trace import run_trace
+
+    return {
+        "trace": (TraceRequest, run_trace),
+        "retrace": (RetraceRequest, run_retrace),
+    }
+
+
 def _handle(message: dict[str, Any], replies: BinaryIO) -> dict[str, Any]:
     rid = message.get("id")
     op = message.get("op")
@@ -109,23 +122,14 @@ def _handle(message: dict[str, Any], replies: BinaryIO) -> dict[str, Any]:
 
     if op == "ping":
         return {"ok": True, "result": {"pong": True}}
-    if op == "trace":
-        from jaxscope.worker.trace import TraceFailed, run_trace
+    ops = _ops()
+    if op in ops:
+        from jaxscope.worker.trace import TraceFailed
 
-        request = from_jsonable(TraceRequest, message["request"])
+        request_type, runner = ops[op]
         try:
-            result = run_trace(request, phase)
+            result = runner(from_jsonable(request_type, message["request"]), phase)
         except TraceFailed as exc:
             return {"ok": False, "error": to_jsonable(exc.info)}
         return {"ok": True, "result": to_jsonable(result)}
-    if op == "retrace":
-        from jaxscope.core.retrace import RetraceRequest
-        from jaxscope.worker.retrace import run_retrace
-        from jaxscope.worker.trace import TraceFailed
-
-        try:
-            retrace = run_retrace(from_jsonable(RetraceRequest, message["request"]), phase)
-        except TraceFailed as exc:
-            return {"ok": False, "error": to_jsonable(exc.info)}
-        return {"ok": True, "result": to_jsonable(retrace)}
     return {"ok": False, "error": to_jsonable(ErrorInfo(kind="internal", message=f"unknown op {op!r}"))}
