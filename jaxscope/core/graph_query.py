@@ -20,7 +20,8 @@ _FILE_LINE_QUERY = re.compile(r"^\s*(\S.*?):(\d+)\s*$")
 
 
 class SearchIndex:
-    """Search drawn nodes by label, avals or ``file:line``; ``:12``/``line 12`` match a line exactly."""
+    """Search drawn nodes by label or avals; ``:12``/``line 12`` match a line exactly, ``model.py`` or
+    ``model.py:12`` the nodes from that file (or line)."""
 
     def __init__(self, nodes: Iterable[tuple[str, Node | None]]) -> None:
         self._keys: list[tuple[str, Node | None, str]] = []
@@ -28,10 +29,9 @@ class SearchIndex:
             if node is None:
                 self._keys.append((base, None, base.casefold()))
                 continue
-            parts = [node.label, *node.avals]
-            if node.source is not None:
-                parts.append(f"{node.source.file}:{node.source.line}")
-            self._keys.append((base, node, "\n".join(parts).casefold()))
+            # the path is matched only through `file:line`: as free text, "x" or "step" would match
+            # every node of /home/x/train_step.py
+            self._keys.append((base, node, "\n".join([node.label, *node.avals]).casefold()))
 
     def search(self, text: str) -> list[str]:
         """Base paths, in the order given, whose node matches `text` (case-insensitive)."""
@@ -41,6 +41,7 @@ class SearchIndex:
         line_only = _LINE_QUERY.match(text)
         file_line = _FILE_LINE_QUERY.match(text) if not line_only else None
         needle = text.casefold()
+        file_only = not file_line and (needle.endswith(".py") or "/" in needle)
         matches = []
         for base, node, hay in self._keys:
             src = node.source if node is not None else None
@@ -48,6 +49,8 @@ class SearchIndex:
                 hit = src is not None and src.line == int(line_only.group(1))
             elif file_line and src is not None and src.line == int(file_line.group(2)):
                 hit = file_line.group(1).casefold() in src.file.casefold()
+            elif file_only:
+                hit = src is not None and needle in src.file.casefold()
             else:
                 hit = needle in hay
             if hit:

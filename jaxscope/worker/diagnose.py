@@ -158,13 +158,12 @@ def _key_reuse(graph: Graph, closed: Any, arg_names: tuple[str, ...]) -> list[Di
     out = []
     for finding in find_key_reuse(closed, arg_names):
         where = node_locations(graph, finding.uses)
-        lines = ", ".join(f"line {loc.line}" for loc in where)
         if finding.in_loop:
             title = f"PRNG key {finding.key} is used on every loop iteration without a split"
             detail = "Inside a scan/while body the same key gives the same random numbers at every iteration."
             fix = "carry the key through the loop and split it each iteration, or pass `jax.random.split(key, n)` as xs"
         else:
-            title = f"PRNG key {finding.key} is used {len(finding.uses)} times" + (f" ({lines})" if lines else "")
+            title = f"PRNG key {finding.key} is used {len(finding.uses)} times"
             detail = "Every use of one key draws the same random bits: the samples are identical or correlated, not independent."
             fix = "split it first: `k1, k2 = jax.random.split(key)` and use each new key once"
         out.append(Diagnostic("key-reuse", "warning", title, detail, fix, where, finding.uses))

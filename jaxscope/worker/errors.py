@@ -57,6 +57,9 @@ def classify(exc: BaseException, phase: str) -> ErrorInfo:
         kind, hint = "tracer", _TRACER_ERRORS[name]
     elif isinstance(exc, TypeError) and "concrete values" in message:
         kind, hint = "tracer", _TRACER_ERRORS["ConcretizationTypeError"]
+    elif isinstance(exc, TypeError) and "immutable" in message:
+        kind = "user-code"
+        hint = "JAX arrays are immutable: write `x = x.at[i].set(y)` (or `.add`, `.min`, ...) and use the new array."
     elif "which is not a valid JAX type" in message:
         kind = "user-code"
         hint = "jaxscope traces functions that return arrays or pytrees (dicts/lists/tuples) of arrays."

@@ -40,7 +40,7 @@ def test_explain_annotates_the_source():
     text = out.stdout
     assert "×3" in row(text, line_of("for _ in range(n_layers)"))
     assert row(text, line_of("x = x * 0.9")).startswith("eqn ")
-    assert row(text, line_of("lax.cond(")).startswith("stg ")
+    assert row(text, line_of("x = lax.cond(")).startswith("stg ")
     assert "legend:" in text and "why:" in text
     assert "`if training:` — body taken (`training` was True, static)" in text
 
@@ -54,7 +54,7 @@ def test_explain_not_taken_and_json():
     body = marks[line_of("x = x * 0.9")]
     assert body["kind"] == "not-taken"
     assert marks[line_of("for _ in range(n_layers)")]["badge"] == "×2"
-    assert marks[line_of("lax.cond(")]["kind"] == "staged"
+    assert marks[line_of("x = lax.cond(")]["kind"] == "staged"
     assert "`training` was False" in marks[line_of("if training:")]["why"]
     assert set(body) == {"line", "kind", "eqns", "hits", "badge", "why"}
 

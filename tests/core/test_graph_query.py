@@ -43,3 +43,15 @@ def test_dataflow_cones(drawn):
     assert flow.cones("nope", "both") == (set(), set())
     with pytest.raises(ValueError):
         flow.cones(out, "sideways")
+
+
+def test_free_text_does_not_match_the_file_path() -> None:
+    from jaxscope.core.graph_query import SearchIndex
+    from jaxscope.core.model import Node, SourceLoc
+
+    loc = SourceLoc("/home/x/train_step.py", 12)
+    index = SearchIndex([("e0", Node("e0", "eqn", "mul", ("f32[3]",), source=loc)), ("in0", Node("in0", "input", "x", ("f32[3]",)))])
+    assert index.search("x") == ["in0"]
+    assert index.search("step") == []
+    assert index.search("train_step.py") == ["e0"]
+    assert index.search("train_step.py:12") == ["e0"]
