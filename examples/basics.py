@@ -1,11 +1,11 @@
-"""Pure functions and jit tracing: a tiny two-layer network.
+"""A first look: a tiny two-layer network, traced.
 
 What it teaches: `jax.jit` runs your Python once with abstract values (tracers) and records the
 array operations into a jaxpr. The Python `if` on the static flag `use_bias` is decided while
 tracing, so only one branch is in the program; the activation function is chosen the same way.
 
-What to look at: each equation in the graph (dot_general, add, tanh, ...) and the source line
-that produced it; the `jit(layer)` cluster that the nested jitted helper becomes.
+What to look at: each equation in the graph ([dot_general](show:dot_general), add, tanh, ...) and
+the source line that produced it; the [jit(layer)](show:jit) cluster of the nested jitted helper.
 
 Try: `jaxscope export examples/basics.py::predict -o predict.svg`, then change `use_bias=True`
 to `use_bias=False` in --args and see the add disappear.
@@ -34,6 +34,7 @@ def loss(params, x, y):
 
 
 # Example inputs, read by jaxscope without running this file (plain literal strings).
+JAXSCOPE_MAIN = "predict"
 JAXSCOPE_ARGS = {
     "predict": "{'w1': f32[4,8], 'b1': f32[8], 'w2': f32[8,3], 'b2': f32[3]}, f32[16,4], use_bias=True",
     "loss": "{'w1': f32[4,8], 'b1': f32[8], 'w2': f32[8,3], 'b2': f32[3]}, f32[16,4], f32[16,3]",

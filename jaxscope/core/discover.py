@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from jaxscope.core.argspec import CallSpec, Spec
 
 EXAMPLES_VAR = "JAXSCOPE_ARGS"
+MAIN_VAR = "JAXSCOPE_MAIN"  # names the function to open when a file is opened without one
 
 _FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -60,6 +61,8 @@ class ModuleInfo:
     functions: tuple[FunctionInfo, ...]
     example_args: dict[str, str]
     warnings: tuple[str, ...]
+    main: str = ""  # JAXSCOPE_MAIN, when it names a function of the file
+    docstring: str = ""  # the whole module docstring (tutorials render it as their guide)
 
     def get(self, name: str) -> FunctionInfo | None:
         """The function listed under `name` ("f" or "Class.method"), or None."""
@@ -139,7 +142,31 @@ def discover_source(source: str, path: str = "<string>") -> ModuleInfo:
     functions = tuple(
         FunctionInfo(f.name, f.line, f.end_line, f.params, f.decorators, f.doc, examples.get(f.name), f.kind) for f in found
     )
-    return ModuleInfo(path, _first_line(ast.get_docstring(tree)), functions, examples, tuple(warnings))
+    main = _read_main(tree, listed, warnings)
+    docstring = ast.get_docstring(tree) or ""
+    return ModuleInfo(path, _first_line(docstring), functions, examples, tuple(warnings), main, docstring)
+
+
+def default_function(info: ModuleInfo) -> FunctionInfo | None:
+    """What `jaxscope FILE.py` opens: JAXSCOPE_MAIN, else the one function with example inputs, else the only function."""
+    if info.main:
+        return info.get(info.main)
+    with_inputs = [f for f in info.functions if f.example_args is not None]
+    if len(with_inputs) == 1:
+        return with_inputs[0]
+    return info.functions[0] if len(info.functions) == 1 else None
+
+
+def _read_main(tree: ast.Module, listed: set[str], warnings: list[str]) -> str:
+    main = ""
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == MAIN_VAR for t in node.targets):
+            if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str) and node.value.value in listed:
+                main = node.value.value
+            else:
+                warnings.append(f"line {node.lineno}: {MAIN_VAR} must be the name of a function of this file, as a string; ignored")
+                main = ""
+    return main
 
 
 # ---------------------------------------------------------------------------- functions

@@ -193,15 +193,28 @@ def expanded_to_depth(graph: Graph, depth: int) -> frozenset[str]:
 def auto_expanded(graph: Graph, max_visible: int = 600) -> frozenset[str]:
     """Expand owners breadth-first (shallowest first, then smaller first, then program order)
     as long as the visible node count stays <= `max_visible`; an owner that does not fit is
-    skipped (a smaller or deeper one may still fit)."""
+    skipped (a smaller or deeper one may still fit). Library internals (sub-graphs none of whose
+    equations come from a user line, e.g. `jit(_normal)` of `jax.random.normal`) stay collapsed
+    when the graph has user lines at all: they would bury the user's program in JAX's."""
     count = len(graph.top.nodes)
+    located: dict[str, bool] = {}
+
+    def has_user_lines(body_id: str) -> bool:
+        if body_id not in located:
+            located[body_id] = False  # cycles cannot happen, but never recurse forever
+            located[body_id] = any(
+                n.source is not None or any(has_user_lines(r.body) for r in n.subgraphs) for n in graph.bodies[body_id].nodes
+            )
+        return located[body_id]
+
+    user_program = has_user_lines(graph.root)
     heap: list[tuple[int, int, int, str, Node]] = []
     seq = 0
 
     def push(body_id: str, prefix: str, depth: int) -> None:
         nonlocal seq
         for node in graph.bodies[body_id].nodes:
-            if expandable(graph, node):
+            if expandable(graph, node) and (not user_program or any(has_user_lines(r.body) for r in node.subgraphs)):
                 added = sum(len(graph.bodies[r.body].nodes) for r in node.subgraphs) - 1
                 heapq.heappush(heap, (depth, added, seq, prefix + node.id, node))
                 seq += 1

@@ -56,7 +56,9 @@ class InputsPanel(QWidget):
         self.trace_button.clicked.connect(self.request_trace)
 
     def set_module(self, module: ModuleInfo, select: str | None = None, args: str | None = None) -> None:
-        """Show the file's functions; keep what the user typed per function across reloads."""
+        """Show the file's functions; keep what the user typed per function across reloads of one file."""
+        if self._module is not None and self._module.path != module.path:
+            self._edited.clear()  # another file's `forward` is not this one's
         self._module = module
         self.function.blockSignals(True)
         self.function.clear()

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import glob
 import html
 import os
+import re
 import time
 
 from PySide6.QtCore import QByteArray, QFileSystemWatcher, QSettings, Qt, QTimer, Slot
@@ -28,8 +28,9 @@ from PySide6.QtWidgets import (
 
 import jaxscope
 from jaxscope.core import linking
-from jaxscope.core.discover import DiscoveryError, discover_file
+from jaxscope.core.discover import DiscoveryError, default_function, discover_file
 from jaxscope.core.export import export
+from jaxscope.core.guide import Example, find, list_examples, parse_guide
 from jaxscope.core.flow_marks import LineMark, line_marks, static_values
 from jaxscope.core.layout import auto_expanded
 from jaxscope.core.argspec import SpecError
@@ -42,6 +43,7 @@ from jaxscope.qt.controller import Controller
 from jaxscope.qt.diagnostics_panel import DiagnosticsPanel
 from jaxscope.qt.document import Document, nearest_visible, owner_chain
 from jaxscope.qt.flow_paint import legend_items
+from jaxscope.qt.guide_panel import GuidePanel
 from jaxscope.qt.graph_view import QtGraphView
 from jaxscope.qt.inputs_panel import InputsPanel, plain_label
 from jaxscope.qt.jaxpr_view import QtJaxprView
@@ -50,7 +52,7 @@ from jaxscope.qt.source_view import QtSourceView
 
 EXAMPLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(jaxscope.__file__))), "examples")
 MAX_RECENT = 10
-STATE_VERSION = 1
+STATE_VERSION = 2  # bump when docks change: an old saved state would misplace the new ones
 LOG_LIMIT = 200_000  # characters kept in the log pane
 FLOW_MAX_EQNS = 5000  # the control-flow recorder costs ~2.5x trace time: off for programs bigger than this
 
@@ -165,12 +167,13 @@ class MainWindow(QMainWindow):
         sl.addWidget(self.source, 1)
         self._dock("source", "Source", source_box, Qt.DockWidgetArea.LeftDockWidgetArea)
         self._dock("jaxpr", "jaxpr", self.jaxpr, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.guide = GuidePanel()
+        self._dock("guide", "Guide", self.guide, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.docks["guide"].hide()  # shown for files that carry a guide (tutorials)
         self.diagnostics = DiagnosticsPanel()
         self._dock("problems", "Problems", problems, Qt.DockWidgetArea.BottomDockWidgetArea)
-        self._dock("diagnostics", "Diagnostics", self.diagnostics, Qt.DockWidgetArea.BottomDockWidgetArea)
-        self._dock("log", "Log", self.log, Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.tabifyDockWidget(self.docks["problems"], self.docks["diagnostics"])
-        self.tabifyDockWidget(self.docks["diagnostics"], self.docks["log"])
+        self._dock("diagnostics", "Diagnostics", self.diagnostics, Qt.DockWidgetArea.BottomDockWidgetArea, tab_with="problems")
+        self._dock("log", "Log", self.log, Qt.DockWidgetArea.BottomDockWidgetArea, tab_with="problems")
         self.docks["problems"].raise_()
 
         self.phase_label = plain_label("starting the worker…")
@@ -199,11 +202,16 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ construction
 
-    def _dock(self, name: str, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> None:
+    def _dock(self, name: str, title: str, widget: QWidget, area: Qt.DockWidgetArea, tab_with: str = "") -> None:
+        """Add a dock, or tab it with another. Only one tab group: in Qt 6.11 a second group tabified
+        before the window is shown leaves a stray copy of its tab bar on screen."""
         dock = QDockWidget(title, self)
         dock.setObjectName(f"{name}Dock")  # saveState needs object names
         dock.setWidget(widget)
-        self.addDockWidget(area, dock)
+        if tab_with:
+            self.tabifyDockWidget(self.docks[tab_with], dock)
+        else:
+            self.addDockWidget(area, dock)
         self.docks[name] = dock
 
     def _action(self, text: str, slot: object, shortcut: QKeySequence | str | None = None, name: str = "") -> QAction:
@@ -270,6 +278,7 @@ class MainWindow(QMainWindow):
         self.problem_goto.clicked.connect(self._goto_problem)
         self.problem_static.clicked.connect(self.retrace_static)
         self.diagnostics.activated.connect(self.show_diagnostic)
+        self.guide.show_requested.connect(self.show_query)
         self.watcher.fileChanged.connect(lambda _path: self._reload_timer.start())
 
     # ------------------------------------------------------------------ documents
@@ -291,7 +300,16 @@ class MainWindow(QMainWindow):
             self.watcher.addPath(path)
         with open(path, encoding="utf-8", errors="replace") as fh:
             self.source.set_source(fh.read(), path)
-        function = function or (module.functions[0].name if module.functions else "")
+        guide = parse_guide(module.docstring) if module.docstring else None
+        has_guide = guide is not None and bool(guide.links() or "What it teaches" in module.docstring)
+        self.guide.set_guide(guide if has_guide else None, self.theme == "dark")
+        if has_guide and not self.docks["guide"].isVisible():
+            self.docks["guide"].show()
+            self.resizeDocks([self.docks["jaxpr"], self.docks["guide"]], [380, 420], Qt.Orientation.Vertical)
+        self.docks["guide"].setVisible(has_guide)
+        if not function:
+            chosen = default_function(module) or (module.functions[0] if module.functions else None)
+            function = chosen.name if chosen is not None else ""
         self.inputs.set_module(module, select=function or None, args=args)
         self.docks["source"].setWindowTitle(f"Source — {os.path.basename(path)}")
         self.stack.setCurrentIndex(1)
@@ -363,6 +381,20 @@ class MainWindow(QMainWindow):
         self.docks["diagnostics"].setWindowTitle(f"Diagnostics ({count})" if count else "Diagnostics")
         if any(d.severity != "info" for d in result.diagnostics):
             self.docks["diagnostics"].raise_()
+
+    def show_query(self, query: str) -> list[str]:
+        """A guide link: select what `query` finds anywhere in the graph, expanding what hides it."""
+        if self.doc.graph is None:
+            return []
+        paths = find(self.doc.graph, query)
+        self.reveal(*paths)
+        self._select_nodes(paths)
+        self._graph_selected(paths)
+        line = re.match(r"^\s*:(\d+)\s*$", query)
+        if line:
+            self.source.mark_lines([int(line.group(1))])
+        self.statusBar().showMessage(f"{len(paths)} node{'s' if len(paths) != 1 else ''} for {query!r}", 4000)
+        return paths
 
     def show_diagnostic(self, diagnostic: Diagnostic) -> None:
         """Select the diagnostic's nodes (expanding what hides them) and mark its lines."""
@@ -611,22 +643,15 @@ class MainWindow(QMainWindow):
         if path:
             self.open_target(path)
 
-    def examples(self) -> list[tuple[str, str]]:
-        out = []
-        for path in sorted(glob.glob(os.path.join(EXAMPLES_DIR, "*.py"))):
-            try:
-                doc = discover_file(path).doc
-            except DiscoveryError:
-                continue
-            out.append((path, doc))
-        return out
+    def examples(self) -> list[Example]:
+        return list_examples(EXAMPLES_DIR)
 
     def open_example_dialog(self) -> None:
         items = self.examples()
-        labels = [f"{os.path.basename(p)} — {doc}" for p, doc in items]
-        label, ok = QInputDialog.getItem(self, "Open Example", "Example:", labels, 0, False)
+        labels = [f"{e.title}  ({e.name}.py)" + (f" — {e.summary}" if e.summary else "") for e in items]
+        label, ok = QInputDialog.getItem(self, "Open Example", "Tutorial:", labels, 0, False)
         if ok and label in labels:
-            self.open_target(items[labels.index(label)][0])
+            self.open_target(items[labels.index(label)].path)
 
     def find_dialog(self) -> None:
         text, ok = QInputDialog.getText(self, "Find in Graph", "Primitive, input name, shape or line (:12):")
@@ -666,6 +691,8 @@ class MainWindow(QMainWindow):
             self._show_flow(self.doc.result)
 
     def _apply_theme(self) -> None:
+        if self.guide.guide is not None:
+            self.guide.set_guide(self.guide.guide, self.theme == "dark")
         self.source.set_theme(self.theme)
         self.jaxpr.set_theme(self.theme)
         self.graph.set_theme(self.theme)

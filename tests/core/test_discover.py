@@ -325,3 +325,17 @@ def test_discovery_error_pickles():
     again = pickle.loads(pickle.dumps(e))
     assert (again.message, again.path, again.line, again.col) == ("syntax error", "a.py", 3, 4)
     assert str(again) == "a.py:3: syntax error"
+
+
+def test_main_function_and_the_default_for_a_file() -> None:
+    from jaxscope.core.discover import default_function
+
+    info = discover_source("def f(x):\n    pass\n\n\ndef g(x):\n    pass\n\n\nJAXSCOPE_MAIN = 'g'\n")
+    assert info.main == "g" and default_function(info).name == "g"
+    info = discover_source("def f(x):\n    pass\n\n\ndef g(x):\n    pass\n\n\nJAXSCOPE_ARGS = {'f': 'f32[3]'}\n")
+    assert info.main == "" and default_function(info).name == "f"  # the one function with inputs
+    assert default_function(discover_source("def only(x):\n    pass\n")).name == "only"
+    assert default_function(discover_source("def f(x):\n    pass\n\n\ndef g(x):\n    pass\n")) is None
+    bad = discover_source("def f(x):\n    pass\n\n\nJAXSCOPE_MAIN = 'missing'\n")
+    assert bad.main == "" and any("JAXSCOPE_MAIN" in w for w in bad.warnings)
+    assert discover_source('"""Title.\n\nBody text."""\n').docstring == "Title.\n\nBody text."

@@ -71,3 +71,30 @@ def test_would_it_retrace_dialog(qtbot, window):
     dialog.check.click()
     assert dialog.error.text()  # a bad spec is flagged in the dialog, nothing is sent
     assert w.doc.layout is not None and not w.doc.stale  # the traced document is untouched
+
+
+def test_open_every_example_from_the_menu_with_its_guide(qtbot, window, monkeypatch):
+    from PySide6.QtWidgets import QInputDialog
+
+    w = window
+    examples = w.examples()
+    assert [e.name for e in examples][:2] == ["basics", "jit_tracing"]
+    for example in examples:
+        monkeypatch.setattr(QInputDialog, "getItem", lambda *a, **k: (a[3][examples.index(example)], True))
+        w.doc.layout = None
+        w.open_example_dialog()
+        qtbot.waitUntil(lambda: w.doc.layout is not None, timeout=TIMEOUT)
+        assert w.doc.path == example.path
+        assert w.docks["guide"].isVisibleTo(w) and w.guide.guide is not None
+        assert w.guide.browser.toPlainText().startswith(example.title)
+        text, query = w.guide.guide.links()[0]
+        assert w.show_query(query), (example.name, text, query)
+    # a link to a node inside a collapsed sub-graph expands it and selects the node
+    w.doc.layout = None
+    assert w.open_target(str(ROOT / "examples" / "prng.py"))
+    qtbot.waitUntil(lambda: w.doc.layout is not None, timeout=TIMEOUT)
+    layout = w.doc.layout
+    paths = w.show_query("random_bits")
+    assert paths and all("/" in p for p in paths)  # only inside library sub-graphs
+    qtbot.waitUntil(lambda: w.doc.layout is not layout, timeout=TIMEOUT)
+    assert set(w.graph.selected_paths()) == set(paths)
