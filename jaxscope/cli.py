@@ -84,6 +84,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--vs", required=True, metavar="SPEC", help="the second call's arguments, e.g. 'f32[16,4], use_bias=False'")
     p.add_argument("--json", action="store_true", help="print the verdict and reasons as JSON")
 
+    from jaxscope.cli_run import add_parser as add_run_parser
+
+    add_run_parser(sub)
+
     p = sub.add_parser("list", help="list the functions in a file (without running it)")
     p.add_argument("file")
 
@@ -95,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] not in {"export", "jaxpr", "explain", "retrace", "list", "open", "-h", "--help", "--version"}:
+    if argv and argv[0] not in {"export", "jaxpr", "explain", "retrace", "run", "list", "open", "-h", "--help", "--version"}:
         argv.insert(0, "open")  # `jaxscope file.py::f` opens the app
     opts = parser.parse_args(argv)
     debug = getattr(opts, "debug", False)
@@ -108,6 +112,10 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_explain(opts)
         if opts.command == "retrace":
             return cmd_retrace(opts)
+        if opts.command == "run":
+            from jaxscope.cli_run import cmd_run
+
+            return cmd_run(opts)
         if opts.command == "list":
             return cmd_list(opts)
         return cmd_open(opts)
@@ -130,6 +138,8 @@ def resolve_call(target: str, args: str | None) -> tuple[FunctionRef, str]:
     from jaxscope.core.discover import EXAMPLES_VAR, DiscoveryError, discover_file
     from jaxscope.core.target import TargetError, parse_target
 
+    if "::" not in target and target.endswith(".py"):
+        target = _default_target(target)
     try:
         ref = parse_target(target)
     except TargetError as exc:
@@ -158,6 +168,21 @@ def resolve_call(target: str, args: str | None) -> tuple[FunctionRef, str]:
     except argspec.SpecError as exc:
         raise CliError(f"bad --args:\n{exc}") from None
     return ref, args or ""
+
+
+def _default_target(path: str) -> str:
+    """`file.py` -> `file.py::f` for its JAXSCOPE_MAIN, its one function with inputs, or its only function."""
+    from jaxscope.core.discover import MAIN_VAR, DiscoveryError, default_function, discover_file
+
+    try:
+        info = discover_file(path)
+    except DiscoveryError as exc:
+        raise CliError(str(exc), 3 if exc.line else 2) from None
+    fn = default_function(info)
+    if fn is None:
+        names = ", ".join(f.name for f in info.functions) or "none"
+        raise CliError(f"{path} has several functions ({names}): name one as {path}::NAME, or set {MAIN_VAR} = 'NAME' in the file")
+    return f"{path}::{fn.name}"
 
 
 def run_trace(opts: argparse.Namespace, *, jaxpr_text: bool, record_flow: bool = False) -> TraceResult:

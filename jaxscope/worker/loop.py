@@ -103,12 +103,15 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> int:
 def _ops() -> dict[str, tuple[type, Callable[[Any, Callable[[str], None]], Any]]]:
     """op name -> (request dataclass, runner(request, phase) -> result dataclass). Imported lazily."""
     from jaxscope.core.retrace import RetraceRequest
+    from jaxscope.core.run_model import RunRequest
     from jaxscope.worker.retrace import run_retrace
+    from jaxscope.worker.run import run_function
     from jaxscope.worker.trace import run_trace
 
     return {
         "trace": (TraceRequest, run_trace),
         "retrace": (RetraceRequest, run_retrace),
+        "run": (RunRequest, run_function),
     }
 
 

@@ -99,3 +99,13 @@ def test_retrace_verdict_and_reasons() -> None:
     assert data["retraced"] is False and data["reasons"] == []
     bad = jaxscope("retrace", basics, "--vs", "f32[")
     assert bad.returncode == 2 and "bad --vs" in bad.stderr
+
+
+def test_a_file_without_function_name_opens_its_main_function(tmp_path) -> None:
+    out = jaxscope("export", str(ROOT / "examples" / "prng.py"), "-o", str(tmp_path / "prng.svg"))
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "prng.svg").read_text().startswith("<svg")
+    several = tmp_path / "two.py"
+    several.write_text("def f(x):\n    return x\n\n\ndef g(x):\n    return x\n")
+    out = jaxscope("jaxpr", str(several))
+    assert out.returncode == 2 and "several functions (f, g)" in out.stderr and "JAXSCOPE_MAIN" in out.stderr

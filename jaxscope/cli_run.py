@@ -1,0 +1,76 @@
+"""`jaxscope run`: the function jitted on a device vs eagerly, as a table or JSON. No jax import here.
+
+Exit codes: 0 jit and eager agree within tolerance and no output holds NaN; 1 they differ beyond
+tolerance or an output holds NaN; 2-5 as for every command (bad usage, user code, timeout, crash).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from typing import Any
+
+RUN_EPILOG = (
+    "exit status: 0 when jit and eager agree within tolerance everywhere and no output holds NaN; "
+    "1 when an output differs beyond tolerance or holds NaN; 2 bad usage or arguments (including an "
+    "unknown --device); 3 the function failed; 4 timeout; 5 worker crash or jaxscope bug."
+)
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Register `run` on the sub-command parsers of `jaxscope`."""
+    from jaxscope.cli import _add_target
+
+    p: argparse.ArgumentParser = sub.add_parser(
+        "run",
+        help="run the function jitted and eagerly on the same inputs; compare outputs and times",
+        description="Run FILE::FUNC jitted on a device and eagerly (jax.disable_jit) with the same generated "
+        "inputs; print per-output errors (max abs/rel, ULP), NaN/Inf counts, allclose verdicts and timings.",
+        epilog=RUN_EPILOG,
+    )
+    _add_target(p)
+    p.add_argument("--device", default="", metavar="NAME", help="device to run on, e.g. cpu:0 or gpu:1 (default: JAX's default device)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the generated inputs (default 0)")
+    p.add_argument("--repeats", type=int, default=10, metavar="N", help="steady-state jitted runs; the median is shown (default 10)")
+    p.add_argument("--rtol", type=float, default=None, help="relative tolerance for every output (default: by dtype)")
+    p.add_argument("--atol", type=float, default=None, help="absolute tolerance for every output (default: by dtype)")
+    p.add_argument("--find-nan", action="store_true", help="locate the first equation making NaN/Inf even if the outputs are finite")
+    p.add_argument("--json", action="store_true", help="print the whole result as JSON")
+    return p
+
+
+def cmd_run(opts: argparse.Namespace) -> int:
+    """Submit a `run` request to a one-off worker; print the comparison; 0 ok, 1 differences or NaN."""
+    from dataclasses import asdict
+
+    from jaxscope.cli import EXIT_CODES, CliError, format_error, resolve_call
+    from jaxscope.core.client import WorkerClient, WorkerError
+    from jaxscope.core.compare_text import format_run
+    from jaxscope.core.run_model import RUN_TIMEOUTS, RunRequest, run_result_from_jsonable
+
+    if opts.repeats < 0:
+        raise CliError("--repeats must be 0 or more")
+    for name in ("rtol", "atol"):
+        value = getattr(opts, name)
+        if value is not None and not (math.isfinite(value) and value >= 0):
+            raise CliError(f"--{name} must be a finite number >= 0")
+    ref, args = resolve_call(opts.target, opts.args)
+    timeouts = dict(RUN_TIMEOUTS)
+    if opts.timeout:
+        timeouts = {phase: opts.timeout for phase in [*timeouts, "load"]}
+    request = RunRequest(
+        function=ref, args=args, device=opts.device, seed=opts.seed, repeats=opts.repeats,
+        rtol=opts.rtol, atol=opts.atol, find_nan=opts.find_nan,
+    )
+    with WorkerClient(spare=False, timeouts=timeouts) as client:
+        future = client.submit("run", request, run_result_from_jsonable)
+        try:
+            result = future.result()
+        except WorkerError as exc:
+            raise CliError(format_error(exc.info, opts.debug), EXIT_CODES.get(exc.info.kind, 5)) from None
+    if opts.json:
+        print(json.dumps(asdict(result), sort_keys=True, indent=1))
+    else:
+        print(format_run(result))
+    return 0 if result.ok else 1

@@ -1,0 +1,130 @@
+"""Find the first equation that makes a NaN or Inf, by evaluating the jaxpr one equation at a time.
+
+The loop mirrors `jax.core.eval_jaxpr` (bind each primitive under its equation context), checking
+every output as it goes; the answer is the first equation whose outputs hold NaN/Inf while its
+inputs hold none. A call-like equation (nested `jit`, `custom_jvp`, `checkpoint`...) is searched
+inside, so the answer points at the user's line, not at the wrapper. Node paths match the graph
+ids of `to_graph` ("e4", "e2:0/e1").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxscope.core.model import SourceLoc
+from jaxscope.core.run_model import NanOrigin
+from jaxscope.worker import jax_compat as jc
+
+# Equations whose single sub-jaxpr takes exactly the equation's operands: safe to step into.
+CALL_LIKE = frozenset({"jit", "pjit", "closed_call", "core_call", "remat2", "checkpoint", "custom_jvp_call", "custom_vjp_call"})
+
+
+def counts(value: Any) -> tuple[int, int, int]:
+    """(NaN, +Inf, -Inf) counts of an array value; zeros for ints, bools, keys and tokens."""
+    dtype = getattr(value, "dtype", None)
+    if dtype is None or not jnp.issubdtype(dtype, jnp.inexact):
+        return 0, 0, 0
+    x = np.asarray(value)
+    if np.iscomplexobj(x):
+        return int(np.count_nonzero(np.isnan(x))), int(np.count_nonzero(np.isinf(x))), 0
+    x = x.astype(np.float64)
+    return int(np.count_nonzero(np.isnan(x))), int(np.count_nonzero(np.isposinf(x))), int(np.count_nonzero(np.isneginf(x)))
+
+
+def _bad(value: Any) -> bool:
+    return any(counts(value))
+
+
+def bind_params(eqn: Any) -> tuple[list[Any], dict[str, Any]]:
+    """(sub-functions, params) to bind `eqn` with; `get_bind_params` changed shape across versions."""
+    got = eqn.primitive.get_bind_params(eqn.params)
+    if isinstance(got, tuple) and len(got) == 2 and isinstance(got[1], dict):
+        return list(got[0]), got[1]
+    return [], got
+
+
+def find_first_nonfinite(closed: Any, flat_args: list[Any]) -> NanOrigin | None:
+    """The first NaN/Inf origin when evaluating `closed` (a ClosedJaxpr) on `flat_args`, or None."""
+    jaxpr = closed.jaxpr
+    for i, (var, value) in enumerate(zip(jaxpr.constvars, closed.consts, strict=True)):
+        if _bad(value):
+            return _origin(f"c{i}", "", None, value, var, (), "a captured constant already holds NaN/Inf")
+    for i, (var, value) in enumerate(zip(jaxpr.invars, flat_args, strict=True)):
+        if _bad(value):
+            return _origin(f"in{i}", "", None, value, var, (), "this input already holds NaN/Inf")
+    return _search(jaxpr, list(closed.consts), flat_args, "", {})
+
+
+def _search(jaxpr: Any, consts: list[Any], args: list[Any], prefix: str, cache: dict[Any, SourceLoc | None]) -> NanOrigin | None:
+    env: dict[int, Any] = {}
+
+    def read(atom: Any) -> Any:
+        return atom.val if isinstance(atom, jc.Literal) else env[id(atom)]
+
+    for var, value in zip(jaxpr.constvars, consts, strict=True):
+        env[id(var)] = value
+    for var, value in zip(jaxpr.invars, args, strict=True):
+        env[id(var)] = value
+    for i, eqn in enumerate(jaxpr.eqns):
+        invals = [read(v) for v in eqn.invars]
+        subfuns, params = bind_params(eqn)
+        with eqn.ctx.manager:
+            outs = eqn.primitive.bind(*subfuns, *invals, **params)
+        outs = list(outs) if eqn.primitive.multiple_results else [outs]
+        for var, value in zip(eqn.outvars, outs, strict=True):
+            if not isinstance(var, jc.DropVar):
+                env[id(var)] = value
+        bad = [k for k, value in enumerate(outs) if _bad(value)]
+        if not bad or any(_bad(v) for v in invals):
+            continue
+        path = f"{prefix}e{i}"
+        inner = _step_into(eqn, invals, path, cache)
+        if inner is not None:
+            return inner
+        k = bad[0]
+        detail = f"its inputs are finite; output {k} of {len(outs)}" if len(outs) > 1 else "its inputs are finite"
+        if next(jc.iter_subjaxprs(eqn.params), None) is not None and eqn.primitive.name not in CALL_LIKE:
+            detail += f" (the NaN/Inf arises inside this {eqn.primitive.name}; its inner equations were not searched)"
+        return _origin(path, eqn.primitive.name, jc.eqn_source(eqn, cache), outs[k], eqn.outvars[k], eqn.invars, detail)
+    return None
+
+
+def _step_into(eqn: Any, invals: list[Any], path: str, cache: dict[Any, SourceLoc | None]) -> NanOrigin | None:
+    if eqn.primitive.name not in CALL_LIKE:
+        return None
+    subs = list(jc.iter_subjaxprs(eqn.params))
+    if len(subs) != 1:
+        return None
+    _, sub, consts = subs[0]
+    if len(sub.invars) != len(invals) or len(sub.constvars) != len(consts):
+        return None
+    try:
+        return _search(sub, consts, invals, f"{path}:0/", cache)
+    except Exception:  # an inner evaluation we cannot replay: the outer equation is the answer
+        return None
+
+
+def _origin(path: str, primitive: str, source: SourceLoc | None, value: Any, var: Any, invars: Any, detail: str) -> NanOrigin:
+    nan, pos, neg = counts(value)
+    return NanOrigin(
+        path=path,
+        primitive=primitive,
+        source=source,
+        nan=nan,
+        posinf=pos,
+        neginf=neg,
+        out_aval=jc.aval_str(var.aval),
+        in_avals=tuple(jc.aval_str(v.aval) for v in invars),
+        detail=detail,
+    )
+
+
+def flat_dynamic(args: list[Any], kwargs: dict[str, Any], static_argnums: tuple[int, ...], static_argnames: tuple[str, ...]) -> list[Any]:
+    """The concrete values in the order of the traced jaxpr's invars (jit flattens (args, kwargs))."""
+    dyn_args = tuple(a for i, a in enumerate(args) if i not in static_argnums)
+    dyn_kwargs = {k: v for k, v in kwargs.items() if k not in static_argnames}
+    return jax.tree.leaves((dyn_args, dyn_kwargs))

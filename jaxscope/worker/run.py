@@ -1,0 +1,177 @@
+"""The `run` request: the function jitted on one device vs eagerly, same inputs, compared per leaf.
+
+Jit: trace, lower and compile are timed separately after `jax.clear_caches()` (a cached executable
+would report a compile time of 0), then a first call and `repeats` steady calls, each until
+`block_until_ready`. Eager: the same Python function under `jax.disable_jit()` on the same device;
+its first run compiles every primitive once, so a warm run is timed as well. When an output holds
+NaN/Inf (or the request asks), the jaxpr is replayed equation by equation to find where it starts.
+
+Phases (for the client's time limits): load, inputs, trace, compile, run, eager, compare, nan.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import jax
+
+from jaxscope.core.compare_text import verdict
+from jaxscope.core.run_model import NanOrigin, RunRequest, RunResult
+from jaxscope.worker.compare import compare_outputs
+from jaxscope.worker.errors import classify
+from jaxscope.worker.first_nan import find_first_nonfinite, flat_dynamic
+from jaxscope.worker.run_inputs import describe, from_user, generate, list_devices, pick_device, user_maker
+from jaxscope.worker.trace import Phase, Prepared, TraceFailed, prepare, trace_failure
+
+EAGER_REPEAT_LIMIT_S = 2.0  # repeat the eager run (warm) only when one run is at most this long
+EAGER_REPEATS = 3
+
+
+def run_function(request: RunRequest, phase: Phase) -> RunResult:
+    """Run one request; raise TraceFailed (with a classified ErrorInfo) on any failure."""
+    prep = prepare(request.function, request.args, phase)
+    devices = list_devices()
+    device, device_info = pick_device(request.device, devices)
+    warnings: list[str] = []
+
+    phase("inputs")
+    qualname = request.function.qualname
+    maker = user_maker(prep, qualname)
+    with jax.default_device(device):
+        if maker is not None:
+            args, kwargs, more = from_user(maker, prep, qualname, request.seed)
+            warnings += more
+            source = f"JAXSCOPE_INPUTS[{qualname!r}]"
+        else:
+            args, kwargs = _guard(lambda: generate(prep, request.seed), "inputs")
+            source = f"seed {request.seed}"
+    args, kwargs = _place(prep, args, kwargs, device)
+    inputs = describe(prep.target, args, kwargs, set(prep.static_argnums), set(prep.static_argnames))
+
+    jax.clear_caches()  # honest compile time, and eager's first run compiles each primitive anew
+    phase("trace")
+    jitted = prep.jit()
+    with jax.default_device(device):  # the default device is part of jit's cache key: same for every call
+        t0 = time.perf_counter()
+        try:
+            traced = jitted.trace(*args, **kwargs)
+        except BaseException as exc:
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            raise trace_failure(exc, "trace") from None
+        t1 = time.perf_counter()
+        phase("compile")
+        lowered = _guard(traced.lower, "compile")
+        t2 = time.perf_counter()
+        _guard(lowered.compile, "compile")
+        t3 = time.perf_counter()
+
+        phase("run")
+        out, first_call = _timed(lambda: jitted(*args, **kwargs), "run")
+        steady = tuple(_timed(lambda: jitted(*args, **kwargs), "run")[1] for _ in range(max(request.repeats, 0)))
+
+    phase("eager")
+    with jax.disable_jit(), jax.default_device(device):
+        eager, eager_first = _timed(lambda: prep.target(*args, **kwargs), "eager")
+        warm = [eager_first]
+        if eager_first <= EAGER_REPEAT_LIMIT_S:
+            warm = [_timed(lambda: prep.target(*args, **kwargs), "eager")[1] for _ in range(EAGER_REPEATS)]
+
+    phase("compare")
+    leaves = compare_outputs(out, eager, request.rtol, request.atol)
+    ok, text, explanation = verdict(leaves)
+
+    first_nan: NanOrigin | None = None
+    searched = request.find_nan or any(lf.nonfinite for lf in leaves)
+    if searched:
+        phase("nan")
+        first_nan = _find_nan(prep, traced.jaxpr, args, kwargs, device, warnings)
+        if first_nan is None and any(lf.jit_nan or lf.jit_posinf or lf.jit_neginf for lf in leaves):
+            warnings.append("no equation made NaN/Inf when evaluated one by one: the compiled program makes them (fusion or simplification)")
+    return RunResult(
+        request=request,
+        device=device_info,
+        devices=tuple(info for _, info in devices),
+        inputs=inputs,
+        input_source=source,
+        trace_s=t1 - t0,
+        lower_s=t2 - t1,
+        compile_s=t3 - t2,
+        first_call_s=first_call,
+        steady_s=statistics.median(steady) if steady else 0.0,
+        steady_runs=steady,
+        eager_first_s=eager_first,
+        eager_s=statistics.median(warm),
+        leaves=tuple(leaves),
+        ok=ok,
+        verdict=text,
+        explanation=explanation,
+        first_nan=first_nan,
+        nan_searched=searched,
+        warnings=tuple(warnings),
+        jax_version=jax.__version__,
+    )
+
+
+def _place(prep: Prepared, args: list[Any], kwargs: dict[str, Any], device: Any) -> tuple[list[Any], dict[str, Any]]:
+    """Commit every traced leaf to `device` (jit runs where its committed inputs live)."""
+
+    def put(value: Any) -> Any:
+        return jax.device_put(value, device)
+
+    args = [a if i in prep.static_argnums else _guard(lambda a=a: put(a), "inputs") for i, a in enumerate(args)]
+    kwargs = {k: v if k in prep.static_argnames else _guard(lambda v=v: put(v), "inputs") for k, v in kwargs.items()}
+    return args, kwargs
+
+
+def _timed(call: Callable[[], Any], phase: str) -> tuple[Any, float]:
+    """(result, seconds) of `call` until its outputs are ready on the device."""
+    t0 = time.perf_counter()
+    result = _guard(lambda: jax.block_until_ready(call()), phase)
+    return result, time.perf_counter() - t0
+
+
+def _guard(call: Callable[[], Any], phase: str) -> Any:
+    """Run `call`; any failure becomes a TraceFailed for `phase` (device OOM as kind "memory")."""
+    try:
+        return call()
+    except TraceFailed:
+        raise
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        raise runtime_failure(exc, phase) from None
+
+
+def runtime_failure(exc: BaseException, phase: str) -> TraceFailed:
+    """Classify an exception from compiling or running; out-of-memory on the device gets its own hint."""
+    failed = trace_failure(exc, phase)
+    text = str(exc)
+    if "Traceback (most recent call last)" in text:  # a host callback raised: keep its last line
+        head, _, tail = text.partition("Traceback (most recent call last)")
+        last = [ln for ln in tail.strip().splitlines() if ln.strip()][-1:]
+        failed = TraceFailed(replace(failed.info, message=(head.rstrip(": \n") + ": " + "".join(last)).strip(": ")))
+    if "RESOURCE_EXHAUSTED" in text or "out of memory" in text.lower():
+        failed = TraceFailed(replace(failed.info, kind="memory", hint="the device ran out of memory: try smaller shapes or another device"))
+    return failed
+
+
+def _find_nan(prep: Prepared, closed: Any, args: list[Any], kwargs: dict[str, Any], device: Any, warnings: list[str]) -> NanOrigin | None:
+    flat = flat_dynamic(args, kwargs, prep.static_argnums, prep.static_argnames)
+    if len(flat) != len(closed.jaxpr.invars):
+        warnings.append(f"first-NaN search skipped: {len(flat)} input leaves for {len(closed.jaxpr.invars)} jaxpr inputs")
+        return None
+    try:
+        with jax.default_device(device):
+            return find_first_nonfinite(closed, flat)
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        info = classify(exc, "nan")
+        warnings.append(f"first-NaN search failed: {info.exc_type}: {info.message}")
+        return None
+

@@ -1,0 +1,68 @@
+"""`jaxscope run` end to end (real worker): the table, JSON, exit codes 0 / 1 / 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CASES = str(ROOT / "tests" / "worker" / "corpus" / "run_cases.py")
+
+
+def jaxscope(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    return subprocess.run(
+        [sys.executable, "-m", "jaxscope", *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env
+    )
+
+
+def test_table_for_agreeing_outputs():
+    out = jaxscope("run", f"{CASES}::fma", "--args", "f32[512], f32[512], f32[512]", "--device", "cpu:0", "--seed", "3", "--repeats", "2")
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    assert "device: cpu:0" in text and "inputs (seed 3):" in text
+    header = next(ln for ln in text.splitlines() if ln.startswith("output"))
+    assert header.split()[:4] == ["output", "shape", "dtype", "max"]
+    row = next(ln for ln in text.splitlines() if ln.startswith("out "))
+    assert "[512]" in row and "float32" in row and "yes (rtol 1e-05, atol 1e-06)" in row
+    assert "compile" in text and "median of 2" in text and "OK: jit and eager agree" in text
+
+
+def test_json_and_exit_1_for_nan():
+    out = jaxscope("run", f"{CASES}::log_neg", "--args", "f32[16]", "--json")
+    assert out.returncode == 1, out.stderr
+    data = json.loads(out.stdout)
+    assert data["ok"] is False and data["leaves"][0]["jit_nan"] > 0
+    assert data["first_nan"]["path"] == "e1" and data["first_nan"]["primitive"] == "log"
+    assert data["first_nan"]["source"]["file"] == CASES
+    assert data["devices"][0]["name"] == "cpu:0"
+
+
+def test_exit_1_for_tolerance_and_2_for_bad_device():
+    out = jaxscope("run", f"{CASES}::fma", "--args", "f32[512], f32[512], f32[512]", "--rtol", "0", "--atol", "0", "--repeats", "1")
+    assert out.returncode == 1, out.stderr
+    assert "FAIL: jit and eager DIFFER" in out.stdout and "NO (rtol 0, atol 0)" in out.stdout
+    out = jaxscope("run", f"{CASES}::add", "--args", "f32[2], f32[2]", "--device", "tpu:0")
+    assert out.returncode == 2, out.stderr
+    assert "no device 'tpu:0'" in out.stderr and "available: cpu:0" in out.stderr
+    assert "Traceback (most recent call last)" not in out.stderr
+
+
+def test_help_states_exit_codes():
+    out = jaxscope("run", "--help")
+    assert out.returncode == 0
+    assert "--device" in out.stdout and "--seed" in out.stdout and "holds NaN" in out.stdout
+
+
+def test_hang_is_a_timeout_and_device_oom_is_a_memory_error(tmp_path):
+    out = jaxscope("run", f"{CASES}::hangs", "--args", "i32[1]", "--timeout", "3")
+    assert out.returncode == 4, out.stderr
+    assert "the run phase ran past its 3 s limit" in out.stderr
+    case = tmp_path / "oom.py"
+    case.write_text("import jax.numpy as jnp\n\ndef big(x):\n    return jnp.zeros((2**40,), jnp.float32) + x\n")
+    out = jaxscope("run", f"{case}::big", "--args", "f32[]")
+    assert out.returncode == 3, out.stderr
+    assert "memory error during run" in out.stderr and "RESOURCE_EXHAUSTED" in out.stderr
