@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test bench clean
+.PHONY: run test bench docs-images clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,15 @@ run: $(STAMP)
 
 test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+# one SVG per tutorial (its JAXSCOPE_MAIN function, with its own inputs), light and dark
+docs-images: $(STAMP)
+	mkdir -p docs/images
+	for f in examples/*.py; do \
+		name=$$(basename $$f .py); \
+		$(BIN)/jaxscope export $$f -o docs/images/$$name.svg || exit 1; \
+		$(BIN)/jaxscope export $$f --theme dark -o docs/images/$$name.dark.svg || exit 1; \
+	done
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py
