@@ -79,6 +79,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_target(p)
     p.add_argument("--json", action="store_true", help="print the line marks as JSON")
 
+    p = sub.add_parser("hlo", help="print (or write) the StableHLO or the compiled HLO of a function, with XLA's cost analysis")
+    _add_target(p)
+    p.add_argument("--stage", choices=["stablehlo", "compiled"], default="stablehlo",
+                   help="stablehlo: what jit hands XLA (with source locations); compiled: what XLA made of it")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the text here (e.g. f.mlir, f.hlo) instead of stdout")
+
     p = sub.add_parser("retrace", help="would jit trace the function again for other arguments? and why")
     _add_target(p)
     p.add_argument("--vs", required=True, metavar="SPEC", help="the second call's arguments, e.g. 'f32[16,4], use_bias=False'")
@@ -99,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] not in {"export", "jaxpr", "explain", "retrace", "run", "list", "open", "-h", "--help", "--version"}:
+    if argv and argv[0] not in {"export", "jaxpr", "hlo", "explain", "retrace", "run", "list", "open", "-h", "--help", "--version"}:
         argv.insert(0, "open")  # `jaxscope file.py::f` opens the app
     opts = parser.parse_args(argv)
     debug = getattr(opts, "debug", False)
@@ -110,6 +116,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_jaxpr(opts)
         if opts.command == "explain":
             return cmd_explain(opts)
+        if opts.command == "hlo":
+            return cmd_hlo(opts)
         if opts.command == "retrace":
             return cmd_retrace(opts)
         if opts.command == "run":
@@ -395,6 +403,34 @@ def cmd_explain(opts: argparse.Namespace) -> int:
 def _blank_run(lines: list[str], after: int, before: int) -> int:
     """How many lines strictly between `after` and `before` are blank or comments."""
     return sum(1 for ln in range(after + 1, before) if not lines[ln - 1].strip() or lines[ln - 1].strip().startswith("#"))
+
+
+def cmd_hlo(opts: argparse.Namespace) -> int:
+    from jaxscope.core.client import WorkerClient, WorkerError
+    from jaxscope.core.hlo_model import HloRequest, HloResult
+    from jaxscope.core.serialize import from_jsonable
+
+    ref, args = resolve_call(opts.target, opts.args)
+    timeouts = {"lower": opts.timeout, "compile": opts.timeout} if opts.timeout else None
+    with WorkerClient(spare=False, timeouts=timeouts) as client:
+        future = client.submit("hlo", HloRequest(ref, args, opts.stage), lambda d: from_jsonable(HloResult, d))
+        try:
+            result = future.result()
+        except WorkerError as exc:
+            raise CliError(format_error(exc.info, opts.debug), EXIT_CODES.get(exc.info.kind, 5)) from None
+    if opts.output:
+        try:
+            with open(opts.output, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(result.text)
+        except OSError as exc:
+            raise CliError(f"cannot write {opts.output}: {exc}") from None
+        print(f"wrote {opts.output} ({opts.stage}: {result.text.count(chr(10))} lines)")
+    else:
+        sys.stdout.write(result.text if result.text.endswith("\n") else result.text + "\n")
+    summary = result.summary()
+    if summary:
+        print(f"jaxscope: {summary}", file=sys.stderr)
+    return 0
 
 
 def cmd_retrace(opts: argparse.Namespace) -> int:

@@ -45,9 +45,9 @@ def cmd_run(opts: argparse.Namespace) -> int:
     from dataclasses import asdict
 
     from jaxscope.cli import EXIT_CODES, CliError, format_error, resolve_call
-    from jaxscope.core.client import WorkerClient, WorkerError
+    from jaxscope.core.client import DEFAULT_TIMEOUTS, WorkerClient, WorkerError
     from jaxscope.core.compare_text import format_run
-    from jaxscope.core.run_model import RUN_TIMEOUTS, RunRequest, run_result_from_jsonable
+    from jaxscope.core.run_model import RunRequest, run_result_from_jsonable
 
     if opts.repeats < 0:
         raise CliError("--repeats must be 0 or more")
@@ -56,9 +56,7 @@ def cmd_run(opts: argparse.Namespace) -> int:
         if value is not None and not (math.isfinite(value) and value >= 0):
             raise CliError(f"--{name} must be a finite number >= 0")
     ref, args = resolve_call(opts.target, opts.args)
-    timeouts = dict(RUN_TIMEOUTS)
-    if opts.timeout:
-        timeouts = {phase: opts.timeout for phase in [*timeouts, "load"]}
+    timeouts = {phase: opts.timeout for phase in DEFAULT_TIMEOUTS if phase != "startup"} if opts.timeout else None
     request = RunRequest(
         function=ref, args=args, device=opts.device, seed=opts.seed, repeats=opts.repeats,
         rtol=opts.rtol, atol=opts.atol, find_nan=opts.find_nan,

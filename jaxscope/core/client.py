@@ -32,6 +32,13 @@ DEFAULT_TIMEOUTS: dict[str, float] = {
     "load": 30.0,  # executing the user's file
     "trace": 60.0,
     "graph": 60.0,
+    "lower": 120.0,
+    "compile": 900.0,  # XLA:CPU compile is superlinear: minutes for tens of thousands of unrolled equations
+    "inputs": 60.0,  # the `run` op's phases (core.run_model)
+    "run": 120.0,
+    "eager": 300.0,
+    "compare": 60.0,
+    "nan": 300.0,
 }
 GRACE_S = 1.0
 CRASH_LIMIT = 3

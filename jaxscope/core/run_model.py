@@ -16,17 +16,6 @@ from jaxscope.core.serialize import dumps, from_jsonable
 
 RUN_SCHEMA_VERSION = 1
 
-RUN_TIMEOUTS: dict[str, float] = {
-    "inputs": 60.0,  # generating inputs (or the file's JAXSCOPE_INPUTS function)
-    "trace": 60.0,
-    "compile": 600.0,  # XLA:CPU compile is superlinear in program size
-    "run": 120.0,  # first call + steady-state repeats
-    "eager": 300.0,  # op by op: every primitive compiles once the first time
-    "compare": 60.0,
-    "nan": 300.0,  # equation-by-equation search for the first NaN/Inf
-}
-"""Per-phase time limits for the `run` op (merge into WorkerClient timeouts)."""
-
 
 @dataclass(frozen=True, slots=True)
 class RunRequest:

@@ -102,8 +102,10 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> int:
 
 def _ops() -> dict[str, tuple[type, Callable[[Any, Callable[[str], None]], Any]]]:
     """op name -> (request dataclass, runner(request, phase) -> result dataclass). Imported lazily."""
+    from jaxscope.core.hlo_model import HloRequest
     from jaxscope.core.retrace import RetraceRequest
     from jaxscope.core.run_model import RunRequest
+    from jaxscope.worker.hlo import run_hlo
     from jaxscope.worker.retrace import run_retrace
     from jaxscope.worker.run import run_function
     from jaxscope.worker.trace import run_trace
@@ -111,6 +113,7 @@ def _ops() -> dict[str, tuple[type, Callable[[Any, Callable[[str], None]], Any]]
     return {
         "trace": (TraceRequest, run_trace),
         "retrace": (RetraceRequest, run_retrace),
+        "hlo": (HloRequest, run_hlo),
         "run": (RunRequest, run_function),
     }
 

@@ -109,3 +109,14 @@ def test_a_file_without_function_name_opens_its_main_function(tmp_path) -> None:
     several.write_text("def f(x):\n    return x\n\n\ndef g(x):\n    return x\n")
     out = jaxscope("jaxpr", str(several))
     assert out.returncode == 2 and "several functions (f, g)" in out.stderr and "JAXSCOPE_MAIN" in out.stderr
+
+
+def test_hlo_stablehlo_to_stdout_and_compiled_to_a_file(tmp_path) -> None:
+    basics = str(ROOT / "examples" / "basics.py")
+    out = jaxscope("hlo", basics)
+    assert out.returncode == 0, out.stderr
+    assert "stablehlo.dot_general" in out.stdout and "basics.py" in out.stdout
+    target = tmp_path / "predict.hlo"
+    out = jaxscope("hlo", basics, "--stage", "compiled", "-o", str(target))
+    assert out.returncode == 0, out.stderr
+    assert target.read_text().startswith("HloModule") and "flops" in out.stderr

@@ -1,0 +1,113 @@
+"""Linking IR text lines to graph nodes and source lines, through the locations XLA keeps.
+
+A StableHLO op and an optimized-HLO instruction both carry the jaxpr op name ("jit(f)/sin") and
+the user's frame; an equation carries its primitive and the same frame. (file, line, primitive)
+is therefore the join key, falling back to (file, line) when XLA renamed the op. Which frames
+are the user's is decided by the graph itself: the files its equations came from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jaxscope.core import linking
+from jaxscope.core.hlo_locations import parse_stablehlo
+from jaxscope.core.hlo_module import HloModuleMap, parse_hlo
+from jaxscope.core.model import Graph
+
+
+@dataclass(frozen=True, slots=True)
+class FusionInfo:
+    """One kernel XLA made: the fused instructions' equations and source lines."""
+
+    name: str
+    kind: str
+    line: int  # the fusion instruction's line in the HLO text
+    n_ops: int
+    nodes: tuple[str, ...]
+    source_lines: tuple[int, ...]  # lines of the open file
+
+
+class IrLinks:
+    """Both directions between the lines of one IR text and the graph's nodes and source lines."""
+
+    def __init__(self, graph: Graph, ops: dict[int, tuple[str, tuple[str, int, int] | None]]) -> None:
+        self._sources = linking.node_sources(graph)
+        labels = linking.node_labels(graph)
+        self._nodes_at: dict[tuple[str, int], list[str]] = {}
+        for path, loc in self._sources.items():
+            self._nodes_at.setdefault((loc.file, loc.line), []).append(path)
+        self._labels = labels
+        self._ops = ops  # IR line -> (primitive, user frame)
+        self._by_key: dict[tuple[str, int, str], list[int]] = {}
+        self._by_line: dict[tuple[str, int], list[int]] = {}
+        for n, (prim, frame) in sorted(ops.items()):
+            if frame is None:
+                continue
+            self._by_key.setdefault((frame[0], frame[1], prim), []).append(n)
+            self._by_line.setdefault((frame[0], frame[1]), []).append(n)
+
+    def source_for_line(self, n: int) -> tuple[str, int] | None:
+        op = self._ops.get(n)
+        return (op[1][0], op[1][1]) if op is not None and op[1] is not None else None
+
+    def lines_for_source(self, file: str, line: int) -> list[int]:
+        return list(self._by_line.get((file, line), ()))
+
+    def lines_for_nodes(self, paths: list[str]) -> list[int]:
+        """IR lines of the equations at `paths`: same line and primitive, else same line."""
+        out: set[int] = set()
+        for path in paths:
+            loc = self._sources.get(path)
+            if loc is None:
+                continue
+            exact = self._by_key.get((loc.file, loc.line, self._labels.get(path, "")))
+            out.update(exact if exact else self._by_line.get((loc.file, loc.line), ()))
+        return sorted(out)
+
+    def nodes_for_line(self, n: int) -> list[str]:
+        """Equations behind IR line `n`: same source line and primitive, else all of that line."""
+        op = self._ops.get(n)
+        if op is None or op[1] is None:
+            return []
+        prim, frame = op
+        at = self._nodes_at.get((frame[0], frame[1]), [])
+        same = [p for p in at if self._labels.get(p) == prim]
+        return same or list(at)
+
+    def line_colours(self, source_colours: dict[int, int], file: str) -> dict[int, int]:
+        """IR line -> the colour index of its source line in `file` (as the source pane colours it)."""
+        out = {}
+        for n, (_prim, frame) in self._ops.items():
+            if frame is not None and frame[1] in source_colours and linking.same_file(frame[0], file):
+                out[n] = source_colours[frame[1]]
+        return out
+
+
+def _user_files(graph: Graph) -> set[str]:
+    return {loc.file for loc in linking.node_sources(graph).values()}
+
+
+def stablehlo_links(graph: Graph, text: str) -> IrLinks:
+    """Links for a StableHLO text (`lowered.as_text(debug_info=True)`)."""
+    files = _user_files(graph)
+    parsed = parse_stablehlo(text, files.__contains__)
+    return IrLinks(graph, {n: (op.primitive, op.user) for n, op in parsed.ops.items()})
+
+
+def hlo_links(graph: Graph, text: str) -> tuple[IrLinks, HloModuleMap]:
+    """Links for an optimized HLO text (`compiled.as_text()`), and the parsed module (for fusions)."""
+    files = _user_files(graph)
+    parsed = parse_hlo(text, files.__contains__)
+    return IrLinks(graph, {n: (i.primitive, i.user) for n, i in parsed.instructions.items()}), parsed
+
+
+def fusions(module: HloModuleMap, links: IrLinks, file: str) -> list[FusionInfo]:
+    """The module's fusions with the equations and source lines each one fused, biggest first."""
+    out = []
+    for fusion in module.fusions.values():
+        lines = [i.line for i in fusion.instructions]
+        nodes = sorted({p for n in lines for p in links.nodes_for_line(n)}, key=linking.natural_key)
+        src = sorted({s[1] for n in lines if (s := links.source_for_line(n)) and linking.same_file(s[0], file)})
+        out.append(FusionInfo(fusion.name, fusion.kind, fusion.line, len(fusion.instructions), tuple(nodes), tuple(src)))
+    return sorted(out, key=lambda f: (-f.n_ops, f.line))

@@ -1,0 +1,76 @@
+"""The `hlo` request: StableHLO with locations, or the optimized HLO with XLA's cost analysis."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import jax
+
+from jaxscope.core.hlo_model import HloRequest, HloResult
+from jaxscope.core.model import ErrorInfo
+from jaxscope.worker.errors import classify
+from jaxscope.worker.trace import Phase, TraceFailed, prepare, trace_failure
+
+
+def run_hlo(request: HloRequest, phase: Phase) -> HloResult:
+    """Lower (and compile) the function; failures become TraceFailed with the phase they hit."""
+    prep = prepare(request.function, request.args, phase)
+    timings: dict[str, float] = {}
+    phase("lower")
+    t0 = time.perf_counter()
+    try:
+        lowered = prep.jit().lower(*prep.args, **prep.kwargs)
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        raise trace_failure(exc, "lower") from None
+    timings["lower"] = time.perf_counter() - t0
+    if request.stage == "stablehlo":
+        t1 = time.perf_counter()
+        text = lowered.as_text(debug_info=True)
+        timings["as_text"] = time.perf_counter() - t1
+        return HloResult(request, text, timings=timings, jax_version=jax.__version__)
+    phase("compile")
+    t2 = time.perf_counter()
+    try:
+        compiled = lowered.compile()
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        info = classify(exc, "compile")
+        raise TraceFailed(ErrorInfo(kind=info.kind, message=info.message, phase="compile", exc_type=info.exc_type,
+                                    hint=info.hint or "XLA could not compile the program")) from None
+    timings["compile"] = time.perf_counter() - t2
+    t3 = time.perf_counter()
+    text = compiled.as_text() or ""
+    timings["as_text"] = time.perf_counter() - t3
+    return HloResult(request, text, _numbers(_first(compiled.cost_analysis())), _memory(compiled), timings, jax.__version__)
+
+
+def _first(value: Any) -> Any:
+    return value[0] if isinstance(value, (list, tuple)) and value else value  # older jax: one dict per device
+
+
+def _numbers(mapping: Any) -> dict[str, float]:
+    if not isinstance(mapping, dict):
+        return {}
+    out = {}
+    for key, value in mapping.items():
+        try:
+            out[str(key)] = float(value)
+        except (TypeError, ValueError):
+            continue
+    return dict(sorted(out.items()))
+
+
+def _memory(compiled: Any) -> dict[str, float]:
+    try:
+        stats = compiled.memory_analysis()
+    except Exception:  # not every backend implements it
+        return {}
+    if stats is None:
+        return {}
+    names = ("argument_size_in_bytes", "output_size_in_bytes", "alias_size_in_bytes", "temp_size_in_bytes",
+             "generated_code_size_in_bytes", "host_temp_size_in_bytes")
+    return {n: float(getattr(stats, n)) for n in names if isinstance(getattr(stats, n, None), (int, float))}
