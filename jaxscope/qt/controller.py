@@ -8,13 +8,14 @@ number, so a late answer to an old request is dropped (the latest request wins).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Collection
-from concurrent.futures import Future
+from collections.abc import Callable, Collection
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal, Slot
 
 from jaxscope.core.client import WorkerClient, WorkerError
+from jaxscope.core.hlo_model import HloRequest, HloResult
 from jaxscope.core.layout_client import LayoutClient
 from jaxscope.core.model import ErrorInfo, Graph, Layout, TraceRequest, TraceResult
 from jaxscope.core.retrace import RetraceRequest, RetraceResult
@@ -33,9 +34,13 @@ class Controller(QObject):
     busy_changed = Signal(bool)
     retrace_finished = Signal(object)  # RetraceResult
     retrace_failed = Signal(object)  # ErrorInfo
+    hlo_finished = Signal(object, object)  # HloResult, its parsed links (whatever `link` returned)
+    hlo_failed = Signal(object, object)  # HloRequest, ErrorInfo
+    hlo_phase = Signal(str)
 
     _trace_done = Signal(int, object)
     _retrace_done = Signal(int, object)
+    _hlo_done = Signal(int, object, object, object)
     _layout_done = Signal(int, object, object, object)
     _phase = Signal(int, str)
 
@@ -49,6 +54,9 @@ class Controller(QObject):
         self._busy = False
         self._trace_done.connect(self._on_trace_done)
         self._retrace_done.connect(self._on_retrace_done)
+        self._hlo_done.connect(self._on_hlo_done)
+        self._hlo_gen = 0
+        self._parser = ThreadPoolExecutor(1, thread_name_prefix="jaxscope-ir-parse")
         self._layout_done.connect(self._on_layout_done)
         self._phase.connect(self._on_phase)
 
@@ -72,6 +80,36 @@ class Controller(QObject):
         self._set_busy(True)
         future = self.worker.submit("retrace", request, lambda d: from_jsonable(RetraceResult, d), lambda p: self._phase.emit(gen, p))
         future.add_done_callback(lambda f: self._retrace_done.emit(gen, f))
+
+    def hlo(self, request: HloRequest, link: Callable[[HloResult], Any]) -> None:
+        """Lower or compile in the worker; `link(result)` (parsing megabytes of IR) runs off the GUI thread.
+
+        Not a busy state of the window: the graph is already usable. A trace submitted meanwhile
+        cancels it (the worker runs one job at a time, the latest wins)."""
+        gen = self._hlo_gen = next(self._gen)
+        future = self.worker.submit("hlo", request, lambda d: from_jsonable(HloResult, d), self.hlo_phase.emit)
+
+        def done(f: Future[HloResult]) -> None:
+            try:
+                result = f.result()
+            except BaseException as exc:  # noqa: BLE001 - reported on the GUI thread
+                self._hlo_done.emit(gen, request, None, exc)
+                return
+            linked = self._parser.submit(link, result)
+            linked.add_done_callback(lambda lf: self._hlo_done.emit(gen, request, result, lf))
+
+        future.add_done_callback(done)
+
+    @Slot(int, object, object, object)
+    def _on_hlo_done(self, gen: int, request: HloRequest, result: HloResult | None, outcome: Any) -> None:
+        if gen != self._hlo_gen:
+            return
+        if result is None or outcome.exception() is not None:
+            exc = outcome if result is None else outcome.exception()
+            info = exc.info if isinstance(exc, WorkerError) else ErrorInfo(kind="internal", message=f"{type(exc).__name__}: {exc}")
+            self.hlo_failed.emit(request, info)
+            return
+        self.hlo_finished.emit(result, outcome.result())
 
     @Slot(int, object)
     def _on_retrace_done(self, gen: int, future: Future[RetraceResult]) -> None:
@@ -138,5 +176,6 @@ class Controller(QObject):
             self.busy_changed.emit(busy)
 
     def close(self) -> None:
+        self._parser.shutdown(wait=False, cancel_futures=True)
         self.worker.close()
         self.layouts.close()

@@ -7,6 +7,7 @@ split it into blocks.
 
 from __future__ import annotations
 
+from pygments.lexer import Lexer
 from PySide6.QtGui import QTextCursor, QTextDocument
 from PySide6.QtWidgets import QWidget
 
@@ -16,11 +17,12 @@ from jaxscope.qt.source_view import CodeView
 
 
 class QtJaxprView(CodeView):
-    """Read-only jaxpr text with the shared gutter, marks, line clicks and find."""
+    """Read-only IR text (a jaxpr by default; StableHLO/HLO with their lexers) with the shared
+    gutter, marks, line clicks and find."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, lexer: Lexer | None = None) -> None:
         super().__init__(parent)
-        self.highlighter = LazyHighlighter(self, JaxprLexer(), style_for_theme(self.theme))
+        self.highlighter = LazyHighlighter(self, lexer or JaxprLexer(), style_for_theme(self.theme))
 
     def set_text(self, text: str) -> None:
         """Show a new jaxpr text; clears colours and marks, scrolls to the top."""

@@ -31,6 +31,8 @@ from jaxscope.core import linking
 from jaxscope.core.discover import DiscoveryError, default_function, discover_file
 from jaxscope.core.export import export
 from jaxscope.core.guide import Example, find, list_examples, parse_guide
+from jaxscope.core.hlo_links import FusionInfo, IrLinks, fusions, hlo_links, stablehlo_links
+from jaxscope.core.hlo_model import HloRequest, HloResult, Stage
 from jaxscope.core.flow_marks import LineMark, line_marks, static_values
 from jaxscope.core.layout import auto_expanded
 from jaxscope.core.argspec import SpecError
@@ -46,6 +48,7 @@ from jaxscope.qt.flow_paint import legend_items
 from jaxscope.qt.guide_panel import GuidePanel
 from jaxscope.qt.graph_view import QtGraphView
 from jaxscope.qt.inputs_panel import InputsPanel, plain_label
+from jaxscope.qt.ir_tabs import IrTabs
 from jaxscope.qt.jaxpr_view import QtJaxprView
 from jaxscope.qt.retrace_dialog import RetraceDialog
 from jaxscope.qt.source_view import QtSourceView
@@ -54,6 +57,7 @@ EXAMPLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(jaxs
 MAX_RECENT = 10
 STATE_VERSION = 2  # bump when docks change: an old saved state would misplace the new ones
 LOG_LIMIT = 200_000  # characters kept in the log pane
+AUTO_COMPILE_MAX_EQNS = 3000  # XLA:CPU needs ~0.5 s at 1k unrolled equations, ~20 s at 13k: ask first above this
 FLOW_MAX_EQNS = 5000  # the control-flow recorder costs ~2.5x trace time: off for programs bigger than this
 
 
@@ -107,6 +111,8 @@ class MainWindow(QMainWindow):
         self._problem_info: ErrorInfo | None = None
         self._pending_select: list[str] = []  # select these once the layout that reveals them is shown
         self._retrace: RetraceDialog | None = None
+        self._ir_links: dict[str, IrLinks] = {}  # stage -> links of the IR text now shown
+        self._hlo_started = 0.0
 
         self.graph = QtGraphView()
         self.graph.setObjectName("graphView")
@@ -166,7 +172,8 @@ class MainWindow(QMainWindow):
         sl.addWidget(self.flow_legend)
         sl.addWidget(self.source, 1)
         self._dock("source", "Source", source_box, Qt.DockWidgetArea.LeftDockWidgetArea)
-        self._dock("jaxpr", "jaxpr", self.jaxpr, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.ir = IrTabs(self.jaxpr)
+        self._dock("jaxpr", "IR", self.ir, Qt.DockWidgetArea.RightDockWidgetArea)
         self.guide = GuidePanel()
         self._dock("guide", "Guide", self.guide, Qt.DockWidgetArea.RightDockWidgetArea)
         self.docks["guide"].hide()  # shown for files that carry a guide (tutorials)
@@ -240,6 +247,11 @@ class MainWindow(QMainWindow):
         trace_menu.addAction(self._action("&Cancel", self.controller.cancel, "Esc"))
         trace_menu.addSeparator()
         trace_menu.addAction(self._action("Would It &Retrace…", self.retrace_dialog, "Ctrl+R", "retraceAction"))
+        self.auto_compile = self._action("Compile HLO After Each Trace", self._toggle_auto_compile, name="autoCompileAction")
+        self.auto_compile.setCheckable(True)
+        self.auto_compile.setChecked(self.settings.value("autoCompile", True, type=bool))
+        trace_menu.addAction(self.auto_compile)
+        trace_menu.addAction(self._action("&Compile HLO Now", self.request_compile, "Ctrl+Shift+H"))
         view = bar.addMenu("&View")
         view.addAction(self._action("&Fit Graph", lambda: self.graph.fit_all(), "Ctrl+0"))
         view.addAction(self._action("Zoom &In", lambda: self.graph.zoom_in(), QKeySequence.StandardKey.ZoomIn))
@@ -267,6 +279,13 @@ class MainWindow(QMainWindow):
         c.layout_failed.connect(lambda msg: self._show_problem(msg))
         c.output.connect(self._append_log)
         c.busy_changed.connect(self._on_busy)
+        c.hlo_finished.connect(self._on_hlo_finished)
+        c.hlo_failed.connect(self._on_hlo_failed)
+        c.hlo_phase.connect(self._on_hlo_phase)
+        self.ir.ir_line_clicked.connect(self._ir_line_clicked)
+        self.ir.fusion_selected.connect(self._fusion_selected)
+        self.ir.compile_requested.connect(self.request_compile)
+        self.ir.cancel_requested.connect(c.cancel)
         c.retrace_finished.connect(lambda result: self._retrace is not None and self._retrace.show_result(result))
         c.retrace_failed.connect(lambda info: self._retrace is not None and self._retrace.show_error(info))
         self.cancel_button.clicked.connect(c.cancel)
@@ -346,6 +365,7 @@ class MainWindow(QMainWindow):
         self._show_flow(result)
         self._show_diagnostics(result)
         self.controller.layout(graph, self.doc.expanded)
+        self._request_hlo("stablehlo")
 
     def _palette(self) -> list[str]:
         return linking.PALETTE_DARK if self.theme == "dark" else linking.PALETTE_LIGHT
@@ -374,6 +394,82 @@ class MainWindow(QMainWindow):
         swatch = '<span style="color:{0}">&#9612;</span>&nbsp;{1}'
         items = [swatch.format(colour or "#8e5ad6", html.escape(text)) for colour, text in legend_items(self.theme)]
         self.flow_legend.setText("&nbsp;&nbsp; ".join(items))
+
+    # ------------------------------------------------------------------ HLO
+
+    def _request_hlo(self, stage: Stage) -> None:
+        result = self.doc.result
+        if result is None:
+            return
+        if stage == "stablehlo":
+            self._ir_links = {}
+            self.ir.clear("lowering to StableHLO…")
+        graph = result.graph
+        link = stablehlo_links if stage == "stablehlo" else hlo_links
+        self._hlo_started = time.monotonic()
+        self.controller.hlo(HloRequest(result.request.function, result.request.args, stage), lambda r: link(graph, r.text))
+
+    def request_compile(self) -> None:
+        """Compile the traced program with XLA now (also when automatic compiling is off)."""
+        if self.doc.result is not None and "stablehlo" in self._ir_links:
+            self.ir.set_status("compiling with XLA…", compiling=True)
+            self._request_hlo("compiled")
+
+    def _toggle_auto_compile(self, on: bool) -> None:
+        self.settings.setValue("autoCompile", bool(on))
+
+    def _on_hlo_phase(self, phase: str) -> None:
+        if phase == "compile":
+            self.ir.set_status("compiling with XLA… (Cancel or Esc stops it; the graph stays usable)", compiling=True)
+
+    def _on_hlo_finished(self, result: HloResult, linked: object) -> None:
+        current = self.doc.result
+        if current is None or result.request.args != current.request.args or result.request.function != current.request.function:
+            return
+        stage = result.request.stage
+        links, module = linked if isinstance(linked, tuple) else (linked, None)
+        self._ir_links[stage] = links
+        self.ir.set_text(stage, result.text)
+        self._apply_ir_colours()
+        if stage == "stablehlo":
+            big = current.graph.top.total_eqns > AUTO_COMPILE_MAX_EQNS
+            busy = self.controller.worker.busy  # the user asked for something else meanwhile: never preempt it
+            if self.auto_compile.isChecked() and not big and not busy:
+                self.request_compile()
+            else:
+                why = f"over {AUTO_COMPILE_MAX_EQNS} equations" if big else ("the worker is busy" if busy else "automatic compiling is off")
+                self.ir.set_status(f"StableHLO ready; not compiled ({why}).", can_compile=True)
+            return
+        self.ir.set_fusions(fusions(module, links, self.doc.path) if module is not None else [])
+        self.ir.set_status(result.summary())
+
+    def _on_hlo_failed(self, request: HloRequest, info: ErrorInfo) -> None:
+        if info.kind == "cancelled":
+            self.ir.set_status(f"{request.stage} cancelled.", can_compile=request.stage == "compiled")
+        else:
+            self.ir.set_status(f"{request.stage} failed: {info.summary()}", can_compile=request.stage == "compiled")
+
+    def _apply_ir_colours(self) -> None:
+        palette = self._palette()
+        colours = linking.line_colours(self.doc.graph, self.doc.path) if self.doc.graph else {}
+        for stage, links in self._ir_links.items():
+            ir_colours = links.line_colours(colours, self.doc.path)
+            self.ir.views[stage].set_line_colours({n: palette[i % len(palette)] for n, i in ir_colours.items()})
+
+    def _ir_line_clicked(self, stage: str, line: int) -> None:
+        links = self._ir_links.get(stage)
+        if links is None or self._links is None:
+            return
+        paths = links.nodes_for_line(line)
+        self._select_nodes(paths)
+        self._graph_selected(paths)
+        self.ir.views[stage].mark_lines([line], scroll=False)
+
+    def _fusion_selected(self, fusion: FusionInfo) -> None:
+        self._select_nodes(list(fusion.nodes))
+        self._graph_selected(list(fusion.nodes))
+        self.source.mark_lines(list(fusion.source_lines))
+        self.ir.views["compiled"].mark_lines([fusion.line])
 
     def _show_diagnostics(self, result: TraceResult) -> None:
         self.diagnostics.set_diagnostics(result.diagnostics, self.doc.path)
@@ -471,6 +567,8 @@ class MainWindow(QMainWindow):
         lines = sorted({sources[p].line for p in paths if p in sources and linking.same_file(sources[p].file, self.doc.path)})
         self.source.mark_lines(lines)
         self.jaxpr.mark_lines(sorted({ln for p in paths for ln in self._links.lines_for_node(p)}))
+        for stage, links in self._ir_links.items():
+            self.ir.views[stage].mark_lines(links.lines_for_nodes(paths))
 
     def _select_nodes(self, paths: list[str]) -> None:
         visible = self.doc.visible_paths()
@@ -488,6 +586,8 @@ class MainWindow(QMainWindow):
         self._select_nodes(paths)
         self.source.mark_lines([line], scroll=False)
         self.jaxpr.mark_lines(sorted({ln for p in paths for ln in self._links.lines_for_node(p)}))
+        for stage, links in self._ir_links.items():
+            self.ir.views[stage].mark_lines(links.lines_for_source(self.doc.path, line))
 
     def _jaxpr_line_clicked(self, line: int) -> None:
         if self.doc.graph is None or self._links is None:
@@ -688,13 +788,14 @@ class MainWindow(QMainWindow):
         if self.doc.result is not None:  # colours only: no re-trace, no re-layout
             self._apply_source_colours()
             self._apply_graph_colours()
+            self._apply_ir_colours()
             self._show_flow(self.doc.result)
 
     def _apply_theme(self) -> None:
         if self.guide.guide is not None:
             self.guide.set_guide(self.guide.guide, self.theme == "dark")
         self.source.set_theme(self.theme)
-        self.jaxpr.set_theme(self.theme)
+        self.ir.set_theme(self.theme)
         self.graph.set_theme(self.theme)
 
     def recent_files(self) -> list[str]:

@@ -1,0 +1,68 @@
+"""StableHLO and compiled HLO panes in the real window: linked highlighting, fusions, cancel."""
+
+from __future__ import annotations
+
+import pathlib
+import time
+
+from tests.qt.conftest import TIMEOUT, open_and_wait
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CASES = ROOT / "tests" / "worker" / "corpus" / "hlo_cases.py"
+
+
+def line_of(marker: str) -> int:
+    return next(i for i, t in enumerate(CASES.read_text().splitlines(), 1) if t.rstrip().endswith(f"# {marker}"))
+
+
+def test_ir_panes_link_both_ways_and_show_fusions(qtbot, window):
+    w = window
+    open_and_wait(qtbot, w, f"{CASES}::fusable")
+    qtbot.waitUntil(lambda: "compiled" in w._ir_links, timeout=TIMEOUT)
+    assert "flops" in w.ir.status.text()
+    stable, compiled = w.ir.views["stablehlo"], w.ir.views["compiled"]
+    assert "stablehlo.sine" in stable.toPlainText() and compiled.toPlainText().startswith("HloModule")
+    # source line -> IR lines in both panes
+    w.source.line_clicked.emit(line_of("fused-line"))
+    assert stable.marked_lines() and compiled.marked_lines()
+    sine = next(i for i, t in enumerate(stable.toPlainText().splitlines(), 1) if "stablehlo.sine" in t)
+    assert sine in stable.marked_lines()
+    # IR line -> node and source line
+    w.ir.ir_line_clicked.emit("stablehlo", sine)
+    (selected,) = w.graph.selected_paths()
+    assert w.doc.graph.top.nodes[[n.id for n in w.doc.graph.top.nodes].index(selected)].label == "sin"
+    assert w.source.marked_lines() == [line_of("fused-line")]
+    # the one fusion groups the line's three equations
+    (fusion,) = w.ir.fusion_list()
+    assert w.ir.fusions.topLevelItem(0).text(2) == str(fusion.n_ops)
+    w.ir.fusions.itemClicked.emit(w.ir.fusions.topLevelItem(0), 0)
+    assert sorted(w.graph.selected_paths()) == ["e0", "e1", "e2"]
+    # shared colours: the IR lines carry the source line's colour
+    assert set(compiled.line_colours().values()) == set(w.source.line_colours().values())
+
+
+def test_cancelling_a_long_compile_keeps_the_app_usable(qtbot, window, tmp_path):
+    w = window
+    path = tmp_path / "deep.py"
+    path.write_text(
+        "import jax.numpy as jnp\n\n\ndef deep(x, w):\n    for _ in range(1100):\n        x = jnp.tanh(x @ w + 1.0)\n    return x\n\n\n"
+        "JAXSCOPE_ARGS = {'deep': 'f32[8,16], f32[16,16]'}\n"
+    )
+    open_and_wait(qtbot, w, f"{path}::deep")
+    qtbot.waitUntil(lambda: "stablehlo" in w._ir_links, timeout=TIMEOUT)
+    assert not w.ir.compile_button.isHidden()  # too big to compile without asking
+    w.request_compile()
+    qtbot.waitUntil(lambda: "compiling with XLA… (Cancel" in w.ir.status.text(), timeout=TIMEOUT)
+    ticks = []
+    from PySide6.QtCore import QTimer
+
+    timer = QTimer()
+    timer.timeout.connect(lambda: ticks.append(time.monotonic()))
+    timer.start(10)
+    w.ir.cancel_button.click()
+    qtbot.waitUntil(lambda: "cancelled" in w.ir.status.text(), timeout=TIMEOUT)
+    timer.stop()
+    assert len(ticks) >= 1
+    assert w.doc.result is not None and w.doc.layout is not None and not w.doc.stale
+    open_and_wait(qtbot, w, f"{CASES}::fusable")  # the next request works
+    assert w.doc.graph.top.total_eqns == 3
