@@ -18,7 +18,6 @@ from jaxscope.core.client import WorkerClient, WorkerError
 from jaxscope.core.hlo_model import HloRequest, HloResult
 from jaxscope.core.layout_client import LayoutClient
 from jaxscope.core.model import ErrorInfo, Graph, Layout, TraceRequest, TraceResult
-from jaxscope.core.retrace import RetraceRequest, RetraceResult
 from jaxscope.core.serialize import from_jsonable
 
 
@@ -32,14 +31,14 @@ class Controller(QObject):
     layout_failed = Signal(str)
     output = Signal(str, str)  # stream, text (user prints, warnings)
     busy_changed = Signal(bool)
-    retrace_finished = Signal(object)  # RetraceResult
-    retrace_failed = Signal(object)  # ErrorInfo
+    job_finished = Signal(str, object)  # op ("retrace", "run"), its result
+    job_failed = Signal(str, object)  # op, ErrorInfo
     hlo_finished = Signal(object, object)  # HloResult, its parsed links (whatever `link` returned)
     hlo_failed = Signal(object, object)  # HloRequest, ErrorInfo
     hlo_phase = Signal(str)
 
     _trace_done = Signal(int, object)
-    _retrace_done = Signal(int, object)
+    _job_done = Signal(int, str, object)
     _hlo_done = Signal(int, object, object, object)
     _layout_done = Signal(int, object, object, object)
     _phase = Signal(int, str)
@@ -53,7 +52,7 @@ class Controller(QObject):
         self._layout_gen = 0
         self._busy = False
         self._trace_done.connect(self._on_trace_done)
-        self._retrace_done.connect(self._on_retrace_done)
+        self._job_done.connect(self._on_job_done)
         self._hlo_done.connect(self._on_hlo_done)
         self._hlo_gen = 0
         self._parser = ThreadPoolExecutor(1, thread_name_prefix="jaxscope-ir-parse")
@@ -74,12 +73,12 @@ class Controller(QObject):
     def cancel(self) -> None:
         self.worker.cancel()
 
-    def retrace(self, request: RetraceRequest) -> None:
-        """Ask the worker whether jit would retrace for other arguments (shares the worker: latest wins)."""
+    def submit(self, op: str, request: Any, decode: Callable[[Any], Any]) -> None:
+        """A user-asked worker job other than a trace ("retrace", "run"): busy while it runs, latest wins."""
         gen = self._trace_gen = next(self._gen)
         self._set_busy(True)
-        future = self.worker.submit("retrace", request, lambda d: from_jsonable(RetraceResult, d), lambda p: self._phase.emit(gen, p))
-        future.add_done_callback(lambda f: self._retrace_done.emit(gen, f))
+        future = self.worker.submit(op, request, decode, lambda p: self._phase.emit(gen, p))
+        future.add_done_callback(lambda f: self._job_done.emit(gen, op, f))
 
     def hlo(self, request: HloRequest, link: Callable[[HloResult], Any]) -> None:
         """Lower or compile in the worker; `link(result)` (parsing megabytes of IR) runs off the GUI thread.
@@ -111,20 +110,20 @@ class Controller(QObject):
             return
         self.hlo_finished.emit(result, outcome.result())
 
-    @Slot(int, object)
-    def _on_retrace_done(self, gen: int, future: Future[RetraceResult]) -> None:
+    @Slot(int, str, object)
+    def _on_job_done(self, gen: int, op: str, future: Future[Any]) -> None:
         if gen != self._trace_gen:
             return
         self._set_busy(False)
         try:
             result = future.result()
         except WorkerError as exc:
-            self.retrace_failed.emit(exc.info)
+            self.job_failed.emit(op, exc.info)
             return
         except Exception as exc:
-            self.retrace_failed.emit(ErrorInfo(kind="internal", message=f"{type(exc).__name__}: {exc}"))
+            self.job_failed.emit(op, ErrorInfo(kind="internal", message=f"{type(exc).__name__}: {exc}"))
             return
-        self.retrace_finished.emit(result)
+        self.job_finished.emit(op, result)
 
     @Slot(int, str)
     def _on_phase(self, gen: int, phase: str) -> None:

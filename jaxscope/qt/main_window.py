@@ -6,6 +6,7 @@ import html
 import os
 import re
 import time
+from typing import Any
 
 from PySide6.QtCore import QByteArray, QFileSystemWatcher, QSettings, Qt, QTimer, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QImage, QKeySequence, QPainter
@@ -37,7 +38,9 @@ from jaxscope.core.flow_marks import LineMark, line_marks, static_values
 from jaxscope.core.layout import auto_expanded
 from jaxscope.core.argspec import SpecError
 from jaxscope.core.model import Diagnostic, ErrorInfo, FunctionRef, Graph, Layout, TraceRequest, TraceResult
-from jaxscope.core.retrace import RetraceRequest
+from jaxscope.core.retrace import RetraceRequest, RetraceResult
+from jaxscope.core.run_model import RunRequest, RunResult, run_result_from_jsonable
+from jaxscope.core.serialize import from_jsonable
 from jaxscope.core.static_fix import make_static, static_suggestion
 from jaxscope.core.svg import render_svg
 from jaxscope.qt import theme as themes
@@ -51,6 +54,7 @@ from jaxscope.qt.inputs_panel import InputsPanel, plain_label
 from jaxscope.qt.ir_tabs import IrTabs
 from jaxscope.qt.jaxpr_view import QtJaxprView
 from jaxscope.qt.retrace_dialog import RetraceDialog
+from jaxscope.qt.run_panel import RunPanel
 from jaxscope.qt.source_view import QtSourceView
 
 EXAMPLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(jaxscope.__file__))), "examples")
@@ -181,6 +185,8 @@ class MainWindow(QMainWindow):
         self._dock("problems", "Problems", problems, Qt.DockWidgetArea.BottomDockWidgetArea)
         self._dock("diagnostics", "Diagnostics", self.diagnostics, Qt.DockWidgetArea.BottomDockWidgetArea, tab_with="problems")
         self._dock("log", "Log", self.log, Qt.DockWidgetArea.BottomDockWidgetArea, tab_with="problems")
+        self.run_panel = RunPanel()
+        self._dock("run", "Run: jit vs eager", self.run_panel, Qt.DockWidgetArea.BottomDockWidgetArea, tab_with="problems")
         self.docks["problems"].raise_()
 
         self.phase_label = plain_label("starting the worker…")
@@ -252,6 +258,7 @@ class MainWindow(QMainWindow):
         self.auto_compile.setChecked(self.settings.value("autoCompile", True, type=bool))
         trace_menu.addAction(self.auto_compile)
         trace_menu.addAction(self._action("&Compile HLO Now", self.request_compile, "Ctrl+Shift+H"))
+        trace_menu.addAction(self._action("Run &jit vs Eager", lambda: self.run_function(), "Ctrl+Shift+R", "runAction"))
         view = bar.addMenu("&View")
         view.addAction(self._action("&Fit Graph", lambda: self.graph.fit_all(), "Ctrl+0"))
         view.addAction(self._action("Zoom &In", lambda: self.graph.zoom_in(), QKeySequence.StandardKey.ZoomIn))
@@ -286,8 +293,10 @@ class MainWindow(QMainWindow):
         self.ir.fusion_selected.connect(self._fusion_selected)
         self.ir.compile_requested.connect(self.request_compile)
         self.ir.cancel_requested.connect(c.cancel)
-        c.retrace_finished.connect(lambda result: self._retrace is not None and self._retrace.show_result(result))
-        c.retrace_failed.connect(lambda info: self._retrace is not None and self._retrace.show_error(info))
+        c.job_finished.connect(self._on_job_finished)
+        c.job_failed.connect(self._on_job_failed)
+        self.run_panel.run_requested.connect(self.run_function)
+        self.run_panel.node_requested.connect(lambda path: self.show_nodes([path]))
         self.cancel_button.clicked.connect(c.cancel)
         self.inputs.trace_requested.connect(self._trace)
         self.graph.selection_changed.connect(self._graph_selected)
@@ -483,9 +492,7 @@ class MainWindow(QMainWindow):
         if self.doc.graph is None:
             return []
         paths = find(self.doc.graph, query)
-        self.reveal(*paths)
-        self._select_nodes(paths)
-        self._graph_selected(paths)
+        self.show_nodes(paths)
         line = re.match(r"^\s*:(\d+)\s*$", query)
         if line:
             self.source.mark_lines([int(line.group(1))])
@@ -495,9 +502,7 @@ class MainWindow(QMainWindow):
     def show_diagnostic(self, diagnostic: Diagnostic) -> None:
         """Select the diagnostic's nodes (expanding what hides them) and mark its lines."""
         if diagnostic.nodes:
-            self.reveal(*diagnostic.nodes)
-            self._select_nodes(list(diagnostic.nodes))
-            self._graph_selected(list(diagnostic.nodes))
+            self.show_nodes(list(diagnostic.nodes))
         lines = sorted({loc.line for loc in diagnostic.locations if linking.same_file(loc.file, self.doc.path)})
         if lines:
             self.source.mark_lines(lines)
@@ -672,6 +677,39 @@ class MainWindow(QMainWindow):
         self.inputs.request_trace()
         return True
 
+    def run_function(self, options: dict[str, Any] | None = None) -> bool:
+        """Run the traced function jitted and eagerly in the worker (Run pane options) and compare."""
+        result = self.doc.result
+        options = options if options is not None else self.run_panel.options()
+        if result is None or options is None:
+            if result is None:
+                self.run_panel.set_error("Trace a function first: the run uses its inputs.")
+            return False
+        request = RunRequest(result.request.function, result.request.args, **options)
+        self.docks["run"].raise_()
+        self.run_panel.set_running(True)
+        self.controller.submit("run", request, run_result_from_jsonable)
+        return True
+
+    def show_nodes(self, paths: list[str]) -> None:
+        """Select nodes by path, expanding the clusters that hide them."""
+        self.reveal(*paths)
+        self._select_nodes(paths)
+        self._graph_selected(paths)
+
+    def _on_job_finished(self, op: str, result: object) -> None:
+        if op == "retrace" and self._retrace is not None and isinstance(result, RetraceResult):
+            self._retrace.show_result(result)
+        elif op == "run" and isinstance(result, RunResult):
+            self.run_panel.set_devices(list(result.devices), result.device)
+            self.run_panel.set_result(result)
+
+    def _on_job_failed(self, op: str, info: ErrorInfo) -> None:
+        if op == "retrace" and self._retrace is not None:
+            self._retrace.show_error(info)
+        elif op == "run":
+            self.run_panel.set_error(info.summary())
+
     def retrace_dialog(self) -> RetraceDialog | None:
         """Open the "would jit retrace?" comparison for the traced function and inputs."""
         result = self.doc.result
@@ -682,7 +720,9 @@ class MainWindow(QMainWindow):
             self._retrace.close()
         dialog = self._retrace = RetraceDialog(result.request.function.qualname, result.request.args, self)
         dialog.check_requested.connect(
-            lambda before, after: self.controller.retrace(RetraceRequest(result.request.function, result.request.args, after))
+            lambda before, after: self.controller.submit(
+                "retrace", RetraceRequest(result.request.function, result.request.args, after), lambda d: from_jsonable(RetraceResult, d)
+            )
         )
         dialog.show()
         return dialog

@@ -66,3 +66,20 @@ def test_cancelling_a_long_compile_keeps_the_app_usable(qtbot, window, tmp_path)
     assert w.doc.result is not None and w.doc.layout is not None and not w.doc.stale
     open_and_wait(qtbot, w, f"{CASES}::fusable")  # the next request works
     assert w.doc.graph.top.total_eqns == 3
+
+
+def test_run_pane_compares_jit_and_eager_and_shows_the_first_nan(qtbot, window):
+    w = window
+    cases = ROOT / "tests" / "worker" / "corpus" / "run_cases.py"
+    w.doc.layout = None
+    assert w.open_target(f"{cases}::log_neg", "f32[16]")
+    qtbot.waitUntil(lambda: w.doc.layout is not None, timeout=TIMEOUT)
+    w.run_panel.seed.setValue(3)
+    assert w.run_function()
+    qtbot.waitUntil(lambda: w.run_panel.verdict_state != "", timeout=TIMEOUT)
+    assert w.run_panel.verdict_state == "fail" and "NaN" in w.run_panel.verdict.text()
+    assert w.run_panel.device.count() >= 1 and w.run_panel.device.currentText().startswith("cpu:0")
+    assert w.run_panel.leaves.rowCount() == 1
+    w.run_panel.nan_button.click()
+    (selected,) = w.graph.selected_paths()
+    assert w.doc.graph.top.nodes[[n.id for n in w.doc.graph.top.nodes].index(selected)].label == "log"

@@ -1,0 +1,362 @@
+"""The Run pane: options for a jit-vs-eager run, and its result (verdict, per-output errors, times, first NaN).
+
+Strings from the user's code (output and input paths, previews, notes, details) go into plain-text labels
+and table items; tooltips are rich text whenever they look like HTML, so theirs are escaped.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import Any, TypeVar
+
+from PySide6.QtCore import QElapsedTimer, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QResizeEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView, QCheckBox, QComboBox, QFrame, QGridLayout, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
+    QPushButton, QScrollArea, QSpinBox, QTableWidget, QTableWidgetItem, QToolButton, QVBoxLayout, QWidget,
+)  # fmt: skip
+
+from jaxscope.core.compare_text import _nonfinite, device_line, fmt_float, fmt_seconds, nan_line
+from jaxscope.core.run_model import DeviceInfo, LeafComparison, RunResult
+from jaxscope.qt.inputs_panel import plain_label
+
+STATE_COLOURS = {"ok": "#2e8b57", "close": "#c98a00", "fail": "#d0453a"}
+_HEADERS = {
+    "Output": "Output leaf (jax.tree_util.keystr of its path)", "Shape": "", "Dtype": "Dtype of the jitted output",
+    "Max abs": "Largest |jit - eager| over positions finite in both", "Max rel": "Largest |jit - eager| / |eager|",
+    "ULP": "Largest distance in units in the last place (float dtypes)", "# diff": "Elements that differ bitwise (NaN equals NaN)",
+    "NaN/Inf jit": "NaN / +Inf / -Inf counts in the jitted output", "NaN/Inf eager": "NaN / +Inf / -Inf counts in the eager output",
+    "allclose": "allclose(jit, eager) with the tolerances shown in the row's tooltip",
+}  # fmt: skip
+COLUMNS = list(_HEADERS)
+W = TypeVar("W", bound=QWidget)
+
+
+def result_state(result: RunResult) -> str:
+    """ "fail" (beyond tolerance or NaN), "close" (allclose but not bitwise, or Inf), "ok" (bitwise equal)."""
+    if not result.ok:
+        return "fail"
+    return "ok" if all(lf.exact and not lf.nonfinite for lf in result.leaves) else "close"
+
+
+def device_text(dev: DeviceInfo) -> str:
+    """What the device picker shows: `cpu:0 — cpu (default)`, with memory where known."""
+    text = f"{dev.name} — {dev.kind or dev.platform}"
+    if dev.bytes_limit:
+        text += f", {dev.bytes_limit / 2**30:.1f} GiB"
+    return text + (" (default)" if dev.default else "")
+
+
+def _tip(text: str) -> str:
+    """Escaped user text in a rich-text tooltip; <pre> keeps the jit/eager lines aligned."""
+    return "<pre>" + html.escape(text) + "</pre>"
+
+
+def _named(widget: W, name: str, tip: str = "") -> W:
+    widget.setObjectName(name)
+    widget.setToolTip(tip)
+    return widget
+
+
+def _say(label: QLabel, text: str) -> None:
+    """Set a label's text and show it only when there is some."""
+    label.setText(text)
+    label.setVisible(bool(text))
+
+
+class _FitTable(QTableWidget):
+    """A read-only table as tall as its rows (up to `most`, then it scrolls), inside the pane's scroll area.
+
+    Narrower than its columns, it scrolls sideways itself (so the labels around it still wrap to the pane),
+    and grows by the scroll bar's height then.
+    """
+
+    def __init__(self, columns: list[str], stretch_last: bool, most: int = 12) -> None:
+        super().__init__(0, len(columns))
+        self.most = most
+        self._width = 0
+        self.setHorizontalHeaderLabels(columns)
+        self.verticalHeader().setVisible(False)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setWordWrap(False)
+        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.horizontalHeader().setStretchLastSection(stretch_last)
+
+    def fit(self) -> None:
+        """Call after filling: measures the columns once (a big pytree has many rows) and sets the height."""
+        self.resizeRowsToContents()
+        header = self.horizontalHeader()
+        self._width = 2 * self.frameWidth() + sum(max(header.sectionSizeHint(c), self.sizeHintForColumn(c)) for c in range(self.columnCount()))
+        self._width += self.verticalScrollBar().sizeHint().width() if self.rowCount() > self.most else 0
+        if not header.stretchLastSection():  # shrink-wrapped: no empty grid to the right
+            self.setMaximumWidth(self._width)
+        self.updateGeometry()
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        height = self.horizontalHeader().sizeHint().height() + 2 * self.frameWidth()
+        height += sum(self.rowHeight(r) for r in range(min(self.rowCount(), self.most)))
+        if self._width > self.width():
+            height += self.horizontalScrollBar().sizeHint().height()
+        self.setFixedHeight(height)
+
+    def sizeHint(self) -> QSize:
+        return QSize(self._width, self.height())
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(120, self.height())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit_height()
+
+
+class RunPanel(QWidget):
+    """Device, seed, repeats, tolerances and the Run button; below, the comparison of the last run."""
+
+    run_requested = Signal(object)  # dict: device, seed, repeats, rtol, atol, find_nan
+    node_requested = Signal(str)  # graph node path of the first NaN/Inf equation
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._state = ""
+        self._nan_path = ""
+        self.device = _named(QComboBox(), "runDevice", "Device the jitted function runs on; eager runs on the same device")
+        self.device.setPlaceholderText("JAX's default device")
+        self.seed = _named(QSpinBox(), "runSeed", "Seed of the generated inputs (the same seed gives the same inputs)")
+        self.seed.setRange(0, 2**31 - 1)
+        self.repeats = _named(QSpinBox(), "runRepeats", "Steady-state jitted runs after the first call; the median is shown")
+        self.repeats.setRange(0, 100_000)
+        self.repeats.setValue(10)
+        self.rtol = _named(QLineEdit(), "runRtol", "rtol of allclose for every output; empty: by dtype (float32 1e-5, ints exact)")
+        self.atol = _named(QLineEdit(), "runAtol", "atol of allclose for every output; empty: by dtype (float32 1e-6, ints exact)")
+        for edit in (self.rtol, self.atol):
+            edit.setPlaceholderText("default by dtype")
+            edit.textChanged.connect(self.options)
+            edit.returnPressed.connect(self.request_run)
+        self.find_nan = _named(QCheckBox("Find first NaN"), "runFindNan", "Look for the first equation making NaN/Inf even when the outputs are finite")
+        self.run_button = _named(QPushButton("Run"), "runButton", "Run jitted on the device and eagerly with the same inputs; compare")
+        self.status = _named(plain_label(), "runStatus")
+        self.error = _named(plain_label(), "runOptionsError")
+        self.error.setStyleSheet(f"color: {STATE_COLOURS['fail']};")
+        form = QGridLayout()
+        form.addWidget(plain_label("Device"), 0, 0)
+        form.addWidget(self.device, 0, 1, 1, 3)
+        for row, pairs in enumerate(((("Seed", self.seed), ("Repeats", self.repeats)), (("rtol", self.rtol), ("atol", self.atol))), 1):
+            for col, (text, field) in enumerate(pairs):
+                form.addWidget(plain_label(text), row, 2 * col)
+                form.addWidget(field, row, 2 * col + 1)
+                form.setColumnStretch(2 * col + 1, 1)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.find_nan)
+        buttons.addWidget(self.status, 1, Qt.AlignmentFlag.AlignRight)
+        buttons.addWidget(self.run_button)
+
+        self.verdict = _named(plain_label(), "runVerdict")
+        self.context = _named(plain_label(), "runContext")
+        self.leaves = _named(_FitTable(COLUMNS, stretch_last=False), "runLeaves")
+        for column, tip in enumerate(_HEADERS.values()):
+            self.leaves.horizontalHeaderItem(column).setToolTip(tip)
+        self.nan_label = _named(plain_label(), "runFirstNan")
+        self.nan_button = _named(QPushButton("Show in graph"), "runShowNan", "Select the first equation that made NaN/Inf in the graph")
+        self.explanation = _named(plain_label(), "runExplanation")
+        self.warnings = _named(plain_label(), "runWarnings")
+        self.warnings.setStyleSheet(f"color: {STATE_COLOURS['close']};")
+        self.times = _named(plain_label(), "runTimes")
+        self.times.setFont(QFont("DejaVu Sans Mono", 9))
+        self.inputs_toggle = _named(QToolButton(), "runInputsToggle", "Show the inputs both runs used")
+        self.inputs_toggle.setCheckable(True)
+        self.inputs_toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.inputs_toggle.setAutoRaise(True)
+        self.inputs = _named(_FitTable(["Input", "Aval", "Values (first few)"], stretch_last=True), "runInputs")
+        nan_row = QHBoxLayout()
+        nan_row.addWidget(self.nan_label, 1)
+        nan_row.addWidget(self.nan_button, 0, Qt.AlignmentFlag.AlignTop)
+        self.body = QWidget()
+        body = QVBoxLayout(self.body)
+        body.setContentsMargins(0, 0, 0, 0)
+        body.addWidget(self.verdict)
+        body.addWidget(self.context)
+        body.addWidget(self.leaves, 0, Qt.AlignmentFlag.AlignLeft)
+        body.addLayout(nan_row)
+        for w in (self.explanation, self.warnings, self.times, self.inputs_toggle, self.inputs):
+            body.addWidget(w)
+        body.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidget(self.body)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addLayout(buttons)
+        layout.addWidget(self.error)
+        layout.addWidget(scroll, 1)
+
+        self._clock = QElapsedTimer()
+        self._ticker = QTimer(self)
+        self._ticker.setInterval(200)
+        self._ticker.timeout.connect(lambda: self.status.setText(f"running… {self._clock.elapsed() / 1000:.1f} s"))
+        self.run_button.clicked.connect(self.request_run)
+        self.nan_button.clicked.connect(lambda: self.node_requested.emit(self._nan_path))
+        self.inputs_toggle.toggled.connect(self._show_inputs)
+        self.options()
+        self.clear()
+
+    @property
+    def verdict_state(self) -> str:
+        """ "ok", "close" or "fail" for the shown result (an error is "fail"); "" when nothing is shown."""
+        return self._state
+
+    def set_devices(self, devices: list[DeviceInfo] | tuple[DeviceInfo, ...], current: str = "") -> None:
+        """Fill the picker; select `current` ("cpu:0"), else JAX's default device, else the first."""
+        self.device.clear()
+        for dev in devices:
+            self.device.addItem(device_text(dev), dev.name)
+        index = self.device.findData(current) if current else -1
+        if index < 0:
+            index = next((i for i, d in enumerate(devices) if d.default), 0)
+        self.device.setCurrentIndex(index if devices else -1)
+
+    def options(self) -> dict[str, Any] | None:
+        """The run options, or None (with an inline error) when a tolerance is not a finite number >= 0."""
+        tols: dict[str, float | None] = {}
+        problems = []
+        for name, edit in (("rtol", self.rtol), ("atol", self.atol)):
+            text = edit.text().strip()
+            try:
+                tols[name] = float(text) if text else None
+            except ValueError:
+                tols[name] = math.nan
+            value = tols[name]
+            if value is not None and not (math.isfinite(value) and value >= 0):
+                problems.append(f"{name} must be a number ≥ 0 (empty: default by dtype)")
+        _say(self.error, "\n".join(problems))
+        if problems:
+            return None
+        return {
+            "device": self.device.currentData() or "", "seed": self.seed.value(), "repeats": self.repeats.value(),
+            "rtol": tols["rtol"], "atol": tols["atol"], "find_nan": self.find_nan.isChecked(),
+        }  # fmt: skip
+
+    def request_run(self) -> None:
+        """Emit run_requested with the options, unless a run is in flight or a tolerance is invalid."""
+        options = self.options()
+        if options is not None and self.run_button.isEnabled():
+            self.run_requested.emit(options)
+
+    def set_running(self, running: bool) -> None:
+        """While a run is in flight: Run disabled, elapsed time shown."""
+        self.run_button.setEnabled(not running)
+        self.status.setText("running…" if running else "")
+        if running:
+            self._clock.start()
+            self._ticker.start()
+        else:
+            self._ticker.stop()
+
+    def set_result(self, result: RunResult) -> None:
+        """Show a finished run (and end the running state)."""
+        self.set_running(False)
+        self.clear()
+        self._set_verdict(result_state(result), ("OK: " if result.ok else "FAIL: ") + (result.verdict or "no outputs"))
+        dev = device_line(result.device) if result.device else result.request.device or "default device"
+        source = result.input_source or f"seed {result.request.seed}"
+        _say(self.context, f"{result.request.function.display()} on {dev}, inputs from {source}")
+        self.leaves.setRowCount(len(result.leaves))
+        for row, leaf in enumerate(result.leaves):
+            self._fill_leaf(row, leaf)
+        self.leaves.fit()
+        self.leaves.setVisible(bool(result.leaves))
+        origin = result.first_nan
+        if origin is not None:
+            counts = _nonfinite(origin.nan, origin.posinf, origin.neginf)
+            _say(self.nan_label, f"First NaN/Inf: {nan_line(result)} ({counts} in {origin.out_aval or 'its output'})")
+            self._nan_path = origin.path
+        elif result.nan_searched:
+            _say(self.nan_label, "First NaN/Inf: no equation produced NaN/Inf when evaluated one by one")
+        self.nan_button.setVisible(origin is not None)
+        _say(self.explanation, result.explanation)
+        _say(self.warnings, "\n".join(f"warning: {w}" for w in result.warnings))
+        _say(self.times, _times(result))
+        self.inputs.setRowCount(len(result.inputs))
+        for row, inp in enumerate(result.inputs):
+            more = ", …" if inp.size > len(inp.preview) else ""
+            values = "".join(inp.preview) if inp.aval == "static" else f"[{', '.join(inp.preview)}{more}]"
+            for column, text in enumerate((inp.path, inp.aval, values)):
+                item = QTableWidgetItem(text)
+                item.setToolTip(_tip(f"{inp.path}: {inp.aval}, {inp.size} elements\n{values}"))
+                self.inputs.setItem(row, column, item)
+        self.inputs.fit()
+        self.inputs_toggle.setText(f"Inputs ({len(result.inputs)}, {source})")
+        self.inputs_toggle.setVisible(True)
+        self._show_inputs(self.inputs_toggle.isChecked())
+
+    def set_error(self, text: str) -> None:
+        """The run failed (compile error, out of memory, timeout…): say so in red in place of a result."""
+        self.set_running(False)
+        self.clear()
+        self._set_verdict("fail", text)
+
+    def clear(self) -> None:
+        """Forget the shown result (the options stay)."""
+        self._state = ""
+        self._nan_path = ""
+        for label in (self.verdict, self.context, self.nan_label, self.explanation, self.warnings, self.times):
+            _say(label, "")
+        self.leaves.setRowCount(0)
+        self.inputs.setRowCount(0)
+        for w in (self.leaves, self.nan_button, self.inputs_toggle, self.inputs):
+            w.setVisible(False)
+
+    def _set_verdict(self, state: str, text: str) -> None:
+        self._state = state
+        self.verdict.setStyleSheet(f"color: {STATE_COLOURS[state]}; font-weight: bold;")
+        _say(self.verdict, text)
+
+    def _fill_leaf(self, row: int, lf: LeafComparison) -> None:
+        verdict = "yes" if lf.allclose else "NO"
+        if lf.kind != "array":
+            cells = ["out" + lf.path, "-", lf.dtype or lf.kind, "-", "-", "-", "-", "-", "-", verdict]
+        else:
+            cells = [
+                "out" + lf.path, str(list(lf.shape)), lf.dtype, fmt_float(lf.max_abs), fmt_float(lf.max_rel),
+                "-" if lf.max_ulp is None else str(lf.max_ulp), f"{lf.n_diff}/{lf.size}",
+                _nonfinite(lf.jit_nan, lf.jit_posinf, lf.jit_neginf), _nonfinite(lf.eager_nan, lf.eager_posinf, lf.eager_neginf), verdict,
+            ]  # fmt: skip
+        tip = [f"out{lf.path}: {lf.kind} {lf.dtype}{list(lf.shape) if lf.kind == 'array' else ''}"]
+        if lf.jit_preview or lf.eager_preview:
+            tip += [f"jit:   [{', '.join(lf.jit_preview)}]", f"eager: [{', '.join(lf.eager_preview)}]"]
+        if lf.worst_index:
+            tip.append(f"largest difference at index {lf.worst_index}")
+        tip.append(f"allclose with rtol {fmt_float(lf.rtol)}, atol {fmt_float(lf.atol)}")
+        if lf.nonfinite_mismatch:
+            tip.append(f"{lf.nonfinite_mismatch} positions NaN/Inf in only one of them")
+        tip += [lf.note] if lf.note else []
+        for column, text in enumerate(cells):
+            item = QTableWidgetItem(text)
+            item.setToolTip(_tip("\n".join(tip)))
+            if column >= 3:
+                align = Qt.AlignmentFlag.AlignHCenter if column == 9 else Qt.AlignmentFlag.AlignRight
+                item.setTextAlignment(align | Qt.AlignmentFlag.AlignVCenter)
+            if (column in (7, 8) and text != "-") or text == "NO":
+                item.setForeground(QBrush(QColor(STATE_COLOURS["fail"])))
+            self.leaves.setItem(row, column, item)
+
+    def _show_inputs(self, shown: bool) -> None:
+        self.inputs_toggle.setArrowType(Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow)
+        self.inputs.setVisible(shown and not self.inputs_toggle.isHidden())
+
+
+def _times(result: RunResult) -> str:
+    """Jit phases, eager times and the speed-up, in a few aligned lines."""
+    steady = f"{fmt_seconds(result.steady_s)} (median of {len(result.steady_runs)})" if result.steady_runs else "-"
+    lines = [
+        f"jit    trace {fmt_seconds(result.trace_s)} · lower {fmt_seconds(result.lower_s)} · compile {fmt_seconds(result.compile_s)}",
+        f"       first call {fmt_seconds(result.first_call_s)} · steady {steady}",
+        f"eager  warm {fmt_seconds(result.eager_s)} · first run {fmt_seconds(result.eager_first_s)} (compiling each primitive)",
+    ]
+    if result.eager_s and result.steady_s:
+        lines.append(f"speed-up of jit over eager: {result.eager_s / result.steady_s:.1f}×")
+    return "\n".join(lines)
