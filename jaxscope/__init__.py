@@ -4,3 +4,15 @@ Importing the package is cheap on purpose: it pulls in neither jax nor Qt.
 """
 
 __version__ = "0.1.0"
+
+__all__ = ["GraphImage", "JaxscopeError", "export", "graph", "show"]
+_API = frozenset(__all__)
+
+
+def __getattr__(name: str) -> object:
+    """`jaxscope.export` / `graph` / `show` load `jaxscope.api` on first use, keeping this import cheap."""
+    if name in _API:
+        from jaxscope import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'jaxscope' has no attribute {name!r}")

@@ -69,6 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="expand nested sub-graphs down to DEPTH levels (0 = all collapsed); default: automatic")
     p.add_argument("--direction", choices=["TB", "LR"], default="TB")
     p.add_argument("--legend", action="store_true", help="add a legend of node colours")
+    p.add_argument("--highlight", default="", metavar="QUERY",
+                   help="outline the nodes a graph search matches: a primitive, an input name, :LINE or LINE")
     p.add_argument("--layout-budget", type=float, default=5.0, metavar="S",
                    help="seconds Graphviz may take before the fast layered layout is used")
 
@@ -256,7 +258,7 @@ def _source_line(path: str, line: int) -> str:
 
 
 def cmd_export(opts: argparse.Namespace) -> int:
-    from jaxscope.core.export import export
+    from jaxscope.core.export import export, highlight_paths
     from jaxscope.core.layout import auto_expanded, expanded_to_depth
     from jaxscope.core.layout_client import LayoutClient
 
@@ -268,7 +270,8 @@ def cmd_export(opts: argparse.Namespace) -> int:
     for note in layout.notes:
         print(f"jaxscope: note: {note}", file=sys.stderr)
     try:
-        fmt = export(graph, layout, opts.output, theme=opts.theme, dpi=opts.dpi, fmt=opts.format, legend=opts.legend)
+        marks = highlight_paths(graph, layout, opts.highlight) if opts.highlight else frozenset()
+        fmt = export(graph, layout, opts.output, theme=opts.theme, dpi=opts.dpi, fmt=opts.format, legend=opts.legend, highlight=marks)
     except (ValueError, OSError) as exc:
         raise CliError(f"cannot write {opts.output}: {exc}") from None
     top = graph.top

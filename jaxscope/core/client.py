@@ -39,6 +39,7 @@ DEFAULT_TIMEOUTS: dict[str, float] = {
     "eager": 300.0,
     "compare": 60.0,
     "nan": 300.0,
+    "divergence": 300.0,
 }
 GRACE_S = 1.0
 CRASH_LIMIT = 3

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from jaxscope.core.run_model import DeviceInfo, LeafComparison, RunResult
+from jaxscope.core.run_model import DeviceInfo, EqnDivergence, LeafComparison, RunResult
 
 # (rtol, atol) for jit vs eager. Looser than bitwise on purpose: XLA reorders float arithmetic, so a
 # few ULP (and more where a result cancels towards 0) are expected; rtol is ~10-100 ULP of the type.
@@ -106,7 +106,8 @@ def device_line(dev: DeviceInfo) -> str:
     return text
 
 
-def _nonfinite(nan: int, pos: int, neg: int) -> str:
+def nonfinite_text(nan: int, pos: int, neg: int) -> str:
+    """``2 NaN 1 +Inf``, or ``-`` when all counts are zero."""
     bits = [f"{n} {what}" for n, what in ((nan, "NaN"), (pos, "+Inf"), (neg, "-Inf")) if n]
     return " ".join(bits) or "-"
 
@@ -146,8 +147,8 @@ def format_run(result: RunResult) -> str:
         rows.append([
             _name(lf), str(list(lf.shape)), lf.dtype, fmt_float(lf.max_abs), fmt_float(lf.max_rel),
             "-" if lf.max_ulp is None else str(lf.max_ulp), f"{lf.n_diff}/{lf.size}",
-            _nonfinite(lf.jit_nan, lf.jit_posinf, lf.jit_neginf),
-            _nonfinite(lf.eager_nan, lf.eager_posinf, lf.eager_neginf),
+            nonfinite_text(lf.jit_nan, lf.jit_posinf, lf.jit_neginf),
+            nonfinite_text(lf.eager_nan, lf.eager_posinf, lf.eager_neginf),
             ("yes " if lf.allclose else "NO ") + tol,
         ])
     lines += _table(rows)
@@ -176,9 +177,29 @@ def format_run(result: RunResult) -> str:
         lines += ["", "first NaN/Inf: " + nan_line(result)]
     elif result.nan_searched:
         lines += ["", "first NaN/Inf: no equation produced NaN/Inf when evaluated one by one"]
+    if result.divergence:
+        lines += ["", "per equation (jit vs eager, intermediates materialised), most divergent first:"]
+        rows = [["equation", "primitive", "line", "aval", "max abs", "max rel"]]
+        for d in diverging(result)[:12]:
+            rows.append([d.path, d.primitive, str(d.source.line) if d.source else "-", d.aval, fmt_float(d.max_abs), fmt_float(d.max_rel)])
+        if len(rows) > 1:
+            lines += _table(rows)
+        else:
+            lines.append("  every intermediate agrees exactly" + (
+                "; the output difference comes from XLA fusing across equations (e.g. FMA contraction),"
+                " which materialising the intermediates prevents" if any(lf.n_diff for lf in result.leaves) else ""))
+        first = next((d for d in result.divergence if d.max_abs > 0 or d.nonfinite_mismatch), None)
+        if first is not None:
+            lines.append(f"first to differ: {first.path} {first.primitive}" + (f" (line {first.source.line})" if first.source else ""))
     for w in result.warnings:
         lines.append(f"warning: {w}")
     return "\n".join(lines)
+
+
+def diverging(result: RunResult) -> list[EqnDivergence]:
+    """Equations whose jit and eager outputs differ, the largest relative error first."""
+    found = [d for d in result.divergence if d.max_abs > 0 or d.nonfinite_mismatch]
+    return sorted(found, key=lambda d: (-d.nonfinite_mismatch, -d.max_rel, -d.max_abs, d.path))
 
 
 def nan_line(result: RunResult) -> str:

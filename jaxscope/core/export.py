@@ -51,8 +51,10 @@ def export(
     fmt: str | None = None,
     title: str | None = None,
     legend: bool = False,
+    highlight: frozenset[str] = frozenset(),
 ) -> str:
-    """Write `graph` (placed by `layout`) to `path`; returns the format written.
+    """Write `graph` (placed by `layout`) to `path`; returns the format written. Drawn nodes whose
+    base path is in `highlight` (see `highlight_paths`) get an accent outline in svg/png/pdf.
 
     ValueError for an unknown format or theme, a non-positive dpi, or a drawing format without
     a layout; OSError when the file cannot be written.
@@ -63,7 +65,7 @@ def export(
         raise ValueError(f"{fmt} export needs a layout")
     if fmt == "svg":
         assert layout is not None
-        _write_text(path, render_svg(graph, layout, theme=theme, title=title, legend=legend))
+        _write_text(path, render_svg(graph, layout, theme=theme, title=title, legend=legend, highlight=highlight))
     elif fmt == "dot":
         _write_text(path, render_dot(graph, layout, theme=theme))
     elif fmt == "json":
@@ -72,7 +74,7 @@ def export(
         assert layout is not None
         if dpi <= 0:
             raise ValueError(f"dpi must be positive, got {dpi}")
-        svg_text = render_svg(graph, layout, theme=theme, title=title, legend=legend)
+        svg_text = render_svg(graph, layout, theme=theme, title=title, legend=legend, highlight=highlight)
         from jaxscope.qt.raster import svg_to_pdf, svg_to_png  # the one place core touches Qt
 
         if fmt == "png":
@@ -80,6 +82,26 @@ def export(
         else:
             _write_with(path, lambda tmp: svg_to_pdf(svg_text, tmp, title=title or graph.function))
     return fmt
+
+
+def highlight_paths(graph: Graph, layout: Layout, query: str) -> frozenset[str]:
+    """The drawn base paths matching a graph search (``--highlight``): a primitive, a name, a shape,
+    ``:12`` or a bare ``12`` for a source line. A match inside a collapsed sub-graph marks the drawn
+    node that holds it, so a line stays findable at any ``--collapse`` depth."""
+    from jaxscope.core.graph_query import SearchIndex  # networkx: only when highlighting
+    from jaxscope.core.guide import all_nodes
+
+    query = query.strip()
+    if query.isdigit():
+        query = f":{query}"
+    drawn = {box.path.partition("#")[0] for box in layout.nodes}
+    found: set[str] = set()
+    for path in SearchIndex(all_nodes(graph)).search(query):
+        while path not in drawn and "/" in path:
+            path = path.rsplit("/", 1)[0].rsplit(":", 1)[0]  # "e4:1/e2:0/e0" -> "e4:1/e2", its owner
+        if path in drawn:
+            found.add(path)
+    return frozenset(found)
 
 
 def resolve_format(path: str, fmt: str | None = None) -> str:

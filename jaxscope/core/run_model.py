@@ -29,6 +29,7 @@ class RunRequest:
     rtol: float | None = None  # None = default for each leaf's dtype (compare_text.default_tolerances)
     atol: float | None = None
     find_nan: bool = False  # search for the first NaN/Inf equation even if the outputs are finite
+    per_equation: bool = False  # compare every top-level intermediate, jit vs eager (worker.divergence)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +113,19 @@ class NanOrigin:
 
 
 @dataclass(frozen=True, slots=True)
+class EqnDivergence:
+    """One top-level equation's output, jitted vs eager: where the difference starts and grows."""
+
+    path: str  # graph node path "e4"
+    primitive: str
+    source: SourceLoc | None
+    aval: str
+    max_abs: float
+    max_rel: float
+    nonfinite_mismatch: int = 0  # positions NaN/Inf in one and not the other
+
+
+@dataclass(frozen=True, slots=True)
 class RunResult:
     """Times, per-leaf comparison and verdict of one run request."""
 
@@ -134,6 +148,7 @@ class RunResult:
     explanation: str = ""  # why small differences are expected (or what else to check)
     first_nan: NanOrigin | None = None
     nan_searched: bool = False
+    divergence: tuple[EqnDivergence, ...] = ()  # with RunRequest.per_equation
     warnings: tuple[str, ...] = ()
     jax_version: str = ""
     schema_version: int = RUN_SCHEMA_VERSION

@@ -16,6 +16,8 @@ What is drawn
   centred, the first line in the text colour and the rest muted. Each node has a ``<title>``
   tooltip: primitive and family, avals, params, source location, name stack, sub-graphs.
 * Optional **title** band above and **legend** of the families actually drawn below.
+* Optional **highlight**: nodes named in `highlight` (base paths) get a ``rect.highlight`` accent
+  outline just outside their box, drawn inside the node's group; none when it is empty.
 
 Determinism and safety
 ----------------------
@@ -45,6 +47,9 @@ ARROW_LEN = 7.0
 ARROW_W = 6.0
 EDGE_W = 1.2
 CARD_OFFSET = 3.0  # the "stack of cards" behind an equation with collapsed sub-graphs
+HIGHLIGHT = {"light": "#d1242f", "dark": "#ff7b72", "transparent": "#e5534b"}  # red: apart from every family hue
+HIGHLIGHT_W = 2.5
+HIGHLIGHT_PAD = 3.0  # outline this far outside the node (clear of the card behind it)
 _BASELINE = 0.36 * labels.FONT_SIZE  # from a line's vertical centre to its baseline
 
 Point = tuple[float, float]
@@ -57,9 +62,11 @@ def render_svg(
     theme: str = "light",
     title: str | None = None,
     legend: bool = False,
+    highlight: frozenset[str] = frozenset(),
 ) -> str:
-    """The SVG document (a str, UTF-8 when written) for `layout` of `graph`."""
-    return _SvgWriter(graph, layout, get_theme(theme), title, legend).document()
+    """The SVG document (a str, UTF-8 when written) for `layout` of `graph`; nodes whose base path
+    is in `highlight` get an accent outline (`HIGHLIGHT`), e.g. the matches of ``--highlight``."""
+    return _SvgWriter(graph, layout, get_theme(theme), title, legend, highlight).document()
 
 
 def _f(v: float) -> str:
@@ -123,8 +130,11 @@ def node_tooltip(node: Node, path: str = "") -> str:
 class _SvgWriter:
     """Writes one document; each `_method` appends the elements of one part."""
 
-    def __init__(self, graph: Graph, layout: Layout, theme: Theme, title: str | None, legend: bool) -> None:
+    def __init__(
+        self, graph: Graph, layout: Layout, theme: Theme, title: str | None, legend: bool, highlight: frozenset[str] = frozenset()
+    ) -> None:
         self.graph = graph
+        self.highlight = highlight
         self.layout = layout
         self.theme = theme
         self.full_title = title
@@ -308,7 +318,19 @@ class _SvgWriter:
                 )
             self.out.append(f'<rect {geom} rx="4.0" {fill} {stroke} stroke-width="1.2"/>')
         self._node_text(box, lines, muted_first=kind == "literal")
+        if self.highlight and box.path.partition("#")[0] in self.highlight:
+            self._highlight(box, kind, card=node is not None and kind == "eqn" and bool(node.subgraphs))
         self.out.append("</g>")
+
+    def _highlight(self, box: NodeBox, kind: str, card: bool) -> None:
+        colour = HIGHLIGHT.get(self.theme.name, HIGHLIGHT["light"])
+        pad = HIGHLIGHT_PAD + (CARD_OFFSET if card else 0.0)
+        w, h = box.w + 2 * pad, box.h + 2 * pad
+        rx = h / 2 if kind in ("input", "output", "literal") else 6.0
+        self.out.append(
+            f'<rect class="highlight" x="{_f(box.x - w / 2)}" y="{_f(box.y - h / 2)}" width="{_f(w)}" height="{_f(h)}" '
+            f'rx="{_f(min(rx, w / 2))}" fill="none" stroke="{colour}" stroke-width="{_f(HIGHLIGHT_W)}"/>'
+        )
 
     def _node_text(self, box: NodeBox, lines: list[str], muted_first: bool) -> None:
         t = self.theme

@@ -404,6 +404,9 @@ class QtGraphView(QGraphicsView):
 
     # ------------------------------------------------------------------ source-line colours
 
+    def line_colours(self) -> dict[str, str]:
+        return dict(self._line_colours)
+
     def set_line_colours(self, colours: dict[str, str]) -> None:
         """Colour a stripe on the left of each node in `colours` (base path -> ``#rrggbb``)."""
         self._line_colours = dict(colours)

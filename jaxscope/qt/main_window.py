@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 
 import jaxscope
 from jaxscope.core import linking
+from jaxscope.core.compare_text import diverging
 from jaxscope.core.discover import DiscoveryError, default_function, discover_file
 from jaxscope.core.export import export
 from jaxscope.core.guide import Example, find, list_examples, parse_guide
@@ -61,6 +62,7 @@ EXAMPLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(jaxs
 MAX_RECENT = 10
 STATE_VERSION = 2  # bump when docks change: an old saved state would misplace the new ones
 LOG_LIMIT = 200_000  # characters kept in the log pane
+DIVERGENCE_COLOURS = ("#d0453a", "#e59f2d")  # the most divergent equations, the rest that differ
 AUTO_COMPILE_MAX_EQNS = 3000  # XLA:CPU needs ~0.5 s at 1k unrolled equations, ~20 s at 13k: ask first above this
 FLOW_MAX_EQNS = 5000  # the control-flow recorder costs ~2.5x trace time: off for programs bigger than this
 
@@ -703,6 +705,11 @@ class MainWindow(QMainWindow):
         elif op == "run" and isinstance(result, RunResult):
             self.run_panel.set_devices(list(result.devices), result.device)
             self.run_panel.set_result(result)
+            if result.divergence:  # colour where jit and eager part; the next layout restores line colours
+                found = diverging(result)
+                worst = max((d.max_rel for d in found), default=0.0)
+                self.graph.set_line_colours({d.path: DIVERGENCE_COLOURS[0 if d.nonfinite_mismatch or d.max_rel >= worst / 2 else 1]
+                                             for d in found})
 
     def _on_job_failed(self, op: str, info: ErrorInfo) -> None:
         if op == "retrace" and self._retrace is not None:

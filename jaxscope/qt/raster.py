@@ -23,13 +23,14 @@ import sys
 
 from PySide6.QtCore import QByteArray, QMarginsF, QRectF, QSizeF, Qt
 from PySide6.QtGui import QFontDatabase, QGuiApplication, QImage, QPageSize, QPainter, QPdfWriter
+from PySide6.QtWidgets import QApplication
 from PySide6.QtSvg import QSvgRenderer
 
 _app: QGuiApplication | None = None
 
 
 def ensure_app() -> QGuiApplication:
-    """The running Qt application, or a new headless-safe QGuiApplication."""
+    """The running Qt application, or a new headless-safe QApplication."""
     global _app
     app = QGuiApplication.instance()
     if app is not None:
@@ -41,7 +42,9 @@ def ensure_app() -> QGuiApplication:
         and not os.environ.get("QT_QPA_PLATFORM")
     ):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
-    _app = QGuiApplication([sys.argv[0] if sys.argv and sys.argv[0] else "jaxscope"])
+    # a QApplication, not a QGuiApplication: in a process that later shows widgets (a test run, a
+    # notebook opening the app) a GUI-only application would make the first QWidget abort
+    _app = QApplication([sys.argv[0] if sys.argv and sys.argv[0] else "jaxscope"])
     return _app
 
 

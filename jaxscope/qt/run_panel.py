@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QPushButton, QScrollArea, QSpinBox, QTableWidget, QTableWidgetItem, QToolButton, QVBoxLayout, QWidget,
 )  # fmt: skip
 
-from jaxscope.core.compare_text import _nonfinite, device_line, fmt_float, fmt_seconds, nan_line
+from jaxscope.core.compare_text import device_line, diverging, fmt_float, fmt_seconds, nan_line, nonfinite_text
 from jaxscope.core.run_model import DeviceInfo, LeafComparison, RunResult
 from jaxscope.qt.inputs_panel import plain_label
 
@@ -116,7 +116,7 @@ class _FitTable(QTableWidget):
 class RunPanel(QWidget):
     """Device, seed, repeats, tolerances and the Run button; below, the comparison of the last run."""
 
-    run_requested = Signal(object)  # dict: device, seed, repeats, rtol, atol, find_nan
+    run_requested = Signal(object)  # dict: device, seed, repeats, rtol, atol, find_nan, per_equation
     node_requested = Signal(str)  # graph node path of the first NaN/Inf equation
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -136,6 +136,8 @@ class RunPanel(QWidget):
             edit.setPlaceholderText("default by dtype")
             edit.textChanged.connect(self.options)
             edit.returnPressed.connect(self.request_run)
+        self.per_equation = _named(QCheckBox("Per equation"), "runPerEquation",
+                                   "Compare every intermediate, jit vs eager, and colour the graph where they differ")
         self.find_nan = _named(QCheckBox("Find first NaN"), "runFindNan", "Look for the first equation making NaN/Inf even when the outputs are finite")
         self.run_button = _named(QPushButton("Run"), "runButton", "Run jitted on the device and eagerly with the same inputs; compare")
         self.status = _named(plain_label(), "runStatus")
@@ -151,6 +153,7 @@ class RunPanel(QWidget):
                 form.setColumnStretch(2 * col + 1, 1)
         buttons = QHBoxLayout()
         buttons.addWidget(self.find_nan)
+        buttons.addWidget(self.per_equation)
         buttons.addWidget(self.status, 1, Qt.AlignmentFlag.AlignRight)
         buttons.addWidget(self.run_button)
 
@@ -161,6 +164,8 @@ class RunPanel(QWidget):
             self.leaves.horizontalHeaderItem(column).setToolTip(tip)
         self.nan_label = _named(plain_label(), "runFirstNan")
         self.nan_button = _named(QPushButton("Show in graph"), "runShowNan", "Select the first equation that made NaN/Inf in the graph")
+        self.divergence = _named(_FitTable(["Equation", "Primitive", "Line", "Max abs", "Max rel"], stretch_last=False), "runDivergence")
+        self.divergence.setToolTip("Equations whose jitted and eager outputs differ (click: select in the graph)")
         self.explanation = _named(plain_label(), "runExplanation")
         self.warnings = _named(plain_label(), "runWarnings")
         self.warnings.setStyleSheet(f"color: {STATE_COLOURS['close']};")
@@ -181,6 +186,7 @@ class RunPanel(QWidget):
         body.addWidget(self.context)
         body.addWidget(self.leaves, 0, Qt.AlignmentFlag.AlignLeft)
         body.addLayout(nan_row)
+        body.addWidget(self.divergence, 0, Qt.AlignmentFlag.AlignLeft)
         for w in (self.explanation, self.warnings, self.times, self.inputs_toggle, self.inputs):
             body.addWidget(w)
         body.addStretch(1)
@@ -200,6 +206,7 @@ class RunPanel(QWidget):
         self._ticker.timeout.connect(lambda: self.status.setText(f"running… {self._clock.elapsed() / 1000:.1f} s"))
         self.run_button.clicked.connect(self.request_run)
         self.nan_button.clicked.connect(lambda: self.node_requested.emit(self._nan_path))
+        self.divergence.cellClicked.connect(lambda row, _col: self.node_requested.emit(self.divergence.item(row, 0).text()))
         self.inputs_toggle.toggled.connect(self._show_inputs)
         self.options()
         self.clear()
@@ -238,6 +245,7 @@ class RunPanel(QWidget):
         return {
             "device": self.device.currentData() or "", "seed": self.seed.value(), "repeats": self.repeats.value(),
             "rtol": tols["rtol"], "atol": tols["atol"], "find_nan": self.find_nan.isChecked(),
+            "per_equation": self.per_equation.isChecked(),
         }  # fmt: skip
 
     def request_run(self) -> None:
@@ -271,12 +279,20 @@ class RunPanel(QWidget):
         self.leaves.setVisible(bool(result.leaves))
         origin = result.first_nan
         if origin is not None:
-            counts = _nonfinite(origin.nan, origin.posinf, origin.neginf)
+            counts = nonfinite_text(origin.nan, origin.posinf, origin.neginf)
             _say(self.nan_label, f"First NaN/Inf: {nan_line(result)} ({counts} in {origin.out_aval or 'its output'})")
             self._nan_path = origin.path
         elif result.nan_searched:
             _say(self.nan_label, "First NaN/Inf: no equation produced NaN/Inf when evaluated one by one")
         self.nan_button.setVisible(origin is not None)
+        found = diverging(result)
+        self.divergence.setRowCount(len(found))
+        for row, d in enumerate(found):
+            cells = (d.path, d.primitive, str(d.source.line) if d.source else "-", fmt_float(d.max_abs), fmt_float(d.max_rel))
+            for column, text in enumerate(cells):
+                self.divergence.setItem(row, column, QTableWidgetItem(text))
+        self.divergence.fit()
+        self.divergence.setVisible(bool(found))
         _say(self.explanation, result.explanation)
         _say(self.warnings, "\n".join(f"warning: {w}" for w in result.warnings))
         _say(self.times, _times(result))
@@ -307,7 +323,8 @@ class RunPanel(QWidget):
             _say(label, "")
         self.leaves.setRowCount(0)
         self.inputs.setRowCount(0)
-        for w in (self.leaves, self.nan_button, self.inputs_toggle, self.inputs):
+        self.divergence.setRowCount(0)
+        for w in (self.leaves, self.nan_button, self.inputs_toggle, self.inputs, self.divergence):
             w.setVisible(False)
 
     def _set_verdict(self, state: str, text: str) -> None:
@@ -323,7 +340,7 @@ class RunPanel(QWidget):
             cells = [
                 "out" + lf.path, str(list(lf.shape)), lf.dtype, fmt_float(lf.max_abs), fmt_float(lf.max_rel),
                 "-" if lf.max_ulp is None else str(lf.max_ulp), f"{lf.n_diff}/{lf.size}",
-                _nonfinite(lf.jit_nan, lf.jit_posinf, lf.jit_neginf), _nonfinite(lf.eager_nan, lf.eager_posinf, lf.eager_neginf), verdict,
+                nonfinite_text(lf.jit_nan, lf.jit_posinf, lf.jit_neginf), nonfinite_text(lf.eager_nan, lf.eager_posinf, lf.eager_neginf), verdict,
             ]  # fmt: skip
         tip = [f"out{lf.path}: {lf.kind} {lf.dtype}{list(lf.shape) if lf.kind == 'array' else ''}"]
         if lf.jit_preview or lf.eager_preview:

@@ -20,9 +20,10 @@ from typing import Any
 import jax
 
 from jaxscope.core.compare_text import verdict
-from jaxscope.core.run_model import NanOrigin, RunRequest, RunResult
+from jaxscope.core.run_model import EqnDivergence, NanOrigin, RunRequest, RunResult
 from jaxscope.worker.compare import compare_outputs
 from jaxscope.worker.errors import classify
+from jaxscope.worker.divergence import per_equation
 from jaxscope.worker.first_nan import find_first_nonfinite, flat_dynamic
 from jaxscope.worker.run_inputs import describe, from_user, generate, list_devices, pick_device, user_maker
 from jaxscope.worker.trace import Phase, Prepared, TraceFailed, prepare, trace_failure
@@ -92,6 +93,10 @@ def run_function(request: RunRequest, phase: Phase) -> RunResult:
         first_nan = _find_nan(prep, traced.jaxpr, args, kwargs, device, warnings)
         if first_nan is None and any(lf.jit_nan or lf.jit_posinf or lf.jit_neginf for lf in leaves):
             warnings.append("no equation made NaN/Inf when evaluated one by one: the compiled program makes them (fusion or simplification)")
+    divergence: tuple[EqnDivergence, ...] = ()
+    if request.per_equation:
+        phase("divergence")
+        divergence = _divergence(prep, traced.jaxpr, args, kwargs, device, warnings)
     return RunResult(
         request=request,
         device=device_info,
@@ -112,6 +117,7 @@ def run_function(request: RunRequest, phase: Phase) -> RunResult:
         explanation=explanation,
         first_nan=first_nan,
         nan_searched=searched,
+        divergence=divergence,
         warnings=tuple(warnings),
         jax_version=jax.__version__,
     )
@@ -158,6 +164,21 @@ def runtime_failure(exc: BaseException, phase: str) -> TraceFailed:
     if "RESOURCE_EXHAUSTED" in text or "out of memory" in text.lower():
         failed = TraceFailed(replace(failed.info, kind="memory", hint="the device ran out of memory: try smaller shapes or another device"))
     return failed
+
+
+def _divergence(prep: Prepared, closed: Any, args: list[Any], kwargs: dict[str, Any], device: Any, warnings: list[str]) -> tuple[EqnDivergence, ...]:
+    flat = flat_dynamic(args, kwargs, prep.static_argnums, prep.static_argnames)
+    if len(flat) != len(closed.jaxpr.invars):
+        warnings.append(f"per-equation comparison skipped: {len(flat)} input leaves for {len(closed.jaxpr.invars)} jaxpr inputs")
+        return ()
+    try:
+        return per_equation(closed, flat, device)
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        info = classify(exc, "divergence")
+        warnings.append(f"per-equation comparison failed: {info.exc_type}: {info.message}")
+        return ()
 
 
 def _find_nan(prep: Prepared, closed: Any, args: list[Any], kwargs: dict[str, Any], device: Any, warnings: list[str]) -> NanOrigin | None:

@@ -66,3 +66,9 @@ def test_hang_is_a_timeout_and_device_oom_is_a_memory_error(tmp_path):
     out = jaxscope("run", f"{case}::big", "--args", "f32[]")
     assert out.returncode == 3, out.stderr
     assert "memory error during run" in out.stderr and "RESOURCE_EXHAUSTED" in out.stderr
+
+
+def test_per_equation_table() -> None:
+    out = jaxscope("run", f"{CASES}::fma", "--args", "f32[512], f32[512], f32[512]", "--per-equation", "--repeats", "1")
+    assert out.returncode == 0, out.stderr
+    assert "per equation (jit vs eager" in out.stdout and "fusing across equations" in out.stdout

@@ -83,3 +83,26 @@ def test_run_pane_compares_jit_and_eager_and_shows_the_first_nan(qtbot, window):
     w.run_panel.nan_button.click()
     (selected,) = w.graph.selected_paths()
     assert w.doc.graph.top.nodes[[n.id for n in w.doc.graph.top.nodes].index(selected)].label == "log"
+
+
+def test_per_equation_divergence_colours_the_graph(qtbot, window):
+    from jaxscope.core.compare_text import diverging
+
+    w = window
+    cases = ROOT / "tests" / "worker" / "corpus" / "run_cases.py"
+    w.doc.layout = None
+    assert w.open_target(f"{cases}::log_exp", "f32[64]")
+    qtbot.waitUntil(lambda: w.doc.layout is not None, timeout=TIMEOUT)
+    w.run_panel.per_equation.setChecked(True)
+    results = []
+    w.controller.job_finished.connect(lambda op, r: results.append(r))
+    assert w.run_function()
+    qtbot.waitUntil(lambda: bool(results), timeout=TIMEOUT)
+    (result,) = results
+    assert [d.primitive for d in result.divergence] == ["exp", "log"]
+    found = diverging(result)
+    assert w.run_panel.divergence.rowCount() == len(found)
+    if found:
+        assert set(w.graph.line_colours()) == {d.path for d in found}
+        w.run_panel.divergence.cellClicked.emit(0, 0)
+        assert w.graph.selected_paths() == [found[0].path]

@@ -126,15 +126,16 @@ def test_run_requested_payload(qtbot, panel):
     assert panel.rtol.placeholderText() == panel.atol.placeholderText() == "default by dtype"
     with qtbot.waitSignal(panel.run_requested, timeout=1000) as blocker:
         qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
-    assert blocker.args == [{"device": "gpu:0", "seed": 0, "repeats": 10, "rtol": None, "atol": None, "find_nan": False}]
+    assert blocker.args == [{"device": "gpu:0", "seed": 0, "repeats": 10, "rtol": None, "atol": None, "find_nan": False, "per_equation": False}]
     panel.seed.setValue(7)
     panel.repeats.setValue(3)
     panel.rtol.setText("1e-3")
     panel.atol.setText(" 0 ")
     panel.find_nan.setChecked(True)
+    panel.per_equation.setChecked(True)
     with qtbot.waitSignal(panel.run_requested, timeout=1000) as blocker:
         qtbot.keyClick(panel.rtol, Qt.Key.Key_Return)
-    assert blocker.args == [{"device": "gpu:0", "seed": 7, "repeats": 3, "rtol": 1e-3, "atol": 0.0, "find_nan": True}]
+    assert blocker.args == [{"device": "gpu:0", "seed": 7, "repeats": 3, "rtol": 1e-3, "atol": 0.0, "find_nan": True, "per_equation": True}]
 
 
 @pytest.mark.parametrize("bad", ["abc", "-1", "inf", "nan", "1e400"])

@@ -236,3 +236,14 @@ def test_second_simulated_cpu_device():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["cpu:1", "2", "True"]
+
+
+def test_per_equation_divergence_locates_where_jit_and_eager_part() -> None:
+    result = run("log_exp", "f32[64]", per_equation=True)
+    by_prim = {d.primitive: d for d in result.divergence}
+    assert [d.path for d in result.divergence] == ["e0", "e1"]
+    assert by_prim["exp"].max_abs == 0.0  # the same exp both ways
+    assert by_prim["log"].source is not None and by_prim["log"].source.line == 21
+    exact = run("int_ops", "i32[8], i32[8]", per_equation=True)
+    assert exact.divergence == ()  # no floating intermediates to compare
+    assert run("log_exp", "f32[64]").divergence == ()  # only on request

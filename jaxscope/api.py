@@ -1,0 +1,265 @@
+"""The Python API: export, display or open the graph of a JAX function from a script or notebook.
+
+``fn_or_target`` is a live function object or a target string (``"file.py::func"``, ``"file.py"``
+for its ``JAXSCOPE_MAIN`` function, ``"pkg.mod:func"``). A live function is traced in the calling
+process (the caller already runs that code, with its state); a target string is traced in a
+one-off worker process, exactly as ``jaxscope export`` does.
+
+Example arguments follow the ``--args`` rules: an argument holding an array (a concrete array, a
+``jax.ShapeDtypeStruct``, a spec string such as ``"f32[8,4]"``) is traced, one holding none
+(``3``, ``"relu"``, ``True``) is static; ``static_argnums``/``static_argnames`` force more. For a
+target string, ``args_spec`` may give the whole call as ``--args`` text instead (also the way to pass
+a keyword argument named like one of the options below, as is ``functools.partial``). A relative
+target path is taken from the current directory.
+
+This module imports neither jax nor Qt: each function imports what it needs when called.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from jaxscope.core.model import Graph, Layout
+
+TEXT_FORMATS = {".jaxpr": "jaxpr", ".txt": "jaxpr", ".mlir": "mlir"}
+
+
+class JaxscopeError(RuntimeError):
+    """A target that could not be traced or drawn; `code` is the CLI's exit code for the same failure."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass
+class _Traced:
+    graph: Graph
+    jaxpr_text: Callable[[], str]
+    mlir_text: Callable[[], str] | None  # None: not available for a target string
+
+
+def _trace(target: Any, args: Sequence[Any], kwargs: dict[str, Any], *, static_argnums: Sequence[int] = (),
+           static_argnames: Sequence[str] = (), args_spec: str | None = None, timeout: float | None = None,
+           want_text: bool = False) -> _Traced:
+    """Trace `target` in-process (a live function) or in a worker (a target string)."""
+    if isinstance(target, str):
+        statics = bool(static_argnums or static_argnames)
+        return _trace_target(target, args, kwargs, args_spec, timeout, statics, want_text)
+    if not callable(target):
+        raise TypeError(f"expected a function or a 'file.py::func' string, got {type(target).__qualname__}")
+    from jaxscope.worker.live import trace_live
+
+    if args_spec is not None:
+        args, kwargs = _parse_args_spec(args_spec, args, kwargs)
+    live = trace_live(target, args, kwargs, static_argnums, static_argnames)
+    return _Traced(live.graph, live.jaxpr_text, live.mlir_text)
+
+
+def _parse_args_spec(text: str, args: Sequence[Any], kwargs: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+    from jaxscope.core import argspec
+    from jaxscope.worker.trace import to_abstract
+
+    if args or kwargs:
+        raise TypeError("give the example arguments either as values or as args_spec text, not both")
+    call = argspec.parse_call(text)
+    return [to_abstract(s) for s in call.args], {k: to_abstract(s) for k, s in call.kwargs}
+
+
+def _trace_target(target: str, args: Sequence[Any], kwargs: dict[str, Any], args_spec: str | None,
+                  timeout: float | None, statics: bool, want_text: bool) -> _Traced:
+    from jaxscope.cli import CliError, run_trace
+    from jaxscope.core.argvalues import call_text
+
+    if statics:
+        raise TypeError("static_argnums/static_argnames apply to live functions; for a target string, "
+                        "pass the static values as Python literals (they are static)")
+    if args_spec is None and (args or kwargs):
+        args_spec = call_text(args, kwargs)
+    elif args or kwargs:
+        raise TypeError("give the example arguments either as values or as args_spec text, not both")
+    opts = SimpleNamespace(target=target, args=args_spec, timeout=timeout, debug=False)
+    try:
+        result = run_trace(opts, jaxpr_text=want_text)  # type: ignore[arg-type]
+    except CliError as exc:
+        raise JaxscopeError(str(exc), exc.code) from None
+    return _Traced(result.graph, lambda: result.jaxpr_text.rstrip("\n") + "\n", None)
+
+
+def _layout(graph: Graph, collapse: int | None, direction: str, budget_s: float) -> Layout:
+    from jaxscope.core.layout import auto_expanded, expanded_to_depth
+    from jaxscope.core.layout_client import LayoutClient
+
+    expanded = auto_expanded(graph) if collapse is None else expanded_to_depth(graph, collapse)
+    with LayoutClient(budget_s=budget_s) as layouts:  # dot runs in a child with a budget: it can hang
+        return layouts.layout(graph, expanded, direction=direction)
+
+
+def _highlight(graph: Graph, layout: Layout, query: str) -> frozenset[str]:
+    from jaxscope.core.export import highlight_paths
+
+    if not query:
+        return frozenset()
+    paths = highlight_paths(graph, layout, query)
+    if not paths:
+        raise ValueError(f"highlight {query!r} matches no node of {graph.function}")
+    return paths
+
+
+def _text_format(path: str, fmt: str | None) -> str | None:
+    if fmt is not None:
+        return fmt.lower().lstrip(".") if fmt.lower().lstrip(".") in ("jaxpr", "mlir") else None
+    return TEXT_FORMATS.get(os.path.splitext(path)[1].lower())
+
+
+def export(
+    fn_or_target: Callable[..., Any] | str,
+    *example_args: Any,
+    path: str | os.PathLike[str],
+    static_argnums: Sequence[int] = (),
+    static_argnames: Sequence[str] = (),
+    theme: str = "light",
+    collapse: int | None = None,
+    direction: str = "TB",
+    legend: bool = False,
+    dpi: int = 96,
+    highlight: str = "",
+    fmt: str | None = None,
+    args_spec: str | None = None,
+    timeout: float | None = None,
+    layout_budget: float = 5.0,
+    **example_kwargs: Any,
+) -> str:
+    """Trace and write the graph to `path`; the suffix picks the format (svg png pdf dot json, or
+    jaxpr text for ``.jaxpr``/``.txt`` and StableHLO for ``.mlir``). Returns the format written.
+
+    `highlight` is a graph search (a primitive, a name, ``:12`` or ``12`` for a line) whose nodes get
+    an accent outline. Same input, same bytes.
+    """
+    from jaxscope.core.export import _write_text, resolve_format
+    from jaxscope.core.export import export as write
+    from jaxscope.core.styles import get_theme
+
+    path = os.fspath(path)
+    text_fmt = _text_format(path, fmt)
+    if text_fmt is None:  # a bad suffix or theme fails before tracing
+        resolve_format(path, fmt)
+        get_theme(theme)
+    elif text_fmt == "mlir" and isinstance(fn_or_target, str):
+        raise ValueError("StableHLO (.mlir) export needs a live function object, not a target string")
+    traced = _trace(fn_or_target, example_args, example_kwargs, static_argnums=static_argnums,
+                    static_argnames=static_argnames, args_spec=args_spec, timeout=timeout,
+                    want_text=text_fmt == "jaxpr")
+    if text_fmt is not None:
+        text = traced.jaxpr_text() if text_fmt == "jaxpr" else traced.mlir_text()  # type: ignore[misc]
+        _write_text(path, text)
+        return text_fmt
+    layout = _layout(traced.graph, collapse, direction, layout_budget)
+    marks = _highlight(traced.graph, layout, highlight)
+    return write(traced.graph, layout, path, theme=theme, dpi=dpi, fmt=fmt, legend=legend, highlight=marks)
+
+
+@dataclass(frozen=True)
+class GraphImage:
+    """A drawn graph that displays inline in Jupyter (SVG), and can be saved in any export format."""
+
+    graph: Graph
+    layout: Layout
+    svg: str
+    theme: str = "light"
+    legend: bool = False
+    highlight: frozenset[str] = frozenset()
+
+    def _repr_svg_(self) -> str:
+        return self.svg
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return {"image/svg+xml": self.svg, "text/plain": repr(self)}
+
+    def __repr__(self) -> str:
+        return f"<jaxscope graph of {self.graph.function}: {len(self.layout.nodes)} nodes drawn>"
+
+    def save(self, path: str | os.PathLike[str], *, dpi: int = 96, fmt: str | None = None) -> str:
+        """Write the graph (svg png pdf dot json) as `export` would; returns the format written."""
+        from jaxscope.core.export import export as write
+
+        return write(self.graph, self.layout, os.fspath(path), theme=self.theme, dpi=dpi, fmt=fmt,
+                     legend=self.legend, highlight=self.highlight)
+
+
+def graph(
+    fn_or_target: Callable[..., Any] | str,
+    *example_args: Any,
+    static_argnums: Sequence[int] = (),
+    static_argnames: Sequence[str] = (),
+    theme: str = "light",
+    collapse: int | None = None,
+    direction: str = "TB",
+    legend: bool = False,
+    highlight: str = "",
+    args_spec: str | None = None,
+    timeout: float | None = None,
+    layout_budget: float = 5.0,
+    **example_kwargs: Any,
+) -> GraphImage:
+    """Trace and lay out, for a notebook: the result shows as SVG in Jupyter (see `export` for the options)."""
+    from jaxscope.core.styles import get_theme
+    from jaxscope.core.svg import render_svg
+
+    get_theme(theme)  # a bad theme fails before tracing
+    traced = _trace(fn_or_target, example_args, example_kwargs, static_argnums=static_argnums,
+                    static_argnames=static_argnames, args_spec=args_spec, timeout=timeout)
+    layout = _layout(traced.graph, collapse, direction, layout_budget)
+    marks = _highlight(traced.graph, layout, highlight)
+    svg = render_svg(traced.graph, layout, theme=theme, legend=legend, highlight=marks)
+    return GraphImage(traced.graph, layout, svg, theme, legend, marks)
+
+
+def show_argv(fn_or_target: Callable[..., Any] | str, *example_args: Any, args_spec: str | None = None,
+              **example_kwargs: Any) -> list[str]:
+    """The command `show` runs: ``python -m jaxscope FILE::QUALNAME [--args SPEC]``.
+
+    A live function must be a module-level function (or ``Class.method``) of a file: the app loads
+    that file afresh in its worker, so its arguments are passed as ``--args`` text.
+    """
+    from jaxscope.core.argvalues import call_text
+
+    if isinstance(fn_or_target, str):
+        target = fn_or_target
+    else:
+        target = _file_target(fn_or_target)
+    if args_spec is None and (example_args or example_kwargs):
+        args_spec = call_text(example_args, example_kwargs)
+    argv = [sys.executable, "-m", "jaxscope", target]
+    return argv + (["--args", args_spec] if args_spec is not None else [])
+
+
+def _file_target(fn: Callable[..., Any]) -> str:
+    inner = inspect.unwrap(fn)  # through jax.jit and functools.wraps to the Python function
+    qualname = getattr(inner, "__qualname__", "")
+    try:
+        source = inspect.getsourcefile(inner)
+    except TypeError:
+        source = None
+    if not source or not os.path.isfile(source):
+        raise ValueError(f"cannot open {qualname or fn!r} in the app: it was not defined in a file "
+                         "(a notebook cell or the REPL); use jaxscope.graph(...) or jaxscope.export(...)")
+    if not qualname or "<locals>" in qualname or "<lambda>" in qualname:
+        raise ValueError(f"cannot open {qualname or fn!r} in the app: only module-level functions and "
+                         "methods can be named as FILE::NAME; use jaxscope.graph(...) or jaxscope.export(...)")
+    return f"{os.path.abspath(source)}::{qualname}"
+
+
+def show(fn_or_target: Callable[..., Any] | str, *example_args: Any, args_spec: str | None = None,
+         **example_kwargs: Any) -> subprocess.Popen[bytes]:
+    """Open the desktop app on the function (a separate process; nothing is written). Returns the Popen."""
+    argv = show_argv(fn_or_target, *example_args, args_spec=args_spec, **example_kwargs)
+    return subprocess.Popen(argv)

@@ -1,0 +1,94 @@
+"""Trace a live function object in the calling process, for the Python API (`jaxscope.api`).
+
+The caller of ``jaxscope.export(fn, ...)`` already runs that code with jax imported, so loading it
+again in a worker would only lose its state. The rules for arguments are those of ``--args``:
+an argument holding an array (a concrete array, a ``jax.ShapeDtypeStruct`` or a spec string such
+as ``"f32[8,4]"``) is traced; one holding none (``3``, ``"relu"``, ``True``, ``None``) is static.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+
+from jaxscope.core import argspec
+from jaxscope.core.model import Graph
+from jaxscope.worker.to_graph import build_graph
+from jaxscope.worker.trace import constant_names, to_abstract, unwrap
+
+
+@dataclass
+class LiveTrace:
+    """A traced live function: the Graph, plus what is needed for the jaxpr text and StableHLO."""
+
+    graph: Graph
+    traced: Any  # jax.stages.Traced
+
+    def jaxpr_text(self) -> str:
+        """The jaxpr with source lines, as ``jaxscope jaxpr`` prints it."""
+        text = self.traced.jaxpr.pretty_print(source_info=True, name_stack=False, use_color=False)
+        return text.rstrip("\n") + "\n"
+
+    def mlir_text(self) -> str:
+        """StableHLO text (``jit(f).lower(...).as_text()``): opens in Model Explorer and Netron."""
+        text = self.traced.lower().as_text()
+        return text.rstrip("\n") + "\n"
+
+
+def is_arraylike(value: Any) -> bool:
+    """Arrays, numpy scalars and ShapeDtypeStructs: anything with a shape and a dtype."""
+    return hasattr(value, "shape") and hasattr(value, "dtype")
+
+
+def to_trace_value(value: Any) -> Any:
+    """Spec strings (also inside dicts, lists and tuples) become ShapeDtypeStructs; the rest stays."""
+    if isinstance(value, str):
+        try:
+            spec = argspec.parse_spec(value)
+        except argspec.SpecError:
+            return value  # a plain static string such as "relu"
+        return to_abstract(spec) if argspec.contains_array(spec) else value
+    if type(value) is dict:
+        return {k: to_trace_value(v) for k, v in value.items()}
+    if type(value) in (list, tuple):
+        return type(value)(to_trace_value(v) for v in value)
+    return value
+
+
+def holds_array(value: Any) -> bool:
+    """True when any pytree leaf of `value` is array-like: the argument is traced."""
+    return any(is_arraylike(leaf) for leaf in jax.tree_util.tree_leaves(value))
+
+
+def trace_live(
+    fn: Any,
+    args: Iterable[Any],
+    kwargs: Mapping[str, Any],
+    static_argnums: Iterable[int] = (),
+    static_argnames: Iterable[str] = (),
+) -> LiveTrace:
+    """``jax.jit(fn).trace(...)`` with jaxscope's static rules; exceptions propagate unchanged."""
+    target = unwrap(fn)
+    values = [to_trace_value(a) for a in args]
+    named = {k: to_trace_value(v) for k, v in kwargs.items()}
+    nums = set(static_argnums) | {i for i, v in enumerate(values) if not holds_array(v)}
+    names = set(static_argnames) | {k for k, v in named.items() if not holds_array(v)}
+    jitted = jax.jit(target, static_argnums=tuple(sorted(nums)), static_argnames=tuple(sorted(names)))
+    traced = jitted.trace(*values, **named)
+    closed = traced.jaxpr
+    info = closed.jaxpr.debug_info
+    arg_names = tuple(info.arg_names or ()) if info is not None else ()
+    result_paths = tuple(info.result_paths or ()) if info is not None else ()
+    graph = build_graph(closed, function_name(target), arg_names, result_paths, constant_names(fn))
+    return LiveTrace(graph=graph, traced=traced)
+
+
+def function_name(fn: Any) -> str:
+    """The name the graph is titled with: the qualified name, or the name of a partial's function."""
+    inner = inspect.unwrap(fn) if callable(fn) else fn
+    inner = getattr(inner, "func", inner)  # functools.partial
+    return str(getattr(inner, "__qualname__", None) or getattr(inner, "__name__", None) or type(fn).__name__)
