@@ -22,7 +22,7 @@ from jaxscope.core.serialize import dumps, from_jsonable, gc_paused, loads, to_j
 from test_layout import sample_graph  # tests/core is on sys.path (rootdir-less test dirs)
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures"
-FIXTURE_FILES = sorted(FIXTURES.glob("*.json"))
+FIXTURE_FILES = sorted(p for p in FIXTURES.glob("*.json") if not p.name.startswith("run_"))  # run_*: RunResults
 
 
 # --------------------------------------------------------------------- the reference definitions
