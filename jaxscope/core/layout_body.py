@@ -164,6 +164,7 @@ def layout_body(ctx: _Ctx, body: Body, children: Children) -> BodyLayout:
     for e in edges:
         consumers.setdefault(e.src, {})[e.dst] = None
     stub_item: dict[tuple[str, str], int] = {}
+    ghosts: set[int] = set()  # stubbed originals: every use has its own copy, so the original is not drawn
     for n in nodes:
         uses = consumers.get(n.id)
         if uses and len(uses) > STUB_FANOUT and n.kind in STUB_KINDS and n.id not in children:
@@ -172,6 +173,8 @@ def layout_body(ctx: _Ctx, body: Body, children: Children) -> BodyLayout:
                 stub_item[(n.id, v)] = len(sizes)
                 sizes.append(size)
                 paths.append(f"{n.id}#{k}")
+            ghosts.add(index[n.id])
+            sizes[index[n.id]] = (10, 10)  # a 1 px placeholder keeps the engines' item numbering
 
     item_of_edge: list[tuple[int, int]] = []
     pairs: dict[tuple[int, int], None] = {}
@@ -228,7 +231,7 @@ def layout_body(ctx: _Ctx, body: Body, children: Children) -> BodyLayout:
             for i, ref, child, cx, cy, cw, ch, ox, oy in placed:
                 x0, y0 = left + cx, top + cy
                 clusters.append(Cluster(f"{path}:{i}", ref.role, x0, y0, cw, ch, child, x0 + ox, y0 + oy))
-        else:
+        elif k not in ghosts:
             out_nodes.append((path, box[0], box[1], box[2], box[3]))
 
     out_edges = body_edges(

@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from conftest import HOSTILE, check_golden
+from tests.conftest import HOSTILE, check_golden
 from jaxscope.core import labels
 from jaxscope.core.dot_export import render_dot
 from jaxscope.core.model import Layout, resolve

@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from conftest import HOSTILE
+from tests.conftest import HOSTILE
 from jaxscope.core.sanitize import REPLACEMENT, clean_text, dot_escape, dot_id, dot_string, xml_attr, xml_text
 
 

@@ -19,7 +19,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from conftest import HOSTILE, build_sample, check_golden
+from tests.conftest import HOSTILE, build_sample, check_golden
 from jaxscope.core import labels
 from jaxscope.core.export import FORMATS, export, read_json, resolve_format, to_json
 from jaxscope.core.model import Body, ClusterBox, Edge, EdgePath, Graph, Layout, Node, NodeBox, resolve
