@@ -9,7 +9,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from jaxscope import __version__
 
@@ -214,6 +215,18 @@ def run_trace(opts: argparse.Namespace, *, jaxpr_text: bool, record_flow: bool =
             raise CliError(text, EXIT_CODES.get(exc.info.kind, 5)) from None
 
 
+def worker_job(op: str, request: Any, decode: Callable[[Any], Any], timeouts: dict[str, float] | None, debug: bool) -> Any:
+    """Run one request in a one-off worker; a failure becomes the CliError (and exit code) for its kind."""
+    from jaxscope.core.client import WorkerClient, WorkerError
+
+    with WorkerClient(spare=False, timeouts=timeouts) as client:
+        future = client.submit(op, request, decode)
+        try:
+            return future.result()
+        except WorkerError as exc:
+            raise CliError(format_error(exc.info, debug), EXIT_CODES.get(exc.info.kind, 5)) from None
+
+
 def _static_retry(ref: FunctionRef, args: str, argument: str) -> str:
     """The --args that make `argument` static, when a tracer error names a traced scalar."""
     from jaxscope.core.discover import DiscoveryError, discover_file
@@ -409,18 +422,13 @@ def _blank_run(lines: list[str], after: int, before: int) -> int:
 
 
 def cmd_hlo(opts: argparse.Namespace) -> int:
-    from jaxscope.core.client import WorkerClient, WorkerError
     from jaxscope.core.hlo_model import HloRequest, HloResult
     from jaxscope.core.serialize import from_jsonable
 
     ref, args = resolve_call(opts.target, opts.args)
     timeouts = {"lower": opts.timeout, "compile": opts.timeout} if opts.timeout else None
-    with WorkerClient(spare=False, timeouts=timeouts) as client:
-        future = client.submit("hlo", HloRequest(ref, args, opts.stage), lambda d: from_jsonable(HloResult, d))
-        try:
-            result = future.result()
-        except WorkerError as exc:
-            raise CliError(format_error(exc.info, opts.debug), EXIT_CODES.get(exc.info.kind, 5)) from None
+    request = HloRequest(ref, args, opts.stage)
+    result = worker_job("hlo", request, lambda d: from_jsonable(HloResult, d), timeouts, opts.debug)
     if opts.output:
         try:
             with open(opts.output, "w", encoding="utf-8", newline="\n") as fh:
@@ -441,7 +449,6 @@ def cmd_retrace(opts: argparse.Namespace) -> int:
     from dataclasses import asdict
 
     from jaxscope.core import argspec
-    from jaxscope.core.client import WorkerClient, WorkerError
     from jaxscope.core.retrace import RetraceRequest, RetraceResult
     from jaxscope.core.serialize import from_jsonable
 
@@ -451,12 +458,8 @@ def cmd_retrace(opts: argparse.Namespace) -> int:
     except argspec.SpecError as exc:
         raise CliError(f"bad --vs:\n{exc}") from None
     timeouts = {"trace": opts.timeout} if opts.timeout else None
-    with WorkerClient(spare=False, timeouts=timeouts) as client:
-        future = client.submit("retrace", RetraceRequest(ref, before, opts.vs), lambda d: from_jsonable(RetraceResult, d))
-        try:
-            result = future.result()
-        except WorkerError as exc:
-            raise CliError(format_error(exc.info, opts.debug), EXIT_CODES.get(exc.info.kind, 5)) from None
+    request = RetraceRequest(ref, before, opts.vs)
+    result = worker_job("retrace", request, lambda d: from_jsonable(RetraceResult, d), timeouts, opts.debug)
     if opts.json:
         print(json.dumps(asdict(result), sort_keys=True, indent=1))
     else:

@@ -45,8 +45,8 @@ def cmd_run(opts: argparse.Namespace) -> int:
     """Submit a `run` request to a one-off worker; print the comparison; 0 ok, 1 differences or NaN."""
     from dataclasses import asdict
 
-    from jaxscope.cli import EXIT_CODES, CliError, format_error, resolve_call
-    from jaxscope.core.client import DEFAULT_TIMEOUTS, WorkerClient, WorkerError
+    from jaxscope.cli import CliError, resolve_call, worker_job
+    from jaxscope.core.client import DEFAULT_TIMEOUTS
     from jaxscope.core.compare_text import format_run
     from jaxscope.core.run_model import RunRequest, run_result_from_jsonable
 
@@ -62,12 +62,7 @@ def cmd_run(opts: argparse.Namespace) -> int:
         function=ref, args=args, device=opts.device, seed=opts.seed, repeats=opts.repeats,
         rtol=opts.rtol, atol=opts.atol, find_nan=opts.find_nan, per_equation=opts.per_equation,
     )
-    with WorkerClient(spare=False, timeouts=timeouts) as client:
-        future = client.submit("run", request, run_result_from_jsonable)
-        try:
-            result = future.result()
-        except WorkerError as exc:
-            raise CliError(format_error(exc.info, opts.debug), EXIT_CODES.get(exc.info.kind, 5)) from None
+    result = worker_job("run", request, run_result_from_jsonable, timeouts, opts.debug)
     if opts.json:
         print(json.dumps(asdict(result), sort_keys=True, indent=1))
     else:
