@@ -29,8 +29,9 @@ docs-images: $(STAMP)
 		$(BIN)/jaxscope export $$f --theme dark -o docs/images/$$name.dark.svg || exit 1; \
 	done
 
+# performance benchmark (issue 10); not a test. e.g. make bench BENCH_ARGS="--quick" or "--only gpt-10k"
 bench: $(STAMP)
-	$(BIN)/python benchmarks/run_all.py
+	QT_QPA_PLATFORM=offscreen $(BIN)/python benchmarks/run_all.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) build .pytest_cache

@@ -1,91 +1,154 @@
-"""`make bench`: jaxscope's stages against bare `jax.make_jaxpr`, on unrolled MLP train steps.
+"""`make bench`: jaxscope against bare `jax.make_jaxpr` and against the naive DOT script (issue 10).
 
-Prints one table and writes benchmarks/results.json. Not a test: numbers vary with the machine.
-Stages: worker trace + graph build (in the worker process, reported by it), transfer + decode,
-layout (in the layout process), SVG export. Bare make_jaxpr runs in a fresh subprocess.
+    python benchmarks/run_all.py [--quick] [--only NAME ...] [--reps N] [--naive-timeout S]
+                                 [--no-naive] [--no-export] [--jpviz-path DIR] [--out FILE]
+
+For each workload (benchmarks/workloads.py: mlp, gpt, gpt_scan, gpt_jit at ~1k, ~10k, ~50k
+equations) it prints one table: equations, bare make_jaxpr, every jaxscope stage (worker trace
++ graph, transfer, layout, scene build, first paint), open -> interactive and its ratio, GUI
+event-loop lateness, SVG export, peak RSS, expanding a cluster, pan/fit-all repaint, cancel, and
+the naive baseline; then the targets of issue 10 with PASS/MISS. Every stage runs in a fresh
+subprocess. Results go to benchmarks/results.json (machine info included) to compare runs.
+Not a test: the numbers depend on the machine and on what else runs on it.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
-import subprocess
+import platform
 import sys
 import tempfile
-import textwrap
 import time
+from importlib import metadata
+from typing import Any
 
-from jaxscope.core.client import WorkerClient
-from jaxscope.core.layout import auto_expanded
-from jaxscope.core.layout_client import LayoutClient
-from jaxscope.core.model import FunctionRef, TraceRequest
-from jaxscope.core.svg import render_svg
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
 
-WORKLOAD = textwrap.dedent('''
-    import jax, jax.numpy as jnp
+import report  # noqa: E402
+import stages  # noqa: E402
+import workloads  # noqa: E402
 
-    def train_step(params, x, y, layers={layers}):
-        def loss(params):
-            h = x
-            for i in range(layers):
-                h = jax.nn.relu(h @ params["w"][i] + params["b"][i])
-            return jnp.mean((h - y) ** 2)
-        grads = jax.grad(loss)(params)
-        return jax.tree.map(lambda p, g: p - 0.01 * g, params, grads)
-''')
+REPS = {"1k": 3, "10k": 3, "50k": 1}
+GUI_TIMEOUT_S = {"1k": 240.0, "10k": 400.0, "50k": 600.0}
+PNG_AT = {"gpt-50k"}  # PNG export is timed once, on the biggest unrolled model
+EXPORT_AT = ("gpt-10k", "mlp-10k", "gpt-1k", "mlp-1k")  # the first one selected is used
 
 
-def args_for(layers: int) -> str:
-    ws = ", ".join(["f32[16,16]"] * layers)
-    bs = ", ".join(["f32[16]"] * layers)
-    return f"{{'w': [{ws}], 'b': [{bs}]}}, f32[8,16], f32[8,16], layers={layers}"
+def machine_info() -> dict[str, Any]:
+    def version(name: str) -> str:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return "-"
 
+    cpu = platform.processor() or "?"
+    try:
+        with open("/proc/cpuinfo") as fh:
+            cpu = next((ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name")), cpu)
+    except OSError:
+        pass
+    t = time.perf_counter()
+    n = 0
+    for i in range(2_000_000):  # a rough speed figure for this Python on this machine
+        n += i
+    loop_s = time.perf_counter() - t
+    try:
+        import psutil
 
-def bare_make_jaxpr(path: str, layers: int) -> tuple[float, int]:
-    code = textwrap.dedent(f'''
-        import importlib.util, time, jax, jax.numpy as jnp
-        spec = importlib.util.spec_from_file_location("w", {path!r}); m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
-        S = lambda *s: jax.ShapeDtypeStruct(s, jnp.float32)
-        p = {{"w": [S(16, 16)] * {layers}, "b": [S(16)] * {layers}}}
-        jax.make_jaxpr(lambda a: a + 1)(1.0)
-        t = time.perf_counter(); cj = jax.make_jaxpr(m.train_step, static_argnums=3)(p, S(8, 16), S(8, 16), {layers}); dt = time.perf_counter() - t
-        print(dt, len(cj.jaxpr.eqns))
-    ''')
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    return float(out[0]), int(out[1])
+        mem_gb = psutil.virtual_memory().total / 2**30
+    except Exception:
+        mem_gb = None
+    return {
+        "cpu_count": os.cpu_count(),
+        "cpu": cpu,
+        "memory_gb": mem_gb,
+        "platform": platform.platform(),
+        "python": sys.version.split()[0],
+        "jax": version("jax"),
+        "jaxlib": version("jaxlib"),
+        "PySide6": version("PySide6-Essentials") if version("PySide6-Essentials") != "-" else version("PySide6"),
+        "pygraphviz": version("pygraphviz"),
+        "python_loop_2M_s": loop_s,
+        "loadavg_start": os.getloadavg(),
+    }
 
 
 def main() -> int:
-    rows = []
-    with tempfile.TemporaryDirectory() as tmp, WorkerClient(spare=False) as worker, LayoutClient() as layouts:
-        worker.worker_info()  # wait for the worker: jax import is a one-off cost, not measured here
-        for layers in (10, 100, 400):
-            path = os.path.join(tmp, f"mlp{layers}.py")
-            with open(path, "w") as fh:
-                fh.write(WORKLOAD.replace("{layers}", str(layers)))
-            bare, _ = bare_make_jaxpr(path, layers)
-            t0 = time.perf_counter()
-            result = worker.trace(TraceRequest(FunctionRef("train_step", path=path), args_for(layers), jaxpr_text=False, record_flow=False)).result()
-            t1 = time.perf_counter()
-            graph = result.graph
-            layout = layouts.layout(graph, auto_expanded(graph))
-            t2 = time.perf_counter()
-            svg = render_svg(graph, layout)
-            t3 = time.perf_counter()
-            worker_side = result.timings.get("trace", 0) + result.timings.get("graph", 0)
-            rows.append({
-                "workload": f"mlp x{layers}", "eqns": graph.top.total_eqns, "make_jaxpr_s": bare,
-                "worker_trace_graph_s": worker_side, "request_total_s": t1 - t0, "layout_s": t2 - t1,
-                "engine": layout.engine, "svg_s": t3 - t2, "svg_mb": len(svg) / 1e6,
-                "to_graph_s": t2 - t0, "ratio": (t2 - t0) / bare if bare else 0.0,
-            })  # fmt: skip
-    head = f"{'workload':<11} {'eqns':>6} {'make_jaxpr':>10} {'trace+graph':>11} {'request':>8} {'layout':>7} {'engine':>8} {'svg':>6} {'open->layout':>12} {'ratio':>6}"
-    print(head)
-    for r in rows:
-        print(f"{r['workload']:<11} {r['eqns']:>6} {r['make_jaxpr_s']:>10.3f} {r['worker_trace_graph_s']:>11.3f} {r['request_total_s']:>8.3f} "
-              f"{r['layout_s']:>7.3f} {r['engine']:>8} {r['svg_s']:>6.3f} {r['to_graph_s']:>12.3f} {r['ratio']:>6.1f}x")  # fmt: skip
-    with open(os.path.join(os.path.dirname(__file__), "results.json"), "w") as fh:
-        json.dump(rows, fh, indent=1)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="the ~1k-equation workloads only")
+    ap.add_argument("--only", action="append", default=[], help="a family (gpt), a size (10k) or one workload (gpt-10k); repeatable, or comma-separated")
+    ap.add_argument("--reps", type=int, default=0, help="runs per workload (default: 3 at 1k and 10k, 1 at 50k)")
+    ap.add_argument("--naive-timeout", type=float, default=30.0, help="seconds before the naive script is killed (default 30)")
+    ap.add_argument("--naive-max-size", default="10k", choices=workloads.SIZES, help="largest size the naive script runs at (default 10k: at 50k it cannot finish)")
+    ap.add_argument("--no-naive", action="store_true")
+    ap.add_argument("--no-export", action="store_true", help="skip `jaxscope export` vs bare python")
+    ap.add_argument("--jpviz-path", default=os.environ.get("JAXSCOPE_BENCH_JPVIZ", ""), help="a directory holding jpviz and pydot<2 (see README)")
+    ap.add_argument("--out", default=os.path.join(HERE, "results.json"))
+    opts = ap.parse_args()
+    only = [o for item in opts.only for o in item.split(",") if o]
+    chosen = workloads.select(only, opts.quick)
+    if not chosen:
+        ap.error(f"--only {only} matches no workload; names: {', '.join(w.name for w in workloads.all_workloads())}")
+
+    started = time.perf_counter()
+    info = machine_info()
+    print(f"jaxscope benchmark: {len(chosen)} workloads; {info['cpu_count']} CPUs ({info['cpu']}), Python {info['python']}, "
+          f"jax {info['jax']}, PySide6 {info['PySide6']}; 2M-iteration Python loop {info['python_loop_2M_s']:.2f} s; "
+          f"load average {info['loadavg_start'][0]:.2f}", flush=True)  # fmt: skip
+    records: list[dict[str, Any]] = []
+    naive_timed_out: dict[str, str] = {}  # family -> size at which the naive script timed out
+    export_result: dict[str, Any] = {}
+    jpviz_done = False
+    with tempfile.TemporaryDirectory(prefix="jaxscope-bench-") as tmp:
+        for w in chosen:
+            t_w = time.perf_counter()
+            path = w.write(tmp)
+            reps = opts.reps or REPS[w.size]
+            rec: dict[str, Any] = {"name": w.name, "family": w.family, "size": w.size, "kind": w.kind, "n": w.n, "describe": w.describe()}
+            print(f"\n.. {w.name}: bare make_jaxpr", end="", flush=True)
+            rec["bare"] = stages.bare_make_jaxpr(w, path, reps)
+            print(", jaxscope", end="", flush=True)
+            rec["gui"] = stages.gui(w, path, reps, GUI_TIMEOUT_S[w.size], png=w.name in PNG_AT)
+            if opts.no_naive:
+                rec["naive"] = {}
+            elif w.family in naive_timed_out:
+                rec["naive"] = {"skipped": f"> {opts.naive_timeout:.0f} s (not run: timed out at {naive_timed_out[w.family]})", "implied_min_s": opts.naive_timeout}
+            elif workloads.SIZES.index(w.size) > workloads.SIZES.index(opts.naive_max_size):
+                rec["naive"] = {"skipped": f"not run above {opts.naive_max_size} (--naive-max-size)"}
+            else:
+                print(", naive", end="", flush=True)
+                rec["naive"] = stages.naive(w, path, opts.naive_timeout)
+                if "timeout_s" in rec["naive"]:
+                    naive_timed_out[w.family] = w.size
+            if w.size == "1k" and not jpviz_done and w.family in ("gpt", "mlp"):
+                print(", jpviz", end="", flush=True)
+                rec["jpviz"] = stages.jpviz(w, path, opts.jpviz_path, 120)
+                jpviz_done = True
+            rec["summary"] = report.summarize(rec)
+            rec["targets"] = report.targets(rec)
+            rec["wall_s"] = time.perf_counter() - t_w
+            print(f" ({rec['wall_s']:.0f} s)", flush=True)
+            print(report.table(rec), flush=True)
+            records.append(rec)
+        if not opts.no_export:
+            target = next((name for name in EXPORT_AT if any(w.name == name for w in chosen)), None)
+            if target is not None:
+                w = workloads.make(*target.split("-"))
+                print(f"\n.. jaxscope export vs bare python: {target}", flush=True)
+                export_result = stages.export_vs_bare(w, w.write(tmp))
+    extra = [report.export_target(export_result)] if export_result else []
+    if export_result and "error" in export_result:
+        print(f"   export comparison error: {export_result['error']}")
+    print(report.summary_table(records, extra))
+    total = time.perf_counter() - started
+    info["loadavg_end"] = os.getloadavg()
+    print(f"\nbenchmark wall time {total / 60:.1f} min; load average at the end {info['loadavg_end'][0]:.2f}; results in {os.path.relpath(opts.out)}")
+    with open(opts.out, "w") as fh:
+        json.dump({"version": 2, "machine": info, "wall_s": total, "argv": sys.argv[1:], "workloads": records, "export": export_result,
+                   "export_target": extra[0] if extra else None}, fh, indent=1, default=str)  # fmt: skip
     return 0
 
 

@@ -1,0 +1,455 @@
+"""The jaxscope side of one workload, in a fresh GUI process (offscreen Qt), as the app runs it.
+
+    python benchmarks/gui_stages.py FILE ARGS_FILE --reps 3 [--extras] [--png] [--pan N]
+
+Drives the real `jaxscope.qt.controller.Controller` (worker process + layout process) and a real
+`QtGraphView`: ``Controller.trace(TraceRequest)`` -> ``trace_finished`` -> ``auto_expanded`` ->
+``Controller.layout`` -> ``layout_finished`` -> ``QtGraphView.set_graph`` -> first paint
+(``viewport().grab()``), with a 10 ms QTimer measuring how late the GUI event loop runs the whole
+time. The worker is warm (JAX imported, a tiny trace done) before the clock starts, as it is
+when a user opens a function in a running app.
+
+Prints one JSON object per line, ``{"key": ..., "value": ...}``, as each stage finishes, so a
+run killed by the harness's timeout still reports what it measured; the last line is
+``{"key": "done"}``. Not a test: numbers depend on the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from typing import Any
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from PySide6.QtCore import QCoreApplication, QEventLoop, QSettings, Qt, QTimer  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from jaxscope.core.client import DEFAULT_TIMEOUTS, WorkerClient  # noqa: E402
+from jaxscope.core.layout import auto_expanded  # noqa: E402
+from jaxscope.core.layout_body import expandable  # noqa: E402
+from jaxscope.core.layout_client import LayoutClient  # noqa: E402
+from jaxscope.core.model import FunctionRef, Graph, Layout, TraceRequest, TraceResult  # noqa: E402
+from jaxscope.core.svg import render_svg  # noqa: E402
+from jaxscope.qt.controller import Controller  # noqa: E402
+from jaxscope.qt.graph_view import QtGraphView  # noqa: E402
+
+TICK_MS = 10
+VIEW_W, VIEW_H = 1600, 1000
+BENCH_TIMEOUT_S = 900.0  # the harness bounds the whole process; the worker must not time out first
+
+
+def emit(key: str, value: Any) -> None:
+    print(json.dumps({"key": key, "value": value}), flush=True)
+
+
+def vm_hwm_mb(pid: int | None) -> float | None:
+    """Peak RSS (VmHWM) of a live process, in MB (Linux); None when unknown."""
+    if not pid:
+        return None
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    try:
+        import psutil
+
+        return psutil.Process(pid).memory_info().rss / 2**20
+    except Exception:
+        return None
+
+
+def self_peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KB on Linux
+
+
+class LoopProbe:
+    """A 10 ms precise timer; lateness = interval between two ticks minus 10 ms."""
+
+    def __init__(self) -> None:
+        self.ticks: list[float] = []
+        self.timer = QTimer()
+        self.timer.setTimerType(Qt.TimerType.PreciseTimer)
+        self.timer.setInterval(TICK_MS)
+        self.timer.timeout.connect(lambda: self.ticks.append(time.perf_counter()))
+
+    def start(self) -> None:
+        self.ticks = [time.perf_counter()]
+        self.timer.start()
+
+    def stop(self) -> None:
+        self.timer.stop()
+
+    def stats(self, t_from: float, t_to: float) -> dict[str, float]:
+        """Max and p99 lateness (ms) of the ticks that fired in (t_from, t_to]."""
+        late = []
+        for a, b in zip(self.ticks, self.ticks[1:]):
+            if t_from < b <= t_to:
+                late.append(max(0.0, (b - a) * 1000 - TICK_MS))
+        if not late:
+            return {"max_ms": 0.0, "p99_ms": 0.0, "ticks": 0}
+        late.sort()
+        p99 = late[min(len(late) - 1, int(round(0.99 * (len(late) - 1))))]
+        return {"max_ms": late[-1], "p99_ms": p99, "ticks": len(late)}
+
+
+def wait_until(loop_cond, timeout: float) -> bool:
+    """Spin the Qt event loop until `loop_cond()` or the timeout."""
+    end = time.monotonic() + timeout
+    while not loop_cond():
+        if time.monotonic() > end:
+            return False
+        QCoreApplication.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 20)
+        time.sleep(0.002)
+    return True
+
+
+class Bench:
+    def __init__(self, path: str, args: str) -> None:
+        self.path = path
+        self.args = args
+        timeouts = {k: BENCH_TIMEOUT_S for k in DEFAULT_TIMEOUTS}
+        # No pre-warmed spare: the app keeps one, but the clock starts only once it is up anyway
+        # (it only costs CPU while it imports jax), so the bench skips it to save time.
+        self.worker = WorkerClient(spare=False, timeouts=timeouts)
+        self.controller = Controller(worker=self.worker, layouts=LayoutClient())
+        self.view = QtGraphView()
+        self.view.resize(VIEW_W, VIEW_H)
+        self.view.show()
+        self.probe = LoopProbe()
+        self.events: dict[str, Any] = {}
+        c = self.controller
+        c.trace_finished.connect(self._on_trace)
+        c.trace_failed.connect(self._on_failed)
+        c.layout_finished.connect(self._on_layout)
+        c.layout_failed.connect(lambda msg: self._on_failed(msg))
+        self.loop = QEventLoop()
+        self.layout_on_trace = True
+
+    # -- signal handlers: what the app does on these signals, timed
+    def _on_trace(self, result: TraceResult) -> None:
+        ev = self.events
+        ev["t_trace"] = time.perf_counter()
+        ev["result"] = result
+        if not self.layout_on_trace:
+            self.loop.quit()
+            return
+        expanded = auto_expanded(result.graph)
+        ev["t_auto"] = time.perf_counter()
+        self.controller.layout(result.graph, expanded)
+
+    def _on_layout(self, graph: Graph, layout: Layout, expanded: frozenset[str]) -> None:
+        ev = self.events
+        ev["t_layout"] = time.perf_counter()
+        ev["layout"], ev["expanded"] = layout, expanded
+        self.view.set_graph(graph, layout, "light", keep_view=ev.get("keep_view", False))
+        ev["t_scene"] = time.perf_counter()
+        self.view.viewport().grab()
+        ev["t_paint"] = time.perf_counter()
+        self.loop.quit()
+
+    def _on_failed(self, info: Any) -> None:
+        self.events["t_failed"] = time.perf_counter()
+        self.events["failure"] = getattr(info, "kind", None) or str(info)
+        self.events["failure_text"] = info.summary() if hasattr(info, "summary") else str(info)
+        self.loop.quit()
+
+    def request(self, function: str = "train_step", args: str | None = None) -> TraceRequest:
+        return TraceRequest(FunctionRef(function, path=self.path), self.args if args is None else args, jaxpr_text=True, record_flow=False)
+
+    def run_loop(self, timeout_s: float) -> None:
+        guard = QTimer()
+        guard.setSingleShot(True)
+        guard.timeout.connect(self.loop.quit)
+        guard.start(int(timeout_s * 1000))
+        self.loop.exec()
+        guard.stop()
+
+    # -- stages
+    def warm(self) -> None:
+        t = time.perf_counter()
+        info = self.worker.worker_info()
+        emit("worker_startup_s", time.perf_counter() - t)
+        emit("worker_pid", info.get("pid"))
+        self.events = {}
+        self.controller.trace(self.request("warm", "f32[4]"))
+        self.run_loop(120)
+        if "failure" in self.events:
+            raise SystemExit(f"warm-up trace failed: {self.events['failure_text']}")
+        spare = getattr(self.worker, "_spare", None)  # the pre-warmed spare: let it finish importing jax
+        if spare is not None:
+            wait_until(lambda: spare.ready.is_set() or not spare.alive, 120)
+        QCoreApplication.processEvents()
+
+    def open_once(self, timeout_s: float) -> dict[str, Any]:
+        """One "open function -> interactive" run: trace, auto-expanded layout, scene, first paint."""
+        gc.collect()
+        self.events = {}
+        self.probe.start()
+        t0 = time.perf_counter()
+        self.controller.trace(self.request())
+        self.run_loop(timeout_s)
+        # let the tick that the scene build delayed fire, so "including scene" sees it
+        end = time.perf_counter() + 0.05
+        wait_until(lambda: time.perf_counter() > end, 1)
+        self.probe.stop()
+        ev = self.events
+        if "failure" in ev:
+            raise RuntimeError(ev["failure_text"])
+        if "t_paint" not in ev:
+            raise TimeoutError(f"no graph on screen after {timeout_s:.0f} s")
+        result: TraceResult = ev["result"]
+        layout: Layout = ev["layout"]
+        w = dict(result.timings)
+        worker_total = sum(w.values())
+        return {
+            "total_s": ev["t_paint"] - t0,
+            "worker": w,
+            "worker_trace_s": w.get("trace", 0.0),
+            "worker_graph_s": w.get("graph", 0.0),
+            "worker_other_s": worker_total - w.get("trace", 0.0) - w.get("graph", 0.0),
+            "transfer_s": (ev["t_trace"] - t0) - worker_total,
+            "trace_request_s": ev["t_trace"] - t0,
+            "auto_expanded_s": ev["t_auto"] - ev["t_trace"],
+            "layout_s": ev["t_layout"] - ev["t_auto"],
+            "scene_s": ev["t_scene"] - ev["t_layout"],
+            "paint_s": ev["t_paint"] - ev["t_scene"],
+            "engine": layout.engine,
+            "layout_notes": list(layout.notes),
+            "nodes_drawn": len(layout.nodes),
+            "edges_drawn": len(layout.edges),
+            "expanded": len(ev["expanded"]),
+            "loop": self.probe.stats(t0, ev["t_layout"]),
+            "loop_trace": self.probe.stats(t0, ev["t_trace"]),
+            "loop_layout": self.probe.stats(ev["t_auto"], ev["t_layout"]),
+            "loop_with_scene": self.probe.stats(t0, time.perf_counter()),
+            "top_eqns": result.graph.top.n_eqns,
+            "total_eqns": result.graph.top.total_eqns,
+            "jaxpr_text_mb": len(result.jaxpr_text) / 1e6,
+        }
+
+    def relayout(self, graph: Graph, expanded: frozenset[str], timeout_s: float) -> dict[str, Any]:
+        """Expand/collapse as the app does it: layout in the worker, scene rebuilt keeping the view."""
+        gc.collect()
+        self.events = {"keep_view": True}
+        self.probe.start()
+        t0 = time.perf_counter()
+        self.events["t_auto"] = t0
+        self.controller.layout(graph, expanded)
+        self.run_loop(timeout_s)
+        end = time.perf_counter() + 0.05
+        wait_until(lambda: time.perf_counter() > end, 1)
+        self.probe.stop()
+        ev = self.events
+        if "failure" in ev or "t_paint" not in ev:
+            raise RuntimeError(ev.get("failure_text", "relayout timed out"))
+        return {
+            "layout_s": ev["t_layout"] - t0,
+            "scene_s": ev["t_scene"] - ev["t_layout"],
+            "paint_s": ev["t_paint"] - ev["t_scene"],
+            "total_s": ev["t_paint"] - t0,
+            "nodes_drawn": len(ev["layout"].nodes),
+            "loop": self.probe.stats(t0, ev["t_layout"]),
+        }
+
+    def cancel_latency(self, after_s: float) -> dict[str, Any]:
+        """Start a trace, cancel it after `after_s`: how long cancel() blocks, and until trace_failed."""
+        self.events = {}
+        self.layout_on_trace = False
+        marks: dict[str, float] = {}
+
+        def do_cancel() -> None:
+            marks["t_cancel"] = time.perf_counter()
+            self.controller.cancel()
+            marks["t_returned"] = time.perf_counter()
+
+        self.controller.trace(self.request())
+        QTimer.singleShot(int(after_s * 1000), do_cancel)
+        self.run_loop(after_s + 30)
+        self.layout_on_trace = True
+        ev = self.events
+        if "t_cancel" not in marks:
+            return {"error": "no cancel happened"}
+        if "t_failed" not in ev:
+            return {"error": "the trace finished before the cancel" if "t_trace" in ev else "no answer after cancel"}
+        return {
+            "after_s": after_s,
+            "call_ms": (marks["t_returned"] - marks["t_cancel"]) * 1000,
+            "to_failed_ms": (ev["t_failed"] - marks["t_cancel"]) * 1000,
+            "kind": ev.get("failure"),
+        }
+
+
+def biggest_collapsed(graph: Graph, expanded: frozenset[str]) -> list[tuple[int, str]]:
+    """(sub-graph equations, owner path) of every collapsed owner that is visible, biggest first."""
+    out: list[tuple[int, str]] = []
+
+    def visit(body_id: str, prefix: str) -> None:
+        for node in graph.bodies[body_id].nodes:
+            if not expandable(graph, node):
+                continue
+            path = prefix + node.id
+            if path in expanded:
+                for i, ref in enumerate(node.subgraphs):
+                    visit(ref.body, f"{path}:{i}/")
+            else:
+                out.append((sum(graph.bodies[r.body].total_eqns for r in node.subgraphs), path))
+
+    visit(graph.root, "")
+    out.sort(key=lambda t: -t[0])
+    return out
+
+
+def pan_and_fit(view: QtGraphView, pans: int) -> dict[str, Any]:
+    """Pan at zoom 1 (scroll 40 px, full viewport repaint) and fit-all repaints, in ms."""
+    vp = view.viewport()
+    content = view.content_rect()
+    if hasattr(view, "_set_scale"):
+        view._set_scale(1.0)
+    view.centerOn(content.center())
+    zoom = view.zoom()
+    vp.repaint()
+    h = view.horizontalScrollBar()
+    v = view.verticalScrollBar()
+    pan = []
+    for i in range(pans):
+        bar, step = (h, 40) if i % 2 == 0 else (v, 40)
+        bar.setValue(bar.value() + (step if (i // 2) % 8 < 4 else -step))
+        t = time.perf_counter()
+        vp.repaint()
+        pan.append((time.perf_counter() - t) * 1000)
+    view.fit_all()
+    vp.repaint()
+    fit = []
+    for _ in range(3):
+        t = time.perf_counter()
+        vp.repaint()
+        fit.append((time.perf_counter() - t) * 1000)
+    return {
+        "zoom": zoom,
+        "pan_median_ms": statistics.median(pan),
+        "pan_max_ms": max(pan),
+        "fit_median_ms": statistics.median(fit),
+        "fit_max_ms": max(fit),
+        "fit_zoom": view.zoom(),
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("path")
+    ap.add_argument("args_file", help="a file holding the argument spec text")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--timeout", type=float, default=600.0, help="per open, seconds")
+    ap.add_argument("--pan", type=int, default=20, help="pan steps (0: skip pan and fit-all)")
+    ap.add_argument("--png", action="store_true", help="also time PNG export (core.export, capped size)")
+    ap.add_argument("--no-expand", action="store_true")
+    ap.add_argument("--no-cancel", action="store_true")
+    ap.add_argument("--no-extras", action="store_true", help="skip the jaxpr pane / linking timings")
+    opts = ap.parse_args()
+    with open(opts.args_file) as fh:
+        args = fh.read()
+
+    QCoreApplication.setOrganizationName("jaxscope-bench")
+    QCoreApplication.setApplicationName("jaxscope-bench")
+    settings_dir = tempfile.mkdtemp(prefix="jaxscope-bench-settings-")
+    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, settings_dir)
+    app = QApplication.instance() or QApplication([sys.argv[0]])
+    emit("gui_rss_start_mb", self_peak_mb())
+    bench = Bench(os.path.abspath(opts.path), args)
+    try:
+        bench.warm()
+        emit("gui_rss_warm_mb", self_peak_mb())
+        runs = []
+        for _ in range(opts.reps):
+            run = bench.open_once(opts.timeout)
+            runs.append(run)
+            emit("run", run)
+        emit("gui_peak_after_open_mb", self_peak_mb())
+        emit("worker_peak_mb", vm_hwm_mb(bench.worker.worker_info().get("pid")))
+        lw = getattr(bench.controller.layouts, "_worker", None)
+        emit("layout_worker_peak_mb", vm_hwm_mb(getattr(getattr(lw, "proc", None), "pid", None)))
+        result: TraceResult = bench.events["result"]
+        graph, layout, expanded = result.graph, bench.events["layout"], bench.events["expanded"]
+
+        t = time.perf_counter()
+        svg = render_svg(graph, layout)
+        emit("svg", {"s": time.perf_counter() - t, "mb": len(svg.encode()) / 1e6})
+        del svg
+
+        if opts.pan:
+            emit("pan", pan_and_fit(bench.view, opts.pan))
+
+        if not opts.no_extras:
+            extras: dict[str, Any] = {}
+            try:  # what the main window does on the GUI thread when a trace arrives (app, not Controller)
+                from jaxscope.core import linking
+                from jaxscope.qt.jaxpr_view import QtJaxprView
+
+                jv = QtJaxprView()
+                t = time.perf_counter()
+                jv.set_text(result.jaxpr_text)
+                extras["jaxpr_pane_s"] = time.perf_counter() - t
+                t = time.perf_counter()
+                linking.jaxpr_links(graph, result.jaxpr_text)
+                extras["jaxpr_links_s"] = time.perf_counter() - t
+                t = time.perf_counter()
+                linking.nodes_by_line(graph, bench.path)
+                linking.node_colours(graph, bench.path, list(linking.PALETTE_LIGHT))
+                extras["line_maps_s"] = time.perf_counter() - t
+                jv.deleteLater()
+            except Exception as exc:  # the app's internals move; the core numbers must still come out
+                extras["error"] = f"{type(exc).__name__}: {exc}"
+            emit("app_extras", extras)
+
+        if not opts.no_expand:
+            candidates = biggest_collapsed(graph, expanded)
+            picks = candidates[:1]
+            small = [c for c in candidates if c[0] <= 2500]
+            if small and small[0] not in picks:
+                picks.append(small[0])
+            expands = []
+            for eqns, owner in picks:
+                grown = frozenset(expanded | {owner})
+                first = bench.relayout(graph, grown, opts.timeout)
+                back = bench.relayout(graph, frozenset(expanded), opts.timeout)
+                cached = bench.relayout(graph, grown, opts.timeout)
+                if len(picks) > 1:
+                    bench.relayout(graph, frozenset(expanded), opts.timeout)
+                expands.append({"owner": owner, "eqns": eqns, "first": first, "collapse": back, "cached": cached})
+            emit("expand", expands)
+
+        emit("gui_peak_mb", self_peak_mb())
+
+        if not opts.no_cancel:
+            trace_s = statistics.median(r["worker_trace_s"] for r in runs)
+            emit("cancel", bench.cancel_latency(min(0.5, max(0.05, 0.3 * trace_s))))
+
+        if opts.png:
+            from jaxscope.core.export import export
+
+            out = os.path.join(settings_dir, "graph.png")
+            t = time.perf_counter()
+            export(graph, layout, out)
+            emit("png", {"s": time.perf_counter() - t, "mb": os.path.getsize(out) / 1e6})
+            emit("gui_peak_with_png_mb", self_peak_mb())
+    finally:
+        bench.controller.close()
+    emit("done", True)
+    app.quit()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
