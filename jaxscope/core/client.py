@@ -41,7 +41,8 @@ DEFAULT_TIMEOUTS: dict[str, float] = {
     "nan": 300.0,
     "divergence": 300.0,
 }
-GRACE_S = 1.0
+GRACE_S = 1.0  # a timed-out worker gets this long to say where it was stuck (the error names the line)
+CANCEL_GRACE_S = 0.05  # the user is waiting: a worker busy in C code (tracing, XLA) would hold cancel up to GRACE_S
 CRASH_LIMIT = 3
 CRASH_WINDOW_S = 300.0
 
@@ -336,7 +337,7 @@ class WorkerClient:
         threading.Thread(target=self._finish_stop, args=(job,), daemon=True).start()
 
     def _finish_stop(self, job: _Job) -> None:
-        deadline = time.monotonic() + GRACE_S
+        deadline = time.monotonic() + (CANCEL_GRACE_S if job.stopping == "cancelled" else GRACE_S)
         while time.monotonic() < deadline and job.reply_error is None and job.worker.alive:
             time.sleep(0.02)
         job.worker.kill()
