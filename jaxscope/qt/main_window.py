@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
     QFileDialog,
+    QFrame,
     QHBoxLayout,
     QInputDialog,
     QLabel,
@@ -22,6 +23,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
+    QScrollArea,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
@@ -188,7 +190,11 @@ class MainWindow(QMainWindow):
         self._dock("diagnostics", "Diagnostics", self.diagnostics, Qt.DockWidgetArea.BottomDockWidgetArea, tab_with="problems")
         self._dock("log", "Log", self.log, Qt.DockWidgetArea.BottomDockWidgetArea, tab_with="problems")
         self.run_panel = RunPanel()
-        self._dock("run", "Run: jit vs eager", self.run_panel, Qt.DockWidgetArea.BottomDockWidgetArea, tab_with="problems")
+        run_scroll = QScrollArea()  # its options form would otherwise set the height of the whole bottom dock area
+        run_scroll.setWidgetResizable(True)
+        run_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        run_scroll.setWidget(self.run_panel)
+        self._dock("run", "Run: jit vs eager", run_scroll, Qt.DockWidgetArea.BottomDockWidgetArea, tab_with="problems")
         self.docks["problems"].raise_()
 
         self.phase_label = plain_label("starting the worker…")
