@@ -357,7 +357,37 @@ class MainWindow(QMainWindow):
             self.inputs.request_trace()
         return True
 
+    def may_run(self, path: str) -> bool:
+        """Tracing runs the file's top-level code with the user's privileges: ask once per file.
+
+        The bundled tutorials are trusted; a "Run" answer is remembered in the settings."""
+        path = os.path.abspath(path)
+        if path.startswith(os.path.abspath(EXAMPLES_DIR) + os.sep):
+            return True
+        trusted = self.settings.value("trustedFiles", [], type=list) or []
+        if path in trusted:
+            return True
+        if not self.confirm_run(path):
+            return False
+        self.settings.setValue("trustedFiles", [*trusted, path][-500:])
+        return True
+
+    def confirm_run(self, path: str) -> bool:
+        """The question itself (tests replace it)."""
+        box = QMessageBox(self)
+        box.setWindowTitle("Run this file?")
+        box.setTextFormat(Qt.TextFormat.PlainText)
+        box.setText(f"Tracing {os.path.basename(path)} runs its top-level code, and the code it imports, with your "
+                    f"privileges (jaxscope isolates crashes, it is not a sandbox).\n\n{path}")
+        run = box.addButton("Run", QMessageBox.ButtonRole.AcceptRole)
+        box.addButton("View Only", QMessageBox.ButtonRole.RejectRole)
+        box.exec()
+        return box.clickedButton() is run
+
     def _trace(self, function: str, args: str) -> None:
+        if not self.may_run(self.doc.path):
+            self._show_problem(f"View only: {os.path.basename(self.doc.path)} was not run. Trace (F5) to be asked again.")
+            return
         if self.doc.function != function:
             self.doc.user_toggled = False
         self.doc.function, self.doc.args = function, args

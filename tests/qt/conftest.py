@@ -16,6 +16,7 @@ def window(qtbot, tmp_path):
     from jaxscope.qt.main_window import MainWindow
 
     w = MainWindow(theme="light")
+    w.confirm_run = lambda path: True  # the run-this-file question (tested on its own)
     qtbot.addWidget(w)
     w.resize(1400, 900)
     w.show()

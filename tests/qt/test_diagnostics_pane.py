@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pathlib
 
+import pytest
+
 from tests.qt.conftest import TIMEOUT, open_and_wait
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -98,3 +100,26 @@ def test_open_every_example_from_the_menu_with_its_guide(qtbot, window, monkeypa
     assert paths and all("/" in p for p in paths)  # only inside library sub-graphs
     qtbot.waitUntil(lambda: w.doc.layout is not layout, timeout=TIMEOUT)
     assert set(w.graph.selected_paths()) == set(paths)
+
+
+def test_a_file_runs_only_after_the_user_says_so_and_the_answer_is_remembered(qtbot, window, tmp_path):
+    w = window
+    asked: list[str] = []
+    answer = [False]
+    w.confirm_run = lambda path: asked.append(path) or answer[0]
+    path = tmp_path / "untrusted.py"
+    path.write_text("import jax.numpy as jnp\n\nJAXSCOPE_ARGS = {'f': 'f32[3]'}\n\n\ndef f(x):\n    return jnp.sin(x)\n")
+    assert w.open_target(f"{path}::f")
+    assert asked == [str(path)] and w.doc.result is None
+    assert "View only" in w.problem.text() and "sin" in w.source.toPlainText()  # the source is shown, not run
+    answer[0] = True
+    w.inputs.request_trace()
+    qtbot.waitUntil(lambda: w.doc.layout is not None, timeout=TIMEOUT)
+    assert len(asked) == 2
+    w.doc.layout = None
+    assert w.open_target(f"{path}::f")
+    qtbot.waitUntil(lambda: w.doc.layout is not None, timeout=TIMEOUT)
+    assert len(asked) == 2  # remembered
+    examples = [e.path for e in w.examples()]
+    w.confirm_run = lambda path: pytest.fail("tutorials are trusted")
+    assert w.may_run(examples[0])
