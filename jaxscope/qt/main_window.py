@@ -119,6 +119,7 @@ class MainWindow(QMainWindow):
         self._problem_info: ErrorInfo | None = None
         self._pending_select: list[str] = []  # select these once the layout that reveals them is shown
         self._retrace: RetraceDialog | None = None
+        self._text_query = ""  # the last Find in IR Text query
         self._ir_links: dict[str, IrLinks] = {}  # stage -> links of the IR text now shown
         self._hlo_started = 0.0
 
@@ -274,6 +275,9 @@ class MainWindow(QMainWindow):
         view.addAction(self._action("&Find in Graph…", self.find_dialog, QKeySequence.StandardKey.Find))
         view.addAction(self._action("Find &Next", lambda: self.graph.next_match(), QKeySequence.StandardKey.FindNext))
         view.addAction(self._action("Find &Previous", lambda: self.graph.previous_match(), QKeySequence.StandardKey.FindPrevious))
+        view.addAction(self._action("Find in IR &Text…", self.find_text_dialog, "Ctrl+Shift+F"))
+        view.addAction(self._action("Find Next in Text", lambda: self.find_text(), "Ctrl+G"))
+        view.addAction(self._action("Find Previous in Text", lambda: self.find_text(backward=True), "Ctrl+Shift+G"))
         view.addSeparator()
         for name in ("light", "dark"):
             view.addAction(self._action(f"{name.title()} Theme", lambda checked=False, n=name: self.set_theme(n)))
@@ -841,6 +845,23 @@ class MainWindow(QMainWindow):
         if ok and text:
             count = len(self.graph.search(text))
             self.statusBar().showMessage(f"{count} match{'es' if count != 1 else ''} for {text!r}", 4000)
+
+    def find_text_dialog(self) -> None:
+        text, ok = QInputDialog.getText(self, "Find in IR Text", "Text in the shown tab (jaxpr, StableHLO or HLO):", text=self._text_query)
+        if ok and text:
+            self.find_text(text)
+
+    def find_text(self, text: str | None = None, backward: bool = False) -> bool:
+        """Find in the IR tab on screen, wrapping around; Ctrl+G / Ctrl+Shift+G repeat the last query."""
+        if text is not None:
+            self._text_query = text
+        views = [self.jaxpr, self.ir.views["stablehlo"], self.ir.views["compiled"]]
+        index = self.ir.currentIndex()
+        view = views[index] if index < len(views) else self.jaxpr
+        found = bool(self._text_query) and view.find(self._text_query, backward=backward)
+        if self._text_query and not found:
+            self.statusBar().showMessage(f"{self._text_query!r} not found in this tab", 4000)
+        return found
 
     def show_shortcuts(self) -> None:
         rows = [f"{a.text().replace('&', ''):<24} {a.shortcut().toString()}" for a in self.actions() if not a.shortcut().isEmpty()]

@@ -106,3 +106,15 @@ def test_per_equation_divergence_colours_the_graph(qtbot, window):
         assert set(w.graph.line_colours()) == {d.path for d in found}
         w.run_panel.divergence.cellClicked.emit(0, 0)
         assert w.graph.selected_paths() == [found[0].path]
+
+
+def test_find_in_the_ir_text_of_the_shown_tab(qtbot, window):
+    w = window
+    open_and_wait(qtbot, w, f"{CASES}::fusable")
+    qtbot.waitUntil(lambda: "compiled" in w._ir_links, timeout=TIMEOUT)
+    w.ir.setCurrentIndex(1)  # StableHLO
+    assert w.find_text("stablehlo.sine")
+    assert "stablehlo.sine" in w.ir.views["stablehlo"].textCursor().block().text()
+    w.ir.setCurrentIndex(2)  # compiled HLO: the same query, repeated with Ctrl+G
+    assert not w.find_text()
+    assert w.find_text("fusion") and w.find_text() and w.find_text(backward=True)
