@@ -88,15 +88,14 @@ def highlight_paths(graph: Graph, layout: Layout, query: str) -> frozenset[str]:
     """The drawn base paths matching a graph search (``--highlight``): a primitive, a name, a shape,
     ``:12`` or a bare ``12`` for a source line. A match inside a collapsed sub-graph marks the drawn
     node that holds it, so a line stays findable at any ``--collapse`` depth."""
-    from jaxscope.core.graph_query import SearchIndex  # networkx: only when highlighting
-    from jaxscope.core.guide import all_nodes
+    from jaxscope.core.guide import find  # networkx: only when highlighting
 
     query = query.strip()
     if query.isdigit():
         query = f":{query}"
     drawn = {box.path.partition("#")[0] for box in layout.nodes}
     found: set[str] = set()
-    for path in SearchIndex(all_nodes(graph)).search(query):
+    for path in find(graph, query):
         while path not in drawn and "/" in path:
             path = path.rsplit("/", 1)[0].rsplit(":", 1)[0]  # "e4:1/e2:0/e0" -> "e4:1/e2", its owner
         if path in drawn:

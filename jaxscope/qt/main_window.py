@@ -768,7 +768,7 @@ class MainWindow(QMainWindow):
         dialog = self._retrace = RetraceDialog(result.request.function.qualname, result.request.args, self)
         dialog.check_requested.connect(
             lambda before, after: self.controller.submit(
-                "retrace", RetraceRequest(result.request.function, result.request.args, after), lambda d: from_jsonable(RetraceResult, d)
+                "retrace", RetraceRequest(result.request.function, before, after), lambda d: from_jsonable(RetraceResult, d)
             )
         )
         dialog.show()

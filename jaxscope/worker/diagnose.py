@@ -19,7 +19,7 @@ import jax
 from jaxscope.core.diagnostics import Diagnostic, constant_diagnostics, node_locations
 from jaxscope.core.model import Graph, SourceLoc
 from jaxscope.worker.keyreuse import find_key_reuse
-from jaxscope.worker.userframes import is_user_file
+from jaxscope.worker.userframes import is_user_file, user_modules
 
 _LOADS = {"LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_CLASSDEREF"}
 _STORES = {"STORE_GLOBAL", "STORE_NAME"}
@@ -54,15 +54,6 @@ class _Tee:
         return getattr(self._inner, name)
 
 
-def _user_modules() -> list[ModuleType]:
-    out = []
-    for module in list(sys.modules.values()):
-        path = getattr(module, "__file__", None)
-        if isinstance(path, str) and is_user_file(path):
-            out.append(module)
-    return out
-
-
 def _fingerprint(value: Any) -> tuple[int, int]:
     size = len(value) if isinstance(value, (list, dict, set, bytearray)) else -1
     return id(value), size
@@ -78,7 +69,7 @@ class TraceWatch:
         self.changed: list[tuple[ModuleType, str, str]] = []  # (module, name, "rebound"/"mutated"/"added")
 
     def __enter__(self) -> TraceWatch:
-        self.modules = _user_modules()
+        self.modules = user_modules()
         self._before = {m.__name__: {k: _fingerprint(v) for k, v in vars(m).items() if not k.startswith("__")} for m in self.modules}
         self._stdout = sys.stdout
         self._tee = _Tee(sys.stdout)

@@ -21,8 +21,8 @@ from jaxscope.worker import jax_compat as jc
 MAX_EQNS = 5000  # one output per equation: beyond this the program doubles in size for little insight
 
 
-def per_equation(closed: Any, flat_args: list[Any], device: Any) -> tuple[EqnDivergence, ...]:
-    """One entry per top-level equation with floating outputs, in program order."""
+def per_equation(closed: Any, flat_args: list[Any]) -> tuple[EqnDivergence, ...]:
+    """One entry per top-level equation with floating outputs, in program order (on the default device)."""
     jaxpr = closed.jaxpr
     picked: list[tuple[int, Any]] = []
     for i, eqn in enumerate(jaxpr.eqns[:MAX_EQNS]):
@@ -34,10 +34,9 @@ def per_equation(closed: Any, flat_args: list[Any], device: Any) -> tuple[EqnDiv
         return ()
     wide = ClosedJaxpr(jc.with_outputs(jaxpr, [v for _, v in picked], [f"e{i}" for i, _ in picked]), closed.consts)
     fn = jaxpr_as_fun(wide)
-    with jax.default_device(device):
-        jitted = jax.block_until_ready(jax.jit(fn)(*flat_args))
-        with jax.disable_jit():
-            eager = jax.block_until_ready(fn(*flat_args))
+    jitted = jax.block_until_ready(jax.jit(fn)(*flat_args))
+    with jax.disable_jit():
+        eager = jax.block_until_ready(fn(*flat_args))
     cache: dict[Any, Any] = {}
     out = []
     for (i, var), a, b in zip(picked, jitted, eager, strict=True):

@@ -17,8 +17,7 @@ import jax
 
 from jaxscope.core import argspec
 from jaxscope.core.model import Graph
-from jaxscope.worker.to_graph import build_graph
-from jaxscope.worker.trace import constant_names, to_abstract, unwrap
+from jaxscope.worker.trace import graph_of, to_abstract, unwrap
 
 
 @dataclass
@@ -79,11 +78,7 @@ def trace_live(
     names = set(static_argnames) | {k for k, v in named.items() if not holds_array(v)}
     jitted = jax.jit(target, static_argnums=tuple(sorted(nums)), static_argnames=tuple(sorted(names)))
     traced = jitted.trace(*values, **named)
-    closed = traced.jaxpr
-    info = closed.jaxpr.debug_info
-    arg_names = tuple(info.arg_names or ()) if info is not None else ()
-    result_paths = tuple(info.result_paths or ()) if info is not None else ()
-    graph = build_graph(closed, function_name(target), arg_names, result_paths, constant_names(fn))
+    graph, _names, _paths = graph_of(traced.jaxpr, function_name(target), fn)
     return LiveTrace(graph=graph, traced=traced)
 
 

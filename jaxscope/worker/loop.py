@@ -15,16 +15,15 @@ from jaxscope.core.serialize import from_jsonable, to_jsonable
 
 
 def _user_modules() -> dict[str, float]:
-    from jaxscope.worker.userframes import is_user_file
+    """path -> mtime of each user module: the client recycles the worker when one changes."""
+    from jaxscope.worker.userframes import user_modules
 
     out = {}
-    for module in list(sys.modules.values()):
-        path = getattr(module, "__file__", None)
-        if isinstance(path, str) and is_user_file(path):
-            try:
-                out[path] = os.stat(path).st_mtime
-            except OSError:
-                out[path] = -1.0
+    for module in user_modules():
+        try:
+            out[module.__file__] = os.stat(module.__file__).st_mtime
+        except OSError:
+            out[module.__file__] = -1.0
     return out
 
 

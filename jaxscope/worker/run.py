@@ -15,18 +15,20 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 import jax
 
 from jaxscope.core.compare_text import verdict
 from jaxscope.core.run_model import EqnDivergence, NanOrigin, RunRequest, RunResult
 from jaxscope.worker.compare import compare_outputs
-from jaxscope.worker.errors import classify
 from jaxscope.worker.divergence import per_equation
+from jaxscope.worker.errors import classify
 from jaxscope.worker.first_nan import find_first_nonfinite, flat_dynamic
 from jaxscope.worker.run_inputs import describe, from_user, generate, list_devices, pick_device, user_maker
 from jaxscope.worker.trace import Phase, Prepared, TraceFailed, prepare, trace_failure
+
+T = TypeVar("T")
 
 EAGER_REPEAT_LIMIT_S = 2.0  # repeat the eager run (warm) only when one run is at most this long
 EAGER_REPEATS = 3
@@ -90,13 +92,13 @@ def run_function(request: RunRequest, phase: Phase) -> RunResult:
     searched = request.find_nan or any(lf.nonfinite for lf in leaves)
     if searched:
         phase("nan")
-        first_nan = _find_nan(prep, traced.jaxpr, args, kwargs, device, warnings)
+        first_nan = _replay("first-NaN search", find_first_nonfinite, None, device, prep, traced.jaxpr, args, kwargs, warnings)
         if first_nan is None and any(lf.jit_nan or lf.jit_posinf or lf.jit_neginf for lf in leaves):
             warnings.append("no equation made NaN/Inf when evaluated one by one: the compiled program makes them (fusion or simplification)")
     divergence: tuple[EqnDivergence, ...] = ()
     if request.per_equation:
         phase("divergence")
-        divergence = _divergence(prep, traced.jaxpr, args, kwargs, device, warnings)
+        divergence = _replay("per-equation comparison", per_equation, (), device, prep, traced.jaxpr, args, kwargs, warnings)
     return RunResult(
         request=request,
         device=device_info,
@@ -166,33 +168,19 @@ def runtime_failure(exc: BaseException, phase: str) -> TraceFailed:
     return failed
 
 
-def _divergence(prep: Prepared, closed: Any, args: list[Any], kwargs: dict[str, Any], device: Any, warnings: list[str]) -> tuple[EqnDivergence, ...]:
+def _replay(what: str, search: Callable[[Any, list[Any]], T], default: T, device: Any, prep: Prepared, closed: Any,
+            args: list[Any], kwargs: dict[str, Any], warnings: list[str]) -> T:
+    """Run `search(closed, flat inputs)` on `device` (a replay of the program); a failure is a warning, not an error."""
     flat = flat_dynamic(args, kwargs, prep.static_argnums, prep.static_argnames)
     if len(flat) != len(closed.jaxpr.invars):
-        warnings.append(f"per-equation comparison skipped: {len(flat)} input leaves for {len(closed.jaxpr.invars)} jaxpr inputs")
-        return ()
-    try:
-        return per_equation(closed, flat, device)
-    except BaseException as exc:
-        if isinstance(exc, KeyboardInterrupt):
-            raise
-        info = classify(exc, "divergence")
-        warnings.append(f"per-equation comparison failed: {info.exc_type}: {info.message}")
-        return ()
-
-
-def _find_nan(prep: Prepared, closed: Any, args: list[Any], kwargs: dict[str, Any], device: Any, warnings: list[str]) -> NanOrigin | None:
-    flat = flat_dynamic(args, kwargs, prep.static_argnums, prep.static_argnames)
-    if len(flat) != len(closed.jaxpr.invars):
-        warnings.append(f"first-NaN search skipped: {len(flat)} input leaves for {len(closed.jaxpr.invars)} jaxpr inputs")
-        return None
+        warnings.append(f"{what} skipped: {len(flat)} input leaves for {len(closed.jaxpr.invars)} jaxpr inputs")
+        return default
     try:
         with jax.default_device(device):
-            return find_first_nonfinite(closed, flat)
+            return search(closed, flat)
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise
-        info = classify(exc, "nan")
-        warnings.append(f"first-NaN search failed: {info.exc_type}: {info.message}")
-        return None
-
+        info = classify(exc, what)
+        warnings.append(f"{what} failed: {info.exc_type}: {info.message}")
+        return default

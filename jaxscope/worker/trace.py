@@ -14,7 +14,7 @@ import numpy as np
 
 from jaxscope.core import argspec
 from jaxscope.core.flow import mark_staged
-from jaxscope.core.model import ErrorInfo, FunctionRef, TraceRequest, TraceResult
+from jaxscope.core.model import ErrorInfo, FunctionRef, Graph, TraceRequest, TraceResult
 from jaxscope.worker.diagnose import TraceWatch, diagnose
 from jaxscope.worker.errors import classify
 from jaxscope.worker.load import LoadError, find_function, load_module
@@ -154,6 +154,14 @@ def trace_failure(exc: BaseException, phase: str = "trace") -> TraceFailed:
     return TraceFailed(classify(exc, phase))
 
 
+def graph_of(closed: Any, name: str, fn: Any) -> tuple[Graph, tuple[str, ...], tuple[str, ...]]:
+    """The Graph of a traced ClosedJaxpr, with the argument names and result paths JAX recorded."""
+    info = closed.jaxpr.debug_info
+    arg_names = tuple(info.arg_names or ()) if info is not None else ()
+    result_paths = tuple(info.result_paths or ()) if info is not None else ()
+    return build_graph(closed, name, arg_names, result_paths, constant_names(fn)), arg_names, result_paths
+
+
 def run_trace(request: TraceRequest, phase: Phase) -> TraceResult:
     """Do one trace; raise TraceFailed with a structured error on any failure."""
     timings: dict[str, float] = {}
@@ -190,10 +198,7 @@ def run_trace(request: TraceRequest, phase: Phase) -> TraceResult:
 
     phase("graph")
     t2 = time.perf_counter()
-    info = closed.jaxpr.debug_info
-    arg_names = tuple(info.arg_names or ()) if info is not None else ()
-    result_paths = tuple(info.result_paths or ()) if info is not None else ()
-    graph = build_graph(closed, request.function.qualname, arg_names, result_paths, constant_names(fn))
+    graph, arg_names, result_paths = graph_of(closed, request.function.qualname, fn)
     timings["graph"] = time.perf_counter() - t2
     warnings: list[str] = []
     flow = None

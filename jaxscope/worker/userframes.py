@@ -11,7 +11,7 @@ import os
 import sys
 import sysconfig
 import traceback
-from types import TracebackType
+from types import ModuleType, TracebackType
 
 import jaxscope
 from jaxscope.core.model import Frame, SourceLoc
@@ -40,6 +40,16 @@ def is_user_file(filename: str) -> bool:
         return False
     path = os.path.abspath(filename)
     return not path.startswith(_EXCLUDED)
+
+
+def user_modules() -> list[ModuleType]:
+    """The imported modules that are the user's files (the traced file and what it imports of theirs)."""
+    out = []
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if isinstance(path, str) and is_user_file(path):
+            out.append(module)
+    return out
 
 
 def user_frames(tb: TracebackType | None) -> list[Frame]:
