@@ -1,0 +1,124 @@
+"""The main window's IR side: lowering and compiling each trace, and linking the IR tabs.
+
+A mixin of `MainWindow` (it uses the window's document, controller, panes and selection helpers),
+kept apart because it is its own idea: what XLA gets and makes, next to the jaxpr graph.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtWidgets import QInputDialog
+
+from jaxscope.core import linking
+from jaxscope.core.hlo_links import FusionInfo, IrLinks, fusions, hlo_links, stablehlo_links
+from jaxscope.core.hlo_model import HloRequest, HloResult, Stage
+from jaxscope.core.model import ErrorInfo
+
+AUTO_COMPILE_MAX_EQNS = 3000  # XLA:CPU needs ~0.5 s at 1k unrolled equations, ~20 s at 13k: ask first above this
+
+
+class IrMixin:
+    """Needs from the window: doc, controller, ir, jaxpr, source, auto_compile, settings, statusBar(),
+    _palette(), _select_nodes(), _graph_selected(), _links, _ir_links, _text_query."""
+
+    doc: Any
+    controller: Any
+    ir: Any
+    jaxpr: Any
+    source: Any
+    auto_compile: Any
+    settings: Any
+    _links: Any
+    _ir_links: dict[str, IrLinks]
+    _text_query: str
+
+    def _request_hlo(self, stage: Stage) -> None:
+        result = self.doc.result
+        if result is None:
+            return
+        if stage == "stablehlo":
+            self._ir_links = {}
+            self.ir.clear("lowering to StableHLO…")
+        graph = result.graph
+        link = stablehlo_links if stage == "stablehlo" else hlo_links
+        self.controller.hlo(HloRequest(result.request.function, result.request.args, stage), lambda r: link(graph, r.text))
+
+    def request_compile(self) -> None:
+        """Compile the traced program with XLA now (also when automatic compiling is off)."""
+        if self.doc.result is not None and "stablehlo" in self._ir_links:
+            self.ir.set_status("compiling with XLA…", compiling=True)
+            self._request_hlo("compiled")
+
+    def _toggle_auto_compile(self, on: bool) -> None:
+        self.settings.setValue("autoCompile", bool(on))
+
+    def _on_hlo_phase(self, phase: str) -> None:
+        if phase == "compile":
+            self.ir.set_status("compiling with XLA… (Cancel or Esc stops it; the graph stays usable)", compiling=True)
+
+    def _on_hlo_finished(self, result: HloResult, linked: object) -> None:
+        current = self.doc.result
+        if current is None or result.request.args != current.request.args or result.request.function != current.request.function:
+            return
+        stage = result.request.stage
+        links, module = linked if isinstance(linked, tuple) else (linked, None)
+        self._ir_links[stage] = links
+        self.ir.set_text(stage, result.text)
+        self._apply_ir_colours()
+        if stage == "stablehlo":
+            big = current.graph.top.total_eqns > AUTO_COMPILE_MAX_EQNS
+            busy = self.controller.worker.busy  # the user asked for something else meanwhile: never preempt it
+            if self.auto_compile.isChecked() and not big and not busy:
+                self.request_compile()
+            else:
+                why = f"over {AUTO_COMPILE_MAX_EQNS} equations" if big else ("the worker is busy" if busy else "automatic compiling is off")
+                self.ir.set_status(f"StableHLO ready; not compiled ({why}).", can_compile=True)
+            return
+        self.ir.set_fusions(fusions(module, links, self.doc.path) if module is not None else [])
+        self.ir.set_status(result.summary())
+
+    def _on_hlo_failed(self, request: HloRequest, info: ErrorInfo) -> None:
+        if info.kind == "cancelled":
+            self.ir.set_status(f"{request.stage} cancelled.", can_compile=request.stage == "compiled")
+        else:
+            self.ir.set_status(f"{request.stage} failed: {info.summary()}", can_compile=request.stage == "compiled")
+
+    def _apply_ir_colours(self) -> None:
+        palette = self._palette()
+        colours = linking.line_colours(self.doc.graph, self.doc.path) if self.doc.graph else {}
+        for stage, links in self._ir_links.items():
+            ir_colours = links.line_colours(colours, self.doc.path)
+            self.ir.views[stage].set_line_colours({n: palette[i % len(palette)] for n, i in ir_colours.items()})
+
+    def _ir_line_clicked(self, stage: str, line: int) -> None:
+        links = self._ir_links.get(stage)
+        if links is None or self._links is None:
+            return
+        paths = links.nodes_for_line(line)
+        self._select_nodes(paths)
+        self._graph_selected(paths)
+        self.ir.views[stage].mark_lines([line], scroll=False)
+
+    def _fusion_selected(self, fusion: FusionInfo) -> None:
+        self._select_nodes(list(fusion.nodes))
+        self._graph_selected(list(fusion.nodes))
+        self.source.mark_lines(list(fusion.source_lines))
+        self.ir.views["compiled"].mark_lines([fusion.line])
+
+    def find_text_dialog(self) -> None:
+        text, ok = QInputDialog.getText(self, "Find in IR Text", "Text in the shown tab (jaxpr, StableHLO or HLO):", text=self._text_query)
+        if ok and text:
+            self.find_text(text)
+
+    def find_text(self, text: str | None = None, backward: bool = False) -> bool:
+        """Find in the IR tab on screen, wrapping around; Ctrl+G / Ctrl+Shift+G repeat the last query."""
+        if text is not None:
+            self._text_query = text
+        views = [self.jaxpr, self.ir.views["stablehlo"], self.ir.views["compiled"]]
+        index = self.ir.currentIndex()
+        view = views[index] if index < len(views) else self.jaxpr
+        found = bool(self._text_query) and view.find(self._text_query, backward=backward)
+        if self._text_query and not found:
+            self.statusBar().showMessage(f"{self._text_query!r} not found in this tab", 4000)
+        return found
