@@ -215,11 +215,13 @@ def run_trace(opts: argparse.Namespace, *, jaxpr_text: bool, record_flow: bool =
             raise CliError(text, EXIT_CODES.get(exc.info.kind, 5)) from None
 
 
-def worker_job(op: str, request: Any, decode: Callable[[Any], Any], timeouts: dict[str, float] | None, debug: bool) -> Any:
+def worker_job(
+    op: str, request: Any, decode: Callable[[Any], Any], timeouts: dict[str, float] | None, debug: bool, env: dict[str, str] | None = None
+) -> Any:
     """Run one request in a one-off worker; a failure becomes the CliError (and exit code) for its kind."""
     from jaxscope.core.client import WorkerClient, WorkerError
 
-    with WorkerClient(spare=False, timeouts=timeouts) as client:
+    with WorkerClient(spare=False, timeouts=timeouts, env=env) as client:
         future = client.submit(op, request, decode)
         try:
             return future.result()

@@ -9,7 +9,7 @@ import time
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QCoreApplication, QSettings  # noqa: E402
+from PySide6.QtCore import QCoreApplication, QSettings, Qt  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -22,6 +22,7 @@ SHOTS = [
     ("window-control-flow-dark.png", "examples/control_flow.py::step", "dark", None, None, 21, "problems"),
     ("window-basics-light.png", "examples/basics.py::predict", "light", None, None, 25, "problems"),
     ("window-basics-dark.png", "examples/basics.py::predict", "dark", None, None, 25, "problems"),
+    ("window-run-light.png", "examples/train_step.py", "light", None, None, None, "run"),
 ]
 
 
@@ -57,6 +58,14 @@ def main() -> int:
             w.show_query(query)
         if line:
             w.source.line_clicked.emit(line)
+        if dock == "run":  # per-equation jit vs eager, then the values of the node that differs most
+            w.run_panel.per_equation.setChecked(True)
+            w.run_function()
+            while w.run_panel.verdict_state == "" and time.time() - t0 < 240:
+                settle(app, 0.05)
+            if w.run_panel.divergence.rowCount():
+                w.run_panel.divergence.cellClicked.emit(0, 0)
+            w.resizeDocks([w.docks["run"]], [520], Qt.Orientation.Vertical)
         settle(app, 2.0)
         w.grab().save(os.path.join(HERE, name))
         print("wrote", name, "-", w.phase_label.text())

@@ -92,12 +92,15 @@ class WorkerClient:
         memory_limit_mb: int | None = None,
         env: dict[str, str] | None = None,
         on_output: OutputCallback | None = None,
+        on_ready: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
         self.timeouts = {**DEFAULT_TIMEOUTS, **(timeouts or {})}
         self._use_spare = spare
         limit = default_memory_limit_mb() if memory_limit_mb is None else memory_limit_mb
-        self._env = worker_env({"JAXSCOPE_MEMORY_LIMIT_MB": str(limit), **(env or {})})
+        self._base_env = {"JAXSCOPE_MEMORY_LIMIT_MB": str(limit), **(env or {})}
+        self._env = worker_env(self._base_env)
         self._on_output = on_output
+        self._on_ready = on_ready
         self._lock = threading.RLock()
         self._ids = itertools.count(1)
         self._active: WorkerProcess | None = None
@@ -162,6 +165,17 @@ class WorkerClient:
         """Forget past crashes and start from fresh workers (after a crash loop)."""
         with self._lock:
             self._crashes.clear()
+            self._retire(self._active)
+            self._retire(self._spare)
+            self._active, self._spare = self._spawn(), None
+
+    def reconfigure(self, env: dict[str, str]) -> None:
+        """Replace both workers with ones started with `env` added (read once by XLA: device count,
+        backends). A job in flight is cancelled; the next request runs on the new workers."""
+        with self._lock:
+            if self._job is not None:
+                self._stop_job(self._job, "cancelled")
+            self._env = worker_env({**self._base_env, **env})
             self._retire(self._active)
             self._retire(self._spare)
             self._active, self._spare = self._spawn(), None
@@ -253,6 +267,12 @@ class WorkerClient:
     # ------------------------------------------------------------------ events (reader threads)
 
     def _on_message(self, worker: WorkerProcess, message: dict[str, Any]) -> None:
+        if message.get("event") == "ready":
+            with self._lock:
+                current = worker is self._active or worker is self._spare  # not a retired one of an old setup
+            if current and self._on_ready is not None:
+                self._on_ready(dict(message))
+            return
         with self._lock:
             job = self._job
             if job is None or job.worker is not worker:

@@ -123,6 +123,8 @@ class EqnDivergence:
     max_abs: float
     max_rel: float
     nonfinite_mismatch: int = 0  # positions NaN/Inf in one and not the other
+    jit_preview: tuple[str, ...] = ()  # the first few values of each, for the node the user clicks
+    eager_preview: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -184,7 +184,6 @@ class WorkerProcess:
             if message.get("event") == "ready":
                 self.ready_info = message
                 self.ready.set()
-                continue
             self._on_message(self, message)
         code = self._proc.wait()
         for t in self._threads[:2]:

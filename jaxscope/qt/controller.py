@@ -8,6 +8,7 @@ number, so a late answer to an old request is dropped (the latest request wins).
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Callable, Collection
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -15,9 +16,11 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal, Slot
 
 from jaxscope.core.client import WorkerClient, WorkerError
+from jaxscope.core.devices import device_env
 from jaxscope.core.hlo_model import HloRequest, HloResult
 from jaxscope.core.layout_client import LayoutClient
 from jaxscope.core.model import ErrorInfo, Graph, Layout, TraceRequest, TraceResult
+from jaxscope.core.run_model import DeviceInfo
 from jaxscope.core.serialize import from_jsonable
 
 
@@ -36,16 +39,30 @@ class Controller(QObject):
     hlo_finished = Signal(object, object)  # HloResult, its parsed links (whatever `link` returned)
     hlo_failed = Signal(object, object)  # HloRequest, ErrorInfo
     hlo_phase = Signal(str)
+    devices_changed = Signal(object)  # tuple[DeviceInfo, ...] of the current worker setup
 
     _trace_done = Signal(int, object)
     _job_done = Signal(int, str, object)
     _hlo_done = Signal(int, object, object, object)
     _layout_done = Signal(int, object, object, object)
     _phase = Signal(int, str)
+    _ready = Signal(object)
 
-    def __init__(self, worker: WorkerClient | None = None, layouts: LayoutClient | None = None, parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        worker: WorkerClient | None = None,
+        layouts: LayoutClient | None = None,
+        parent: QObject | None = None,
+        cpu_devices: int = 1,
+        platforms: str = "",
+    ) -> None:
         super().__init__(parent)
-        self.worker = worker or WorkerClient(spare=True, on_output=self._emit_output)
+        self.devices: tuple[DeviceInfo, ...] = ()  # of the latest worker that started; () until one has
+        self.device_setup: dict[str, Any] = {"cpu_devices": cpu_devices, "platforms": platforms}
+        self._ready.connect(self._on_ready)
+        self.worker = worker or WorkerClient(
+            spare=True, on_output=self._emit_output, on_ready=self._ready.emit, env=device_env(cpu_devices, platforms, os.environ)
+        )
         self.layouts = layouts or LayoutClient()
         self._gen = itertools.count(1)
         self._trace_gen = 0
@@ -61,6 +78,23 @@ class Controller(QObject):
 
     def _emit_output(self, stream: str, text: str) -> None:
         self.output.emit(stream, text)  # from a drain thread: queued to the GUI thread
+
+    @Slot(object)
+    def _on_ready(self, info: dict[str, Any]) -> None:
+        devices = tuple(from_jsonable(DeviceInfo, d) for d in info.get("devices") or ())
+        if devices != self.devices:
+            self.devices = devices
+            self.devices_changed.emit(devices)
+
+    def set_device_setup(self, cpu_devices: int, platforms: str = "") -> None:
+        """Restart the workers with `cpu_devices` simulated CPU devices and `platforms` backends."""
+        env = device_env(cpu_devices, platforms, os.environ)
+        if {"cpu_devices": cpu_devices, "platforms": platforms} == self.device_setup:
+            return
+        self.device_setup = {"cpu_devices": cpu_devices, "platforms": platforms}
+        self.devices = ()
+        self.devices_changed.emit(())
+        self.worker.reconfigure(env)
 
     # ------------------------------------------------------------------ trace
 

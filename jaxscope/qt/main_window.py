@@ -41,6 +41,7 @@ from jaxscope.core.layout import auto_expanded
 from jaxscope.core.argspec import SpecError
 from jaxscope.core.model import Diagnostic, ErrorInfo, FunctionRef, Graph, Layout, TraceRequest, TraceResult
 from jaxscope.core.retrace import RetraceRequest, RetraceResult
+from jaxscope.core.devices import device_env
 from jaxscope.core.run_model import RunRequest, RunResult, run_result_from_jsonable
 from jaxscope.core.serialize import from_jsonable
 from jaxscope.core.static_fix import make_static, static_suggestion
@@ -108,8 +109,8 @@ class MainWindow(IrMixin, QMainWindow):
         self.setWindowTitle("jaxscope")
         self.setAcceptDrops(True)
         self.doc = Document()
-        self.controller = controller or Controller(parent=self)
         self.settings = QSettings()
+        self.controller = controller or Controller(parent=self, **self._device_setup())
         self.theme = themes.resolve(self.settings.value("theme", theme, type=str) or theme)
         self._started = 0.0
         self._phase = ""
@@ -307,6 +308,10 @@ class MainWindow(IrMixin, QMainWindow):
         c.job_failed.connect(self._on_job_failed)
         self.run_panel.run_requested.connect(self.run_function)
         self.run_panel.node_requested.connect(lambda path: self.show_nodes([path]))
+        self.run_panel.setup_requested.connect(self.set_device_setup)
+        self.run_panel.set_setup(**c.device_setup)
+        c.devices_changed.connect(lambda devices: self.run_panel.set_devices(devices, self.run_panel.device.currentData() or ""))
+        self.run_panel.set_devices(c.devices)
         self.cancel_button.clicked.connect(c.cancel)
         self.inputs.trace_requested.connect(self._trace)
         self.graph.selection_changed.connect(self._graph_selected)
@@ -538,6 +543,7 @@ class MainWindow(IrMixin, QMainWindow):
         self.jaxpr.mark_lines(sorted({ln for p in paths for ln in self._links.lines_for_node(p)}))
         for stage, links in self._ir_links.items():
             self.ir.views[stage].mark_lines(links.lines_for_nodes(paths))
+        self.run_panel.show_values(paths[0] if len(paths) == 1 else "")
 
     def _select_nodes(self, paths: list[str]) -> None:
         visible = self.doc.visible_paths()
@@ -654,6 +660,23 @@ class MainWindow(IrMixin, QMainWindow):
         self.run_panel.set_running(True)
         self.controller.submit("run", request, run_result_from_jsonable)
         return True
+
+    def _device_setup(self) -> dict[str, Any]:
+        """The saved worker device setup; anything unreadable gives the default (1 CPU device, all backends)."""
+        try:
+            setup = {"cpu_devices": int(self.settings.value("run/cpuDevices", 1)), "platforms": str(self.settings.value("run/backends", "") or "")}
+            device_env(**setup)  # validates
+            return setup
+        except (TypeError, ValueError):
+            return {"cpu_devices": 1, "platforms": ""}
+
+    def set_device_setup(self, cpu_devices: int, platforms: str = "") -> None:
+        """Restart the worker with this many simulated CPU devices and these backends; remembered."""
+        self.controller.set_device_setup(cpu_devices, platforms)
+        self.settings.setValue("run/cpuDevices", cpu_devices)
+        self.settings.setValue("run/backends", platforms)
+        self.run_panel.set_setup(cpu_devices, platforms)
+        self.statusBar().showMessage(f"Restarting the worker with {cpu_devices} CPU device(s)…", 5000)
 
     def show_nodes(self, paths: list[str]) -> None:
         """Select nodes by path, expanding the clusters that hide them."""

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QPushButton, QScrollArea, QSpinBox, QTableWidget, QTableWidgetItem, QToolButton, QVBoxLayout, QWidget,
 )  # fmt: skip
 
+from jaxscope.core.devices import MAX_CPU_DEVICES
 from jaxscope.core.compare_text import device_line, diverging, fmt_float, fmt_seconds, nan_line, nonfinite_text
 from jaxscope.core.run_model import DeviceInfo, LeafComparison, RunResult
 from jaxscope.qt.inputs_panel import plain_label
@@ -118,6 +119,7 @@ class RunPanel(QWidget):
 
     run_requested = Signal(object)  # dict: device, seed, repeats, rtol, atol, find_nan, per_equation
     node_requested = Signal(str)  # graph node path of the first NaN/Inf equation
+    setup_requested = Signal(int, str)  # simulated CPU device count, backends ("" all, "cpu"): restarts the worker
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -125,6 +127,13 @@ class RunPanel(QWidget):
         self._nan_path = ""
         self.device = _named(QComboBox(), "runDevice", "Device the jitted function runs on; eager runs on the same device")
         self.device.setPlaceholderText("JAX's default device")
+        self.cpu_devices = _named(QSpinBox(), "runCpuDevices",
+                                  "Simulated CPU devices (XLA's --xla_force_host_platform_device_count); changing it restarts the worker")
+        self.cpu_devices.setRange(1, MAX_CPU_DEVICES)
+        self.cpu_devices.setKeyboardTracking(False)  # one restart when the number is typed, not one per digit
+        self.backends = _named(QComboBox(), "runBackends", "Backends the worker starts (JAX_PLATFORMS); changing it restarts the worker")
+        self.backends.addItem("All backends", "")
+        self.backends.addItem("CPU only", "cpu")
         self.seed = _named(QSpinBox(), "runSeed", "Seed of the generated inputs (the same seed gives the same inputs)")
         self.seed.setRange(0, 2**31 - 1)
         self.repeats = _named(QSpinBox(), "runRepeats", "Steady-state jitted runs after the first call; the median is shown")
@@ -146,7 +155,9 @@ class RunPanel(QWidget):
         form = QGridLayout()
         form.addWidget(plain_label("Device"), 0, 0)
         form.addWidget(self.device, 0, 1, 1, 3)
-        for row, pairs in enumerate(((("Seed", self.seed), ("Repeats", self.repeats)), (("rtol", self.rtol), ("atol", self.atol))), 1):
+        rows = ((("CPU devices", self.cpu_devices), ("Backends", self.backends)), (("Seed", self.seed), ("Repeats", self.repeats)),
+                (("rtol", self.rtol), ("atol", self.atol)))
+        for row, pairs in enumerate(rows, 1):
             for col, (text, field) in enumerate(pairs):
                 form.addWidget(plain_label(text), row, 2 * col)
                 form.addWidget(field, row, 2 * col + 1)
@@ -166,6 +177,8 @@ class RunPanel(QWidget):
         self.nan_button = _named(QPushButton("Show in graph"), "runShowNan", "Select the first equation that made NaN/Inf in the graph")
         self.divergence = _named(_FitTable(["Equation", "Primitive", "Line", "Max abs", "Max rel"], stretch_last=False), "runDivergence")
         self.divergence.setToolTip("Equations whose jitted and eager outputs differ (click: select in the graph)")
+        self.values = _named(plain_label(), "runValues")
+        self.values.setFont(QFont("DejaVu Sans Mono", 9))
         self.explanation = _named(plain_label(), "runExplanation")
         self.warnings = _named(plain_label(), "runWarnings")
         self.warnings.setStyleSheet(f"color: {STATE_COLOURS['close']};")
@@ -186,7 +199,10 @@ class RunPanel(QWidget):
         body.addWidget(self.context)
         body.addWidget(self.leaves, 0, Qt.AlignmentFlag.AlignLeft)
         body.addLayout(nan_row)
-        body.addWidget(self.divergence, 0, Qt.AlignmentFlag.AlignLeft)
+        divergence_row = QHBoxLayout()  # the table, and beside it the values of the node clicked
+        divergence_row.addWidget(self.divergence, 0, Qt.AlignmentFlag.AlignTop)
+        divergence_row.addWidget(self.values, 1, Qt.AlignmentFlag.AlignTop)
+        body.addLayout(divergence_row)
         for w in (self.explanation, self.warnings, self.times, self.inputs_toggle, self.inputs):
             body.addWidget(w)
         body.addStretch(1)
@@ -208,6 +224,8 @@ class RunPanel(QWidget):
         self.nan_button.clicked.connect(lambda: self.node_requested.emit(self._nan_path))
         self.divergence.cellClicked.connect(lambda row, _col: self.node_requested.emit(self.divergence.item(row, 0).text()))
         self.inputs_toggle.toggled.connect(self._show_inputs)
+        self.cpu_devices.valueChanged.connect(self._setup_changed)
+        self.backends.currentIndexChanged.connect(self._setup_changed)
         self.options()
         self.clear()
 
@@ -216,8 +234,22 @@ class RunPanel(QWidget):
         """ "ok", "close" or "fail" for the shown result (an error is "fail"); "" when nothing is shown."""
         return self._state
 
+    def set_setup(self, cpu_devices: int, platforms: str) -> None:
+        """Show the worker's device setup without asking for a restart."""
+        for widget in (self.cpu_devices, self.backends):
+            widget.blockSignals(True)
+        self.cpu_devices.setValue(cpu_devices)
+        self.backends.setCurrentIndex(max(self.backends.findData(platforms), 0))
+        for widget in (self.cpu_devices, self.backends):
+            widget.blockSignals(False)
+
+    def _setup_changed(self) -> None:
+        self.setup_requested.emit(self.cpu_devices.value(), self.backends.currentData() or "")
+
     def set_devices(self, devices: list[DeviceInfo] | tuple[DeviceInfo, ...], current: str = "") -> None:
-        """Fill the picker; select `current` ("cpu:0"), else JAX's default device, else the first."""
+        """Fill the picker; select `current` ("cpu:0"), else JAX's default device, else the first.
+        No devices: the worker is (re)starting."""
+        self.device.setPlaceholderText("JAX's default device" if devices else "starting the worker…")
         self.device.clear()
         for dev in devices:
             self.device.addItem(device_text(dev), dev.name)
@@ -268,6 +300,7 @@ class RunPanel(QWidget):
         """Show a finished run (and end the running state)."""
         self.set_running(False)
         self.clear()
+        self._result = result
         self._set_verdict(result_state(result), ("OK: " if result.ok else "FAIL: ") + (result.verdict or "no outputs"))
         dev = device_line(result.device) if result.device else result.request.device or "default device"
         source = result.input_source or f"seed {result.request.seed}"
@@ -293,6 +326,7 @@ class RunPanel(QWidget):
                 self.divergence.setItem(row, column, QTableWidgetItem(text))
         self.divergence.fit()
         self.divergence.setVisible(bool(found))
+        self.show_values("")
         _say(self.explanation, result.explanation)
         _say(self.warnings, "\n".join(f"warning: {w}" for w in result.warnings))
         _say(self.times, _times(result))
@@ -319,13 +353,29 @@ class RunPanel(QWidget):
         """Forget the shown result (the options stay)."""
         self._state = ""
         self._nan_path = ""
-        for label in (self.verdict, self.context, self.nan_label, self.explanation, self.warnings, self.times):
+        self._result: RunResult | None = None
+        for label in (self.verdict, self.context, self.nan_label, self.values, self.explanation, self.warnings, self.times):
             _say(label, "")
         self.leaves.setRowCount(0)
         self.inputs.setRowCount(0)
         self.divergence.setRowCount(0)
         for w in (self.leaves, self.nan_button, self.inputs_toggle, self.inputs, self.divergence):
             w.setVisible(False)
+
+    def show_values(self, path: str) -> bool:
+        """The jitted and eager values of graph node `path` from the last per-equation run; False when
+        it has none (not compared, or not a floating equation)."""
+        found = next((d for d in self._result.divergence if d.path == path), None) if self._result else None
+        if found is None:
+            _say(self.values, "Click a node to see its jitted and eager values." if self._result and self._result.divergence else "")
+            return False
+        line = f", line {found.source.line}" if found.source else ""
+        width = max((len(v) for v in found.jit_preview + found.eager_preview), default=0)
+        rows = [f"{found.path} {found.primitive}{line}: {found.aval}, max abs {fmt_float(found.max_abs)}, max rel {fmt_float(found.max_rel)}",
+                "  jit   " + "  ".join(v.rjust(width) for v in found.jit_preview),
+                "  eager " + "  ".join(v.rjust(width) for v in found.eager_preview)]
+        _say(self.values, "\n".join(rows))
+        return True
 
     def _set_verdict(self, state: str, text: str) -> None:
         self._state = state

@@ -17,6 +17,7 @@ from jax.extend.core import ClosedJaxpr, jaxpr_as_fun
 
 from jaxscope.core.run_model import EqnDivergence
 from jaxscope.worker import jax_compat as jc
+from jaxscope.worker.compare import preview
 
 MAX_EQNS = 5000  # one output per equation: beyond this the program doubles in size for little insight
 
@@ -48,5 +49,6 @@ def per_equation(closed: Any, flat_args: list[Any]) -> tuple[EqnDivergence, ...]
         max_rel = float((diff / denom).max()) if diff.size else 0.0
         mismatch = int(np.count_nonzero(np.isfinite(x) != np.isfinite(y)))
         eqn = jaxpr.eqns[i]
-        out.append(EqnDivergence(f"e{i}", eqn.primitive.name, jc.eqn_source(eqn, cache), jc.aval_str(var.aval), max_abs, max_rel, mismatch))
+        out.append(EqnDivergence(f"e{i}", eqn.primitive.name, jc.eqn_source(eqn, cache), jc.aval_str(var.aval), max_abs, max_rel,
+                                 mismatch, preview(np.asarray(a)), preview(np.asarray(b))))
     return tuple(out)

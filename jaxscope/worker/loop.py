@@ -49,6 +49,13 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> int:
 
     jax.make_jaxpr(lambda x: jnp.sin(x) + 1)(1.0)  # warm up: the first real trace is then fast
     config0 = _config_snapshot()
+    try:
+        from jaxscope.worker.run_inputs import list_devices
+
+        devices = to_jsonable([info for _, info in list_devices()])
+    except Exception as exc:  # a backend that fails to start must not stop tracing
+        devices = []
+        print(f"jaxscope: could not list devices: {exc}", file=sys.stderr)
     protocol.write(
         replies,
         {
@@ -58,6 +65,8 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> int:
             "jax_version": jax.__version__,
             "python": sys.version.split()[0],
             "startup_s": time.perf_counter() - t0,
+            "devices": devices,
+            "xla_flags": os.environ.get("XLA_FLAGS", ""),
         },
     )
     while True:

@@ -48,6 +48,14 @@ def test_exit_1_for_tolerance_and_2_for_bad_device():
     out = jaxscope("run", f"{CASES}::add", "--args", "f32[2], f32[2]", "--device", "tpu:0")
     assert out.returncode == 2, out.stderr
     assert "no device 'tpu:0'" in out.stderr and "available: cpu:0" in out.stderr
+
+
+def test_simulated_cpu_devices():
+    out = jaxscope("run", f"{CASES}::add", "--args", "f32[2], f32[2]", "--cpu-devices", "3", "--device", "cpu:2", "--repeats", "1")
+    assert out.returncode == 0, out.stderr
+    assert "device: cpu:2 (cpu)" in out.stdout and "other devices: cpu:0 (cpu), cpu:1 (cpu)" in out.stdout
+    out = jaxscope("run", f"{CASES}::add", "--cpu-devices", "0")
+    assert out.returncode == 2 and "--cpu-devices: CPU device count must be between 1 and 64, got 0" in out.stderr
     assert "Traceback (most recent call last)" not in out.stderr
 
 

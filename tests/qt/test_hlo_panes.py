@@ -106,6 +106,24 @@ def test_per_equation_divergence_colours_the_graph(qtbot, window):
         assert set(w.graph.line_colours()) == {d.path for d in found}
         w.run_panel.divergence.cellClicked.emit(0, 0)
         assert w.graph.selected_paths() == [found[0].path]
+    w.show_nodes(["e0"])  # any compared node, diverging or not: its values
+    assert w.run_panel.values.text().startswith("e0 exp") and "eager" in w.run_panel.values.text()
+
+
+def test_device_setup_restarts_the_worker_and_the_run_uses_the_chosen_device(qtbot, window):
+    w = window
+    cases = ROOT / "tests" / "worker" / "corpus" / "run_cases.py"
+    qtbot.waitUntil(lambda: w.run_panel.device.count() == 1, timeout=TIMEOUT)  # listed before any run
+    w.run_panel.cpu_devices.setValue(2)
+    qtbot.waitUntil(lambda: w.run_panel.device.count() == 2, timeout=TIMEOUT)
+    assert w.settings.value("run/cpuDevices", type=int) == 2
+    w.doc.layout = None
+    assert w.open_target(f"{cases}::add", "f32[4], f32[4]")
+    qtbot.waitUntil(lambda: w.doc.layout is not None, timeout=TIMEOUT)
+    w.run_panel.device.setCurrentIndex(w.run_panel.device.findData("cpu:1"))
+    assert w.run_function()
+    qtbot.waitUntil(lambda: w.run_panel.verdict_state != "", timeout=TIMEOUT)
+    assert w.run_panel.verdict_state == "ok" and "cpu:1" in w.run_panel.context.text()
 
 
 def test_find_in_the_ir_text_of_the_shown_tab(qtbot, window):

@@ -119,6 +119,19 @@ def test_device_combo_lists_devices_and_selects_current_or_default(panel):
     assert panel.device.currentData() == "cpu:1"
     panel.set_devices([])
     assert panel.options()["device"] == ""  # JAX's default device
+    assert panel.device.placeholderText() == "starting the worker…"
+
+
+def test_device_setup_asks_for_a_restart_only_when_the_user_changes_it(qtbot, panel):
+    with qtbot.assertNotEmitted(panel.setup_requested):
+        panel.set_setup(4, "cpu")
+    assert (panel.cpu_devices.value(), panel.backends.currentData()) == (4, "cpu")
+    with qtbot.waitSignal(panel.setup_requested) as blocker:
+        panel.cpu_devices.setValue(2)
+    assert blocker.args == [2, "cpu"]
+    with qtbot.waitSignal(panel.setup_requested) as blocker:
+        panel.backends.setCurrentIndex(panel.backends.findData(""))
+    assert blocker.args == [2, ""]
 
 
 def test_run_requested_payload(qtbot, panel):
@@ -203,3 +216,21 @@ def test_many_outputs_scroll_inside_the_table_and_a_narrow_pane_still_wraps(qtbo
     assert panel.leaves.horizontalScrollBar().maximum() > 0
     panel.resize(1200, 600)
     qtbot.waitUntil(lambda: panel.leaves.horizontalScrollBar().maximum() == 0)
+
+
+def test_clicking_a_compared_node_shows_its_jitted_and_eager_values(panel):
+    from jaxscope.core.model import SourceLoc
+    from jaxscope.core.run_model import EqnDivergence
+
+    same = EqnDivergence("e0", "exp", None, "f32[3]", 0.0, 0.0, 0, ("1", "2.71828", "7.38906"), ("1", "2.71828", "7.38906"))
+    drift = EqnDivergence("e1", "log", SourceLoc("f.py", 21), "f32[3]", 1e-7, 2e-7, 0, ("0", "1", "2"), ("0", "1", "2.0000002"))
+    panel.set_result(dataclasses.replace(load("fma"), divergence=(same, drift)))
+    assert panel.values.text() == "Click a node to see its jitted and eager values."
+    assert panel.show_values("e1")
+    lines = panel.values.text().splitlines()
+    assert lines[0].startswith("e1 log, line 21: f32[3], max abs 1e-07")
+    assert lines[1].split() == ["jit", "0", "1", "2"] and lines[2].split() == ["eager", "0", "1", "2.0000002"]
+    assert panel.show_values("e0") and "max abs 0," in panel.values.text()
+    assert not panel.show_values("e9")  # not compared: the hint again
+    panel.clear()
+    assert not panel.show_values("e1") and panel.values.isHidden()

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -225,17 +223,19 @@ def test_ulp_math_by_hand():
 
 
 @pytest.mark.slow
-def test_second_simulated_cpu_device():
-    code = (
-        "from jaxscope.core.model import FunctionRef; from jaxscope.core.run_model import RunRequest;"
-        "from jaxscope.worker.run import run_function;"
-        f"r = run_function(RunRequest(FunctionRef('add', {CORPUS!r}), 'f32[4], f32[4]', device='cpu:1', repeats=1), lambda p: None);"
-        "print(r.device.name, len(r.devices), r.ok)"
-    )
-    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=2"}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["cpu:1", "2", "True"]
+def test_device_setup_restarts_the_worker_with_simulated_cpu_devices():
+    from jaxscope.core.client import WorkerClient
+    from jaxscope.core.devices import device_env
+
+    ready: list[dict] = []
+    with WorkerClient(spare=False, on_ready=ready.append) as client:
+        assert [d["name"] for d in client.worker_info()["devices"]] == ["cpu:0"]  # listed before any request
+        client.reconfigure(device_env(2))
+        assert [d["name"] for d in client.worker_info()["devices"]] == ["cpu:0", "cpu:1"]
+        request = RunRequest(FunctionRef("add", CORPUS), "f32[4], f32[4]", device="cpu:1", repeats=1)
+        result = client.submit("run", request, run_result_from_jsonable).result(timeout=120)
+        assert (result.device.name, len(result.devices), result.ok) == ("cpu:1", 2, True)
+    assert [len(m["devices"]) for m in ready] == [1, 2]
 
 
 def test_per_equation_divergence_locates_where_jit_and_eager_part() -> None:
@@ -244,6 +244,7 @@ def test_per_equation_divergence_locates_where_jit_and_eager_part() -> None:
     assert [d.path for d in result.divergence] == ["e0", "e1"]
     assert by_prim["exp"].max_abs == 0.0  # the same exp both ways
     assert by_prim["log"].source is not None and by_prim["log"].source.line == 21
+    assert len(by_prim["exp"].jit_preview) == 6 and by_prim["exp"].jit_preview == by_prim["exp"].eager_preview
     exact = run("int_ops", "i32[8], i32[8]", per_equation=True)
     assert exact.divergence == ()  # no floating intermediates to compare
     assert run("log_exp", "f32[64]").divergence == ()  # only on request
