@@ -1,9 +1,11 @@
-"""Where jit and eager part ways: every top-level intermediate, computed both ways, compared.
+"""Where jit and eager part ways: every intermediate, computed both ways, compared.
 
-The jaxpr is re-emitted with every equation's outputs as program outputs and run once under
-`jax.jit` and once under `jax.disable_jit()`. Materialising the intermediates keeps XLA from
-fusing across them, so the error measured here is a slightly tamer version of the real one; it
-still shows where the difference starts and how it grows downstream.
+The jaxpr is replayed by one Python function that binds each equation and returns every floating
+output; nested `jit` calls (and other call-like equations) are replayed inside, so their
+equations get their own graph paths ("e2:0/e1"). That function is run once under `jax.jit` (one
+flat program with every intermediate as an output) and once under `jax.disable_jit()`.
+Materialising the intermediates keeps XLA from fusing across them, so the error measured here is
+a slightly tamer version of the real one; it still shows where the difference starts and grows.
 """
 
 from __future__ import annotations
@@ -13,42 +15,75 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.extend.core import ClosedJaxpr, jaxpr_as_fun
 
+from jaxscope.core.model import SourceLoc
 from jaxscope.core.run_model import EqnDivergence
 from jaxscope.worker import jax_compat as jc
 from jaxscope.worker.compare import preview
+from jaxscope.worker.first_nan import bind_params, callee
 
 MAX_EQNS = 5000  # one output per equation: beyond this the program doubles in size for little insight
 
+Picked = list[tuple[str, Any, Any]]  # (graph path, equation, the output compared)
+
 
 def per_equation(closed: Any, flat_args: list[Any]) -> tuple[EqnDivergence, ...]:
-    """One entry per top-level equation with floating outputs, in program order (on the default device)."""
-    jaxpr = closed.jaxpr
-    picked: list[tuple[int, Any]] = []
-    for i, eqn in enumerate(jaxpr.eqns[:MAX_EQNS]):
-        for var in eqn.outvars:
-            if not isinstance(var, jc.DropVar) and jnp.issubdtype(getattr(var.aval, "dtype", np.int32), jnp.inexact):
-                picked.append((i, var))
-                break
-    if not picked:
-        return ()
-    wide = ClosedJaxpr(jc.with_outputs(jaxpr, [v for _, v in picked], [f"e{i}" for i, _ in picked]), closed.consts)
-    fn = jaxpr_as_fun(wide)
-    jitted = jax.block_until_ready(jax.jit(fn)(*flat_args))
+    """One entry per equation with a floating output, in program order (on the default device)."""
+    picked: Picked = []
+
+    def program(*args: Any) -> list[Any]:
+        picked.clear()
+        outs: list[Any] = []
+        _replay(closed.jaxpr, list(closed.consts), list(args), "", picked, outs)
+        return outs
+
+    jitted = jax.block_until_ready(jax.jit(program)(*flat_args))
     with jax.disable_jit():
-        eager = jax.block_until_ready(fn(*flat_args))
-    cache: dict[Any, Any] = {}
-    out = []
-    for (i, var), a, b in zip(picked, jitted, eager, strict=True):
-        x, y = np.asarray(a).astype(np.float64), np.asarray(b).astype(np.float64)
-        finite = np.isfinite(x) & np.isfinite(y)
-        diff = np.abs(x - y)[finite]
-        max_abs = float(diff.max()) if diff.size else 0.0
-        denom = np.maximum(np.abs(y[finite]), np.finfo(np.float32).tiny)
-        max_rel = float((diff / denom).max()) if diff.size else 0.0
-        mismatch = int(np.count_nonzero(np.isfinite(x) != np.isfinite(y)))
-        eqn = jaxpr.eqns[i]
-        out.append(EqnDivergence(f"e{i}", eqn.primitive.name, jc.eqn_source(eqn, cache), jc.aval_str(var.aval), max_abs, max_rel,
-                                 mismatch, preview(np.asarray(a)), preview(np.asarray(b))))
-    return tuple(out)
+        eager = jax.block_until_ready(program(*flat_args))
+    cache: dict[Any, SourceLoc | None] = {}
+    return tuple(_compare(path, eqn, var, a, b, cache) for (path, eqn, var), a, b in zip(picked, jitted, eager, strict=True))
+
+
+def _replay(jaxpr: Any, consts: list[Any], args: list[Any], prefix: str, picked: Picked, outs: list[Any]) -> list[Any]:
+    env: dict[int, Any] = {}
+
+    def read(atom: Any) -> Any:
+        return atom.val if isinstance(atom, jc.Literal) else env[id(atom)]
+
+    for var, value in [*zip(jaxpr.constvars, consts, strict=True), *zip(jaxpr.invars, args, strict=True)]:
+        env[id(var)] = value
+    for i, eqn in enumerate(jaxpr.eqns):
+        invals = [read(v) for v in eqn.invars]
+        path = f"{prefix}e{i}"
+        body = callee(eqn)
+        if body is not None:
+            results = _replay(body[0], body[1], invals, f"{path}:0/", picked, outs)
+        else:
+            subfuns, params = bind_params(eqn)
+            with eqn.ctx.manager:
+                results = eqn.primitive.bind(*subfuns, *invals, **params)
+            results = list(results) if eqn.primitive.multiple_results else [results]
+            floating = next((k for k, v in enumerate(eqn.outvars) if _floating(v)), None)
+            if floating is not None and len(picked) < MAX_EQNS:
+                picked.append((path, eqn, eqn.outvars[floating]))
+                outs.append(results[floating])
+        for var, value in zip(eqn.outvars, results, strict=True):
+            if not isinstance(var, jc.DropVar):
+                env[id(var)] = value
+    return [read(v) for v in jaxpr.outvars]
+
+
+def _floating(var: Any) -> bool:
+    return not isinstance(var, jc.DropVar) and jnp.issubdtype(getattr(var.aval, "dtype", np.int32), jnp.inexact)
+
+
+def _compare(path: str, eqn: Any, var: Any, a: Any, b: Any, cache: dict[Any, SourceLoc | None]) -> EqnDivergence:
+    x, y = np.asarray(a).astype(np.float64), np.asarray(b).astype(np.float64)
+    finite = np.isfinite(x) & np.isfinite(y)
+    diff = np.abs(x - y)[finite]
+    max_abs = float(diff.max()) if diff.size else 0.0
+    denom = np.maximum(np.abs(y[finite]), np.finfo(np.float32).tiny)
+    max_rel = float((diff / denom).max()) if diff.size else 0.0
+    mismatch = int(np.count_nonzero(np.isfinite(x) != np.isfinite(y)))
+    return EqnDivergence(path, eqn.primitive.name, jc.eqn_source(eqn, cache), jc.aval_str(var.aval), max_abs, max_rel,
+                         mismatch, preview(np.asarray(a)), preview(np.asarray(b)))

@@ -93,15 +93,24 @@ def _search(jaxpr: Any, consts: list[Any], args: list[Any], prefix: str, cache: 
     return None
 
 
-def _step_into(eqn: Any, invals: list[Any], path: str, cache: dict[Any, SourceLoc | None]) -> NanOrigin | None:
+def callee(eqn: Any) -> tuple[Any, list[Any]] | None:
+    """(jaxpr, consts) of a call-like equation whose body takes exactly its operands, else None."""
     if eqn.primitive.name not in CALL_LIKE:
         return None
     subs = list(jc.iter_subjaxprs(eqn.params))
     if len(subs) != 1:
         return None
     _, sub, consts = subs[0]
-    if len(sub.invars) != len(invals) or len(sub.constvars) != len(consts):
+    if len(sub.invars) != len(eqn.invars) or len(sub.constvars) != len(consts):
         return None
+    return sub, list(consts)
+
+
+def _step_into(eqn: Any, invals: list[Any], path: str, cache: dict[Any, SourceLoc | None]) -> NanOrigin | None:
+    body = callee(eqn)
+    if body is None:
+        return None
+    sub, consts = body
     try:
         return _search(sub, consts, invals, f"{path}:0/", cache)
     except Exception:  # an inner evaluation we cannot replay: the outer equation is the answer

@@ -248,3 +248,6 @@ def test_per_equation_divergence_locates_where_jit_and_eager_part() -> None:
     exact = run("int_ops", "i32[8], i32[8]", per_equation=True)
     assert exact.divergence == ()  # no floating intermediates to compare
     assert run("log_exp", "f32[64]").divergence == ()  # only on request
+    nested = run("nested_nan", "f32[8]", per_equation=True)  # inside the nested jit: its own graph paths
+    assert [(d.path, d.primitive) for d in nested.divergence] == [("e0", "abs"), ("e1:0/e0", "sub"), ("e1:0/e1", "sqrt"), ("e2", "mul")]
+    assert nested.divergence[2].source.line == line_of("inner-sqrt") and nested.divergence[2].nonfinite_mismatch == 0
