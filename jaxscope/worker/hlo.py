@@ -8,9 +8,7 @@ from typing import Any
 import jax
 
 from jaxscope.core.hlo_model import HloRequest, HloResult
-from jaxscope.core.model import ErrorInfo
-from jaxscope.worker.errors import classify
-from jaxscope.worker.trace import Phase, TraceFailed, prepare, trace_failure
+from jaxscope.worker.trace import Phase, prepare, runtime_failure, trace_failure
 
 
 def run_hlo(request: HloRequest, phase: Phase) -> HloResult:
@@ -38,9 +36,7 @@ def run_hlo(request: HloRequest, phase: Phase) -> HloResult:
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise
-        info = classify(exc, "compile")
-        raise TraceFailed(ErrorInfo(kind=info.kind, message=info.message, phase="compile", exc_type=info.exc_type,
-                                    hint=info.hint or "XLA could not compile the program")) from None
+        raise runtime_failure(exc, "compile") from None
     timings["compile"] = time.perf_counter() - t2
     t3 = time.perf_counter()
     text = compiled.as_text() or ""

@@ -14,7 +14,6 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any, TypeVar
 
 import jax
@@ -26,7 +25,7 @@ from jaxscope.worker.divergence import per_equation
 from jaxscope.worker.errors import classify
 from jaxscope.worker.first_nan import find_first_nonfinite, flat_dynamic
 from jaxscope.worker.run_inputs import describe, from_user, generate, list_devices, pick_device, user_maker
-from jaxscope.worker.trace import Phase, Prepared, TraceFailed, prepare, trace_failure
+from jaxscope.worker.trace import Phase, Prepared, TraceFailed, prepare, runtime_failure, trace_failure
 
 T = TypeVar("T")
 
@@ -153,19 +152,6 @@ def _guard(call: Callable[[], Any], phase: str) -> Any:
         if isinstance(exc, KeyboardInterrupt):
             raise
         raise runtime_failure(exc, phase) from None
-
-
-def runtime_failure(exc: BaseException, phase: str) -> TraceFailed:
-    """Classify an exception from compiling or running; out-of-memory on the device gets its own hint."""
-    failed = trace_failure(exc, phase)
-    text = str(exc)
-    if "Traceback (most recent call last)" in text:  # a host callback raised: keep its last line
-        head, _, tail = text.partition("Traceback (most recent call last)")
-        last = [ln for ln in tail.strip().splitlines() if ln.strip()][-1:]
-        failed = TraceFailed(replace(failed.info, message=(head.rstrip(": \n") + ": " + "".join(last)).strip(": ")))
-    if "RESOURCE_EXHAUSTED" in text or "out of memory" in text.lower():
-        failed = TraceFailed(replace(failed.info, kind="memory", hint="the device ran out of memory: try smaller shapes or another device"))
-    return failed
 
 
 def _replay(what: str, search: Callable[[Any, list[Any]], T], default: T, device: Any, prep: Prepared, closed: Any,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import jax
@@ -152,6 +152,21 @@ def trace_failure(exc: BaseException, phase: str = "trace") -> TraceFailed:
             ErrorInfo(kind="spec", phase=phase, message=str(exc), hint="static arguments must be hashable: use a tuple, not a list or dict")
         )
     return TraceFailed(classify(exc, phase))
+
+
+def runtime_failure(exc: BaseException, phase: str) -> TraceFailed:
+    """Classify an exception from compiling or running; out-of-memory on the device gets its own hint."""
+    failed = trace_failure(exc, phase)
+    text = str(exc)
+    if "Traceback (most recent call last)" in text:  # a host callback raised: keep its last line
+        head, _, tail = text.partition("Traceback (most recent call last)")
+        last = [ln for ln in tail.strip().splitlines() if ln.strip()][-1:]
+        failed = TraceFailed(replace(failed.info, message=(head.rstrip(": \n") + ": " + "".join(last)).strip(": ")))
+    if "RESOURCE_EXHAUSTED" in text or "out of memory" in text.lower():
+        failed = TraceFailed(replace(failed.info, kind="memory", hint="the device ran out of memory: try smaller shapes or another device"))
+    elif phase == "compile" and not failed.info.hint:
+        failed = TraceFailed(replace(failed.info, hint="XLA could not compile the program"))
+    return failed
 
 
 def graph_of(closed: Any, name: str, fn: Any) -> tuple[Graph, tuple[str, ...], tuple[str, ...]]:

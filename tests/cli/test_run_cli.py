@@ -65,6 +65,14 @@ def test_help_states_exit_codes():
     assert "--device" in out.stdout and "--seed" in out.stdout and "holds NaN" in out.stdout
 
 
+def test_xla_compile_error_names_the_phase_and_xla_message():
+    case = ROOT / "tests" / "faults" / "cases" / "xla_compile_error.py"
+    out = jaxscope("run", f"{case}::f", "--args", "f32[3]")
+    assert out.returncode == 3, out.stderr
+    assert "error during compile" in out.stderr and "No FFI handler registered for jaxscope_no_such_target" in out.stderr
+    assert "XLA could not compile the program" in out.stderr
+
+
 def test_hang_is_a_timeout_and_device_oom_is_a_memory_error(tmp_path):
     out = jaxscope("run", f"{CASES}::hangs", "--args", "i32[1]", "--timeout", "3")
     assert out.returncode == 4, out.stderr
