@@ -92,6 +92,7 @@ __all__ = [
 
 MARGIN = 8.0  # px around the whole drawing
 ENGINES = ("auto", "dot", "layered")
+DOT_MAX_NODES = 1000  # dot takes ~0.5 s at 1k boxes here and seconds at 2.5k; the layered engine 0.05 s at 1.5k
 
 
 # ------------------------------------------------------------------------------- public API
@@ -103,7 +104,7 @@ def compute_layout(
     *,
     direction: str = "TB",
     max_span: int = 4,
-    dot_max_nodes: int = 2500,
+    dot_max_nodes: int = DOT_MAX_NODES,
     engine: str = "auto",
     cache: dict | None = None,
     progress: Callable[[str, int], None] | None = None,
