@@ -59,6 +59,7 @@ class _Builder:
         self.keep_alive: list[Any] = []  # ids stay unique only while the objects live
         self.src_cache: dict[tuple[int, int], SourceLoc | None] = {}
         self.totals: dict[str, int] = {}
+        self._aval_text: dict[Any, str] = {}  # a program has few distinct avals; str_short is slow
 
     def finish(self) -> dict[str, Body]:
         return dict(sorted(self.bodies.items(), key=lambda kv: int(kv[0][1:])))
@@ -91,14 +92,14 @@ class _Builder:
                     id=f"c{i}",
                     kind="const",
                     label=name or "const",
-                    avals=(jc.aval_str(var.aval),),
+                    avals=(self._aval(var.aval),),
                     detail=f"captured global or closure variable {name!r}" if name else "captured constant",
                 )
             )
             producer[id(var)] = (f"c{i}", 0)
         for i, var in enumerate(jaxpr.invars):
             label = arg_names[i] if i < len(arg_names) and arg_names[i] else f"in{i}"
-            nodes.append(Node(id=f"in{i}", kind="input", label=label, avals=(jc.aval_str(var.aval),)))
+            nodes.append(Node(id=f"in{i}", kind="input", label=label, avals=(self._aval(var.aval),)))
             producer[id(var)] = (f"in{i}", 0)
 
         total = 0
@@ -114,14 +115,14 @@ class _Builder:
                 total += self.totals[sub_id]
             for port, atom in enumerate(eqn.invars):
                 src = self._operand(atom, producer, nodes, f"{node_id}.l{port}")
-                edges.append(Edge(src=src[0], dst=node_id, src_port=src[1], dst_port=port, aval=jc.aval_str(atom.aval)))
+                edges.append(Edge(src=src[0], dst=node_id, src_port=src[1], dst_port=port, aval=self._aval(atom.aval)))
             nodes.append(
                 Node(
                     id=node_id,
                     kind="eqn",
                     label=prim,
-                    avals=tuple(jc.aval_str(v.aval) for v in eqn.outvars),
-                    in_avals=tuple(jc.aval_str(v.aval) for v in eqn.invars),
+                    avals=tuple(self._aval(v.aval) for v in eqn.outvars),
+                    in_avals=tuple(self._aval(v.aval) for v in eqn.invars),
                     params=self._params(prim, eqn.params),
                     source=jc.eqn_source(eqn, self.src_cache),
                     name_stack=jc.name_stack(eqn),
@@ -135,8 +136,8 @@ class _Builder:
         for i, atom in enumerate(jaxpr.outvars):
             label = result_paths[i] if i < len(result_paths) and result_paths[i] else f"out{i}"
             src = self._operand(atom, producer, nodes, f"out{i}.l")
-            nodes.append(Node(id=f"out{i}", kind="output", label=label, avals=(jc.aval_str(atom.aval),)))
-            edges.append(Edge(src=src[0], dst=f"out{i}", src_port=src[1], dst_port=0, aval=jc.aval_str(atom.aval)))
+            nodes.append(Node(id=f"out{i}", kind="output", label=label, avals=(self._aval(atom.aval),)))
+            edges.append(Edge(src=src[0], dst=f"out{i}", src_port=src[1], dst_port=0, aval=self._aval(atom.aval)))
 
         n_eqns = len(jaxpr.eqns)
         self.totals[body_id] = n_eqns + total
@@ -150,9 +151,18 @@ class _Builder:
         )
         return body_id
 
+    def _aval(self, aval: Any) -> str:
+        try:
+            text = self._aval_text.get(aval)
+        except TypeError:  # an unhashable aval
+            return jc.aval_str(aval)
+        if text is None:
+            text = self._aval_text[aval] = jc.aval_str(aval)
+        return text
+
     def _operand(self, atom: Any, producer: dict[int, tuple[str, int]], nodes: list[Node], lit_id: str) -> tuple[str, int]:
         if isinstance(atom, jc.Literal):
-            nodes.append(Node(id=lit_id, kind="literal", label=literal_text(atom.val), avals=(jc.aval_str(atom.aval),)))
+            nodes.append(Node(id=lit_id, kind="literal", label=literal_text(atom.val), avals=(self._aval(atom.aval),)))
             return lit_id, 0
         return producer[id(atom)]
 
