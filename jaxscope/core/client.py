@@ -32,6 +32,7 @@ DEFAULT_TIMEOUTS: dict[str, float] = {
     "load": 30.0,  # executing the user's file
     "trace": 60.0,
     "graph": 60.0,
+    "print": 120.0,  # JAX's jaxpr pretty printer: seconds at 50k equations
     "lower": 120.0,
     "compile": 900.0,  # XLA:CPU compile is superlinear: minutes for tens of thousands of unrolled equations
     "inputs": 60.0,  # the `run` op's phases (core.run_model)

@@ -209,6 +209,16 @@ ErrorKind = Literal[
 
 
 @dataclass(frozen=True, slots=True)
+class JaxprText:
+    """The jaxpr of a trace, printed (with source lines): asked for after the graph, so the graph
+    is on screen while JAX's pretty printer runs (seconds at 50k equations)."""
+
+    request: TraceRequest
+    text: str
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
 class Frame:
     """One traceback frame, as shown to the user."""
 

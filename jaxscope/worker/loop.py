@@ -116,10 +116,11 @@ def _ops() -> dict[str, tuple[type, Callable[[Any, Callable[[str], None]], Any]]
     from jaxscope.worker.hlo import run_hlo
     from jaxscope.worker.retrace import run_retrace
     from jaxscope.worker.run import run_function
-    from jaxscope.worker.trace import run_trace
+    from jaxscope.worker.trace import run_jaxpr_text, run_trace
 
     return {
         "trace": (TraceRequest, run_trace),
+        "jaxpr": (TraceRequest, run_jaxpr_text),
         "retrace": (RetraceRequest, run_retrace),
         "hlo": (HloRequest, run_hlo),
         "run": (RunRequest, run_function),

@@ -14,7 +14,7 @@ import numpy as np
 
 from jaxscope.core import argspec
 from jaxscope.core.flow import mark_staged
-from jaxscope.core.model import ErrorInfo, FunctionRef, Graph, TraceRequest, TraceResult
+from jaxscope.core.model import ErrorInfo, FunctionRef, Graph, JaxprText, TraceRequest, TraceResult
 from jaxscope.worker.diagnose import TraceWatch, diagnose
 from jaxscope.worker.errors import classify
 from jaxscope.worker.load import LoadError, find_function, load_module
@@ -177,6 +177,23 @@ def graph_of(closed: Any, name: str, fn: Any) -> tuple[Graph, tuple[str, ...], t
     return build_graph(closed, name, arg_names, result_paths, constant_names(fn)), arg_names, result_paths
 
 
+_LAST: list[Any] = []  # (function, args) and ClosedJaxpr of this worker's last trace
+
+
+def jaxpr_text(closed: Any) -> str:
+    return closed.pretty_print(source_info=True, name_stack=False, use_color=False)
+
+
+def run_jaxpr_text(request: TraceRequest, phase: Phase) -> JaxprText:
+    """The printed jaxpr of the last trace when `request` asks for that one, else of a new trace."""
+    if _LAST and _LAST[0] == (request.function, request.args):
+        phase("print")
+        t = time.perf_counter()
+        return JaxprText(request, jaxpr_text(_LAST[1]), time.perf_counter() - t)
+    result = run_trace(replace(request, jaxpr_text=True, record_flow=False), phase)
+    return JaxprText(request, result.jaxpr_text, result.timings.get("jaxpr_text", 0.0))
+
+
 def run_trace(request: TraceRequest, phase: Phase) -> TraceResult:
     """Do one trace; raise TraceFailed with a structured error on any failure."""
     timings: dict[str, float] = {}
@@ -236,8 +253,9 @@ def run_trace(request: TraceRequest, phase: Phase) -> TraceResult:
     text = ""
     if request.jaxpr_text:
         t3 = time.perf_counter()
-        text = closed.pretty_print(source_info=True, name_stack=False, use_color=False)
+        text = jaxpr_text(closed)
         timings["jaxpr_text"] = time.perf_counter() - t3
+    _LAST[:] = [(request.function, request.args), closed]
     return TraceResult(
         request=request,
         graph=graph,

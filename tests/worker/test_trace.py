@@ -145,3 +145,19 @@ def test_trace_failures_are_structured(name, args, kind, fragment):
         trace(name, args)
     assert err.value.info.kind == kind
     assert fragment in err.value.info.message + err.value.info.hint
+
+
+def test_jaxpr_text_comes_later_from_the_same_trace_or_a_new_one():
+    from jaxscope.worker.trace import run_jaxpr_text
+
+    request = TraceRequest(FunctionRef(qualname="uses_scan", path=CORPUS), args="f32[5]", jaxpr_text=False)
+    result = run_trace(request, lambda p: None)
+    assert result.jaxpr_text == "" and "jaxpr_text" not in result.timings
+    phases: list[str] = []
+    printed = run_jaxpr_text(request, phases.append)
+    assert phases == ["print"]  # the last trace, printed: no new trace
+    assert printed.text == trace("uses_scan", "f32[5]").jaxpr_text and "scan[" in printed.text
+    other = TraceRequest(FunctionRef(qualname="uses_scan", path=CORPUS), args="f32[7]", jaxpr_text=False)
+    phases.clear()
+    again = run_jaxpr_text(other, phases.append)  # not the last trace: traced anew
+    assert "trace" in phases and "f32[7]" in again.text
