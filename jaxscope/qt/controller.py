@@ -19,7 +19,7 @@ from jaxscope.core.client import WorkerClient, WorkerError
 from jaxscope.core.devices import device_env
 from jaxscope.core.hlo_model import HloRequest, HloResult
 from jaxscope.core.layout_client import LayoutClient
-from jaxscope.core.model import ErrorInfo, Graph, Layout, TraceRequest, TraceResult
+from jaxscope.core.model import ErrorInfo, Graph, JaxprText, Layout, TraceRequest, TraceResult
 from jaxscope.core.run_model import DeviceInfo
 from jaxscope.core.serialize import from_jsonable
 
@@ -39,11 +39,13 @@ class Controller(QObject):
     hlo_finished = Signal(object, object)  # HloResult, its parsed links (whatever `link` returned)
     hlo_failed = Signal(object, object)  # HloRequest, ErrorInfo
     hlo_phase = Signal(str)
+    jaxpr_finished = Signal(object, object)  # JaxprText, its links (whatever `link` returned)
+    jaxpr_failed = Signal(object, object)  # TraceRequest, ErrorInfo
     devices_changed = Signal(object)  # tuple[DeviceInfo, ...] of the current worker setup
 
     _trace_done = Signal(int, object)
     _job_done = Signal(int, str, object)
-    _hlo_done = Signal(int, object, object, object)
+    _ir_done = Signal(int, str, object, object, object)
     _layout_done = Signal(int, object, object, object)
     _phase = Signal(int, str)
     _ready = Signal(object)
@@ -70,8 +72,8 @@ class Controller(QObject):
         self._busy = False
         self._trace_done.connect(self._on_trace_done)
         self._job_done.connect(self._on_job_done)
-        self._hlo_done.connect(self._on_hlo_done)
-        self._hlo_gen = 0
+        self._ir_done.connect(self._on_ir_done)
+        self._ir_gen = 0
         self._parser = ThreadPoolExecutor(1, thread_name_prefix="jaxscope-ir-parse")
         self._layout_done.connect(self._on_layout_done)
         self._phase.connect(self._on_phase)
@@ -119,30 +121,39 @@ class Controller(QObject):
 
         Not a busy state of the window: the graph is already usable. A trace submitted meanwhile
         cancels it (the worker runs one job at a time, the latest wins)."""
-        gen = self._hlo_gen = next(self._gen)
-        future = self.worker.submit("hlo", request, lambda d: from_jsonable(HloResult, d), self.hlo_phase.emit)
+        self._background("hlo", request, lambda d: from_jsonable(HloResult, d), link, self.hlo_phase.emit)
 
-        def done(f: Future[HloResult]) -> None:
+    def jaxpr(self, request: TraceRequest, link: Callable[[JaxprText], Any]) -> None:
+        """The printed jaxpr of the last trace, after the graph; `link(result)` runs off the GUI thread."""
+        self._background("jaxpr", request, lambda d: from_jsonable(JaxprText, d), link, None)
+
+    def _background(self, op: str, request: Any, decode: Callable[[Any], Any], link: Callable[[Any], Any],
+                    on_phase: Callable[[str], None] | None) -> None:
+        gen = self._ir_gen = next(self._gen)
+        future = self.worker.submit(op, request, decode, on_phase)
+
+        def done(f: Future[Any]) -> None:
             try:
                 result = f.result()
             except BaseException as exc:  # noqa: BLE001 - reported on the GUI thread
-                self._hlo_done.emit(gen, request, None, exc)
+                self._ir_done.emit(gen, op, request, None, exc)
                 return
             linked = self._parser.submit(link, result)
-            linked.add_done_callback(lambda lf: self._hlo_done.emit(gen, request, result, lf))
+            linked.add_done_callback(lambda lf: self._ir_done.emit(gen, op, request, result, lf))
 
         future.add_done_callback(done)
 
-    @Slot(int, object, object, object)
-    def _on_hlo_done(self, gen: int, request: HloRequest, result: HloResult | None, outcome: Any) -> None:
-        if gen != self._hlo_gen:
+    @Slot(int, str, object, object, object)
+    def _on_ir_done(self, gen: int, op: str, request: Any, result: Any, outcome: Any) -> None:
+        if gen != self._ir_gen:
             return
+        finished, failed = (self.hlo_finished, self.hlo_failed) if op == "hlo" else (self.jaxpr_finished, self.jaxpr_failed)
         if result is None or outcome.exception() is not None:
             exc = outcome if result is None else outcome.exception()
             info = exc.info if isinstance(exc, WorkerError) else ErrorInfo(kind="internal", message=f"{type(exc).__name__}: {exc}")
-            self.hlo_failed.emit(request, info)
+            failed.emit(request, info)
             return
-        self.hlo_finished.emit(result, outcome.result())
+        finished.emit(result, outcome.result())
 
     @Slot(int, str, object)
     def _on_job_done(self, gen: int, op: str, future: Future[Any]) -> None:
