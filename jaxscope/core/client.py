@@ -165,6 +165,8 @@ class WorkerClient:
     def restart(self) -> None:
         """Forget past crashes and start from fresh workers (after a crash loop)."""
         with self._lock:
+            if self._job is not None:  # its worker's death is ours, not a crash to count
+                self._stop_job(self._job, "cancelled")
             self._crashes.clear()
             self._retire(self._active)
             self._retire(self._spare)

@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
     QListWidget,
     QMainWindow,
     QMessageBox,
-    QPlainTextEdit,
     QPushButton,
     QScrollArea,
     QStackedWidget,
@@ -39,13 +38,14 @@ from jaxscope.core.hlo_links import IrLinks
 from jaxscope.core.flow_marks import LineMark, line_marks, static_values
 from jaxscope.core.layout import auto_expanded
 from jaxscope.core.argspec import SpecError
-from jaxscope.core.model import Diagnostic, ErrorInfo, FunctionRef, Graph, Layout, TraceRequest, TraceResult
+from jaxscope.core.model import Diagnostic, ErrorInfo, FunctionRef, Graph, Layout, SourceLoc, TraceRequest, TraceResult
 from jaxscope.core.retrace import RetraceRequest, RetraceResult
 from jaxscope.core.devices import device_env
 from jaxscope.core.run_model import RunRequest, RunResult, run_result_from_jsonable
 from jaxscope.core.serialize import from_jsonable
 from jaxscope.core.static_fix import make_static, static_suggestion
 from jaxscope.core.svg import render_svg
+from jaxscope.qt import prefs
 from jaxscope.qt import theme as themes
 from jaxscope.qt.controller import Controller
 from jaxscope.qt.diagnostics_panel import DiagnosticsPanel
@@ -57,6 +57,8 @@ from jaxscope.qt.inputs_panel import InputsPanel, plain_label
 from jaxscope.qt.ir_mixin import IrMixin
 from jaxscope.qt.ir_tabs import IrTabs
 from jaxscope.qt.jaxpr_view import QtJaxprView
+from jaxscope.qt.log_pane import LogPane
+from jaxscope.qt.problems_panel import ProblemsPanel
 from jaxscope.qt.retrace_dialog import RetraceDialog
 from jaxscope.qt.run_panel import RunPanel
 from jaxscope.qt.source_view import QtSourceView
@@ -64,7 +66,6 @@ from jaxscope.qt.source_view import QtSourceView
 EXAMPLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(jaxscope.__file__))), "examples")
 MAX_RECENT = 10
 STATE_VERSION = 2  # bump when docks change: an old saved state would misplace the new ones
-LOG_LIMIT = 200_000  # characters kept in the log pane
 DIVERGENCE_COLOURS = ("#d0453a", "#e59f2d")  # the most divergent equations, the rest that differ
 FLOW_MAX_EQNS = 5000  # the control-flow recorder costs ~2.5x trace time: off for programs bigger than this
 
@@ -111,7 +112,7 @@ class MainWindow(IrMixin, QMainWindow):
         self.doc = Document()
         self.settings = QSettings()
         self.controller = controller or Controller(parent=self, **self._device_setup())
-        self.theme = themes.resolve(self.settings.value("theme", theme, type=str) or theme)
+        self.theme = themes.resolve(prefs.read(self.settings, "theme", theme) or theme)
         self._started = 0.0
         self._phase = ""
         self._links: linking.JaxprLinks | None = None
@@ -145,27 +146,9 @@ class MainWindow(IrMixin, QMainWindow):
         self.source.setObjectName("sourceView")
         self.jaxpr = QtJaxprView()
         self.jaxpr.setObjectName("jaxprView")
-        self.log = QPlainTextEdit()
-        self.log.setObjectName("logView")
-        self.log.setReadOnly(True)
-        self.log.setMaximumBlockCount(20_000)
-        self.problem = plain_label()
-        self.problem.setObjectName("problemLabel")
-        self.problem.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.problem_goto = QPushButton("Show line")
-        self.problem_goto.hide()
-        self.problem_static = QPushButton()
-        self.problem_static.setObjectName("makeStaticButton")
-        self.problem_static.hide()
-        problems = QWidget()
-        pl = QVBoxLayout(problems)
-        pl.addWidget(self.problem)
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.problem_goto)
-        buttons.addWidget(self.problem_static)
-        buttons.addStretch(1)
-        pl.addLayout(buttons)
-        pl.addStretch(1)
+        self.log = LogPane()
+        self.problems = ProblemsPanel()
+        self.problem, self.problem_goto, self.problem_static = self.problems.label, self.problems.goto, self.problems.static
         self.docks: dict[str, QDockWidget] = {}
         self._dock("inputs", "Function", self.inputs, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.flow_legend = QLabel()  # our own fixed strings, escaped: rich text only for the colour swatches
@@ -186,7 +169,7 @@ class MainWindow(IrMixin, QMainWindow):
         self._dock("guide", "Guide", self.guide, Qt.DockWidgetArea.RightDockWidgetArea)
         self.docks["guide"].hide()  # shown for files that carry a guide (tutorials)
         self.diagnostics = DiagnosticsPanel()
-        self._dock("problems", "Problems", problems, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self._dock("problems", "Problems", self.problems, Qt.DockWidgetArea.BottomDockWidgetArea)
         self._dock("diagnostics", "Diagnostics", self.diagnostics, Qt.DockWidgetArea.BottomDockWidgetArea, tab_with="problems")
         self._dock("log", "Log", self.log, Qt.DockWidgetArea.BottomDockWidgetArea, tab_with="problems")
         self.run_panel = RunPanel()
@@ -259,11 +242,12 @@ class MainWindow(IrMixin, QMainWindow):
         trace_menu = bar.addMenu("&Trace")
         trace_menu.addAction(self._action("&Trace", self.inputs.request_trace, "F5", "traceAction"))
         trace_menu.addAction(self._action("&Cancel", self.controller.cancel, "Esc"))
+        trace_menu.addAction(self._action("Restart &Worker", self.restart_worker, name="restartWorkerAction"))
         trace_menu.addSeparator()
         trace_menu.addAction(self._action("Would It &Retrace…", self.retrace_dialog, "Ctrl+R", "retraceAction"))
         self.auto_compile = self._action("Compile HLO After Each Trace", self._toggle_auto_compile, name="autoCompileAction")
         self.auto_compile.setCheckable(True)
-        self.auto_compile.setChecked(self.settings.value("autoCompile", True, type=bool))
+        self.auto_compile.setChecked(prefs.read(self.settings, "autoCompile", True))
         trace_menu.addAction(self.auto_compile)
         trace_menu.addAction(self._action("&Compile HLO Now", self.request_compile, "Ctrl+Shift+H"))
         trace_menu.addAction(self._action("Run &jit vs Eager", lambda: self.run_function(), "Ctrl+Shift+R", "runAction"))
@@ -320,6 +304,7 @@ class MainWindow(IrMixin, QMainWindow):
         self.jaxpr.line_clicked.connect(self._jaxpr_line_clicked)
         self.problem_goto.clicked.connect(self._goto_problem)
         self.problem_static.clicked.connect(self.retrace_static)
+        self.problems.restart_requested.connect(self.restart_worker)
         self.diagnostics.activated.connect(self.show_diagnostic)
         self.guide.show_requested.connect(self.show_query)
         self.watcher.fileChanged.connect(lambda _path: self._reload_timer.start())
@@ -333,7 +318,14 @@ class MainWindow(IrMixin, QMainWindow):
         try:
             module = discover_file(path)
         except DiscoveryError as exc:
-            self._show_problem(str(exc))
+            if path != self.doc.path or self.doc.result is None:
+                self._show_problem(str(exc))
+                return False
+            if exc.line is not None:  # a save broke the open file: show it, keep the last good result (stale)
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    self.source.set_source(fh.read(), path)
+            loc = SourceLoc(file=path, line=exc.line, col=exc.col or 0) if exc.line is not None else None
+            self._on_trace_failed(ErrorInfo(kind="syntax", message=exc.message, location=loc))
             return False
         if self.doc.path and self.doc.path != path:
             self.watcher.removePath(self.doc.path)
@@ -371,7 +363,7 @@ class MainWindow(IrMixin, QMainWindow):
         path = os.path.abspath(path)
         if path.startswith(os.path.abspath(EXAMPLES_DIR) + os.sep):
             return True
-        trusted = self.settings.value("trustedFiles", [], type=list) or []
+        trusted = prefs.read_strings(self.settings, "trustedFiles")
         if path in trusted:
             return True
         if not self.confirm_run(path):
@@ -608,7 +600,7 @@ class MainWindow(IrMixin, QMainWindow):
         self.elapsed_label.setText(f"{time.monotonic() - self._started:.1f} s")
 
     def _show_problem(self, text: str, info: ErrorInfo | None = None) -> None:
-        self.problem.setText(text or "No problems.")
+        self.problems.show_problem(text, info)
         self._problem_info = info
         self.problem_goto.setVisible(bool(info and info.location))
         fn = self.inputs.current()
@@ -622,6 +614,13 @@ class MainWindow(IrMixin, QMainWindow):
             )
         if text:
             self.docks["problems"].raise_()
+
+    def restart_worker(self) -> None:
+        """Fresh workers (after a crash loop the client no longer restarts them itself), then trace again."""
+        self.controller.worker.restart()
+        self._show_problem("")
+        if self.doc.path and self.inputs.current() is not None:
+            self.inputs.request_trace()
 
     def retrace_static(self, value: str | None = None) -> bool:
         """Make the argument a tracer error depends on static (asking for its value) and retrace."""
@@ -664,7 +663,7 @@ class MainWindow(IrMixin, QMainWindow):
     def _device_setup(self) -> dict[str, Any]:
         """The saved worker device setup; anything unreadable gives the default (1 CPU device, all backends)."""
         try:
-            setup = {"cpu_devices": int(self.settings.value("run/cpuDevices", 1)), "platforms": str(self.settings.value("run/backends", "") or "")}
+            setup = {"cpu_devices": prefs.read(self.settings, "run/cpuDevices", 1), "platforms": prefs.read(self.settings, "run/backends", "")}
             device_env(**setup)  # validates
             return setup
         except (TypeError, ValueError):
@@ -726,8 +725,7 @@ class MainWindow(IrMixin, QMainWindow):
 
     @Slot(str, str)
     def _append_log(self, stream: str, text: str) -> None:
-        self.log.moveCursor(self.log.textCursor().MoveOperation.End)
-        self.log.insertPlainText(text[-LOG_LIMIT:])
+        self.log.append_text(text)
 
     # ------------------------------------------------------------------ export
 
@@ -831,8 +829,7 @@ class MainWindow(IrMixin, QMainWindow):
         self.graph.set_theme(self.theme)
 
     def recent_files(self) -> list[str]:
-        value = self.settings.value("recent", [], type=list) or []
-        items = [str(v) for v in value if isinstance(v, str)]
+        items = prefs.read_strings(self.settings, "recent")
         return [v for v in items if os.path.exists(v.rpartition("::")[0] or v)][:MAX_RECENT]
 
     def _remember(self, target: str) -> None:
@@ -848,13 +845,13 @@ class MainWindow(IrMixin, QMainWindow):
             action.triggered.connect(lambda checked=False, t=target: self.open_target(t))
 
     def _restore_layout(self) -> None:
-        geometry = self.settings.value("geometry", QByteArray(), type=QByteArray)
-        state = self.settings.value("state", QByteArray(), type=QByteArray)
-        if geometry and not geometry.isEmpty():
+        geometry = prefs.read(self.settings, "geometry", QByteArray())
+        state = prefs.read(self.settings, "state", QByteArray())
+        if not geometry.isEmpty():
             self.restoreGeometry(geometry)
         else:
             self.resize(1400, 900)
-        if state and not state.isEmpty() and self.restoreState(state, STATE_VERSION):
+        if not state.isEmpty() and self.restoreState(state, STATE_VERSION):
             return
         QTimer.singleShot(0, self._default_dock_sizes)  # sizes apply once the window is laid out
 

@@ -184,3 +184,14 @@ def test_crash_loop_guard_then_restart(tmp_path):
         assert err.info.kind == "crash" and "not restarting" in err.info.message
         c.restart()
         succeeds(c)
+
+
+def test_memory_cap_is_a_memory_error_and_the_next_request_works():
+    """RLIMIT_AS turns a host-memory blow-up into a MemoryError at the user's line, not a frozen machine.
+    jax plus a trace fit in well under 1500 MB (measured: 500 MB is enough on CPU)."""
+    with WorkerClient(spare=False, memory_limit_mb=1500) as c:
+        succeeds(c)
+        err = fails(c, request("memory_hog.py"))
+        assert err.info.kind == "memory" and "ran out of memory" in err.info.message, err.info
+        assert err.info.location is not None and err.info.location.line == line_of("memory_hog.py", "np.ones")
+        succeeds(c)  # on a fresh worker: one that hit its cap is not reused

@@ -1,0 +1,32 @@
+"""Typed reads of QSettings that never raise: the ini file is the user's (hand-edited, synced, corrupt).
+
+PySide stores Python objects as pickles in `@Variant(...)` values and raises on a broken one, at
+the first read of *any* key; a value of another type converts to something odd (a list to "",
+"garbage" to a str where bytes were expected). Each read here gives the default instead.
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from PySide6.QtCore import QSettings
+
+T = TypeVar("T")
+
+
+def read(settings: QSettings, key: str, default: T) -> T:
+    """`key` converted to the type of `default`, or `default` when missing, unreadable or of another type."""
+    kind = type(default)
+    try:
+        raw = settings.value(key)
+        value = settings.value(key, default, type=kind)
+    except Exception:  # noqa: BLE001 - PySide's unpickling errors, conversion errors: all mean "unreadable"
+        return default
+    if kind is bool and not (isinstance(raw, bool) or raw in ("true", "false")):
+        return default  # the bool conversion turns anything (a rect, "maybe") into True or False
+    return value if isinstance(value, kind) else default
+
+
+def read_strings(settings: QSettings, key: str) -> list[str]:
+    """A list of strings (paths, targets); other items are dropped."""
+    return [v for v in read(settings, key, []) if isinstance(v, str)]
