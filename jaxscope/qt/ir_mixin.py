@@ -6,6 +6,7 @@ kept apart because it is its own idea: what XLA gets and makes, next to the jaxp
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from PySide6.QtWidgets import QInputDialog
@@ -13,17 +14,18 @@ from PySide6.QtWidgets import QInputDialog
 from jaxscope.core import linking
 from jaxscope.core.hlo_links import FusionInfo, IrLinks, fusions, hlo_links, stablehlo_links
 from jaxscope.core.hlo_model import HloRequest, HloResult, Stage
-from jaxscope.core.model import ErrorInfo
+from jaxscope.core.model import ErrorInfo, JaxprText, TraceRequest, TraceResult
 
 AUTO_COMPILE_MAX_EQNS = 3000  # XLA:CPU needs ~0.5 s at 1k unrolled equations, ~20 s at 13k: ask first above this
 
 
 class IrMixin:
-    """Needs from the window: doc, controller, ir, jaxpr, source, auto_compile, settings, statusBar(),
+    """Needs from the window: doc, controller, graph, ir, jaxpr, source, auto_compile, settings, statusBar(),
     _palette(), _select_nodes(), _graph_selected(), _links, _ir_links, _text_query."""
 
     doc: Any
     controller: Any
+    graph: Any
     ir: Any
     jaxpr: Any
     source: Any
@@ -32,6 +34,41 @@ class IrMixin:
     _links: Any
     _ir_links: dict[str, IrLinks]
     _text_query: str
+
+    def _start_ir(self, result: TraceResult) -> None:
+        """After a trace: the printed jaxpr, then StableHLO (then compiled HLO), each from the worker
+        with its linking done off the GUI thread; the graph and the source links are usable meanwhile."""
+        graph = result.graph
+        self._links = linking.jaxpr_links(graph, "")  # node sources now, jaxpr lines when the text comes
+        self._ir_links = {}
+        self.jaxpr.set_text("")
+        self.ir.clear("printing the jaxpr…")
+        self.controller.jaxpr(replace(result.request, jaxpr_text=False), lambda printed: linking.jaxpr_links(graph, printed.text))
+
+    def _on_jaxpr_finished(self, printed: JaxprText, links: linking.JaxprLinks) -> None:
+        current = self.doc.result
+        if current is None or (printed.request.function, printed.request.args) != (current.request.function, current.request.args):
+            return
+        self.doc.result = replace(current, jaxpr_text=printed.text)
+        self.jaxpr.set_text(printed.text)
+        self._links = links
+        self._graph_selected(self.graph.selected_paths())  # mark the selection's jaxpr lines
+        self._request_hlo("stablehlo")
+
+    def _on_jaxpr_failed(self, request: TraceRequest, info: ErrorInfo) -> None:
+        current = self.doc.result
+        if info.kind != "cancelled" and current is not None and request.function == current.request.function:
+            self.ir.set_status(f"printing the jaxpr failed: {info.summary()}")
+
+    def _resume_ir(self) -> None:
+        """Pick the IR up again after a job the user asked for took the worker (one job at a time)."""
+        result = self.doc.result
+        if result is None or self.controller.worker.busy:
+            return
+        if not result.jaxpr_text:
+            self._start_ir(result)
+        elif "stablehlo" not in self._ir_links:
+            self._request_hlo("stablehlo")
 
     def _request_hlo(self, stage: Stage) -> None:
         result = self.doc.result

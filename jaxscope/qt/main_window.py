@@ -284,6 +284,8 @@ class MainWindow(IrMixin, QMainWindow):
         c.hlo_finished.connect(self._on_hlo_finished)
         c.hlo_failed.connect(self._on_hlo_failed)
         c.hlo_phase.connect(self._on_hlo_phase)
+        c.jaxpr_finished.connect(self._on_jaxpr_finished)
+        c.jaxpr_failed.connect(self._on_jaxpr_failed)
         self.ir.ir_line_clicked.connect(self._ir_line_clicked)
         self.ir.fusion_selected.connect(self._fusion_selected)
         self.ir.compile_requested.connect(self.request_compile)
@@ -392,7 +394,8 @@ class MainWindow(IrMixin, QMainWindow):
         self.doc.function, self.doc.args = function, args
         previous = self.doc.graph
         record = previous is None or previous.top.total_eqns <= FLOW_MAX_EQNS
-        self.controller.trace(TraceRequest(FunctionRef(qualname=function, path=self.doc.path), args=args, record_flow=record))
+        request = TraceRequest(FunctionRef(qualname=function, path=self.doc.path), args=args, jaxpr_text=False, record_flow=record)
+        self.controller.trace(request)  # the printed jaxpr follows the graph (IrMixin._start_ir)
 
     @Slot(object)
     def _on_trace_finished(self, result: TraceResult) -> None:
@@ -404,14 +407,12 @@ class MainWindow(IrMixin, QMainWindow):
         graph = result.graph
         if not (self.doc.user_toggled and previous is not None and previous.request.function == result.request.function):
             self.doc.expanded = auto_expanded(graph)
-        self.jaxpr.set_text(result.jaxpr_text)
-        self._links = linking.jaxpr_links(graph, result.jaxpr_text)  # one index per trace
+        self._start_ir(result)
         self._by_line = linking.nodes_by_line(graph, self.doc.path)
         self._apply_source_colours()
         self._show_flow(result)
         self._show_diagnostics(result)
         self.controller.layout(graph, self.doc.expanded)
-        self._request_hlo("stablehlo")
 
     def _palette(self) -> list[str]:
         return linking.PALETTE_DARK if self.theme == "dark" else linking.PALETTE_LIGHT
@@ -694,12 +695,14 @@ class MainWindow(IrMixin, QMainWindow):
                 worst = max((d.max_rel for d in found), default=0.0)
                 self.graph.set_line_colours({d.path: DIVERGENCE_COLOURS[0 if d.nonfinite_mismatch or d.max_rel >= worst / 2 else 1]
                                              for d in found})
+        self._resume_ir()
 
     def _on_job_failed(self, op: str, info: ErrorInfo) -> None:
         if op == "retrace" and self._retrace is not None:
             self._retrace.show_error(info)
         elif op == "run":
             self.run_panel.set_error(info.summary())
+        self._resume_ir()
 
     def retrace_dialog(self) -> RetraceDialog | None:
         """Open the "would jit retrace?" comparison for the traced function and inputs."""

@@ -25,6 +25,7 @@ def window(qtbot, tmp_path):
 
 
 def open_and_wait(qtbot, w, target: str) -> None:
+    """Open `target` and wait for its graph on screen and its printed jaxpr (which follows the graph)."""
     w.doc.layout = None
     assert w.open_target(target)
-    qtbot.waitUntil(lambda: w.doc.layout is not None, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: w.doc.layout is not None and bool(w.doc.result and w.doc.result.jaxpr_text), timeout=TIMEOUT)

@@ -136,3 +136,16 @@ def test_find_in_the_ir_text_of_the_shown_tab(qtbot, window):
     w.ir.setCurrentIndex(2)  # compiled HLO: the same query, repeated with Ctrl+G
     assert not w.find_text()
     assert w.find_text("fusion") and w.find_text() and w.find_text(backward=True)
+
+
+def test_a_run_right_after_the_trace_does_not_lose_the_ir(qtbot, window):
+    w = window
+    cases = ROOT / "tests" / "worker" / "corpus" / "run_cases.py"
+    w.doc.layout = None
+    assert w.open_target(f"{cases}::add", "f32[4], f32[4]")
+    qtbot.waitUntil(lambda: w.doc.result is not None, timeout=TIMEOUT)
+    assert not w.doc.result.jaxpr_text  # the graph comes first, the printed jaxpr after it
+    assert w.run_function()  # takes the worker from the jaxpr job (one job at a time)
+    qtbot.waitUntil(lambda: w.run_panel.verdict_state != "", timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: bool(w.doc.result.jaxpr_text) and "stablehlo" in w._ir_links, timeout=TIMEOUT)
+    assert "add" in w.jaxpr.toPlainText()
