@@ -91,7 +91,8 @@ def targets(rec: dict[str, Any]) -> list[dict[str, Any]]:
         add("T3", "GUI loop blocked during expand layout (max lateness)", worst_expand_block, BLOCK_MS, "ms", "{:.0f}")
     svg = gui.get("svg") or {}
     if "s" in svg:
-        add("T3", "GUI blocked by SVG export (the app exports on the GUI thread)", svg["s"] * 1000, BLOCK_MS, "ms", "{:.0f}")
+        blocked = (svg.get("loop") or {}).get("max_ms", svg["s"] * 1000)  # older results: exported on the GUI thread
+        add("T3", "GUI loop blocked during SVG export (max lateness; exported on a thread)", blocked, BLOCK_MS, "ms", "{:.0f}")
     cancel = gui.get("cancel") or {}
     if "to_failed_ms" in cancel:
         add("T3", "cancel: cancel() to trace_failed", cancel["to_failed_ms"], CANCEL_MS, "ms", "{:.0f}")
@@ -202,7 +203,9 @@ def table(rec: dict[str, Any]) -> str:
                  f"p99 {_ms(s.get('loop_p99_ms'))}; trace part max {_ms(s.get('loop_trace_max_ms'))}, layout part max {_ms(s.get('loop_layout_max_ms'))}"))  # fmt: skip
     rows.append(("GUI loop lateness incl. scene build", f"max {_ms(s.get('loop_with_scene_max_ms'))}", f"p99 {_ms(s.get('loop_with_scene_p99_ms'))}"))
     svg = gui.get("svg") or {}
-    rows.append(("SVG export (render_svg, GUI process)", _s(svg.get("s")), f"{svg.get('mb', 0):.1f} MB" if svg else ""))
+    blocked = (svg.get("loop") or {}).get("max_ms")
+    rows.append(("SVG export (render_svg, a GUI-process thread)", _s(svg.get("s")),
+                 (f"{svg.get('mb', 0):.1f} MB" + (f"; GUI loop max lateness {_ms(blocked)}" if blocked is not None else "")) if svg else ""))
     png = gui.get("png") or {}
     if png:
         rows.append(("PNG export (core.export, capped)", _s(png.get("s")), f"{png.get('mb', 0):.1f} MB"))

@@ -49,6 +49,7 @@ from jaxscope.qt import prefs
 from jaxscope.qt import theme as themes
 from jaxscope.qt.controller import Controller
 from jaxscope.qt.diagnostics_panel import DiagnosticsPanel
+from jaxscope.qt.export_job import ExportJobs
 from jaxscope.qt.document import Document, nearest_visible, owner_chain
 from jaxscope.qt.flow_paint import legend_items
 from jaxscope.qt.guide_panel import GuidePanel
@@ -111,6 +112,7 @@ class MainWindow(IrMixin, QMainWindow):
         self.setAcceptDrops(True)
         self.doc = Document()
         self.settings = QSettings()
+        self.exports = ExportJobs(self)
         self.controller = controller or Controller(parent=self, **self._device_setup())
         self.theme = themes.resolve(prefs.read(self.settings, "theme", theme) or theme)
         self._started = 0.0
@@ -295,6 +297,8 @@ class MainWindow(IrMixin, QMainWindow):
         self.run_panel.run_requested.connect(self.run_function)
         self.run_panel.node_requested.connect(lambda path: self.show_nodes([path]))
         self.run_panel.setup_requested.connect(self.set_device_setup)
+        self.exports.finished.connect(lambda path, fmt: self.statusBar().showMessage(f"exported {fmt} to {path}", 5000))
+        self.exports.failed.connect(lambda path, message: self._show_problem(f"export to {path} failed: {message}"))
         self.run_panel.set_setup(**c.device_setup)
         c.devices_changed.connect(lambda devices: self.run_panel.set_devices(devices, self.run_panel.device.currentData() or ""))
         self.run_panel.set_devices(c.devices)
@@ -743,13 +747,9 @@ class MainWindow(IrMixin, QMainWindow):
             return
         default = os.path.splitext(self.doc.path)[0] + f"_{self.doc.function}.svg"
         path, _ = QFileDialog.getSaveFileName(self, "Export Graph", default, "SVG (*.svg);;PNG (*.png);;PDF (*.pdf);;DOT (*.dot);;JSON (*.json)")
-        if path:
-            try:
-                fmt = self.export_graph(path)
-            except (OSError, ValueError) as exc:
-                self._show_problem(f"export failed: {exc}")
-                return
-            self.statusBar().showMessage(f"exported {fmt} to {path}", 5000)
+        if path and self.doc.layout is not None:
+            self.statusBar().showMessage(f"exporting to {path}…")
+            self.exports.start(self.doc.graph, self.doc.layout, path, self.theme)
 
     def graph_image(self, scale: float = 1.0) -> QImage:
         from PySide6.QtSvg import QSvgRenderer

@@ -69,10 +69,15 @@ def test_export_through_the_dialog(qtbot, window, tmp_path, monkeypatch):
     open_and_wait(qtbot, w, f"{BASICS}::predict")
     out = tmp_path / "g.svg"
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(out), "SVG (*.svg)"))
-    w.export_dialog()
+    with qtbot.waitSignal(w.exports.finished, timeout=TIMEOUT) as done:  # written off the GUI thread
+        w.export_dialog()
+    assert done.args == [str(out), "svg"] and "exported svg" in w.statusBar().currentMessage()
     root = ET.fromstring(out.read_text())
     assert "dot_general" in "".join(root.itertext())
     assert not w.graph_image().isNull()
+    with qtbot.waitSignal(w.exports.failed, timeout=TIMEOUT):  # a folder that does not exist: said, nothing lost
+        w.exports.start(w.doc.graph, w.doc.layout, str(tmp_path / "missing" / "g.png"), "light")
+    assert "export to" in w.problem.text() and w.doc.layout is not None
 
 
 def test_failing_trace_keeps_the_last_good_result(qtbot, window):

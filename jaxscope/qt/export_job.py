@@ -1,0 +1,36 @@
+"""Graph export on a background thread: an SVG of 10k nodes takes about a second to write, a PNG
+more, and the window must keep painting meanwhile (the exporter is plain Python and QImage
+painting, both fine off the GUI thread)."""
+
+from __future__ import annotations
+
+from concurrent.futures import Future, ThreadPoolExecutor
+
+from PySide6.QtCore import QObject, Signal
+
+from jaxscope.core.export import export
+from jaxscope.core.model import Graph, Layout
+
+
+class ExportJobs(QObject):
+    """One export at a time, in order; `finished(path, format)` or `failed(path, message)` on the GUI thread."""
+
+    finished = Signal(str, str)
+    failed = Signal(str, str)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="jaxscope-export")
+
+    def start(self, graph: Graph, layout: Layout, path: str, theme: str) -> Future[str]:
+        """Write `graph` to `path` (its format from the extension), off the GUI thread."""
+        future = self._pool.submit(export, graph, layout, path, theme=theme)
+        future.add_done_callback(lambda f: self._done(path, f))
+        return future
+
+    def _done(self, path: str, future: Future[str]) -> None:
+        exc = future.exception()
+        if exc is None:
+            self.finished.emit(path, future.result())  # queued: emitted from the export thread
+        else:
+            self.failed.emit(path, f"{type(exc).__name__}: {exc}" if not isinstance(exc, (OSError, ValueError)) else str(exc))
