@@ -43,7 +43,7 @@ DEFAULT_TIMEOUTS: dict[str, float] = {
     "divergence": 300.0,
 }
 GRACE_S = 1.0  # a timed-out worker gets this long to say where it was stuck (the error names the line)
-CANCEL_GRACE_S = 0.05  # the user is waiting: a worker busy in C code (tracing, XLA) would hold cancel up to GRACE_S
+CANCEL_GRACE_S = 0.05  # a cancelled job fails at once; its worker gets this long to stop before SIGKILL
 CRASH_LIMIT = 3
 CRASH_WINDOW_S = 300.0
 
@@ -357,6 +357,9 @@ class WorkerClient:
         if job.worker is self._active:
             self._active = None  # never reuse an interrupted worker
         job.worker.interrupt()
+        if kind == "cancelled":  # the user is waiting: say so now; the worker is stopped in the background
+            info = ErrorInfo(kind="cancelled", message=f"cancelled during the {job.phase} phase", phase=job.phase)
+            self._fail(job, info)
         threading.Thread(target=self._finish_stop, args=(job,), daemon=True).start()
 
     def _finish_stop(self, job: _Job) -> None:

@@ -61,8 +61,8 @@ def test_cancelling_a_long_compile_keeps_the_app_usable(qtbot, window, tmp_path)
     timer.start(10)
     w.ir.cancel_button.click()
     qtbot.waitUntil(lambda: "cancelled" in w.ir.status.text(), timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: len(ticks) >= 3, timeout=10_000)  # the event loop runs on
     timer.stop()
-    assert len(ticks) >= 1
     assert w.doc.result is not None and w.doc.layout is not None and not w.doc.stale
     open_and_wait(qtbot, w, f"{CASES}::fusable")  # the next request works
     assert w.doc.graph.top.total_eqns == 3
