@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import itertools
 import os
+import threading
 from collections.abc import Callable, Collection
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtCore import QObject, Qt, Signal, Slot
 
 from jaxscope.core.client import WorkerClient, WorkerError
 from jaxscope.core.devices import device_env
@@ -22,6 +23,10 @@ from jaxscope.core.layout_client import LayoutClient
 from jaxscope.core.model import ErrorInfo, Graph, JaxprText, Layout, TraceRequest, TraceResult
 from jaxscope.core.run_model import DeviceInfo
 from jaxscope.core.serialize import from_jsonable
+
+
+LAYOUT_CACHE_SIZE = 4  # layouts kept for reuse (a graph and its last few expanded sets)
+LAYOUT_CACHE_MAX_NODES = 20_000  # bigger layouts are not kept (tens of MB each)
 
 
 class Controller(QObject):
@@ -75,7 +80,9 @@ class Controller(QObject):
         self._ir_done.connect(self._on_ir_done)
         self._ir_gen = 0
         self._parser = ThreadPoolExecutor(1, thread_name_prefix="jaxscope-ir-parse")
-        self._layout_done.connect(self._on_layout_done)
+        self._layout_done.connect(self._on_layout_done, Qt.ConnectionType.QueuedConnection)  # a cached layout too: later, never inside layout()
+        self._layouts: dict[tuple[Any, ...], tuple[Graph, Layout]] = {}  # oldest first
+        self._layouts_lock = threading.Lock()  # filled from the layout client's thread
         self._phase.connect(self._on_phase)
 
     def _emit_output(self, stream: str, text: str) -> None:
@@ -194,13 +201,37 @@ class Controller(QObject):
     # ------------------------------------------------------------------ layout
 
     def layout(self, graph: Graph, expanded: Collection[str], **options: Any) -> None:
+        """Lay out `graph` with `expanded` clusters open; a layout of the last few requests is reused
+        (collapsing and expanding again costs no transfer and no decoding)."""
         gen = self._layout_gen = next(self._gen)
         self._set_busy(True)
         self.phase_changed.emit("layout")
         frozen = frozenset(expanded)
         self.layouts.cancel()  # a newer layout makes queued or running ones pointless
-        future = self.layouts.submit(graph, frozen, **options)
+        key = (id(graph), frozen, tuple(sorted(options.items())))
+        with self._layouts_lock:
+            for k in [k for k, (g, _) in self._layouts.items() if g is not graph]:
+                del self._layouts[k]  # a new trace: the old graph's layouts go
+            cached = self._layouts.get(key)
+        if cached is not None and cached[0] is graph:
+            future: Future[Layout] = Future()
+            future.set_result(cached[1])
+        else:
+            future = self.layouts.submit(graph, frozen, **options)
+            future.add_done_callback(lambda f: self._remember_layout(key, graph, f))
         future.add_done_callback(lambda f: self._layout_done.emit(gen, graph, frozen, f))
+
+    def _remember_layout(self, key: tuple[Any, ...], graph: Graph, future: Future[Layout]) -> None:
+        if future.cancelled() or future.exception() is not None:
+            return
+        layout = future.result()
+        if len(layout.nodes) > LAYOUT_CACHE_MAX_NODES:
+            return
+        with self._layouts_lock:
+            self._layouts.pop(key, None)
+            self._layouts[key] = (graph, layout)
+            while len(self._layouts) > LAYOUT_CACHE_SIZE:
+                del self._layouts[next(iter(self._layouts))]
 
     @Slot(int, object, object, object)
     def _on_layout_done(self, gen: int, graph: Graph, expanded: frozenset[str], future: Future[Layout]) -> None:
