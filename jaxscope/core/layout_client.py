@@ -7,11 +7,12 @@ never re-imported) and talks to it over its stdin/stdout, one JSON document per 
 
     client -> worker   {"op": "layout", "id": n, "graph_key": k, "has_graph": bool,
                         "expanded": [...], "opts": {...}}
-                       <the Graph: the JSON of serialize.to_jsonable, one line>   (if has_graph)
+                       <the Graph: {"graph": serialize.to_jsonable(g)} as core.protocol lines>  (if has_graph)
     worker -> client   {"id": n, "event": "started"}            graph decoded, laying out
                        {"id": n, "event": "dot", "n": boxes}     a dot run starts ...
                        {"id": n, "event": "dot-done", "n": ...}  ... and ends (0 or more pairs)
-                       {"id": n, "ok": true}  then the Layout, one line (`layout_to_wire`)
+                       {"id": n, "ok": true}  then the Layout: a header line saying how
+                                              many lines follow, then those (`layout_to_wire`)
                    or  {"id": n, "ok": false, "error": "<traceback>"}
 
 The worker keeps the last graph it was sent (a graph object goes over once per worker) and a
@@ -28,8 +29,8 @@ Requests run one at a time, in order, on one background thread, so every method 
 from any thread. `cancel()` drops queued requests and kills the worker if one is running; their
 futures raise CancelledError.
 
-The Graph crosses the pipe as `serialize.dumps` / `serialize.loads` JSON, the Layout in the compact
-array form of `layout_to_wire` / `layout_from_wire` below.
+The Graph crosses the pipe as `core.protocol` lines (its long lists in parts), the Layout in the
+compact array form of `layout_to_wire` / `layout_from_wire` below, also in chunks.
 """
 
 from __future__ import annotations
@@ -49,7 +50,8 @@ from pathlib import Path
 from typing import Any
 
 from jaxscope.core.model import ClusterBox, EdgePath, Graph, Layout, NodeBox
-from jaxscope.core.serialize import dumps, from_jsonable, gc_paused, loads
+from jaxscope.core import protocol
+from jaxscope.core.serialize import dumps, from_jsonable, gc_paused, to_jsonable
 
 DEFAULT_BUDGET_S = 5.0
 DECODE_TIMEOUT_S = 120.0  # reading the request in the worker; generous, it is plain Python
@@ -70,44 +72,68 @@ _COMPACT = (
 )
 
 
+WIRE_ITEMS = 3000  # nodes (or edges) per line: no single json.loads holds the GUI's GIL for long
+
+
 def layout_to_wire(layout: Layout) -> str:
-    """One line of JSON text for `layout` (read it with `layout_from_wire`)."""
+    """Lines of JSON text for `layout` (read them with `layout_from_wire`): a header that says how
+    many lines follow, then the nodes and the edges in chunks."""
     if not _COMPACT:
         return dumps(layout)
     with gc_paused():
-        data = {
-            "wire": 1,
+        chunks = [
+            {"nodes": [v for n in layout.nodes[i : i + WIRE_ITEMS] for v in (n.path, n.x, n.y, n.w, n.h)]}
+            for i in range(0, len(layout.nodes), WIRE_ITEMS)
+        ] + [
+            {"edges": [(e.src, e.dst, e.routed, e.aval, [c for p in e.points for c in p]) for e in layout.edges[i : i + WIRE_ITEMS]]}
+            for i in range(0, len(layout.edges), WIRE_ITEMS)
+        ]
+        header = {
+            "wire": 2,
+            "lines": len(chunks),
             "width": layout.width,
             "height": layout.height,
             "engine": layout.engine,
             "notes": layout.notes,
-            "nodes": [v for n in layout.nodes for v in (n.path, n.x, n.y, n.w, n.h)],
-            "edges": [(e.src, e.dst, e.routed, e.aval, [c for p in e.points for c in p]) for e in layout.edges],
             "clusters": [(c.path, c.title, c.x, c.y, c.w, c.h, c.depth) for c in layout.clusters],
         }
-        return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+        return "\n".join(json.dumps(d, separators=(",", ":"), ensure_ascii=False) for d in (header, *chunks))
+
+
+def wire_lines(header: str | bytes) -> int:
+    """How many more lines belong to the layout whose first line is `header`."""
+    try:
+        data = json.loads(header)
+    except ValueError:
+        return 0
+    return int(data.get("lines", 0)) if isinstance(data, dict) and data.get("wire") == 2 else 0
 
 
 def layout_from_wire(text: str | bytes) -> Layout:
     """The Layout `layout_to_wire` wrote (or a plain `Layout.to_json` text)."""
     with gc_paused():
-        data = json.loads(text)
-        if not (isinstance(data, dict) and data.get("wire") == 1):
-            return from_jsonable(Layout, data)
-        flat = data["nodes"]
-        it = iter(flat)
-        nodes = tuple([NodeBox(p, float(x), float(y), float(w), float(h)) for p, x, y, w, h in zip(it, it, it, it, it)])
-        edges = []
-        for src, dst, routed, aval, coords in data["edges"]:
-            ci = iter(coords)
-            edges.append(EdgePath(src, dst, tuple(zip(ci, ci)), routed, aval))
+        lines = text.splitlines()
+        data = json.loads(lines[0]) if lines else None
+        if not (isinstance(data, dict) and data.get("wire") == 2):
+            return from_jsonable(Layout, json.loads(text))
+        nodes: list[NodeBox] = []
+        edges: list[EdgePath] = []
+        for line in lines[1:]:
+            if not line.strip():
+                continue
+            chunk = json.loads(line)
+            it = iter(chunk.get("nodes", ()))
+            nodes += [NodeBox(p, float(x), float(y), float(w), float(h)) for p, x, y, w, h in zip(it, it, it, it, it)]
+            for src, dst, routed, aval, coords in chunk.get("edges", ()):
+                ci = iter(coords)
+                edges.append(EdgePath(src, dst, tuple(zip(ci, ci)), routed, aval))
         clusters = tuple(
             [ClusterBox(p, t, float(x), float(y), float(w), float(h), d) for p, t, x, y, w, h, d in data["clusters"]]
         )
         return Layout(
             width=float(data["width"]),
             height=float(data["height"]),
-            nodes=nodes,
+            nodes=tuple(nodes),
             edges=tuple(edges),
             clusters=clusters,
             engine=data["engine"],
@@ -429,8 +455,8 @@ class LayoutClient:
             "opts": opts,
         }
         lines = [json.dumps(header)]
-        if send_graph:
-            lines.append(dumps(request.graph))
+        if send_graph:  # in parts (core.protocol): no single json.dumps holds the GUI's GIL for long
+            lines.append(protocol.dumps({"graph": to_jsonable(request.graph)}).decode("utf-8").rstrip("\n"))
         try:
             worker.send(*lines)
             if send_graph:
@@ -467,8 +493,9 @@ class LayoutClient:
 
     def _finish(self, worker: _Worker, rid: int, reply: dict[str, Any]) -> Layout:
         if reply.get("ok"):
-            body = worker.read(TOTAL_LIMIT_S)  # already being written: do not time out on it
-            return layout_from_wire(body)
+            header = worker.read(TOTAL_LIMIT_S)  # already being written: do not time out on it
+            lines = [header] + [worker.read(TOTAL_LIMIT_S) for _ in range(wire_lines(header))]
+            return layout_from_wire(b"\n".join(lines))
         worker.graph = None  # it may not hold the graph now: send it again next time
         raise LayoutError(str(reply.get("error", "layout failed in the worker")))
 
@@ -529,7 +556,10 @@ def serve(stdin: Any = None, stdout: Any = None) -> None:
             if request.get("has_graph"):
                 graph = None
                 cache, answers = {}, {}
-                graph = loads(Graph, stdin.readline())
+                message = protocol.read(stdin)
+                graph = from_jsonable(Graph, message["graph"]) if message is not None else None
+                if graph is None:
+                    raise RuntimeError("the graph did not arrive")
                 graph_key = request.get("graph_key")
             elif graph is None or graph_key != request.get("graph_key"):
                 raise RuntimeError("the layout worker does not hold the requested graph")

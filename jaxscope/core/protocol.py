@@ -11,6 +11,8 @@ import json
 import math
 from typing import Any, BinaryIO
 
+from jaxscope.core.serialize import gc_paused
+
 PROTOCOL_VERSION = 1
 
 
@@ -24,13 +26,58 @@ def _finite(obj: Any) -> Any:
     return obj
 
 
-def dumps(message: dict[str, Any]) -> bytes:
-    """Encode one message as a strict-JSON line."""
+PART_ITEMS = 2000  # a list longer than this travels in separate lines of at most this many items
+_PARTS = "\x00jaxscope-parts"  # replaces a long list in the main message: {_PARTS: [part ids]}
+_PART = "\x00jaxscope-part"  # a part line: {_PART: id, "items": [...]}
+
+
+def _split(obj: dict[str, Any], parts: list[list[Any]]) -> dict[str, Any]:
+    """`obj` with its long lists (found through dicts only: cheap) moved into `parts`."""
+    out = obj
+    for key, value in obj.items():
+        if isinstance(value, dict):
+            new = _split(value, parts)
+        elif isinstance(value, (list, tuple)) and len(value) > PART_ITEMS:
+            ids = []
+            for i in range(0, len(value), PART_ITEMS):
+                ids.append(len(parts))
+                parts.append(list(value[i : i + PART_ITEMS]))
+            new = {_PARTS: ids}
+        else:
+            continue
+        if out is obj:
+            out = dict(obj)  # the caller's message stays as it was
+        out[key] = new
+    return out
+
+
+def _join(obj: dict[str, Any], parts: dict[int, list[Any]]) -> dict[str, Any]:
+    for key, value in obj.items():
+        if isinstance(value, dict):
+            ids = value.get(_PARTS)
+            if ids is not None and len(value) == 1:
+                obj[key] = [item for i in ids for item in parts[i]]
+            else:
+                _join(value, parts)
+    return obj
+
+
+def _line(message: Any) -> bytes:
     try:
         text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except ValueError:
         text = json.dumps(_finite(message), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     return text.encode("utf-8") + b"\n"
+
+
+def dumps(message: dict[str, Any]) -> bytes:
+    """Encode one message as strict-JSON lines: its long lists first, in parts, then the message.
+
+    The reader decodes line by line, so no single `json.loads` (one GIL hold in the GUI process)
+    is longer than a part: a 50k-equation graph in one line held the GIL for over a second."""
+    parts: list[list[Any]] = []
+    main = _split(message, parts)
+    return b"".join(_line({_PART: i, "items": items}) for i, items in enumerate(parts)) + _line(main)
 
 
 def write(stream: BinaryIO, message: dict[str, Any]) -> None:
@@ -39,11 +86,17 @@ def write(stream: BinaryIO, message: dict[str, Any]) -> None:
 
 
 def read(stream: BinaryIO) -> dict[str, Any] | None:
-    """The next message, or None at end of stream."""
-    line = stream.readline()
-    if not line:
-        return None
-    data = json.loads(line)
-    if not isinstance(data, dict):
-        raise ValueError("protocol message is not an object")
-    return data
+    """The next message (its parts put back in place), or None at end of stream."""
+    parts: dict[int, list[Any]] = {}
+    while True:
+        line = stream.readline()
+        if not line:
+            return None
+        with gc_paused():  # hundreds of thousands of new containers: no collection halfway through
+            data = json.loads(line)
+        if not isinstance(data, dict):
+            raise ValueError("protocol message is not an object")
+        if _PART in data:
+            parts[int(data[_PART])] = list(data.get("items") or ())
+            continue
+        return _join(data, parts) if parts else data

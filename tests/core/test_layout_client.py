@@ -56,6 +56,19 @@ def test_wire_codecs_match_serialize():
     assert layout_from_wire(lay.to_json()) == lay  # the generic form is read too
 
 
+def test_big_layouts_travel_in_chunks_and_come_back_whole(client, monkeypatch):
+    import jaxscope.core.layout_client as lc
+
+    g = chain_graph(40)
+    lay = compute_layout(g)
+    monkeypatch.setattr(lc, "WIRE_ITEMS", 7)
+    text = layout_to_wire(lay)
+    lines = text.splitlines()
+    assert len(lines) == 1 + -(-len(lay.nodes) // 7) + -(-len(lay.edges) // 7) and lc.wire_lines(lines[0]) == len(lines) - 1
+    assert layout_from_wire(text) == lay
+    assert client.layout(g) == lay  # through the worker process (its own WIRE_ITEMS)
+
+
 def test_round_trip_in_a_worker(client):
     g = sample_graph()
     for expanded in (frozenset(), expanded_to_depth(g, 1), expanded_to_depth(g, 2)):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import io
 import os
 
 import numpy as np
@@ -201,7 +201,7 @@ def test_runtime_exception_is_a_clear_error():
 
 def test_result_survives_strict_json():
     result = run("log_neg", "f32[8]")
-    wire = json.loads(protocol.dumps({"result": to_jsonable(result)}))["result"]
+    wire = protocol.read(io.BytesIO(protocol.dumps({"result": to_jsonable(result)})))["result"]
     back = run_result_from_jsonable(wire)
     assert back == result
 

@@ -1,0 +1,40 @@
+"""The worker wire format: long lists travel as separate lines and come back in place."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from jaxscope.core import protocol
+
+
+def roundtrip(message: dict) -> tuple[dict | None, list[bytes]]:
+    data = protocol.dumps(message)
+    return protocol.read(io.BytesIO(data)), data.splitlines()
+
+
+def test_small_message_is_one_line():
+    msg = {"id": 1, "ok": True, "result": {"x": [1, 2, 3], "nan": float("nan")}}
+    back, lines = roundtrip(msg)
+    assert len(lines) == 1 and back == {"id": 1, "ok": True, "result": {"x": [1, 2, 3], "nan": "nan"}}
+
+
+def test_long_lists_are_split_into_parts_and_joined_in_order():
+    n = protocol.PART_ITEMS
+    nodes = [{"id": f"e{i}", "avals": ["f32[2]"]} for i in range(2 * n + 5)]
+    msg = {"id": 7, "result": {"graph": {"bodies": {"b0": {"nodes": nodes, "edges": list(range(n + 1))}, "b1": {"nodes": nodes[:3]}}}}}
+    back, lines = roundtrip(msg)
+    assert len(lines) == 3 + 2 + 1  # 3 parts of nodes, 2 of edges, the message
+    assert max(len(line) for line in lines) < len(json.dumps(nodes))  # no line carries the whole list
+    assert back == msg
+    assert msg["result"]["graph"]["bodies"]["b0"]["nodes"] is nodes  # the caller's message is untouched
+
+
+def test_messages_follow_each_other_and_the_end_of_stream_is_none():
+    n = protocol.PART_ITEMS
+    stream = io.BytesIO(protocol.dumps({"a": list(range(n + 1))}) + protocol.dumps({"b": 2}))
+    assert protocol.read(stream) == {"a": list(range(n + 1))}
+    assert protocol.read(stream) == {"b": 2}
+    assert protocol.read(stream) is None
+    truncated = protocol.dumps({"a": list(range(3 * n))}).splitlines(keepends=True)[0]
+    assert protocol.read(io.BytesIO(truncated)) is None  # a worker that died mid-message
