@@ -11,7 +11,6 @@ or when user code changed `jax.config`.
 
 from __future__ import annotations
 
-import gc
 import itertools
 import os
 import threading
@@ -22,6 +21,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from jaxscope.core import protocol
 from jaxscope.core.model import ErrorInfo, ErrorKind, TraceRequest, TraceResult, result_from_jsonable
 from jaxscope.core.serialize import from_jsonable, gc_paused, to_jsonable
 from jaxscope.core.worker_process import OutputCallback, WorkerProcess, describe_exit, worker_env
@@ -47,20 +47,6 @@ GRACE_S = 1.0  # a timed-out worker gets this long to say where it was stuck (th
 CANCEL_GRACE_S = 0.05  # a cancelled job fails at once; its worker gets this long to stop before SIGKILL
 CRASH_LIMIT = 3
 CRASH_WINDOW_S = 300.0
-
-
-FREEZE_MIN_NODES = 5000  # results with a graph this big are moved out of the cyclic GC's reach
-
-
-def _keep_out_of_gc(result: Any) -> None:
-    """Move a big decoded result (and what else lives now) into the GC's permanent generation.
-
-    A graph of 10k equations is ~500k objects; every full collection rescanned all of them for
-    ~100 ms (and ~0.5 s at 50k), a freeze of whichever thread triggered it, the GUI's included.
-    The graph is acyclic (frozen dataclasses, tuples): reference counting still frees it."""
-    graph = getattr(result, "graph", None)
-    if graph is not None and sum(len(b.nodes) for b in graph.bodies.values()) >= FREEZE_MIN_NODES:
-        gc.freeze()
 
 
 class WorkerError(Exception):
@@ -322,7 +308,8 @@ class WorkerClient:
             try:
                 with gc_paused():
                     result = job.decode(message["result"])
-                    _keep_out_of_gc(result)
+                    graph = getattr(result, "graph", None)
+                    protocol.freeze_decoded(sum(len(b.nodes) for b in graph.bodies.values()) if graph is not None else 0)
             except Exception as exc:
                 job.future.set_exception(WorkerError(ErrorInfo(kind="internal", message=f"bad result from worker: {exc}")))
                 return

@@ -495,7 +495,10 @@ class LayoutClient:
         if reply.get("ok"):
             header = worker.read(TOTAL_LIMIT_S)  # already being written: do not time out on it
             lines = [header] + [worker.read(TOTAL_LIMIT_S) for _ in range(wire_lines(header))]
-            return layout_from_wire(b"\n".join(lines))
+            with gc_paused():
+                layout = layout_from_wire(b"\n".join(lines))
+                protocol.freeze_decoded(len(layout.nodes))
+            return layout
         worker.graph = None  # it may not hold the graph now: send it again next time
         raise LayoutError(str(reply.get("error", "layout failed in the worker")))
 
