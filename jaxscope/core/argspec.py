@@ -10,8 +10,10 @@ and keeps a map back to the user's character offsets, so every error points at t
 from __future__ import annotations
 
 import ast
+import cmath
 import io
 import keyword
+import math
 import tokenize
 from dataclasses import dataclass
 
@@ -62,7 +64,7 @@ class ArraySpec:
 
     def short(self) -> str:
         """Jaxpr notation, e.g. ``f32[8,128]``; it round-trips through `parse_spec`."""
-        return f"{SHORT.get(self.dtype, self.dtype)}[{','.join(str(d) for d in self.shape)}]"
+        return f"{SHORT.get(self.dtype, self.dtype)}[{','.join(_int_text(d) for d in self.shape)}]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,9 +196,18 @@ def format_call(call: CallSpec) -> str:
 
 
 def _format_literal(value: object) -> str:
-    """`repr`, except that infinities (reachable as ``1e999``) stay parseable literals."""
+    """`repr`, except that infinities (reachable as ``1e999``, ``1e999j``) and ints too long for
+    `repr` (``0xfff...``) stay parseable literals."""
     if isinstance(value, float) and value in (float("inf"), float("-inf")):
         return "1e999" if value > 0 else "-1e999"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return _int_text(value)
+    if isinstance(value, complex) and not cmath.isfinite(value):  # repr gives "infj"; NaN is unreachable
+        sign = "-" if math.copysign(1.0, value.imag) < 0 else "+"
+        imag = "1e999" if math.isinf(value.imag) else repr(abs(value.imag))
+        return f"({_format_literal(value.real)} {sign} {imag}j)"
+    if isinstance(value, set):  # never empty: "{}" parses as a dict
+        return "{" + ", ".join(_format_literal(v) for v in value) + "}"
     if isinstance(value, tuple):
         inner = ", ".join(_format_literal(v) for v in value)
         return f"({inner},)" if len(value) == 1 else f"({inner})"
@@ -205,6 +216,22 @@ def _format_literal(value: object) -> str:
     if isinstance(value, dict):
         return "{" + ", ".join(f"{_format_literal(k)}: {_format_literal(v)}" for k, v in value.items()) + "}"
     return repr(value)
+
+
+def _int_text(value: int) -> str:
+    """`repr`, or hex past Python's int-to-decimal digit limit (``0x`` literals have none)."""
+    try:
+        return repr(value)
+    except ValueError:
+        return hex(value)
+
+
+def _short_repr(value: object, fallback: str) -> str:
+    """`repr` for a message; `fallback` (the user's text) when it fails (an int too long to print)."""
+    try:
+        return repr(value)
+    except ValueError:
+        return fallback
 
 
 # ---------------------------------------------------------------------------- the parser
@@ -358,6 +385,11 @@ class _Parser:
         """The text parsed as the arguments of a call ``_(...)``; SyntaxErrors become SpecErrors."""
         if "\0" in self.text:
             raise self.error("the text contains a NUL character", self.text.index("\0"), "\0")
+        try:
+            self.text.encode("utf-8")  # what the compiler does first; a lone surrogate cannot be encoded
+        except UnicodeEncodeError as exc:
+            bad = self.text[exc.start]
+            raise self.error("the text contains an unpaired surrogate character", exc.start, bad) from None
         self._tokenize()
         self._check_brackets()
         self._check_argument_order()
@@ -365,6 +397,8 @@ class _Parser:
         wrapped = _PREFIX + self.new + _SUFFIX
         try:
             body = ast.parse(wrapped, mode="eval").body
+        except (RecursionError, MemoryError):  # "-" * 3000 + "1": CPython's parser gives up on depth
+            raise self.error("the text is nested too deeply to parse", None) from None
         except SyntaxError as exc:
             at = self.origin[self._new_index(exc.lineno or 1, (exc.offset or 1) - 1, byte_col=False)]
             token = self._token_at(at) if at < len(self.text) else ""
@@ -449,7 +483,8 @@ class _Parser:
             except TypeError:
                 raise self.error("dict keys must be hashable literals", *self.span(key_node)) from None
             if duplicate:
-                raise self.error(f"duplicate dict key {key.value!r}", *self.span(key_node))
+                start, token = self.span(key_node)
+                raise self.error(f"duplicate dict key {_short_repr(key.value, token)}", start, token)
             items.append((key.value, self.value(value_node)))
         if all(isinstance(s, StaticValue) for _, s in items):
             return StaticValue({k: s.value for k, s in items})  # type: ignore[union-attr]

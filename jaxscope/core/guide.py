@@ -17,7 +17,10 @@ from jaxscope.core.discover import DiscoveryError, discover_file
 from jaxscope.core.graph_query import SearchIndex
 from jaxscope.core.model import Graph, Node
 
-_LINK = re.compile(r"\[([^\]\n]+)\]\(show:([^)\n]+)\)")
+# Linear even on junk: the text holds no "[" and the query stops at the next link's "](show:", so
+# a failed try never rescans the rest of a paragraph ("[" * 40_000 took seconds; CommonMark, too,
+# takes the innermost "[" of "[a [b](...)" as the link's start).
+_LINK = re.compile(r"\[([^\[\]\n]+)\]\(show:((?:[^)\n\]]|\](?!\(show:))+)\)")
 _CODE = re.compile(r"`([^`\n]+)`")
 # the order a learner takes them in; other files follow alphabetically
 TEACHING_ORDER = ("basics", "jit_tracing", "hidden_state", "immutability", "train_step", "prng", "control_flow", "transformer")

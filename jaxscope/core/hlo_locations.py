@@ -131,8 +131,11 @@ class StableHloMap:
 _ALIAS_DEF = re.compile(r"^(#[\w.$\-]+)\s*=\s*loc\((.*)\)\s*$")
 _OP = re.compile(r'^\s*(?:%[^=]*=\s*)?"?([A-Za-z_][\w.$\-]*)')
 _LABEL = re.compile(r"^\s*\}?\s*\w+\s*\{\s*$")  # "cond {", "} do {" open a region, no op
-_TOKEN = re.compile(r'\s*(?:("(?:[^"\\]|\\.)*")|(#[\w.$\-]+)|(-?\d+)|([A-Za-z_][\w.$\-]*)|(\S))')
-_KINDS = ("str", "ref", "num", "word", "punct")
+# No leading \s* (a failed token after a long blank run rescanned it from every blank) and an
+# unterminated string is one "open" token to the end (or every quote of '\"\"\"...' rescans the
+# rest of the line): both kept lexing linear in the line's length.
+_TOKEN = re.compile(r'("(?:[^"\\]|\\.)*")|("(?:[^"\\]|\\.)*)|(#[\w.$\-]+)|(-?\d+)|([A-Za-z_][\w.$\-]*)|(\S)')
+_KINDS = ("str", "open", "ref", "num", "word", "punct")
 _REF = r"#[\w.$\-]+"
 _FAST_REF = re.compile(_REF)
 _FAST_NAME = re.compile(rf'"((?:[^"\\]|\\.)*)"\(({_REF})\)')

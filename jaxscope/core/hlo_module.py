@@ -96,14 +96,20 @@ class HloModuleMap:
 _TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 _ROW_NAME = re.compile(r'^(\d+) "((?:[^"\\]|\\.)*)"$')
 _ROW_KV = re.compile(r"^(\d+) \{(.*)\}$")
-_KV_INT = re.compile(r"(\w+)=(\d+)")
-_COMP = re.compile(r"^(ENTRY\s+)?%?([\w.\-]+)\s*(?:\(.*\)\s*->.*)?\{\s*$")
+# \b (here and in _META_KV): a key starts a word, so a long word without "=" is scanned once, not
+# once from each of its letters.
+_KV_INT = re.compile(r"\b(\w+)=(\d+)")
+# A header: "name {" or "name (params) -> result {". The "(...) -> ..." part is checked apart
+# (_ARROW on group 3): one regex with two ".*" backtracked quadratically on a junk line of ")->".
+_COMP = re.compile(r"^(ENTRY\s+)?%?([\w.\-]+)\s*(\(.*)?\{\s*$")
+_ARROW = re.compile(r"\)\s*->")
 _INSTR = re.compile(r"^\s+(ROOT\s+)?%?([\w.\-]+)\s*=\s*")
 _OPCODE = re.compile(r"\s*([a-z][\w\-]*)")
 _PARENS = re.compile(r"[()]")
 _META = re.compile(r'\bmetadata=\{((?:[^{}"]|"(?:[^"\\]|\\.)*")*)\}')
-_META_KV = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|[^\s"]+)')
-_CALLS = re.compile(r"\b(calls|to_apply|body|condition|select|scatter|\w*computations?)=(\{[^}]*\}|%?[\w.\-]+)")
+_META_KV = re.compile(r'\b(\w+)=("(?:[^"\\]|\\.)*"|[^\s"]+)')
+# No "{" inside "{...}": a junk line of "calls={" x 20000 would rescan to its end from each one.
+_CALLS = re.compile(r"\b(calls|to_apply|body|condition|select|scatter|\w*computations?)=(\{[^{}]*\}|%?[\w.\-]+)")
 _CALL_KEYS = ("calls=", "to_apply=", "body=", "condition=", "select=", "scatter=", "computation")
 _KIND = re.compile(r"\bkind=(k\w+)")
 
@@ -116,6 +122,19 @@ def _close(s: str, i: int) -> int:
         if depth == 0:
             return m.end()
     return len(s)
+
+
+def _metadata(attrs: str) -> str:
+    """The inside of the first ``metadata={...}``, as `_META.search` finds it, from at most 8 starts:
+    a real line has one, and on a junk line each failed start may scan to the end of the line."""
+    at = attrs.find("metadata={")
+    for _ in range(8):
+        if at < 0:
+            break
+        if m := _META.match(attrs, at):
+            return m.group(1)
+        at = attrs.find("metadata={", at + 1)
+    return ""
 
 
 def _instr(line: str, m: re.Match) -> tuple[str, str]:
@@ -160,7 +179,7 @@ def parse_hlo(text: str, user_file: UserFile | None = None) -> HloModuleMap:
             section = line
         elif line.startswith("HloModule "):
             module = line[10:].split(",", 1)[0].strip()
-        elif not comp and (c := _COMP.match(line)):
+        elif not comp and (c := _COMP.match(line)) and (c.group(3) is None or _ARROW.search(c.group(3))):
             comp = c.group(2)
             comps[comp] = [n, n, bool(c.group(1))]
             entry = comp if c.group(1) else entry
@@ -198,8 +217,7 @@ def parse_hlo(text: str, user_file: UserFile | None = None) -> HloModuleMap:
 
     instrs: dict[int, HloInstr] = {}
     for n, name, opcode, cname, root, attrs in raw:
-        mm = _META.search(attrs) if "metadata=" in attrs else None
-        meta = mm.group(1) if mm else ""
+        meta = _metadata(attrs) if "metadata=" in attrs else ""
         if (loc := located.get(meta)) is None:
             loc = located[meta] = locate(meta)
         called = ()

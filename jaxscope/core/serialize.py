@@ -83,10 +83,13 @@ def dumps(obj: Any) -> str:
 
 
 def loads(tp: Any, text: str | bytes) -> Any:
-    """``from_jsonable(tp, json.loads(text))``."""
+    """``from_jsonable(tp, json.loads(text))``; JSON too deeply nested for `json` is a ValueError too."""
     dec = _decoder(tp)
     with gc_paused():
-        data = json.loads(text)
+        try:
+            data = json.loads(text)
+        except RecursionError:  # "[" * 100_000: not a crash, a bad text like any other
+            raise ValueError("JSON text nested too deeply") from None
         return data if dec is _IDENTITY or data is None else dec(data)
 
 
