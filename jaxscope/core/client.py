@@ -49,6 +49,15 @@ CRASH_LIMIT = 3
 CRASH_WINDOW_S = 300.0
 
 
+def _error_info(data: Any) -> ErrorInfo:
+    """The ErrorInfo of a worker's reply; a malformed one is itself the (internal) error."""
+    try:
+        info = from_jsonable(ErrorInfo, data) if data else None
+    except (TypeError, ValueError, AttributeError) as exc:
+        return ErrorInfo(kind="internal", message=f"unreadable error from the worker: {exc}")
+    return info if isinstance(info, ErrorInfo) else ErrorInfo(kind="internal", message="no error info")
+
+
 class WorkerError(Exception):
     """A request failed; `info` says how, where, and what the worker printed."""
 
@@ -293,7 +302,7 @@ class WorkerClient:
                 worker.used = bool(worker.state.get("ran_user_code", True))
                 if job.stopping is not None:
                     if not message.get("ok"):
-                        job.reply_error = from_jsonable(ErrorInfo, message.get("error"))
+                        job.reply_error = _error_info(message.get("error"))
                     return  # the stopper thread finishes the job
                 self._job = None
                 callback = None
@@ -317,7 +326,7 @@ class WorkerClient:
                 self._crashes.clear()
             job.future.set_result(result)
         else:
-            info = from_jsonable(ErrorInfo, message.get("error") or {"kind": "internal", "message": "no error info"})
+            info = _error_info(message.get("error"))
             if info.kind in ("memory", "exit", "internal"):
                 worker.state = {**worker.state, "config_changed": True}  # do not reuse a worker after these
             job.future.set_exception(WorkerError(replace(info, stderr_tail=worker.stderr.text()[-8000:])))
