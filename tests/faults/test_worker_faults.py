@@ -195,3 +195,27 @@ def test_memory_cap_is_a_memory_error_and_the_next_request_works():
         assert err.info.kind == "memory" and "ran out of memory" in err.info.message, err.info
         assert err.info.location is not None and err.info.location.line == line_of("memory_hog.py", "np.ones")
         succeeds(c)  # on a fresh worker: one that hit its cap is not reused
+
+
+@pytest.mark.parametrize(
+    ("function", "args", "kind", "fragment"),
+    [
+        ("nope", "f32[3]", "not-found", "has no function 'nope'"),
+        ("f", "f32[3], f32[3]", "spec", "f(x) cannot be called with (f32[3], f32[3]): too many positional arguments"),
+        ("f", "f32[3], y=f32[2]", "spec", "got an unexpected keyword argument 'y'"),
+        ("f", "f32[3", "spec", "unbalanced brackets: '[' is never closed"),
+        ("f", "q99[3]", "spec", "unknown dtype 'q99'"),
+    ],
+)
+def test_bad_requests_say_what_is_wrong(client, function, args, kind, fragment):
+    err = fails(client, TraceRequest(FunctionRef(qualname=function, path=os.path.join(CASES, "ok.py")), args=args))
+    assert err.info.kind == kind and fragment in err.info.message, err.info
+    succeeds(client)
+
+
+def test_an_empty_file_has_no_function(client, tmp_path):
+    empty = tmp_path / "empty.py"
+    empty.write_text("")
+    err = fails(client, request("empty.py", path=str(empty)))
+    assert err.info.kind == "not-found" and "has no function 'f'" in err.info.message
+    succeeds(client)
