@@ -204,3 +204,15 @@ def sample() -> tuple[Graph, Layout]:
 @pytest.fixture
 def hostile() -> tuple[Graph, Layout]:
     return build_hostile()
+
+
+def merge_tokens(tokens: list[tuple[object, str]]) -> list[tuple[object, str]]:
+    """Pygments tokens with neighbours of one type joined and empty ones dropped: two lexings of
+    one text compare equal however the lexer happened to split them."""
+    out: list[tuple[object, str]] = []
+    for t, v in tokens:
+        if out and out[-1][0] is t:
+            out[-1] = (t, out[-1][1] + v)
+        elif v:
+            out.append((t, v))
+    return out

@@ -8,6 +8,7 @@ import pytest
 from pygments.token import Comment, Error, Keyword, Name, Number, Operator, String, Token
 
 from jaxscope.core.hlo_lexer import HloLexer, StableHloLexer
+from tests.conftest import merge_tokens
 
 GOLDENS = pathlib.Path(__file__).resolve().parents[2] / "tests" / "goldens" / "hlo"
 STABLE = sorted(GOLDENS.glob("*.stablehlo.mlir"))
@@ -101,17 +102,9 @@ def test_goldens_lex_without_errors_and_line_by_line_equals_whole(path):
     assert "".join(v for _, v in whole) == text
     assert not [v for t, v in whole if t is Error]
     per_line = [tok for line in text.split("\n") for tok in lex(cls, line) + [(Token.Text.Whitespace, "\n")]][:-1]
-    assert merge(per_line) == merge(whole)  # line-local: a view can lex any line on its own
+    assert merge_tokens(per_line) == merge_tokens(whole)  # line-local: a view can lex any line on its own
 
 
-def merge(tokens: list[tuple[object, str]]) -> list[tuple[object, str]]:
-    out: list[tuple[object, str]] = []
-    for t, v in tokens:
-        if out and out[-1][0] is t:
-            out[-1] = (t, out[-1][1] + v)
-        elif v:
-            out.append((t, v))
-    return out
 
 
 def test_big_texts_and_junk_never_give_error_tokens():

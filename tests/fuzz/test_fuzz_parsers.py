@@ -48,7 +48,7 @@ from jaxscope.core.hlo_locations import HloOpLoc, StableHloMap, parse_stablehlo,
 from jaxscope.core.hlo_module import HloModuleMap, parse_hlo
 from jaxscope.core.model import ErrorInfo, Graph, Layout, TraceResult
 from jaxscope.core.serialize import from_jsonable, loads, to_jsonable
-from tests.conftest import build_sample
+from tests.conftest import build_sample, merge_tokens
 
 GOLDENS = pathlib.Path(__file__).resolve().parents[1] / "goldens" / "hlo"
 STABLE_TEXTS = [p.read_text(encoding="utf-8") for p in sorted(GOLDENS.glob("*.stablehlo.mlir"))]
@@ -403,14 +403,6 @@ def lex(lexer_cls: type, text: str) -> list[tuple[Any, str]]:
     return list(lexer_cls(stripnl=False, ensurenl=False).get_tokens(text))
 
 
-def merged(tokens: list[tuple[Any, str]]) -> list[tuple[Any, str]]:
-    out: list[tuple[Any, str]] = []
-    for t, v in tokens:
-        if out and out[-1][0] is t:
-            out[-1] = (t, out[-1][1] + v)
-        elif v:
-            out.append((t, v))
-    return out
 
 
 def check_lexer(lexer_cls: type, text: str) -> None:
@@ -425,7 +417,7 @@ def check_lexer(lexer_cls: type, text: str) -> None:
     per_line: list[tuple[Any, str]] = []
     for line in expected.split("\n"):
         per_line += [(t, v) for _, t, v in lexer.get_tokens_unprocessed(line)] + [(Whitespace, "\n")]
-    assert merged(per_line[:-1]) == merged(tokens)
+    assert merge_tokens(per_line[:-1]) == merge_tokens(tokens)
     # with Pygments' defaults: leading and trailing newlines stripped, one added at the end
     default = "".join(v for _, v in lexer_cls().get_tokens(text))
     assert default == expected.strip("\n") + "\n"
