@@ -53,7 +53,8 @@ class IrMixin:
         self.jaxpr.set_text(printed.text)
         self._links = links
         self._graph_selected(self.graph.selected_paths())  # mark the selection's jaxpr lines
-        self._request_hlo("stablehlo")
+        if not self.controller.worker.busy:  # never preempt a job the user asked for: _resume_ir follows it
+            self._request_hlo("stablehlo")
 
     def _on_jaxpr_failed(self, request: TraceRequest, info: ErrorInfo) -> None:
         current = self.doc.result

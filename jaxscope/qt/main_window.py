@@ -6,7 +6,6 @@ import html
 import os
 import re
 import time
-from typing import Any
 
 from PySide6.QtCore import QByteArray, QFileSystemWatcher, QSettings, Qt, QTimer, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QImage, QKeySequence, QPainter
@@ -30,20 +29,14 @@ from PySide6.QtWidgets import (
 
 import jaxscope
 from jaxscope.core import linking
-from jaxscope.core.compare_text import diverging
 from jaxscope.core.discover import DiscoveryError, default_function, discover_file
 from jaxscope.core.export import export
 from jaxscope.core.guide import Example, find, list_examples, parse_guide
 from jaxscope.core.hlo_links import IrLinks
 from jaxscope.core.flow_marks import LineMark, line_marks, static_values
 from jaxscope.core.layout import auto_expanded
-from jaxscope.core.argspec import SpecError
 from jaxscope.core.model import Diagnostic, ErrorInfo, FunctionRef, Graph, Layout, SourceLoc, TraceRequest, TraceResult
-from jaxscope.core.retrace import RetraceRequest, RetraceResult
-from jaxscope.core.devices import device_env
-from jaxscope.core.run_model import RunRequest, RunResult, run_result_from_jsonable
-from jaxscope.core.serialize import from_jsonable
-from jaxscope.core.static_fix import make_static, static_suggestion
+from jaxscope.core.static_fix import static_suggestion
 from jaxscope.core.svg import render_svg
 from jaxscope.qt import prefs
 from jaxscope.qt import theme as themes
@@ -56,6 +49,7 @@ from jaxscope.qt.guide_panel import GuidePanel
 from jaxscope.qt.graph_view import QtGraphView
 from jaxscope.qt.inputs_panel import InputsPanel, plain_label
 from jaxscope.qt.ir_mixin import IrMixin
+from jaxscope.qt.jobs_mixin import JobsMixin
 from jaxscope.qt.ir_tabs import IrTabs
 from jaxscope.qt.jaxpr_view import QtJaxprView
 from jaxscope.qt.log_pane import LogPane
@@ -67,7 +61,6 @@ from jaxscope.qt.source_view import QtSourceView
 EXAMPLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(jaxscope.__file__))), "examples")
 MAX_RECENT = 10
 STATE_VERSION = 2  # bump when docks change: an old saved state would misplace the new ones
-DIVERGENCE_COLOURS = ("#d0453a", "#e59f2d")  # the most divergent equations, the rest that differ
 FLOW_MAX_EQNS = 5000  # the control-flow recorder costs ~2.5x trace time: off for programs bigger than this
 
 
@@ -105,7 +98,7 @@ class WelcomePage(QWidget):
         self.recent.addItems(items)
 
 
-class MainWindow(IrMixin, QMainWindow):
+class MainWindow(IrMixin, JobsMixin, QMainWindow):
     def __init__(self, controller: Controller | None = None, theme: str = "system") -> None:
         super().__init__()
         self.setWindowTitle("jaxscope")
@@ -627,103 +620,11 @@ class MainWindow(IrMixin, QMainWindow):
         if self.doc.path and self.inputs.current() is not None:
             self.inputs.request_trace()
 
-    def retrace_static(self, value: str | None = None) -> bool:
-        """Make the argument a tracer error depends on static (asking for its value) and retrace."""
-        info, fn = self._problem_info, self.inputs.current()
-        if info is None or not info.argument or fn is None:
-            return False
-        args = self.inputs.current_args()
-        suggestion = static_suggestion(fn, args, info.argument)
-        if suggestion is None:
-            return False
-        if value is None:
-            value, ok = QInputDialog.getText(
-                self, "Make argument static", f"Python value for `{info.argument}` (baked in at trace time):", text=suggestion
-            )
-            if not ok:
-                return False
-        try:
-            new_args = make_static(fn, args, info.argument, value)
-        except SpecError as exc:
-            self._show_problem(f"not a Python value for {info.argument}: {exc.message}", info)
-            return False
-        self.inputs.set_args(new_args)
-        self.inputs.request_trace()
-        return True
-
-    def run_function(self, options: dict[str, Any] | None = None) -> bool:
-        """Run the traced function jitted and eagerly in the worker (Run pane options) and compare."""
-        result = self.doc.result
-        options = options if options is not None else self.run_panel.options()
-        if result is None or options is None:
-            if result is None:
-                self.run_panel.set_error("Trace a function first: the run uses its inputs.")
-            return False
-        request = RunRequest(result.request.function, result.request.args, **options)
-        self.docks["run"].raise_()
-        self.run_panel.set_running(True)
-        self.controller.submit("run", request, run_result_from_jsonable)
-        return True
-
-    def _device_setup(self) -> dict[str, Any]:
-        """The saved worker device setup; anything unreadable gives the default (1 CPU device, all backends)."""
-        try:
-            setup = {"cpu_devices": prefs.read(self.settings, "run/cpuDevices", 1), "platforms": prefs.read(self.settings, "run/backends", "")}
-            device_env(**setup)  # validates
-            return setup
-        except (TypeError, ValueError):
-            return {"cpu_devices": 1, "platforms": ""}
-
-    def set_device_setup(self, cpu_devices: int, platforms: str = "") -> None:
-        """Restart the worker with this many simulated CPU devices and these backends; remembered."""
-        self.controller.set_device_setup(cpu_devices, platforms)
-        self.settings.setValue("run/cpuDevices", cpu_devices)
-        self.settings.setValue("run/backends", platforms)
-        self.run_panel.set_setup(cpu_devices, platforms)
-        self.statusBar().showMessage(f"Restarting the worker with {cpu_devices} CPU device(s)…", 5000)
-
     def show_nodes(self, paths: list[str]) -> None:
         """Select nodes by path, expanding the clusters that hide them."""
         self.reveal(*paths)
         self._select_nodes(paths)
         self._graph_selected(paths)
-
-    def _on_job_finished(self, op: str, result: object) -> None:
-        if op == "retrace" and self._retrace is not None and isinstance(result, RetraceResult):
-            self._retrace.show_result(result)
-        elif op == "run" and isinstance(result, RunResult):
-            self.run_panel.set_devices(list(result.devices), result.device)
-            self.run_panel.set_result(result)
-            if result.divergence:  # colour where jit and eager part; the next layout restores line colours
-                found = diverging(result)
-                worst = max((d.max_rel for d in found), default=0.0)
-                self.graph.set_line_colours({d.path: DIVERGENCE_COLOURS[0 if d.nonfinite_mismatch or d.max_rel >= worst / 2 else 1]
-                                             for d in found})
-        self._resume_ir()
-
-    def _on_job_failed(self, op: str, info: ErrorInfo) -> None:
-        if op == "retrace" and self._retrace is not None:
-            self._retrace.show_error(info)
-        elif op == "run":
-            self.run_panel.set_error(info.summary())
-        self._resume_ir()
-
-    def retrace_dialog(self) -> RetraceDialog | None:
-        """Open the "would jit retrace?" comparison for the traced function and inputs."""
-        result = self.doc.result
-        if result is None:
-            self._show_problem("Trace a function first: the comparison starts from the inputs it was traced with.")
-            return None
-        if self._retrace is not None:
-            self._retrace.close()
-        dialog = self._retrace = RetraceDialog(result.request.function.qualname, result.request.args, self)
-        dialog.check_requested.connect(
-            lambda before, after: self.controller.submit(
-                "retrace", RetraceRequest(result.request.function, before, after), lambda d: from_jsonable(RetraceResult, d)
-            )
-        )
-        dialog.show()
-        return dialog
 
     def _goto_problem(self) -> None:
         info = self._problem_info

@@ -147,5 +147,6 @@ def test_a_run_right_after_the_trace_does_not_lose_the_ir(qtbot, window):
     assert not w.doc.result.jaxpr_text  # the graph comes first, the printed jaxpr after it
     assert w.run_function()  # takes the worker from the jaxpr job (one job at a time)
     qtbot.waitUntil(lambda: w.run_panel.verdict_state != "", timeout=TIMEOUT)
+    assert w.run_panel.verdict_state == "ok"  # the IR steps never preempt it
     qtbot.waitUntil(lambda: bool(w.doc.result.jaxpr_text) and "stablehlo" in w._ir_links, timeout=TIMEOUT)
     assert "add" in w.jaxpr.toPlainText()
