@@ -45,6 +45,7 @@ class EdgeTileItem(BatchItem):
         self.cull_each = cull_each
         self.setZValue(1.0)
         self._shapes: dict[int, tuple[QPainterPath, QPolygonF | None]] = {}
+        self._quarter_boxes: dict[int, list[QRectF]] = {}
         self._line_of: dict[int, QLineF] = {}
         self._groups: dict[tuple[bool, bool], list[int]] = {}
         self._paths: dict[tuple[bool, bool], tuple[QPainterPath, QPainterPath]] = {}
@@ -55,6 +56,19 @@ class EdgeTileItem(BatchItem):
         if shape is None:
             shape = self._shapes[j] = edge_shapes(self.model.edges[j].points)
         return shape
+
+    def _quarters(self, j: int) -> list[QRectF]:
+        """Bounds of the four quarters of a long edge's curve (one cubic: de Casteljau twice), made
+        on first use; each bounds its part of the curve far more tightly than the edge's box."""
+        got = self._quarter_boxes.get(j)
+        if got is None:
+            pts = self.model.edges[j].points
+            if len(pts) != 4:
+                got = [self.model.long_edges[j]]
+            else:
+                got = [_control_box(q) for half in _halves(tuple(pts)) for q in _halves(half)]
+            self._quarter_boxes[j] = got
+        return got
 
     def _lines(self, js: Iterable[int]) -> list[QLineF]:
         """Straight first-to-last-point lines (the far level of detail), made once per edge."""
@@ -151,6 +165,8 @@ class EdgeTileItem(BatchItem):
             painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
         for (routed, dim), group in self.groups().items():
             js = [j for j in group if bbox[j].intersects(area)]
+            if not far:  # a long S-curve's box spans the screen far more often than the curve does
+                js = [j for j in js if any(q.intersects(area) for q in self._quarters(j))]
             if not js:
                 continue
             painter.setOpacity(DIM_OPACITY if dim else 1.0)
@@ -162,17 +178,38 @@ class EdgeTileItem(BatchItem):
             if far:
                 painter.drawLines(self._lines(js))
                 continue
+            curves, arrows = QPainterPath(), QPainterPath()  # one call each: per-call overhead dominated
+            arrows.setFillRule(Qt.FillRule.WindingFill)
             for j in js:
-                painter.drawPath(self._shape(j)[0])
-            if lod >= TEXT_LOD:
+                curve, arrow = self._shape(j)
+                curves.addPath(curve)
+                if arrow is not None:
+                    arrows.addPolygon(arrow)
+                    arrows.closeSubpath()
+            painter.drawPath(curves)
+            if lod >= TEXT_LOD and not arrows.isEmpty():
                 painter.setPen(Qt.PenStyle.NoPen)
                 painter.setBrush(colour)
-                for j in js:
-                    arrow = self._shape(j)[1]
-                    if arrow is not None:
-                        painter.drawPolygon(arrow)
+                painter.drawPath(arrows)
         painter.setOpacity(1.0)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, antialiased)
+
+
+Point = tuple[float, float]
+
+
+def _halves(c: tuple[Point, ...]) -> tuple[tuple[Point, ...], tuple[Point, ...]]:
+    """A cubic's two halves (de Casteljau at t = 1/2)."""
+    (x0, y0), (x1, y1), (x2, y2), (x3, y3) = c
+    ax, ay, bx, by, cx, cy = (x0 + x1) / 2, (y0 + y1) / 2, (x1 + x2) / 2, (y1 + y2) / 2, (x2 + x3) / 2, (y2 + y3) / 2
+    dx, dy, ex, ey = (ax + bx) / 2, (ay + by) / 2, (bx + cx) / 2, (by + cy) / 2
+    mx, my = (dx + ex) / 2, (dy + ey) / 2
+    return ((x0, y0), (ax, ay), (dx, dy), (mx, my)), ((mx, my), (ex, ey), (cx, cy), (x3, y3))
+
+
+def _control_box(c: tuple[Point, ...]) -> QRectF:
+    xs, ys = [p[0] for p in c], [p[1] for p in c]
+    return QRectF(min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys))
 
 
 def _hairline(colour: QColor, routed: bool, lod: float) -> QPen:

@@ -94,6 +94,10 @@ def build_items(model: SceneModel, state: ViewState) -> tuple[list[NodeTileItem]
     items: list[QGraphicsItem] = [ClusterItem(model, state), ClusterTitleItem(model, state)]
     items.extend(EdgeTileItem(model, state, ids, bounds) for ids, bounds in model.edge_tiles)
     if model.long_edges:
-        items.append(EdgeTileItem(model, state, sorted(model.long_edges), cull_each=True))
+        long_item = EdgeTileItem(model, state, sorted(model.long_edges), cull_each=True)
+        # Thousands of long edges can cross the screen (gpt_jit-50k: 5k, 180 ms a frame): Qt keeps this
+        # item's on-screen part as a pixmap and, on a pan, paints only the strip that scrolled in.
+        long_item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        items.append(long_item)
     items.extend(node_items)
     return node_items, items

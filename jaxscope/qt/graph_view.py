@@ -13,7 +13,18 @@ import html
 from collections.abc import Iterable
 
 from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QHelpEvent, QKeyEvent, QMouseEvent, QPainter, QResizeEvent, QTransform, QWheelEvent
+from PySide6.QtGui import (
+    QBrush,
+    QColor,
+    QHelpEvent,
+    QKeyEvent,
+    QMouseEvent,
+    QPainter,
+    QPixmapCache,
+    QResizeEvent,
+    QTransform,
+    QWheelEvent,
+)
 from PySide6.QtWidgets import QApplication, QFrame, QGraphicsScene, QGraphicsView, QToolTip, QWidget
 
 from jaxscope.core.graph_query import Dataflow, SearchIndex
@@ -32,6 +43,7 @@ FIT_PADDING = 16  # viewport px around the drawing after fit_all
 ZOOM_STEP = 1.25
 AA_MIN_SCALE = 0.5  # antialias when zoomed in this far (few nodes are visible then) ...
 AA_MAX_NODES = 3000  # ... or when the whole graph is small enough to be cheap anyway
+PIXMAP_CACHE_KB = 96 * 1024  # room for the long-edge layer's screenful (and Qt's own pixmaps)
 HIT_SLOP = 2.0  # scene px of tolerance around a box for clicks
 
 
@@ -54,6 +66,8 @@ class QtGraphView(QGraphicsView):
         # The BSP index is kept: the items are a few thousand tile-sized rects (no long thin
         # per-edge items to bloat it, perf §4), and it spares Python boundingRect() calls per paint.
         self.setScene(self._scene)
+        # the long-edge layer's pixmap cache is a screenful (33 MB at 4K); Qt's default limit is 10 MB
+        QPixmapCache.setCacheLimit(max(QPixmapCache.cacheLimit(), PIXMAP_CACHE_KB))
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setTransformationAnchor(QGraphicsView.ViewportAnchor.NoAnchor)
         self.setResizeAnchor(QGraphicsView.ViewportAnchor.NoAnchor)
