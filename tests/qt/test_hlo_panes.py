@@ -150,3 +150,19 @@ def test_a_run_right_after_the_trace_does_not_lose_the_ir(qtbot, window):
     assert w.run_panel.verdict_state == "ok"  # the IR steps never preempt it
     qtbot.waitUntil(lambda: bool(w.doc.result.jaxpr_text) and "stablehlo" in w._ir_links, timeout=TIMEOUT)
     assert "add" in w.jaxpr.toPlainText()
+
+
+def test_device_out_of_memory_in_the_run_pane_keeps_the_document(qtbot, window, tmp_path):
+    w = window
+    case = tmp_path / "oom.py"
+    case.write_text("import jax.numpy as jnp\n\n\ndef big(x):\n    return jnp.zeros((2**40,), jnp.float32) + x\n")
+    w.doc.layout = None
+    assert w.open_target(f"{case}::big", "f32[]")
+    qtbot.waitUntil(lambda: w.doc.layout is not None, timeout=TIMEOUT)
+    good, layout = w.doc.result, w.doc.layout
+    assert w.run_function()
+    qtbot.waitUntil(lambda: w.run_panel.verdict_state != "", timeout=TIMEOUT)
+    text = w.run_panel.verdict.text()
+    assert w.run_panel.verdict_state == "fail" and "memory" in text and "RESOURCE_EXHAUSTED" in text, text
+    assert w.doc.result is good and w.doc.layout is layout and not w.doc.stale  # the trace is still the good result
+    assert w.run_panel.run_button.isEnabled()  # and the next run can start
