@@ -109,7 +109,8 @@ def targets(rec: dict[str, Any]) -> list[dict[str, Any]]:
             add("T5", f"expand {e['owner']} ({eq:,} eqns), to repaint", e["first"]["total_s"], limit)
         add("T5", f"expand {e['owner']} again (cached), to repaint", e["cached"]["total_s"], EXPAND_CACHED_S, "s", "{:.3f}")
     if size == "50k":
-        add("T6", "GUI process peak RSS with the program open", gui.get("gui_peak_mb"), GUI_RSS_MB, "MB", "{:.0f}")
+        opened = gui.get("gui_peak_after_open_mb", gui.get("gui_peak_mb"))  # the SVG export and expands come after
+        add("T6", "GUI process peak RSS with the program open (before SVG export and expands)", opened, GUI_RSS_MB, "MB", "{:.0f}")
         if "s" in svg:
             add("T6", "SVG export (full graph)", svg["s"], SVG_S)
         png = gui.get("png") or {}
@@ -210,8 +211,9 @@ def table(rec: dict[str, Any]) -> str:
     if png:
         rows.append(("PNG export (core.export, capped)", _s(png.get("s")), f"{png.get('mb', 0):.1f} MB"))
     rows.append(("peak RSS: GUI / worker / layout process",
-                 f"{_s(gui.get('gui_peak_mb'), 'MB', '{:.0f}')}",
-                 f"worker {_s(gui.get('worker_peak_mb'), 'MB', '{:.0f}')}, layout {_s(gui.get('layout_worker_peak_mb'), 'MB', '{:.0f}')}"))  # fmt: skip
+                 f"{_s(gui.get('gui_peak_after_open_mb', gui.get('gui_peak_mb')), 'MB', '{:.0f}')}",
+                 f"worker {_s(gui.get('worker_peak_mb'), 'MB', '{:.0f}')}, layout {_s(gui.get('layout_worker_peak_mb'), 'MB', '{:.0f}')}; "
+                 f"GUI {_s(gui.get('gui_peak_mb'), 'MB', '{:.0f}')} after the SVG export and expands"))  # fmt: skip
     ex = gui.get("app_extras") or {}
     if ex and "error" not in ex:
         rows.append(("app extras on GUI thread (not in total)", _s(sum(ex.values())),

@@ -87,7 +87,10 @@ def main() -> int:
     ap.add_argument("--no-export", action="store_true", help="skip `jaxscope export` vs bare python")
     ap.add_argument("--jpviz-path", default=os.environ.get("JAXSCOPE_BENCH_JPVIZ", ""), help="a directory holding jpviz and pydot<2 (see README)")
     ap.add_argument("--out", default=os.path.join(HERE, "results.json"))
+    ap.add_argument("--report", metavar="FILE", help="print the tables of a saved results file again (with today's targets); run nothing")
     opts = ap.parse_args()
+    if opts.report:
+        return reprint(opts.report)
     only = [o for item in opts.only for o in item.split(",") if o]
     chosen = workloads.select(only, opts.quick)
     if not chosen:
@@ -149,6 +152,21 @@ def main() -> int:
     with open(opts.out, "w") as fh:
         json.dump({"version": 2, "machine": info, "wall_s": total, "argv": sys.argv[1:], "workloads": records, "export": export_result,
                    "export_target": extra[0] if extra else None}, fh, indent=1, default=str)  # fmt: skip
+    return 0
+
+
+def reprint(path: str) -> int:
+    """The tables of a saved run, summaries and target verdicts recomputed from its raw numbers."""
+    with open(path) as fh:
+        saved = json.load(fh)
+    records = saved.get("workloads") or []
+    for rec in records:
+        rec["summary"] = report.summarize(rec)
+        rec["targets"] = report.targets(rec)
+        print(report.table(rec))
+    export_result = saved.get("export")
+    extra = [report.export_target(export_result)] if export_result else []
+    print(report.summary_table(records, [e for e in extra if e]))
     return 0
 
 
