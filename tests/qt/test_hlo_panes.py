@@ -9,6 +9,14 @@ from tests.qt.conftest import TIMEOUT, open_and_wait
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CASES = ROOT / "tests" / "worker" / "corpus" / "hlo_cases.py"
+RUN_CASES = ROOT / "tests" / "worker" / "corpus" / "run_cases.py"
+
+
+def open_traced(qtbot, w, target: str, args: str) -> None:
+    """Open `target` with `args` and wait for its graph (not for the printed jaxpr that follows)."""
+    w.doc.layout = None
+    assert w.open_target(target, args)
+    qtbot.waitUntil(lambda: w.doc.layout is not None, timeout=TIMEOUT)
 
 
 def line_of(marker: str) -> int:
@@ -70,10 +78,7 @@ def test_cancelling_a_long_compile_keeps_the_app_usable(qtbot, window, tmp_path)
 
 def test_run_pane_compares_jit_and_eager_and_shows_the_first_nan(qtbot, window):
     w = window
-    cases = ROOT / "tests" / "worker" / "corpus" / "run_cases.py"
-    w.doc.layout = None
-    assert w.open_target(f"{cases}::log_neg", "f32[16]")
-    qtbot.waitUntil(lambda: w.doc.layout is not None, timeout=TIMEOUT)
+    open_traced(qtbot, w, f"{RUN_CASES}::log_neg", "f32[16]")
     w.run_panel.seed.setValue(3)
     assert w.run_function()
     qtbot.waitUntil(lambda: w.run_panel.verdict_state != "", timeout=TIMEOUT)
@@ -89,10 +94,7 @@ def test_per_equation_divergence_colours_the_graph(qtbot, window):
     from jaxscope.core.compare_text import diverging
 
     w = window
-    cases = ROOT / "tests" / "worker" / "corpus" / "run_cases.py"
-    w.doc.layout = None
-    assert w.open_target(f"{cases}::log_exp", "f32[64]")
-    qtbot.waitUntil(lambda: w.doc.layout is not None, timeout=TIMEOUT)
+    open_traced(qtbot, w, f"{RUN_CASES}::log_exp", "f32[64]")
     w.run_panel.per_equation.setChecked(True)
     results = []
     w.controller.job_finished.connect(lambda op, r: results.append(r))
@@ -112,14 +114,11 @@ def test_per_equation_divergence_colours_the_graph(qtbot, window):
 
 def test_device_setup_restarts_the_worker_and_the_run_uses_the_chosen_device(qtbot, window):
     w = window
-    cases = ROOT / "tests" / "worker" / "corpus" / "run_cases.py"
     qtbot.waitUntil(lambda: w.run_panel.device.count() == 1, timeout=TIMEOUT)  # listed before any run
     w.run_panel.cpu_devices.setValue(2)
     qtbot.waitUntil(lambda: w.run_panel.device.count() == 2, timeout=TIMEOUT)
     assert w.settings.value("run/cpuDevices", type=int) == 2
-    w.doc.layout = None
-    assert w.open_target(f"{cases}::add", "f32[4], f32[4]")
-    qtbot.waitUntil(lambda: w.doc.layout is not None, timeout=TIMEOUT)
+    open_traced(qtbot, w, f"{RUN_CASES}::add", "f32[4], f32[4]")
     w.run_panel.device.setCurrentIndex(w.run_panel.device.findData("cpu:1"))
     assert w.run_function()
     qtbot.waitUntil(lambda: w.run_panel.verdict_state != "", timeout=TIMEOUT)
@@ -140,9 +139,8 @@ def test_find_in_the_ir_text_of_the_shown_tab(qtbot, window):
 
 def test_a_run_right_after_the_trace_does_not_lose_the_ir(qtbot, window):
     w = window
-    cases = ROOT / "tests" / "worker" / "corpus" / "run_cases.py"
     w.doc.layout = None
-    assert w.open_target(f"{cases}::add", "f32[4], f32[4]")
+    assert w.open_target(f"{RUN_CASES}::add", "f32[4], f32[4]")
     qtbot.waitUntil(lambda: w.doc.result is not None, timeout=TIMEOUT)
     assert not w.doc.result.jaxpr_text  # the graph comes first, the printed jaxpr after it
     assert w.run_function()  # takes the worker from the jaxpr job (one job at a time)
@@ -156,9 +154,7 @@ def test_device_out_of_memory_in_the_run_pane_keeps_the_document(qtbot, window, 
     w = window
     case = tmp_path / "oom.py"
     case.write_text("import jax.numpy as jnp\n\n\ndef big(x):\n    return jnp.zeros((2**40,), jnp.float32) + x\n")
-    w.doc.layout = None
-    assert w.open_target(f"{case}::big", "f32[]")
-    qtbot.waitUntil(lambda: w.doc.layout is not None, timeout=TIMEOUT)
+    open_traced(qtbot, w, f"{case}::big", "f32[]")
     good, layout = w.doc.result, w.doc.layout
     assert w.run_function()
     qtbot.waitUntil(lambda: w.run_panel.verdict_state != "", timeout=TIMEOUT)
