@@ -26,12 +26,13 @@ DIVERGENCE_COLOURS = ("#d0453a", "#e59f2d")  # the most divergent equations, the
 
 
 class JobsMixin:
-    """Needs from the window: doc, controller, docks, graph, inputs, run_panel, settings, statusBar(),
+    """Needs from the window: doc, controller, docks, graph, inputs, phase_label, run_panel, settings, statusBar(),
     _problem_info, _retrace, _show_problem(), _resume_ir()."""
 
     doc: Any
     controller: Any
     docks: Any
+    phase_label: Any
     graph: Any
     inputs: Any
     run_panel: Any
@@ -100,6 +101,8 @@ class JobsMixin:
         elif op == "run" and isinstance(result, RunResult):
             self.run_panel.set_devices(list(result.devices), result.device)
             self.run_panel.set_result(result)
+            where = f" on {result.device.name}" if result.device else ""
+            self.phase_label.setText(f"{result.request.function.qualname}: jit vs eager {'OK' if result.ok else 'FAIL'}{where}")
             if result.divergence:  # colour where jit and eager part; the next layout restores line colours
                 found = diverging(result)
                 worst = max((d.max_rel for d in found), default=0.0)
@@ -112,6 +115,7 @@ class JobsMixin:
             self._retrace.show_error(info)
         elif op == "run":
             self.run_panel.set_error(info.summary())
+            self.phase_label.setText(f"jit vs eager: {info.kind} error")
         self._resume_ir()
 
     def retrace_dialog(self) -> RetraceDialog | None:

@@ -61,6 +61,12 @@ from jaxscope.qt.source_view import QtSourceView
 EXAMPLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(jaxscope.__file__))), "examples")
 MAX_RECENT = 10
 STATE_VERSION = 2  # bump when docks change: an old saved state would misplace the new ones
+PHASE_TEXT = {  # the status bar while the worker (or the layout process) works
+    "startup": "starting the worker (importing jax)…", "load": "running the file…", "trace": "tracing…",
+    "graph": "building the graph…", "layout": "laying out…", "inputs": "making the inputs…",
+    "compile": "compiling with XLA…", "run": "running jitted…", "eager": "running eagerly…", "compare": "comparing…",
+    "nan": "looking for the first NaN…", "divergence": "comparing every equation…",
+}  # fmt: skip
 FLOW_MAX_EQNS = 5000  # the control-flow recorder costs ~2.5x trace time: off for programs bigger than this
 
 
@@ -580,8 +586,7 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
     @Slot(str)
     def _on_phase(self, phase: str) -> None:
         self._phase = phase
-        self.phase_label.setText({"startup": "starting the worker (importing jax)…", "load": "running the file…",
-                                  "trace": "tracing…", "graph": "building the graph…", "layout": "laying out…"}.get(phase, phase))  # fmt: skip
+        self.phase_label.setText(PHASE_TEXT.get(phase, phase))
 
     @Slot(bool)
     def _on_busy(self, busy: bool) -> None:

@@ -114,6 +114,9 @@ class _FitTable(QTableWidget):
         self._fit_height()
 
 
+FIELD_W = 220  # px, the widest an option field grows
+
+
 class RunPanel(QWidget):
     """Device, seed, repeats, tolerances and the Run button; below, the comparison of the last run."""
 
@@ -155,13 +158,16 @@ class RunPanel(QWidget):
         form = QGridLayout()
         form.addWidget(plain_label("Device"), 0, 0)
         form.addWidget(self.device, 0, 1, 1, 3)
+        self.device.setMaximumWidth(2 * FIELD_W + 120)
         rows = ((("CPU devices", self.cpu_devices), ("Backends", self.backends)), (("Seed", self.seed), ("Repeats", self.repeats)),
                 (("rtol", self.rtol), ("atol", self.atol)))
         for row, pairs in enumerate(rows, 1):
             for col, (text, field) in enumerate(pairs):
                 form.addWidget(plain_label(text), row, 2 * col)
                 form.addWidget(field, row, 2 * col + 1)
+                field.setMaximumWidth(FIELD_W)  # a number or a short name: a wide pane leaves the rest empty
                 form.setColumnStretch(2 * col + 1, 1)
+        form.setColumnStretch(4, 3)
         buttons = QHBoxLayout()
         buttons.addWidget(self.find_nan)
         buttons.addWidget(self.per_equation)

@@ -123,6 +123,7 @@ def test_device_setup_restarts_the_worker_and_the_run_uses_the_chosen_device(qtb
     assert w.run_function()
     qtbot.waitUntil(lambda: w.run_panel.verdict_state != "", timeout=TIMEOUT)
     assert w.run_panel.verdict_state == "ok" and "cpu:1" in w.run_panel.context.text()
+    assert w.phase_label.text() == "add: jit vs eager OK on cpu:1"
 
 
 def test_find_in_the_ir_text_of_the_shown_tab(qtbot, window):
