@@ -56,6 +56,17 @@ def test_png_long_side_is_capped(sample, tmp_path):
     assert image.height() == 2000 and abs(image.width() - round(2000 * 540 / 916)) <= 1
 
 
+def test_a_big_png_is_compressed_for_speed_and_reads_back_the_same(sample, tmp_path, monkeypatch):
+    graph, layout = sample
+    svg = render_svg(graph, layout)
+    raster.svg_to_png(svg, str(tmp_path / "default.png"))
+    monkeypatch.setattr(raster, "FAST_PNG_PIXELS", 1000)  # this small drawing counts as big
+    raster.svg_to_png(svg, str(tmp_path / "fast.png"))
+    fast, default = read_png(tmp_path / "fast.png"), read_png(tmp_path / "default.png")
+    assert fast.size() == default.size() and fast == default  # lossless either way: only the zlib level differs
+    assert (tmp_path / "fast.png").stat().st_size != (tmp_path / "default.png").stat().st_size
+
+
 def test_png_rejects_bad_input(tmp_path):
     with pytest.raises(ValueError):
         raster.svg_to_png("<svg", str(tmp_path / "x.png"))
