@@ -69,6 +69,9 @@ def render_svg(
     return _SvgWriter(graph, layout, get_theme(theme), title, legend, highlight).document()
 
 
+JOIN_PARTS = 20_000
+
+
 def _f(v: float) -> str:
     text = f"{v:.1f}"
     return "0.0" if text == "-0.0" else text
@@ -177,7 +180,11 @@ class _SvgWriter:
         if self.legend_rows:
             self._legend()
         self.out.append("</svg>")
-        return "\n".join(self.out) + "\n"
+        self.out.append("")  # the final newline
+        # joined a slice at a time: one join of a 50 MB document held the GIL (an exporting thread
+        # froze the GUI) for as long as the copy took
+        parts = self.out
+        return "\n".join(["\n".join(parts[i : i + JOIN_PARTS]) for i in range(0, len(parts), JOIN_PARTS)])
 
     def _title(self) -> None:
         t = self.theme
