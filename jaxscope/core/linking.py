@@ -89,6 +89,17 @@ def _relative_sources(graph: Graph) -> dict[str, list[_Entry]]:
     return done
 
 
+def helper_files(graph: Graph, main: str) -> set[str]:
+    """The user's files, other than `main`, that equations of `graph` were traced from (existing
+    files outside installed packages): the modules whose edits change the graph."""
+    files = {loc.file for body in graph.bodies.values() for node in body.nodes if (loc := node.source) is not None}
+    main = os.path.abspath(main) if main else ""
+    return {
+        f for f in map(os.path.abspath, files)
+        if f != main and os.path.isfile(f) and not any(part in ("site-packages", "dist-packages") for part in f.split(os.sep))
+    }
+
+
 def same_file(a: str, b: str) -> bool:
     """True when `a` and `b` name the same file: equal after normpath, or one is a relative path
     whose components are a tail of the other's (``examples/m.py`` vs ``/home/u/p/examples/m.py``)."""

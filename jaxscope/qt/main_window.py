@@ -121,6 +121,7 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
         self._problem_info: ErrorInfo | None = None
         self._pending_select: list[str] = []  # select these once the layout that reveals them is shown
         self._retrace: RetraceDialog | None = None
+        self._helpers: set[str] = set()  # other user files the last graph's equations came from (watched)
         self._text_query = ""  # the last Find in IR Text query
         self._ir_links: dict[str, IrLinks] = {}  # stage -> links of the IR text now shown
 
@@ -413,6 +414,7 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
         self._start_ir(result)
         self._by_line = linking.nodes_by_line(graph, self.doc.path)
         self._apply_source_colours()
+        self._watch_helpers(graph)
         self._show_flow(result)
         self._show_diagnostics(result)
         self.controller.layout(graph, self.doc.expanded)
@@ -521,10 +523,21 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
         self.doc.user_toggled = True
         self.controller.layout(graph, frozenset(expanded))
 
+    def _watch_helpers(self, graph: Graph) -> None:
+        """Watch the other user files the traced equations came from: saving a helper module re-traces
+        too (the worker that imported the old version is then replaced)."""
+        wanted = linking.helper_files(graph, self.doc.path)
+        for path in self._helpers - wanted:
+            self.watcher.removePath(path)
+        for path in wanted - set(self.watcher.files()):
+            self.watcher.addPath(path)
+        self._helpers = wanted
+
     def _file_changed_settled(self) -> None:
         path = self.doc.path
-        if path and os.path.exists(path) and path not in self.watcher.files():
-            self.watcher.addPath(path)  # editors that save by rename drop the watch
+        for watched in ([path] if path else []) + sorted(self._helpers):
+            if os.path.exists(watched) and watched not in self.watcher.files():
+                self.watcher.addPath(watched)  # editors that save by rename drop the watch
         if path and os.path.exists(path):
             self.open_target(f"{path}::{self.doc.function}" if self.doc.function else path, self.doc.args or None)
 

@@ -390,3 +390,19 @@ def test_hostile_strings_stay_literal(qtbot, window, tmp_path):
     assert "ValueError: <b>bold</b><img src=x>" in w.problem.text()
     assert w.doc.result is good
     assert rich_text_leaks(w) == []
+
+
+def test_saving_a_helper_module_retraces(qtbot, window, tmp_path):
+    w = window
+    w.auto_compile.setChecked(False)
+    helper = tmp_path / "helper_ops.py"
+    save(helper, "import jax.numpy as jnp\n\n\ndef act(x):\n    return jnp.sin(x)\n")
+    main = tmp_path / "model.py"
+    save(main, "import helper_ops\n\n\ndef f(x):\n    return helper_ops.act(x) * 2.0\n")
+    assert w.open_target(f"{main}::f", ARGS)
+    wait_idle_with_ir(qtbot, w)
+    assert eqn_labels(w) == ["sin", "mul"] and str(helper) in w.watcher.files()
+    first = w.doc.result
+    save(helper, "import jax.numpy as jnp\n\n\ndef act(x):\n    return jnp.cos(x)\n")  # only the helper changes
+    qtbot.waitUntil(lambda: w.doc.result is not first and w.doc.layout is not None and eqn_labels(w) == ["cos", "mul"], timeout=TIMEOUT)
+    assert w.inputs.current_args() == ARGS and w.doc.path == str(main)
