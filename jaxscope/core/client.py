@@ -175,23 +175,15 @@ class WorkerClient:
     def restart(self) -> None:
         """Forget past crashes and start from fresh workers (after a crash loop)."""
         with self._lock:
-            if self._job is not None:  # its worker's death is ours, not a crash to count
-                self._stop_job(self._job, "cancelled")
             self._crashes.clear()
-            self._retire(self._active)
-            self._retire(self._spare)
-            self._active, self._spare = self._spawn(), None
+            self._replace_workers()
 
     def reconfigure(self, env: dict[str, str]) -> None:
         """Replace both workers with ones started with `env` added (read once by XLA: device count,
         backends). A job in flight is cancelled; the next request runs on the new workers."""
         with self._lock:
-            if self._job is not None:
-                self._stop_job(self._job, "cancelled")
             self._env = worker_env({**self._base_env, **env})
-            self._retire(self._active)
-            self._retire(self._spare)
-            self._active, self._spare = self._spawn(), None
+            self._replace_workers()
 
     @property
     def busy(self) -> bool:
@@ -243,6 +235,15 @@ class WorkerClient:
     def _ensure_spare(self) -> None:
         if self._use_spare and not self._closed and (self._spare is None or not self._spare.alive):
             self._spare = self._spawn()
+
+    def _replace_workers(self) -> None:
+        """Cancel the job in flight (its worker's death is ours, not a crash to count), retire both
+        workers and start a fresh active one. Call with the lock held."""
+        if self._job is not None:
+            self._stop_job(self._job, "cancelled")
+        self._retire(self._active)
+        self._retire(self._spare)
+        self._active, self._spare = self._spawn(), None
 
     def _retire(self, worker: WorkerProcess | None) -> None:
         if worker is not None:

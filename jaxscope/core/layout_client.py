@@ -111,11 +111,15 @@ def wire_lines(header: str | bytes) -> int:
 
 def layout_from_wire(text: str | bytes) -> Layout:
     """The Layout `layout_to_wire` wrote (or a plain `Layout.to_json` text)."""
+    return layout_from_lines(text.splitlines())
+
+
+def layout_from_lines(lines: list[str] | list[bytes]) -> Layout:
+    """`layout_from_wire` of the text's lines, as they come off the pipe."""
     with gc_paused():
-        lines = text.splitlines()
         data = json.loads(lines[0]) if lines else None
         if not (isinstance(data, dict) and data.get("wire") == 2):
-            return from_jsonable(Layout, json.loads(text))
+            return from_jsonable(Layout, data)  # the generic form: `serialize.dumps`, always one line
         nodes: list[NodeBox] = []
         edges: list[EdgePath] = []
         for line in lines[1:]:
@@ -496,7 +500,7 @@ class LayoutClient:
             header = worker.read(TOTAL_LIMIT_S)  # already being written: do not time out on it
             lines = [header] + [worker.read(TOTAL_LIMIT_S) for _ in range(wire_lines(header))]
             with gc_paused():
-                layout = layout_from_wire(b"\n".join(lines))
+                layout = layout_from_lines(lines)
                 protocol.freeze_decoded(len(layout.nodes))
             return layout
         worker.graph = None  # it may not hold the graph now: send it again next time

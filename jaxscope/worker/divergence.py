@@ -20,7 +20,7 @@ from jaxscope.core.model import SourceLoc
 from jaxscope.core.run_model import EqnDivergence
 from jaxscope.worker import jax_compat as jc
 from jaxscope.worker.compare import preview
-from jaxscope.worker.first_nan import bind_params, callee
+from jaxscope.worker.first_nan import bind_eqn, callee
 
 MAX_EQNS = 5000  # one output per equation: beyond this the program doubles in size for little insight
 
@@ -59,10 +59,7 @@ def _replay(jaxpr: Any, consts: list[Any], args: list[Any], prefix: str, picked:
         if body is not None:
             results = _replay(body[0], body[1], invals, f"{path}:0/", picked, outs)
         else:
-            subfuns, params = bind_params(eqn)
-            with eqn.ctx.manager:
-                results = eqn.primitive.bind(*subfuns, *invals, **params)
-            results = list(results) if eqn.primitive.multiple_results else [results]
+            results = bind_eqn(eqn, invals)
             floating = next((k for k, v in enumerate(eqn.outvars) if _floating(v)), None)
             if floating is not None and len(picked) < MAX_EQNS:
                 picked.append((path, eqn, eqn.outvars[floating]))

@@ -47,6 +47,14 @@ def bind_params(eqn: Any) -> tuple[list[Any], dict[str, Any]]:
     return [], got
 
 
+def bind_eqn(eqn: Any, invals: list[Any]) -> list[Any]:
+    """The outputs of `eqn` applied to `invals` (bound under its own context), always as a list."""
+    subfuns, params = bind_params(eqn)
+    with eqn.ctx.manager:
+        outs = eqn.primitive.bind(*subfuns, *invals, **params)
+    return list(outs) if eqn.primitive.multiple_results else [outs]
+
+
 def find_first_nonfinite(closed: Any, flat_args: list[Any]) -> NanOrigin | None:
     """The first NaN/Inf origin when evaluating `closed` (a ClosedJaxpr) on `flat_args`, or None."""
     jaxpr = closed.jaxpr
@@ -71,10 +79,7 @@ def _search(jaxpr: Any, consts: list[Any], args: list[Any], prefix: str, cache: 
         env[id(var)] = value
     for i, eqn in enumerate(jaxpr.eqns):
         invals = [read(v) for v in eqn.invars]
-        subfuns, params = bind_params(eqn)
-        with eqn.ctx.manager:
-            outs = eqn.primitive.bind(*subfuns, *invals, **params)
-        outs = list(outs) if eqn.primitive.multiple_results else [outs]
+        outs = bind_eqn(eqn, invals)
         for var, value in zip(eqn.outvars, outs, strict=True):
             if not isinstance(var, jc.DropVar):
                 env[id(var)] = value

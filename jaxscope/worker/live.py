@@ -17,7 +17,7 @@ import jax
 
 from jaxscope.core import argspec
 from jaxscope.core.model import Graph
-from jaxscope.worker.trace import graph_of, to_abstract, unwrap
+from jaxscope.worker.trace import graph_of, jaxpr_text, to_abstract, unwrap
 
 
 @dataclass
@@ -29,8 +29,7 @@ class LiveTrace:
 
     def jaxpr_text(self) -> str:
         """The jaxpr with source lines, as ``jaxscope jaxpr`` prints it."""
-        text = self.traced.jaxpr.pretty_print(source_info=True, name_stack=False, use_color=False)
-        return text.rstrip("\n") + "\n"
+        return jaxpr_text(self.traced.jaxpr).rstrip("\n") + "\n"
 
     def mlir_text(self) -> str:
         """StableHLO text (``jit(f).lower(...).as_text()``): opens in Model Explorer and Netron."""
