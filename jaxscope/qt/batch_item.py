@@ -119,6 +119,13 @@ class ViewState:
         self.cone_edges: set[int] = set()
         self.version = 0  # bumped whenever the cone changes (batched draw lists depend on it)
 
+    def reset(self, palette: Palette) -> None:
+        """As new, in `palette` (a kept scene shown again: the view sets selection and the rest anew)."""
+        self.palette = palette
+        self.selected, self.matches, self.stripes = set(), set(), {}
+        if self.cone_nodes is not None:
+            self.set_cone(None, set())
+
     def set_cone(self, nodes: set[int] | None, edges: set[int]) -> None:
         self.cone_nodes = nodes
         self.cone_edges = edges

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import (
@@ -45,6 +46,20 @@ AA_MIN_SCALE = 0.5  # antialias when zoomed in this far (few nodes are visible t
 AA_MAX_NODES = 3000  # ... or when the whole graph is small enough to be cheap anyway
 PIXMAP_CACHE_KB = 96 * 1024  # room for the long-edge layer's screenful (and Qt's own pixmaps)
 HIT_SLOP = 2.0  # scene px of tolerance around a box for clicks
+SCENE_CACHE_NODES = 30_000  # boxes kept in earlier scenes of the same graph (collapse, then expand again)
+SCENE_CACHE_SIZE = 3
+
+
+@dataclass
+class _Built:
+    """One graph's built scene: what `set_graph` swaps back in when it gets the same layout again."""
+
+    graph: Graph
+    layout: Layout
+    scene: QGraphicsScene
+    model: SceneModel
+    node_items: list[NodeTileItem]
+    state: ViewState
 
 
 def tooltip_html(text: str) -> str:
@@ -62,9 +77,10 @@ class QtGraphView(QGraphicsView):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        # One scene per layout shown. The BSP index is kept: the items are a few thousand tile-sized
+        # rects (no long thin per-edge items to bloat it, perf §4), and it spares Python
+        # boundingRect() calls per paint.
         self._scene = QGraphicsScene(self)
-        # The BSP index is kept: the items are a few thousand tile-sized rects (no long thin
-        # per-edge items to bloat it, perf §4), and it spares Python boundingRect() calls per paint.
         self.setScene(self._scene)
         # the long-edge layer's pixmap cache is a screenful (33 MB at 4K); Qt's default limit is 10 MB
         QPixmapCache.setCacheLimit(max(QPixmapCache.cacheLimit(), PIXMAP_CACHE_KB))
@@ -81,6 +97,8 @@ class QtGraphView(QGraphicsView):
         self._state = ViewState(Palette(self._theme))
         self._model: SceneModel | None = None
         self._node_items: list[NodeTileItem] = []
+        self._built: _Built | None = None
+        self._scenes: dict[tuple[int, int], _Built] = {}  # earlier scenes of this graph, oldest first
         self._selected: dict[str, None] = {}  # base paths, ordered
         self._dag: Dataflow | None = None
         self._search_keys: SearchIndex | None = None
@@ -113,13 +131,9 @@ class QtGraphView(QGraphicsView):
         old_selection = list(self._selected)
         current = self._matches[self._match_index] if self._match_index >= 0 else None
         self._theme = get_theme(theme) if isinstance(theme, str) else theme
-        self._state = ViewState(Palette(self._theme))
-        self._scene.clear()
-        with gc_paused():  # ~10 small objects per node; the collector would rescan them all
-            self._model = model = build_model(graph, layout)
-            self._node_items, items = build_items(model, self._state)
-            for item in items:
-                self._scene.addItem(item)
+        self._switch_scene(graph, layout)
+        model = self._model
+        assert model is not None
         self._dag = None
         self._search_keys = None
         self._apply_background()
@@ -146,6 +160,43 @@ class QtGraphView(QGraphicsView):
             self.fit_all()
         self._update_render_hints()
         self.viewport().update()
+
+    def _switch_scene(self, graph: Graph, layout: Layout) -> None:
+        """Show a scene of `layout`: the one built for it earlier if it is still kept (a cluster
+        collapsed and expanded again: no rebuild), else a new one. The scene shown until now is
+        kept for a while if it is of the same graph and small enough."""
+        built, self._built = self._built, None
+        if built is not None:
+            if built.graph is graph and len(built.model.nodes) <= SCENE_CACHE_NODES:
+                self._scenes[(id(built.graph), id(built.layout))] = built
+            else:
+                self._drop_scene(built)
+        for key in [k for k, b in self._scenes.items() if b.graph is not graph]:
+            self._drop_scene(self._scenes.pop(key))
+        again = self._scenes.pop((id(graph), id(layout)), None)
+        if again is not None and again.layout is layout:
+            again.state.reset(Palette(self._theme))
+            self._built = again
+        else:
+            state = ViewState(Palette(self._theme))
+            scene = QGraphicsScene(self)
+            with gc_paused():  # ~10 small objects per node; the collector would rescan them all
+                model = build_model(graph, layout)
+                node_items, items = build_items(model, state)
+                for item in items:
+                    scene.addItem(item)
+            self._built = _Built(graph, layout, scene, model, node_items, state)
+        while self._scenes and (
+            len(self._scenes) > SCENE_CACHE_SIZE or sum(len(b.model.nodes) for b in self._scenes.values()) > SCENE_CACHE_NODES
+        ):
+            self._drop_scene(self._scenes.pop(next(iter(self._scenes))))
+        b = self._built
+        self._scene, self._model, self._node_items, self._state = b.scene, b.model, b.node_items, b.state
+        self.setScene(b.scene)
+
+    def _drop_scene(self, built: _Built) -> None:
+        built.scene.setParent(None)  # type: ignore[call-overload]
+        built.scene.deleteLater()
 
     def set_theme(self, theme: Theme | str) -> None:
         """Repaint in another theme (colours only; nothing is rebuilt)."""

@@ -225,6 +225,24 @@ def test_keep_view_keeps_search_and_highlight(make_view):
     assert view.match_count == 0 and not view.highlighted
 
 
+def test_collapse_then_expand_again_shows_the_kept_scene(make_view):
+    graph, layout = laid_out("basics_predict")
+    view = make_view(graph, layout)
+    first = view.scene()
+    view.select_paths(["e3"])
+    view.set_graph(graph, compute_layout(graph, frozenset()), "light", keep_view=True)
+    assert view.scene() is not first
+    view.set_theme("dark")
+    view.set_graph(graph, layout, "dark", keep_view=True)  # the same Layout object: no rebuild
+    assert view.scene() is first and view.selected_paths() == ["e3"]
+    assert all(item.state.palette.background == view._state.palette.background for item in node_tiles(view))
+    assert view._state.palette.background is not None and view._state.palette.background.lightness() < 128
+    other, other_layout = laid_out("cond")
+    view.set_graph(other, other_layout, "dark")
+    view.set_graph(graph, layout, "dark")  # another graph came between: the kept scenes are gone
+    assert view.scene() is not first and view.node_count == len(layout.nodes)
+
+
 # --------------------------------------------------------------------------- search
 
 
