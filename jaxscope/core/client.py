@@ -129,16 +129,31 @@ class WorkerClient:
 
     # ------------------------------------------------------------------ public API
 
-    def trace(self, request: TraceRequest, on_phase: PhaseCallback | None = None) -> Future[TraceResult]:
+    def trace(
+        self, request: TraceRequest, on_phase: PhaseCallback | None = None, tap: Callable[[bytes | None], None] | None = None
+    ) -> Future[TraceResult]:
         """Start a trace; a request still in flight is cancelled (the latest request wins)."""
-        return self.submit("trace", request, result_from_jsonable, on_phase)
+        return self.submit("trace", request, result_from_jsonable, on_phase, tap)
 
-    def submit(self, op: str, request: Any, decode: Callable[[Any], Any], on_phase: PhaseCallback | None = None) -> Future[Any]:
-        """Send any worker op whose request names a `function`; `decode` turns the reply's result into data."""
+    def submit(
+        self,
+        op: str,
+        request: Any,
+        decode: Callable[[Any], Any],
+        on_phase: PhaseCallback | None = None,
+        tap: Callable[[bytes | None], None] | None = None,
+    ) -> Future[Any]:
+        """Send any worker op whose request names a `function`; `decode` turns the reply's result into data.
+
+        `tap`, if given, gets every raw protocol line the worker sends for this job as it arrives
+        (phase events and the reply, `core.protocol` lines), then None once the reply is complete or
+        the job ended without one; it runs on a reader thread and must not block."""
         future: Future[Any] = Future()
         with self._lock:
             if self._closed:
                 future.set_exception(WorkerError(ErrorInfo(kind="internal", message="the worker client is closed")))
+                if tap is not None:
+                    tap(None)
                 return future
             if self._job is not None:
                 self._stop_job(self._job, "cancelled")
@@ -151,6 +166,8 @@ class WorkerClient:
                     hint="read the worker output above, fix the cause, then restart the worker",
                 )
                 future.set_exception(WorkerError(info))
+                if tap is not None:
+                    tap(None)
                 return future
             worker = self._worker_for(request)
             job = _Job(next(self._ids), request, future, worker, on_phase, decode)
@@ -160,6 +177,8 @@ class WorkerClient:
             self._job = job
             worker.used = True
             worker.target_file = os.path.abspath(request.function.path) if request.function.path else ""
+            worker.end_tap()
+            worker.tap = tap
             ok = worker.send({"op": op, "id": job.rid, "request": to_jsonable(request)})
             self._wake.notify_all()
         if not ok:
@@ -404,6 +423,7 @@ class WorkerClient:
                 self._spawn_active()
 
     def _fail(self, job: _Job, info: ErrorInfo) -> None:
+        job.worker.end_tap()
         with self._lock:
             if self._job is job:
                 self._job = None

@@ -15,6 +15,11 @@ never re-imported) and talks to it over its stdin/stdout, one JSON document per 
                                               many lines follow, then those (`layout_to_wire`)
                    or  {"id": n, "ok": false, "error": "<traceback>"}
 
+A graph can also be streamed (`LayoutClient.stream`): the header says ``"has_graph": "stream"``
+and ``"expanded": null`` (let the worker pick with `auto_expanded`) or a list, and what follows is
+a jaxscope worker's trace reply, forwarded line by line as it arrives, then `STREAM_END`; the
+worker reads up to the reply's "done" message and answers ``{"id": n, "ok": true, "expanded": [...]}``.
+
 The worker keeps the last graph it was sent (a graph object goes over once per worker) and a
 cache of sub-layouts for it, so expanding one cluster re-lays out only what changed.
 
@@ -145,6 +150,14 @@ def layout_from_lines(lines: list[str] | list[bytes]) -> Layout:
         )
 
 
+STREAM_END = {"event": "done", "ok": False, "stream_end": True}  # after a stream's lines: ends it if the reply never came
+
+
+def _holds(worker: _Worker, graph: Graph | None) -> bool:
+    held = worker.graph
+    return graph is not None and (held is graph or (isinstance(held, _Request) and held.graph is graph))
+
+
 class LayoutError(RuntimeError):
     """compute_layout raised in the worker; the message holds its traceback."""
 
@@ -176,7 +189,7 @@ class _Worker:
         )
         self.lines: queue.Queue[bytes | None] = queue.Queue()
         self.stderr_tail = b""
-        self.graph: Graph | None = None  # the graph object this worker holds
+        self.graph: Graph | _Request | None = None  # the graph object this worker holds (a stream's: its request)
         self.graph_key = 0
         threading.Thread(target=self._read, args=(self.proc.stdout,), daemon=True, name="layout-worker-out").start()
         threading.Thread(target=self._read_err, args=(self.proc.stderr,), daemon=True, name="layout-worker-err").start()
@@ -201,6 +214,14 @@ class _Worker:
             for line in lines:
                 self.proc.stdin.write(line.encode("utf-8"))
                 self.proc.stdin.write(b"\n")
+            self.proc.stdin.flush()
+        except (OSError, ValueError) as exc:
+            raise _WorkerGone(self.describe_exit()) from exc
+
+    def send_raw(self, line: bytes) -> None:
+        """One line already framed (it ends with a newline)."""
+        try:
+            self.proc.stdin.write(line)
             self.proc.stdin.flush()
         except (OSError, ValueError) as exc:
             raise _WorkerGone(self.describe_exit()) from exc
@@ -250,15 +271,51 @@ class _Worker:
 
 
 class _Request:
-    __slots__ = ("future", "graph", "expanded", "opts", "budget", "cancelled")
+    __slots__ = ("future", "graph", "expanded", "opts", "budget", "cancelled", "lines", "streamed")
 
-    def __init__(self, future, graph, expanded, opts, budget) -> None:
+    def __init__(self, future, graph, expanded, opts, budget, lines=None) -> None:
         self.future = future
-        self.graph = graph
-        self.expanded = expanded
+        self.graph = graph  # None for a stream until `LayoutStream.bind`
+        self.expanded = expanded  # None: the layout process picks (`auto_expanded`) and says which
         self.opts = opts
         self.budget = budget
         self.cancelled = False
+        self.lines: queue.Queue[bytes | None] | None = lines  # a stream's trace reply, as it arrives
+        self.streamed = False
+
+
+class LayoutStream:
+    """A layout of the graph in a trace reply that is still arriving (`LayoutClient.stream`).
+
+    `feed` is a `WorkerClient` tap: the worker's reply lines go on to the layout process as they
+    come, so it decodes the graph while the GUI process decodes the same lines, and nobody
+    re-encodes it. Once the GUI has its own copy, `bind` says which Graph object it is, so later
+    layouts of it (expanding a cluster) are not sent again."""
+
+    def __init__(self, request: _Request) -> None:
+        self._request = request
+
+    @property
+    def future(self) -> concurrent.futures.Future[Layout]:
+        return self._request.future
+
+    @property
+    def graph(self) -> Graph | None:
+        return self._request.graph
+
+    @property
+    def expanded(self) -> frozenset[str] | None:
+        """The clusters the layout has open; None until it arrives."""
+        e = self._request.expanded
+        return frozenset(e) if e is not None and self._request.future.done() else None
+
+    def feed(self, line: bytes | None) -> None:
+        lines = self._request.lines
+        assert lines is not None
+        lines.put(line)
+
+    def bind(self, graph: Graph) -> None:
+        self._request.graph = graph
 
 
 class LayoutClient:
@@ -291,6 +348,10 @@ class LayoutClient:
             raise TypeError(f"unknown layout option(s): {', '.join(sorted(unknown))}")
         future: concurrent.futures.Future[Layout] = concurrent.futures.Future()
         request = _Request(future, graph, sorted(set(expanded)), opts, self.budget_s if budget_s is None else budget_s)
+        self._enqueue(request)
+        return future
+
+    def _enqueue(self, request: _Request) -> None:
         with self._lock:
             if self._closed:
                 raise RuntimeError("LayoutClient is closed")
@@ -298,7 +359,18 @@ class LayoutClient:
                 self._thread = threading.Thread(target=self._run, daemon=True, name="layout-client")
                 self._thread.start()
             self._queue.put(request)
-        return future
+
+    def stream(self, expanded: Collection[str] | None = None, *, budget_s: float | None = None, **opts: Any) -> LayoutStream:
+        """Queue a layout of the graph in a trace reply yet to come: pass `feed` as the trace's tap.
+        `expanded` None: the layout process opens what `auto_expanded` picks (see `LayoutStream.expanded`)."""
+        unknown = set(opts) - set(_OPTS)
+        if unknown:
+            raise TypeError(f"unknown layout option(s): {', '.join(sorted(unknown))}")
+        future: concurrent.futures.Future[Layout] = concurrent.futures.Future()
+        chosen = None if expanded is None else sorted(set(expanded))
+        request = _Request(future, None, chosen, opts, self.budget_s if budget_s is None else budget_s, queue.Queue())
+        self._enqueue(request)
+        return LayoutStream(request)
 
     def layout(self, graph: Graph, expanded: Collection[str] = (), **opts: Any) -> Layout:
         """Blocking `submit(...).result()`. Not from a future's done-callback: those run on the
@@ -322,6 +394,8 @@ class LayoutClient:
             current, worker = self._current, self._worker
             if current is not None:
                 current.cancelled = True
+                if current.lines is not None:
+                    current.lines.put(None)  # a stream waiting for lines: wake it
                 if worker is not None:
                     worker.kill()
 
@@ -446,7 +520,10 @@ class LayoutClient:
             raise concurrent.futures.CancelledError()
         self._next_id += 1
         rid = self._next_id
-        send_graph = worker.graph is not request.graph
+        stream = request.lines is not None and not request.streamed
+        if not stream and request.graph is None:
+            raise LayoutError("the streamed graph was lost before it was bound (the layout is asked again)")
+        send_graph: bool | str = "stream" if stream else not _holds(worker, request.graph)
         if send_graph:
             self._next_key += 1
             worker.graph_key = self._next_key
@@ -459,12 +536,15 @@ class LayoutClient:
             "opts": opts,
         }
         lines = [json.dumps(header)]
-        if send_graph:  # in parts (core.protocol): no single json.dumps holds the GUI's GIL for long
+        if send_graph is True:  # in parts (core.protocol): no single json.dumps holds the GUI's GIL for long
             lines.append(protocol.dumps({"graph": to_jsonable(request.graph)}).decode("utf-8").rstrip("\n"))
         try:
             worker.send(*lines)
+            if stream:
+                request.streamed = True
+                self._pump(worker, request)
             if send_graph:
-                worker.graph = request.graph
+                worker.graph = request if stream else request.graph
             try:
                 reply = self._expect(worker, rid, DECODE_TIMEOUT_S)
             except TimeoutError:
@@ -490,13 +570,28 @@ class LayoutClient:
                         dot_since = None
                     else:
                         break
-            return self._finish(worker, rid, reply)
+            return self._finish(worker, rid, reply, request)
         except (TimeoutError, _WorkerGone):
             self._drop_worker(worker)
             raise
 
-    def _finish(self, worker: _Worker, rid: int, reply: dict[str, Any]) -> Layout:
+    @staticmethod
+    def _pump(worker: _Worker, request: _Request) -> None:
+        """Forward a stream's lines until its reply is complete, then an end marker (the layout
+        process reads up to the reply's "done" message; if the trace failed, up to this)."""
+        assert request.lines is not None
+        while (line := request.lines.get()) is not None:
+            if request.cancelled:
+                raise concurrent.futures.CancelledError()
+            worker.send_raw(line)
+        if request.cancelled:
+            raise concurrent.futures.CancelledError()
+        worker.send(json.dumps(STREAM_END))
+
+    def _finish(self, worker: _Worker, rid: int, reply: dict[str, Any], request: _Request) -> Layout:
         if reply.get("ok"):
+            if request.expanded is None:
+                request.expanded = [str(p) for p in reply.get("expanded") or ()]
             header = worker.read(TOTAL_LIMIT_S)  # already being written: do not time out on it
             lines = [header] + [worker.read(TOTAL_LIMIT_S) for _ in range(wire_lines(header))]
             with gc_paused():
@@ -524,7 +619,7 @@ class LayoutClient:
 
 def serve(stdin: Any = None, stdout: Any = None) -> None:
     """The worker loop: read requests from stdin, write answers to stdout (binary streams)."""
-    from jaxscope.core.layout import compute_layout
+    from jaxscope.core.layout import auto_expanded, compute_layout
 
     stdin = stdin or sys.stdin.buffer
     stdout = stdout or sys.stdout.buffer
@@ -563,19 +658,18 @@ def serve(stdin: Any = None, stdout: Any = None) -> None:
             if request.get("has_graph"):
                 graph = None
                 cache, answers = {}, {}
-                message = protocol.read(stdin)
-                graph = from_jsonable(Graph, message["graph"]) if message is not None else None
-                if graph is None:
-                    raise RuntimeError("the graph did not arrive")
+                graph = _read_graph(stdin, streamed=request.get("has_graph") == "stream")
                 graph_key = request.get("graph_key")
             elif graph is None or graph_key != request.get("graph_key"):
                 raise RuntimeError("the layout worker does not hold the requested graph")
             write(json.dumps({"id": rid, "event": "started"}))
             opts = {k: v for k, v in (request.get("opts") or {}).items() if k in _OPTS}
-            expanded = tuple(request.get("expanded") or ())
+            chosen = request.get("expanded")
+            expanded = tuple(sorted(auto_expanded(graph))) if chosen is None else tuple(chosen)
+            ok = json.dumps({"id": rid, "ok": True, "expanded": expanded})
             key = json.dumps([expanded, sorted(opts.items())])
             if key in answers:
-                write(json.dumps({"id": rid, "ok": True}), answers[key])
+                write(ok, answers[key])
                 continue
 
             def progress(event: str, n: int, rid: Any = rid) -> None:
@@ -588,9 +682,30 @@ def serve(stdin: Any = None, stdout: Any = None) -> None:
             if len(answers) >= 4:
                 del answers[next(iter(answers))]
             answers[key] = text
-            write(json.dumps({"id": rid, "ok": True}), text)
+            write(ok, text)
         except Exception:
             write(json.dumps({"id": rid, "ok": False, "error": traceback.format_exc()[-4000:]}))
+
+
+def _read_graph(stdin: Any, streamed: bool) -> Graph:
+    """The Graph that follows a request: its own message, or (`streamed`) the one in a worker's
+    trace reply, forwarded line by line (phase events first; the reply is the "done" message)."""
+    with gc_paused():
+        while True:
+            message = protocol.read(stdin)
+            if message is None:
+                raise RuntimeError("the graph did not arrive")
+            if not streamed:
+                graph = from_jsonable(Graph, message["graph"])
+                break
+            if message.get("event") == "done":
+                result = message.get("result") if message.get("ok") else None
+                if not isinstance(result, dict) or "graph" not in result:
+                    raise RuntimeError("the trace ended without a graph")
+                graph = from_jsonable(Graph, result["graph"])
+                break
+        protocol.freeze_decoded(sum(len(b.nodes) for b in graph.bodies.values()))
+    return graph
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import json
 import math
+from collections.abc import Callable
 from typing import Any, BinaryIO
 
 from jaxscope.core.serialize import gc_paused
@@ -100,13 +101,16 @@ def write(stream: BinaryIO, message: dict[str, Any]) -> None:
     stream.flush()
 
 
-def read(stream: BinaryIO) -> dict[str, Any] | None:
-    """The next message (its parts put back in place), or None at end of stream."""
+def read(stream: BinaryIO, on_line: Callable[[bytes], None] | None = None) -> dict[str, Any] | None:
+    """The next message (its parts put back in place), or None at end of stream. `on_line` gets
+    each raw line before it is decoded (to forward a reply to another process as it arrives)."""
     parts: dict[int, list[Any]] = {}
     while True:
         line = stream.readline()
         if not line:
             return None
+        if on_line is not None:
+            on_line(line)
         with gc_paused():  # hundreds of thousands of new containers: no collection halfway through
             data = json.loads(line)
         if not isinstance(data, dict):

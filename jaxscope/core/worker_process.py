@@ -78,6 +78,7 @@ class WorkerProcess:
         self.used = False  # has run user code
         self.state: dict[str, Any] = {}
         self.target_file = ""
+        self.tap: Callable[[bytes | None], None] | None = None  # gets the reply lines of the job in flight, then None
         self._send_lock = threading.Lock()
         read_fd, write_fd = os.pipe()
         try:
@@ -173,10 +174,21 @@ class WorkerProcess:
                 if self._on_output is not None:
                     self._on_output(name, text)
 
+    def end_tap(self) -> None:
+        """Tell the tap, if any, that the job's reply is complete (or will never be) and drop it."""
+        tap, self.tap = self.tap, None
+        if tap is not None:
+            tap(None)
+
+    def _forward(self, line: bytes) -> None:
+        tap = self.tap
+        if tap is not None:
+            tap(line)
+
     def _read_replies(self) -> None:
         while True:
             try:
-                message = protocol.read(self._replies)
+                message = protocol.read(self._replies, self._forward)
             except (ValueError, OSError):
                 message = None
             if message is None:
@@ -184,7 +196,10 @@ class WorkerProcess:
             if message.get("event") == "ready":
                 self.ready_info = message
                 self.ready.set()
+            elif message.get("event") == "done":
+                self.end_tap()  # before the reply is decoded here: the tap's reader starts on it now
             self._on_message(self, message)
+        self.end_tap()
         code = self._proc.wait()
         for t in self._threads[:2]:
             t.join(timeout=2)  # so the stderr tail is complete when the exit is reported

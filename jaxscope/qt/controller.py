@@ -19,7 +19,7 @@ from PySide6.QtCore import QObject, Qt, Signal, Slot
 from jaxscope.core.client import WorkerClient, WorkerError
 from jaxscope.core.devices import device_env
 from jaxscope.core.hlo_model import HloRequest, HloResult
-from jaxscope.core.layout_client import LayoutClient
+from jaxscope.core.layout_client import LayoutClient, LayoutStream
 from jaxscope.core.model import ErrorInfo, Graph, JaxprText, Layout, TraceRequest, TraceResult
 from jaxscope.core.run_model import DeviceInfo
 from jaxscope.core.serialize import from_jsonable
@@ -84,6 +84,7 @@ class Controller(QObject):
         self._layouts: dict[tuple[Any, ...], tuple[Graph, Layout]] = {}  # oldest first
         self._layouts_lock = threading.Lock()  # filled from the layout client's thread
         self._phase.connect(self._on_phase)
+        self._stream: LayoutStream | None = None  # the layout of the trace in flight, as its reply streams in
 
     def _emit_output(self, stream: str, text: str) -> None:
         self.output.emit(stream, text)  # from a drain thread: queued to the GUI thread
@@ -107,10 +108,14 @@ class Controller(QObject):
 
     # ------------------------------------------------------------------ trace
 
-    def trace(self, request: TraceRequest) -> None:
+    def trace(self, request: TraceRequest, expanded: Collection[str] | None = None, **layout_options: Any) -> None:
+        """Trace, and lay out the graph as its reply arrives (`LayoutClient.stream`), with `expanded`
+        open (None: `auto_expanded`'s pick). `layout()` then finds that layout under way."""
         gen = self._trace_gen = next(self._gen)
         self._set_busy(True)
-        future = self.worker.trace(request, on_phase=lambda p: self._phase.emit(gen, p))
+        self.layouts.cancel()  # the last graph's pending layouts (and an earlier stream) are moot now
+        stream = self._stream = self.layouts.stream(expanded, **layout_options)
+        future = self.worker.trace(request, on_phase=lambda p: self._phase.emit(gen, p), tap=stream.feed)
         future.add_done_callback(lambda f: self._trace_done.emit(gen, f))
 
     def cancel(self) -> None:
@@ -196,6 +201,8 @@ class Controller(QObject):
             self._set_busy(False)
             self.trace_failed.emit(ErrorInfo(kind="internal", message=f"{type(exc).__name__}: {exc}"))
             return
+        if self._stream is not None:
+            self._stream.bind(result.graph)
         self.trace_finished.emit(result)
 
     # ------------------------------------------------------------------ layout
@@ -207,19 +214,40 @@ class Controller(QObject):
         self._set_busy(True)
         self.phase_changed.emit("layout")
         frozen = frozenset(expanded)
-        self.layouts.cancel()  # a newer layout makes queued or running ones pointless
         key = (id(graph), frozen, tuple(sorted(options.items())))
+        stream, self._stream = self._stream, None
         with self._layouts_lock:
             for k in [k for k, (g, _) in self._layouts.items() if g is not graph]:
                 del self._layouts[k]  # a new trace: the old graph's layouts go
             cached = self._layouts.get(key)
-        if cached is not None and cached[0] is graph:
-            future: Future[Layout] = Future()
+        if stream is not None and stream.graph is graph and not stream.future.cancelled():
+            future: Future[Layout] = Future()  # the streamed layout, if it has this `expanded`; else a new one
+            stream.future.add_done_callback(lambda f: self._adopt(stream, frozen, options, future))
+        elif cached is not None and cached[0] is graph:
+            self.layouts.cancel()  # a newer layout makes queued or running ones pointless
+            future = Future()
             future.set_result(cached[1])
         else:
+            self.layouts.cancel()
             future = self.layouts.submit(graph, frozen, **options)
-            future.add_done_callback(lambda f: self._remember_layout(key, graph, f))
+        future.add_done_callback(lambda f: self._remember_layout(key, graph, f))
         future.add_done_callback(lambda f: self._layout_done.emit(gen, graph, frozen, f))
+
+    def _adopt(self, stream: LayoutStream, expanded: frozenset[str], options: dict[str, Any], future: Future[Layout]) -> None:
+        """The streamed layout resolved: pass it on if it is the one asked for, else lay out anew
+        (the layout process holds the graph by now, or it is sent again)."""
+        done = stream.future
+        if not done.cancelled() and done.exception() is None and stream.expanded == expanded:
+            future.set_result(done.result())
+            return
+        if done.cancelled() and future.cancelled():
+            return
+        try:
+            again = self.layouts.submit(stream.graph, expanded, **options)
+        except RuntimeError as exc:  # closed
+            future.set_exception(exc)
+            return
+        again.add_done_callback(lambda f: _copy_outcome(f, future))
 
     def _remember_layout(self, key: tuple[Any, ...], graph: Graph, future: Future[Layout]) -> None:
         if future.cancelled() or future.exception() is not None:
@@ -254,3 +282,12 @@ class Controller(QObject):
         self._parser.shutdown(wait=False, cancel_futures=True)
         self.worker.close()
         self.layouts.close()
+
+
+def _copy_outcome(source: Future[Any], target: Future[Any]) -> None:
+    if source.cancelled():
+        target.cancel()
+    elif source.exception() is not None:
+        target.set_exception(source.exception())
+    else:
+        target.set_result(source.result())

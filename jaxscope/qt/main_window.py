@@ -399,17 +399,24 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
         previous = self.doc.graph
         record = previous is None or previous.top.total_eqns <= FLOW_MAX_EQNS
         request = TraceRequest(FunctionRef(qualname=function, path=self.doc.path), args=args, jaxpr_text=False, record_flow=record)
-        self.controller.trace(request)  # the printed jaxpr follows the graph (IrMixin._start_ir)
+        # laid out as the reply arrives, with the clusters `_on_trace_finished` will ask for open
+        keep = self._keeps_expanded(request.function)
+        self.controller.trace(request, self.doc.expanded if keep else None)  # the printed jaxpr follows (IrMixin._start_ir)
+
+    def _keeps_expanded(self, function: FunctionRef) -> bool:
+        """A re-trace of the function shown, whose clusters the user toggled, keeps them open."""
+        previous = self.doc.result
+        return self.doc.user_toggled and previous is not None and previous.request.function == function
 
     @Slot(object)
     def _on_trace_finished(self, result: TraceResult) -> None:
-        previous = self.doc.result
+        keep = self._keeps_expanded(result.request.function)
         self.doc.result = result
         self.doc.stale = False
         self.stale_banner.hide()
         self._show_problem("")
         graph = result.graph
-        if not (self.doc.user_toggled and previous is not None and previous.request.function == result.request.function):
+        if not keep:
             self.doc.expanded = auto_expanded(graph)
         self._start_ir(result)
         self._by_line = linking.nodes_by_line(graph, self.doc.path)

@@ -1,0 +1,89 @@
+"""LayoutClient.stream fed by a real worker's trace reply: the layout process decodes the graph as
+it arrives, the GUI side binds its own copy, and every way a trace can end leaves no stream hanging."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import threading
+
+import pytest
+
+from jaxscope.core import layout_client
+from jaxscope.core.client import WorkerClient, WorkerError
+from jaxscope.core.layout import auto_expanded, compute_layout
+from jaxscope.core.layout_client import LayoutClient, LayoutError
+from jaxscope.core.model import FunctionRef, TraceRequest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CASES = os.path.join(ROOT, "tests", "faults", "cases")
+BASICS = os.path.join(ROOT, "examples", "basics.py")
+PREDICT_ARGS = "{'w1': f32[4,8], 'b1': f32[8], 'w2': f32[8,3], 'b2': f32[3]}, f32[16,4]"
+
+
+@pytest.fixture(scope="module")
+def clients():
+    with WorkerClient(spare=False, timeouts={"load": 10.0, "trace": 10.0}) as worker, LayoutClient() as layouts:
+        yield worker, layouts
+
+
+def predict_request() -> TraceRequest:
+    return TraceRequest(FunctionRef(qualname="predict", path=BASICS), args=PREDICT_ARGS, jaxpr_text=False, record_flow=False)
+
+
+def test_streamed_layout_is_the_layout_of_the_traced_graph(clients, monkeypatch):
+    worker, layouts = clients
+    stream = layouts.stream()
+    result = worker.trace(predict_request(), tap=stream.feed).result(timeout=60)
+    stream.bind(result.graph)
+    layout = stream.future.result(timeout=60)
+    chosen = auto_expanded(result.graph)
+    assert chosen and stream.expanded == chosen  # the layout process picked what the GUI would
+    expected = compute_layout(result.graph, chosen)
+    assert [(b.path, b.x, b.y) for b in layout.nodes] == [(b.path, b.x, b.y) for b in expected.nodes]
+
+    # bound: expanding more of the same graph does not send it again
+    sent: list[object] = []
+    real = layout_client.to_jsonable
+    monkeypatch.setattr(layout_client, "to_jsonable", lambda obj: sent.append(obj) or real(obj))
+    layouts.layout(result.graph, frozenset())
+    assert sent == []
+    # an explicit `expanded` is laid out as asked
+    stream = layouts.stream(frozenset())
+    other = worker.trace(predict_request(), tap=stream.feed).result(timeout=60)
+    stream.bind(other.graph)
+    assert len(stream.future.result(timeout=60).nodes) < len(layout.nodes) and stream.expanded == frozenset()
+
+
+def test_a_failed_trace_fails_its_stream_and_the_next_layout_works(clients):
+    worker, layouts = clients
+    stream = layouts.stream()
+    bad = TraceRequest(FunctionRef(qualname="f", path=os.path.join(CASES, "raises_in_call.py")), args="f32[3]")
+    with pytest.raises(WorkerError):
+        worker.trace(bad, tap=stream.feed).result(timeout=60)
+    with pytest.raises(LayoutError, match="without a graph"):
+        stream.future.result(timeout=60)
+    result = worker.trace(predict_request()).result(timeout=60)
+    assert layouts.layout(result.graph, frozenset()).nodes
+
+
+def test_a_cancelled_trace_ends_its_stream(clients):
+    worker, layouts = clients
+    stream = layouts.stream()
+    reached = threading.Event()
+    hang = TraceRequest(FunctionRef(qualname="f", path=os.path.join(CASES, "infinite_loop.py")), args="f32[3]")
+    future = worker.trace(hang, on_phase=lambda p: p == "trace" and reached.set(), tap=stream.feed)
+    assert reached.wait(60)
+    worker.cancel()
+    with pytest.raises(WorkerError):
+        future.result(timeout=10)
+    with pytest.raises(LayoutError):
+        stream.future.result(timeout=30)
+
+
+def test_cancelling_the_stream_while_it_waits_for_lines(clients):
+    _, layouts = clients
+    stream = layouts.stream()  # nothing feeds it
+    layouts.cancel()
+    with pytest.raises(concurrent.futures.CancelledError):
+        stream.future.result(timeout=30)
