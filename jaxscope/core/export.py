@@ -2,7 +2,9 @@
 
 * ``svg``: `svg.render_svg` (deterministic, self-contained, no Graphviz).
 * ``png`` / ``pdf``: that SVG rasterised by QtSvg (`jaxscope.qt.raster`, imported only for
-  these two formats, so the others never load Qt). PNG size is ``dpi / 96`` pixels per px.
+  these two formats, so the others never load Qt). PNG size is ``dpi / 96`` pixels per px, the
+  long side capped at `PNG_MAX_PX`; a PNG scaled down so far that its labels would be under
+  `MIN_LABEL_PX` high is drawn without them (boxes, edges and clusters only).
 * ``dot``: `dot_export.render_dot`, for Graphviz users.
 * ``json``: the graph and its layout as plain data, for tests, bug reports and other tools::
 
@@ -30,6 +32,7 @@ import tempfile
 from collections.abc import Callable
 from typing import Any
 
+from jaxscope.core import labels
 from jaxscope.core.dot_export import render_dot
 from jaxscope.core.model import SCHEMA_VERSION, Graph, Layout
 from jaxscope.core.serialize import from_jsonable, to_jsonable
@@ -74,14 +77,29 @@ def export(
         assert layout is not None
         if dpi <= 0:
             raise ValueError(f"dpi must be positive, got {dpi}")
-        svg_text = render_svg(graph, layout, theme=theme, title=title, legend=legend, highlight=highlight)
+        # no image shows a tooltip; a PNG scaled down until text is under MIN_LABEL_PX needs no labels
+        labels_shown = fmt == "pdf" or labels.FONT_SIZE * png_scale(layout, dpi) >= MIN_LABEL_PX
+        svg_text = render_svg(
+            graph, layout, theme=theme, title=title, legend=legend, highlight=highlight, tooltips=False, labels=labels_shown
+        )
         from jaxscope.qt.raster import svg_to_pdf, svg_to_png  # the one place core touches Qt
 
         if fmt == "png":
-            _write_with(path, lambda tmp: svg_to_png(svg_text, tmp, dpi=dpi))
+            _write_with(path, lambda tmp: svg_to_png(svg_text, tmp, dpi=dpi, max_px=PNG_MAX_PX))
         else:
             _write_with(path, lambda tmp: svg_to_pdf(svg_text, tmp, title=title or graph.function))
     return fmt
+
+
+PNG_MAX_PX = 16_000  # the long side of a PNG, whatever its dpi (a 50k-equation graph is a million px tall)
+MIN_LABEL_PX = 2.0  # node labels smaller than this in a PNG are left out: a grey smudge that costs seconds
+
+
+def png_scale(layout: Layout, dpi: int) -> float:
+    """Pixels per px of a PNG of `layout` at `dpi`, once its long side is capped at `PNG_MAX_PX`."""
+    scale = dpi / 96.0
+    longest = max(layout.width, layout.height, 1.0) * scale
+    return scale * min(1.0, PNG_MAX_PX / longest)
 
 
 def highlight_paths(graph: Graph, layout: Layout, query: str) -> frozenset[str]:

@@ -63,10 +63,17 @@ def render_svg(
     title: str | None = None,
     legend: bool = False,
     highlight: frozenset[str] = frozenset(),
+    tooltips: bool = True,
+    labels: bool = True,
 ) -> str:
     """The SVG document (a str, UTF-8 when written) for `layout` of `graph`; nodes whose base path
-    is in `highlight` get an accent outline (`HIGHLIGHT`), e.g. the matches of ``--highlight``."""
-    return _SvgWriter(graph, layout, get_theme(theme), title, legend, highlight).document()
+    is in `highlight` get an accent outline (`HIGHLIGHT`), e.g. the matches of ``--highlight``.
+
+    For rasterising: without `tooltips` no ``<title>`` is written (no image shows them), without
+    `labels` no node or cluster text (for an image scaled down until text is under a pixel)."""
+    writer = _SvgWriter(graph, layout, get_theme(theme), title, legend, highlight)
+    writer.tooltips, writer.labels = tooltips, labels
+    return writer.document()
 
 
 JOIN_PARTS = 20_000
@@ -143,6 +150,8 @@ class _SvgWriter:
         self.full_title = title
         self.title = labels.ellipsize(title, 120) if title else None  # the drawn band
         self.out: list[str] = []
+        self.tooltips = True
+        self.labels = True
         index = NodeIndex(graph)
         self.nodes: list[tuple[NodeBox, Node | None]] = [(box, index.get(box.path)) for box in layout.nodes]
         self.legend_items = self._legend_items() if legend else []
@@ -208,7 +217,8 @@ class _SvgWriter:
         self.out.append(f'<g class="clusters" stroke="{t.cluster_border}" stroke-width="1.0">')
         for c in clusters:
             self.out.append(f'<g class="cluster" data-path="{xml_attr(c.path)}">')
-            self.out.append(f"<title>{xml_text(c.title)}</title>")
+            if self.tooltips:
+                self.out.append(f"<title>{xml_text(c.title)}</title>")
             self.out.append(
                 f'<rect x="{_f(c.x)}" y="{_f(c.y)}" width="{_f(c.w)}" height="{_f(c.h)}" rx="6.0" '
                 f'fill="{t.cluster_fill(c.depth)}"{opacity}/>'
@@ -220,7 +230,7 @@ class _SvgWriter:
         """Titles go after the edges, on a patch of the cluster's fill, so an edge entering the
         cluster never runs through its title."""
         clusters = [c for c in self._sorted_clusters() if c.title]
-        if not clusters:
+        if not clusters or not self.labels:
             return
         t = self.theme
         self.out.append(f'<g class="cluster-titles" fill="{t.title_text}">')
@@ -272,7 +282,7 @@ class _SvgWriter:
         else:
             attrs = ' class="edge"'
         self.out.append(f'<g{attrs} data-src="{xml_attr(e.src)}" data-dst="{xml_attr(e.dst)}">')
-        if e.aval:
+        if e.aval and self.tooltips:
             self.out.append(f"<title>{xml_text(e.aval)}</title>")
         self.out.append(f'<path d="{_path_d(pts)}"/>')
         if direction is not None:
@@ -297,11 +307,11 @@ class _SvgWriter:
         t = self.theme
         fam = family(node) if node is not None else "other"
         style = t.style(fam)
-        lines = labels.node_lines(node) if node is not None else [labels.ellipsize(box.path)]
-        tip = node_tooltip(node, box.path.partition("#")[0]) if node is not None else box.path
         kind = node.kind if node is not None else "eqn"
         self.out.append(f'<g class="node {fam}" data-path="{xml_attr(box.path)}">')
-        self.out.append(f"<title>{xml_text(tip)}</title>")
+        if self.tooltips:
+            tip = node_tooltip(node, box.path.partition("#")[0]) if node is not None else box.path
+            self.out.append(f"<title>{xml_text(tip)}</title>")
         x, y = box.x - box.w / 2, box.y - box.h / 2
         fill = f'fill="{style.fill}"' + (f' fill-opacity="{t.fill_opacity:g}"' if t.fill_opacity != 1 else "")
         stroke = f'stroke="{style.border}"'
@@ -324,7 +334,9 @@ class _SvgWriter:
                     f'{fill} {stroke} stroke-width="1.0"/>'
                 )
             self.out.append(f'<rect {geom} rx="4.0" {fill} {stroke} stroke-width="1.2"/>')
-        self._node_text(box, lines, muted_first=kind == "literal")
+        if self.labels:
+            lines = labels.node_lines(node) if node is not None else [labels.ellipsize(box.path)]
+            self._node_text(box, lines, muted_first=kind == "literal")
         if self.highlight and box.path.partition("#")[0] in self.highlight:
             self._highlight(box, kind, card=node is not None and kind == "eqn" and bool(node.subgraphs))
         self.out.append("</g>")

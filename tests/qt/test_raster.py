@@ -67,6 +67,21 @@ def test_a_big_png_is_compressed_for_speed_and_reads_back_the_same(sample, tmp_p
     assert (tmp_path / "fast.png").stat().st_size != (tmp_path / "default.png").stat().st_size
 
 
+def test_a_png_too_small_to_read_is_drawn_without_labels(sample, tmp_path, monkeypatch):
+    from jaxscope.core import export as export_module
+
+    graph, layout = sample
+    seen: list[bool] = []
+    real = export_module.render_svg
+    monkeypatch.setattr(export_module, "render_svg", lambda *a, **kw: seen.append(kw["labels"]) or real(*a, **kw))
+    export(graph, layout, str(tmp_path / "readable.png"))
+    monkeypatch.setattr(export_module, "PNG_MAX_PX", 100)  # 916 px tall -> 100: labels 1.3 px high
+    export(graph, layout, str(tmp_path / "tiny.png"))
+    export(graph, layout, str(tmp_path / "tiny.pdf"))  # a PDF zooms: always labelled
+    assert seen == [True, False, True]
+    assert max(read_png(tmp_path / "tiny.png").width(), read_png(tmp_path / "tiny.png").height()) == 100
+
+
 def test_png_rejects_bad_input(tmp_path):
     with pytest.raises(ValueError):
         raster.svg_to_png("<svg", str(tmp_path / "x.png"))
