@@ -38,7 +38,6 @@ from jaxscope.core.layout import auto_expanded  # noqa: E402
 from jaxscope.core.layout_body import expandable  # noqa: E402
 from jaxscope.core.layout_client import LayoutClient  # noqa: E402
 from jaxscope.core.model import FunctionRef, Graph, Layout, TraceRequest, TraceResult  # noqa: E402
-from jaxscope.core.svg import render_svg  # noqa: E402
 from jaxscope.qt.controller import Controller  # noqa: E402
 from jaxscope.qt.graph_view import QtGraphView  # noqa: E402
 
@@ -406,19 +405,22 @@ def main() -> int:
         result: TraceResult = bench.events["result"]
         graph, layout, expanded = result.graph, bench.events["layout"], bench.events["expanded"]
 
-        # as the app exports (qt.export_job): on a thread, while the GUI loop keeps ticking
+        # as the app exports (qt.export_job): core.export to a file, on a thread, while the GUI loop keeps ticking
         from concurrent.futures import ThreadPoolExecutor
 
+        from jaxscope.core.export import export
+
+        svg_path = os.path.join(settings_dir, "graph.svg")
         with ThreadPoolExecutor(1) as pool:
             bench.probe.start()
             t = time.perf_counter()
-            job = pool.submit(render_svg, graph, layout)
+            job = pool.submit(export, graph, layout, svg_path)
             wait_until(job.done, opts.timeout)
             dt = time.perf_counter() - t
             bench.probe.stop()
-            svg = job.result()
-        emit("svg", {"s": dt, "mb": len(svg.encode()) / 1e6, "loop": bench.probe.stats(t, t + dt + 1)})
-        del svg
+            job.result()
+        emit("svg", {"s": dt, "mb": os.path.getsize(svg_path) / 1e6, "loop": bench.probe.stats(t, t + dt + 1)})
+        os.unlink(svg_path)
 
         if opts.pan:
             emit("pan", pan_and_fit(bench.view, opts.pan))

@@ -205,7 +205,7 @@ def table(rec: dict[str, Any]) -> str:
     rows.append(("GUI loop lateness incl. scene build", f"max {_ms(s.get('loop_with_scene_max_ms'))}", f"p99 {_ms(s.get('loop_with_scene_p99_ms'))}"))
     svg = gui.get("svg") or {}
     blocked = (svg.get("loop") or {}).get("max_ms")
-    rows.append(("SVG export (render_svg, a GUI-process thread)", _s(svg.get("s")),
+    rows.append(("SVG export (core.export to a file, GUI-process thread)", _s(svg.get("s")),
                  (f"{svg.get('mb', 0):.1f} MB" + (f"; GUI loop max lateness {_ms(blocked)}" if blocked is not None else "")) if svg else ""))
     png = gui.get("png") or {}
     if png:

@@ -37,7 +37,7 @@ from jaxscope.core.dot_export import render_dot
 from jaxscope.core.model import SCHEMA_VERSION, Graph, Layout
 from jaxscope.core.serialize import from_jsonable, to_jsonable
 from jaxscope.core.styles import get_theme
-from jaxscope.core.svg import render_svg
+from jaxscope.core.svg import render_svg, svg_parts
 
 FORMATS: tuple[str, ...] = ("svg", "png", "pdf", "dot", "json")
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -68,7 +68,7 @@ def export(
         raise ValueError(f"{fmt} export needs a layout")
     if fmt == "svg":
         assert layout is not None
-        _write_text(path, render_svg(graph, layout, theme=theme, title=title, legend=legend, highlight=highlight))
+        _write_text(path, svg_parts(graph, layout, theme=theme, title=title, legend=legend, highlight=highlight))
     elif fmt == "dot":
         _write_text(path, render_dot(graph, layout, theme=theme))
     elif fmt == "json":
@@ -158,10 +158,11 @@ def read_json(text: str | bytes) -> tuple[Graph, Layout | None]:
     return graph, layout
 
 
-def _write_text(path: str, text: str) -> None:
+def _write_text(path: str, text: str | list[str]) -> None:
     def write(tmp: str) -> None:
         with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
+            for part in [text] if isinstance(text, str) else text:  # a slice at a time: short GIL holds
+                fh.write(part)
 
     _write_with(path, write)
 

@@ -32,8 +32,8 @@ FREEZE_MIN_NODES = 5000  # decoded graphs and layouts this big are moved out of 
 
 
 def freeze_decoded(n_nodes: int) -> None:
-    """After decoding `n_nodes` graph nodes or boxes: move what lives now into the GC's permanent
-    generation (call with the GC paused, right after decoding).
+    """After decoding `n_nodes` graph nodes or boxes (or building a scene of that many boxes): move
+    what lives now into the GC's permanent generation (call with the GC paused, right after).
 
     A graph of 10k equations is ~500k objects; every full collection rescanned all of them for
     ~100 ms (~0.5 s at 50k), a freeze of whichever thread triggered it, the GUI's included.

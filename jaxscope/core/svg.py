@@ -71,6 +71,25 @@ def render_svg(
 
     For rasterising: without `tooltips` no ``<title>`` is written (no image shows them), without
     `labels` no node or cluster text (for an image scaled down until text is under a pixel)."""
+    return "".join(
+        svg_parts(graph, layout, theme=theme, title=title, legend=legend, highlight=highlight, tooltips=tooltips, labels=labels)
+    )
+
+
+def svg_parts(
+    graph: Graph,
+    layout: Layout,
+    *,
+    theme: str = "light",
+    title: str | None = None,
+    legend: bool = False,
+    highlight: frozenset[str] = frozenset(),
+    tooltips: bool = True,
+    labels: bool = True,
+) -> list[str]:
+    """`render_svg`'s document in consecutive slices (a few MB at most), to write one at a time:
+    one join or one encode of a 50 MB document holds the GIL for ~60 ms (an exporting thread froze
+    the GUI for that long)."""
     writer = _SvgWriter(graph, layout, get_theme(theme), title, legend, highlight)
     writer.tooltips, writer.labels = tooltips, labels
     return writer.document()
@@ -164,7 +183,7 @@ class _SvgWriter:
 
     # ---------------------------------------------------------------- document
 
-    def document(self) -> str:
+    def document(self) -> list[str]:
         t = self.theme
         w, h = _f(self.width), _f(self.height)
         label = self.full_title if self.full_title else f"jaxscope graph of {self.graph.function}"
@@ -189,11 +208,8 @@ class _SvgWriter:
         if self.legend_rows:
             self._legend()
         self.out.append("</svg>")
-        self.out.append("")  # the final newline
-        # joined a slice at a time: one join of a 50 MB document held the GIL (an exporting thread
-        # froze the GUI) for as long as the copy took
-        parts = self.out
-        return "\n".join(["\n".join(parts[i : i + JOIN_PARTS]) for i in range(0, len(parts), JOIN_PARTS)])
+        parts = self.out  # one line each, every one ending with a newline
+        return ["\n".join(parts[i : i + JOIN_PARTS]) + "\n" for i in range(0, len(parts), JOIN_PARTS)]
 
     def _title(self) -> None:
         t = self.theme
