@@ -243,6 +243,21 @@ def test_collapse_then_expand_again_shows_the_kept_scene(make_view):
     assert view.scene() is not first and view.node_count == len(layout.nodes)
 
 
+def test_values_between_the_same_two_boxes_are_drawn_as_one_curve():
+    from jaxscope.core.model import EdgePath
+    from jaxscope.qt.scene_model import build_model
+
+    graph, layout = laid_out("basics_predict")
+    e = layout.edges[0]
+    twins = (e, EdgePath(e.src, e.dst, e.points, e.routed, "f32[9]"), EdgePath(e.src, e.dst, e.points, not e.routed, e.aval))
+    long_curve = ((0.0, 0.0), (0.0, 3000.0), (900.0, 3000.0), (900.0, 6000.0))
+    far = tuple(EdgePath(e.src, e.dst, long_curve, True, a) for a in ("f32[1]", "f32[2]"))
+    model = build_model(graph, Layout(1000.0, 6000.0, layout.nodes, twins + far, (), layout.engine, ()))
+    drawn = sorted(j for ids, _ in model.edge_tiles for j in ids) + sorted(model.long_edges)
+    assert drawn == [0, 2, 3]  # the twin is not drawn again; a dashed (unrouted) one on the same track is
+    assert model.edge_boxes[1] is None and model.edge_boxes[4] is None and len(model.edges) == 5
+
+
 # --------------------------------------------------------------------------- search
 
 
