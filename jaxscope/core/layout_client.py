@@ -7,7 +7,7 @@ never re-imported) and talks to it over its stdin/stdout, one JSON document per 
 
     client -> worker   {"op": "layout", "id": n, "graph_key": k, "has_graph": bool,
                         "expanded": [...], "opts": {...}}
-                       <the Graph: {"graph": serialize.to_jsonable(g)} as core.protocol lines>  (if has_graph)
+                       <the Graph: {"graph": graph_wire.graph_to_wire(g)} as core.protocol lines>  (if has_graph)
     worker -> client   {"id": n, "event": "started"}            graph decoded, laying out
                        {"id": n, "event": "dot", "n": boxes}     a dot run starts ...
                        {"id": n, "event": "dot-done", "n": ...}  ... and ends (0 or more pairs)
@@ -56,7 +56,8 @@ from typing import Any
 
 from jaxscope.core.model import ClusterBox, EdgePath, Graph, Layout, NodeBox
 from jaxscope.core import protocol
-from jaxscope.core.serialize import dumps, from_jsonable, gc_paused, to_jsonable
+from jaxscope.core.graph_wire import graph_from_jsonable, graph_to_wire
+from jaxscope.core.serialize import dumps, from_jsonable, gc_paused
 
 DEFAULT_BUDGET_S = 5.0
 DECODE_TIMEOUT_S = 120.0  # reading the request in the worker; generous, it is plain Python
@@ -537,7 +538,7 @@ class LayoutClient:
         }
         lines = [json.dumps(header)]
         if send_graph is True:  # in parts (core.protocol): no single json.dumps holds the GUI's GIL for long
-            lines.append(protocol.dumps({"graph": to_jsonable(request.graph)}).decode("utf-8").rstrip("\n"))
+            lines.append(protocol.dumps({"graph": graph_to_wire(request.graph)}).decode("utf-8").rstrip("\n"))
         try:
             worker.send(*lines)
             if stream:
@@ -696,13 +697,13 @@ def _read_graph(stdin: Any, streamed: bool) -> Graph:
             if message is None:
                 raise RuntimeError("the graph did not arrive")
             if not streamed:
-                graph = from_jsonable(Graph, message["graph"])
+                graph = graph_from_jsonable(message["graph"])
                 break
             if message.get("event") == "done":
                 result = message.get("result") if message.get("ok") else None
                 if not isinstance(result, dict) or "graph" not in result:
                     raise RuntimeError("the trace ended without a graph")
-                graph = from_jsonable(Graph, result["graph"])
+                graph = graph_from_jsonable(result["graph"])
                 break
         protocol.freeze_decoded(sum(len(b.nodes) for b in graph.bodies.values()))
     return graph

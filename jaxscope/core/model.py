@@ -13,7 +13,7 @@ equation 0 of the second sub-graph (the true branch of a cond) of top-level equa
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from jaxscope.core.flow import FlowReport
@@ -189,7 +189,11 @@ def result_from_jsonable(data: dict[str, Any]) -> TraceResult:
     version = data.get("schema_version", 0)
     if not isinstance(version, int) or version > SCHEMA_VERSION:
         raise ValueError(f"trace result schema {version!r} is newer than supported ({SCHEMA_VERSION})")
-    return from_jsonable(TraceResult, data)
+    from jaxscope.core.graph_wire import split_wire_graph  # it imports this module
+
+    rest, graph = split_wire_graph(data)
+    result = from_jsonable(TraceResult, rest)
+    return result if graph is None else replace(result, graph=graph)
 
 
 ErrorKind = Literal[

@@ -11,6 +11,7 @@ from typing import Any, BinaryIO
 
 from jaxscope.core import protocol
 from jaxscope.core.model import ErrorInfo, TraceRequest
+from jaxscope.core.graph_wire import to_wire_jsonable
 from jaxscope.core.serialize import from_jsonable, to_jsonable
 
 
@@ -146,5 +147,5 @@ def _handle(message: dict[str, Any], replies: BinaryIO) -> dict[str, Any]:
             result = runner(from_jsonable(request_type, message["request"]), phase)
         except TraceFailed as exc:
             return {"ok": False, "error": to_jsonable(exc.info)}
-        return {"ok": True, "result": to_jsonable(result)}
+        return {"ok": True, "result": to_wire_jsonable(result)}  # a graph in the compact form
     return {"ok": False, "error": to_jsonable(ErrorInfo(kind="internal", message=f"unknown op {op!r}"))}

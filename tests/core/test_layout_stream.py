@@ -44,8 +44,8 @@ def test_streamed_layout_is_the_layout_of_the_traced_graph(clients, monkeypatch)
 
     # bound: expanding more of the same graph does not send it again
     sent: list[object] = []
-    real = layout_client.to_jsonable
-    monkeypatch.setattr(layout_client, "to_jsonable", lambda obj: sent.append(obj) or real(obj))
+    real = layout_client.graph_to_wire
+    monkeypatch.setattr(layout_client, "graph_to_wire", lambda obj: sent.append(obj) or real(obj))
     layouts.layout(result.graph, frozenset())
     assert sent == []
     # an explicit `expanded` is laid out as asked
