@@ -22,7 +22,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from jaxscope.core import protocol
-from jaxscope.core.model import ErrorInfo, ErrorKind, TraceRequest, TraceResult, result_from_jsonable
+from jaxscope.core.graph_wire import SENT_AHEAD, graph_from_jsonable
+from jaxscope.core.model import ErrorInfo, ErrorKind, Graph, TraceRequest, TraceResult, result_from_jsonable
 from jaxscope.core.serialize import from_jsonable, gc_paused, to_jsonable
 from jaxscope.core.worker_process import OutputCallback, WorkerProcess, describe_exit, worker_env
 
@@ -90,6 +91,7 @@ class _Job:
     started: float = field(default_factory=time.monotonic)
     stopping: ErrorKind | None = None  # set when we cancel or time it out
     reply_error: ErrorInfo | None = None
+    graph: Graph | None = None  # a trace's graph, sent ahead of its result
 
 
 class WorkerClient:
@@ -313,7 +315,9 @@ class WorkerClient:
             if job is None or message.get("id") != job.rid:
                 return
             event = message.get("event")
-            if event == "phase":
+            if event == "graph":
+                pass  # decoded below, outside the lock
+            elif event == "phase":
                 job.phase = str(message.get("phase", ""))
                 job.deadline = time.monotonic() + self.timeouts.get(job.phase, 60.0)
                 callback = job.on_phase
@@ -332,13 +336,27 @@ class WorkerClient:
             if callback is not None:
                 callback(job.phase)
             return
+        if event == "graph":
+            try:
+                with gc_paused():
+                    job.graph = graph_from_jsonable(message.get("graph"))
+                    protocol.freeze_decoded(sum(len(b.nodes) for b in job.graph.bodies.values()))
+            except Exception:  # noqa: BLE001 - the result says what went wrong, if anything did
+                job.graph = None
+            return
         self._ensure_spare_soon()
         if message.get("ok"):
             try:
                 with gc_paused():
-                    result = job.decode(message["result"])
-                    graph = getattr(result, "graph", None)
-                    protocol.freeze_decoded(sum(len(b.nodes) for b in graph.bodies.values()) if graph is not None else 0)
+                    data = message["result"]
+                    result = job.decode(data)
+                    if isinstance(data, dict) and data.get("graph") == SENT_AHEAD:
+                        if job.graph is None:
+                            raise ValueError("the graph sent ahead of the result did not arrive")
+                        result = replace(result, graph=job.graph)
+                    else:
+                        graph = getattr(result, "graph", None)
+                        protocol.freeze_decoded(sum(len(b.nodes) for b in graph.bodies.values()) if graph is not None else 0)
             except Exception as exc:
                 job.future.set_exception(WorkerError(ErrorInfo(kind="internal", message=f"bad result from worker: {exc}")))
                 return

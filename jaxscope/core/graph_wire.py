@@ -16,6 +16,10 @@ each of the GUI and the layout process.
 
 Bodies are objects so that `core.protocol` sends their long node and edge lists in parts (no
 single ``json.loads`` of megabytes). A reader takes either form (`graph_from_jsonable`).
+
+A trace's graph goes ahead of its result, in a ``{"id", "event": "graph", "graph": <wire>}``
+message sent as soon as it is built: the GUI and the layout process decode it (and the layout
+process lays it out) while the worker still diagnoses. The result then says `SENT_AHEAD`.
 """
 
 from __future__ import annotations
@@ -88,20 +92,24 @@ def graph_from_jsonable(data: Any) -> Graph:
     return from_jsonable(Graph, data)
 
 
-def to_wire_jsonable(obj: Any) -> Any:
-    """`to_jsonable(obj)`, with the Graph of a result that has one (a TraceResult) in wire form."""
+SENT_AHEAD = {"wire": "sent"}  # a result's graph that went ahead in its own "graph" event
+
+
+def to_wire_jsonable(obj: Any, sent: Graph | None = None) -> Any:
+    """`to_jsonable(obj)`, with the Graph of a result that has one (a TraceResult) in wire form,
+    or `SENT_AHEAD` if it is `sent` (the reader pairs the result with the graph it got before)."""
     graph = getattr(obj, "graph", None)
     if isinstance(graph, Graph) and dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         data = to_jsonable(dataclasses.replace(obj, graph=_EMPTY))
-        data["graph"] = graph_to_wire(graph)
+        data["graph"] = dict(SENT_AHEAD) if graph is sent else graph_to_wire(graph)
         return data
     return to_jsonable(obj)
 
 
 def split_wire_graph(data: dict[str, Any]) -> tuple[dict[str, Any], Graph | None]:
     """(`data` with a wire-form "graph" replaced by an empty readable one, that graph decoded), or
-    (`data`, None) when its graph is readable: for decoding the rest generically."""
+    (`data`, None) when its graph is readable, or was `SENT_AHEAD` (the caller puts it back)."""
     graph = data.get("graph")
     if isinstance(graph, dict) and "wire" in graph:
-        return {**data, "graph": to_jsonable(_EMPTY)}, graph_from_wire(graph)
+        return {**data, "graph": to_jsonable(_EMPTY)}, None if graph == SENT_AHEAD else graph_from_wire(graph)
     return data, None

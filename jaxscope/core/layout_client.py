@@ -699,6 +699,9 @@ def _read_graph(stdin: Any, streamed: bool) -> Graph:
             if not streamed:
                 graph = graph_from_jsonable(message["graph"])
                 break
+            if message.get("event") == "graph":  # a trace's graph, ahead of its result
+                graph = graph_from_jsonable(message["graph"])
+                break
             if message.get("event") == "done":
                 result = message.get("result") if message.get("ok") else None
                 if not isinstance(result, dict) or "graph" not in result:

@@ -11,7 +11,7 @@ from typing import Any, BinaryIO
 
 from jaxscope.core import protocol
 from jaxscope.core.model import ErrorInfo, TraceRequest
-from jaxscope.core.graph_wire import to_wire_jsonable
+from jaxscope.core.graph_wire import graph_to_wire, to_wire_jsonable
 from jaxscope.core.serialize import from_jsonable, to_jsonable
 
 
@@ -143,9 +143,16 @@ def _handle(message: dict[str, Any], replies: BinaryIO) -> dict[str, Any]:
         from jaxscope.worker.trace import TraceFailed
 
         request_type, runner = ops[op]
+        ahead: list[Any] = []
+
+        def send_graph(graph: Any) -> None:  # the GUI and the layout process decode it while we diagnose
+            protocol.write(replies, {"id": rid, "event": "graph", "graph": graph_to_wire(graph)})
+            ahead.append(graph)
+
+        extra = {"on_graph": send_graph} if op == "trace" else {}
         try:
-            result = runner(from_jsonable(request_type, message["request"]), phase)
+            result = runner(from_jsonable(request_type, message["request"]), phase, **extra)
         except TraceFailed as exc:
             return {"ok": False, "error": to_jsonable(exc.info)}
-        return {"ok": True, "result": to_wire_jsonable(result)}  # a graph in the compact form
+        return {"ok": True, "result": to_wire_jsonable(result, sent=ahead[0] if ahead else None)}
     return {"ok": False, "error": to_jsonable(ErrorInfo(kind="internal", message=f"unknown op {op!r}"))}

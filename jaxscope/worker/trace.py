@@ -194,8 +194,9 @@ def run_jaxpr_text(request: TraceRequest, phase: Phase) -> JaxprText:
     return JaxprText(request, result.jaxpr_text, result.timings.get("jaxpr_text", 0.0))
 
 
-def run_trace(request: TraceRequest, phase: Phase) -> TraceResult:
-    """Do one trace; raise TraceFailed with a structured error on any failure."""
+def run_trace(request: TraceRequest, phase: Phase, on_graph: Callable[[Graph], None] | None = None) -> TraceResult:
+    """Do one trace; raise TraceFailed with a structured error on any failure. `on_graph` gets the
+    graph as soon as it is built, before the diagnostics (the loop sends it ahead of the result)."""
     timings: dict[str, float] = {}
     prep = prepare(request.function, request.args, phase)
     timings["load"] = prep.load_s
@@ -232,6 +233,8 @@ def run_trace(request: TraceRequest, phase: Phase) -> TraceResult:
     t2 = time.perf_counter()
     graph, arg_names, result_paths = graph_of(closed, request.function.qualname, fn)
     timings["graph"] = time.perf_counter() - t2
+    if on_graph is not None:
+        on_graph(graph)
     warnings: list[str] = []
     flow = None
     if recorder is not None:

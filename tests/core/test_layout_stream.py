@@ -87,3 +87,15 @@ def test_cancelling_the_stream_while_it_waits_for_lines(clients):
     layouts.cancel()
     with pytest.raises(concurrent.futures.CancelledError):
         stream.future.result(timeout=30)
+
+
+def test_the_graph_goes_ahead_of_the_result(clients):
+    worker, _ = clients
+    lines: list[bytes | None] = []
+    result = worker.trace(predict_request(), tap=lines.append).result(timeout=60)
+    assert lines[-1] is None
+    events = [line for line in lines[:-1] if line is not None and b'"event":"' in line]
+    kinds = [e.split(b'"event":"')[1].split(b'"')[0] for e in events]
+    assert kinds.index(b"graph") < kinds.index(b"done") and kinds[-1] == b"done"
+    assert b'"graph":{"wire":"sent"}' in events[-1]  # the result does not carry it twice
+    assert result.graph.top.nodes and result.diagnostics is not None
