@@ -4,7 +4,8 @@
 * ``png`` / ``pdf``: that SVG rasterised by QtSvg (`jaxscope.qt.raster`, imported only for
   these two formats, so the others never load Qt). PNG size is ``dpi / 96`` pixels per px, the
   long side capped at `PNG_MAX_PX`; a PNG scaled down so far that its labels would be under
-  `MIN_LABEL_PX` high is drawn without them (boxes, edges and clusters only).
+  `MIN_LABEL_PX` high is an overview: boxes, edges and clusters painted straight from the layout
+  (`raster.overview_png`), without labels.
 * ``dot``: `dot_export.render_dot`, for Graphviz users.
 * ``json``: the graph and its layout as plain data, for tests, bug reports and other tools::
 
@@ -77,10 +78,15 @@ def export(
         assert layout is not None
         if dpi <= 0:
             raise ValueError(f"dpi must be positive, got {dpi}")
-        # no image shows a tooltip; a PNG scaled down until text is under MIN_LABEL_PX needs no labels
-        labels_shown = fmt == "pdf" or labels.FONT_SIZE * png_scale(layout, dpi) >= MIN_LABEL_PX
-        svg_text = render_svg(
-            graph, layout, theme=theme, title=title, legend=legend, highlight=highlight, tooltips=False, labels=labels_shown
+        if fmt == "png" and labels.FONT_SIZE * png_scale(layout, dpi) < MIN_LABEL_PX:  # an overview: painted from the layout, no SVG written and parsed again
+            from jaxscope.qt.raster import overview_png
+
+            _write_with(path, lambda tmp: overview_png(
+                graph, layout, tmp, theme=theme, title=title, legend=legend, highlight=highlight, dpi=dpi, max_px=PNG_MAX_PX
+            ))
+            return fmt
+        svg_text = render_svg(  # no image shows a tooltip
+            graph, layout, theme=theme, title=title, legend=legend, highlight=highlight, tooltips=False
         )
         from jaxscope.qt.raster import svg_to_pdf, svg_to_png  # the one place core touches Qt
 

@@ -64,16 +64,21 @@ def render_svg(
     legend: bool = False,
     highlight: frozenset[str] = frozenset(),
     tooltips: bool = True,
-    labels: bool = True,
 ) -> str:
     """The SVG document (a str, UTF-8 when written) for `layout` of `graph`; nodes whose base path
     is in `highlight` get an accent outline (`HIGHLIGHT`), e.g. the matches of ``--highlight``.
 
-    For rasterising: without `tooltips` no ``<title>`` is written (no image shows them), without
-    `labels` no node or cluster text (for an image scaled down until text is under a pixel)."""
-    return "".join(
-        svg_parts(graph, layout, theme=theme, title=title, legend=legend, highlight=highlight, tooltips=tooltips, labels=labels)
-    )
+    Without `tooltips` no ``<title>`` is written (for rasterising: no image shows them)."""
+    return "".join(svg_parts(graph, layout, theme=theme, title=title, legend=legend, highlight=highlight, tooltips=tooltips))
+
+
+def svg_frame(
+    graph: Graph, layout: Layout, *, theme: str = "light", title: str | None = None, legend: bool = False
+) -> tuple[float, float, float, list[tuple[NodeBox, Node | None]]]:
+    """(width, height, top of the graph, each box with its Node) of `render_svg`'s document, for a
+    renderer that draws the same picture without writing SVG (`qt.raster.overview_png`)."""
+    w = _SvgWriter(graph, layout, get_theme(theme), title, legend)
+    return w.width, w.height, w.top, w.nodes
 
 
 def svg_parts(
@@ -85,13 +90,12 @@ def svg_parts(
     legend: bool = False,
     highlight: frozenset[str] = frozenset(),
     tooltips: bool = True,
-    labels: bool = True,
 ) -> list[str]:
     """`render_svg`'s document in consecutive slices (a few MB at most), to write one at a time:
     one join or one encode of a 50 MB document holds the GIL for ~60 ms (an exporting thread froze
     the GUI for that long)."""
     writer = _SvgWriter(graph, layout, get_theme(theme), title, legend, highlight)
-    writer.tooltips, writer.labels = tooltips, labels
+    writer.tooltips = tooltips
     return writer.document()
 
 
@@ -170,7 +174,6 @@ class _SvgWriter:
         self.title = labels.ellipsize(title, 120) if title else None  # the drawn band
         self.out: list[str] = []
         self.tooltips = True
-        self.labels = True
         index = NodeIndex(graph)
         self.nodes: list[tuple[NodeBox, Node | None]] = [(box, index.get(box.path)) for box in layout.nodes]
         self.legend_items = self._legend_items() if legend else []
@@ -246,7 +249,7 @@ class _SvgWriter:
         """Titles go after the edges, on a patch of the cluster's fill, so an edge entering the
         cluster never runs through its title."""
         clusters = [c for c in self._sorted_clusters() if c.title]
-        if not clusters or not self.labels:
+        if not clusters:
             return
         t = self.theme
         self.out.append(f'<g class="cluster-titles" fill="{t.title_text}">')
@@ -350,9 +353,8 @@ class _SvgWriter:
                     f'{fill} {stroke} stroke-width="1.0"/>'
                 )
             self.out.append(f'<rect {geom} rx="4.0" {fill} {stroke} stroke-width="1.2"/>')
-        if self.labels:
-            lines = labels.node_lines(node) if node is not None else [labels.ellipsize(box.path)]
-            self._node_text(box, lines, muted_first=kind == "literal")
+        lines = labels.node_lines(node) if node is not None else [labels.ellipsize(box.path)]
+        self._node_text(box, lines, muted_first=kind == "literal")
         if self.highlight and box.path.partition("#")[0] in self.highlight:
             self._highlight(box, kind, card=node is not None and kind == "eqn" and bool(node.subgraphs))
         self.out.append("</g>")

@@ -67,19 +67,31 @@ def test_a_big_png_is_compressed_for_speed_and_reads_back_the_same(sample, tmp_p
     assert (tmp_path / "fast.png").stat().st_size != (tmp_path / "default.png").stat().st_size
 
 
-def test_a_png_too_small_to_read_is_drawn_without_labels(sample, tmp_path, monkeypatch):
+def test_a_png_too_small_to_read_is_an_overview_painted_from_the_layout(sample, tmp_path, monkeypatch):
     from jaxscope.core import export as export_module
 
     graph, layout = sample
-    seen: list[bool] = []
+    via_svg: list[bool] = []
     real = export_module.render_svg
-    monkeypatch.setattr(export_module, "render_svg", lambda *a, **kw: seen.append(kw["labels"]) or real(*a, **kw))
+    monkeypatch.setattr(export_module, "render_svg", lambda *a, **kw: via_svg.append(True) or real(*a, **kw))
     export(graph, layout, str(tmp_path / "readable.png"))
+    assert via_svg == [True]
     monkeypatch.setattr(export_module, "PNG_MAX_PX", 100)  # 916 px tall -> 100: labels 1.3 px high
-    export(graph, layout, str(tmp_path / "tiny.png"))
-    export(graph, layout, str(tmp_path / "tiny.pdf"))  # a PDF zooms: always labelled
-    assert seen == [True, False, True]
-    assert max(read_png(tmp_path / "tiny.png").width(), read_png(tmp_path / "tiny.png").height()) == 100
+    for theme in ("light", "dark"):
+        export(graph, layout, str(tmp_path / f"tiny-{theme}.png"), theme=theme, highlight=frozenset({"e1"}))
+    export(graph, layout, str(tmp_path / "tiny.pdf"))  # a PDF zooms: always through the labelled SVG
+    assert via_svg == [True, True]
+    svg_size = raster.svg_to_png(render_svg(graph, layout), str(tmp_path / "svg.png"), max_px=100)
+    light, dark = read_png(tmp_path / "tiny-light.png"), read_png(tmp_path / "tiny-dark.png")
+    assert (light.width(), light.height()) == svg_size  # the same canvas as the SVG's
+    assert QtGui.QColor(light.pixel(1, 1)).name() == "#ffffff" and QtGui.QColor(dark.pixel(1, 1)).name() == "#16191e"
+    colours = {QtGui.QColor(light.pixel(x, y)).name() for x in range(light.width()) for y in range(light.height())}
+    assert len(colours) > 10  # clusters, boxes and edges were drawn
+    export(graph, layout, str(tmp_path / "plain.png"))
+    plain = read_png(tmp_path / "plain.png")
+    changed = [(QtGui.QColor(light.pixel(x, y)), QtGui.QColor(plain.pixel(x, y)))
+               for x in range(light.width()) for y in range(light.height()) if light.pixel(x, y) != plain.pixel(x, y)]
+    assert changed and all(hi.red() - hi.green() >= lo.red() - lo.green() for hi, lo in changed)  # a red outline
 
 
 def test_png_rejects_bad_input(tmp_path):
