@@ -22,6 +22,8 @@ non-ASCII letters, CJK and emoji, passes through unchanged.
 
 from __future__ import annotations
 
+import functools
+
 import re
 
 REPLACEMENT = "\ufffd"
@@ -41,11 +43,13 @@ def clean_text(s: str) -> str:
     return _BAD.sub(REPLACEMENT, s)
 
 
+@functools.lru_cache(maxsize=1 << 16)  # a graph repeats its primitives, avals and paths' stems thousands of times
 def xml_text(s: str) -> str:
     """`s` cleaned and escaped for XML character data."""
     return clean_text(s).translate(_XML_ESCAPES)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def xml_attr(s: str) -> str:
     """`s` cleaned and escaped for a double- or single-quoted XML attribute value."""
     return clean_text(s).translate(_ATTR_ESCAPES)
