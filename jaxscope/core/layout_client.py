@@ -79,6 +79,8 @@ _COMPACT = (
 
 
 WIRE_ITEMS = 3000  # nodes (or edges) per line: no single json.loads holds the GUI's GIL for long
+# An edge whose curve an earlier edge already has (several values flowing between the same two
+# boxes: 6k of gpt_scan-50k's 7k edges) carries that edge's index instead of its coordinates.
 
 
 def layout_to_wire(layout: Layout) -> str:
@@ -87,11 +89,16 @@ def layout_to_wire(layout: Layout) -> str:
     if not _COMPACT:
         return dumps(layout)
     with gc_paused():
+        first: dict[tuple[tuple[float, float], ...], int] = {}  # points -> the first edge drawn along them
+        coords: list[list[float] | int] = []
+        for j, e in enumerate(layout.edges):
+            k = first.setdefault(e.points, j)
+            coords.append(k if k != j else [c for p in e.points for c in p])
         chunks = [
             {"nodes": [v for n in layout.nodes[i : i + WIRE_ITEMS] for v in (n.path, n.x, n.y, n.w, n.h)]}
             for i in range(0, len(layout.nodes), WIRE_ITEMS)
         ] + [
-            {"edges": [(e.src, e.dst, e.routed, e.aval, [c for p in e.points for c in p]) for e in layout.edges[i : i + WIRE_ITEMS]]}
+            {"edges": [(e.src, e.dst, e.routed, e.aval, coords[j]) for j, e in enumerate(layout.edges[i : i + WIRE_ITEMS], i)]}
             for i in range(0, len(layout.edges), WIRE_ITEMS)
         ]
         header = {
@@ -135,6 +142,9 @@ def layout_from_lines(lines: list[str] | list[bytes]) -> Layout:
             it = iter(chunk.get("nodes", ()))
             nodes += [NodeBox(p, float(x), float(y), float(w), float(h)) for p, x, y, w, h in zip(it, it, it, it, it)]
             for src, dst, routed, aval, coords in chunk.get("edges", ()):
+                if isinstance(coords, int):  # the same curve as an earlier edge: one tuple for both
+                    edges.append(EdgePath(src, dst, edges[coords].points, routed, aval))
+                    continue
                 ci = iter(coords)
                 edges.append(EdgePath(src, dst, tuple(zip(ci, ci)), routed, aval))
         clusters = tuple(

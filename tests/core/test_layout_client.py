@@ -69,6 +69,25 @@ def test_big_layouts_travel_in_chunks_and_come_back_whole(client, monkeypatch):
     assert client.layout(g) == lay  # through the worker process (its own WIRE_ITEMS)
 
 
+def test_an_edge_along_an_earlier_edges_curve_sends_only_its_index(monkeypatch):
+    import dataclasses
+
+    import jaxscope.core.layout_client as lc
+    from jaxscope.core.model import EdgePath
+
+    lay = compute_layout(chain_graph(10))
+    e = lay.edges[3]
+    twins = tuple(EdgePath(e.src, e.dst, tuple(e.points), e.routed, f"f32[{k}]") for k in range(3))
+    lay = dataclasses.replace(lay, edges=lay.edges + twins)
+    monkeypatch.setattr(lc, "WIRE_ITEMS", 4)  # the twins' original is in an earlier line
+    text = layout_to_wire(lay)
+    back = layout_from_wire(text)
+    assert back == lay
+    assert all(t.points is back.edges[3].points for t in back.edges[-3:])  # one tuple for the curve
+    sent = [edge[4] for line in text.splitlines()[1:] for edge in json.loads(line).get("edges", ())]
+    assert sent[-3:] == [3, 3, 3] and all(isinstance(c, list) for c in sent[:-3])
+
+
 def test_round_trip_in_a_worker(client):
     g = sample_graph()
     for expanded in (frozenset(), expanded_to_depth(g, 1), expanded_to_depth(g, 2)):
