@@ -7,13 +7,15 @@ right-to-left greedy pass, both feasible, so the average is too), and y from the
 No virtual nodes, no edge routing: edges are drawn afterwards as single cubics.
 
 Everything works on integer node indices and lists, and only ever sorts by numeric keys with the
-index as the tie-breaker, so the result depends on the input order alone (no hash order).
+current order as the tie-breaker (a stable sort), so the result depends on the input order alone
+(no hash order).
 50k nodes take a few tenths of a second.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import sub
 
 LAYER_GAP = 28.0  # px between the bottom of one layer and the top of the next
 NODE_GAP = 18.0  # px between neighbours in a layer
@@ -34,31 +36,33 @@ def longest_path_ranks(n: int, edges: Sequence[tuple[int, int]]) -> list[int]:
             indeg[v] += 1
     has_pred = [d > 0 for d in indeg]
     rank = [0] * n
-    done = [False] * n
-    order = [i for i in range(n) if indeg[i] == 0]
-    head = 0
+    queue = [i for i in range(n) if indeg[i] == 0]
+    done = 0  # nodes processed
     scan = 0  # lowest index that may still be unprocessed (cycle breaking)
     while True:
-        while head < len(order):
-            u = order[head]
-            head += 1
-            done[u] = True
+        push = queue.append
+        for u in queue:  # a list iterator sees the items appended while it runs: a FIFO queue
             r = rank[u] + 1
             for v in succ[u]:
                 if rank[v] < r:
                     rank[v] = r
-                indeg[v] -= 1
-                if indeg[v] == 0:
-                    order.append(v)
-        if head >= n:
+                d = indeg[v] - 1
+                indeg[v] = d
+                if d == 0:
+                    push(v)
+        done += len(queue)
+        if done >= n:
             break
-        while done[scan] or indeg[scan] <= 0:
+        # Queued nodes have indeg <= 0 (a forced one may go negative), the others > 0, and the
+        # queue is drained here: so indeg > 0 is exactly "not processed yet".
+        while indeg[scan] <= 0:
             scan += 1
         indeg[scan] = 0  # break a cycle here
-        order.append(scan)
-    for u in range(n):
-        if not has_pred[u] and succ[u]:
-            rank[u] = max(0, min(rank[v] for v in succ[u]) - 1)
+        queue = [scan]
+    rank_of = rank.__getitem__
+    for u, vs in enumerate(succ):
+        if vs and not has_pred[u]:
+            rank[u] = max(0, min(map(rank_of, vs)) - 1)
     return rank
 
 
@@ -95,147 +99,151 @@ def layered_layout(
     layers: list[list[int]] = [[] for _ in range(n_layers)]
     for u in range(n):
         layers[ranks[u]].append(u)
+    # Layers are reordered in place, so these views stay valid; one-node layers never move.
+    busy = [layer for layer in layers if len(layer) > 1]
+    down_layers = busy if len(layers[0]) < 2 else busy[1:]
+    up_layers = [layer for layer in reversed(layers[:-1]) if len(layer) > 1]
 
     # Initial order: a DFS-ish order is better than index order for chains; index order is fine
-    # here because the builder emits equations in program order.
-    pos = [0.0] * n
-    for layer in layers:
+    # here because the builder emits equations in program order. Positions are ints: the
+    # barycenters are means of small ints, exact as floats too, so the order is the same.
+    pos = [0] * n
+    for layer in busy:
         for i, u in enumerate(layer):
-            pos[u] = float(i)
+            pos[u] = i
+    pos_of = pos.__getitem__
+    key = [0.0] * n  # barycenter of each node in the layer being sorted
 
     for s in range(sweeps):
         down = s % 2 == 0
         nbrs = pred if down else succ
-        rng = range(1, n_layers) if down else range(n_layers - 2, -1, -1)
-        for li in rng:
-            layer = layers[li]
-            m = len(layer)
-            if m < 2:
-                continue
-            if m == 2:  # the commonest multi-node layer (a node and a stub): no sort needed
+        for layer in down_layers if down else up_layers:
+            if len(layer) == 2:  # the commonest multi-node layer (a node and a stub): no sort needed
                 u, v = layer
                 ps, qs = nbrs[u], nbrs[v]
-                ku = sum([pos[p] for p in ps]) / len(ps) if ps else pos[u]
-                kv = sum([pos[q] for q in qs]) / len(qs) if qs else pos[v]
+                ku = sum(map(pos_of, ps)) / len(ps) if ps else pos[u]
+                kv = sum(map(pos_of, qs)) / len(qs) if qs else pos[v]
                 if kv < ku:
-                    layers[li] = [v, u]
-                    pos[v], pos[u] = 0.0, 1.0
+                    layer[0], layer[1] = v, u
+                    pos[v], pos[u] = 0, 1
                 continue
-            keys = []
-            for i, u in enumerate(layer):
+            for u in layer:
                 ps = nbrs[u]
-                if ps:
-                    tot = 0.0
-                    for p in ps:
-                        tot += pos[p]
-                    keys.append((tot / len(ps), i, u))
+                if not ps:
+                    key[u] = pos[u]
+                elif len(ps) == 1:
+                    key[u] = pos[ps[0]]
                 else:
-                    keys.append((pos[u], i, u))
-            keys.sort()
-            layers[li] = layer = [k[2] for k in keys]
+                    key[u] = sum(map(pos_of, ps)) / len(ps)
+            layer.sort(key=key.__getitem__)  # stable: ties keep the current order
             for i, u in enumerate(layer):
-                pos[u] = float(i)
+                pos[u] = i
 
     # x: pack each layer, centred on 0, then pull towards neighbours.
     widths = [w for w, _ in sizes]
-    xs = [0.0] * n
-    for layer in layers:
-        total = sum(widths[u] for u in layer) + node_gap * (len(layer) - 1)
+    xs = [0.0] * n  # a one-node layer packs to exactly 0.0
+    # Per layer of 3+ nodes, each node's packed offset from the first (fixed once ordered).
+    offsets: list[list[float]] = [[] for _ in range(n_layers)]
+    for li, layer in enumerate(layers):
+        if len(layer) < 2:
+            continue
+        total = sum([widths[u] for u in layer]) + node_gap * (len(layer) - 1)
         cx = -total / 2
         for u in layer:
-            xs[u] = cx + widths[u] / 2
-            cx += widths[u] + node_gap
+            w = widths[u]
+            xs[u] = cx + w / 2
+            cx += w + node_gap
+        if len(layer) > 2:
+            offs = offsets[li] = [0.0]
+            off = 0.0
+            prev_w = widths[layer[0]]
+            for u in layer[1:]:
+                w = widths[u]
+                off += (prev_w + w) / 2 + node_gap
+                prev_w = w
+                offs.append(off)
     # Sources (stub copies, literals, inputs) weigh little, so a chain stays straight and the
     # stub beside it moves aside instead of pushing the chain over by half a box every layer.
-    light = [not pred[u] for u in range(n)]
+    light = [not ps for ps in pred]
+    w_down = _pull_weights(pred, light)
+    w_up = _pull_weights(succ, light)
     for s in range(sweeps):
         down = s % 2 == 0
-        nbrs = pred if down else succ
-        rng = range(n_layers) if down else range(n_layers - 1, -1, -1)
-        for li in rng:
-            layer = layers[li]
-            if len(layer) == 1:
+        nbrs, wts = (pred, w_down) if down else (succ, w_up)
+        for layer, offs in zip(layers, offsets) if down else zip(reversed(layers), reversed(offsets)):
+            m = len(layer)
+            if m == 1:
                 u = layer[0]
                 ps = nbrs[u]
-                if ps:
+                if len(ps) == 1:
+                    xs[u] = xs[ps[0]] + 0.0  # == (0.0 + x) / 1, the mean below
+                elif ps:
                     tot = 0.0
                     for p in ps:
                         tot += xs[p]
                     xs[u] = tot / len(ps)
-                continue
-            if len(layer) == 2:  # closed form of _place_layer for two nodes
+            elif m == 2:  # closed form of _place_layer for two nodes
                 u, v = layer
                 ps, qs = nbrs[u], nbrs[v]
-                if ps:
-                    want_u, wu = sum([xs[p] for p in ps]) / len(ps), float(len(ps))
-                else:
-                    want_u, wu = xs[u], 0.5
-                if qs:
-                    want_v, wv = sum([xs[q] for q in qs]) / len(qs), float(len(qs))
-                else:
-                    want_v, wv = xs[v], 0.5
-                if light[u]:
-                    wu *= 0.02
-                if light[v]:
-                    wv *= 0.02
+                want_u = sum([xs[p] for p in ps]) / len(ps) if ps else xs[u]
+                want_v = sum([xs[q] for q in qs]) / len(qs) if qs else xs[v]
+                wu, wv = wts[u], wts[v]
                 sep = (widths[u] + widths[v]) / 2 + node_gap
                 if want_v - want_u >= sep:
                     xs[u], xs[v] = want_u, want_v
                 else:
                     y = (wu * want_u + wv * (want_v - sep)) / (wu + wv)
                     xs[u], xs[v] = y, y + sep
-                continue
-            _place_layer(layer, nbrs, xs, widths, light, node_gap)
+            elif m:
+                _place_layer(layer, offs, nbrs, wts, xs)
     # y from layer heights; shift so the top-left corner is (0, 0).
+    heights = [h for _, h in sizes]
     ys = [0.0] * n
     top = 0.0
     for layer in layers:
         if not layer:
             continue
-        lh = max(sizes[u][1] for u in layer)
+        lh = heights[layer[0]] if len(layer) == 1 else max([heights[u] for u in layer])
         mid = top + lh / 2
         for u in layer:
             ys[u] = mid
         top += lh + layer_gap
-    min_x = min(xs[u] - widths[u] / 2 for u in range(n))
+    min_x = min(map(sub, xs, [w / 2 for w in widths]))
     if min_x:
         xs = [x - min_x for x in xs]
     return xs, ys
 
 
-def _place_layer(
-    layer: list[int], nbrs: list[list[int]], xs: list[float], widths: list[float], light: list[bool], gap: float
-) -> None:
+def _pull_weights(nbrs: list[list[int]], light: list[bool]) -> list[float]:
+    """Each node's weight in the x passes: its neighbour count (0.5 with none), x0.02 if light.
+    Fixed for the whole layout, so computed once per direction."""
+    return [(float(len(ps)) if ps else 0.5) * (0.02 if is_light else 1.0) for ps, is_light in zip(nbrs, light)]
+
+
+def _place_layer(layer: list[int], offs: list[float], nbrs: list[list[int]], wts: list[float], xs: list[float]) -> None:
     """Weighted least squares x for one layer: each node pulled to the mean x of its neighbours,
-    order and minimum gaps kept. With offsets o_i (the packed distance from the first node),
-    y_i = x_i - o_i must be non-decreasing: weighted isotonic regression, pool-adjacent-violators.
+    order and minimum gaps kept. With offsets o_i (`offs`, the packed distance from the first
+    node), y_i = x_i - o_i must be non-decreasing: weighted isotonic regression,
+    pool-adjacent-violators.
     """
     # blocks on a stack: [sum of weights, sum of weight * target, number of nodes]
     bw: list[float] = []
     bz: list[float] = []
     bn: list[int] = []
-    offs = []
-    off = 0.0
-    prev_w = 0.0
-    for i, u in enumerate(layer):
-        if i:
-            off += (prev_w + widths[u]) / 2 + gap
-        prev_w = widths[u]
-        offs.append(off)
+    for u, off in zip(layer, offs):
         ps = nbrs[u]
-        if ps:
+        if len(ps) == 1:
+            want = xs[ps[0]] + 0.0  # == (0.0 + x) / 1, the mean below
+        elif ps:
             tot = 0.0
             for p in ps:
                 tot += xs[p]
             want = tot / len(ps)
-            w = float(len(ps))
         else:
             want = xs[u]
-            w = 0.5
-        if light[u]:
-            w *= 0.02
-        z = want - off
-        wsum, zsum, cnt = w, w * z, 1
+        wsum = wts[u]
+        zsum = wsum * (want - off)
+        cnt = 1
         while bw and bz[-1] * wsum > zsum * bw[-1]:  # mean(top) > mean(new): merge
             wsum += bw.pop()
             zsum += bz.pop()
@@ -246,6 +254,10 @@ def _place_layer(
     i = 0
     for wsum, zsum, cnt in zip(bw, bz, bn):
         y = zsum / wsum
-        for _ in range(cnt):
+        if cnt == 1:
             xs[layer[i]] = y + offs[i]
             i += 1
+            continue
+        for j in range(i, i + cnt):
+            xs[layer[j]] = y + offs[j]
+        i += cnt

@@ -131,6 +131,10 @@ def compute_layout(
         root, _ = ctx.layout(graph.root, expanded)
         m = tenths(MARGIN)
         flatten(root, "", m, m, 1, nodes, edges, clusters, engines, notes)
+        root_w, root_h = root.w, root.h
+        # A per-call cache dies here, while the collector is paused: the collection that follows
+        # then scans only the output, not also the hundreds of thousands of body-layout tuples.
+        del ctx, root
     if engines == {"dot", "layered"}:
         used = "dot+layered"
     elif engines:
@@ -138,8 +142,8 @@ def compute_layout(
     else:
         used = "layered" if engine == "layered" else "dot"
     return Layout(
-        width=(root.w + 2 * m) / 10,
-        height=(root.h + 2 * m) / 10,
+        width=(root_w + 2 * m) / 10,
+        height=(root_h + 2 * m) / 10,
         nodes=tuple(nodes),
         edges=tuple(edges),
         clusters=tuple(clusters),
@@ -285,9 +289,9 @@ class _Ctx:
     def place(
         self, name: str, px_sizes: list[Point], short: list[tuple[int, int]], pair_list: list[tuple[int, int]],
         ranks: list[int], notes: list[str],
-    ) -> tuple[bool, list[Point], dict[tuple[int, int], list[Point]]]:
-        """Box centres (px) from dot or the layered engine, dot's routes, and whether dot was used;
-        a fallback to the layered layout is noted in `notes`."""
+    ) -> tuple[bool, list[float], list[float], dict[tuple[int, int], list[Point]]]:
+        """Whether dot was used, the box centres' x and y (px) from dot or the layered engine, and
+        dot's routes; a fallback to the layered layout is noted in `notes`."""
         n_items = len(px_sizes)
         use_dot = self.engine == "dot" or (self.engine == "auto" and n_items <= self.dot_max_nodes)
         if self.engine == "auto" and n_items > self.dot_max_nodes:
@@ -310,11 +314,11 @@ class _Ctx:
                 use_dot = False
                 notes.append(f"dot failed on {name} ({type(exc).__name__}: {exc}); used the layered layout")
         if not use_dot:
-            routes = {}
             tb_sizes = [(h, w) for w, h in px_sizes] if self.lr else px_sizes
             sweeps = 4 if n_items <= 20000 else 2  # past that, nobody reads it all; keep it fast
             xs, ys = layered_layout(
                 tb_sizes, pair_list, ranks=ranks, order_edges=short, sweeps=sweeps, layer_gap=LAYER_GAP, node_gap=NODE_GAP
             )
-            centres = list(zip(ys, xs)) if self.lr else list(zip(xs, ys))
-        return use_dot, centres, routes
+            cxs, cys = (ys, xs) if self.lr else (xs, ys)
+            return False, cxs, cys, {}
+        return use_dot, [c[0] for c in centres], [c[1] for c in centres], routes

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from math import floor
+from operator import sub
 from typing import TYPE_CHECKING
 
 from jaxscope.core import labels
@@ -97,12 +98,24 @@ def flatten(
     """Append `bl`'s boxes, edges and clusters, moved by (dx, dy) tenths and prefixed, to the lists."""
     engines.update(bl.engines)
     notes.extend(bl.notes)
-    for path, x, y, w, h in bl.nodes:
-        nodes.append(NodeBox(prefix + path, (x + dx) / 10, (y + dy) / 10, w / 10, h / 10))
+    node_box, edge_path = NodeBox, EdgePath
+    nodes.extend(
+        [node_box(prefix + path, (x + dx) / 10, (y + dy) / 10, w / 10, h / 10) for path, x, y, w, h in bl.nodes]
+    )
+    add_edge = edges.append
     for src, dst, flat, routed, aval in bl.edges:
-        it = iter(flat)
-        pts = tuple([((px + dx) / 10, (py + dy) / 10) for px, py in zip(it, it)])
-        edges.append(EdgePath(prefix + src, prefix + dst, pts, routed, aval))
+        if len(flat) == 8:  # one cubic, by far the commonest: unpacked, no iterator or zip
+            x0, y0, x1, y1, x2, y2, x3, y3 = flat
+            pts = (
+                ((x0 + dx) / 10, (y0 + dy) / 10),
+                ((x1 + dx) / 10, (y1 + dy) / 10),
+                ((x2 + dx) / 10, (y2 + dy) / 10),
+                ((x3 + dx) / 10, (y3 + dy) / 10),
+            )
+        else:
+            it = iter(flat)
+            pts = tuple([((px + dx) / 10, (py + dy) / 10) for px, py in zip(it, it)])
+        add_edge(edge_path(prefix + src, prefix + dst, pts, routed, aval))
     for c in bl.clusters:
         x, y = (c.x + dx) / 10, (c.y + dy) / 10
         clusters.append(ClusterBox(prefix + c.path, c.title, x, y, c.w / 10, c.h / 10, depth))
@@ -135,7 +148,8 @@ def layout_body(ctx: _Ctx, body: Body, children: Children) -> BodyLayout:
     lr = ctx.lr
     nodes = body.nodes
     n_nodes = len(nodes)
-    index = {n.id: k for k, n in enumerate(nodes)}
+    paths = [n.id for n in nodes]
+    index = dict(zip(paths, range(n_nodes)))
     notes: list[str] = []
     name = body.title or body.id
 
@@ -154,37 +168,46 @@ def layout_body(ctx: _Ctx, body: Body, children: Children) -> BodyLayout:
             w, h = labels.node_size(n)
             size = memo[key] = (tenths(w), tenths(h))
         sizes.append(size)
-    paths = [n.id for n in nodes]
 
     edges = [e for e in body.edges if e.src in index and e.dst in index]
     if len(edges) != len(body.edges):
         notes.append(f"{len(body.edges) - len(edges)} edge(s) of {name} name unknown nodes and are not drawn")
 
+    # Distinct consumers, in order of first edge, of the nodes that could be stubbed (only those).
+    stubbable = {n.id for n in nodes if n.kind in STUB_KINDS and n.id not in children}
     consumers: dict[str, dict[str, None]] = {}
-    for e in edges:
-        consumers.setdefault(e.src, {})[e.dst] = None
-    stub_item: dict[tuple[str, str], int] = {}
+    if stubbable:
+        for e in edges:
+            src = e.src
+            if src in stubbable:
+                uses = consumers.get(src)
+                if uses is None:
+                    consumers[src] = {e.dst: None}
+                else:
+                    uses[e.dst] = None
+    stub_item: dict[str, dict[str, int]] = {}  # stubbed node id -> {consumer id: its copy's item}
     ghosts: set[int] = set()  # stubbed originals: every use has its own copy, so the original is not drawn
     for n in nodes:
         uses = consumers.get(n.id)
         if uses and len(uses) > STUB_FANOUT and n.kind in STUB_KINDS and n.id not in children:
             size = sizes[index[n.id]]
+            copies = stub_item[n.id] = {}
             for k, v in enumerate(uses):
-                stub_item[(n.id, v)] = len(sizes)
+                copies[v] = len(sizes)
                 sizes.append(size)
                 paths.append(f"{n.id}#{k}")
             ghosts.add(index[n.id])
             sizes[index[n.id]] = (10, 10)  # a 1 px placeholder keeps the engines' item numbering
 
-    item_of_edge: list[tuple[int, int]] = []
-    pairs: dict[tuple[int, int], None] = {}
-    for e in edges:
-        a = stub_item.get((e.src, e.dst)) if stub_item else None
-        pair = (index[e.src] if a is None else a, index[e.dst])
-        item_of_edge.append(pair)
-        if pair[0] != pair[1]:
-            pairs[pair] = None
-    pair_list = list(pairs)
+    if stub_item:
+        item_of_edge: list[tuple[int, int]] = []
+        for e in edges:
+            copies = stub_item.get(e.src)
+            item = index[e.src] if copies is None else copies[e.dst]
+            item_of_edge.append((item, index[e.dst]))
+    else:
+        item_of_edge = [(index[e.src], index[e.dst]) for e in edges]
+    pair_list = list(dict.fromkeys([p for p in item_of_edge if p[0] != p[1]]))
     n_items = len(sizes)
     ranks = longest_path_ranks(n_items, pair_list)
     span = ctx.max_span
@@ -193,12 +216,12 @@ def layout_body(ctx: _Ctx, body: Body, children: Children) -> BodyLayout:
 
     # Positions (px floats from the engines).
     px_sizes = [(w / 10, h / 10) for w, h in sizes]
-    use_dot, centres, routes = ctx.place(name, px_sizes, short, pair_list, ranks, notes)
+    use_dot, cxs, cys, routes = ctx.place(name, px_sizes, short, pair_list, ranks, notes)
 
     # To tenths, with the top-left corner of everything at (0, 0).
     if n_items:
-        min_x = min(c[0] - s[0] / 2 for c, s in zip(centres, px_sizes))
-        min_y = min(c[1] - s[1] / 2 for c, s in zip(centres, px_sizes))
+        min_x = min(map(sub, cxs, [s[0] / 2 for s in px_sizes]))
+        min_y = min(map(sub, cys, [s[1] / 2 for s in px_sizes]))
         for pts in routes.values():
             for px, py in pts:
                 if px < min_x:
@@ -207,10 +230,13 @@ def layout_body(ctx: _Ctx, body: Body, children: Children) -> BodyLayout:
                     min_y = py
     else:
         min_x = min_y = 0.0
-    boxes = [(tenths(c[0] - min_x), tenths(c[1] - min_y), s[0], s[1]) for c, s in zip(centres, sizes)]
+    # floor((c - min) * 10.0 + 0.5) is `tenths(c - min)`, inlined: two calls per box add up.
+    bxs = [floor((cx - min_x) * 10.0 + 0.5) for cx in cxs]
+    bys = [floor((cy - min_y) * 10.0 + 0.5) for cy in cys]
+    boxes = [(x, y, w, h) for x, y, (w, h) in zip(bxs, bys, sizes)]
     troutes = {k: [(tenths(px - min_x), tenths(py - min_y)) for px, py in pts] for k, pts in routes.items()}
-    max_x = max((b[0] + (b[2] + 1) // 2 for b in boxes), default=0)
-    max_y = max((b[1] + (b[3] + 1) // 2 for b in boxes), default=0)
+    max_x = max([x + (w + 1) // 2 for x, (w, _) in zip(bxs, sizes)], default=0)
+    max_y = max([y + (h + 1) // 2 for y, (_, h) in zip(bys, sizes)], default=0)
     for pts in troutes.values():
         for px, py in pts:
             if px > max_x:
@@ -218,21 +244,24 @@ def layout_body(ctx: _Ctx, body: Body, children: Children) -> BodyLayout:
             if py > max_y:
                 max_y = py
 
-    out_nodes = []
-    pos: dict[str, tuple[int, int, int, int]] = {}
+    pos = dict(zip(paths[:n_nodes], boxes))
     clusters: list[Cluster] = []
-    for k, path in enumerate(paths):
-        box = boxes[k]
-        if k < n_nodes:
-            pos[path] = box
-        if path in composed and k < n_nodes:
-            bw, bh, placed = composed[path]
-            left, top = box[0] - bw // 2, box[1] - bh // 2
-            for i, ref, child, cx, cy, cw, ch, ox, oy in placed:
-                x0, y0 = left + cx, top + cy
-                clusters.append(Cluster(f"{path}:{i}", ref.role, x0, y0, cw, ch, child, x0 + ox, y0 + oy))
-        elif k not in ghosts:
-            out_nodes.append((path, box[0], box[1], box[2], box[3]))
+    if composed or ghosts:
+        out_nodes = []
+        for k in range(n_nodes):
+            path = paths[k]
+            box = boxes[k]
+            if path in composed:
+                bw, bh, placed = composed[path]
+                left, top = box[0] - bw // 2, box[1] - bh // 2
+                for i, ref, child, cx, cy, cw, ch, ox, oy in placed:
+                    x0, y0 = left + cx, top + cy
+                    clusters.append(Cluster(f"{path}:{i}", ref.role, x0, y0, cw, ch, child, x0 + ox, y0 + oy))
+            elif k not in ghosts:
+                out_nodes.append((path, *box))
+        out_nodes += [(path, *box) for path, box in zip(paths[n_nodes:], boxes[n_nodes:])]
+    else:
+        out_nodes = [(path, *box) for path, box in zip(paths, boxes)]
 
     out_edges = body_edges(
         ctx.graph, nodes, index, edges, item_of_edge, children, clusters, paths, boxes, troutes, short_set, lr

@@ -35,6 +35,23 @@ def smooth_cubic(a: Point, b: Point, lr: bool) -> list[Point]:
     return [a, (x0, y0 + d), (x3, y3 - d), b]
 
 
+def smooth_flat(a: Point, b: Point, lr: bool) -> tuple[int, ...]:
+    """`smooth_cubic(a, b, lr)`'s points rounded to whole tenths and flattened, without building
+    the point list (the commonest edge into or out of a cluster)."""
+    (x0, y0), (x3, y3) = a, b
+    if lr:
+        d = abs(x3 - x0) / 2
+        if d < 120.0:
+            d = 120.0
+        ry0, ry3 = floor(y0 + 0.5), floor(y3 + 0.5)
+        return (floor(x0 + 0.5), ry0, floor(x0 + d + 0.5), ry0, floor(x3 - d + 0.5), ry3, floor(x3 + 0.5), ry3)
+    d = abs(y3 - y0) / 2
+    if d < 120.0:
+        d = 120.0
+    rx0, rx3 = floor(x0 + 0.5), floor(x3 + 0.5)
+    return (rx0, floor(y0 + 0.5), rx0, floor(y0 + d + 0.5), rx3, floor(y3 - d + 0.5), rx3, floor(y3 + 0.5))
+
+
 def out_anchor(box: tuple[float, float, float, float], lr: bool) -> Point:
     x, y, w, h = box
     return (x + w / 2, y) if lr else (x, y + h / 2)
@@ -150,27 +167,34 @@ def body_edges(
         return [(paths[item], in_anchor(boxes[item], lr), False)]
 
     out_edges = []
+    append = out_edges.append
     plain = not children
     for e, pair in zip(edges, item_of_edge):
-        a, b = pair
-        route = troutes.get(pair)
-        if plain and route is None:  # the common case, kept lean: a cubic between two boxes
+        route = troutes.get(pair) if troutes else None
+        if route is None and (plain or (e.src not in children and e.dst not in children)):
+            # The common case, kept lean: `smooth_cubic` between the anchors of two boxes.
+            # Boxes are whole tenths, so the rounded anchors are integer expressions:
+            # floor(x + w / 2 + 0.5) == x + (w + 1) // 2 and floor(x - w / 2 + 0.5) == x - w // 2.
+            a, b = pair
             x0, y0, w0, h0 = boxes[a]
             x3, y3, w3, h3 = boxes[b]
             if lr:
-                x0 += w0 / 2
-                x3 -= w3 / 2
-                d = max(abs(x3 - x0) / 2, 120.0)
-                flat = (x0, y0, x0 + d, y0, x3 - d, y3, x3, y3)
+                sx = x0 + w0 / 2
+                ex = x3 - w3 / 2
+                d = abs(ex - sx) / 2
+                if d < 120.0:
+                    d = 120.0
+                flat = (x0 + (w0 + 1) // 2, y0, floor(sx + d + 0.5), y0, floor(ex - d + 0.5), y3, x3 - w3 // 2, y3)
             else:
-                y0 += h0 / 2
-                y3 -= h3 / 2
-                d = max(abs(y3 - y0) / 2, 120.0)
-                flat = (x0, y0, x0, y0 + d, x3, y3 - d, x3, y3)
-            out_edges.append(
-                (paths[a], paths[b], tuple([floor(v + 0.5) for v in flat]), pair in short_set, e.aval)
-            )
+                sy = y0 + h0 / 2
+                ey = y3 - h3 / 2
+                d = abs(ey - sy) / 2
+                if d < 120.0:
+                    d = 120.0
+                flat = (x0, y0 + (h0 + 1) // 2, x0, floor(sy + d + 0.5), x3, floor(ey - d + 0.5), x3, y3 - h3 // 2)
+            append((paths[a], paths[b], flat, pair in short_set, e.aval))
             continue
+        a, b = pair
         if route is not None and (len(route) < 4 or len(route) % 3 != 1):
             route = None  # not a cubic chain: fall back to a straight cubic below
             straight = True
@@ -192,6 +216,7 @@ def body_edges(
                 elif straight:
                     pts = straight_cubic(sa, da)
                 else:
-                    pts = smooth_cubic(sa, da, lr)
-                out_edges.append((sp, dp, tuple([floor(v + 0.5) for p in pts for v in p]), is_short, e.aval))
+                    append((sp, dp, smooth_flat(sa, da, lr), is_short, e.aval))
+                    continue
+                append((sp, dp, tuple([floor(v + 0.5) for p in pts for v in p]), is_short, e.aval))
     return out_edges
