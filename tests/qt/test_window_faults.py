@@ -381,6 +381,7 @@ def test_hostile_strings_stay_literal(qtbot, window, tmp_path):
     width, height = struct.unpack(">II", data[16:24])
     assert width > 0 and height > 0 and not QImage(str(out)).isNull()
     # an error message full of markup, in the Problems pane
+    qtbot.waitUntil(lambda: bool(w.doc.result.jaxpr_text), timeout=TIMEOUT)  # the printed jaxpr joins the result
     good = w.doc.result
     w.inputs.function.setCurrentIndex(w.inputs.function.findData("broken"))
     w.inputs.args.setText("f32[2]")
