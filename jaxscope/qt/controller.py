@@ -26,7 +26,8 @@ from jaxscope.core.serialize import from_jsonable
 
 
 LAYOUT_CACHE_SIZE = 4  # layouts kept for reuse (a graph and its last few expanded sets)
-LAYOUT_CACHE_MAX_NODES = 20_000  # bigger layouts are not kept (tens of MB each)
+LAYOUT_CACHE_MAX_NODES = 40_000  # bigger layouts are not kept (~1.4 KB a box: 50 MB at 40k) ...
+LAYOUT_CACHE_BOXES = 60_000  # ... and the oldest go once those kept hold more boxes than this
 
 
 class Controller(QObject):
@@ -258,7 +259,9 @@ class Controller(QObject):
         with self._layouts_lock:
             self._layouts.pop(key, None)
             self._layouts[key] = (graph, layout)
-            while len(self._layouts) > LAYOUT_CACHE_SIZE:
+            while len(self._layouts) > LAYOUT_CACHE_SIZE or (
+                len(self._layouts) > 1 and sum(len(lay.nodes) for _, lay in self._layouts.values()) > LAYOUT_CACHE_BOXES
+            ):
                 del self._layouts[next(iter(self._layouts))]
 
     @Slot(int, object, object, object)

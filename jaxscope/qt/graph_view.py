@@ -47,7 +47,7 @@ AA_MIN_SCALE = 0.5  # antialias when zoomed in this far (few nodes are visible t
 AA_MAX_NODES = 3000  # ... or when the whole graph is small enough to be cheap anyway
 PIXMAP_CACHE_KB = 96 * 1024  # room for the long-edge layer's screenful (and Qt's own pixmaps)
 HIT_SLOP = 2.0  # scene px of tolerance around a box for clicks
-SCENE_CACHE_NODES = 30_000  # boxes kept in earlier scenes of the same graph (collapse, then expand again)
+SCENE_CACHE_NODES = 40_000  # boxes kept in earlier scenes of the same graph (~1.1 KB a box), as layouts are
 SCENE_CACHE_SIZE = 3
 
 
