@@ -109,13 +109,14 @@ class Controller(QObject):
 
     # ------------------------------------------------------------------ trace
 
-    def trace(self, request: TraceRequest, expanded: Collection[str] | None = None, **layout_options: Any) -> None:
+    def trace(self, request: TraceRequest, expanded: Collection[str] | None = None) -> None:
         """Trace, and lay out the graph as its reply arrives (`LayoutClient.stream`), with `expanded`
-        open (None: `auto_expanded`'s pick). `layout()` then finds that layout under way."""
+        open (None: `auto_expanded`'s pick) and default options. `layout()` then finds that layout
+        under way."""
         gen = self._trace_gen = next(self._gen)
         self._set_busy(True)
         self.layouts.cancel()  # the last graph's pending layouts (and an earlier stream) are moot now
-        stream = self._stream = self.layouts.stream(expanded, **layout_options)
+        stream = self._stream = self.layouts.stream(expanded)
         future = self.worker.trace(request, on_phase=lambda p: self._phase.emit(gen, p), tap=stream.feed)
         future.add_done_callback(lambda f: self._trace_done.emit(gen, f))
 
@@ -221,7 +222,7 @@ class Controller(QObject):
             for k in [k for k, (g, _) in self._layouts.items() if g is not graph]:
                 del self._layouts[k]  # a new trace: the old graph's layouts go
             cached = self._layouts.get(key)
-        if stream is not None and stream.graph is graph and not stream.future.cancelled():
+        if stream is not None and stream.graph is graph and not options and not stream.future.cancelled():
             future: Future[Layout] = Future()  # the streamed layout, if it has this `expanded`; else a new one
             stream.future.add_done_callback(lambda f: self._adopt(stream, frozen, options, future))
         elif cached is not None and cached[0] is graph:
@@ -240,8 +241,6 @@ class Controller(QObject):
         done = stream.future
         if not done.cancelled() and done.exception() is None and stream.expanded == expanded:
             future.set_result(done.result())
-            return
-        if done.cancelled() and future.cancelled():
             return
         try:
             again = self.layouts.submit(stream.graph, expanded, **options)
