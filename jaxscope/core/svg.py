@@ -94,9 +94,7 @@ def svg_parts(
     """`render_svg`'s document in consecutive slices (a few MB at most), to write one at a time:
     one join or one encode of a 50 MB document holds the GIL for ~60 ms (an exporting thread froze
     the GUI for that long)."""
-    writer = _SvgWriter(graph, layout, get_theme(theme), title, legend, highlight)
-    writer.tooltips = tooltips
-    return writer.document()
+    return _SvgWriter(graph, layout, get_theme(theme), title, legend, highlight, tooltips).document()
 
 
 JOIN_PARTS = 20_000
@@ -164,7 +162,14 @@ class _SvgWriter:
     """Writes one document; each `_method` appends the elements of one part."""
 
     def __init__(
-        self, graph: Graph, layout: Layout, theme: Theme, title: str | None, legend: bool, highlight: frozenset[str] = frozenset()
+        self,
+        graph: Graph,
+        layout: Layout,
+        theme: Theme,
+        title: str | None,
+        legend: bool,
+        highlight: frozenset[str] = frozenset(),
+        tooltips: bool = True,
     ) -> None:
         self.graph = graph
         self.highlight = highlight
@@ -173,7 +178,7 @@ class _SvgWriter:
         self.full_title = title
         self.title = labels.ellipsize(title, 120) if title else None  # the drawn band
         self.out: list[str] = []
-        self.tooltips = True
+        self.tooltips = tooltips
         index = NodeIndex(graph)
         self.nodes: list[tuple[NodeBox, Node | None]] = [(box, index.get(box.path)) for box in layout.nodes]
         self.legend_items = self._legend_items() if legend else []
@@ -211,7 +216,7 @@ class _SvgWriter:
         if self.legend_rows:
             self._legend()
         self.out.append("</svg>")
-        parts = self.out  # one line each, every one ending with a newline
+        parts = self.out  # one line each, without its newline; every slice ends with one
         return ["\n".join(parts[i : i + JOIN_PARTS]) + "\n" for i in range(0, len(parts), JOIN_PARTS)]
 
     def _title(self) -> None:
