@@ -156,6 +156,7 @@ def test_device_out_of_memory_in_the_run_pane_keeps_the_document(qtbot, window, 
     case = tmp_path / "oom.py"
     case.write_text("import jax.numpy as jnp\n\n\ndef big(x):\n    return jnp.zeros((2**40,), jnp.float32) + x\n")
     open_traced(qtbot, w, f"{case}::big", "f32[]")
+    qtbot.waitUntil(lambda: bool(w.doc.result.jaxpr_text), timeout=TIMEOUT)  # the printed jaxpr joins the result
     good, layout = w.doc.result, w.doc.layout
     assert w.run_function()
     qtbot.waitUntil(lambda: w.run_panel.verdict_state != "", timeout=TIMEOUT)
