@@ -159,8 +159,8 @@ class Controller(QObject):
 
     @Slot(int, str, object, object, object)
     def _on_ir_done(self, gen: int, op: str, request: Any, result: Any, outcome: Any) -> None:
-        if gen != self._ir_gen:
-            return
+        if gen != self._ir_gen or (result is not None and outcome.cancelled()):
+            return  # a newer job, or the parse was cancelled by close()
         finished, failed = (self.hlo_finished, self.hlo_failed) if op == "hlo" else (self.jaxpr_finished, self.jaxpr_failed)
         if result is None or outcome.exception() is not None:
             exc = outcome if result is None else outcome.exception()
