@@ -124,7 +124,7 @@ class _Finder:
             elif prim in DERIVED and len(outs) == 1 and ins and ins[0] in desc:
                 outs = [("d", ins[0], prim, _params_key(eqn.params))]
                 desc.setdefault(outs[0], _derived_desc(desc[ins[0]], prim, eqn.params))
-            elif any(True for _ in iter_subjaxprs(eqn.params)):
+            elif iter_subjaxprs(eqn.params):
                 consumed, outs = self.call(eqn, prefix + path, ins, desc)
             for t, salt in consumed.items():
                 if t in desc:  # literals and unknown values are no keys
@@ -153,7 +153,7 @@ class _Finder:
     ) -> tuple[dict[Token | None, Token | None], list[Token | None]]:
         """Operands a higher-order equation consumes (with fold_in salt), and outputs that return one."""
         prim, params = eqn.primitive.name, eqn.params
-        subs = list(iter_subjaxprs(params))
+        subs = iter_subjaxprs(params)
         consumed: dict[Token | None, Token | None] = {}
         forwards: list[dict[int, int]] = []
         for k, (param, sub, _consts) in enumerate(subs):

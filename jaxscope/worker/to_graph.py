@@ -57,7 +57,7 @@ class _Builder:
         self.bodies: dict[str, Body] = {}
         self.by_identity: dict[int, str] = {}
         self.keep_alive: list[Any] = []  # ids stay unique only while the objects live
-        self.src_cache: dict[tuple[int, int], SourceLoc | None] = {}
+        self.src_cache: dict[Any, SourceLoc | None] = {}  # see jax_compat.eqn_source
         self.totals: dict[str, int] = {}
         self._aval_text: dict[Any, str] = {}  # a program has few distinct avals; str_short is slow
 
@@ -106,7 +106,7 @@ class _Builder:
         for i, eqn in enumerate(jaxpr.eqns):
             node_id = f"e{i}"
             prim = eqn.primitive.name
-            subs = list(jc.iter_subjaxprs(eqn.params))
+            subs = jc.iter_subjaxprs(eqn.params)
             refs = []
             for index, (path, sub, sub_consts) in enumerate(subs):
                 role = role_of(prim, path, index, len(subs), eqn.params)
