@@ -105,6 +105,13 @@ def _f(v: float) -> str:
     return "0.0" if text == "-0.0" else text
 
 
+def _nz(numbers: str) -> str:
+    """`_f` for a string made only of %.1f numbers and separators: -0.0 written 0.0 (a number
+    in (-0.05, 0] is the only one whose text holds "-0.0"). One format call per element instead
+    of one `_f` call per number: a third of the export's time at 10k nodes."""
+    return numbers.replace("-0.0", "0.0") if "-0.0" in numbers else numbers
+
+
 class NodeIndex:
     """Path -> Node lookups for a renderer: like `model.resolve`, but with a dict per body (a
     body can hold thousands of nodes) and None, not an exception, for a path that names nothing.
@@ -313,7 +320,7 @@ class _SvgWriter:
             dx, dy = direction
             bx, by = tip[0] - dx * ARROW_LEN, tip[1] - dy * ARROW_LEN
             nx, ny = -dy * ARROW_W / 2, dx * ARROW_W / 2
-            d = f"M{_f(tip[0])},{_f(tip[1])} L{_f(bx + nx)},{_f(by + ny)} L{_f(bx - nx)},{_f(by - ny)} Z"
+            d = _nz("M%.1f,%.1f L%.1f,%.1f L%.1f,%.1f Z" % (tip[0], tip[1], bx + nx, by + ny, bx - nx, by - ny))
             self.out.append(f'<path class="arrow" d="{d}" fill="{colour}" stroke="none"/>')
         self.out.append("</g>")
 
@@ -339,7 +346,7 @@ class _SvgWriter:
         x, y = box.x - box.w / 2, box.y - box.h / 2
         fill = f'fill="{style.fill}"' + (f' fill-opacity="{t.fill_opacity:g}"' if t.fill_opacity != 1 else "")
         stroke = f'stroke="{style.border}"'
-        geom = f'x="{_f(x)}" y="{_f(y)}" width="{_f(box.w)}" height="{_f(box.h)}"'
+        geom = _nz('x="%.1f" y="%.1f" width="%.1f" height="%.1f"' % (x, y, box.w, box.h))
         if kind == "literal":
             self.out.append(
                 f'<ellipse cx="{_f(box.x)}" cy="{_f(box.y)}" rx="{_f(box.w / 2)}" ry="{_f(box.h / 2)}" '
@@ -382,10 +389,8 @@ class _SvgWriter:
             colour = t.muted if muted else t.text
             opacity = f' fill-opacity="{t.muted_opacity:g}"' if muted and t.muted_opacity != 1 else ""
             y = top + (i + 0.5) * labels.LINE_H + _BASELINE
-            self.out.append(
-                f'<text x="{_f(box.x)}" y="{_f(y)}" text-anchor="middle" fill="{colour}"{opacity}'
-                f'{_space(line)}>{xml_text(line)}</text>'
-            )
+            xy = _nz('x="%.1f" y="%.1f"' % (box.x, y))
+            self.out.append(f'<text {xy} text-anchor="middle" fill="{colour}"{opacity}{_space(line)}>{xml_text(line)}</text>')
 
     # ---------------------------------------------------------------- legend
 
@@ -454,6 +459,9 @@ def arrival_direction(pts: Sequence[Point]) -> Point | None:
 
 
 def _path_d(pts: list[Point]) -> str:
+    if len(pts) == 4:  # one cubic, by far the commonest: one format for the whole path
+        (a, b), (c, d), (e, f), (g, h) = pts
+        return _nz("M%.1f,%.1f C%.1f,%.1f %.1f,%.1f %.1f,%.1f" % (a, b, c, d, e, f, g, h))
     first = f"M{_f(pts[0][0])},{_f(pts[0][1])}"
     if (len(pts) - 1) % 3 == 0:
         parts = [first]
@@ -462,4 +470,3 @@ def _path_d(pts: list[Point]) -> str:
             parts.append(f"C{_f(a)},{_f(b)} {_f(c)},{_f(d)} {_f(e)},{_f(f)}")
         return " ".join(parts)
     return " ".join([first] + [f"L{_f(x)},{_f(y)}" for x, y in pts[1:]])
-

@@ -203,6 +203,17 @@ def test_numbers_have_one_decimal(sample):
     assert "-0.0" not in svg
 
 
+def test_coordinates_just_below_zero_are_written_0_0(sample):
+    """-0.04 rounds to "-0.0" in %.1f: every coordinate (boxes, labels, curves, arrowheads) says 0.0."""
+    graph, layout = sample
+    box = layout.nodes[0]
+    moved = dataclasses.replace(box, x=box.w / 2 - 0.04, y=box.h / 2 - 0.04)
+    edge = dataclasses.replace(layout.edges[0], points=((-0.04, -0.03), (-0.02, 10.0), (5.0, 20.0), (-0.01, 30.0)))
+    svg = render_svg(graph, dataclasses.replace(layout, nodes=(moved, *layout.nodes[1:]), edges=(edge, *layout.edges[1:])))
+    assert "-0.0" not in svg
+    assert 'x="0.0" y="0.0" width' in svg and 'd="M0.0,0.0 C0.0,10.0 ' in svg
+
+
 def test_legend_lists_only_present_families_in_order(sample):
     graph, layout = sample
     root = parse(render_svg(graph, layout, legend=True))
