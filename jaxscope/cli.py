@@ -196,15 +196,21 @@ def _default_target(path: str) -> str:
     return f"{path}::{fn.name}"
 
 
-def run_trace(opts: argparse.Namespace, *, jaxpr_text: bool, record_flow: bool = False) -> TraceResult:
-    """Trace in a one-off worker; failures become CliErrors with the worker's explanation."""
+def run_trace(
+    opts: argparse.Namespace, *, jaxpr_text: bool, record_flow: bool = False, tap: Callable[[bytes | None], None] | None = None
+) -> TraceResult:
+    """Trace in a one-off worker; failures become CliErrors with the worker's explanation. `tap`
+    gets the reply's raw lines (`WorkerClient.submit`)."""
+    import threading
+
     from jaxscope.core.client import WorkerClient, WorkerError
     from jaxscope.core.model import TraceRequest
 
     ref, args = resolve_call(opts.target, opts.args)
     timeouts = {"trace": opts.timeout} if opts.timeout else None
-    with WorkerClient(spare=False, timeouts=timeouts) as client:
-        future = client.trace(TraceRequest(function=ref, args=args, jaxpr_text=jaxpr_text, record_flow=record_flow))
+    client = WorkerClient(spare=False, timeouts=timeouts)
+    try:
+        future = client.trace(TraceRequest(function=ref, args=args, jaxpr_text=jaxpr_text, record_flow=record_flow), tap=tap)
         try:
             return future.result()
         except WorkerError as exc:
@@ -213,6 +219,10 @@ def run_trace(opts: argparse.Namespace, *, jaxpr_text: bool, record_flow: bool =
             if retry:
                 text += f"\ntry it static: --args {retry!r}"
             raise CliError(text, EXIT_CODES.get(exc.info.kind, 5)) from None
+    finally:
+        # The worker's exit (freeing a big program) takes ~0.2 s at 10k equations: it happens
+        # while the command goes on (a non-daemon thread: the process still waits for it at exit).
+        threading.Thread(target=client.close, name="worker-close").start()
 
 
 def worker_job(
@@ -275,13 +285,24 @@ def _source_line(path: str, line: int) -> str:
 def cmd_export(opts: argparse.Namespace) -> int:
     from jaxscope.core.export import export, highlight_paths
     from jaxscope.core.layout import auto_expanded, expanded_to_depth
-    from jaxscope.core.layout_client import LayoutClient
+    from jaxscope.core.layout_client import LayoutClient, LayoutError
 
-    result = run_trace(opts, jaxpr_text=False)
-    graph = result.graph
-    expanded = auto_expanded(graph) if opts.collapse is None else expanded_to_depth(graph, opts.collapse)
     with LayoutClient(budget_s=opts.layout_budget) as layouts:
-        layout = layouts.layout(graph, expanded, direction=opts.direction)
+        # As in the app: the layout process starts now (while the worker imports jax) and lays out
+        # the graph as the trace reply arrives. A --collapse depth needs the graph first.
+        stream = layouts.stream(direction=opts.direction) if opts.collapse is None else None
+        result = run_trace(opts, jaxpr_text=False, tap=stream.feed if stream is not None else None)
+        graph = result.graph
+        layout = None
+        if stream is not None:
+            stream.bind(graph)
+            try:
+                layout = stream.future.result()
+            except LayoutError:  # e.g. dot over budget before the graph was bound: ask again below
+                layout = None
+        if layout is None:
+            expanded = auto_expanded(graph) if opts.collapse is None else expanded_to_depth(graph, opts.collapse)
+            layout = layouts.layout(graph, expanded, direction=opts.direction)
     for note in layout.notes:
         print(f"jaxscope: note: {note}", file=sys.stderr)
     try:
