@@ -206,10 +206,10 @@ def run_trace(
     from jaxscope.core.client import WorkerClient, WorkerError
     from jaxscope.core.model import TraceRequest
 
-    ref, args = resolve_call(opts.target, opts.args)
     timeouts = {"trace": opts.timeout} if opts.timeout else None
-    client = WorkerClient(spare=False, timeouts=timeouts)
+    client = WorkerClient(spare=False, timeouts=timeouts)  # first: it imports jax while the target is resolved
     try:
+        ref, args = resolve_call(opts.target, opts.args)
         future = client.trace(TraceRequest(function=ref, args=args, jaxpr_text=jaxpr_text, record_flow=record_flow), tap=tap)
         try:
             return future.result()
