@@ -197,7 +197,12 @@ def _default_target(path: str) -> str:
 
 
 def run_trace(
-    opts: argparse.Namespace, *, jaxpr_text: bool, record_flow: bool = False, tap: Callable[[bytes | None], None] | None = None
+    opts: argparse.Namespace,
+    *,
+    jaxpr_text: bool,
+    record_flow: bool = False,
+    diagnose: bool = True,
+    tap: Callable[[bytes | None], None] | None = None,
 ) -> TraceResult:
     """Trace in a one-off worker; failures become CliErrors with the worker's explanation. `tap`
     gets the reply's raw lines (`WorkerClient.submit`)."""
@@ -210,7 +215,7 @@ def run_trace(
     client = WorkerClient(spare=False, timeouts=timeouts)  # first: it imports jax while the target is resolved
     try:
         ref, args = resolve_call(opts.target, opts.args)
-        future = client.trace(TraceRequest(function=ref, args=args, jaxpr_text=jaxpr_text, record_flow=record_flow), tap=tap)
+        future = client.trace(TraceRequest(function=ref, args=args, jaxpr_text=jaxpr_text, record_flow=record_flow, diagnose=diagnose), tap=tap)
         try:
             return future.result()
         except WorkerError as exc:
@@ -291,7 +296,7 @@ def cmd_export(opts: argparse.Namespace) -> int:
         # As in the app: the layout process starts now (while the worker imports jax) and lays out
         # the graph as the trace reply arrives. A --collapse depth needs the graph first.
         stream = layouts.stream(direction=opts.direction) if opts.collapse is None else None
-        result = run_trace(opts, jaxpr_text=False, tap=stream.feed if stream is not None else None)
+        result = run_trace(opts, jaxpr_text=False, diagnose=False, tap=stream.feed if stream is not None else None)
         graph = result.graph
         layout = None
         if stream is not None:

@@ -157,6 +157,7 @@ class TraceRequest:
     args: str = ""
     jaxpr_text: bool = True
     record_flow: bool = True  # record which user lines ran while tracing (core.flow)
+    diagnose: bool = True  # check the JAX rules (core.diagnostics); an export has no use for them
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ import numpy as np
 
 from jaxscope.core import argspec
 from jaxscope.core.flow import mark_staged
-from jaxscope.core.model import ErrorInfo, FunctionRef, Graph, JaxprText, TraceRequest, TraceResult
+from jaxscope.core.model import Diagnostic, ErrorInfo, FunctionRef, Graph, JaxprText, TraceRequest, TraceResult
 from jaxscope.worker.diagnose import TraceWatch, diagnose
 from jaxscope.worker.errors import classify
 from jaxscope.worker.load import LoadError, find_function, load_module
@@ -244,15 +244,16 @@ def run_trace(request: TraceRequest, phase: Phase, on_graph: Callable[[Graph], N
         except Exception as exc:  # a flow-analysis bug must not cost the user the graph
             warnings.append(f"control-flow recording failed: {type(exc).__name__}: {exc}")
         timings["flow"] = time.perf_counter() - t4
-    t5 = time.perf_counter()
-    try:
-        codes = {code for code, _ in recorder.calls} if recorder is not None else {getattr(target, "__code__", None)} - {None}
-        ran = recorder.hits() if recorder is not None else None
-        diagnostics = tuple(diagnose(graph, closed, target, watch, codes, ran, arg_names))  # type: ignore[arg-type]
-    except Exception as exc:  # same rule: a diagnostics bug costs a warning, not the graph
-        diagnostics = ()
-        warnings.append(f"diagnostics failed: {type(exc).__name__}: {exc}")
-    timings["diagnose"] = time.perf_counter() - t5
+    diagnostics: tuple[Diagnostic, ...] = ()
+    if request.diagnose:
+        t5 = time.perf_counter()
+        try:
+            codes = {code for code, _ in recorder.calls} if recorder is not None else {getattr(target, "__code__", None)} - {None}
+            ran = recorder.hits() if recorder is not None else None
+            diagnostics = tuple(diagnose(graph, closed, target, watch, codes, ran, arg_names))  # type: ignore[arg-type]
+        except Exception as exc:  # same rule: a diagnostics bug costs a warning, not the graph
+            warnings.append(f"diagnostics failed: {type(exc).__name__}: {exc}")
+        timings["diagnose"] = time.perf_counter() - t5
     text = ""
     if request.jaxpr_text:
         t3 = time.perf_counter()

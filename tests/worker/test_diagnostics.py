@@ -98,6 +98,14 @@ def test_clean_functions_have_no_diagnostics() -> None:
     assert not of_kind(trace("key_split", "key[], f32[3]"), "key-reuse")
 
 
+def test_a_request_without_diagnostics_skips_them() -> None:
+    """`jaxscope export` asks for none: the graph alone, no diagnose time."""
+    request = TraceRequest(FunctionRef(qualname="reads_globals", path=CASES), args="f32[4]", diagnose=False)
+    result = run_trace(request, lambda p: None)
+    assert result.diagnostics == () and "diagnose" not in result.timings
+    assert trace("reads_globals", "f32[4]").diagnostics  # the same function has some when asked
+
+
 def test_diagnostics_survive_json() -> None:
     result = trace("reads_globals", "f32[4]")
     again = TraceResult.from_json(result.to_json())
