@@ -14,6 +14,7 @@ import cmath
 import io
 import keyword
 import math
+import re
 import tokenize
 from dataclasses import dataclass
 
@@ -296,26 +297,11 @@ class _Parser:
 
     def _tokenize(self) -> None:
         """Collect the text's tokens; stop at a tokenizer error inside the text (the parser reports it)."""
-        wrapped = _PREFIX + self.clean + _SUFFIX
-        starts = [0] + [i + 1 for i, c in enumerate(wrapped) if c == "\n"]
-        limit = len(self.clean)
-
-        def offset(row: int, col: int) -> int:
-            return starts[min(max(row, 1), len(starts)) - 1] + col - len(_PREFIX)
-
-        try:
-            for tok in tokenize.generate_tokens(io.StringIO(wrapped).readline):
-                start, end = offset(*tok.start), offset(*tok.end)
-                if tok.type == tokenize.ERRORTOKEN and not tok.string.isspace():
-                    self.truncated = True
-                    return
-                if 0 <= start < limit and tok.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT):
-                    self.tokens.append((tok.type, start, min(end, limit), tok.string))
-        except tokenize.TokenError as exc:
-            row, col = exc.args[1] if len(exc.args) > 1 else (len(starts), 0)
-            self.truncated = offset(row, col) < limit
-        except SyntaxError as exc:  # IndentationError, and the C tokenizer's errors (3.12+)
-            self.truncated = offset(exc.lineno or 1, (exc.offset or 1) - 1) < limit
+        fast = fast_tokens(self.clean)
+        if fast is not None:
+            self.tokens = fast
+        else:
+            self.tokens, self.truncated = python_tokens(self.clean)
 
     def _check_brackets(self) -> None:
         stack: list[tuple[str, int]] = []
@@ -507,3 +493,71 @@ class _Parser:
                 raise self.error(f"shape dimensions must be non-negative integers, got {dim_text!r}{hint}", dim_start, dim_text)
             shape.append(value)
         return ArraySpec(DTYPES[node.value.id], tuple(shape))
+
+
+# A regex tokenizer for the everyday spec (names, numbers, plain strings, brackets and the few
+# operators made of these characters): 10x faster than `tokenize`, which took 0.17 s of a 50k-
+# equation model's 43 kB spec. Anything else (line breaks, comments, prefixes, escapes, 0x/1j/1_0 numbers,
+# other operators) is left to `tokenize`; a test checks both give the same tokens.
+_FAST_TOKEN = re.compile(
+    r"""[ \t]+
+    | (?P<name>[A-Za-z_]\w*)
+    | (?P<number>(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+|\d+)
+    | (?P<string>'[^'\\\n]*'|"[^"\\\n]*")
+    | (?P<op>\*\*=|\.\.\.|->|:=|==|\+=|-=|\*=|\*\*|<<=|>>=|<<|>>|<=|>=|[\[\](){},:=*.+\-<>])""",
+    re.VERBOSE | re.ASCII,
+)
+_FAST_KIND = {"name": tokenize.NAME, "number": tokenize.NUMBER, "string": tokenize.STRING, "op": tokenize.OP}
+_AFTER_NUMBER = re.compile(r"[\w.]", re.ASCII)  # 1j, 0x1, 1_0, 1.2.3: tokenize's business
+_LEADING_ZERO = re.compile(r"0\d")
+
+
+def fast_tokens(text: str) -> list[_Token] | None:
+    """`python_tokens(text)[0]` for a text of the everyday kind, else None."""
+    tokens: list[_Token] = []
+    match = _FAST_TOKEN.match
+    pos, n = 0, len(text)
+    prev_name_end = -1
+    while pos < n:
+        m = match(text, pos)
+        if m is None:
+            return None
+        kind = m.lastgroup
+        end = m.end()
+        if kind is not None:
+            string = m.group()
+            if kind == "number" and ((end < n and _AFTER_NUMBER.match(text, end)) or _LEADING_ZERO.match(string)):
+                return None
+            if kind == "string" and prev_name_end == pos:  # b'..', f'..', r'..': one token for tokenize
+                return None
+            if kind == "name":
+                prev_name_end = end
+            tokens.append((_FAST_KIND[kind], pos, end, string))
+        pos = end
+    return tokens
+
+
+def python_tokens(text: str) -> tuple[list[_Token], bool]:
+    """`tokenize`'s tokens of `text` (offsets into it; no NL/NEWLINE/COMMENT), and whether it
+    stopped at an error inside the text (the parser then reports it)."""
+    tokens: list[_Token] = []
+    wrapped = _PREFIX + text + _SUFFIX
+    starts = [0] + [i + 1 for i, c in enumerate(wrapped) if c == "\n"]
+    limit = len(text)
+
+    def offset(row: int, col: int) -> int:
+        return starts[min(max(row, 1), len(starts)) - 1] + col - len(_PREFIX)
+
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(wrapped).readline):
+            start, end = offset(*tok.start), offset(*tok.end)
+            if tok.type == tokenize.ERRORTOKEN and not tok.string.isspace():
+                return tokens, True
+            if 0 <= start < limit and tok.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT):
+                tokens.append((tok.type, start, min(end, limit), tok.string))
+    except tokenize.TokenError as exc:
+        row, col = exc.args[1] if len(exc.args) > 1 else (len(starts), 0)
+        return tokens, offset(row, col) < limit
+    except SyntaxError as exc:  # IndentationError, and the C tokenizer's errors (3.12+)
+        return tokens, offset(exc.lineno or 1, (exc.offset or 1) - 1) < limit
+    return tokens, False

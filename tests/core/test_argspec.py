@@ -391,3 +391,25 @@ def test_spec_error_is_a_value_error_and_pickles():
     again = pickle.loads(pickle.dumps(e))
     assert (again.message, again.text, again.offset, again.token) == (e.message, e.text, e.offset, e.token)
     assert str(again) == str(e)
+
+
+def test_fast_tokenizer_agrees_with_tokenize():
+    """The regex tokenizer either declines a text or gives exactly `tokenize`'s tokens for it."""
+    import random
+
+    from jaxscope.core.argspec import fast_tokens, python_tokens
+
+    everyday = "{'w': [f32[16,16], f32[16]], 'b': (i32[], key<fry>[])}, f32[8, 3], n=3, lr=1e-3, eps=.5, *, flag=True"
+    assert fast_tokens(everyday) == python_tokens(everyday)[0]
+    for declined in ("0x1F", "1j", "1_000", "b'x'", "007", "x  # note", "a\nb", "'\\n'", "x != y", "ñ"):
+        assert fast_tokens(declined) is None, declined
+    rng = random.Random(1)
+    alphabet = [*"af3_ 0.1e-[](){},:=*+-<>'\"\n.#bjx\\E\t", "f32", "key<fry>", "i32[]", "1e5", "0x", "**", "..."]
+    agreed = 0
+    for _ in range(20_000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14)))
+        fast = fast_tokens(text)
+        if fast is not None:
+            assert (fast, False) == python_tokens(text), text
+            agreed += 1
+    assert agreed > 5_000  # the fast path is taken for most texts without line breaks or comments
