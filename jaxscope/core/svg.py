@@ -186,6 +186,9 @@ class _SvgWriter:
         self.title = labels.ellipsize(title, 120) if title else None  # the drawn band
         self.out: list[str] = []
         self.tooltips = tooltips
+        self.unrouted_attrs = f' class="edge unrouted" stroke="{theme.edge_unrouted}" stroke-dasharray="5.0 4.0"'
+        if theme.unrouted_opacity != 1:
+            self.unrouted_attrs += f' stroke-opacity="{theme.unrouted_opacity:g}" fill-opacity="{theme.unrouted_opacity:g}"'
         index = NodeIndex(graph)
         self.nodes: list[tuple[NodeBox, Node | None]] = [(box, index.get(box.path)) for box in layout.nodes]
         self.legend_items = self._legend_items() if legend else []
@@ -291,7 +294,7 @@ class _SvgWriter:
         self.out.append("</g>")
 
     def _edge(self, e: EdgePath) -> None:
-        t = self.theme
+        """One edge's group, appended as one string (the parts are joined with newlines anyway)."""
         pts = list(e.points)
         if len(pts) < 2:
             return
@@ -304,25 +307,21 @@ class _SvgWriter:
             if len(pts) >= 4 and (len(pts) - 1) % 3 == 0:
                 c2 = pts[-2]
                 pts[-2] = (c2[0] - back[0], c2[1] - back[1])
-        colour = t.edge if e.routed else t.edge_unrouted
-        attrs = ""
-        if not e.routed:
-            attrs = f' class="edge unrouted" stroke="{colour}" stroke-dasharray="5.0 4.0"'
-            if t.unrouted_opacity != 1:
-                attrs += f' stroke-opacity="{t.unrouted_opacity:g}" fill-opacity="{t.unrouted_opacity:g}"'
+        if e.routed:
+            colour, attrs = self.theme.edge, ' class="edge"'
         else:
-            attrs = ' class="edge"'
-        self.out.append(f'<g{attrs} data-src="{xml_attr(e.src)}" data-dst="{xml_attr(e.dst)}">')
-        if e.aval and self.tooltips:
-            self.out.append(f"<title>{xml_text(e.aval)}</title>")
-        self.out.append(f'<path d="{_path_d(pts)}"/>')
+            colour, attrs = self.theme.edge_unrouted, self.unrouted_attrs
+        title = f"\n<title>{xml_text(e.aval)}</title>" if e.aval and self.tooltips else ""
+        arrow = ""
         if direction is not None:
             dx, dy = direction
             bx, by = tip[0] - dx * ARROW_LEN, tip[1] - dy * ARROW_LEN
             nx, ny = -dy * ARROW_W / 2, dx * ARROW_W / 2
             d = _nz("M%.1f,%.1f L%.1f,%.1f L%.1f,%.1f Z" % (tip[0], tip[1], bx + nx, by + ny, bx - nx, by - ny))
-            self.out.append(f'<path class="arrow" d="{d}" fill="{colour}" stroke="none"/>')
-        self.out.append("</g>")
+            arrow = f'\n<path class="arrow" d="{d}" fill="{colour}" stroke="none"/>'
+        self.out.append(
+            f'<g{attrs} data-src="{xml_attr(e.src)}" data-dst="{xml_attr(e.dst)}">{title}\n<path d="{_path_d(pts)}"/>{arrow}\n</g>'
+        )
 
     # ---------------------------------------------------------------- nodes
 
