@@ -111,7 +111,7 @@ class IrTabs(QTabWidget):
         return list(self._fusions)
 
     def set_theme(self, theme: str) -> None:
-        for view in self.views.values():
+        for view in (self.jaxpr, *self.views.values()):
             view.set_theme(theme)
 
     def _fusion_clicked(self, item: QTreeWidgetItem, _column: int = 0) -> None:

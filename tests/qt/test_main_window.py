@@ -11,6 +11,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 from PySide6.QtCore import QCoreApplication, QSettings
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QFileDialog
 
 from tests.qt.conftest import TIMEOUT, open_and_wait
@@ -169,4 +170,8 @@ def test_theme_switch_recolours_without_relayout(qtbot, window):
     assert w.doc.layout is layout
     assert set(w.source.line_colours()) == set(light)
     assert set(w.source.line_colours().values()) <= {c.lower() for c in linking.PALETTE_DARK}
+    text_views = (w.source, w.ir.jaxpr, *w.ir.views.values())  # the jaxpr pane once stayed light
+    base = QPalette.ColorRole.Base
+    assert all(v.theme == "dark" and v.palette().color(base).lightness() < 100 for v in text_views)
     w.set_theme("light")
+    assert all(v.theme == "light" and v.palette().color(base).lightness() > 200 for v in text_views)
