@@ -12,7 +12,7 @@ from typing import Any, BinaryIO
 from jaxscope.core import protocol
 from jaxscope.core.model import ErrorInfo, TraceRequest
 from jaxscope.core.graph_wire import graph_to_wire, to_wire_jsonable
-from jaxscope.core.serialize import from_jsonable, to_jsonable
+from jaxscope.core.serialize import from_jsonable, gc_paused, to_jsonable
 
 
 def _user_modules() -> dict[str, float]:
@@ -106,7 +106,8 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> int:
                 "ran_user_code": _ran_user_code(),
             },
         )
-        protocol.write(replies, reply)
+        with gc_paused():
+            protocol.write(replies, reply)
 
 
 def _ops() -> dict[str, tuple[type, Callable[[Any, Callable[[str], None]], Any]]]:
@@ -154,5 +155,6 @@ def _handle(message: dict[str, Any], replies: BinaryIO) -> dict[str, Any]:
             result = runner(from_jsonable(request_type, message["request"]), phase, **extra)
         except TraceFailed as exc:
             return {"ok": False, "error": to_jsonable(exc.info)}
-        return {"ok": True, "result": to_wire_jsonable(result, sent=ahead[0] if ahead else None)}
+        with gc_paused():  # see run_trace: the traced program is still alive
+            return {"ok": True, "result": to_wire_jsonable(result, sent=ahead[0] if ahead else None)}
     return {"ok": False, "error": to_jsonable(ErrorInfo(kind="internal", message=f"unknown op {op!r}"))}
