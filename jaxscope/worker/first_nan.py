@@ -92,7 +92,7 @@ def _search(jaxpr: Any, consts: list[Any], args: list[Any], prefix: str, cache: 
             return inner
         k = bad[0]
         detail = f"its inputs are finite; output {k} of {len(outs)}" if len(outs) > 1 else "its inputs are finite"
-        if jc.iter_subjaxprs(eqn.params) and eqn.primitive.name not in CALL_LIKE:
+        if jc.subjaxprs(eqn.params) and eqn.primitive.name not in CALL_LIKE:
             detail += f" (the NaN/Inf arises inside this {eqn.primitive.name}; its inner equations were not searched)"
         return _origin(path, eqn.primitive.name, jc.eqn_source(eqn, cache), outs[k], eqn.outvars[k], eqn.invars, detail)
     return None
@@ -102,7 +102,7 @@ def callee(eqn: Any) -> tuple[Any, list[Any]] | None:
     """(jaxpr, consts) of a call-like equation whose body takes exactly its operands, else None."""
     if eqn.primitive.name not in CALL_LIKE:
         return None
-    subs = jc.iter_subjaxprs(eqn.params)
+    subs = jc.subjaxprs(eqn.params)
     if len(subs) != 1:
         return None
     _, sub, consts = subs[0]

@@ -30,7 +30,7 @@ DropVar = jex.DropVar
 _LEAVES = frozenset({int, float, bool, str, bytes, complex, type(None)})  # params that hold no jaxpr
 
 
-def iter_subjaxprs(params: dict[str, Any]) -> list[tuple[str, Any, list[Any]]]:
+def subjaxprs(params: dict[str, Any]) -> list[tuple[str, Any, list[Any]]]:
     """(param path, open Jaxpr, consts) for every sub-jaxpr in an equation's params, in order.
 
     Called once per equation: plain scalars (most params, and the ints of shape tuples) are

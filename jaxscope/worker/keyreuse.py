@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jaxscope.worker.jax_compat import ClosedJaxpr, Jaxpr, Literal, eqn_frames, func_name_of, iter_subjaxprs
+from jaxscope.worker.jax_compat import ClosedJaxpr, Jaxpr, Literal, eqn_frames, func_name_of, subjaxprs
 from jaxscope.worker.userframes import is_user_file
 
 CONSUMERS = frozenset({"random_bits", "random_split", "random_fold_in", "random_gamma"})
@@ -67,7 +67,7 @@ def _site(eqn: Any) -> tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...]] 
     frames = eqn_frames(eqn)
     if frames is None:
         return None
-    op = (eqn.primitive.name, *(id(sub) for _, sub, _ in iter_subjaxprs(eqn.params)))
+    op = (eqn.primitive.name, *(id(sub) for _, sub, _ in subjaxprs(eqn.params)))
     return tuple(f for f in frames if is_user_file(f[0].co_filename)), frames, op
 
 
@@ -124,7 +124,7 @@ class _Finder:
             elif prim in DERIVED and len(outs) == 1 and ins and ins[0] in desc:
                 outs = [("d", ins[0], prim, _params_key(eqn.params))]
                 desc.setdefault(outs[0], _derived_desc(desc[ins[0]], prim, eqn.params))
-            elif iter_subjaxprs(eqn.params):
+            elif subjaxprs(eqn.params):
                 consumed, outs = self.call(eqn, prefix + path, ins, desc)
             for t, salt in consumed.items():
                 if t in desc:  # literals and unknown values are no keys
@@ -153,7 +153,7 @@ class _Finder:
     ) -> tuple[dict[Token | None, Token | None], list[Token | None]]:
         """Operands a higher-order equation consumes (with fold_in salt), and outputs that return one."""
         prim, params = eqn.primitive.name, eqn.params
-        subs = iter_subjaxprs(params)
+        subs = subjaxprs(params)
         consumed: dict[Token | None, Token | None] = {}
         forwards: list[dict[int, int]] = []
         for k, (param, sub, _consts) in enumerate(subs):

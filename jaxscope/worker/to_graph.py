@@ -106,7 +106,7 @@ class _Builder:
         for i, eqn in enumerate(jaxpr.eqns):
             node_id = f"e{i}"
             prim = eqn.primitive.name
-            subs = jc.iter_subjaxprs(eqn.params)
+            subs = jc.subjaxprs(eqn.params)
             refs = []
             for index, (path, sub, sub_consts) in enumerate(subs):
                 role = role_of(prim, path, index, len(subs), eqn.params)
