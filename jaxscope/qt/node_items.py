@@ -83,10 +83,10 @@ class NodeTileItem(BatchItem):
     def _paint_tiny(self, painter: QPainter, lod: float) -> None:
         st = self.state
         if self._tiny_version != st.version:
-            cone, nodes = st.cone_nodes, self.model.nodes
-            lit = Counter(nodes[i].fam for i in self.indices if cone is None or i in cone)
-            counts = lit or Counter(nodes[i].fam for i in self.indices)
-            self._tiny = (counts.most_common(1)[0][0], bool(lit))
+            cone, fams = st.cone_nodes, self.model.fams
+            lit = Counter(map(fams.__getitem__, self.indices if cone is None else [i for i in self.indices if i in cone]))
+            counts = lit or Counter(map(fams.__getitem__, self.indices))
+            self._tiny = (max(counts, key=counts.__getitem__), bool(lit))  # = most_common(1), ties to the first
             self._tiny_version = st.version
         fam, lit_ = self._tiny
         painter.setOpacity(1.0 if lit_ else DIM_OPACITY)
@@ -125,6 +125,8 @@ class NodeTileItem(BatchItem):
         st, pal, nodes = self.state, self.state.palette, self.model.nodes
         painter.setBrush(Qt.BrushStyle.NoBrush)
         for ids, colour, width in ((st.matches, pal.match, MATCH_W), (st.selected, pal.accent, OUTLINE_W)):
+            if not ids:  # the common case: no per-tile set to build
+                continue
             mine = self.index_set.intersection(ids)
             if not mine:
                 continue

@@ -111,6 +111,7 @@ class SceneModel:
     long_edges: dict[int, QRectF]  # edges bigger than a tile, with their bounds (culled one by one)
     _by_path: dict[str, int] | None = None
     _ends: list[tuple[str, str]] | None = None
+    _fams: list[str] | None = None
 
     @property
     def by_path(self) -> dict[str, int]:
@@ -120,6 +121,13 @@ class SceneModel:
             for i, rec in enumerate(self.nodes):
                 self._by_path.setdefault(rec.path, i)
         return self._by_path
+
+    @property
+    def fams(self) -> list[str]:
+        """Each record's family (made on first use): tiles count them in C for their far colour."""
+        if self._fams is None:
+            self._fams = [rec.fam for rec in self.nodes]
+        return self._fams
 
     def edge_ends(self) -> list[tuple[str, str]]:
         """(src, dst) of every edge with stub suffixes removed (made on first use)."""
