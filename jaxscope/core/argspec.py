@@ -515,6 +515,8 @@ _LEADING_ZERO = re.compile(r"0\d")
 
 def fast_tokens(text: str) -> list[_Token] | None:
     """`python_tokens(text)[0]` for a text of the everyday kind, else None."""
+    if "<>" in text:  # one token since Python 3.12, two before
+        return None
     tokens: list[_Token] = []
     match = _FAST_TOKEN.match
     pos, n = 0, len(text)
@@ -529,8 +531,8 @@ def fast_tokens(text: str) -> list[_Token] | None:
             string = m.group()
             if kind == "number" and ((end < n and _AFTER_NUMBER.match(text, end)) or _LEADING_ZERO.match(string)):
                 return None
-            if kind == "string" and prev_name_end == pos:  # b'..', f'..', r'..': one token for tokenize
-                return None
+            if kind == "string" and (prev_name_end == pos or (end - pos == 2 and text[end : end + 1] == string[0])):
+                return None  # b'..', f'..', r'..' (one token for tokenize); a triple-quoted string
             if kind == "name":
                 prev_name_end = end
             tokens.append((_FAST_KIND[kind], pos, end, string))

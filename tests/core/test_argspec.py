@@ -401,10 +401,11 @@ def test_fast_tokenizer_agrees_with_tokenize():
 
     everyday = "{'w': [f32[16,16], f32[16]], 'b': (i32[], key<fry>[])}, f32[8, 3], n=3, lr=1e-3, eps=.5, *, flag=True"
     assert fast_tokens(everyday) == python_tokens(everyday)[0]
-    for declined in ("0x1F", "1j", "1_000", "b'x'", "007", "x  # note", "a\nb", "'\\n'", "x != y", "ñ"):
+    triple = ("f32[3], s='''a', f32[3] 'b'''", 's="""a" i32[] "b"""', "x=''''")  # text inside is not code
+    for declined in ("0x1F", "1j", "1_000", "b'x'", "007", "x  # note", "a\nb", "'\\n'", "x != y", "ñ", "a<>b", *triple):
         assert fast_tokens(declined) is None, declined
     rng = random.Random(1)
-    alphabet = [*"af3_ 0.1e-[](){},:=*+-<>'\"\n.#bjx\\E\t", "f32", "key<fry>", "i32[]", "1e5", "0x", "**", "..."]
+    alphabet = [*"af3_ 0.1e-[](){},:=*+-<>'\"\n.#bjx\\E\t", "f32", "key<fry>", "i32[]", "1e5", "0x", "**", "...", "'''", "<>"]
     agreed = 0
     for _ in range(20_000):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14)))
