@@ -62,6 +62,7 @@ from jaxscope.core.serialize import dumps, from_jsonable, gc_paused
 DEFAULT_BUDGET_S = 5.0
 DECODE_TIMEOUT_S = 120.0  # reading the request in the worker; generous, it is plain Python
 TOTAL_LIMIT_S = 60.0  # a whole layout (at least; 10x the budget when that is more)
+BIND_WAIT_S = 30.0  # a stream laid out again waits this long for its caller to bind the graph
 _OPTS = ("direction", "max_span", "dot_max_nodes", "engine")
 
 
@@ -282,7 +283,7 @@ class _Worker:
 
 
 class _Request:
-    __slots__ = ("future", "graph", "expanded", "opts", "budget", "cancelled", "lines", "streamed")
+    __slots__ = ("future", "graph", "expanded", "opts", "budget", "cancelled", "lines", "streamed", "bound")
 
     def __init__(self, future, graph, expanded, opts, budget, lines=None) -> None:
         self.future = future
@@ -293,6 +294,7 @@ class _Request:
         self.cancelled = False
         self.lines: queue.Queue[bytes | None] | None = lines  # a stream's trace reply, as it arrives
         self.streamed = False
+        self.bound = threading.Event()  # set by `LayoutStream.bind` (and by a cancel, to wake a waiter)
 
 
 class LayoutStream:
@@ -327,6 +329,7 @@ class LayoutStream:
 
     def bind(self, graph: Graph) -> None:
         self._request.graph = graph
+        self._request.bound.set()
 
 
 class LayoutClient:
@@ -405,6 +408,7 @@ class LayoutClient:
             current, worker = self._current, self._worker
             if current is not None:
                 current.cancelled = True
+                current.bound.set()
                 if current.lines is not None:
                     current.lines.put(None)  # a stream waiting for lines: wake it
                 if worker is not None:
@@ -508,8 +512,10 @@ class LayoutClient:
         except (TimeoutError, _WorkerGone):
             if request.cancelled:
                 raise concurrent.futures.CancelledError() from None
-            from jaxscope.core.layout import compute_layout
+            from jaxscope.core.layout import auto_expanded, compute_layout
 
+            if request.expanded is None:  # a stream the layout process never answered
+                request.expanded = sorted(auto_expanded(request.graph))
             layout = compute_layout(request.graph, request.expanded, **opts)
         return Layout(
             width=layout.width,
@@ -533,7 +539,13 @@ class LayoutClient:
         rid = self._next_id
         stream = request.lines is not None and not request.streamed
         if not stream and request.graph is None:
-            raise LayoutError("the streamed graph was lost before it was bound (the layout is asked again)")
+            # A stream laid out again (dot over budget, the worker died) before its caller bound the
+            # graph: the trace's reply is complete, so that happens in a moment.
+            request.bound.wait(BIND_WAIT_S)
+            if request.cancelled:
+                raise concurrent.futures.CancelledError()
+            if request.graph is None:
+                raise LayoutError("the streamed graph was never bound to this layout")
         send_graph: bool | str = "stream" if stream else not _holds(worker, request.graph)
         if send_graph:
             self._next_key += 1

@@ -99,3 +99,17 @@ def test_the_graph_goes_ahead_of_the_result(clients):
     assert kinds.index(b"graph") < kinds.index(b"done") and kinds[-1] == b"done"
     assert b'"graph":{"wire":"sent"}' in events[-1]  # the result does not carry it twice
     assert result.graph.top.nodes and result.diagnostics is not None
+
+
+def test_dot_over_budget_before_the_graph_is_bound_waits_for_bind(clients):
+    """With no dot budget the stream's first attempt times out in dot and is laid out again with
+    the layered engine; that retry needs the caller's graph, so it waits for `bind` (binding late
+    here, on purpose) instead of failing."""
+    worker, _ = clients
+    with LayoutClient(budget_s=0.0) as layouts:
+        stream = layouts.stream()
+        result = worker.trace(predict_request(), tap=stream.feed).result(timeout=60)
+        threading.Timer(1.0, stream.bind, (result.graph,)).start()
+        layout = stream.future.result(timeout=60)
+    assert "budget" in layout.notes[0] and layout.engine == "layered"
+    assert stream.expanded == auto_expanded(result.graph)
