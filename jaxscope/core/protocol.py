@@ -10,7 +10,7 @@ from __future__ import annotations
 import gc
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
 from jaxscope.core.serialize import gc_paused
@@ -91,14 +91,23 @@ def dumps(message: dict[str, Any]) -> bytes:
 
     The reader decodes line by line, so no single `json.loads` (one GIL hold in the GUI process)
     is longer than a part: a 50k-equation graph in one line held the GIL for over a second."""
-    parts: list[list[Any]] = []
-    main = _split(message, parts)
-    return b"".join(_line({_PART: i, "items": items}) for i, items in enumerate(parts)) + _line(main)
+    return b"".join(_lines(message))
 
 
 def write(stream: BinaryIO, message: dict[str, Any]) -> None:
-    stream.write(dumps(message))
+    """`dumps(message)` onto `stream`, each part as soon as it is encoded (the reader decodes a
+    part while the next is encoded), then flushed."""
+    for line in _lines(message):
+        stream.write(line)
     stream.flush()
+
+
+def _lines(message: dict[str, Any]) -> Iterator[bytes]:
+    parts: list[list[Any]] = []
+    main = _split(message, parts)
+    for i, items in enumerate(parts):
+        yield _line({_PART: i, "items": items})
+    yield _line(main)
 
 
 def read(stream: BinaryIO, on_line: Callable[[bytes], None] | None = None) -> dict[str, Any] | None:
