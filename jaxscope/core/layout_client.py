@@ -160,6 +160,8 @@ class WireReader:
         if not line.strip():
             return
         chunk = json.loads(line)
+        if "error" in chunk:  # the worker failed halfway through writing the layout
+            raise LayoutError(str(chunk["error"]))
         it = iter(chunk.get("nodes", ()))
         self.nodes += [NodeBox(p, float(x), float(y), float(w), float(h)) for p, x, y, w, h in zip(it, it, it, it, it)]
         edges = self.edges

@@ -56,6 +56,19 @@ def test_wire_codecs_match_serialize():
     assert layout_from_wire(lay.to_json()) == lay  # the generic form is read too
 
 
+def test_a_worker_error_halfway_through_a_layout_fails_it_at_once(monkeypatch):
+    """Chunks are written as they are encoded, after the "ok": an error line among them ends the
+    read with the worker's message (rather than waiting out the line count)."""
+    import jaxscope.core.layout_client as lc
+
+    monkeypatch.setattr(lc, "WIRE_ITEMS", 7)
+    header, first, *_ = layout_to_wire(compute_layout(chain_graph(40))).splitlines()
+    reader = lc.WireReader(header)
+    reader.feed(first)
+    with pytest.raises(LayoutError, match="MemoryError"):
+        reader.feed(json.dumps({"id": 3, "ok": False, "error": "Traceback ...\nMemoryError"}))
+
+
 def test_big_layouts_travel_in_chunks_and_come_back_whole(client, monkeypatch):
     import jaxscope.core.layout_client as lc
 
