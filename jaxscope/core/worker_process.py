@@ -139,8 +139,9 @@ class WorkerProcess:
                 pass
 
     def close(self) -> None:
-        """Ask politely, then kill; never blocks for long."""
-        if self.alive:
+        """Ask politely, then kill; never blocks for long. A worker still importing jax (not ready)
+        could not read the request before the grace period ends: it is killed at once."""
+        if self.alive and self.ready.is_set():
             self.send({"op": "exit"})
             try:
                 self._proc.wait(timeout=0.5)
