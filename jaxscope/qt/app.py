@@ -26,5 +26,5 @@ def main(opts: argparse.Namespace | None = None) -> int:
     target = getattr(opts, "target", None)
     if target:
         args = getattr(opts, "args", None)
-        QTimer.singleShot(0, lambda: window.open_target(os.path.abspath(target) if "::" not in target else target, args))
+        QTimer.singleShot(0, window, lambda: window.open_target(os.path.abspath(target) if "::" not in target else target, args))
     return app.exec()

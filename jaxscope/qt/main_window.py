@@ -492,7 +492,7 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
         self._apply_graph_colours()
         if not keep:
             self.graph.fit_all()
-            QTimer.singleShot(0, self.graph.fit_all)  # again once pending dock/geometry changes settle
+            QTimer.singleShot(0, self.graph, self.graph.fit_all)  # again once pending dock/geometry changes settle
         if selected:
             self.graph.select_paths(selected, center=False)
         if self._pending_select:
@@ -613,7 +613,8 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
         if busy:
             self._started = time.monotonic()
             self._tick.start()
-            QTimer.singleShot(500, lambda: self.cancel_button.setVisible(self.controller.worker.busy))
+            # with the button as the timer's context: a window closed meanwhile cancels it (it raised in CI)
+            QTimer.singleShot(500, self.cancel_button, lambda: self.cancel_button.setVisible(self.controller.worker.busy))
         else:
             self._tick.stop()
             self.cancel_button.hide()
@@ -782,7 +783,7 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
             self.resize(1400, 900)
         if not state.isEmpty() and self.restoreState(state, STATE_VERSION):
             return
-        QTimer.singleShot(0, self._default_dock_sizes)  # sizes apply once the window is laid out
+        QTimer.singleShot(0, self, self._default_dock_sizes)  # sizes apply once the window is laid out
 
     def _default_dock_sizes(self) -> None:
         d = self.docks

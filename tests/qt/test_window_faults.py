@@ -407,3 +407,18 @@ def test_saving_a_helper_module_retraces(qtbot, window, tmp_path):
     save(helper, "import jax.numpy as jnp\n\n\ndef act(x):\n    return jnp.cos(x)\n")  # only the helper changes
     qtbot.waitUntil(lambda: w.doc.result is not first and w.doc.layout is not None and eqn_labels(w) == ["cos", "mul"], timeout=TIMEOUT)
     assert w.inputs.current_args() == ARGS and w.doc.path == str(main)
+
+
+def test_a_window_closed_right_after_a_request_leaves_no_timer_behind(qtbot, tmp_path):
+    """The busy state's delayed "show Cancel" timer must die with the window (CI once saw it fire
+    on a deleted button during the next test)."""
+    QCoreApplication.setOrganizationName("jaxscope-tests")
+    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
+    from jaxscope.qt.main_window import MainWindow
+
+    w = MainWindow(theme="light")
+    w._on_busy(True)  # what a trace request does first
+    w.controller.close()
+    w.deleteLater()
+    qtbot.wait(700)  # past the 500 ms timer: it would raise on the deleted button
