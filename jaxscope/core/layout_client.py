@@ -134,11 +134,7 @@ def wire_lines(header: str | bytes) -> int:
 
 def layout_from_wire(text: str | bytes) -> Layout:
     """The Layout `layout_to_wire` wrote (or a plain `Layout.to_json` text)."""
-    return layout_from_lines(text.splitlines())
-
-
-def layout_from_lines(lines: list[str] | list[bytes]) -> Layout:
-    """`layout_from_wire` of the text's lines, as they come off the pipe."""
+    lines = text.splitlines()
     with gc_paused():
         reader = WireReader(lines[0] if lines else "null")
         for line in lines[1:]:
