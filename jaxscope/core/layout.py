@@ -11,6 +11,13 @@ How a layout is built
   Sub-layouts are cached by (body id, the expanded set relative to that instance), so a block
   called 200 times is laid out once; within one `compute_layout` call always, and across calls
   when the caller passes the same `cache` dict (the layout worker does, per graph).
+* **Growing, not re-placing.** The cache also keeps each body's last placement (`Placed`). When
+  the body is laid out again with at most `layout_body.GROW_MAX` owners expanded or collapsed, that drawing
+  is grown (`layout_body.grow`): the owner's box takes its new size in place and everything
+  wholly right of or below it moves over by the growth, so the rest of the drawing stays where
+  the user saw it and no engine runs (a 12k-box body: 0.34 -> 0.16 s). With a fresh cache (an
+  export, a new graph) every body is placed by its engine, so the output depends only on the
+  input; within one cache it also depends on the order of the calls.
 * **Engines.** A body with at most `dot_max_nodes` boxes (stub copies included) goes to Graphviz
   dot (see `dot_layout`), a bigger one to the pure-Python layered layout (`layered`). `engine`
   forces one or the other. If pygraphviz is missing or dot fails, the layered layout is used and
@@ -66,6 +73,7 @@ from jaxscope.core.layout_body import (
     STUB_KINDS,
     BodyLayout,
     Children,
+    Placed,
     expandable,
     flatten,
     layout_body,
@@ -278,13 +286,15 @@ class _Ctx:
         key = (self.opts, body_id, tuple(parts))
         hit = self.cache.get(key)
         if hit is None:
-            hit = self.cache[key] = self._layout_body(body, children)
+            last = (self.opts, body_id)  # the body's last placement: a new layout grows from it
+            hit, self.cache[last] = self._layout_body(body, children, self.cache.get(last))
+            self.cache[key] = hit
         return hit, key
 
     # -- one body
 
-    def _layout_body(self, body: Body, children: Children) -> BodyLayout:
-        return layout_body(self, body, children)
+    def _layout_body(self, body: Body, children: Children, prior: Placed | None) -> tuple[BodyLayout, Placed]:
+        return layout_body(self, body, children, prior)
 
     def place(
         self, name: str, px_sizes: list[Point], short: list[tuple[int, int]], pair_list: list[tuple[int, int]],

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 from jaxscope.core import labels
 from jaxscope.core.layered import longest_path_ranks
-from jaxscope.core.layout_edges import body_edges
-from jaxscope.core.model import Body, ClusterBox, EdgePath, Graph, Node, NodeBox, SubgraphRef
+from jaxscope.core.layout_edges import Point, body_edges
+from jaxscope.core.model import Body, ClusterBox, Edge, EdgePath, Graph, Node, NodeBox, SubgraphRef
 
 if TYPE_CHECKING:
     from jaxscope.core.layout import _Ctx
@@ -143,25 +143,97 @@ def compose(subs: list[tuple[int, SubgraphRef, BodyLayout]], lr: bool) -> tuple[
     return bw, bh, placed
 
 
-def layout_body(ctx: _Ctx, body: Body, children: Children) -> BodyLayout:
-    """Lay out `body` at the origin, its expanded owners (`children`) as boxes of clusters."""
-    lr = ctx.lr
+@dataclass(slots=True)
+class Placed:
+    """A body's items as placed, with the structure they were placed from (the same whatever is
+    expanded): kept per body, so laying the body out again with another owner expanded grows
+    this drawing (`grow`) instead of placing every box anew. Tenths of a px."""
+
+    paths: list[str]  # per item: the nodes, then stub copies
+    index: dict[str, int]  # node id -> item
+    edges: list[Edge]  # the body's edges between known nodes
+    item_of_edge: list[tuple[int, int]]
+    short_set: set[tuple[int, int]]  # item pairs the engine saw (not long edges)
+    ghosts: set[int]  # stubbed originals (not drawn)
+    sizes: list[tuple[int, int]]
+    boxes: list[tuple[int, int, int, int]]  # centre x, centre y, w, h; top-left of all at (0, 0)
+    troutes: dict[tuple[int, int], list[Point]]  # dot's splines by item pair
+    use_dot: bool
+    composed: frozenset[str]  # owners drawn expanded (their size is their clusters')
+    notes: tuple[str, ...]
+
+
+GROW_MAX = 3  # owners changed at once, at most, for a layout to grow from the last one
+
+
+def grow(
+    boxes: list[tuple[int, int, int, int]], troutes: dict[tuple[int, int], list[Point]], k: int, w2: int, h2: int
+) -> tuple[list[tuple[int, int, int, int]], dict[tuple[int, int], list[Point]]]:
+    """Item `k` resized to (w2, h2) and room made for it, nothing else rearranged: the user's
+    mental map of the drawing survives an expand, and no engine runs. A dimension that grows keeps
+    the box's top (left) and moves everything wholly below (right of) the old box by the growth;
+    one that shrinks keeps the box centred where it was. Both maps are monotone, so boxes that did
+    not overlap still do not, and none overlaps the resized box."""
+    cx, cy, w, h = boxes[k]
+    left, top = cx - w // 2, cy - h // 2
+    right, bottom = left + w, top + h
+    sx, sy = max(0, w2 - w), max(0, h2 - h)
+    out = []
+    add = out.append
+    shifts = []  # per item, for the ends of dot's splines
+    keep = (0, 0)
+    for x, y, bw, bh in boxes:
+        dx = sx if sx and x - bw // 2 >= right else 0
+        dy = sy if sy and y - bh // 2 >= bottom else 0
+        if dx or dy:
+            add((x + dx, y + dy, bw, bh))
+            shifts.append((dx, dy))
+        else:
+            add((x, y, bw, bh))
+            shifts.append(keep)
+    ncx, ncy = left + w2 // 2 if sx else cx, top + h2 // 2 if sy else cy
+    out[k] = (ncx, ncy, w2, h2)
+    if not troutes:
+        return out, troutes
+    nl, nt = ncx - w2 // 2, ncy - h2 // 2
+
+    def room(pts: list[Point]) -> list[Point]:
+        return [(px + sx if px >= right else px, py + sy if py >= bottom else py) for px, py in pts]
+
+    def pin(new: list[Point], pts: list[Point], end: int, dx: float, dy: float) -> None:
+        """Move a spline's end point and its control point by (dx, dy)."""
+        if end == 0:
+            new[:2] = [(px + dx, py + dy) for px, py in pts[:2]]
+        else:
+            new[-2:] = [(px + dx, py + dy) for px, py in pts[-2:]]
+
+    moved = {}
+    for (a, b), pts in troutes.items():
+        # The middle of a spline makes room around the box like the boxes did; each end moves
+        # with its own box (which need not be wholly past the box's sides), and an end on the
+        # resized box to the same place on its new sides.
+        new = room(pts) if sx or sy else list(pts)
+        for end, item in ((0, a), (-1, b)):
+            if item == k:
+                px, py = pts[end]
+                pin(new, pts, end, floor(nl + (px - left) * w2 / w + 0.5) - px, floor(nt + (py - top) * h2 / h + 0.5) - py)
+            elif shifts[item] is not keep or new[end] != pts[end]:
+                pin(new, pts, end, *shifts[item])
+        moved[a, b] = new
+    return out, moved
+
+
+def structure(ctx: _Ctx, body: Body, notes: list[str]) -> tuple:
+    """What placing `body` starts from, whatever is expanded: items (nodes, then stub copies),
+    their collapsed sizes, the edges as item pairs, and the pairs the engine sees."""
     nodes = body.nodes
     n_nodes = len(nodes)
     paths = [n.id for n in nodes]
     index = dict(zip(paths, range(n_nodes)))
-    notes: list[str] = []
     name = body.title or body.id
-
-    # Boxes (tenths of a px): one per node (an expanded owner's is its clusters), then stubs.
     sizes: list[tuple[int, int]] = []
-    composed: dict[str, tuple[int, int, list]] = {}
     memo = ctx.size_memo
     for n in nodes:
-        if n.id in children:
-            bw, bh, _ = composed[n.id] = compose(children[n.id], lr)
-            sizes.append((bw, bh))
-            continue
         key = (n.kind, n.label, n.avals, n.params)
         size = memo.get(key)
         if size is None:
@@ -174,7 +246,7 @@ def layout_body(ctx: _Ctx, body: Body, children: Children) -> BodyLayout:
         notes.append(f"{len(body.edges) - len(edges)} edge(s) of {name} name unknown nodes and are not drawn")
 
     # Distinct consumers, in order of first edge, of the nodes that could be stubbed (only those).
-    stubbable = {n.id for n in nodes if n.kind in STUB_KINDS and n.id not in children}
+    stubbable = {n.id for n in nodes if n.kind in STUB_KINDS and not n.subgraphs}
     consumers: dict[str, dict[str, None]] = {}
     if stubbable:
         for e in edges:
@@ -189,7 +261,7 @@ def layout_body(ctx: _Ctx, body: Body, children: Children) -> BodyLayout:
     ghosts: set[int] = set()  # stubbed originals: every use has its own copy, so the original is not drawn
     for n in nodes:
         uses = consumers.get(n.id)
-        if uses and len(uses) > STUB_FANOUT and n.kind in STUB_KINDS and n.id not in children:
+        if uses and len(uses) > STUB_FANOUT and n.id in stubbable:
             size = sizes[index[n.id]]
             copies = stub_item[n.id] = {}
             for k, v in enumerate(uses):
@@ -208,15 +280,23 @@ def layout_body(ctx: _Ctx, body: Body, children: Children) -> BodyLayout:
     else:
         item_of_edge = [(index[e.src], index[e.dst]) for e in edges]
     pair_list = list(dict.fromkeys([p for p in item_of_edge if p[0] != p[1]]))
+    return paths, index, sizes, edges, item_of_edge, pair_list, ghosts
+
+
+def place_fresh(ctx: _Ctx, body: Body, composed: dict[str, tuple[int, int, list]]) -> Placed:
+    """Every item of `body` placed by an engine (`ctx.place`), expanded owners at their clusters' size."""
+    notes: list[str] = []
+    paths, index, sizes, edges, item_of_edge, pair_list, ghosts = structure(ctx, body, notes)
+    for owner_id, (bw, bh, _) in composed.items():
+        sizes[index[owner_id]] = (bw, bh)
     n_items = len(sizes)
     ranks = longest_path_ranks(n_items, pair_list)
     span = ctx.max_span
     short = [p for p in pair_list if ranks[p[1]] - ranks[p[0]] <= span]
-    short_set = set(short)
 
     # Positions (px floats from the engines).
     px_sizes = [(w / 10, h / 10) for w, h in sizes]
-    use_dot, cxs, cys, routes = ctx.place(name, px_sizes, short, pair_list, ranks, notes)
+    use_dot, cxs, cys, routes = ctx.place(body.title or body.id, px_sizes, short, pair_list, ranks, notes)
 
     # To tenths, with the top-left corner of everything at (0, 0).
     if n_items:
@@ -235,8 +315,49 @@ def layout_body(ctx: _Ctx, body: Body, children: Children) -> BodyLayout:
     bys = [floor((cy - min_y) * 10.0 + 0.5) for cy in cys]
     boxes = [(x, y, w, h) for x, y, (w, h) in zip(bxs, bys, sizes)]
     troutes = {k: [(tenths(px - min_x), tenths(py - min_y)) for px, py in pts] for k, pts in routes.items()}
-    max_x = max([x + (w + 1) // 2 for x, (w, _) in zip(bxs, sizes)], default=0)
-    max_y = max([y + (h + 1) // 2 for y, (_, h) in zip(bys, sizes)], default=0)
+    return Placed(
+        paths, index, edges, item_of_edge, set(short), ghosts, sizes, boxes, troutes, use_dot,
+        frozenset(composed), tuple(notes),
+    )
+
+
+def place_grown(ctx: _Ctx, body: Body, composed: dict[str, tuple[int, int, list]], prior: Placed) -> Placed | None:
+    """`prior` grown (`grow`) to the owners now expanded, or None when too much changed."""
+    idx = prior.index
+    changed = [idx[i] for i in composed.keys() ^ prior.composed]  # expanded or collapsed
+    changed += [idx[i] for i in composed.keys() & prior.composed if composed[i][:2] != prior.sizes[idx[i]]]
+    changed.sort()
+    if len(changed) > GROW_MAX:
+        return None
+    sizes, boxes, troutes = list(prior.sizes), prior.boxes, prior.troutes
+    nodes = body.nodes
+    for k in changed:
+        owner = nodes[k]
+        if owner.id in composed:
+            w2, h2 = composed[owner.id][:2]
+        else:
+            key = (owner.kind, owner.label, owner.avals, owner.params)
+            w2, h2 = ctx.size_memo.get(key) or tuple(tenths(v) for v in labels.node_size(owner))
+        sizes[k] = (w2, h2)
+        boxes, troutes = grow(boxes, troutes, k, w2, h2)
+    return Placed(
+        prior.paths, prior.index, prior.edges, prior.item_of_edge, prior.short_set, prior.ghosts, sizes, boxes,
+        troutes, prior.use_dot, frozenset(composed), prior.notes,
+    )
+
+
+def layout_body(ctx: _Ctx, body: Body, children: Children, prior: Placed | None = None) -> tuple[BodyLayout, Placed]:
+    """Lay out `body` at the origin, its expanded owners (`children`) as boxes of clusters; with
+    `prior` (the body's last placement), by growing that drawing when few owners changed."""
+    lr = ctx.lr
+    composed = {owner_id: compose(subs, lr) for owner_id, subs in children.items()}
+    placed = place_grown(ctx, body, composed, prior) if prior is not None else None
+    if placed is None:
+        placed = place_fresh(ctx, body, composed)
+    paths, boxes, troutes, ghosts = placed.paths, placed.boxes, placed.troutes, placed.ghosts
+    n_nodes = len(body.nodes)
+    max_x = max([x + (w + 1) // 2 for x, _, w, _ in boxes], default=0)
+    max_y = max([y + (h + 1) // 2 for _, y, _, h in boxes], default=0)
     for pts in troutes.values():
         for px, py in pts:
             if px > max_x:
@@ -252,9 +373,9 @@ def layout_body(ctx: _Ctx, body: Body, children: Children) -> BodyLayout:
             path = paths[k]
             box = boxes[k]
             if path in composed:
-                bw, bh, placed = composed[path]
+                bw, bh, placed_subs = composed[path]
                 left, top = box[0] - bw // 2, box[1] - bh // 2
-                for i, ref, child, cx, cy, cw, ch, ox, oy in placed:
+                for i, ref, child, cx, cy, cw, ch, ox, oy in placed_subs:
                     x0, y0 = left + cx, top + cy
                     clusters.append(Cluster(f"{path}:{i}", ref.role, x0, y0, cw, ch, child, x0 + ox, y0 + oy))
             elif k not in ghosts:
@@ -264,10 +385,11 @@ def layout_body(ctx: _Ctx, body: Body, children: Children) -> BodyLayout:
         out_nodes = [(path, *box) for path, box in zip(paths, boxes)]
 
     out_edges = body_edges(
-        ctx.graph, nodes, index, edges, item_of_edge, children, clusters, paths, boxes, troutes, short_set, lr
+        ctx.graph, body.nodes, placed.index, placed.edges, placed.item_of_edge, children, clusters, paths, boxes,
+        troutes, placed.short_set, lr,
     )
-    engines = frozenset({"dot" if use_dot else "layered"}) if n_items else frozenset()
-    return BodyLayout(
+    engines = frozenset({"dot" if placed.use_dot else "layered"}) if boxes else frozenset()
+    layout = BodyLayout(
         w=max_x,
         h=max_y,
         nodes=out_nodes,
@@ -275,5 +397,6 @@ def layout_body(ctx: _Ctx, body: Body, children: Children) -> BodyLayout:
         edges=out_edges,
         clusters=clusters,
         engines=engines,
-        notes=tuple(notes),
+        notes=placed.notes,
     )
+    return layout, placed

@@ -271,9 +271,9 @@ def test_sub_layouts_are_cached(monkeypatch):
     calls = []
     real_layout_body = layout._Ctx._layout_body
 
-    def spy(self, body, children):
+    def spy(self, body, children, prior):
         calls.append(body.id)
-        return real_layout_body(self, body, children)
+        return real_layout_body(self, body, children, prior)
 
     monkeypatch.setattr(layout._Ctx, "_layout_body", spy)
     expanded = expanded_to_depth(g, 1)
@@ -286,6 +286,79 @@ def test_sub_layouts_are_cached(monkeypatch):
     assert calls == [] and again == lay
     compute_layout(g, expanded - {"e3"}, cache=cache)
     assert calls == ["b0"]
+
+
+def owners(graph, expanded=frozenset(), body_id=None, prefix=""):
+    """Paths of every owner that can be expanded in the visible part of `graph`."""
+    for node in graph.bodies[body_id or graph.root].nodes:
+        if node.subgraphs:
+            yield prefix + node.id
+            if prefix + node.id in expanded:
+                for i, ref in enumerate(node.subgraphs):
+                    yield from owners(graph, expanded, ref.body, f"{prefix}{node.id}:{i}/")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("direction", ["TB", "LR"])
+def test_layouts_grown_from_the_last_one_keep_the_invariants(engine, direction):
+    g = sample_graph()
+    rnd = random.Random(7)
+    cache: dict = {}
+    expanded: frozenset = frozenset()
+    for _ in range(25):  # expand and collapse one owner at a time, as a user does
+        path = rnd.choice(sorted(owners(g, expanded)))
+        expanded = expanded ^ {path}
+        check_invariants(g, expanded, compute_layout(g, expanded, engine=engine, direction=direction, cache=cache))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_expanding_grows_the_drawing_in_place(engine, monkeypatch):
+    # A chain of 12 jit calls; expanding one leaves every other box where it was relative to the
+    # rest (above and left of it: not moved at all), and no engine places the top level again.
+    blk = mk_body("b1", 1, [("sin", ["in0"]), ("cos", ["e0"]), ("tan", ["e1"])], ["e2"])
+    eqns = [("jit", ["in0" if k == 0 else f"e{k - 1}", "in1"], [("jit(blk)", "b1", "jaxpr")]) for k in range(12)]
+    g = mk_graph(mk_body("b0", 2, eqns, ["e11"]), blk)
+    cache: dict = {}
+    before = {n.path: n for n in compute_layout(g, engine=engine, cache=cache).nodes}
+    placed = []
+    real_place = layout._Ctx.place
+    monkeypatch.setattr(layout._Ctx, "place", lambda self, name, *a: placed.append(name) or real_place(self, name, *a))
+    grown = compute_layout(g, {"e5"}, engine=engine, cache=cache)
+    assert placed == ["b1"]  # the block, once; the top level grew from its last drawing
+    check_invariants(g, {"e5"}, grown)
+    after = {n.path: n for n in grown.nodes if "/" not in n.path}
+    assert after.keys() == before.keys() - {"e5"}
+    owner = before["e5"]
+    for path, a in after.items():
+        b = before[path]
+        if b.y + b.h / 2 <= owner.y - owner.h / 2:  # wholly above the expanded box: in its row
+            assert a.y == b.y
+            if b.x - b.w / 2 < owner.x - owner.w / 2:  # and left of it too: untouched
+                assert a.x == b.x
+        assert a.y - b.y >= 0 and a.x - b.x >= 0  # nothing moves up or left
+    for p, q in zip(sorted(before), sorted(before)[1:]):  # order kept in both directions
+        if p in after and q in after:
+            assert (before[p].y < before[q].y) <= (after[p].y < after[q].y)
+            assert (before[p].x < before[q].x) <= (after[p].x < after[q].x)
+    cluster = next(c for c in grown.clusters if c.path == "e5:0")
+    assert (cluster.x, cluster.y) == pytest.approx((owner.x - owner.w / 2, owner.y - owner.h / 2), abs=0.11)
+    # Collapsing it again is the first drawing (cached); a fresh cache places everything anew.
+    assert {n.path: n for n in compute_layout(g, engine=engine, cache=cache).nodes} == before
+    placed.clear()
+    assert compute_layout(g, {"e5"}, engine=engine) == compute_layout(g, {"e5"}, engine=engine)
+    assert placed == ["b1", "b0", "b1", "b0"]
+
+
+def test_many_owners_changed_at_once_are_placed_anew(monkeypatch):
+    g = sample_graph()
+    cache: dict = {}
+    compute_layout(g, cache=cache)
+    placed = []
+    real_place = layout._Ctx.place
+    monkeypatch.setattr(layout._Ctx, "place", lambda self, name, *a: placed.append(name) or real_place(self, name, *a))
+    expanded = expanded_to_depth(g, 1)  # four owners of the top level at once
+    check_invariants(g, expanded, compute_layout(g, expanded, cache=cache))
+    assert "b0" in placed
 
 
 # ------------------------------------------------------------------------------- stubs, long edges
