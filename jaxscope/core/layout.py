@@ -62,7 +62,8 @@ Conventions
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Collection, Iterable
+import time
+from collections.abc import Callable, Collection, Iterable, Iterator
 
 from jaxscope.core.dot_layout import dot_available, run_dot
 from jaxscope.core.layered import LAYER_GAP, NODE_GAP, layered_layout
@@ -96,10 +97,12 @@ __all__ = [
     "expanded_to_depth",
     "gc_paused",
     "visible_count",
+    "warm",
 ]
 
 MARGIN = 8.0  # px around the whole drawing
 ENGINES = ("auto", "dot", "layered")
+WARM_DOT_S = 0.5  # after a dot run this long, `warm` leaves the (bigger) dot bodies left out
 DOT_MAX_NODES = 1000  # dot takes ~0.5 s at 1k boxes here and seconds at 2.5k; the layered engine 0.05 s at 1.5k
 
 
@@ -243,6 +246,56 @@ def auto_expanded(graph: Graph, max_visible: int = 600) -> frozenset[str]:
         for i, ref in enumerate(node.subgraphs):
             push(ref.body, f"{path}:{i}/", depth + 1)
     return frozenset(chosen)
+
+
+def warm(
+    graph: Graph,
+    expanded: Collection[str],
+    cache: dict,
+    *,
+    direction: str = "TB",
+    max_span: int = 4,
+    dot_max_nodes: int = DOT_MAX_NODES,
+    engine: str = "auto",
+    dot_items: int = DOT_MAX_NODES,
+) -> Iterator[str]:
+    """Lay out into `cache`, one body per step (yielding its id), the sub-graphs of every visible
+    collapsed owner, nothing inside them expanded, smallest first. The layout process runs this
+    while it is idle, so the first expand of an owner finds its clusters laid out and only grows
+    their parent. The results are the ones `compute_layout` would cache on demand. A body that
+    would go to dot with more than `dot_items` boxes is skipped, and so is every dot body after a
+    dot run that took `WARM_DOT_S`: a dot run cannot be interrupted, and a request arriving
+    meanwhile waits for it."""
+    seen: set[str] = set()
+    found: list[Body] = []
+
+    def visit(body_id: str, rel: Iterable[str]) -> None:
+        local, inner = split_rel(rel)
+        for node in graph.bodies[body_id].nodes:
+            if not expandable(graph, node):
+                continue
+            if node.id in local:
+                for i, ref in enumerate(node.subgraphs):
+                    visit(ref.body, inner.get((node.id, i), ()))
+                continue
+            for ref in node.subgraphs:
+                if ref.body not in seen:
+                    seen.add(ref.body)
+                    found.append(graph.bodies[ref.body])
+
+    visit(graph.root, expanded)
+    ctx = _Ctx(graph, direction, int(max_span), int(dot_max_nodes), engine, cache)
+    for body in sorted(found, key=lambda b: len(b.nodes)):
+        n = len(body.nodes)
+        to_dot = engine == "dot" or (engine == "auto" and n <= dot_max_nodes)
+        if (to_dot and n > dot_items) or (ctx.opts, body.id, ()) in cache:
+            continue
+        start = time.monotonic()
+        with gc_paused():
+            ctx.layout(body.id, ())
+        if to_dot and time.monotonic() - start > WARM_DOT_S:
+            dot_items = 0
+        yield body.id
 
 
 # ------------------------------------------------------------------------------- internals

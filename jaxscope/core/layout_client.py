@@ -21,7 +21,10 @@ a jaxscope worker's trace reply, forwarded line by line as it arrives, then `STR
 worker reads up to the reply's "done" message and answers ``{"id": n, "ok": true, "expanded": [...]}``.
 
 The worker keeps the last graph it was sent (a graph object goes over once per worker) and a
-cache of sub-layouts for it, so expanding one cluster re-lays out only what changed.
+cache of sub-layouts for it, so expanding one cluster re-lays out only what changed. When no
+request has come for `WARM_IDLE_S` after an answer, it lays out the sub-graphs of the owners
+still collapsed in that answer, one at a time, checking for a request between two
+(`layout.warm`): the first expand of an owner then only grows its parent's drawing.
 
 The budget (default 5 s) is dot time: the client adds up the time between "dot" and "dot-done"
 events. When it runs out, the worker is killed (the only way to stop dot), the same request is
@@ -62,6 +65,7 @@ from jaxscope.core.serialize import dumps, from_jsonable, gc_paused
 DEFAULT_BUDGET_S = 5.0
 DECODE_TIMEOUT_S = 120.0  # reading the request in the worker; generous, it is plain Python
 TOTAL_LIMIT_S = 60.0  # a whole layout (at least; 10x the budget when that is more)
+WARM_IDLE_S = float(os.environ.get("JAXSCOPE_LAYOUT_IDLE_S", "1.0"))  # quiet time before `warm` runs
 BIND_WAIT_S = 30.0  # a stream laid out again waits this long for its caller to bind the graph
 _OPTS = ("direction", "max_span", "dot_max_nodes", "engine")
 
@@ -536,7 +540,7 @@ class LayoutClient:
         except (TimeoutError, _WorkerGone):
             if request.cancelled:
                 raise concurrent.futures.CancelledError() from None
-            from jaxscope.core.layout import auto_expanded, compute_layout
+            from jaxscope.core.layout import auto_expanded, compute_layout, warm
 
             if request.expanded is None:  # a stream the layout process never answered
                 request.expanded = sorted(auto_expanded(request.graph))
@@ -668,7 +672,7 @@ class LayoutClient:
 
 def serve(stdin: Any = None, stdout: Any = None) -> None:
     """The worker loop: read requests from stdin, write answers to stdout (binary streams)."""
-    from jaxscope.core.layout import auto_expanded, compute_layout
+    from jaxscope.core.layout import auto_expanded, compute_layout, warm
 
     stdin = stdin or sys.stdin.buffer
     stdout = stdout or sys.stdout.buffer
@@ -690,7 +694,18 @@ def serve(stdin: Any = None, stdout: Any = None) -> None:
             out.write(b"\n")
         out.flush()
 
-    for raw in iter(stdin.readline, b""):
+    lines = _Lines(stdin)
+    warming: Iterator[str] | None = None  # `warm` for the last answer, run while no request waits
+    idle = WARM_IDLE_S
+    while True:
+        raw = lines.readline() if warming is None else lines.next_within(idle)
+        if raw is None:  # idle: lay out one more body the user may expand next
+            idle = 0.0
+            if next(warming, None) is None:
+                warming = None
+            continue
+        if not raw:
+            return
         try:
             request = json.loads(raw)
         except ValueError:
@@ -703,11 +718,12 @@ def serve(stdin: Any = None, stdout: Any = None) -> None:
         if op != "layout":
             continue
         rid = request.get("id")
+        warming = None
         try:
             if request.get("has_graph"):
                 graph = None
                 cache, answers = {}, {}
-                graph = _read_graph(stdin, streamed=request.get("has_graph") == "stream")
+                graph = _read_graph(lines, streamed=request.get("has_graph") == "stream")
                 graph_key = request.get("graph_key")
             elif graph is None or graph_key != request.get("graph_key"):
                 raise RuntimeError("the layout worker does not hold the requested graph")
@@ -719,25 +735,52 @@ def serve(stdin: Any = None, stdout: Any = None) -> None:
             key = json.dumps([expanded, sorted(opts.items())])
             if key in answers:
                 write(ok, answers[key])
-                continue
+            else:
 
-            def progress(event: str, n: int, rid: Any = rid) -> None:
-                write(json.dumps({"id": rid, "event": event, "n": n}))
+                def progress(event: str, n: int, rid: Any = rid) -> None:
+                    write(json.dumps({"id": rid, "event": event, "n": n}))
 
-            layout = compute_layout(graph, expanded, cache=cache, progress=progress, **opts)
-            if len(cache) > 4096:  # a very long session: start over rather than grow forever
-                cache.clear()
-            write(ok)
-            sent = []
-            with gc_paused():
-                for line in layout_wire_lines(layout):
-                    write(line)
-                    sent.append(line)
-            if len(answers) >= 4:
-                del answers[next(iter(answers))]
-            answers[key] = "\n".join(sent)
+                layout = compute_layout(graph, expanded, cache=cache, progress=progress, **opts)
+                if len(cache) > 4096:  # a very long session: start over rather than grow forever
+                    cache.clear()
+                write(ok)
+                sent = []
+                with gc_paused():
+                    for line in layout_wire_lines(layout):
+                        write(line)
+                        sent.append(line)
+                if len(answers) >= 4:
+                    del answers[next(iter(answers))]
+                answers[key] = "\n".join(sent)
+            warming, idle = warm(graph, expanded, cache, **opts), WARM_IDLE_S
         except Exception:
             write(json.dumps({"id": rid, "ok": False, "error": traceback.format_exc()[-4000:]}))
+
+
+class _Lines:
+    """The layout process's stdin, read on a thread: the loop can tell whether a request is
+    waiting (a buffered pipe cannot say so without blocking) and use the idle time."""
+
+    def __init__(self, stream: Any) -> None:
+        self._queue: queue.SimpleQueue[bytes] = queue.SimpleQueue()
+        threading.Thread(target=self._pump, args=(stream,), name="layout-stdin", daemon=True).start()
+
+    def _pump(self, stream: Any) -> None:
+        try:
+            for line in iter(stream.readline, b""):
+                self._queue.put(line)
+        finally:
+            self._queue.put(b"")  # end of input
+
+    def readline(self) -> bytes:
+        return self._queue.get()
+
+    def next_within(self, timeout: float) -> bytes | None:
+        """The next line, or None when none arrives within `timeout` seconds."""
+        try:
+            return self._queue.get(timeout=timeout) if timeout > 0 else self._queue.get_nowait()
+        except queue.Empty:
+            return None
 
 
 def _read_graph(stdin: Any, streamed: bool) -> Graph:

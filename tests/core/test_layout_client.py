@@ -129,6 +129,21 @@ def test_submit_from_another_thread(client):
     assert a == compute_layout(g, {"e1"}, cache=kept) and b == compute_layout(g, {"e2"}, cache=kept)
 
 
+def test_warming_between_requests_changes_no_answer(monkeypatch):
+    # No idle wait: the worker lays out collapsed sub-graphs right after each answer, so requests
+    # arrive while it warms. Every answer is still the layout of that history (warming caches what
+    # laying out on demand would), and requests are served.
+    monkeypatch.setenv("JAXSCOPE_LAYOUT_IDLE_S", "0")
+    g = sample_graph()
+    kept: dict = {}
+    walk = [frozenset(), {"e1"}, {"e1", "e4"}, {"e4"}, {"e4", "e5"}, {"e1", "e2", "e4", "e5"}, frozenset()]
+    with LayoutClient() as warm_client:
+        for k, expanded in enumerate(walk):
+            if k % 2:
+                time.sleep(0.3)  # let warming finish now and then
+            assert warm_client.layout(g, expanded) == compute_layout(g, expanded, cache=kept)
+
+
 @needs_dot
 def test_budget_falls_back_to_layered(client):
     g = chain_graph(300)
