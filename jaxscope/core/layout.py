@@ -11,13 +11,15 @@ How a layout is built
   Sub-layouts are cached by (body id, the expanded set relative to that instance), so a block
   called 200 times is laid out once; within one `compute_layout` call always, and across calls
   when the caller passes the same `cache` dict (the layout worker does, per graph).
-* **Growing, not re-placing.** The cache also keeps each body's last placement (`Placed`). When
-  the body is laid out again with at most `layout_body.GROW_MAX` owners expanded or collapsed, that drawing
-  is grown (`layout_body.grow`): the owner's box takes its new size in place and everything
-  wholly right of or below it moves over by the growth, so the rest of the drawing stays where
-  the user saw it and no engine runs (a 12k-box body: 0.34 -> 0.16 s). With a fresh cache (an
-  export, a new graph) every body is placed by its engine, so the output depends only on the
-  input; within one cache it also depends on the order of the calls.
+* **Growing, not re-placing.** The cache also keeps each body's *base*: its last placement by
+  an engine (`Placed`). A layout of the body with at most `layout_body.GROW_MAX` owners expanded
+  or collapsed relative to the base grows the base (`layout_body.grow`): each such owner's box
+  takes its new size in place and everything wholly right of or below it moves over by the
+  growth, so the rest of the drawing stays where the user saw it and no engine runs (a 12k-box
+  body: 0.34 -> 0.16 s). Collapsing an owner the base has collapsed gives its room back. More
+  changes than that: the body is placed anew and that becomes its base. With a fresh cache (an
+  export, a new graph) the output depends only on the input; within one cache, on which
+  placement is the base too.
 * **Engines.** A body with at most `dot_max_nodes` boxes (stub copies included) goes to Graphviz
   dot (see `dot_layout`), a bigger one to the pure-Python layered layout (`layered`). `engine`
   forces one or the other. If pygraphviz is missing or dot fails, the layered layout is used and
@@ -103,6 +105,7 @@ __all__ = [
 MARGIN = 8.0  # px around the whole drawing
 ENGINES = ("auto", "dot", "layered")
 WARM_DOT_S = 0.5  # after a dot run this long, `warm` leaves the (bigger) dot bodies left out
+_SLOW_DOT = "warm: slow dot"  # its key in the cache
 DOT_MAX_NODES = 1000  # dot takes ~0.5 s at 1k boxes here and seconds at 2.5k; the layered engine 0.05 s at 1.5k
 
 
@@ -262,7 +265,8 @@ def warm(
     """Lay out into `cache`, one body per step (yielding its id), the sub-graphs of every visible
     collapsed owner, nothing inside them expanded, smallest first. The layout process runs this
     while it is idle, so the first expand of an owner finds its clusters laid out and only grows
-    their parent. The results are the ones `compute_layout` would cache on demand. A body that
+    their parent. It caches what `compute_layout` would cache for them on demand (from the same
+    bases: a body never laid out before gets its base here, as it would then). A body that
     would go to dot with more than `dot_items` boxes is skipped, and so is every dot body after a
     dot run that took `WARM_DOT_S`: a dot run cannot be interrupted, and a request arriving
     meanwhile waits for it."""
@@ -288,13 +292,13 @@ def warm(
     for body in sorted(found, key=lambda b: len(b.nodes)):
         n = len(body.nodes)
         to_dot = engine == "dot" or (engine == "auto" and n <= dot_max_nodes)
-        if (to_dot and n > dot_items) or (ctx.opts, body.id, ()) in cache:
+        if (to_dot and (n > dot_items or cache.get(_SLOW_DOT))) or (ctx.opts, body.id, ()) in cache:
             continue
         start = time.monotonic()
         with gc_paused():
             ctx.layout(body.id, ())
         if to_dot and time.monotonic() - start > WARM_DOT_S:
-            dot_items = 0
+            cache[_SLOW_DOT] = True  # for this graph, from now on
         yield body.id
 
 
@@ -339,15 +343,17 @@ class _Ctx:
         key = (self.opts, body_id, tuple(parts))
         hit = self.cache.get(key)
         if hit is None:
-            last = (self.opts, body_id)  # the body's last placement: a new layout grows from it
-            hit, self.cache[last] = self._layout_body(body, children, self.cache.get(last))
+            base = (self.opts, body_id)  # the body's last placement by an engine: layouts grow from it
+            hit, placed = self._layout_body(body, children, self.cache.get(base))
+            if placed is not None:
+                self.cache[base] = placed
             self.cache[key] = hit
         return hit, key
 
     # -- one body
 
-    def _layout_body(self, body: Body, children: Children, prior: Placed | None) -> tuple[BodyLayout, Placed]:
-        return layout_body(self, body, children, prior)
+    def _layout_body(self, body: Body, children: Children, base: Placed | None) -> tuple[BodyLayout, Placed | None]:
+        return layout_body(self, body, children, base)
 
     def place(
         self, name: str, px_sizes: list[Point], short: list[tuple[int, int]], pair_list: list[tuple[int, int]],

@@ -146,8 +146,8 @@ def compose(subs: list[tuple[int, SubgraphRef, BodyLayout]], lr: bool) -> tuple[
 @dataclass(slots=True)
 class Placed:
     """A body's items as placed, with the structure they were placed from (the same whatever is
-    expanded): kept per body, so laying the body out again with another owner expanded grows
-    this drawing (`grow`) instead of placing every box anew. Tenths of a px."""
+    expanded): an engine's placement is kept per body, so laying the body out again with another
+    owner expanded grows that drawing (`grow`) instead of placing every box anew. Tenths of a px."""
 
     paths: list[str]  # per item: the nodes, then stub copies
     index: dict[str, int]  # node id -> item
@@ -156,14 +156,14 @@ class Placed:
     short_set: set[tuple[int, int]]  # item pairs the engine saw (not long edges)
     ghosts: set[int]  # stubbed originals (not drawn)
     sizes: list[tuple[int, int]]
-    boxes: list[tuple[int, int, int, int]]  # centre x, centre y, w, h; top-left of all at (0, 0)
+    boxes: list[tuple[int, int, int, int]]  # centre x, centre y, w, h; all at x, y >= 0
     troutes: dict[tuple[int, int], list[Point]]  # dot's splines by item pair
     use_dot: bool
     composed: frozenset[str]  # owners drawn expanded (their size is their clusters')
     notes: tuple[str, ...]
 
 
-GROW_MAX = 3  # owners changed at once, at most, for a layout to grow from the last one
+GROW_MAX = 8  # owners changed from the base, at most, for a layout to grow from it (each costs O(boxes))
 
 
 def grow(
@@ -321,15 +321,15 @@ def place_fresh(ctx: _Ctx, body: Body, composed: dict[str, tuple[int, int, list]
     )
 
 
-def place_grown(ctx: _Ctx, body: Body, composed: dict[str, tuple[int, int, list]], prior: Placed) -> Placed | None:
-    """`prior` grown (`grow`) to the owners now expanded, or None when too much changed."""
-    idx = prior.index
-    changed = [idx[i] for i in composed.keys() ^ prior.composed]  # expanded or collapsed
-    changed += [idx[i] for i in composed.keys() & prior.composed if composed[i][:2] != prior.sizes[idx[i]]]
+def place_grown(ctx: _Ctx, body: Body, composed: dict[str, tuple[int, int, list]], base: Placed) -> Placed | None:
+    """`base` grown (`grow`) to the owners now expanded, or None when too much changed."""
+    idx = base.index
+    changed = [idx[i] for i in composed.keys() ^ base.composed]  # expanded or collapsed
+    changed += [idx[i] for i in composed.keys() & base.composed if composed[i][:2] != base.sizes[idx[i]]]
     changed.sort()
     if len(changed) > GROW_MAX:
         return None
-    sizes, boxes, troutes = list(prior.sizes), prior.boxes, prior.troutes
+    sizes, boxes, troutes = list(base.sizes), base.boxes, base.troutes
     nodes = body.nodes
     for k in changed:
         owner = nodes[k]
@@ -341,19 +341,23 @@ def place_grown(ctx: _Ctx, body: Body, composed: dict[str, tuple[int, int, list]
         sizes[k] = (w2, h2)
         boxes, troutes = grow(boxes, troutes, k, w2, h2)
     return Placed(
-        prior.paths, prior.index, prior.edges, prior.item_of_edge, prior.short_set, prior.ghosts, sizes, boxes,
-        troutes, prior.use_dot, frozenset(composed), prior.notes,
+        base.paths, base.index, base.edges, base.item_of_edge, base.short_set, base.ghosts, sizes, boxes,
+        troutes, base.use_dot, frozenset(composed), base.notes,
     )
 
 
-def layout_body(ctx: _Ctx, body: Body, children: Children, prior: Placed | None = None) -> tuple[BodyLayout, Placed]:
-    """Lay out `body` at the origin, its expanded owners (`children`) as boxes of clusters; with
-    `prior` (the body's last placement), by growing that drawing when few owners changed."""
+def layout_body(
+    ctx: _Ctx, body: Body, children: Children, base: Placed | None = None
+) -> tuple[BodyLayout, Placed | None]:
+    """Lay out `body` at the origin, its expanded owners (`children`) as boxes of clusters: by
+    growing `base` (the body's last placement by an engine) when few owners differ from it, else
+    by an engine. Also returns the engine's placement (the new base), None when grown."""
     lr = ctx.lr
     composed = {owner_id: compose(subs, lr) for owner_id, subs in children.items()}
-    placed = place_grown(ctx, body, composed, prior) if prior is not None else None
+    placed = place_grown(ctx, body, composed, base) if base is not None else None
+    fresh = None
     if placed is None:
-        placed = place_fresh(ctx, body, composed)
+        placed = fresh = place_fresh(ctx, body, composed)
     paths, boxes, troutes, ghosts = placed.paths, placed.boxes, placed.troutes, placed.ghosts
     n_nodes = len(body.nodes)
     max_x = max([x + (w + 1) // 2 for x, _, w, _ in boxes], default=0)
@@ -399,4 +403,4 @@ def layout_body(ctx: _Ctx, body: Body, children: Children, prior: Placed | None 
         engines=engines,
         notes=placed.notes,
     )
-    return layout, placed
+    return layout, fresh

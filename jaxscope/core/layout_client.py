@@ -65,9 +65,19 @@ from jaxscope.core.serialize import dumps, from_jsonable, gc_paused
 DEFAULT_BUDGET_S = 5.0
 DECODE_TIMEOUT_S = 120.0  # reading the request in the worker; generous, it is plain Python
 TOTAL_LIMIT_S = 60.0  # a whole layout (at least; 10x the budget when that is more)
-WARM_IDLE_S = float(os.environ.get("JAXSCOPE_LAYOUT_IDLE_S", "1.0"))  # quiet time before `warm` runs
 BIND_WAIT_S = 30.0  # a stream laid out again waits this long for its caller to bind the graph
 _OPTS = ("direction", "max_span", "dot_max_nodes", "engine")
+
+
+def _idle_s() -> float:
+    """Quiet time before `warm` runs (JAXSCOPE_LAYOUT_IDLE_S, default 1 s)."""
+    try:
+        return max(0.0, float(os.environ.get("JAXSCOPE_LAYOUT_IDLE_S", "1.0")))
+    except ValueError:
+        return 1.0
+
+
+WARM_IDLE_S = _idle_s()
 
 
 # ------------------------------------------------------------------------------- wire codec
@@ -540,7 +550,7 @@ class LayoutClient:
         except (TimeoutError, _WorkerGone):
             if request.cancelled:
                 raise concurrent.futures.CancelledError() from None
-            from jaxscope.core.layout import auto_expanded, compute_layout, warm
+            from jaxscope.core.layout import auto_expanded, compute_layout
 
             if request.expanded is None:  # a stream the layout process never answered
                 request.expanded = sorted(auto_expanded(request.graph))
@@ -701,7 +711,11 @@ def serve(stdin: Any = None, stdout: Any = None) -> None:
         raw = lines.readline() if warming is None else lines.next_within(idle)
         if raw is None:  # idle: lay out one more body the user may expand next
             idle = 0.0
-            if next(warming, None) is None:
+            try:
+                if next(warming, None) is None:
+                    warming = None
+            except Exception:  # only a head start was lost: the request lays it out again
+                traceback.print_exc()
                 warming = None
             continue
         if not raw:
@@ -773,14 +787,19 @@ class _Lines:
             self._queue.put(b"")  # end of input
 
     def readline(self) -> bytes:
-        return self._queue.get()
+        return self._got(self._queue.get())
 
     def next_within(self, timeout: float) -> bytes | None:
         """The next line, or None when none arrives within `timeout` seconds."""
         try:
-            return self._queue.get(timeout=timeout) if timeout > 0 else self._queue.get_nowait()
+            return self._got(self._queue.get(timeout=timeout) if timeout > 0 else self._queue.get_nowait())
         except queue.Empty:
             return None
+
+    def _got(self, line: bytes) -> bytes:
+        if not line:  # end of input stays the end for every later read
+            self._queue.put(line)
+        return line
 
 
 def _read_graph(stdin: Any, streamed: bool) -> Graph:

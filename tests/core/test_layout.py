@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from jaxscope.core import dot_layout, layout
+from jaxscope.core import dot_layout, layout, layout_body
 from jaxscope.core.labels import node_size
 from jaxscope.core.layered import layered_layout, longest_path_ranks
 from jaxscope.core.layout import auto_expanded, compute_layout, expanded_to_depth, visible_count
@@ -271,9 +271,9 @@ def test_sub_layouts_are_cached(monkeypatch):
     calls = []
     real_layout_body = layout._Ctx._layout_body
 
-    def spy(self, body, children, prior):
+    def spy(self, body, children, base):
         calls.append(body.id)
-        return real_layout_body(self, body, children, prior)
+        return real_layout_body(self, body, children, base)
 
     monkeypatch.setattr(layout._Ctx, "_layout_body", spy)
     expanded = expanded_to_depth(g, 1)
@@ -305,7 +305,7 @@ def test_layouts_grown_from_the_last_one_keep_the_invariants(engine, direction):
     rnd = random.Random(7)
     cache: dict = {}
     expanded: frozenset = frozenset()
-    for _ in range(25):  # expand and collapse one owner at a time, as a user does
+    for _ in range(40):  # expand and collapse one owner at a time, as a user does
         path = rnd.choice(sorted(owners(g, expanded)))
         expanded = expanded ^ {path}
         check_invariants(g, expanded, compute_layout(g, expanded, engine=engine, direction=direction, cache=cache))
@@ -349,7 +349,24 @@ def test_expanding_grows_the_drawing_in_place(engine, monkeypatch):
     assert placed == ["b1", "b0", "b1", "b0"]
 
 
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_collapse_gives_its_room_back(engine):
+    # Layouts grow from the body's last placement by an engine (the base), not from the last one
+    # shown: after expanding e5 and collapsing it again, expanding e7 draws what expanding e7
+    # right away draws, with no room left where e5's clusters were.
+    blk = mk_body("b1", 1, [("sin", ["in0"]), ("cos", ["e0"]), ("tan", ["e1"])], ["e2"])
+    eqns = [("jit", ["in0" if k == 0 else f"e{k - 1}", "in1"], [("jit(blk)", "b1", "jaxpr")]) for k in range(12)]
+    g = mk_graph(mk_body("b0", 2, eqns, ["e11"]), blk)
+    walked: dict = {}
+    for expanded in ((), {"e5"}, (), {"e7"}):
+        after_walk = compute_layout(g, expanded, engine=engine, cache=walked)
+    direct: dict = {}
+    compute_layout(g, engine=engine, cache=direct)
+    assert after_walk == compute_layout(g, {"e7"}, engine=engine, cache=direct)
+
+
 def test_many_owners_changed_at_once_are_placed_anew(monkeypatch):
+    monkeypatch.setattr(layout_body, "GROW_MAX", 3)
     g = sample_graph()
     cache: dict = {}
     compute_layout(g, cache=cache)

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import concurrent.futures
+import io
 import json
+import os
 import threading
 import time
 
 import pytest
 
-from jaxscope.core import dot_layout
+from jaxscope.core import dot_layout, layout, layout_client, protocol
+from jaxscope.core.graph_wire import graph_to_wire
 from jaxscope.core.layout import compute_layout, expanded_to_depth
-from jaxscope.core.layout_client import LayoutClient, LayoutError, layout_from_wire, layout_to_wire
+from jaxscope.core.layout_client import LayoutClient, LayoutError, layout_from_wire, layout_to_wire, serve
 from jaxscope.core.model import Body, Edge, Graph, Layout, Node, SourceLoc
 from jaxscope.core.serialize import dumps, from_jsonable, loads, to_jsonable
 
@@ -142,6 +145,58 @@ def test_warming_between_requests_changes_no_answer(monkeypatch):
             if k % 2:
                 time.sleep(0.3)  # let warming finish now and then
             assert warm_client.layout(g, expanded) == compute_layout(g, expanded, cache=kept)
+
+
+class _Sink:
+    """A stdout for `serve` run on a thread (BytesIO has a fileno() that raises)."""
+
+    def __init__(self) -> None:
+        self.data = io.BytesIO()
+
+    def write(self, b: bytes) -> None:
+        self.data.write(b)
+
+    def flush(self) -> None:
+        pass
+
+
+def test_serve_ends_at_the_end_of_its_input_even_mid_graph():
+    request = {"op": "layout", "id": 1, "has_graph": True, "graph_key": 1}
+    out = _Sink()
+    t = threading.Thread(target=serve, args=(io.BytesIO(json.dumps(request).encode() + b"\n"), out), daemon=True)
+    t.start()
+    t.join(10)
+    assert not t.is_alive()
+    reply = json.loads(out.data.getvalue().splitlines()[0])
+    assert reply["id"] == 1 and not reply["ok"] and "the graph did not arrive" in reply["error"]
+
+
+def test_a_failing_warm_step_only_stops_warming(monkeypatch):
+    def broken(*args, **kwargs):
+        raise RecursionError("boom")
+        yield  # a generator, as `warm` is
+
+    monkeypatch.setattr(layout, "warm", broken)
+    monkeypatch.setattr(layout_client, "WARM_IDLE_S", 0.0)
+    g = sample_graph()
+    r, w = os.pipe()
+    with os.fdopen(r, "rb") as stdin, os.fdopen(w, "wb") as feed:
+        out = _Sink()
+        t = threading.Thread(target=serve, args=(stdin, out), daemon=True)
+        t.start()
+        for rid in (1, 2):  # the second request comes after the failed warm step
+            header = {"op": "layout", "id": rid, "has_graph": rid == 1, "graph_key": 1, "expanded": [], "opts": {}}
+            feed.write(json.dumps(header).encode() + b"\n")
+            if rid == 1:
+                feed.write(protocol.dumps({"graph": graph_to_wire(g)}))
+            feed.flush()
+            time.sleep(0.3)
+        feed.write(b'{"op": "quit"}\n')
+        feed.flush()
+        t.join(10)
+    assert not t.is_alive()
+    replies = [json.loads(line) for line in out.data.getvalue().splitlines() if line.startswith(b'{"id"')]
+    assert [m["id"] for m in replies if "ok" in m] == [1, 2] and all(m["ok"] for m in replies if "ok" in m)
 
 
 @needs_dot
