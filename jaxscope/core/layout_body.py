@@ -258,7 +258,10 @@ def structure(ctx: _Ctx, body: Body, notes: list[str]) -> tuple:
                 else:
                     uses[e.dst] = None
     stub_item: dict[str, dict[str, int]] = {}  # stubbed node id -> {consumer id: its copy's item}
-    ghosts: set[int] = set()  # stubbed originals: every use has its own copy, so the original is not drawn
+    # Stubbed originals that are not drawn: every use has its own copy. A sub-graph's input stays:
+    # the edges from outside its cluster land on it.
+    ghosts: set[int] = set()
+    top = body.id == ctx.graph.root
     for n in nodes:
         uses = consumers.get(n.id)
         if uses and len(uses) > STUB_FANOUT and n.id in stubbable:
@@ -268,8 +271,9 @@ def structure(ctx: _Ctx, body: Body, notes: list[str]) -> tuple:
                 copies[v] = len(sizes)
                 sizes.append(size)
                 paths.append(f"{n.id}#{k}")
-            ghosts.add(index[n.id])
-            sizes[index[n.id]] = (10, 10)  # a 1 px placeholder keeps the engines' item numbering
+            if top or n.kind != "input":
+                ghosts.add(index[n.id])
+                sizes[index[n.id]] = (10, 10)  # a 1 px placeholder keeps the engines' item numbering
 
     if stub_item:
         item_of_edge: list[tuple[int, int]] = []

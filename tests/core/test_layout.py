@@ -121,10 +121,11 @@ def check_invariants(graph, expanded, lay: Layout):
                     assert f"{path}:{i}" in clusters
             else:
                 want.add(path)
-    # A stubbed input/constant is drawn only as its per-use copies (path#k), never also as itself.
+    # A stubbed input/constant is drawn only as its per-use copies (path#k), never also as itself;
+    # but a sub-graph's input is, where the edges from outside land.
     originals = {n.path for n in lay.nodes if "#" not in n.path}
     stubbed = {real(n.path) for n in lay.nodes if "#" in n.path}
-    assert not originals & stubbed
+    assert all("/" in p and resolve(graph, p)[1].kind == "input" for p in originals & stubbed)
     assert originals | stubbed == want
     assert visible_count(graph, expanded) == len(want)
     for path in want:  # sizes come from labels.node_size
@@ -437,6 +438,18 @@ def test_fanout_inputs_are_stubbed(engine):
     for k, consumer in enumerate(["e0", "e1", "e2", "e3"]):  # each copy sits right above its consumer
         stub, dst = boxes[f"in0#{k}"], boxes[consumer]
         assert stub.y < dst.y and dst.y - stub.y < 2 * (stub.h + dst.h)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_sub_graph_input_with_stub_copies_is_still_drawn(engine):
+    # The block's in0 feeds three equations (stubbed); the edge from outside lands on in0 itself.
+    blk = mk_body("b1", 1, [("sin", ["in0"]), ("cos", ["in0"]), ("tan", ["in0"]), ("add", ["e0", "e1"])], ["e3", "e2"])
+    g = mk_graph(mk_body("b0", 1, [("neg", ["in0"]), ("jit", ["e0"], [("jit(blk)", "b1", "jaxpr")], 2)], ["e1", "e1.1"]), blk)
+    lay = compute_layout(g, {"e1"}, engine=engine)
+    check_invariants(g, {"e1"}, lay)
+    paths = {n.path for n in lay.nodes}
+    assert {"e1:0/in0", "e1:0/in0#0", "e1:0/in0#1", "e1:0/in0#2"} <= paths
+    assert [e.dst for e in lay.edges if e.src == "e0"] == ["e1:0/in0"]
 
 
 @pytest.mark.parametrize("engine", ENGINES)
