@@ -45,9 +45,10 @@ Conventions
 * **Stub copies.** An ``input`` or ``const`` node with more than `STUB_FANOUT` distinct consumers
   gets one copy per consumer, placed next to it; the copy's path is ``f"{path}#{k}"`` (k = 0, 1, ...
   in order of the consumer's first edge) and the EdgePaths to that consumer start at the copy.
-  The original keeps its NodeBox (it has no edges of its own in the top-level body, so it sits in
-  the first rank; inside a sub-graph it is where the edges from outside land). Renderers draw a
-  copy like the original; ``path.partition("#")[0]`` is the node's real path.
+  In the top-level body and for a constant the original has no NodeBox (it has no edges of its
+  own); a sub-graph's input keeps its NodeBox in the first rank, where the edges from outside its
+  cluster land. Renderers draw a copy like the original; ``path.partition("#")[0]`` is the node's
+  real path.
 * **Edges across a cluster boundary.** The owner's box is what the parent's layout sees; the
   EdgePaths then continue inside. Operand port p of an expanded owner is sub-graph input k when:
   the counts are equal (jit, scan, custom_jvp, ...: k = p); for ``cond``, operand 0 (the branch

@@ -2,8 +2,9 @@
 
 The machinery behind `layout.compute_layout` (see its module docstring for the rules): the
 expanded set relative to a body, the per-body layout in whole tenths of a px (boxes, stub copies,
-ranks, clusters of expanded owners), and the flattening of nested body layouts into NodeBoxes,
-EdgePaths and ClusterBoxes. Placing the boxes (dot or layered) is the caller's `place`.
+ranks, clusters of expanded owners), placed by an engine or grown from the body's base placement
+(`grow`), and the flattening of nested body layouts into NodeBoxes, EdgePaths and ClusterBoxes.
+Placing the boxes (dot or layered) is the caller's `place`.
 """
 
 from __future__ import annotations
@@ -223,7 +224,12 @@ def grow(
     return out, moved
 
 
-def structure(ctx: _Ctx, body: Body, notes: list[str]) -> tuple:
+Structure = tuple[
+    list[str], dict[str, int], list[tuple[int, int]], list[Edge], list[tuple[int, int]], list[tuple[int, int]], set[int]
+]  # paths, index, sizes, edges, item_of_edge, pair_list, ghosts
+
+
+def structure(ctx: _Ctx, body: Body, notes: list[str]) -> Structure:
     """What placing `body` starts from, whatever is expanded: items (nodes, then stub copies),
     their collapsed sizes, the edges as item pairs, and the pairs the engine sees."""
     nodes = body.nodes
