@@ -141,10 +141,17 @@ def test_find_in_the_ir_text_of_the_shown_tab(qtbot, window):
 def test_a_run_right_after_the_trace_does_not_lose_the_ir(qtbot, window):
     w = window
     w.doc.layout = None
+    seen: dict = {}
+
+    def run_at_once(result) -> None:  # right after the window's own handler asked for the jaxpr
+        seen["jaxpr_text"] = w.doc.result.jaxpr_text
+        seen["ran"] = w.run_function()  # takes the worker from the jaxpr job (one job at a time)
+
+    w.controller.trace_finished.connect(run_at_once)
     assert w.open_target(f"{RUN_CASES}::add", "f32[4], f32[4]")
-    qtbot.waitUntil(lambda: w.doc.result is not None, timeout=TIMEOUT)
-    assert not w.doc.result.jaxpr_text  # the graph comes first, the printed jaxpr after it
-    assert w.run_function()  # takes the worker from the jaxpr job (one job at a time)
+    qtbot.waitUntil(lambda: "ran" in seen, timeout=TIMEOUT)
+    w.controller.trace_finished.disconnect(run_at_once)
+    assert not seen["jaxpr_text"] and seen["ran"]  # the graph comes first, the printed jaxpr after it
     qtbot.waitUntil(lambda: w.run_panel.verdict_state != "", timeout=TIMEOUT)
     assert w.run_panel.verdict_state == "ok"  # the IR steps never preempt it
     qtbot.waitUntil(lambda: bool(w.doc.result.jaxpr_text) and "stablehlo" in w._ir_links, timeout=TIMEOUT)
