@@ -78,14 +78,16 @@ from jaxscope.core.layout_body import (
     BodyLayout,
     Children,
     Placed,
+    Tenths,
     expandable,
     flatten,
     layout_body,
     split_rel,
     tenths,
+    to_layout,
 )
 from jaxscope.core.layout_edges import Point
-from jaxscope.core.model import Body, ClusterBox, EdgePath, Graph, Layout, Node, NodeBox
+from jaxscope.core.model import Body, Graph, Layout, Node
 from jaxscope.core.serialize import gc_paused
 
 __all__ = [
@@ -97,6 +99,7 @@ __all__ = [
     "STUB_KINDS",
     "auto_expanded",
     "compute_layout",
+    "compute_tenths",
     "expanded_to_depth",
     "gc_paused",
     "visible_count",
@@ -131,15 +134,35 @@ def compute_layout(
     ``("dot", n_boxes)`` right before each dot run and ``("dot-done", n_boxes)`` right after it
     (the layout worker uses it to apply its time budget to dot only).
     """
+    t = compute_tenths(
+        graph, expanded, direction=direction, max_span=max_span, dot_max_nodes=dot_max_nodes, engine=engine,
+        cache=cache, progress=progress,
+    )
+    with gc_paused():
+        return to_layout(t)
+
+
+def compute_tenths(
+    graph: Graph,
+    expanded: Collection[str] = (),
+    *,
+    direction: str = "TB",
+    max_span: int = 4,
+    dot_max_nodes: int = DOT_MAX_NODES,
+    engine: str = "auto",
+    cache: dict | None = None,
+    progress: Callable[[str, int], None] | None = None,
+) -> Tenths:
+    """`compute_layout`, as rows in integer tenths of a px (what the layout process sends)."""
     if direction not in ("TB", "LR"):
         raise ValueError(f"direction must be 'TB' or 'LR', not {direction!r}")
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, not {engine!r}")
     ctx = _Ctx(graph, direction, int(max_span), int(dot_max_nodes), engine, {} if cache is None else cache)
     ctx.progress = progress
-    nodes: list[NodeBox] = []
-    edges: list[EdgePath] = []
-    clusters: list[ClusterBox] = []
+    nodes: list[tuple[str, int, int, int, int]] = []
+    edges: list[tuple[str, str, tuple[int, ...], bool, str]] = []
+    clusters: list[tuple[str, str, int, int, int, int, int]] = []
     engines: set[str] = set()
     notes: list[str] = []
     with gc_paused():
@@ -156,15 +179,7 @@ def compute_layout(
         used = next(iter(engines))
     else:
         used = "layered" if engine == "layered" else "dot"
-    return Layout(
-        width=(root_w + 2 * m) / 10,
-        height=(root_h + 2 * m) / 10,
-        nodes=tuple(nodes),
-        edges=tuple(edges),
-        clusters=tuple(clusters),
-        engine=used,
-        notes=tuple(dict.fromkeys(notes)),
-    )
+    return Tenths(root_w + 2 * m, root_h + 2 * m, nodes, edges, clusters, used, tuple(dict.fromkeys(notes)))
 
 
 def visible_count(graph: Graph, expanded: Collection[str]) -> int:

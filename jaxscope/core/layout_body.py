@@ -9,7 +9,7 @@ Placing the boxes (dot or layered) is the caller's `place`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from math import floor
 from operator import sub
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from jaxscope.core import labels
 from jaxscope.core.layered import longest_path_ranks
 from jaxscope.core.layout_edges import Point, body_edges
-from jaxscope.core.model import Body, ClusterBox, Edge, EdgePath, Graph, Node, NodeBox, SubgraphRef
+from jaxscope.core.model import Body, ClusterBox, Edge, EdgePath, Graph, Layout, Node, NodeBox, SubgraphRef
 
 if TYPE_CHECKING:
     from jaxscope.core.layout import _Ctx
@@ -84,43 +84,96 @@ class BodyLayout:
     notes: tuple[str, ...]
 
 
+@dataclass(slots=True)
+class Tenths:
+    """A whole layout in integer tenths of a px, as plain rows: what the layout process encodes
+    (no NodeBox/EdgePath objects made only to be taken apart again) and what `to_layout` turns
+    into a Layout (x / 10 there is the very float the Layout always held)."""
+
+    width: int
+    height: int
+    nodes: list[tuple[str, int, int, int, int]]  # path, centre x, centre y, w, h
+    edges: list[tuple[str, str, tuple[int, ...], bool, str]]  # src, dst, points flattened, routed, aval
+    clusters: list[tuple[str, str, int, int, int, int, int]]  # path, title, x, y, w, h, depth
+    engine: str
+    notes: tuple[str, ...]
+
+
 def flatten(
     bl: BodyLayout,
     prefix: str,
-    dx: float,
-    dy: float,
+    dx: int,
+    dy: int,
     depth: int,
-    nodes: list[NodeBox],
-    edges: list[EdgePath],
-    clusters: list[ClusterBox],
+    nodes: list[tuple[str, int, int, int, int]],
+    edges: list[tuple[str, str, tuple[int, ...], bool, str]],
+    clusters: list[tuple[str, str, int, int, int, int, int]],
     engines: set[str],
     notes: list[str],
 ) -> None:
-    """Append `bl`'s boxes, edges and clusters, moved by (dx, dy) tenths and prefixed, to the lists."""
+    """Append `bl`'s boxes, edges and clusters, moved by (dx, dy) tenths and prefixed, to the rows."""
     engines.update(bl.engines)
     notes.extend(bl.notes)
-    node_box, edge_path = NodeBox, EdgePath
-    nodes.extend(
-        [node_box(prefix + path, (x + dx) / 10, (y + dy) / 10, w / 10, h / 10) for path, x, y, w, h in bl.nodes]
-    )
+    nodes.extend([(prefix + path, x + dx, y + dy, w, h) for path, x, y, w, h in bl.nodes])
     add_edge = edges.append
     for src, dst, flat, routed, aval in bl.edges:
         if len(flat) == 8:  # one cubic, by far the commonest: unpacked, no iterator or zip
             x0, y0, x1, y1, x2, y2, x3, y3 = flat
-            pts = (
-                ((x0 + dx) / 10, (y0 + dy) / 10),
-                ((x1 + dx) / 10, (y1 + dy) / 10),
-                ((x2 + dx) / 10, (y2 + dy) / 10),
-                ((x3 + dx) / 10, (y3 + dy) / 10),
-            )
+            moved = (x0 + dx, y0 + dy, x1 + dx, y1 + dy, x2 + dx, y2 + dy, x3 + dx, y3 + dy)
         else:
             it = iter(flat)
-            pts = tuple([((px + dx) / 10, (py + dy) / 10) for px, py in zip(it, it)])
-        add_edge(edge_path(prefix + src, prefix + dst, pts, routed, aval))
+            moved = tuple([v for px, py in zip(it, it) for v in (px + dx, py + dy)])
+        add_edge((prefix + src, prefix + dst, moved, routed, aval))
     for c in bl.clusters:
-        x, y = (c.x + dx) / 10, (c.y + dy) / 10
-        clusters.append(ClusterBox(prefix + c.path, c.title, x, y, c.w / 10, c.h / 10, depth))
+        clusters.append((prefix + c.path, c.title, c.x + dx, c.y + dy, c.w, c.h, depth))
         flatten(c.child, f"{prefix}{c.path}/", dx + c.dx, dy + c.dy, depth + 1, nodes, edges, clusters, engines, notes)
+
+
+def points_of(flat: Sequence[int]) -> tuple[tuple[float, float], ...]:
+    """Flattened tenths -> an EdgePath's points in px."""
+    if len(flat) == 8:
+        x0, y0, x1, y1, x2, y2, x3, y3 = flat
+        return ((x0 / 10, y0 / 10), (x1 / 10, y1 / 10), (x2 / 10, y2 / 10), (x3 / 10, y3 / 10))
+    it = iter(flat)
+    return tuple([(px / 10, py / 10) for px, py in zip(it, it)])
+
+
+def node_boxes(flat: Sequence) -> list[NodeBox]:
+    """[path, x, y, w, h, path, ...] in tenths -> NodeBoxes."""
+    it = iter(flat)
+    node_box = NodeBox
+    return [node_box(p, x / 10, y / 10, w / 10, h / 10) for p, x, y, w, h in zip(it, it, it, it, it)]
+
+
+def to_layout(t: Tenths) -> Layout:
+    """The Layout of `t` (px)."""
+    edge_path = EdgePath
+    return Layout(
+        width=t.width / 10,
+        height=t.height / 10,
+        nodes=tuple([NodeBox(p, x / 10, y / 10, w / 10, h / 10) for p, x, y, w, h in t.nodes]),
+        edges=tuple([edge_path(src, dst, points_of(flat), routed, aval) for src, dst, flat, routed, aval in t.edges]),
+        clusters=tuple([ClusterBox(p, tt, x / 10, y / 10, w / 10, h / 10, d) for p, tt, x, y, w, h, d in t.clusters]),
+        engine=t.engine,
+        notes=t.notes,
+    )
+
+
+def from_layout(layout: Layout) -> Tenths:
+    """`to_layout` undone, for a layout in whole tenths of a px (as `compute_layout` makes them)."""
+
+    def tt(v: float) -> int:
+        return floor(v * 10 + 0.5)
+
+    return Tenths(
+        tt(layout.width),
+        tt(layout.height),
+        [(n.path, tt(n.x), tt(n.y), tt(n.w), tt(n.h)) for n in layout.nodes],
+        [(e.src, e.dst, tuple([tt(v) for p in e.points for v in p]), e.routed, e.aval) for e in layout.edges],
+        [(c.path, c.title, tt(c.x), tt(c.y), tt(c.w), tt(c.h), c.depth) for c in layout.clusters],
+        layout.engine,
+        layout.notes,
+    )
 
 
 def compose(subs: list[tuple[int, SubgraphRef, BodyLayout]], lr: bool) -> tuple[int, int, list]:

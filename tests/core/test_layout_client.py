@@ -13,8 +13,15 @@ import pytest
 
 from jaxscope.core import dot_layout, layout, layout_client, protocol
 from jaxscope.core.graph_wire import graph_to_wire
-from jaxscope.core.layout import compute_layout, expanded_to_depth
-from jaxscope.core.layout_client import LayoutClient, LayoutError, layout_from_wire, layout_to_wire, serve
+from jaxscope.core.layout import compute_layout, compute_tenths, expanded_to_depth
+from jaxscope.core.layout_client import (
+    LayoutClient,
+    LayoutError,
+    layout_from_wire,
+    layout_to_wire,
+    layout_wire_lines,
+    serve,
+)
 from jaxscope.core.model import Body, Edge, Graph, Layout, Node, SourceLoc
 from jaxscope.core.serialize import dumps, from_jsonable, loads, to_jsonable
 
@@ -57,6 +64,16 @@ def test_wire_codecs_match_serialize():
     assert loads(Layout, dumps(lay)) == lay == Layout.from_json(dumps(lay))
     assert layout_from_wire(layout_to_wire(lay)) == lay
     assert layout_from_wire(lay.to_json()) == lay  # the generic form is read too
+
+
+@pytest.mark.parametrize("direction", ["TB", "LR"])
+def test_the_wire_carries_whole_tenths_and_reads_back_the_very_layout(direction):
+    g = sample_graph()
+    expanded = expanded_to_depth(g, 2)
+    rows = compute_tenths(g, expanded, direction=direction)
+    header, *chunks = layout_wire_lines(rows)
+    assert all(isinstance(v, int) for c in chunks for v in json.loads(c).get("nodes", ())[1::5])
+    assert layout_from_wire("\n".join([header, *chunks])) == compute_layout(g, expanded, direction=direction)
 
 
 def test_a_worker_error_halfway_through_a_layout_fails_it_at_once(monkeypatch):
