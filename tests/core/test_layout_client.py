@@ -177,6 +177,14 @@ class _Sink:
         pass
 
 
+def test_the_layout_process_exits_by_itself_when_asked():
+    c = LayoutClient()
+    c.layout(sample_graph())
+    worker = c._worker
+    c.close()
+    assert worker is not None and worker.proc.returncode == 0  # not killed at the end of its grace period
+
+
 def test_serve_ends_at_the_end_of_its_input_even_mid_graph():
     request = {"op": "layout", "id": 1, "has_graph": True, "graph_key": 1}
     out = _Sink()
