@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 
@@ -38,3 +39,27 @@ def test_messages_follow_each_other_and_the_end_of_stream_is_none():
     assert protocol.read(stream) is None
     truncated = protocol.dumps({"a": list(range(3 * n))}).splitlines(keepends=True)[0]
     assert protocol.read(io.BytesIO(truncated)) is None  # a worker that died mid-message
+
+
+def test_a_message_in_parts_is_read_with_the_collector_paused_then_frozen():
+    # Between two part lines the collector used to rescan every part read so far (40-90 ms
+    # pauses in the GUI while a 50k-equation graph came in): it stays off until the message is
+    # whole, the message is frozen, and the collector is on again afterwards, also at a cut-off end.
+    message = {"graph": {"nodes": [[k, "add", [k, k + 1]] for k in range(3 * protocol.PART_ITEMS)]}}
+    text = protocol.dumps(message)
+    enabled_while_reading = []
+
+    class Spy(io.BytesIO):
+        def readline(self, *args):
+            enabled_while_reading.append(gc.isenabled())
+            return super().readline(*args)
+
+    gc.unfreeze()
+    try:
+        assert protocol.read(Spy(text)) == message
+        assert enabled_while_reading[0] and not any(enabled_while_reading[1:])  # off from the first part on
+        assert gc.isenabled() and gc.get_freeze_count() > 0
+        cut = b"".join(text.splitlines(keepends=True)[:2])
+        assert protocol.read(Spy(cut)) is None and gc.isenabled()
+    finally:
+        gc.unfreeze()
