@@ -307,7 +307,7 @@ def warm(
     ctx = _Ctx(graph, direction, int(max_span), int(dot_max_nodes), engine, cache)
     for body in sorted(found, key=lambda b: len(b.nodes)):
         n = len(body.nodes)
-        to_dot = engine == "dot" or (engine == "auto" and n <= dot_max_nodes)
+        to_dot = ctx.wants_dot(n)
         if (to_dot and (n > dot_items or cache.get(_SLOW_DOT))) or (ctx.opts, body.id, ()) in cache:
             continue
         start = time.monotonic()
@@ -335,6 +335,10 @@ class _Ctx:
         self._dot_ok: bool | None = None
         self.size_memo: dict[tuple, tuple[int, int]] = {}  # node_size depends on these fields only
         self.progress: Callable[[str, int], None] | None = None
+
+    def wants_dot(self, n_items: int) -> bool:
+        """Whether a body of `n_items` boxes goes to dot (if dot works)."""
+        return self.engine == "dot" or (self.engine == "auto" and n_items <= self.dot_max_nodes)
 
     def dot_ok(self) -> bool:
         if self._dot_ok is None:
@@ -378,7 +382,7 @@ class _Ctx:
         """Whether dot was used, the box centres' x and y (px) from dot or the layered engine, and
         dot's routes; a fallback to the layered layout is noted in `notes`."""
         n_items = len(px_sizes)
-        use_dot = self.engine == "dot" or (self.engine == "auto" and n_items <= self.dot_max_nodes)
+        use_dot = self.wants_dot(n_items)
         if self.engine == "auto" and n_items > self.dot_max_nodes:
             notes.append(f"{name}: {n_items} nodes, above dot's limit of {self.dot_max_nodes}; used the layered layout")
         if use_dot and not self.dot_ok():

@@ -145,6 +145,11 @@ def node_boxes(flat: Sequence) -> list[NodeBox]:
     return [node_box(p, x / 10, y / 10, w / 10, h / 10) for p, x, y, w, h in zip(it, it, it, it, it)]
 
 
+def cluster_boxes(rows: Iterable[Sequence]) -> tuple[ClusterBox, ...]:
+    """(path, title, x, y, w, h, depth) rows in tenths -> ClusterBoxes."""
+    return tuple([ClusterBox(p, title, x / 10, y / 10, w / 10, h / 10, d) for p, title, x, y, w, h, d in rows])
+
+
 def to_layout(t: Tenths) -> Layout:
     """The Layout of `t` (px)."""
     edge_path = EdgePath
@@ -153,7 +158,7 @@ def to_layout(t: Tenths) -> Layout:
         height=t.height / 10,
         nodes=tuple([NodeBox(p, x / 10, y / 10, w / 10, h / 10) for p, x, y, w, h in t.nodes]),
         edges=tuple([edge_path(src, dst, points_of(flat), routed, aval) for src, dst, flat, routed, aval in t.edges]),
-        clusters=tuple([ClusterBox(p, tt, x / 10, y / 10, w / 10, h / 10, d) for p, tt, x, y, w, h, d in t.clusters]),
+        clusters=cluster_boxes(t.clusters),
         engine=t.engine,
         notes=t.notes,
     )

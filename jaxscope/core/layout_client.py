@@ -57,10 +57,10 @@ from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
 
-from jaxscope.core.model import ClusterBox, EdgePath, Graph, Layout, NodeBox
+from jaxscope.core.model import EdgePath, Graph, Layout, NodeBox
 from jaxscope.core import protocol
 from jaxscope.core.graph_wire import graph_from_jsonable, graph_to_wire
-from jaxscope.core.layout_body import Tenths, from_layout, node_boxes, points_of
+from jaxscope.core.layout_body import Tenths, cluster_boxes, from_layout, node_boxes, points_of
 from jaxscope.core.serialize import from_jsonable, gc_paused
 
 DEFAULT_BUDGET_S = 5.0
@@ -176,13 +176,12 @@ class WireReader:
         data = self.data
         if not self.compact:
             return from_jsonable(Layout, data)  # the generic form: `serialize.dumps`, always one line
-        clusters = tuple([ClusterBox(p, t, x / 10, y / 10, w / 10, h / 10, d) for p, t, x, y, w, h, d in data["clusters"]])
         return Layout(
             width=data["width"] / 10,
             height=data["height"] / 10,
             nodes=tuple(self.nodes),
             edges=tuple(self.edges),
-            clusters=clusters,
+            clusters=cluster_boxes(data["clusters"]),
             engine=data["engine"],
             notes=tuple(data["notes"]),
         )
