@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen, QPolygonF
-from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QStyleOptionGraphicsItem
 
 from jaxscope.core import labels
 from jaxscope.core.styles import Theme
@@ -182,15 +182,16 @@ def lod_of(painter: QPainter) -> float:
 # ---------------------------------------------------------------------------------- items
 
 
-class BatchItem(QGraphicsItem):
-    """Shared plumbing: a fixed bounding rect and the extended style option (exposedRect)."""
+class BatchItem(QGraphicsRectItem):
+    """Shared plumbing: a fixed bounding rect and the extended style option (exposedRect).
+
+    A rect item with no pen, so that Qt's boundingRect() stays in C++: a Python override is
+    called for every item at every repaint, and made pans at 50k nodes 2-3x slower (14 -> 5 ms).
+    """
 
     def __init__(self, model: SceneModel, state: ViewState, bounds: QRectF) -> None:
-        super().__init__()
+        super().__init__(bounds)
+        self.setPen(Qt.PenStyle.NoPen)
         self.model = model
         self.state = state
-        self._bounds = bounds
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption, True)
-
-    def boundingRect(self) -> QRectF:
-        return self._bounds
