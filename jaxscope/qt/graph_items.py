@@ -25,7 +25,10 @@ makes the items of one scene.
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QGraphicsItem
+from dataclasses import dataclass
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem
 
 from jaxscope.qt.batch_item import (
     ARROW_LEN,
@@ -50,7 +53,7 @@ from jaxscope.qt.batch_item import (
 )
 from jaxscope.qt.cluster_items import ClusterItem, ClusterTitleItem
 from jaxscope.qt.edge_items import EdgeTileItem
-from jaxscope.qt.node_items import NodeTileItem
+from jaxscope.qt.node_items import NodeTileItem, OverviewItem
 from jaxscope.qt.scene_model import CELL, TILE_H, TILE_W, GridIndex, NodeRec, SceneModel, build_model
 
 __all__ = [
@@ -76,8 +79,10 @@ __all__ = [
     "GridIndex",
     "NodeRec",
     "NodeTileItem",
+    "OverviewItem",
     "Palette",
     "Point",
+    "SceneItems",
     "SceneModel",
     "ViewState",
     "build_items",
@@ -88,16 +93,49 @@ __all__ = [
 ]
 
 
-def build_items(model: SceneModel, state: ViewState) -> tuple[list[NodeTileItem], list[QGraphicsItem]]:
-    """The node tiles (indexed like `model.node_tiles`) and every item, for the scene."""
+@dataclass
+class SceneItems:
+    """The items of one scene, and what the view needs to switch the overview on and off."""
+
+    node_items: list[NodeTileItem]  # indexed like `model.node_tiles`
+    items: list[QGraphicsItem]  # the top-level ones, for `QGraphicsScene.addItem`
+    layers: list[QGraphicsItem]  # the parents of the edge tiles and of the node tiles
+    overview: OverviewItem  # stands for both layers when every tile is tiny
+    tile_span: float  # the longest side of any tile: at a scale below TINY_PX / tile_span all are tiny
+
+    def set_overview(self, on: bool) -> None:
+        """Show the overview instead of the tiles (it draws what they would: see `OverviewItem`)."""
+        if on != self.overview.isVisible():
+            self.overview.setVisible(on)
+            for layer in self.layers:
+                layer.setVisible(not on)
+
+
+def _layer(z: float) -> QGraphicsItem:
+    """A parent for many tiles: hiding it hides them all in one call (no contents of its own)."""
+    layer = QGraphicsRectItem()
+    layer.setPen(Qt.PenStyle.NoPen)
+    layer.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, True)
+    layer.setZValue(z)
+    return layer
+
+
+def build_items(model: SceneModel, state: ViewState) -> SceneItems:
+    """Every item of one scene. The node and edge tiles hang under two layers, so that the view
+    can swap them for the overview in two calls when zoomed far out."""
+    node_layer, edge_layer = _layer(3.0), _layer(1.0)
     node_items = [NodeTileItem(model, state, ids) for ids in model.node_tiles]
-    items: list[QGraphicsItem] = [ClusterItem(model, state), ClusterTitleItem(model, state)]
-    items.extend(EdgeTileItem(model, state, ids, bounds) for ids, bounds in model.edge_tiles)
+    edge_items = [EdgeTileItem(model, state, ids, bounds) for ids, bounds in model.edge_tiles]
+    for tile in (*node_items, *edge_items):
+        tile.setParentItem(node_layer if isinstance(tile, NodeTileItem) else edge_layer)
+    items: list[QGraphicsItem] = [ClusterItem(model, state), ClusterTitleItem(model, state), edge_layer, node_layer]
     if model.long_edges:
         long_item = EdgeTileItem(model, state, sorted(model.long_edges), cull_each=True)
         # Thousands of long edges can cross the screen (gpt_jit-50k: 5k, 180 ms a frame): Qt keeps this
         # item's on-screen part as a pixmap and, on a pan, paints only the strip that scrolled in.
         long_item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         items.append(long_item)
-    items.extend(node_items)
-    return node_items, items
+    overview = OverviewItem(model, state, node_items)
+    items.append(overview)
+    span = max((max(t.extent.width(), t.extent.height()) for t in (*node_items, *edge_items)), default=0.0)
+    return SceneItems(node_items, items, [edge_layer, node_layer], overview, span)

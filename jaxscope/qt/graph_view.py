@@ -34,8 +34,8 @@ from jaxscope.core.model import Graph, Layout
 from jaxscope.core.serialize import gc_paused
 from jaxscope.core.styles import Theme, get_theme
 from jaxscope.core.svg import node_tooltip
-from jaxscope.qt.batch_item import Palette, ViewState
-from jaxscope.qt.graph_items import build_items
+from jaxscope.qt.batch_item import TINY_PX, Palette, ViewState
+from jaxscope.qt.graph_items import SceneItems, build_items
 from jaxscope.qt.node_items import NodeTileItem
 from jaxscope.qt.scene_model import SceneModel, build_model
 
@@ -59,7 +59,7 @@ class _Built:
     layout: Layout
     scene: QGraphicsScene
     model: SceneModel
-    node_items: list[NodeTileItem]
+    items: SceneItems
     state: ViewState
 
 
@@ -115,7 +115,7 @@ class QtGraphView(QGraphicsView):
         self._panning = False
         self._anchor: tuple[str, QPoint] | None = None  # owner path + where it was, for keep_view
         self._apply_background()
-        self._update_render_hints()
+        self._update_detail()
 
     # ------------------------------------------------------------------ building
 
@@ -159,7 +159,7 @@ class QtGraphView(QGraphicsView):
             self._anchor = None
             self._auto_fit = True
             self.fit_all()
-        self._update_render_hints()
+        self._update_detail()
         self.viewport().update()
 
     def _switch_scene(self, graph: Graph, layout: Layout) -> None:
@@ -183,17 +183,17 @@ class QtGraphView(QGraphicsView):
             scene = QGraphicsScene(self)
             with gc_paused():  # ~10 small objects per node; the collector would rescan them all
                 model = build_model(graph, layout)
-                node_items, items = build_items(model, state)
-                for item in items:
+                items = build_items(model, state)
+                for item in items.items:
                     scene.addItem(item)
                 protocol.freeze_decoded(len(model.nodes))  # a full collection over a 50k-box scene: 100 ms frozen
-            self._built = _Built(graph, layout, scene, model, node_items, state)
+            self._built = _Built(graph, layout, scene, model, items, state)
         while self._scenes and (
             len(self._scenes) > SCENE_CACHE_SIZE or sum(len(b.model.nodes) for b in self._scenes.values()) > SCENE_CACHE_NODES
         ):
             self._drop_scene(self._scenes.pop(next(iter(self._scenes))))
         b = self._built
-        self._scene, self._model, self._node_items, self._state = b.scene, b.model, b.node_items, b.state
+        self._scene, self._model, self._node_items, self._state = b.scene, b.model, b.items.node_items, b.state
         self.setScene(b.scene)
 
     def _drop_scene(self, built: _Built) -> None:
@@ -276,7 +276,7 @@ class QtGraphView(QGraphicsView):
         s = min(max(s, self._min_scale()), MAX_SCALE)
         self.setTransform(QTransform.fromScale(s, s))
         self._update_scene_rect()
-        self._update_render_hints()
+        self._update_detail()
 
     def _zoom_by(self, factor: float, anchor: QPoint) -> None:
         """Scale by `factor`, keeping the scene point under `anchor` (viewport px) where it is."""
@@ -303,11 +303,16 @@ class QtGraphView(QGraphicsView):
         room = max(vp.width(), vp.height(), 100) / max(self._scale(), 1e-6)
         self.setSceneRect(self._model.content.adjusted(-room, -room, room, room))
 
-    def _update_render_hints(self) -> None:
-        """Antialiasing only where it is cheap: zoomed in, or a small graph (perf §4)."""
+    def _update_detail(self) -> None:
+        """After a zoom: antialiasing only where it is cheap (zoomed in, or a small graph: perf §4),
+        and the overview instead of the tiles when every tile is tiny at this scale."""
+        scale = self._scale()
         small = self.node_count <= AA_MAX_NODES
-        self.setRenderHint(QPainter.RenderHint.Antialiasing, small or self._scale() >= AA_MIN_SCALE)
+        self.setRenderHint(QPainter.RenderHint.Antialiasing, small or scale >= AA_MIN_SCALE)
         self.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
+        if self._built is not None:
+            items = self._built.items
+            items.set_overview(scale * items.tile_span < TINY_PX)
 
     def _apply_background(self) -> None:
         bg = self._state.palette.background
@@ -700,6 +705,8 @@ class QtGraphView(QGraphicsView):
             return
         for t in {model.nodes[i].tile for i in ids}:
             self._node_items[t].update()
+        if self._built is not None and self._built.items.overview.isVisible():
+            self._built.items.overview.update()
 
     def _update_all(self) -> None:
         for item in self._scene.items():

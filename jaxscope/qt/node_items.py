@@ -80,7 +80,9 @@ class NodeTileItem(BatchItem):
 
     # -- the whole tile is a few device px: one rect in its commonest family's colour
 
-    def _paint_tiny(self, painter: QPainter, lod: float) -> None:
+    def tiny_look(self) -> tuple[str, bool]:
+        """(family, lit) of the one rect the tile is drawn as when tiny: its commonest family among
+        the boxes in the highlight cone (lit), or among all of them (dimmed) if none is."""
         st = self.state
         if self._tiny_version != st.version:
             cone, fams = st.cone_nodes, self.model.fams
@@ -88,8 +90,12 @@ class NodeTileItem(BatchItem):
             counts = lit or Counter(map(fams.__getitem__, self.indices))
             self._tiny = (max(counts, key=counts.__getitem__), bool(lit))  # = most_common(1), ties to the first
             self._tiny_version = st.version
-        fam, lit_ = self._tiny
-        painter.setOpacity(1.0 if lit_ else DIM_OPACITY)
+        return self._tiny
+
+    def _paint_tiny(self, painter: QPainter, lod: float) -> None:
+        st = self.state
+        fam, lit = self.tiny_look()
+        painter.setOpacity(1.0 if lit else DIM_OPACITY)
         painter.fillRect(self.extent, st.palette.family(fam).far)
         painter.setOpacity(1.0)
         self.painted = len(self.indices)
@@ -122,28 +128,7 @@ class NodeTileItem(BatchItem):
         self._outlines(painter, lod, far)
 
     def _outlines(self, painter: QPainter, lod: float, far: bool) -> None:
-        st, pal, nodes = self.state, self.state.palette, self.model.nodes
-        painter.setBrush(Qt.BrushStyle.NoBrush)
-        for ids, colour, width in ((st.matches, pal.match, MATCH_W), (st.selected, pal.accent, OUTLINE_W)):
-            if not ids:  # the common case: no per-tile set to build
-                continue
-            mine = self.index_set.intersection(ids)
-            if not mine:
-                continue
-            pad = width / 2 + 1.0
-            if far:  # the selection grows to a dot you can find; matches (maybe thousands) do not
-                pad = max(pad, 2.0 / max(lod, 1e-6)) if ids is st.selected else 0.0
-            rects = [nodes[i].rect.adjusted(-pad, -pad, pad, pad) for i in sorted(mine)]
-            if far:
-                pen = QPen(colour, 2.0)
-                pen.setCosmetic(True)
-                painter.setPen(pen)
-                painter.setBrush(colour)
-                painter.drawRects(rects)
-                painter.setBrush(Qt.BrushStyle.NoBrush)
-            else:
-                painter.setPen(scene_pen(colour, width, lod / 2))
-                painter.drawRects(rects)
+        paint_outlines(painter, self.state, self.model.nodes, lod, far, self.index_set)
 
     # -- full detail
 
@@ -243,3 +228,61 @@ def _draw_shape(painter: QPainter, r: QRectF, radius: float) -> None:
     else:
         painter.drawRoundedRect(r, radius, radius)
 
+
+def paint_outlines(painter: QPainter, st: ViewState, nodes: list[NodeRec], lod: float, far: bool, within: frozenset[int] | None) -> None:
+    """Search matches and the selection among the boxes `within` (None: all of them)."""
+    pal = st.palette
+    painter.setBrush(Qt.BrushStyle.NoBrush)
+    for ids, colour, width in ((st.matches, pal.match, MATCH_W), (st.selected, pal.accent, OUTLINE_W)):
+        if not ids:  # the common case: no per-tile set to build
+            continue
+        mine = ids if within is None else within.intersection(ids)
+        if not mine:
+            continue
+        pad = width / 2 + 1.0
+        if far:  # the selection grows to a dot you can find; matches (maybe thousands) do not
+            pad = max(pad, 2.0 / max(lod, 1e-6)) if ids is st.selected else 0.0
+        rects = [nodes[i].rect.adjusted(-pad, -pad, pad, pad) for i in sorted(mine)]
+        if far:
+            pen = QPen(colour, 2.0)
+            pen.setCosmetic(True)
+            painter.setPen(pen)
+            painter.setBrush(colour)
+            painter.drawRects(rects)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+        else:
+            painter.setPen(scene_pen(colour, width, lod / 2))
+            painter.drawRects(rects)
+
+
+class OverviewItem(BatchItem):
+    """Every node tile as the one rect it is when tiny, in a few batched calls. Zoomed out so far
+    that every tile is tiny, the view shows this instead of the tiles (`QtGraphView`): the same
+    picture, without one Python paint() per tile and per edge tile (9k at gpt-50k: most of a
+    fit-all repaint). `painted` counts the boxes the last paint() stood for (for tests)."""
+
+    def __init__(self, model: SceneModel, state: ViewState, tiles: list[NodeTileItem]) -> None:
+        super().__init__(model, state, model.content.adjusted(-NODE_MARGIN, -NODE_MARGIN, NODE_MARGIN, NODE_MARGIN))
+        self.tiles = tiles
+        self.setZValue(3.0)
+        self.setVisible(False)
+        self.painted = 0
+        self._groups: list[tuple[tuple[str, bool], list[QRectF]]] = []
+        self._version = -1
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        st = self.state
+        if self._version != st.version:
+            by: dict[tuple[str, bool], list[QRectF]] = {}
+            for tile in self.tiles:
+                by.setdefault(tile.tiny_look(), []).append(tile.extent)
+            self._groups = sorted(by.items(), key=lambda kv: kv[0][1])  # dimmed first, as the tiles
+            self._version = st.version
+        painter.setPen(Qt.PenStyle.NoPen)
+        for (fam, lit), rects in self._groups:
+            painter.setOpacity(1.0 if lit else DIM_OPACITY)
+            painter.setBrush(st.palette.family(fam).far)
+            painter.drawRects(rects)
+        painter.setOpacity(1.0)
+        self.painted = len(self.model.nodes)
+        paint_outlines(painter, st, self.model.nodes, lod_of(painter), True, None)

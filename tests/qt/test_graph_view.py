@@ -6,6 +6,8 @@ import os
 import pathlib
 import random
 
+import numpy as np
+
 import pytest
 
 QtCore = pytest.importorskip("PySide6.QtCore")
@@ -88,7 +90,9 @@ def test_empty_layout(make_view):
 def test_items_are_batched(make_view):
     graph, layout = laid_out("basics_loss")
     view = make_view(graph, layout)
-    assert len(view.scene().items()) < 10 < len(layout.nodes)
+    tiles = [item for item in view.scene().items() if isinstance(item, (NodeTileItem, EdgeTileItem))]
+    assert len(tiles) < 10 < len(layout.nodes)
+    assert len(view.scene().items()) == len(tiles) + 5  # clusters, titles, two tile layers, the overview
 
 
 def test_stub_copies_select_together(make_view, sample, qtbot):
@@ -427,6 +431,14 @@ def big_graph(n: int, seed: int = 0) -> Graph:
     return Graph("big", {"b0": Body("b0", "big", tuple(nodes), tuple(edges), n, n)})
 
 
+def differing_pixels(a: QImage, b: QImage) -> int:
+    assert a.size() == b.size()
+    fmt = QImage.Format.Format_ARGB32
+    ca, cb = a.convertToFormat(fmt), b.convertToFormat(fmt)  # kept alive while their bits are read
+    pa, pb = (np.frombuffer(img.constBits(), np.uint32, img.width() * img.height()) for img in (ca, cb))
+    return int(np.count_nonzero(pa != pb))
+
+
 @pytest.mark.slow
 def test_big_graph_builds_and_renders(make_view):
     graph = big_graph(20_000)
@@ -435,12 +447,26 @@ def test_big_graph_builds_and_renders(make_view):
     assert view.node_count == len(layout.nodes) > 20_000
     assert len(view.scene().items()) < len(layout.nodes) / 10  # batched
     assert any(isinstance(item, EdgeTileItem) and item.cull_each for item in view.scene().items())
-    assert not view.grab().isNull()  # fit-all: far level of detail
+    # fit-all: every tile is a few px, and the overview stands for them all
+    view.select_paths(["e10000"], center=False)
+    view.search(":17")
+    items = view._built.items
+    overview = view.grab().toImage()
+    assert items.overview.isVisible() and not any(layer.isVisible() for layer in items.layers)
+    assert items.overview.painted == len(layout.nodes)
+    items.set_overview(False)  # the tiles themselves draw the same picture
+    tiles = view.grab().toImage()
     assert sum(tile.painted for tile in node_tiles(view)) == len(layout.nodes)
+    assert differing_pixels(overview, tiles) <= 0.002 * overview.width() * overview.height()
+    items.set_overview(True)
+    items.overview.setVisible(False)  # neither: only the long edges are left
+    assert differing_pixels(overview, view.grab().toImage()) > 1000
+    items.overview.setVisible(True)
     for scale in (0.05, 0.2, 1.0):  # every level of detail
         view._set_scale(scale)
         view.centerOn(view.scene_node_rect("e10000").center())
         assert not view.grab().isNull()
+        assert not items.overview.isVisible() and all(layer.isVisible() for layer in items.layers)
     assert view.path_at(centre_of(view, "e10000")) == "e10000"
     assert len(view.search(":17")) == 40
     view.highlight_dataflow("e10000", "both")
