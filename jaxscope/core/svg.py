@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from jaxscope.core import labels
+from jaxscope.core import labels, sanitize
 from jaxscope.core.model import ClusterBox, EdgePath, Graph, Layout, Node, NodeBox, split_path
 from jaxscope.core.sanitize import xml_attr, xml_text
 from jaxscope.core.styles import FAMILIES, Theme, family, family_title, get_theme
@@ -94,7 +94,10 @@ def svg_parts(
     """`render_svg`'s document in consecutive slices (a few MB at most), to write one at a time:
     one join or one encode of a 50 MB document holds the GIL for ~60 ms (an exporting thread froze
     the GUI for that long)."""
-    return _SvgWriter(graph, layout, get_theme(theme), title, legend, highlight, tooltips).document()
+    try:
+        return _SvgWriter(graph, layout, get_theme(theme), title, legend, highlight, tooltips).document()
+    finally:
+        sanitize.clear_caches()
 
 
 JOIN_PARTS = 20_000
