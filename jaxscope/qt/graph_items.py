@@ -12,7 +12,10 @@ their contents in a few calls build in ~0.15 s and repaint fit-all in ~80 ms. So
 * every item culls by the exposed rect and picks a level of detail from the painter's scale:
   full (the SVG look: shapes and text), boxes (text would be under ~4 px: batched rects, curves
   without arrowheads) and far (fill-only rects, straight edges);
-* everything is vector, in scene coordinates, with no pixmap caches: sharp on high-DPI screens.
+* zoomed out so far that every tile is a few device px, the view hides the tiles (they hang
+  under two layer items) and shows one `OverviewItem` that draws the same blobs in a few calls;
+* everything is vector, in scene coordinates, sharp on high-DPI screens; the one pixmap cache
+  is Qt's device-coordinate cache of the long edges' item (a screenful, redrawn on zoom).
 
 Mutable view state (selection, search matches, highlight cone, source-line colours, palette) is
 one shared `ViewState`; the view updates it and calls `update()` on the items concerned.
@@ -126,8 +129,10 @@ def build_items(model: SceneModel, state: ViewState) -> SceneItems:
     node_layer, edge_layer = _layer(3.0), _layer(1.0)
     node_items = [NodeTileItem(model, state, ids) for ids in model.node_tiles]
     edge_items = [EdgeTileItem(model, state, ids, bounds) for ids, bounds in model.edge_tiles]
-    for tile in (*node_items, *edge_items):
-        tile.setParentItem(node_layer if isinstance(tile, NodeTileItem) else edge_layer)
+    for tile in node_items:
+        tile.setParentItem(node_layer)
+    for tile in edge_items:
+        tile.setParentItem(edge_layer)
     items: list[QGraphicsItem] = [ClusterItem(model, state), ClusterTitleItem(model, state), edge_layer, node_layer]
     if model.long_edges:
         long_item = EdgeTileItem(model, state, sorted(model.long_edges), cull_each=True)
