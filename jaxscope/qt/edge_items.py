@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
+
 from PySide6.QtCore import QLineF, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen, QPolygonF
 from PySide6.QtWidgets import QStyleOptionGraphicsItem, QWidget
@@ -45,7 +47,7 @@ class EdgeTileItem(BatchItem):
         self.cull_each = cull_each
         self.setZValue(1.0)
         self._shapes: dict[int, tuple[QPainterPath, QPolygonF | None]] = {}
-        self._quarter_boxes: dict[int, list[QRectF]] = {}
+        self._cull: dict[bool, tuple[np.ndarray, np.ndarray]] = {}  # quarters? -> (edge per box, boxes)
         self._line_of: dict[int, QLineF] = {}
         self._groups: dict[tuple[bool, bool], list[int]] = {}
         self._paths: dict[tuple[bool, bool], tuple[QPainterPath, QPainterPath]] = {}
@@ -57,18 +59,35 @@ class EdgeTileItem(BatchItem):
             shape = self._shapes[j] = edge_shapes(self.model.edges[j].points)
         return shape
 
-    def _quarters(self, j: int) -> list[QRectF]:
-        """Bounds of the four quarters of a long edge's curve (one cubic: de Casteljau twice), made
-        on first use; each bounds its part of the curve far more tightly than the edge's box."""
-        got = self._quarter_boxes.get(j)
+    def _cull_boxes(self, quarters: bool) -> tuple[np.ndarray, np.ndarray]:
+        """(edge index, box) rows for culling the long edges, made on first use: each edge's
+        bounding box, or with `quarters` the control boxes of its curve's four quarters (one
+        cubic: de Casteljau twice; any other path: its bounding box), which bound the parts of a
+        long S-curve far more tightly. Arrays, so that a pan tests thousands of long edges in
+        one numpy expression instead of one `QRectF.intersects` call per box (gpt_jit-50k's 4k
+        long edges: most of a 20 ms pan)."""
+        got = self._cull.get(quarters)
         if got is None:
-            pts = self.model.edges[j].points
-            if len(pts) != 4:
-                got = [self.model.long_edges[j]]
-            else:
-                got = [_control_box(q) for half in _halves(tuple(pts)) for q in _halves(half)]
-            self._quarter_boxes[j] = got
+            edges, bbox = self.model.edges, self.model.long_edges
+            cubic = [j for j in self.indices if quarters and len(edges[j].points) == 4]
+            rest = [j for j in self.indices if not (quarters and len(edges[j].points) == 4)]
+            ids = np.array(rest, dtype=np.int64)
+            boxes = np.array([[bbox[j].left(), bbox[j].top(), bbox[j].right(), bbox[j].bottom()] for j in rest], dtype=float).reshape(-1, 4)
+            if cubic:
+                parts = _quarter_points(np.array([edges[j].points for j in cubic], dtype=float))  # (n, 4, 4, 2)
+                qboxes = np.concatenate([parts.min(axis=2), parts.max(axis=2)], axis=2).reshape(-1, 4)
+                ids = np.concatenate([ids, np.repeat(np.array(cubic, dtype=np.int64), 4)])
+                boxes = np.concatenate([boxes, qboxes])
+            got = self._cull[quarters] = (ids, boxes)
         return got
+
+    def _exposed_edges(self, area: QRectF, quarters: bool) -> set[int]:
+        """The long edges with a culling box that overlaps `area`, by `QRectF.intersects`'s rule
+        (a positive overlap; a box of zero width or height overlaps nothing)."""
+        ids, b = self._cull_boxes(quarters)
+        x0, y0, x1, y1 = b[:, 0], b[:, 1], b[:, 2], b[:, 3]
+        hit = (x0 < x1) & (y0 < y1) & (x0 < area.right()) & (area.left() < x1) & (y0 < area.bottom()) & (area.top() < y1)
+        return set(ids[hit].tolist())
 
     def _lines(self, js: Iterable[int]) -> list[QLineF]:
         """Straight first-to-last-point lines (the far level of detail), made once per edge."""
@@ -156,17 +175,15 @@ class EdgeTileItem(BatchItem):
         return pen, colour
 
     def _paint_each(self, painter: QPainter, exposed: QRectF, lod: float) -> None:
-        bbox = self.model.long_edges
         far = lod < FAR_LOD
         thin = not far and lod * EDGE_W <= THIN_PX
         area = exposed.adjusted(-ARROW_W, -ARROW_W, ARROW_W, ARROW_W)
         antialiased = painter.testRenderHint(QPainter.RenderHint.Antialiasing)
         if thin:  # hundreds of long edges can cross the screen: 14 ms a frame this way, 170 ms stroked with AA
             painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+        exposed_edges = self._exposed_edges(area, quarters=not far)
         for (routed, dim), group in self.groups().items():
-            js = [j for j in group if bbox[j].intersects(area)]
-            if not far:  # a long S-curve's box spans the screen far more often than the curve does
-                js = [j for j in js if any(q.intersects(area) for q in self._quarters(j))]
+            js = [j for j in group if j in exposed_edges]
             if not js:
                 continue
             painter.setOpacity(DIM_OPACITY if dim else 1.0)
@@ -195,21 +212,22 @@ class EdgeTileItem(BatchItem):
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, antialiased)
 
 
-Point = tuple[float, float]
 
 
-def _halves(c: tuple[Point, ...]) -> tuple[tuple[Point, ...], tuple[Point, ...]]:
-    """A cubic's two halves (de Casteljau at t = 1/2)."""
-    (x0, y0), (x1, y1), (x2, y2), (x3, y3) = c
-    ax, ay, bx, by, cx, cy = (x0 + x1) / 2, (y0 + y1) / 2, (x1 + x2) / 2, (y1 + y2) / 2, (x2 + x3) / 2, (y2 + y3) / 2
-    dx, dy, ex, ey = (ax + bx) / 2, (ay + by) / 2, (bx + cx) / 2, (by + cy) / 2
-    mx, my = (dx + ex) / 2, (dy + ey) / 2
-    return ((x0, y0), (ax, ay), (dx, dy), (mx, my)), ((mx, my), (ex, ey), (cx, cy), (x3, y3))
-
-
-def _control_box(c: tuple[Point, ...]) -> QRectF:
-    xs, ys = [p[0] for p in c], [p[1] for p in c]
-    return QRectF(min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys))
+def _quarter_points(c: np.ndarray) -> np.ndarray:
+    """(n, 4, 2) cubics -> (n, 4, 4, 2): the control points of each one's four quarters (de
+    Casteljau at t = 1/2, and again on each half)."""
+    p0, p1, p2, p3 = c[:, 0], c[:, 1], c[:, 2], c[:, 3]
+    a, b, d = (p0 + p1) / 2, (p1 + p2) / 2, (p2 + p3) / 2
+    e, f = (a + b) / 2, (b + d) / 2
+    m = (e + f) / 2
+    halves = np.stack([np.stack([p0, a, e, m], 1), np.stack([m, f, d, p3], 1)], 1)  # (n, 2, 4, 2)
+    q0, q1, q2, q3 = halves[:, :, 0], halves[:, :, 1], halves[:, :, 2], halves[:, :, 3]
+    a, b, d = (q0 + q1) / 2, (q1 + q2) / 2, (q2 + q3) / 2
+    e, f = (a + b) / 2, (b + d) / 2
+    m = (e + f) / 2
+    quarters = np.stack([np.stack([q0, a, e, m], 2), np.stack([m, f, d, q3], 2)], 2)  # (n, 2, 2, 4, 2)
+    return quarters.reshape(len(c), 4, 4, 2)
 
 
 def _hairline(colour: QColor, routed: bool, lod: float) -> QPen:

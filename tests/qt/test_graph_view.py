@@ -472,3 +472,46 @@ def test_big_graph_builds_and_renders(make_view):
     view.highlight_dataflow("e10000", "both")
     view.fit_all()
     assert not view.grab().isNull()
+
+
+def test_long_edges_are_culled_by_their_curve_quarters(make_view):
+    """The long edges' item tests thousands of boxes in one numpy expression: the same edges as a
+    `QRectF.intersects` per bounding box (far) or per quarter of the curve (nearer)."""
+    nodes = [Node("in0", "input", "x", avals=("f32[8]",))]
+    edges = []
+    for i in range(400):  # a chain where each step also reads the value 30 steps back: long edges
+        nodes.append(Node(f"e{i}", "eqn", "add", avals=("f32[8]",)))
+        edges.append(Edge(nodes[-2].id, f"e{i}", 0, 0))
+        edges.append(Edge(f"e{i - 30}" if i >= 30 else "in0", f"e{i}", 0, 1))
+    graph = Graph("long", {"b0": Body("b0", "long", tuple(nodes), tuple(edges), 400, 400)})
+    view = make_view(graph, compute_layout(graph, frozenset(), engine="layered"))
+    model = view._model
+    item = next(i for i in view.scene().items() if isinstance(i, EdgeTileItem) and i.cull_each)
+    assert len(item.indices) > 100
+
+    def halves(c):
+        (x0, y0), (x1, y1), (x2, y2), (x3, y3) = c
+        a, b, d = ((x0 + x1) / 2, (y0 + y1) / 2), ((x1 + x2) / 2, (y1 + y2) / 2), ((x2 + x3) / 2, (y2 + y3) / 2)
+        e, f = ((a[0] + b[0]) / 2, (a[1] + b[1]) / 2), ((b[0] + d[0]) / 2, (b[1] + d[1]) / 2)
+        m = ((e[0] + f[0]) / 2, (e[1] + f[1]) / 2)
+        return ((x0, y0), a, e, m), (m, f, d, (x3, y3))
+
+    def quarter_rects(j):
+        pts = model.edges[j].points
+        if len(pts) != 4:
+            return [model.long_edges[j]]
+        quarters = [q for half in halves(pts) for q in halves(half)]
+        return [QtCore.QRectF(QPointF(min(p[0] for p in q), min(p[1] for p in q)), QPointF(max(p[0] for p in q), max(p[1] for p in q))) for q in quarters]
+
+    rnd = random.Random(1)
+    width, height = view.content_rect().width(), view.content_rect().height()
+    hits = 0
+    for _ in range(60):
+        w, h = rnd.choice([(1600, 1000), (30, 1000), (1600, 30)])
+        area = QtCore.QRectF(rnd.uniform(0, width), rnd.uniform(0, height), w, h)
+        far = {j for j in item.indices if model.long_edges[j].intersects(area)}
+        near = {j for j in far if any(q.intersects(area) for q in quarter_rects(j))}
+        assert item._exposed_edges(area, quarters=False) == far
+        assert item._exposed_edges(area, quarters=True) == near
+        hits += len(near)
+    assert hits > 0
