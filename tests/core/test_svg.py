@@ -25,7 +25,8 @@ from jaxscope.core.export import FORMATS, export, read_json, resolve_format, to_
 from jaxscope.core.model import Body, ClusterBox, Edge, EdgePath, Graph, Layout, Node, NodeBox, resolve
 from jaxscope.core.sanitize import clean_text, xml_attr, xml_text
 from jaxscope.core.styles import FAMILIES, family, family_title
-from jaxscope.core.svg import TITLE_BAND, NodeIndex, node_tooltip, render_svg
+from jaxscope.core.layout import compute_layout
+from jaxscope.core.svg import JOIN_PARTS, TITLE_BAND, NodeIndex, node_tooltip, render_svg, svg_parts
 
 NS = "{http://www.w3.org/2000/svg}"
 TESTS = pathlib.Path(__file__).resolve().parents[1]
@@ -58,6 +59,20 @@ def own_title(el: ET.Element) -> str:
 def test_svg_goldens(sample, name, options):
     graph, layout = sample
     check_golden(name, render_svg(graph, layout, **options))
+
+
+def test_a_big_document_comes_in_bounded_slices():
+    """Written a slice at a time (short GIL holds) and joined as it goes (a bounded peak)."""
+    n = 5000
+    nodes = tuple(Node(f"e{i}", "eqn", "sin", avals=("f32[8]",)) for i in range(n))
+    edges = tuple(Edge(f"e{i}", f"e{i + 1}") for i in range(n - 1))
+    graph = Graph("chain", {"b0": Body("b0", "chain", nodes, edges, n, n)})
+    layout = compute_layout(graph, frozenset(), engine="layered")
+    slices = svg_parts(graph, layout)
+    assert len(slices) > 1 and all(part.endswith("\n") for part in slices)
+    assert max(part.count("\n") for part in slices) <= 4 * JOIN_PARTS  # JOIN_PARTS elements, of up to 4 lines each
+    assert "".join(slices) == render_svg(graph, layout)
+    parse("".join(slices))
 
 
 def test_a_document_keeps_none_of_its_strings(sample):
