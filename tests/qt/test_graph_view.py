@@ -515,3 +515,25 @@ def test_long_edges_are_culled_by_their_curve_quarters(make_view):
         assert item._exposed_edges(area, quarters=True) == near
         hits += len(near)
     assert hits > 0
+
+
+def test_a_scene_too_big_to_keep_is_freed_before_the_next_is_built(make_view, monkeypatch):
+    """A 50k-box scene is tens of MB: the one shown goes at once, not when the event loop next
+    runs, so that two are never alive together; a small one is kept to be shown again."""
+    import jaxscope.qt.graph_view as graph_view
+
+    graph, layout = laid_out("cond")
+    view = make_view(graph, layout)
+    other = compute_layout(graph, frozenset())
+    assert other is not layout and len(other.nodes) != len(layout.nodes)
+    kept = view.scene()
+    view.set_graph(graph, other, keep_view=True)
+    assert kept.items()  # small enough: kept as it was
+    view.set_graph(graph, layout, keep_view=True)
+    assert view.scene() is kept  # shown again, not rebuilt
+
+    monkeypatch.setattr(graph_view, "SCENE_CACHE_NODES", 0)
+    old = view.scene()
+    view.set_graph(graph, other, keep_view=True)
+    assert view.scene() is not old and old.items() == []  # before any event was processed
+    assert view.node_count == len(other.nodes) and not view.grab().isNull()
