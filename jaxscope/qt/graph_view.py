@@ -170,7 +170,7 @@ class QtGraphView(QGraphicsView):
         if built is not None:
             if built.graph is graph and len(built.model.nodes) <= SCENE_CACHE_NODES:
                 self._scenes[(id(built.graph), id(built.layout))] = built
-            else:  # gone before the next one is built: at 50k boxes both at once were 65 MB more
+            else:  # gone before the next one is built: both at once were 65 MB more at 50k boxes (deleting takes ~80 ms)
                 self._model, self._node_items, self._dag, self._search_keys = None, [], None, None
                 self._drop_scene(built)
             built = None
