@@ -7,6 +7,7 @@ as strings (see `dumps`).
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import math
@@ -114,8 +115,7 @@ def read(stream: BinaryIO, on_line: Callable[[bytes], None] | None = None) -> di
     """The next message (its parts put back in place), or None at end of stream. `on_line` gets
     each raw line before it is decoded (to forward a reply to another process as it arrives)."""
     parts: dict[int, list[Any]] = {}
-    paused: gc_paused | None = None  # from the first part of a message to its end
-    try:
+    with contextlib.ExitStack() as paused:  # from the first part of a message to its end
         while True:
             line = stream.readline()
             if not line:
@@ -127,11 +127,10 @@ def read(stream: BinaryIO, on_line: Callable[[bytes], None] | None = None) -> di
             if not isinstance(data, dict):
                 raise ValueError("protocol message is not an object")
             if _PART in data:
-                if paused is None:
+                if not parts:
                     # Paused per line only, the collector rescanned the parts read so far between
                     # two lines: 40-60 ms pauses in the GUI while a 50k-equation graph came in.
-                    paused = gc_paused()
-                    paused.__enter__()
+                    paused.enter_context(gc_paused())
                 parts[int(data[_PART])] = list(data.get("items") or ())
                 continue
             if not parts:
@@ -139,6 +138,3 @@ def read(stream: BinaryIO, on_line: Callable[[bytes], None] | None = None) -> di
             message = _join(data, parts)
             gc.freeze()  # a big message, alive now: no collection rescans it (see freeze_decoded)
             return message
-    finally:
-        if paused is not None:
-            paused.__exit__()
