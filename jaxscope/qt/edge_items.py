@@ -69,8 +69,10 @@ class EdgeTileItem(BatchItem):
         got = self._cull.get(quarters)
         if got is None:
             edges, bbox = self.model.edges, self.model.long_edges
-            cubic = [j for j in self.indices if quarters and len(edges[j].points) == 4]
-            rest = [j for j in self.indices if not (quarters and len(edges[j].points) == 4)]
+            cubic: list[int] = []
+            rest: list[int] = []
+            for j in self.indices:
+                (cubic if quarters and len(edges[j].points) == 4 else rest).append(j)
             ids = np.array(rest, dtype=np.int64)
             boxes = np.array([[bbox[j].left(), bbox[j].top(), bbox[j].right(), bbox[j].bottom()] for j in rest], dtype=float).reshape(-1, 4)
             if cubic:
