@@ -51,6 +51,7 @@ class EdgeTileItem(BatchItem):
         self._line_of: dict[int, QLineF] = {}
         self._groups: dict[tuple[bool, bool], list[int]] = {}
         self._paths: dict[tuple[bool, bool], tuple[QPainterPath, QPainterPath]] = {}
+        self._group_lines: dict[tuple[bool, bool], list[QLineF]] = {}
         self._version = -1
 
     def _shape(self, j: int) -> tuple[QPainterPath, QPolygonF | None]:
@@ -121,7 +122,7 @@ class EdgeTileItem(BatchItem):
                     group.append(j)
             # dimmed first, so the highlighted cone is drawn over them
             self._groups = dict(sorted(groups.items(), key=lambda kv: not kv[0][1]))
-            self._paths = {}
+            self._paths, self._group_lines = {}, {}
             self._version = st.version
         return self._groups
 
@@ -155,7 +156,10 @@ class EdgeTileItem(BatchItem):
             painter.setPen(pen)
             painter.setBrush(Qt.BrushStyle.NoBrush)
             if far:
-                painter.drawLines(self._lines(js))
+                lines = self._group_lines.get(key)
+                if lines is None:  # a tile draws the whole group: one list per group, not one per frame
+                    lines = self._group_lines[key] = self._lines(js)
+                painter.drawLines(lines)
                 continue
             curves, arrows = self._batch_paths(key, js)
             painter.drawPath(curves)

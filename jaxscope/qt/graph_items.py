@@ -12,8 +12,10 @@ their contents in a few calls build in ~0.15 s and repaint fit-all in ~80 ms. So
 * every item culls by the exposed rect and picks a level of detail from the painter's scale:
   full (the SVG look: shapes and text), boxes (text would be under ~4 px: batched rects, curves
   without arrowheads) and far (fill-only rects, straight edges);
-* zoomed out so far that every tile is a few device px, the view hides the tiles (they hang
-  under two layer items) and shows one `OverviewItem` that draws the same blobs in a few calls;
+* a tile a few device px across would draw one blob (a node tile) or nothing (an edge tile): at
+  each scale the view hides those tiles, and one `OverviewItem` draws the node tiles' blobs in a
+  few calls (`SceneItems.set_scale`); when every tile is that small, the two layer items the
+  tiles hang under are hidden instead;
 * everything is vector, in scene coordinates, sharp on high-DPI screens; the one pixmap cache
   is Qt's device-coordinate cache of the long edges' item (a screenful, redrawn on zoom).
 
@@ -28,7 +30,9 @@ makes the items of one scene.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from bisect import bisect_left
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem
@@ -98,20 +102,35 @@ __all__ = [
 
 @dataclass
 class SceneItems:
-    """The items of one scene, and what the view needs to switch the overview on and off."""
+    """The items of one scene, and what the view needs to stand the overview in for tiny tiles."""
 
     node_items: list[NodeTileItem]  # indexed like `model.node_tiles`
     items: list[QGraphicsItem]  # the top-level ones, for `QGraphicsScene.addItem`
     layers: list[QGraphicsItem]  # the parents of the edge tiles and of the node tiles
-    overview: OverviewItem  # stands for both layers when every tile is tiny
-    tile_span: float  # the longest side of any tile: at a scale below TINY_PX / tile_span all are tiny
+    overview: OverviewItem  # draws the node tiles that are tiny at the view's scale
+    by_span: list[tuple[list[float], list[BatchItem]]]  # node tiles, edge tiles: spans ascending, tiles in that order
+    hidden: list[int] = field(default_factory=lambda: [0, 0])  # how many of each are hidden now (the smallest)
 
-    def set_overview(self, on: bool) -> None:
-        """Show the overview instead of the tiles (it draws what they would: see `OverviewItem`)."""
-        if on != self.overview.isVisible():
-            self.overview.setVisible(on)
-            for layer in self.layers:
-                layer.setVisible(not on)
+    def set_scale(self, scale: float) -> None:
+        """Hide every tile under `TINY_PX` on screen at `scale` (a tile's longest side times the
+        scale, the tiles' own test): the overview draws the node tiles among them as the blobs they
+        would draw, and a tiny edge tile draws nothing anyway. Fewer Python paint() calls: at
+        mlp-10k's fit-all 600 of 880 node tiles are tiny, but not all, so the overview alone could
+        not stand in. Only the tiles that change sides are touched; when every tile is tiny, the
+        two layers are hidden instead (two calls)."""
+        limit = TINY_PX / scale if scale > 0 else 0.0
+        counts = [bisect_left(spans, limit) for spans, _ in self.by_span]
+        all_tiny = all(c == len(spans) for c, (spans, _) in zip(counts, self.by_span))
+        for layer in self.layers:
+            if layer.isVisible() == all_tiny:
+                layer.setVisible(not all_tiny)
+        if not all_tiny:
+            for kind, count in enumerate(counts):
+                before, tiles = self.hidden[kind], self.by_span[kind][1]
+                for tile in tiles[min(before, count) : max(before, count)]:
+                    tile.setVisible(count < before)
+                self.hidden[kind] = count
+        self.overview.set_count(counts[0])
 
 
 def _layer(z: float) -> QGraphicsItem:
@@ -125,7 +144,7 @@ def _layer(z: float) -> QGraphicsItem:
 
 def build_items(model: SceneModel, state: ViewState) -> SceneItems:
     """Every item of one scene. The node and edge tiles hang under two layers, so that the view
-    can swap them for the overview in two calls when zoomed far out."""
+    can hide them all in two calls when the overview stands in for every one of them."""
     node_layer, edge_layer = _layer(3.0), _layer(1.0)
     node_items = [NodeTileItem(model, state, ids) for ids in model.node_tiles]
     edge_items = [EdgeTileItem(model, state, ids, bounds) for ids, bounds in model.edge_tiles]
@@ -140,7 +159,20 @@ def build_items(model: SceneModel, state: ViewState) -> SceneItems:
         # item's on-screen part as a pixmap and, on a pan, paints only the strip that scrolled in.
         long_item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         items.append(long_item)
-    overview = OverviewItem(model, state, node_items)
+    node_spans, node_order = _by_span(node_items)
+    edge_spans, edge_order = _by_span(edge_items)
+    overview = OverviewItem(model, state, [node_items[t] for t in node_order], node_order)
     items.append(overview)
-    span = max((max(t.extent.width(), t.extent.height()) for t in (*node_items, *edge_items)), default=0.0)
-    return SceneItems(node_items, items, [edge_layer, node_layer], overview, span)
+    by_span: list[tuple[list[float], list[BatchItem]]] = [
+        (node_spans, [node_items[t] for t in node_order]),
+        (edge_spans, [edge_items[t] for t in edge_order]),
+    ]
+    return SceneItems(node_items, items, [edge_layer, node_layer], overview, by_span)
+
+
+def _by_span(tiles: Sequence[NodeTileItem | EdgeTileItem]) -> tuple[list[float], list[int]]:
+    """The tiles' longest sides ascending, and the tiles' indices in that order: the tiles that
+    are tiny at any scale are a prefix of it."""
+    spans = [max(t.extent.width(), t.extent.height()) for t in tiles]
+    order = sorted(range(len(tiles)), key=spans.__getitem__)
+    return [spans[i] for i in order], order

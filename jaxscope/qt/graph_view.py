@@ -34,7 +34,7 @@ from jaxscope.core.model import Graph, Layout
 from jaxscope.core.serialize import gc_paused
 from jaxscope.core.styles import Theme, get_theme
 from jaxscope.core.svg import node_tooltip
-from jaxscope.qt.batch_item import TINY_PX, Palette, ViewState
+from jaxscope.qt.batch_item import Palette, ViewState
 from jaxscope.qt.graph_items import SceneItems, build_items
 from jaxscope.qt.node_items import NodeTileItem
 from jaxscope.qt.scene_model import SceneModel, build_model
@@ -220,7 +220,7 @@ class QtGraphView(QGraphicsView):
     @property
     def node_count(self) -> int:
         """How many boxes the scene draws (stub copies included)."""
-        return sum(len(item.indices) for item in self._node_items)
+        return len(self._model.nodes) if self._model is not None else 0
 
     def scene_node_rect(self, path: str) -> QRectF | None:
         """The scene rect of the box at `path` (exact, or the first box of a base path)."""
@@ -310,14 +310,13 @@ class QtGraphView(QGraphicsView):
 
     def _update_detail(self) -> None:
         """After a zoom: antialiasing only where it is cheap (zoomed in, or a small graph: perf §4),
-        and the overview instead of the tiles when every tile is tiny at this scale."""
+        and the overview instead of the tiles that are tiny at this scale."""
         scale = self._scale()
         small = self.node_count <= AA_MAX_NODES
         self.setRenderHint(QPainter.RenderHint.Antialiasing, small or scale >= AA_MIN_SCALE)
         self.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
         if self._built is not None:
-            items = self._built.items
-            items.set_overview(scale * items.tile_span < TINY_PX)
+            self._built.items.set_scale(scale)
 
     def _apply_background(self) -> None:
         bg = self._state.palette.background

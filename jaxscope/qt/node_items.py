@@ -256,33 +256,57 @@ def paint_outlines(painter: QPainter, st: ViewState, nodes: list[NodeRec], lod: 
 
 
 class OverviewItem(BatchItem):
-    """Every node tile as the one rect it is when tiny, in a few batched calls. Zoomed out so far
-    that every tile is tiny, the view shows this instead of the tiles (`QtGraphView`): the same
-    picture, without one Python paint() per tile and per edge tile (9k at gpt-50k: most of a
-    fit-all repaint). `painted` counts the boxes the last paint() stood for (for tests)."""
+    """The first `count` of `tiles` (the view's tiny ones: `SceneItems.set_scale`) as the one rect
+    each is when tiny, in a few batched calls: the same picture without one Python paint() per
+    tile (9k at gpt-50k's fit-all: most of a repaint). `painted` counts the boxes the last
+    paint() stood for (for tests)."""
 
-    def __init__(self, model: SceneModel, state: ViewState, tiles: list[NodeTileItem]) -> None:
+    def __init__(self, model: SceneModel, state: ViewState, tiles: list[NodeTileItem], order: list[int]) -> None:
         super().__init__(model, state, model.content.adjusted(-NODE_MARGIN, -NODE_MARGIN, NODE_MARGIN, NODE_MARGIN))
-        self.tiles = tiles
+        self.tiles = tiles  # smallest first
+        self.order = order  # tiles[k] is the scene's node tile order[k] (NodeRec.tile)
+        self.count = 0
         self.setZValue(3.0)
         self.setVisible(False)
         self.painted = 0
         self._groups: list[tuple[tuple[str, bool], list[QRectF]]] = []
-        self._version = -1
+        self._key: tuple[int, int] = (-1, -1)  # (state version, count) the groups were made for
+        self._rank: list[int] = []  # the inverse of `order`
+
+    def set_count(self, count: int) -> None:
+        """Stand for the first `count` tiles (none: hidden)."""
+        if count != self.count:
+            self.count = count
+            self.update()
+        if self.isVisible() != (count > 0):
+            self.setVisible(count > 0)
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
-        st = self.state
-        if self._version != st.version:
+        st, count = self.state, self.count
+        tiles = self.tiles[:count]
+        if self._key != (st.version, count):
             by: dict[tuple[str, bool], list[QRectF]] = {}
-            for tile in self.tiles:
+            for tile in tiles:
                 by.setdefault(tile.tiny_look(), []).append(tile.extent)
             self._groups = sorted(by.items(), key=lambda kv: kv[0][1])  # dimmed first, as the tiles
-            self._version = st.version
+            self._key = (st.version, count)
+            self.painted = sum(len(tile.indices) for tile in tiles)
         painter.setPen(Qt.PenStyle.NoPen)
         for (fam, lit), rects in self._groups:
             painter.setOpacity(1.0 if lit else DIM_OPACITY)
             painter.setBrush(st.palette.family(fam).far)
             painter.drawRects(rects)
         painter.setOpacity(1.0)
-        self.painted = len(self.model.nodes)
-        paint_outlines(painter, st, self.model.nodes, lod_of(painter), True, None)
+        paint_outlines(painter, st, self.model.nodes, lod_of(painter), True, None if count == len(self.tiles) else self._within(count))
+
+    def _within(self, count: int) -> frozenset[int]:
+        """The selected and matching boxes in the first `count` tiles: the others' tiles outline them."""
+        st = self.state
+        if not (st.selected or st.matches):
+            return frozenset()
+        if not self._rank:
+            self._rank = [0] * len(self.order)
+            for k, t in enumerate(self.order):
+                self._rank[t] = k
+        rank, nodes = self._rank, self.model.nodes
+        return frozenset(i for ids in (st.selected, st.matches) for i in ids if rank[nodes[i].tile] < count)

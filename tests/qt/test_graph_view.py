@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 from jaxscope.core.layout import auto_expanded, compute_layout  # noqa: E402
 from jaxscope.core.model import Body, Edge, Graph, Layout, Node, SourceLoc, TraceResult  # noqa: E402
 from jaxscope.core.svg import NodeIndex, node_tooltip  # noqa: E402
-from jaxscope.qt.graph_items import TEXT_LOD, EdgeTileItem, NodeTileItem  # noqa: E402
+from jaxscope.qt.graph_items import TEXT_LOD, TINY_PX, EdgeTileItem, NodeTileItem  # noqa: E402
 from jaxscope.qt.graph_view import QtGraphView, tooltip_html  # noqa: E402
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures"
@@ -454,19 +454,36 @@ def test_big_graph_builds_and_renders(make_view):
     overview = view.grab().toImage()
     assert items.overview.isVisible() and not any(layer.isVisible() for layer in items.layers)
     assert items.overview.painted == len(layout.nodes)
-    items.set_overview(False)  # the tiles themselves draw the same picture
+    items.set_scale(1e9)  # every tile shown, as zoomed in (the view's scale stays): they draw the same picture
+    assert not items.overview.isVisible() and all(layer.isVisible() for layer in items.layers)
     tiles = view.grab().toImage()
     assert sum(tile.painted for tile in node_tiles(view)) == len(layout.nodes)
     assert differing_pixels(overview, tiles) <= 0.002 * overview.width() * overview.height()
-    items.set_overview(True)
+    items.set_scale(view.zoom())
     items.overview.setVisible(False)  # neither: only the long edges are left
     assert differing_pixels(overview, view.grab().toImage()) > 1000
     items.overview.setVisible(True)
-    for scale in (0.05, 0.2, 1.0):  # every level of detail
+    for scale in (0.05, 0.2, 1.0):  # every level of detail; a tile of a box or two can be tiny at any
         view._set_scale(scale)
         view.centerOn(view.scene_node_rect("e10000").center())
-        assert not view.grab().isNull()
-        assert not items.overview.isVisible() and all(layer.isVisible() for layer in items.layers)
+        shown = view.grab().toImage()
+        assert all(layer.isVisible() for layer in items.layers)
+        tiles = [*node_tiles(view), *(t for t in view.scene().items() if isinstance(t, EdgeTileItem) and not t.cull_each)]
+        tiny = [t for t in tiles if max(t.extent.width(), t.extent.height()) * scale < TINY_PX]
+        assert all(t.isVisible() == (t not in tiny) for t in tiles)  # the overview stands for the tiny ones
+        n_tiny = len([t for t in tiny if isinstance(t, NodeTileItem)])
+        assert items.overview.count == n_tiny and items.overview.isVisible() == (n_tiny > 0)
+        if scale == 0.05:  # some tiles tiny, some not: the overview and the tiles draw together
+            assert 0 < n_tiny < len(node_tiles(view))
+            # the overview outlines the selected boxes of its tiles only (the others' own tiles do)
+            ov = items.overview
+            small, large = ov.tiles[0].indices[0], ov.tiles[-1].indices[0]
+            view.select_paths([view._model.nodes[i].path for i in (small, large)], center=False)
+            assert ov._within(ov.count) == {small}
+            view.select_paths(["e10000"], center=False)
+        items.set_scale(1e9)
+        assert differing_pixels(shown, view.grab().toImage()) <= 0.002 * shown.width() * shown.height()
+        items.set_scale(scale)
     assert view.path_at(centre_of(view, "e10000")) == "e10000"
     assert len(view.search(":17")) == 40
     view.highlight_dataflow("e10000", "both")
