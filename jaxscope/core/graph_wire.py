@@ -29,9 +29,10 @@ import sys
 from typing import Any
 
 from jaxscope.core.model import Body, Edge, Graph, Node, SourceLoc, SubgraphRef
-from jaxscope.core.serialize import from_jsonable, to_jsonable
+from jaxscope.core.serialize import from_jsonable, maker, to_jsonable
 
 WIRE_VERSION = 1
+_NODE, _EDGE = maker(Node), maker(Edge)
 _EMPTY = Graph(function="", bodies={})
 
 
@@ -69,18 +70,19 @@ def graph_from_wire(data: dict[str, Any]) -> Graph:
     intern = sys.intern  # a program has few distinct avals: one string each, not one per use
     sources = [SourceLoc(*s) for s in data["sources"]]
     bodies: dict[str, Body] = {}
+    node, edge = _NODE, _EDGE  # tens of thousands: the fast constructors
     for body_id, b in data["bodies"].items():
         nodes = []
         for nid, kind, label, avals, in_avals, params, index, name_stack, subs, detail in b["nodes"]:
             p = iter(params)
             r = iter(subs)
-            nodes.append(Node(
+            nodes.append(node(
                 nid, kind, label, tuple([intern(a) for a in avals]), tuple([intern(a) for a in in_avals]),
                 tuple(zip(p, p)) if params else (), sources[index] if index >= 0 else None, name_stack,
                 tuple([SubgraphRef(role, sub, param) for role, sub, param in zip(r, r, r)]) if subs else (), detail,
             ))
         e = iter(b["edges"])
-        edges = tuple([Edge(s, d, sp, dp, intern(a)) for s, d, sp, dp, a in zip(e, e, e, e, e)])
+        edges = tuple([edge(s, d, sp, dp, intern(a)) for s, d, sp, dp, a in zip(e, e, e, e, e)])
         bodies[body_id] = Body(body_id, b["title"], tuple(nodes), edges, b["n_eqns"], b["total_eqns"])
     return Graph(data["function"], bodies, data["root"])
 

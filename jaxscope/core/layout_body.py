@@ -19,6 +19,7 @@ from jaxscope.core import labels
 from jaxscope.core.layered import longest_path_ranks
 from jaxscope.core.layout_edges import Point, body_edges
 from jaxscope.core.model import Body, ClusterBox, Edge, EdgePath, Graph, Layout, Node, NodeBox, SubgraphRef
+from jaxscope.core.serialize import maker
 
 if TYPE_CHECKING:
     from jaxscope.core.layout import _Ctx
@@ -138,10 +139,14 @@ def points_of(flat: Sequence[int]) -> tuple[tuple[float, float], ...]:
     return tuple([(px / 10, py / 10) for px, py in zip(it, it)])
 
 
+_node_box = maker(NodeBox)  # decoders make tens of thousands: the fast constructor
+_edge_path = maker(EdgePath)
+
+
 def node_boxes(flat: Sequence) -> list[NodeBox]:
     """[path, x, y, w, h, path, ...] in tenths -> NodeBoxes."""
     it = iter(flat)
-    node_box = NodeBox
+    node_box = _node_box
     return [node_box(p, x / 10, y / 10, w / 10, h / 10) for p, x, y, w, h in zip(it, it, it, it, it)]
 
 
@@ -152,11 +157,11 @@ def cluster_boxes(rows: Iterable[Sequence]) -> tuple[ClusterBox, ...]:
 
 def to_layout(t: Tenths) -> Layout:
     """The Layout of `t` (px)."""
-    edge_path = EdgePath
+    node_box, edge_path = _node_box, _edge_path
     return Layout(
         width=t.width / 10,
         height=t.height / 10,
-        nodes=tuple([NodeBox(p, x / 10, y / 10, w / 10, h / 10) for p, x, y, w, h in t.nodes]),
+        nodes=tuple([node_box(p, x / 10, y / 10, w / 10, h / 10) for p, x, y, w, h in t.nodes]),
         edges=tuple([edge_path(src, dst, points_of(flat), routed, aval) for src, dst, flat, routed, aval in t.edges]),
         clusters=cluster_boxes(t.clusters),
         engine=t.engine,

@@ -57,11 +57,13 @@ from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from jaxscope.core.model import EdgePath, Graph, Layout, NodeBox
 from jaxscope.core import protocol
 from jaxscope.core.graph_wire import graph_from_jsonable, graph_to_wire
 from jaxscope.core.layout_body import Tenths, cluster_boxes, from_layout, node_boxes, points_of
-from jaxscope.core.serialize import from_jsonable, gc_paused
+from jaxscope.core.serialize import from_jsonable, gc_paused, maker
 
 DEFAULT_BUDGET_S = 5.0
 DECODE_TIMEOUT_S = 120.0  # reading the request in the worker; generous, it is plain Python
@@ -126,7 +128,8 @@ def layout_wire_lines(t: Tenths) -> Iterator[str]:
 
 
 def _json_line(data: Any) -> str:
-    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    """One wire line: only strings and ints, so orjson encodes it (~6x faster than `json`)."""
+    return orjson.dumps(data).decode("utf-8")
 
 
 def wire_lines(header: str | bytes) -> int:
@@ -165,12 +168,12 @@ class WireReader:
         if "error" in chunk:  # the worker failed halfway through writing the layout
             raise LayoutError(str(chunk["error"]))
         self.nodes += node_boxes(chunk.get("nodes", ()))
-        edges = self.edges
+        edges, edge_path = self.edges, _EDGE_PATH
         for src, dst, routed, aval, coords in chunk.get("edges", ()):
             if isinstance(coords, int):  # the same curve as an earlier edge: one tuple for both
-                edges.append(EdgePath(src, dst, edges[coords].points, routed, aval))
+                edges.append(edge_path(src, dst, edges[coords].points, routed, aval))
             else:
-                edges.append(EdgePath(src, dst, points_of(coords), routed, aval))
+                edges.append(edge_path(src, dst, points_of(coords), routed, aval))
 
     def layout(self) -> Layout:
         data = self.data
@@ -186,6 +189,8 @@ class WireReader:
             notes=tuple(data["notes"]),
         )
 
+
+_EDGE_PATH = maker(EdgePath)
 
 STREAM_END = {"event": "done", "ok": False, "stream_end": True}  # after a stream's lines: ends it if the reply never came
 
@@ -585,7 +590,7 @@ class LayoutClient:
         }
         lines = [json.dumps(header)]
         if send_graph is True:  # in parts (core.protocol): no single json.dumps holds the GUI's GIL for long
-            lines.append(protocol.dumps({"graph": graph_to_wire(request.graph)}).decode("utf-8").rstrip("\n"))
+            lines.append(protocol.dumps({"graph": graph_to_wire(request.graph)}, plain=True).decode("utf-8").rstrip("\n"))
         try:
             worker.send(*lines)
             if stream:

@@ -14,6 +14,8 @@ import math
 from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
+import orjson
+
 from jaxscope.core.serialize import gc_paused
 
 PROTOCOL_VERSION = 1
@@ -79,7 +81,9 @@ def _join(obj: dict[str, Any], parts: dict[int, list[Any]]) -> dict[str, Any]:
     return obj
 
 
-def _line(message: Any) -> bytes:
+def _line(message: Any, plain: bool = False) -> bytes:
+    if plain:
+        return orjson.dumps(message, option=orjson.OPT_APPEND_NEWLINE)
     try:
         text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except ValueError:
@@ -87,28 +91,31 @@ def _line(message: Any) -> bytes:
     return text.encode("utf-8") + b"\n"
 
 
-def dumps(message: dict[str, Any]) -> bytes:
+def dumps(message: dict[str, Any], plain: bool = False) -> bytes:
     """Encode one message as strict-JSON lines: its long lists first, in parts, then the message.
 
     The reader decodes line by line, so no single `json.loads` (one GIL hold in the GUI process)
-    is longer than a part: a 50k-equation graph in one line held the GIL for over a second."""
-    return b"".join(_lines(message))
+    is longer than a part: a 50k-equation graph in one line held the GIL for over a second.
+    `plain` promises a message without floats (strings, ints, bools, None, lists and dicts with
+    string keys, as a graph's wire form): orjson encodes it, 13x faster than `json` (gpt-50k's
+    graph: 490 -> 37 ms); it would write a non-finite float as null, hence the promise."""
+    return b"".join(_lines(message, plain))
 
 
-def write(stream: BinaryIO, message: dict[str, Any]) -> None:
-    """`dumps(message)` onto `stream`, each part as soon as it is encoded (the reader decodes a
-    part while the next is encoded), then flushed."""
-    for line in _lines(message):
+def write(stream: BinaryIO, message: dict[str, Any], plain: bool = False) -> None:
+    """`dumps(message, plain)` onto `stream`, each part as soon as it is encoded (the reader
+    decodes a part while the next is encoded), then flushed."""
+    for line in _lines(message, plain):
         stream.write(line)
     stream.flush()
 
 
-def _lines(message: dict[str, Any]) -> Iterator[bytes]:
+def _lines(message: dict[str, Any], plain: bool = False) -> Iterator[bytes]:
     parts: list[list[Any]] = []
     main = _split(message, parts)
     for i, items in enumerate(parts):
-        yield _line({_PART: i, "items": items})
-    yield _line(main)
+        yield _line({_PART: i, "items": items}, plain)
+    yield _line(main, plain)
 
 
 def read(stream: BinaryIO, on_line: Callable[[bytes], None] | None = None) -> dict[str, Any] | None:

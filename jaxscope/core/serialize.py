@@ -22,6 +22,7 @@ import json
 import threading
 import types
 import typing
+from collections.abc import Callable
 from typing import Any, TypeVar, Union, get_args, get_origin
 
 T = TypeVar("T")
@@ -122,6 +123,21 @@ def _is_dataclass_type(tp: Any) -> bool:
 def _gen(src: str, env: dict[str, Any], name: str) -> Any:
     exec(src, env)  # noqa: S102 - generated from dataclass field names and cached helpers only
     return env[name]
+
+
+def maker(cls: type[T]) -> Callable[..., T]:
+    """A positional constructor for a frozen, slotted dataclass without a `__post_init__`, for the
+    decoders that make tens of thousands of them: it fills the slots through their descriptors,
+    where the frozen class's `__init__` goes through `object.__setattr__` field by field (a
+    5-field NodeBox: 1.5 -> 0.7 µs). Every field must be given, in order; same objects."""
+    names = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+    if not getattr(cls, "__dataclass_params__").frozen or "__slots__" not in vars(cls) or hasattr(cls, "__post_init__"):
+        raise TypeError(f"{cls.__name__} is not a frozen slotted dataclass without __post_init__")
+    env: dict[str, Any] = {f"_s{k}": getattr(cls, name).__set__ for k, name in enumerate(names)}
+    env.update(_new=object.__new__, _cls=cls)
+    body = "".join(f"    _s{k}(o, {name})\n" for k, name in enumerate(names))
+    src = f"def make({', '.join(names)}):\n    o = _new(_cls)\n{body}    return o\n"
+    return _gen(src, env, "make")
 
 
 # -- encoding

@@ -147,7 +147,7 @@ def _handle(message: dict[str, Any], replies: BinaryIO) -> dict[str, Any]:
         ahead: list[Any] = []
 
         def send_graph(graph: Any) -> None:  # the GUI and the layout process decode it while we diagnose
-            protocol.write(replies, {"id": rid, "event": "graph", "graph": graph_to_wire(graph)})
+            protocol.write(replies, {"id": rid, "event": "graph", "graph": graph_to_wire(graph)}, plain=True)
             ahead.append(graph)
 
         extra = {"on_graph": send_graph} if op == "trace" else {}

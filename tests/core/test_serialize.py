@@ -16,8 +16,8 @@ from typing import Any, Literal, Optional, Union, get_args, get_origin
 import pytest
 
 from jaxscope.core.layout import compute_layout, expanded_to_depth
-from jaxscope.core.model import ErrorInfo, Frame, Graph, Layout, SourceLoc, TraceRequest, TraceResult
-from jaxscope.core.serialize import dumps, from_jsonable, gc_paused, loads, to_jsonable
+from jaxscope.core.model import ErrorInfo, Frame, Graph, Layout, NodeBox, SourceLoc, TraceRequest, TraceResult
+from jaxscope.core.serialize import dumps, from_jsonable, gc_paused, loads, maker, to_jsonable
 
 from test_layout import sample_graph  # tests/core is on sys.path (rootdir-less test dirs)
 
@@ -510,3 +510,25 @@ def test_gc_paused_nests_and_restores():
     to_jsonable(sample_everything())
     from_jsonable(Everything, to_jsonable(sample_everything()))
     assert gc.isenabled()
+
+
+def test_maker_builds_the_same_frozen_objects_faster():
+    """`maker` fills a frozen slotted dataclass's slots directly: equal, hashable, still frozen."""
+    make = maker(NodeBox)
+    box = make("e1#0", 1.5, 2.0, 30.0, 20.0)
+    assert box == NodeBox("e1#0", 1.5, 2.0, 30.0, 20.0) and hash(box) == hash(NodeBox("e1#0", 1.5, 2.0, 30.0, 20.0))
+    assert type(box) is NodeBox
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        box.x = 3.0  # type: ignore[misc]
+
+    @dataclasses.dataclass(slots=True)
+    class Loose:
+        a: int
+
+    @dataclasses.dataclass(frozen=True)
+    class NoSlots:
+        a: int
+
+    for cls in (Loose, NoSlots):
+        with pytest.raises(TypeError):
+            maker(cls)
