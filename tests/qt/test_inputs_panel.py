@@ -1,0 +1,26 @@
+"""The inputs panel: the `--args` field, checked as it changes."""
+
+from __future__ import annotations
+
+from jaxscope.core import argspec
+from jaxscope.core.discover import discover_source
+from jaxscope.qt.inputs_panel import InputsPanel
+
+
+def test_inputs_are_parsed_once_per_text(qtbot, monkeypatch):
+    """Opening a function, then tracing it, checks the same inputs three times: one parse (a
+    params pytree can take 80 ms to parse, on the GUI thread); an edit parses again."""
+    parsed: list[str] = []
+    real = argspec.parse_call
+    monkeypatch.setattr(argspec, "parse_call", lambda text: parsed.append(text) or real(text))
+    panel = InputsPanel()
+    qtbot.addWidget(panel)
+    module = discover_source("JAXSCOPE_ARGS = {'f': 'f32[3]'}\n\ndef f(x):\n    return x\n", "m.py")
+    with qtbot.waitSignal(panel.trace_requested) as sent:
+        panel.set_module(module, "f")
+        panel.request_trace()
+    assert sent.args == ["f", "f32[3]"] and parsed == ["f32[3]"]
+    panel.args.setText("f33[3]")  # a bad spec is flagged at once, and stays flagged
+    assert "f33" in panel.error.text() and not panel.trace_button.isEnabled()
+    panel.request_trace()
+    assert parsed == ["f32[3]", "f33[3]"] and not panel.trace_button.isEnabled()
