@@ -18,6 +18,11 @@ def plain_label(text: str = "") -> QLabel:
     return label
 
 
+# QLineEdit cuts its text at 32767 characters by default: a params pytree written out (gpt_jit-50k's
+# example: 43k) lost its end and failed to parse as "'[' is never closed".
+ARGS_MAX_CHARS = 16 * 1024 * 1024
+
+
 class InputsPanel(QWidget):
     """Function picker, parameter list, `--args` field with inline errors, and the Trace button."""
 
@@ -33,6 +38,7 @@ class InputsPanel(QWidget):
         self.params = plain_label()
         self.params.setObjectName("paramsLabel")
         self.args = QLineEdit()
+        self.args.setMaxLength(ARGS_MAX_CHARS)
         self.args.setObjectName("argsEdit")
         self.args.setPlaceholderText("f32[8,128], {'b': f32[128]}, training=True")
         self.args.setFont(QFont("DejaVu Sans Mono", 10))

@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFormLayout, QLineEdit,
 from jaxscope.core import argspec
 from jaxscope.core.model import ErrorInfo
 from jaxscope.core.retrace import RetraceResult
-from jaxscope.qt.inputs_panel import plain_label
+from jaxscope.qt.inputs_panel import ARGS_MAX_CHARS, plain_label
 
 
 class RetraceDialog(QDialog):
@@ -25,7 +25,9 @@ class RetraceDialog(QDialog):
         self._before = before
         self.before = plain_label(before or "()")
         self.before.setFont(mono)
-        self.after = QLineEdit(before)
+        self.after = QLineEdit()
+        self.after.setMaxLength(ARGS_MAX_CHARS)  # before setText: the default cut is at 32767
+        self.after.setText(before)
         self.after.setObjectName("retraceAfter")
         self.after.setFont(mono)
         self.error = plain_label()

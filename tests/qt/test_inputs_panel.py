@@ -24,3 +24,16 @@ def test_inputs_are_parsed_once_per_text(qtbot, monkeypatch):
     assert "f33" in panel.error.text() and not panel.trace_button.isEnabled()
     panel.request_trace()
     assert parsed == ["f32[3]", "f33[3]"] and not panel.trace_button.isEnabled()
+
+
+def test_long_inputs_are_kept_whole(qtbot):
+    """A params pytree written out runs past QLineEdit's default 32767 characters: kept whole, it
+    parses (cut, it failed as "'[' is never closed")."""
+    panel = InputsPanel()
+    qtbot.addWidget(panel)
+    module = discover_source("def f(params):\n    return params\n", "m.py")
+    panel.set_module(module, "f")
+    text = "[" + ", ".join(["{'w': f32[64,64], 'b': f32[64]}"] * 1500) + "]"
+    assert len(text) > 40_000
+    panel.args.setText(text)
+    assert panel.args.text() == text and panel.error.text() == "" and panel.trace_button.isEnabled()
