@@ -341,6 +341,7 @@ def cmd_explain(opts: argparse.Namespace) -> int:
     import json
     from dataclasses import asdict
 
+    from jaxscope.core import argspec
     from jaxscope.core.diagnostics import format_diagnostics
     from jaxscope.core.discover import DiscoveryError, discover_file
     from jaxscope.core.flow_marks import line_marks, static_values
@@ -363,7 +364,7 @@ def cmd_explain(opts: argparse.Namespace) -> int:
     except DiscoveryError:
         info = None
     fn = info.get(ref.qualname) if info is not None else None
-    statics = static_values(fn, result.request.args) if fn is not None else {}
+    statics = static_values(fn, argspec.parse_call(result.request.args)) if fn is not None else {}
     marks = line_marks(main_flow, result.graph, path, statics, source=source)
 
     if opts.json:

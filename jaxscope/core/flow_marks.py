@@ -23,6 +23,7 @@ from jaxscope.core.discover import FunctionInfo, bind_call
 from jaxscope.core.flow import STAGED_ROLE_PREFIXES, Construct, FileFlow, _norm
 
 if TYPE_CHECKING:
+    from jaxscope.core.argspec import CallSpec
     from jaxscope.core.model import Graph
 
 KINDS = ("emitted", "python", "not-taken", "never", "staged", "error")  # "error": where a trace failed
@@ -276,11 +277,11 @@ def _function_statements(tree: ast.AST) -> list[list[ast.stmt]]:
     return out
 
 
-def static_values(fn: FunctionInfo, args: str) -> dict[str, str]:
+def static_values(fn: FunctionInfo, call: CallSpec) -> dict[str, str]:
     """Parameter name -> repr of its static value in the call (Python literals and unpassed defaults)."""
     from jaxscope.core import argspec
 
-    bound = bind_call(fn, argspec.parse_call(args))
+    bound = bind_call(fn, call)
     out = {name: repr(spec.value) for name, spec in bound.items() if isinstance(spec, argspec.StaticValue)}
     for p in fn.params:
         if p.name not in bound and p.default is not None and p.kind not in ("var_positional", "var_keyword"):

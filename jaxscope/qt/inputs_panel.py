@@ -21,6 +21,7 @@ def plain_label(text: str = "") -> QLabel:
 # QLineEdit cuts its text at 32767 characters by default: a params pytree written out (gpt_jit-50k's
 # example: 43k) lost its end and failed to parse as "'[' is never closed".
 ARGS_MAX_CHARS = 16 * 1024 * 1024
+PARAM_CHARS = 120  # a parameter's line in the list is cut here
 
 
 class InputsPanel(QWidget):
@@ -33,6 +34,7 @@ class InputsPanel(QWidget):
         self._module: ModuleInfo | None = None
         self._edited: dict[str, str] = {}
         self._parsed: tuple[str, argspec.CallSpec | argspec.SpecError] | None = None
+        self._described: tuple[FunctionInfo, argspec.CallSpec] | None = None  # what the parameter list shows
         self.function = QComboBox()
         self.function.setObjectName("functionCombo")
         self.params = plain_label()
@@ -93,12 +95,13 @@ class InputsPanel(QWidget):
         fn = self.current()
         if fn is None:
             self.params.setText("")
+            self._described = None
             self.args.setText("")
             return
         self.args.setText(self._edited.get(fn.name, fn.example_args or ""))
         self._validate()
 
-    def _parse(self, text: str) -> argspec.CallSpec | argspec.SpecError:
+    def parse(self, text: str) -> argspec.CallSpec | argspec.SpecError:
         """`argspec.parse_call(text)` or its error, remembered for the last text: opening a
         function, then tracing it, validated the same text three times (a 43 kB params pytree:
         80 ms each, on the GUI thread)."""
@@ -113,7 +116,7 @@ class InputsPanel(QWidget):
         fn = self.current()
         if fn is not None:
             self._edited[fn.name] = self.args.text()
-        call = self._parse(self.args.text())
+        call = self.parse(self.args.text())
         if isinstance(call, argspec.SpecError):
             where = f" (at column {call.offset + 1})" if call.offset is not None else ""
             self.error.setText(f"{call.message}{where}")
@@ -121,8 +124,9 @@ class InputsPanel(QWidget):
             return False
         self.error.setText("")
         self.trace_button.setEnabled(fn is not None)
-        if fn is not None:
+        if fn is not None and self._described != (fn, call):
             self.params.setText(describe_params(fn, call))
+            self._described = (fn, call)
         return True
 
     def request_trace(self) -> None:
@@ -143,5 +147,7 @@ def describe_params(fn: FunctionInfo, call: argspec.CallSpec) -> str:
             state = f"static {argspec.format_spec(spec)}"
         else:
             state = f"traced {argspec.format_spec(spec)}"
+        if len(state) > PARAM_CHARS:  # a params pytree written out: its start says what it is
+            state = state[: PARAM_CHARS - 1] + "…"
         lines.append(f"{param.name}: {state}")
     return "\n".join(lines) or "(no parameters)"

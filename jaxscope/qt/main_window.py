@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 import jaxscope
-from jaxscope.core import linking
+from jaxscope.core import argspec, linking
 from jaxscope.core.discover import DiscoveryError, default_function, discover_file
 from jaxscope.core.export import export
 from jaxscope.core.guide import Example, find, list_examples, parse_guide
@@ -448,7 +448,8 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
             self.flow_legend.setText(html.escape(note) if result.graph.top.total_eqns > FLOW_MAX_EQNS else "")
             return
         fn = self.inputs.current()
-        statics = static_values(fn, result.request.args) if fn is not None else {}
+        call = self.inputs.parse(result.request.args)  # parsed already when the trace was asked for
+        statics = static_values(fn, call) if fn is not None and not isinstance(call, argspec.SpecError) else {}
         self.source.set_flow_marks(line_marks(file_flow, result.graph, self.doc.path, statics, source=self.source.toPlainText()))
         swatch = '<span style="color:{0}">&#9612;</span>&nbsp;{1}'
         items = [swatch.format(colour or "#8e5ad6", html.escape(text)) for colour, text in legend_items(self.theme)]

@@ -7,6 +7,8 @@ import re
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation
 
 from jaxscope.core import linking as L
@@ -431,3 +433,18 @@ def test_jaxpr_lines_count_newlines_only_like_the_view():
     text = "{ lambda ; a:f32[]. let\n    b:f32[] = foo[name=x\x85y\u2028z] a   # m.py:3:4 (f)\n    c:f32[] = sin b  # m.py:4:4 (f)\n  in (c,) }"
     assert L.jaxpr_line_locs(text) == {2: ("m.py", 3, 4), 3: ("m.py", 4, 4)}
     assert set(L.jaxpr_equations(text)[0]) == {2, 3}
+
+
+@given(st.one_of(st.text(alphabet="e0123456789:/#²٣x", max_size=12), st.integers(0, 10**9).map(lambda n: f"e{n}")))
+@settings(max_examples=400, deadline=None)
+def test_natural_key_matches_the_plain_split(path):
+    """The fast path for ``e<digits>`` gives what splitting on digit runs gives (a run is decimal
+    digits; a lone "²" stays text)."""
+    assert L.natural_key(path) == tuple(int(t) if t.isdecimal() else t for t in re.split(r"(\d+)", path))
+
+
+def test_nodes_by_line_answers_again_from_its_last_graph():
+    graph = Graph("f", {"b0": Body("b0", "f", (Node("e0", "eqn", "sin", source=SourceLoc("m.py", 3, 0)),), (), 1, 1)})
+    first = L.nodes_by_line(graph, "m.py")
+    assert first == {3: ["e0"]} and L.nodes_by_line(graph, "m.py") is first
+    assert L.nodes_by_line(graph, "other.py") == {} and L.nodes_by_line(graph, "m.py") == first

@@ -37,3 +37,13 @@ def test_long_inputs_are_kept_whole(qtbot):
     assert len(text) > 40_000
     panel.args.setText(text)
     assert panel.args.text() == text and panel.error.text() == "" and panel.trace_button.isEnabled()
+
+
+def test_a_long_spec_is_cut_in_the_parameter_list(qtbot):
+    panel = InputsPanel()
+    qtbot.addWidget(panel)
+    panel.set_module(discover_source("def f(params, n):\n    return params\n", "m.py"), "f")
+    panel.args.setText("[" + ", ".join(["f32[64,64]"] * 100) + "], n=3")
+    first, second = panel.params.text().splitlines()
+    assert first.startswith("params: traced [f32[64,64], ") and first.endswith("…") and len(first) <= 8 + 120
+    assert second == "n: static 3"
