@@ -33,6 +33,7 @@ Verdict = Literal[
 ]
 
 STAGED_ROLE_PREFIXES = ("cond branch", "switch branch", "while", "scan body")
+RECORDING_STOPPED = "control-flow recording stopped"  # starts a trace's warning when the recorder gave up (too big)
 
 
 @dataclass(frozen=True, slots=True)

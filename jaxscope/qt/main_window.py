@@ -33,6 +33,7 @@ from jaxscope.core.discover import DiscoveryError, default_function, discover_fi
 from jaxscope.core.export import export
 from jaxscope.core.guide import Example, find, list_examples, parse_guide
 from jaxscope.core.hlo_links import IrLinks
+from jaxscope.core.flow import RECORDING_STOPPED
 from jaxscope.core.flow_marks import LineMark, line_marks, static_values
 from jaxscope.core.layout import auto_expanded
 from jaxscope.core.model import Diagnostic, ErrorInfo, FunctionRef, Graph, Layout, SourceLoc, TraceRequest, TraceResult
@@ -67,7 +68,14 @@ PHASE_TEXT = {  # the status bar while the worker (or the layout process) works
     "compile": "compiling with XLA…", "run": "running jitted…", "eager": "running eagerly…", "compare": "comparing…",
     "nan": "looking for the first NaN…", "divergence": "comparing every equation…",
 }  # fmt: skip
-FLOW_MAX_EQNS = 5000  # the control-flow recorder costs ~2.5x trace time: off for programs bigger than this
+# The control-flow recorder costs ~2.5x trace time: not asked for when the last trace was bigger than
+# this, or when the worker's recorder gave up on it (past its call budget: a first open of a big program)
+FLOW_MAX_EQNS = 5000
+
+
+def _recording_stopped(result: TraceResult) -> bool:
+    """Whether the worker's control-flow recorder gave up on this trace (a program too big for it)."""
+    return result.flow is None and any(w.startswith(RECORDING_STOPPED) for w in result.warnings)
 
 
 class WelcomePage(QWidget):
@@ -396,8 +404,8 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
         if self.doc.function != function:
             self.doc.user_toggled = False
         self.doc.function, self.doc.args = function, args
-        previous = self.doc.graph
-        record = previous is None or previous.top.total_eqns <= FLOW_MAX_EQNS
+        previous = self.doc.result
+        record = previous is None or (previous.graph.top.total_eqns <= FLOW_MAX_EQNS and not _recording_stopped(previous))
         request = TraceRequest(FunctionRef(qualname=function, path=self.doc.path), args=args, jaxpr_text=False, record_flow=record)
         # laid out as the reply arrives, with the clusters `_on_trace_finished` will ask for open
         keep = self._keeps_expanded(request.function)
@@ -444,8 +452,12 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
         file_flow = result.flow.file(self.doc.path) if result.flow is not None else None
         if file_flow is None:
             self.source.set_flow_marks({})
-            note = "control-flow marks are off for programs over %d equations" % FLOW_MAX_EQNS
-            self.flow_legend.setText(html.escape(note) if result.graph.top.total_eqns > FLOW_MAX_EQNS else "")
+            note = ""
+            if _recording_stopped(result):
+                note = "control-flow marks are off: this program makes too many Python calls while it is traced"
+            elif result.graph.top.total_eqns > FLOW_MAX_EQNS:
+                note = "control-flow marks are off for programs over %d equations" % FLOW_MAX_EQNS
+            self.flow_legend.setText(html.escape(note))
             return
         fn = self.inputs.current()
         call = self.inputs.parse(result.request.args)  # parsed already when the trace was asked for

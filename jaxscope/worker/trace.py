@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxscope.core import argspec
-from jaxscope.core.flow import mark_staged
+from jaxscope.core.flow import RECORDING_STOPPED, mark_staged
 from jaxscope.core.model import Diagnostic, ErrorInfo, FunctionRef, Graph, JaxprText, TraceRequest, TraceResult
 from jaxscope.core.serialize import gc_paused
 from jaxscope.worker.diagnose import TraceWatch, diagnose
@@ -229,6 +229,13 @@ def run_trace(request: TraceRequest, phase: Phase, on_graph: Callable[[Graph], N
         raise trace_failure(exc) from None
     closed = traced.jaxpr
     timings["trace"] = time.perf_counter() - t1
+    warnings: list[str] = []
+    if recorder is not None and recorder.stopped:
+        warnings.append(
+            f"{RECORDING_STOPPED} after {recorder.budget:,} Python calls (a big program traces"
+            " ~2.5x slower while recorded): no control-flow marks"
+        )
+        recorder = None
 
     # Our own work on the traced program: with a 50k-equation jaxpr alive, every collection of the
     # cyclic GC rescans it, which took 0.6 s of gpt-50k's 1.6 s graph build (user code ran above).
@@ -239,7 +246,6 @@ def run_trace(request: TraceRequest, phase: Phase, on_graph: Callable[[Graph], N
         timings["graph"] = time.perf_counter() - t2
         if on_graph is not None:
             on_graph(graph)
-        warnings: list[str] = []
         flow = None
         if recorder is not None:
             t4 = time.perf_counter()

@@ -3,6 +3,7 @@ a failing trace that keeps the last good result, and re-trace on save."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import pathlib
 import re
@@ -14,6 +15,7 @@ from PySide6.QtCore import QCoreApplication, QSettings
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QFileDialog
 
+from jaxscope.core.flow import RECORDING_STOPPED
 from tests.qt.conftest import TIMEOUT, open_and_wait
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -146,6 +148,10 @@ def test_source_pane_marks_what_tracing_baked_in(qtbot, window):
     marks = w.source.flow_marks()
     assert marks[body].kind == "not-taken" and marks[loop].badge == "×2"
     assert "`training` was False" in w.source.flow_tooltip(line_of(path, "if training:"))
+    # a trace whose recording the worker gave up (too many calls): no marks, the legend says why
+    gave_up = dataclasses.replace(w.doc.result, flow=None, warnings=(f"{RECORDING_STOPPED} after 1,500,000 Python calls",))
+    w._show_flow(gave_up)
+    assert w.source.flow_marks() == {} and "too many Python calls" in w.flow_legend.text()
 
 
 def test_tracer_error_is_marked_at_its_line(qtbot, window):

@@ -9,11 +9,12 @@ import sys
 
 import pytest
 
-from jaxscope.core.flow import Construct, FileFlow
+from jaxscope.core.flow import RECORDING_STOPPED, Construct, FileFlow
 from jaxscope.core.model import FunctionRef, TraceRequest, TraceResult
 
 jax = pytest.importorskip("jax")
 
+from jaxscope.worker import pyflow  # noqa: E402
 from jaxscope.worker.pyflow import Recorder  # noqa: E402
 from jaxscope.worker.trace import TraceFailed, run_trace  # noqa: E402
 
@@ -165,3 +166,17 @@ def test_trace_errors_propagate_and_the_recorder_is_removed():
     assert info.value.info.kind == "tracer"
     assert info.value.info.location is not None and info.value.info.location.line == line("BAD_IF")
     assert sys.gettrace() is before
+
+
+def test_a_trace_past_the_call_budget_goes_on_unrecorded(monkeypatch):
+    """A program that makes more Python calls than the budget while traced is big: the recorder
+    stops (tracing under a trace function is ~2.5x slower), and the result has no flow, a warning
+    that says why, and the same graph."""
+    monkeypatch.setattr(pyflow, "CALL_BUDGET", 300)
+    before = sys.gettrace()
+    result = trace("layers", "f32[3], 3")
+    assert sys.gettrace() is before
+    assert result.flow is None and result.warnings[0].startswith(RECORDING_STOPPED)
+    assert result.graph == trace("layers", "f32[3], 3", record_flow=False).graph
+    monkeypatch.setattr(pyflow, "CALL_BUDGET", 10**9)
+    assert trace("layers", "f32[3], 3").flow is not None and not trace("layers", "f32[3], 3").warnings
