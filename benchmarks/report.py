@@ -218,6 +218,15 @@ def table(rec: dict[str, Any]) -> str:
     if ex and "error" not in ex:
         rows.append(("app extras on GUI thread (not in total)", _s(sum(ex.values())),
                      f"jaxpr pane {_s(ex.get('jaxpr_pane_s'))}, node sources {_s(ex.get('jaxpr_links_s'))}, line maps {_s(ex.get('line_maps_s'))}"))  # fmt: skip
+    app = gui.get("app") or {}
+    if app:
+        if "error" in app:
+            rows.append(("app (MainWindow): open → graph on screen", "failed", str(app["error"])[:120]))
+        else:
+            loop = app.get("loop") or {}
+            rows.append(("app (MainWindow): open → graph on screen", _s(app.get("graph_s")),
+                         f"jaxpr shown at {_s(app.get('jaxpr_s'))}; GUI loop max lateness {_ms(loop.get('max_ms'))} "
+                         f"(p99 {_ms(loop.get('p99_ms'))}), scene build included; control-flow marks {'on' if app.get('flow') else 'off'}"))  # fmt: skip
     for e in gui.get("expand") or []:
         f, c, b = e["first"], e["cached"], e["collapse"]
         rows.append((f"expand {e['owner']} ({e['eqns']:,} eqns)", _s(f["total_s"]),
