@@ -161,12 +161,10 @@ def build_items(model: SceneModel, state: ViewState) -> SceneItems:
         items.append(long_item)
     node_spans, node_order = _by_span(node_items)
     edge_spans, edge_order = _by_span(edge_items)
-    overview = OverviewItem(model, state, [node_items[t] for t in node_order], node_order)
+    smallest_first = [node_items[t] for t in node_order]
+    overview = OverviewItem(model, state, smallest_first, node_order)
     items.append(overview)
-    by_span: list[tuple[list[float], list[BatchItem]]] = [
-        (node_spans, [node_items[t] for t in node_order]),
-        (edge_spans, [edge_items[t] for t in edge_order]),
-    ]
+    by_span: list[tuple[list[float], list[BatchItem]]] = [(node_spans, smallest_first), (edge_spans, [edge_items[t] for t in edge_order])]
     return SceneItems(node_items, items, [edge_layer, node_layer], overview, by_span)
 
 
