@@ -39,7 +39,8 @@ class IrMixin:
         """After a trace: the printed jaxpr, then StableHLO (then compiled HLO), each from the worker
         with its linking done off the GUI thread; the graph and the source links are usable meanwhile."""
         graph = result.graph
-        self._links = linking.jaxpr_links(graph, "")  # node sources now, jaxpr lines when the text comes
+        links = self.controller.prepared(result)  # made off the GUI thread (`MainWindow._prepare_trace`)
+        self._links = links if links is not None else linking.jaxpr_links(graph, "")  # node sources now, jaxpr lines when the text comes
         self._ir_links = {}
         self.jaxpr.set_text("")
         self.ir.clear("printing the jaxpr…")

@@ -78,6 +78,15 @@ def _recording_stopped(result: TraceResult) -> bool:
     return result.flow is None and any(w.startswith(RECORDING_STOPPED) for w in result.warnings)
 
 
+def _prepare_trace(result: TraceResult) -> linking.JaxprLinks:
+    """Off the GUI thread (`Controller.prepare`), the maps a trace's window needs: source line ->
+    nodes (kept by `linking.nodes_by_line` for the GUI thread's calls) and the node sources."""
+    path = result.request.function.path
+    if path:
+        linking.nodes_by_line(result.graph, path)
+    return linking.jaxpr_links(result.graph, "")
+
+
 class WelcomePage(QWidget):
     """Open File…, Open Example…, and the recent files."""
 
@@ -285,6 +294,7 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
     def _connect(self) -> None:
         c = self.controller
         c.phase_changed.connect(self._on_phase)
+        c.prepare = _prepare_trace
         c.trace_finished.connect(self._on_trace_finished)
         c.trace_failed.connect(self._on_trace_failed)
         c.layout_finished.connect(self._on_layout_finished)
