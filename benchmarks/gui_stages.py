@@ -129,6 +129,7 @@ class Bench:
         self.probe = LoopProbe()
         self.events: dict[str, Any] = {}
         c = self.controller
+        c.prepare_layout = self.view.model_for  # as the app: the scene model is built on the layout thread
         c.trace_finished.connect(self._on_trace)
         c.trace_failed.connect(self._on_failed)
         c.layout_finished.connect(self._on_layout)
@@ -152,7 +153,7 @@ class Bench:
         ev = self.events
         ev["t_layout"] = time.perf_counter()
         ev["layout"], ev["expanded"] = layout, expanded
-        self.view.set_graph(graph, layout, "light", keep_view=ev.get("keep_view", False))
+        self.view.set_graph(graph, layout, "light", keep_view=ev.get("keep_view", False), model=self.controller.prepared_layout(layout))
         ev["t_scene"] = time.perf_counter()
         self.view.viewport().grab()
         ev["t_paint"] = time.perf_counter()

@@ -81,6 +81,10 @@ class Controller(QObject):
         # there, while the layout process lays the graph out, instead of on the GUI thread.
         self.prepare: Callable[[TraceResult], Any] | None = None
         self._prepared: tuple[TraceResult, Any] | None = None
+        # The same for a layout that arrives from the layout process: the view's scene model (0.2 s
+        # at 14k boxes, 0.8 s at 72k) is built on the layout client's thread, not the GUI's.
+        self.prepare_layout: Callable[[Graph, Layout], Any] | None = None
+        self._prepared_layout: tuple[Layout, Any] | None = None
         self._trace_done.connect(self._on_trace_done)
         self._job_done.connect(self._on_job_done)
         self._ir_done.connect(self._on_ir_done)
@@ -256,7 +260,28 @@ class Controller(QObject):
             self.layouts.cancel()
             future = self.layouts.submit(graph, frozen, **options)
         future.add_done_callback(lambda f: self._remember_layout(key, graph, f))
-        future.add_done_callback(lambda f: self._layout_done.emit(gen, graph, frozen, f))
+        if future.done():  # a layout kept from before: its scene is most likely kept too
+            self._layout_done.emit(gen, graph, frozen, future)
+        else:
+            future.add_done_callback(lambda f: self._prepare_layout(gen, graph, frozen, f))
+
+    def _prepare_layout(self, gen: int, graph: Graph, expanded: frozenset[str], future: Future[Layout]) -> None:
+        """On the layout client's thread: `prepare_layout` the layout (a failure costs only the head
+        start), then hand it to the GUI thread."""
+        prepare = self.prepare_layout
+        if prepare is not None and gen == self._layout_gen and not future.cancelled() and future.exception() is None:
+            layout = future.result()
+            try:
+                self._prepared_layout = (layout, prepare(graph, layout))
+            except Exception:  # noqa: BLE001 - the view builds it on the GUI thread instead
+                self._prepared_layout = None
+        self._layout_done.emit(gen, graph, expanded, future)
+
+    def prepared_layout(self, layout: Layout) -> Any:
+        """What `prepare_layout` made of `layout` (None if nothing, or for another layout, which is
+        dropped: layouts are shown in order); handed over once."""
+        got, self._prepared_layout = self._prepared_layout, None
+        return got[1] if got is not None and got[0] is layout else None
 
     def _adopt(self, stream: LayoutStream, expanded: frozenset[str], options: dict[str, Any], future: Future[Layout]) -> None:
         """The streamed layout resolved: pass it on if it is the one asked for, else lay out anew

@@ -119,8 +119,20 @@ class QtGraphView(QGraphicsView):
 
     # ------------------------------------------------------------------ building
 
-    def set_graph(self, graph: Graph, layout: Layout, theme: Theme | str = "light", keep_view: bool = False) -> None:
-        """Rebuild the scene (in `theme`: pass the current one again when re-laying out).
+    def model_for(self, graph: Graph, layout: Layout) -> SceneModel | None:
+        """The scene model `set_graph(graph, layout)` would build, built now, from any thread (it
+        holds no QObject): None when a scene of that layout is kept (nothing to build)."""
+        kept = self._scenes.get((id(graph), id(layout)))
+        if kept is not None and kept.layout is layout:
+            return None
+        with gc_paused():
+            return build_model(graph, layout)
+
+    def set_graph(
+        self, graph: Graph, layout: Layout, theme: Theme | str = "light", keep_view: bool = False, model: SceneModel | None = None
+    ) -> None:
+        """Rebuild the scene (in `theme`: pass the current one again when re-laying out); `model`,
+        if it is `model_for(graph, layout)`'s, is used instead of building it here.
 
         With `keep_view` (after a cluster was toggled) the zoom and position stay, the toggled
         owner stays where it was on screen, and the selection, search matches and dataflow
@@ -132,7 +144,7 @@ class QtGraphView(QGraphicsView):
         old_selection = list(self._selected)
         current = self._matches[self._match_index] if self._match_index >= 0 else None
         self._theme = get_theme(theme) if isinstance(theme, str) else theme
-        self._switch_scene(graph, layout)
+        self._switch_scene(graph, layout, model)
         model = self._model
         assert model is not None
         self._dag = None
@@ -162,7 +174,7 @@ class QtGraphView(QGraphicsView):
         self._update_detail()
         self.viewport().update()
 
-    def _switch_scene(self, graph: Graph, layout: Layout) -> None:
+    def _switch_scene(self, graph: Graph, layout: Layout, model: SceneModel | None = None) -> None:
         """Show a scene of `layout`: the one built for it earlier if it is still kept (a cluster
         collapsed and expanded again: no rebuild), else a new one. The scene shown until now is
         kept for a while if it is of the same graph and small enough."""
@@ -184,7 +196,8 @@ class QtGraphView(QGraphicsView):
             state = ViewState(Palette(self._theme))
             scene = QGraphicsScene(self)
             with gc_paused():  # ~10 small objects per node; the collector would rescan them all
-                model = build_model(graph, layout)
+                if model is None or model.graph is not graph or model.layout is not layout:
+                    model = build_model(graph, layout)
                 items = build_items(model, state)
                 for item in items.items:
                     scene.addItem(item)

@@ -295,6 +295,7 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
         c = self.controller
         c.phase_changed.connect(self._on_phase)
         c.prepare = _prepare_trace
+        c.prepare_layout = self.graph.model_for
         c.trace_finished.connect(self._on_trace_finished)
         c.trace_failed.connect(self._on_trace_failed)
         c.layout_finished.connect(self._on_layout_finished)
@@ -511,7 +512,7 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
         keep = self.doc.layout is not None and self.doc.result is not None and self.doc.layout is not layout
         selected = self.graph.selected_paths() if keep else []
         self.doc.layout, self.doc.expanded = layout, expanded
-        self.graph.set_graph(graph, layout, self.theme, keep_view=keep)
+        self.graph.set_graph(graph, layout, self.theme, keep_view=keep, model=self.controller.prepared_layout(layout))
         self._apply_graph_colours()
         if not keep:
             self.graph.fit_all()

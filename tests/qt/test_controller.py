@@ -100,3 +100,33 @@ def test_a_trace_is_prepared_off_the_gui_thread_and_bound_before_it_is_handed_ov
     with qtbot.waitSignal(controller.trace_finished, timeout=5000):
         controller.trace("request")  # type: ignore[arg-type]
     assert seen == [None]
+
+
+class _LayoutsAnsweringLater(_Layouts):
+    def __init__(self, layout: Any) -> None:
+        self.layout = layout
+
+    def cancel(self) -> None:
+        pass
+
+    def submit(self, graph: Any, expanded: Any, **options: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        threading.Timer(0.05, future.set_result, (self.layout,)).start()
+        return future
+
+
+def test_a_layout_is_prepared_off_the_gui_thread_once(qtbot):
+    """`prepare_layout` (the view's scene model) runs on the thread the layout arrives on; the
+    slot gets it once, for that layout only."""
+    layout = type("Layout", (), {"nodes": ()})()
+    controller = Controller(worker=_ResolvedWorker(), layouts=_LayoutsAnsweringLater(layout))  # type: ignore[arg-type]
+    controller.prepare_layout = lambda graph, lay: (graph, lay, threading.current_thread())
+    got: list[Any] = []
+    controller.layout_finished.connect(lambda graph, lay, expanded: got.append((controller.prepared_layout(lay), controller.prepared_layout(lay))))
+    with qtbot.waitSignal(controller.layout_finished, timeout=5000):
+        controller.layout("graph", ["e1"])  # type: ignore[arg-type]
+    ((graph, lay, thread), again), = got
+    assert graph == "graph" and lay is layout and thread is not threading.main_thread()
+    assert again is None  # handed over once
+    controller._prepared_layout = (layout, "a model")
+    assert controller.prepared_layout(object()) is None and controller._prepared_layout is None  # another layout's: dropped

@@ -554,3 +554,20 @@ def test_a_scene_too_big_to_keep_is_freed_before_the_next_is_built(make_view, mo
     view.set_graph(graph, other, keep_view=True)
     assert view.scene() is not old and old.items() == []  # before any event was processed
     assert view.node_count == len(other.nodes) and not view.grab().isNull()
+
+
+def test_a_scene_model_built_ahead_is_used_and_a_kept_scene_needs_none(make_view):
+    """`model_for` (run on the layout client's thread by the app) builds what `set_graph` would;
+    `set_graph` takes it only for its own graph and layout, and a layout whose scene is kept
+    needs no model at all."""
+    graph, layout = laid_out("basics_predict")
+    view = make_view(graph, layout)
+    other = compute_layout(graph, frozenset())  # the same graph, a second layout
+    model = view.model_for(graph, other)
+    assert model is not None and model.layout is other
+    view.set_graph(graph, other, keep_view=True, model=model)
+    assert view._model is model
+    assert view.model_for(graph, layout) is None  # the first scene is kept: swapped back, not built
+    stale = view.model_for(graph, compute_layout(graph, frozenset()))
+    view.set_graph(graph, layout, keep_view=True, model=stale)  # another layout's model: not used
+    assert view._model is not stale and view._model.layout is layout
