@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import pathlib
 import random
@@ -446,6 +447,9 @@ def test_big_graph_builds_and_renders(make_view):
     view = make_view(graph, layout)
     assert view.node_count == len(layout.nodes) > 20_000
     assert len(view.scene().items()) < len(layout.nodes) / 10  # batched
+    frozen = gc.get_freeze_count()
+    ahead = view.model_for(graph, compute_layout(graph, frozenset(), engine="layered"))  # as on the layout thread
+    assert ahead is not None and gc.get_freeze_count() > frozen  # out of the collector's reach: no GUI-thread rescan
     assert any(isinstance(item, EdgeTileItem) and item.cull_each for item in view.scene().items())
     # fit-all: every tile is a few px, and the overview stands for them all
     view.select_paths(["e10000"], center=False)
