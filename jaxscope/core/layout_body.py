@@ -139,14 +139,14 @@ def points_of(flat: Sequence[int]) -> tuple[tuple[float, float], ...]:
     return tuple([(px / 10, py / 10) for px, py in zip(it, it)])
 
 
-_node_box = maker(NodeBox)  # decoders make tens of thousands: the fast constructor
-_edge_path = maker(EdgePath)
+new_node_box = maker(NodeBox)  # decoders make tens of thousands: the fast constructors
+new_edge_path = maker(EdgePath)
 
 
 def node_boxes(flat: Sequence) -> list[NodeBox]:
     """[path, x, y, w, h, path, ...] in tenths -> NodeBoxes."""
     it = iter(flat)
-    node_box = _node_box
+    node_box = new_node_box
     return [node_box(p, x / 10, y / 10, w / 10, h / 10) for p, x, y, w, h in zip(it, it, it, it, it)]
 
 
@@ -157,7 +157,7 @@ def cluster_boxes(rows: Iterable[Sequence]) -> tuple[ClusterBox, ...]:
 
 def to_layout(t: Tenths) -> Layout:
     """The Layout of `t` (px)."""
-    node_box, edge_path = _node_box, _edge_path
+    node_box, edge_path = new_node_box, new_edge_path
     return Layout(
         width=t.width / 10,
         height=t.height / 10,

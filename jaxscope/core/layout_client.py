@@ -62,8 +62,8 @@ import orjson
 from jaxscope.core.model import EdgePath, Graph, Layout, NodeBox
 from jaxscope.core import protocol
 from jaxscope.core.graph_wire import graph_from_jsonable, graph_to_wire
-from jaxscope.core.layout_body import Tenths, cluster_boxes, from_layout, node_boxes, points_of
-from jaxscope.core.serialize import from_jsonable, gc_paused, maker
+from jaxscope.core.layout_body import Tenths, cluster_boxes, from_layout, new_edge_path, node_boxes, points_of
+from jaxscope.core.serialize import from_jsonable, gc_paused
 
 DEFAULT_BUDGET_S = 5.0
 DECODE_TIMEOUT_S = 120.0  # reading the request in the worker; generous, it is plain Python
@@ -168,7 +168,7 @@ class WireReader:
         if "error" in chunk:  # the worker failed halfway through writing the layout
             raise LayoutError(str(chunk["error"]))
         self.nodes += node_boxes(chunk.get("nodes", ()))
-        edges, edge_path = self.edges, _EDGE_PATH
+        edges, edge_path = self.edges, new_edge_path
         for src, dst, routed, aval, coords in chunk.get("edges", ()):
             if isinstance(coords, int):  # the same curve as an earlier edge: one tuple for both
                 edges.append(edge_path(src, dst, edges[coords].points, routed, aval))
@@ -189,8 +189,6 @@ class WireReader:
             notes=tuple(data["notes"]),
         )
 
-
-_EDGE_PATH = maker(EdgePath)
 
 STREAM_END = {"event": "done", "ok": False, "stream_end": True}  # after a stream's lines: ends it if the reply never came
 
