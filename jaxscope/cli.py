@@ -344,14 +344,14 @@ def cmd_explain(opts: argparse.Namespace) -> int:
     from jaxscope.core import argspec
     from jaxscope.core.diagnostics import format_diagnostics
     from jaxscope.core.discover import DiscoveryError, discover_file
-    from jaxscope.core.flow import RECORDING_STOPPED
+    from jaxscope.core.flow import recording_stopped
     from jaxscope.core.flow_marks import line_marks, static_values
 
     result = run_trace(opts, jaxpr_text=False, record_flow=True)
     flow = result.flow
-    stopped = [w for w in result.warnings if w.startswith(RECORDING_STOPPED)]
+    stopped = recording_stopped(result.warnings)
     if flow is None and stopped:
-        raise CliError(f"{stopped[0]}: nothing to explain", 5)
+        raise CliError(f"{stopped}: nothing to explain", 5)
     if flow is None or not flow.files:
         raise CliError("no user code ran while tracing (nothing to explain)", 5)
     ref = result.request.function

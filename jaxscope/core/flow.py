@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
@@ -34,6 +35,12 @@ Verdict = Literal[
 
 STAGED_ROLE_PREFIXES = ("cond branch", "switch branch", "while", "scan body")
 RECORDING_STOPPED = "control-flow recording stopped"  # starts a trace's warning when the recorder gave up (too big)
+
+
+def recording_stopped(warnings: Iterable[str]) -> str | None:
+    """The trace warning that says the control-flow recorder gave up on a program too big for
+    it (its result then has no flow), or None."""
+    return next((w for w in warnings if w.startswith(RECORDING_STOPPED)), None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,7 +33,7 @@ from jaxscope.core.discover import DiscoveryError, default_function, discover_fi
 from jaxscope.core.export import export
 from jaxscope.core.guide import Example, find, list_examples, parse_guide
 from jaxscope.core.hlo_links import IrLinks
-from jaxscope.core.flow import RECORDING_STOPPED
+from jaxscope.core.flow import recording_stopped
 from jaxscope.core.flow_marks import LineMark, line_marks, static_values
 from jaxscope.core.layout import auto_expanded
 from jaxscope.core.model import Diagnostic, ErrorInfo, FunctionRef, Graph, Layout, SourceLoc, TraceRequest, TraceResult
@@ -75,7 +75,7 @@ FLOW_MAX_EQNS = 5000
 
 def _recording_stopped(result: TraceResult) -> bool:
     """Whether the worker's control-flow recorder gave up on this trace (a program too big for it)."""
-    return result.flow is None and any(w.startswith(RECORDING_STOPPED) for w in result.warnings)
+    return result.flow is None and recording_stopped(result.warnings) is not None
 
 
 def _prepare_trace(result: TraceResult) -> linking.JaxprLinks:
