@@ -80,11 +80,11 @@ class Controller(QObject):
         # window's per-graph maps (source lines <-> nodes: 0.3-0.5 s at 50k equations) are made
         # there, while the layout process lays the graph out, instead of on the GUI thread.
         self.prepare: Callable[[TraceResult], Any] | None = None
-        self._prepared: tuple[TraceResult, Any] | None = None
+        self._trace_ahead = _Handover()
         # The same for a layout that arrives from the layout process: the view's scene model (0.2 s
         # at 14k boxes, 0.8 s at 72k) is built on the layout client's thread, not the GUI's.
         self.prepare_layout: Callable[[Graph, Layout], Any] | None = None
-        self._prepared_layout: tuple[Layout, Any] | None = None
+        self._layout_ahead = _Handover()
         self._trace_done.connect(self._on_trace_done)
         self._job_done.connect(self._on_job_done)
         self._ir_done.connect(self._on_ir_done)
@@ -132,20 +132,15 @@ class Controller(QObject):
     def _prepare(self, gen: int, future: Future[TraceResult], stream: LayoutStream) -> None:
         """On the result's thread: bind the graph to its layout stream, `prepare` the result (a
         failure there only costs the head start), then hand it to the GUI thread."""
-        prepare = self.prepare
         if gen == self._trace_gen and not future.cancelled() and future.exception() is None:
             result = future.result()
             stream.bind(result.graph)  # the layout need not wait for the GUI thread (also bound there)
-            try:
-                self._prepared = (result, prepare(result)) if prepare is not None else None
-            except Exception:  # noqa: BLE001 - the window computes it again on the GUI thread
-                self._prepared = None
+            self._trace_ahead.make(self.prepare, result, result)
         self._trace_done.emit(gen, future)
 
     def prepared(self, result: TraceResult) -> Any:
-        """What `prepare` made of `result` (None if nothing was, or for another result)."""
-        got = self._prepared
-        return got[1] if got is not None and got[0] is result else None
+        """What `prepare` made of `result` (None if nothing, or for another result); handed over once."""
+        return self._trace_ahead.take(result)
 
     def cancel(self) -> None:
         self.worker.cancel()
@@ -268,20 +263,14 @@ class Controller(QObject):
     def _prepare_layout(self, gen: int, graph: Graph, expanded: frozenset[str], future: Future[Layout]) -> None:
         """On the layout client's thread: `prepare_layout` the layout (a failure costs only the head
         start), then hand it to the GUI thread."""
-        prepare = self.prepare_layout
-        if prepare is not None and gen == self._layout_gen and not future.cancelled() and future.exception() is None:
+        if gen == self._layout_gen and not future.cancelled() and future.exception() is None:
             layout = future.result()
-            try:
-                self._prepared_layout = (layout, prepare(graph, layout))
-            except Exception:  # noqa: BLE001 - the view builds it on the GUI thread instead
-                self._prepared_layout = None
+            self._layout_ahead.make(self.prepare_layout, layout, graph, layout)
         self._layout_done.emit(gen, graph, expanded, future)
 
     def prepared_layout(self, layout: Layout) -> Any:
-        """What `prepare_layout` made of `layout` (None if nothing, or for another layout, which is
-        dropped: layouts are shown in order); handed over once."""
-        got, self._prepared_layout = self._prepared_layout, None
-        return got[1] if got is not None and got[0] is layout else None
+        """What `prepare_layout` made of `layout` (None if nothing, or for another layout); handed over once."""
+        return self._layout_ahead.take(layout)
 
     def _adopt(self, stream: LayoutStream, expanded: frozenset[str], options: dict[str, Any], future: Future[Layout]) -> None:
         """The streamed layout resolved: pass it on if it is the one asked for, else lay out anew
@@ -341,3 +330,22 @@ def _copy_outcome(source: Future[Any], target: Future[Any]) -> None:
         target.set_exception(source.exception())
     else:
         target.set_result(source.result())
+
+
+class _Handover:
+    """What a hook made of a result on the thread the result arrived on, for the GUI thread: kept
+    for the latest result only, and handed over once (asked for another result, it is dropped:
+    results are shown in order)."""
+
+    def __init__(self) -> None:
+        self._made: tuple[Any, Any] | None = None
+
+    def make(self, hook: Callable[..., Any] | None, key: Any, *args: Any) -> None:
+        try:
+            self._made = (key, hook(*args)) if hook is not None else None
+        except Exception:  # noqa: BLE001 - only the head start is lost: the GUI thread makes it itself
+            self._made = None
+
+    def take(self, key: Any) -> Any:
+        made, self._made = self._made, None
+        return made[1] if made is not None and made[0] is key else None

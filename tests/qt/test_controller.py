@@ -128,5 +128,5 @@ def test_a_layout_is_prepared_off_the_gui_thread_once(qtbot):
     ((graph, lay, thread), again), = got
     assert graph == "graph" and lay is layout and thread is not threading.main_thread()
     assert again is None  # handed over once
-    controller._prepared_layout = (layout, "a model")
-    assert controller.prepared_layout(object()) is None and controller._prepared_layout is None  # another layout's: dropped
+    controller._layout_ahead.make(lambda: "a model", layout)
+    assert controller.prepared_layout(object()) is None and controller.prepared_layout(layout) is None  # another layout's: dropped
