@@ -26,8 +26,11 @@ from jaxscope.core.serialize import from_jsonable
 
 
 LAYOUT_CACHE_SIZE = 4  # layouts kept for reuse (a graph and its last few expanded sets)
-LAYOUT_CACHE_MAX_NODES = 40_000  # bigger layouts are not kept (~1.4 KB a box: 50 MB at 40k) ...
-LAYOUT_CACHE_BOXES = 60_000  # ... and the oldest go once those kept hold more boxes than this
+# A layout is ~0.9 KB a box (gpt-50k: 56 MB for 62k). Room for the shown layout and one more of
+# the biggest benchmark (mlp-50k, 72.5k boxes), so that collapsing and expanding again is a swap
+# at 50k too; smaller layouts keep up to LAYOUT_CACHE_SIZE.
+LAYOUT_CACHE_MAX_NODES = 100_000  # bigger layouts are not kept ...
+LAYOUT_CACHE_BOXES = 160_000  # ... and the oldest go once those kept hold more boxes than this
 
 
 class Controller(QObject):

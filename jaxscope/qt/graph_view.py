@@ -47,7 +47,9 @@ AA_MIN_SCALE = 0.5  # antialias when zoomed in this far (few nodes are visible t
 AA_MAX_NODES = 3000  # ... or when the whole graph is small enough to be cheap anyway
 PIXMAP_CACHE_KB = 96 * 1024  # room for the long-edge layer's screenful (and Qt's own pixmaps)
 HIT_SLOP = 2.0  # scene px of tolerance around a box for clicks
-SCENE_CACHE_NODES = 40_000  # boxes kept in earlier scenes of the same graph (~1.1 KB a box), as layouts are
+# boxes kept in earlier scenes of the same graph, as layouts are (controller.LAYOUT_CACHE_BOXES):
+# a scene is ~0.5 KB a box over its layout; one of mlp-50k's 72.5k boxes fits
+SCENE_CACHE_NODES = 100_000
 SCENE_CACHE_SIZE = 3
 
 
