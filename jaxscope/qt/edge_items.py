@@ -3,10 +3,6 @@ long edges, culled one by one), dimmed outside a highlighted dataflow cone."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
-import numpy as np
-
 from PySide6.QtCore import QLineF, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen, QPolygonF
 from PySide6.QtWidgets import QStyleOptionGraphicsItem, QWidget
@@ -47,8 +43,6 @@ class EdgeTileItem(BatchItem):
         self.cull_each = cull_each
         self.setZValue(1.0)
         self._shapes: dict[int, tuple[QPainterPath, QPolygonF | None]] = {}
-        self._cull: dict[bool, tuple[np.ndarray, np.ndarray]] = {}  # quarters? -> (edge per box, boxes)
-        self._line_of: dict[int, QLineF] = {}
         self._groups: dict[tuple[bool, bool], list[int]] = {}
         self._paths: dict[tuple[bool, bool], tuple[QPainterPath, QPainterPath]] = {}
         self._group_lines: dict[tuple[bool, bool], list[QLineF]] = {}
@@ -60,50 +54,13 @@ class EdgeTileItem(BatchItem):
             shape = self._shapes[j] = edge_shapes(self.model.edges[j].points)
         return shape
 
-    def _cull_boxes(self, quarters: bool) -> tuple[np.ndarray, np.ndarray]:
-        """(edge index, box) rows for culling the long edges, made on first use: each edge's
-        bounding box, or with `quarters` the control boxes of its curve's four quarters (one
-        cubic: de Casteljau twice; any other path: its bounding box), which bound the parts of a
-        long S-curve far more tightly. Arrays, so that a pan tests thousands of long edges in
-        one numpy expression instead of one `QRectF.intersects` call per box (gpt_jit-50k's 4k
-        long edges: most of a 20 ms pan)."""
-        got = self._cull.get(quarters)
-        if got is None:
-            edges, bbox = self.model.edges, self.model.long_edges
-            cubic: list[int] = []
-            rest: list[int] = []
-            for j in self.indices:
-                (cubic if quarters and len(edges[j].points) == 4 else rest).append(j)
-            ids = np.array(rest, dtype=np.int64)
-            boxes = np.array([[bbox[j].left(), bbox[j].top(), bbox[j].right(), bbox[j].bottom()] for j in rest], dtype=float).reshape(-1, 4)
-            if cubic:
-                parts = _quarter_points(np.array([edges[j].points for j in cubic], dtype=float))  # (n, 4, 4, 2)
-                qboxes = np.concatenate([parts.min(axis=2), parts.max(axis=2)], axis=2).reshape(-1, 4)
-                ids = np.concatenate([ids, np.repeat(np.array(cubic, dtype=np.int64), 4)])
-                boxes = np.concatenate([boxes, qboxes])
-            got = self._cull[quarters] = (ids, boxes)
-        return got
-
     def _exposed_edges(self, area: QRectF, quarters: bool) -> set[int]:
         """The long edges with a culling box that overlaps `area`, by `QRectF.intersects`'s rule
         (a positive overlap; a box of zero width or height overlaps nothing)."""
-        ids, b = self._cull_boxes(quarters)
+        ids, b = self.model.long_edge_cull(quarters)
         x0, y0, x1, y1 = b[:, 0], b[:, 1], b[:, 2], b[:, 3]
         hit = (x0 < x1) & (y0 < y1) & (x0 < area.right()) & (area.left() < x1) & (y0 < area.bottom()) & (area.top() < y1)
         return set(ids[hit].tolist())
-
-    def _lines(self, js: Iterable[int]) -> list[QLineF]:
-        """Straight first-to-last-point lines (the far level of detail), made once per edge."""
-        cache = self._line_of
-        out = []
-        for j in js:
-            line = cache.get(j)
-            if line is None:
-                pts = self.model.edges[j].points
-                (x0, y0), (x1, y1) = pts[0], pts[-1]
-                line = cache[j] = QLineF(x0, y0, x1, y1)
-            out.append(line)
-        return out
 
     def groups(self) -> dict[tuple[bool, bool], list[int]]:
         """(routed, dimmed) -> edge indices; regrouped when the highlight cone changes."""
@@ -158,7 +115,7 @@ class EdgeTileItem(BatchItem):
             if far:
                 lines = self._group_lines.get(key)
                 if lines is None:  # a tile draws the whole group: one list per group, not one per frame
-                    lines = self._group_lines[key] = self._lines(js)
+                    lines = self._group_lines[key] = self.model.far_lines(js)
                 painter.drawLines(lines)
                 continue
             curves, arrows = self._batch_paths(key, js)
@@ -199,7 +156,7 @@ class EdgeTileItem(BatchItem):
             painter.setPen(pen)
             painter.setBrush(Qt.BrushStyle.NoBrush)
             if far:
-                painter.drawLines(self._lines(js))
+                painter.drawLines(self.model.far_lines(js))
                 continue
             curves, arrows = QPainterPath(), QPainterPath()  # one call each: per-call overhead dominated
             arrows.setFillRule(Qt.FillRule.WindingFill)
@@ -218,22 +175,6 @@ class EdgeTileItem(BatchItem):
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, antialiased)
 
 
-
-
-def _quarter_points(c: np.ndarray) -> np.ndarray:
-    """(n, 4, 2) cubics -> (n, 4, 4, 2): the control points of each one's four quarters (de
-    Casteljau at t = 1/2, and again on each half)."""
-    p0, p1, p2, p3 = c[:, 0], c[:, 1], c[:, 2], c[:, 3]
-    a, b, d = (p0 + p1) / 2, (p1 + p2) / 2, (p2 + p3) / 2
-    e, f = (a + b) / 2, (b + d) / 2
-    m = (e + f) / 2
-    halves = np.stack([np.stack([p0, a, e, m], 1), np.stack([m, f, d, p3], 1)], 1)  # (n, 2, 4, 2)
-    q0, q1, q2, q3 = halves[:, :, 0], halves[:, :, 1], halves[:, :, 2], halves[:, :, 3]
-    a, b, d = (q0 + q1) / 2, (q1 + q2) / 2, (q2 + q3) / 2
-    e, f = (a + b) / 2, (b + d) / 2
-    m = (e + f) / 2
-    quarters = np.stack([np.stack([q0, a, e, m], 2), np.stack([m, f, d, q3], 2)], 2)  # (n, 2, 2, 4, 2)
-    return quarters.reshape(len(c), 4, 4, 2)
 
 
 def _hairline(colour: QColor, routed: bool, lod: float) -> QPen:

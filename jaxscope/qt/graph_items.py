@@ -146,7 +146,7 @@ def build_items(model: SceneModel, state: ViewState) -> SceneItems:
     """Every item of one scene. The node and edge tiles hang under two layers, so that the view
     can hide them all in two calls when the overview stands in for every one of them."""
     node_layer, edge_layer = _layer(3.0), _layer(1.0)
-    node_items = [NodeTileItem(model, state, ids) for ids in model.node_tiles]
+    node_items = [NodeTileItem(model, state, t) for t in range(len(model.node_tiles))]
     edge_items = [EdgeTileItem(model, state, ids, bounds) for ids, bounds in model.edge_tiles]
     for tile in node_items:
         tile.setParentItem(node_layer)

@@ -122,13 +122,15 @@ class QtGraphView(QGraphicsView):
     # ------------------------------------------------------------------ building
 
     def model_for(self, graph: Graph, layout: Layout) -> SceneModel | None:
-        """The scene model `set_graph(graph, layout)` would build, built now, from any thread (it
-        holds no QObject): None when a scene of that layout is kept (nothing to build)."""
+        """The scene model `set_graph(graph, layout)` would build, built now and warmed for a first
+        paint, from any thread (it holds no QObject): None when a scene of that layout is kept
+        (nothing to build)."""
         kept = self._scenes.get((id(graph), id(layout)))
         if kept is not None and kept.layout is layout:
             return None
         with gc_paused():
             model = build_model(graph, layout)
+            model.warm()
             # out of the collector's reach before it runs again: else the next collection, on
             # whichever thread, rescans it all (gpt-50k: a 263 ms pause of the GUI thread)
             protocol.freeze_decoded(len(model.nodes))
@@ -309,14 +311,26 @@ class QtGraphView(QGraphicsView):
         self._set_scale(self._scale() * factor)
         self._put(target, anchor)
 
-    def _put(self, scene_point: QPointF, viewport_point: QPoint) -> None:
-        """Scroll so that `scene_point` shows at `viewport_point`."""
-        s = self._scale()
-        centre = QPointF(self.viewport().rect().center())
-        self.centerOn(scene_point + (centre - QPointF(viewport_point)) / s)
+    def _put(self, scene_point: QPointF, viewport_point: QPoint | QPointF) -> None:
+        """Scroll so that `scene_point` shows at `viewport_point`, to the nearest device px: the
+        scroll bars are the view's position (the scene rect always leaves room, so Qt adds no
+        indent), and `centerOn` truncates, which crept ~1 px per re-layout that kept the view."""
+        p = self.transform().map(QPointF(scene_point))
+        self.horizontalScrollBar().setValue(round(p.x() - viewport_point.x()))
+        self.verticalScrollBar().setValue(round(p.y() - viewport_point.y()))
+
+    def _viewport_centre(self) -> QPointF:
+        vp = self.viewport()
+        return QPointF(vp.width() / 2, vp.height() / 2)
 
     def _view_centre(self) -> QPointF:
-        return self.mapToScene(self.viewport().rect().center())
+        """The scene point at the viewport's exact centre (`mapToScene` takes whole px only)."""
+        inverse, _ = self.transform().inverted()
+        c = self._viewport_centre()
+        return inverse.map(QPointF(self.horizontalScrollBar().value() + c.x(), self.verticalScrollBar().value() + c.y()))
+
+    def _centre(self, scene_point: QPointF) -> None:
+        self._put(scene_point, self._viewport_centre())
 
     def _update_scene_rect(self) -> None:
         """The drawing plus a viewport's worth of room on every side, so the view can always be
@@ -692,7 +706,7 @@ class QtGraphView(QGraphicsView):
             if rect is not None:
                 self._put(rect.topLeft(), anchor[1])
                 return
-        self.centerOn(centre)
+        self._centre(centre)
 
     def wheelEvent(self, event: QWheelEvent) -> None:
         delta = event.angleDelta()
@@ -728,7 +742,7 @@ class QtGraphView(QGraphicsView):
             self.fit_all()
         else:
             self._update_scene_rect()
-            self.centerOn(centre)
+            self._centre(centre)
 
     # ------------------------------------------------------------------ repaint helpers
 

@@ -28,19 +28,17 @@ from jaxscope.qt.batch_item import (
     lod_of,
     scene_pen,
 )
-from jaxscope.qt.scene_model import NodeRec, SceneModel
+from jaxscope.qt.scene_model import NodeRec, SceneModel, commonest
 
 
 class NodeTileItem(BatchItem):
     """The boxes of one tile; `painted` counts the boxes the last paint() drew (for tests)."""
 
-    def __init__(self, model: SceneModel, state: ViewState, indices: list[int]) -> None:
-        recs = [model.nodes[i] for i in indices]
-        x0, y0 = min(r.x for r in recs), min(r.y for r in recs)
-        x1, y1 = max(r.x + r.w for r in recs), max(r.y + r.h for r in recs)
-        self.extent = QRectF(x0, y0, x1 - x0, y1 - y0)  # the boxes' union, no margin
+    def __init__(self, model: SceneModel, state: ViewState, tile: int) -> None:
+        self.extent = model.node_bounds[tile]  # the boxes' union, no margin
         super().__init__(model, state, self.extent.adjusted(-NODE_MARGIN, -NODE_MARGIN, NODE_MARGIN, NODE_MARGIN))
-        self.indices = indices
+        self.tile = tile
+        self.indices = model.node_tiles[tile]
         self._index_set: frozenset[int] | None = None
         self.setZValue(3.0)
         self.painted = 0
@@ -85,10 +83,13 @@ class NodeTileItem(BatchItem):
         the boxes in the highlight cone (lit), or among all of them (dimmed) if none is."""
         st = self.state
         if self._tiny_version != st.version:
-            cone, fams = st.cone_nodes, self.model.fams
-            lit = Counter(map(fams.__getitem__, self.indices if cone is None else [i for i in self.indices if i in cone]))
-            counts = lit or Counter(map(fams.__getitem__, self.indices))
-            self._tiny = (max(counts, key=counts.__getitem__), bool(lit))  # = most_common(1), ties to the first
+            cone, model = st.cone_nodes, self.model
+            if cone is None:
+                self._tiny = (model.tile_fams()[self.tile], True)
+            else:
+                fams = model.fams
+                lit = Counter(map(fams.__getitem__, [i for i in self.indices if i in cone]))
+                self._tiny = (commonest(lit), True) if lit else (model.tile_fams()[self.tile], False)
             self._tiny_version = st.version
         return self._tiny
 

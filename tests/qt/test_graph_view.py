@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import gc
 import os
 import pathlib
@@ -181,6 +182,32 @@ def test_double_click_collapsed_owner_requests_toggle(make_view, qtbot):
     cluster = next(c for c in expanded.clusters if c.path == f"{jit}:0")
     now = view.mapFromScene(QPointF(cluster.x, cluster.y))
     assert (now - where).manhattanLength() <= 2
+
+
+def test_re_layouts_that_keep_the_view_do_not_creep(make_view, qtbot):
+    """Expanding and collapsing again and again (or re-laying out) leaves the drawing exactly where
+    it was: the view is restored to the device px, not rounded down each time."""
+    graph, layout = laid_out("basics_predict", frozenset())
+    jit = next(box.path for box in layout.nodes if NodeIndex(graph).get(box.path).label == "jit")
+    expanded = compute_layout(graph, frozenset([jit]))
+    view = make_view(graph, layout)
+    view._set_scale(0.37)  # scene px are not whole device px
+    view.centerOn(QPointF(101.3, 77.7))
+    start = view.grab().toImage()
+    where = view.mapFromScene(view.scene_node_rect(jit).topLeft())
+    for _ in range(5):  # toggled by a double-click: the owner is the anchor
+        qtbot.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=centre_of(view, jit))
+        view.set_graph(graph, expanded, "light", keep_view=True)
+        cluster = next(c for c in expanded.clusters if c.path == f"{jit}:0")
+        assert view.mapFromScene(QPointF(cluster.x, cluster.y)) == where
+        title = view.mapFromScene(QPointF(cluster.x + 12, cluster.y + 8))
+        qtbot.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=title)
+        view.set_graph(graph, layout, "light", keep_view=True)
+        assert view.mapFromScene(view.scene_node_rect(jit).topLeft()) == where
+    for _ in range(5):  # no anchor: the view's centre is kept
+        view.set_graph(graph, expanded, "light", keep_view=True)
+        view.set_graph(graph, layout, "light", keep_view=True)
+    assert differing_pixels(start, view.grab().toImage()) == 0
 
 
 def test_double_click_cluster_title_and_plain_node(make_view, qtbot):
@@ -495,16 +522,50 @@ def test_big_graph_builds_and_renders(make_view):
     assert not view.grab().isNull()
 
 
+def long_chain(prims: tuple[str, ...] = ("add",)) -> Graph:
+    """400 steps, each also reading the value 30 steps back (long edges), primitives in turn."""
+    nodes = [Node("in0", "input", "x", avals=("f32[8]",))]
+    edges = []
+    for i in range(400):
+        nodes.append(Node(f"e{i}", "eqn", prims[i % len(prims)], avals=("f32[8]",)))
+        edges.append(Edge(nodes[-2].id, f"e{i}", 0, 0))
+        edges.append(Edge(f"e{i - 30}" if i >= 30 else "in0", f"e{i}", 0, 1))
+    return Graph("long", {"b0": Body("b0", "long", tuple(nodes), tuple(edges), 400, 400)})
+
+
+def test_tiles_get_their_bounds_and_blob_colours_from_the_model_and_a_warmed_model_paints_the_same(make_view):
+    """The model (built off the GUI thread in the app) holds each node tile's bounds and commonest
+    family, and `model_for` warms it for the first paint: the picture is the one a model built on
+    the GUI thread paints."""
+    graph = long_chain(("add", "mul", "exp", "add", "dot_general", "reduce_sum", "add"))
+    layout = compute_layout(graph, frozenset(), engine="layered")
+    view = make_view(graph, layout)
+    model = view._model
+    tiles = node_tiles(view)
+    assert len(tiles) > 5 and model.long_edges
+    for tile in tiles:
+        union = model.nodes[tile.indices[0]].rect
+        for i in tile.indices[1:]:
+            union = union.united(model.nodes[i].rect)
+        assert tile.extent == union
+        counts = collections.Counter(model.nodes[i].fam for i in tile.indices)
+        assert model.tile_fams()[tile.tile] == counts.most_common(1)[0][0]
+    assert len(set(model.tile_fams())) > 1
+    for scale in (view.zoom(), 0.02):  # fit-all, and every tile a blob
+        view._set_scale(scale)
+        cold = view.grab().toImage()
+        again = compute_layout(graph, frozenset(), engine="layered")
+        warmed = view.model_for(graph, again)
+        assert warmed is not None and warmed._tile_fams is not None and set(warmed._far_lines) == set(warmed.long_edges)
+        view.set_graph(graph, again, keep_view=True, model=warmed)
+        assert view._model is warmed
+        assert differing_pixels(cold, view.grab().toImage()) == 0
+
+
 def test_long_edges_are_culled_by_their_curve_quarters(make_view):
     """The long edges' item tests thousands of boxes in one numpy expression: the same edges as a
     `QRectF.intersects` per bounding box (far) or per quarter of the curve (nearer)."""
-    nodes = [Node("in0", "input", "x", avals=("f32[8]",))]
-    edges = []
-    for i in range(400):  # a chain where each step also reads the value 30 steps back: long edges
-        nodes.append(Node(f"e{i}", "eqn", "add", avals=("f32[8]",)))
-        edges.append(Edge(nodes[-2].id, f"e{i}", 0, 0))
-        edges.append(Edge(f"e{i - 30}" if i >= 30 else "in0", f"e{i}", 0, 1))
-    graph = Graph("long", {"b0": Body("b0", "long", tuple(nodes), tuple(edges), 400, 400)})
+    graph = long_chain()
     view = make_view(graph, compute_layout(graph, frozenset(), engine="layered"))
     model = view._model
     item = next(i for i in view.scene().items() if isinstance(i, EdgeTileItem) and i.cull_each)
