@@ -164,7 +164,7 @@ class WireReader:
     def feed(self, line: str | bytes) -> None:
         if not line.strip():
             return
-        chunk = json.loads(line)
+        chunk = orjson.loads(line)  # ints and paths: ~1.6x json's speed here (not on the string-heavy graph)
         if "error" in chunk:  # the worker failed halfway through writing the layout
             raise LayoutError(str(chunk["error"]))
         self.nodes += node_boxes(chunk.get("nodes", ()))
