@@ -89,7 +89,8 @@ class FileFlow:
 @dataclass(frozen=True, slots=True)
 class FlowReport:
     """Every user file that ran while tracing, plus the recorder's counters (its cost grows with
-    `call_events`: about 2.5-3x the plain trace time, see the worker's pyflow module)."""
+    `call_events`: about 2.5-3x the plain trace time before Python 3.12, a few % after; see the
+    worker's pyflow module)."""
 
     files: tuple[FileFlow, ...] = ()
     user_calls: int = 0  # calls of user code objects seen

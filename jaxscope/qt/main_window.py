@@ -68,13 +68,10 @@ PHASE_TEXT = {  # the status bar while the worker (or the layout process) works
     "compile": "compiling with XLA…", "run": "running jitted…", "eager": "running eagerly…", "compare": "comparing…",
     "nan": "looking for the first NaN…", "divergence": "comparing every equation…",
 }  # fmt: skip
-# The control-flow recorder costs ~2.5x trace time: not asked for when the last trace was bigger than
-# this, or when the worker's recorder gave up on it (past its call budget: a first open of a big program)
-FLOW_MAX_EQNS = 5000
-
-
 def _recording_stopped(result: TraceResult) -> bool:
-    """Whether the worker's control-flow recorder gave up on this trace (a program too big for it)."""
+    """Whether the worker's control-flow recorder gave up on this trace (a program too big for it:
+    past its call budget, under Python's trace hook ~2.5x the trace time before 3.12). Then the
+    next trace of that function is not recorded: it would cost as much and stop again."""
     return result.flow is None and recording_stopped(result.warnings) is not None
 
 
@@ -416,7 +413,7 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
             self.doc.user_toggled = False
         self.doc.function, self.doc.args = function, args
         previous = self.doc.result
-        record = previous is None or (previous.graph.top.total_eqns <= FLOW_MAX_EQNS and not _recording_stopped(previous))
+        record = previous is None or previous.request.function.qualname != function or not _recording_stopped(previous)
         request = TraceRequest(FunctionRef(qualname=function, path=self.doc.path), args=args, jaxpr_text=False, record_flow=record)
         # laid out as the reply arrives, with the clusters `_on_trace_finished` will ask for open
         keep = self._keeps_expanded(request.function)
@@ -466,8 +463,6 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
             note = ""
             if _recording_stopped(result):
                 note = "control-flow marks are off: this program makes too many Python calls while it is traced"
-            elif result.graph.top.total_eqns > FLOW_MAX_EQNS:
-                note = "control-flow marks are off for programs over %d equations" % FLOW_MAX_EQNS
             self.flow_legend.setText(html.escape(note))
             return
         fn = self.inputs.current()

@@ -232,8 +232,8 @@ def run_trace(request: TraceRequest, phase: Phase, on_graph: Callable[[Graph], N
     warnings: list[str] = []
     if recorder is not None and recorder.stopped:
         warnings.append(
-            f"{RECORDING_STOPPED} after {recorder.budget:,} Python calls (a big program traces"
-            " ~2.5x slower while recorded): no control-flow marks"
+            f"{RECORDING_STOPPED} after {recorder.budget:,} Python calls (a big program; under a"
+            " trace function, Python before 3.12, it traces ~2.5x slower while recorded): no control-flow marks"
         )
         recorder = None
 

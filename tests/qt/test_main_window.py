@@ -128,7 +128,7 @@ def test_welcome_page_and_recent_files(qtbot, window, tmp_path):
     assert w.stack.currentIndex() == 1
 
 
-def test_source_pane_marks_what_tracing_baked_in(qtbot, window):
+def test_source_pane_marks_what_tracing_baked_in(qtbot, window, monkeypatch):
     w = window
     path = ROOT / "examples" / "control_flow.py"
     open_and_wait(qtbot, w, f"{path}::step")
@@ -152,6 +152,15 @@ def test_source_pane_marks_what_tracing_baked_in(qtbot, window):
     gave_up = dataclasses.replace(w.doc.result, flow=None, warnings=(f"{RECORDING_STOPPED} after 1,500,000 Python calls",))
     w._show_flow(gave_up)
     assert w.source.flow_marks() == {} and "too many Python calls" in w.flow_legend.text()
+    # and its next trace is not recorded (it would stop again); another function's is, as is any after a full recording
+    asked = []
+    monkeypatch.setattr(w.controller, "trace", lambda request, expanded=None: asked.append(request.record_flow))
+    function = w.doc.result.request.function.qualname
+    w._trace(function, w.doc.args)
+    w.doc.result = gave_up
+    w._trace(function, w.doc.args)
+    w._trace("another", w.doc.args)
+    assert asked == [True, False, True]
 
 
 def test_tracer_error_is_marked_at_its_line(qtbot, window):

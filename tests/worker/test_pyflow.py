@@ -42,6 +42,12 @@ def file_flow(result: TraceResult, path: str = CASES) -> FileFlow:
     return f
 
 
+def construct_of(report, marker: str, kind: str | None = None, path: str = CASES) -> Construct:  # type: ignore[no-untyped-def]
+    c = report.file(path).construct_at(line(marker, path), kind)
+    assert c is not None, marker
+    return c
+
+
 def construct(result: TraceResult, marker: str, kind: str | None = None, path: str = CASES) -> Construct:
     c = file_flow(result, path).construct_at(line(marker, path), kind)
     assert c is not None, marker
@@ -171,8 +177,9 @@ def test_trace_errors_propagate_and_the_recorder_is_removed():
 def test_a_trace_past_the_call_budget_goes_on_unrecorded(monkeypatch):
     """A program that makes more Python calls than the budget while traced is big: the recorder
     stops (tracing under a trace function is ~2.5x slower), and the result has no flow, a warning
-    that says why, and the same graph."""
-    monkeypatch.setattr(pyflow, "CALL_BUDGET", 300)
+    that says why, and the same graph. (Under sys.monitoring a process sees JAX's calls once, so
+    the budget here is one the first call already spends.)"""
+    monkeypatch.setattr(pyflow, "CALL_BUDGET", 300 if sys.version_info < (3, 12) else 0)
     before = sys.gettrace()
     result = trace("layers", "f32[3], 3")
     assert sys.gettrace() is before
@@ -180,3 +187,43 @@ def test_a_trace_past_the_call_budget_goes_on_unrecorded(monkeypatch):
     assert result.graph == trace("layers", "f32[3], 3", record_flow=False).graph
     monkeypatch.setattr(pyflow, "CALL_BUDGET", 10**9)
     assert trace("layers", "f32[3], 3").flow is not None and not trace("layers", "f32[3], 3").warnings
+
+
+CORPUS = [
+    ("branches", "f32[3], 'relu'"), ("nested", "f32[3], 1, 0"), ("layers", "f32[3], 3"), ("counter", "f32[3]"),
+    ("lambda_ifexp", "f32[3], True"), ("helpers", "f32[3]"), ("staged_cond", "f32[3]"), ("calls_of_every_kind", "f32[3]"),
+]
+
+
+@pytest.mark.skipif(not hasattr(sys, "monitoring"), reason="sys.monitoring is Python 3.12+")
+def test_the_monitoring_recorder_sees_what_the_trace_recorder_sees(monkeypatch):
+    """Both recorders give the same hits per call, so the same report: generators (a call per
+    resume), recursion, an exception raised and caught in user code, lambdas, helpers in another
+    file. The monitoring one leaves sys.settrace alone and its tool id free."""
+    from jaxscope.worker import trace as trace_mod
+
+    assert isinstance(Recorder(), pyflow.MonitorRecorder)
+    reports = {}
+    for kind in (pyflow.TraceRecorder, Recorder):
+        monkeypatch.setattr(trace_mod, "Recorder", kind)
+        reports[kind] = [trace(name, args).flow for name, args in CORPUS]
+    for (name, _), by_trace, by_monitor in zip(CORPUS, *reports.values()):
+        assert by_trace is not None and by_monitor is not None, name
+        assert (by_monitor.files, by_monitor.user_calls, by_monitor.line_events) == (
+            by_trace.files, by_trace.user_calls, by_trace.line_events), name
+    every = reports[Recorder][-1]
+    assert construct_of(every, "GEN_LOOP").kind == "for" and line("HANDLED") in dict(every.file(CASES).line_hits)
+    assert all(sys.monitoring.get_tool(t) is None for t in pyflow._TOOL_IDS)
+
+
+@pytest.mark.skipif(not hasattr(sys, "monitoring"), reason="sys.monitoring is Python 3.12+")
+def test_with_no_monitoring_tool_id_free_the_trace_recorder_is_used():
+    taken = [t for t in pyflow._TOOL_IDS if sys.monitoring.get_tool(t) is None]
+    for t in taken:
+        sys.monitoring.use_tool_id(t, "someone else")
+    try:
+        assert isinstance(Recorder(), pyflow.TraceRecorder)
+    finally:
+        for t in taken:
+            sys.monitoring.free_tool_id(t)
+    assert isinstance(Recorder(), pyflow.MonitorRecorder)

@@ -66,3 +66,31 @@ def bad_if(x):
     if x.sum() > 0:  # BAD_IF (a tracer in a Python if: the trace fails)
         return x
     return -x
+
+
+def _steps(n):
+    for i in range(n):  # GEN_LOOP
+        yield i + 1
+
+
+def _deeper(x, k):
+    if k == 0:  # REC_BASE
+        return x
+    return _deeper(jnp.sin(x), k - 1)
+
+
+def _refuse(x):
+    raise ValueError("not this one")  # RAISES
+
+
+def calls_of_every_kind(x):
+    """Generators (a call per resume), recursion, an exception caught in user code, a comprehension."""
+    for i in _steps(3):  # GEN_USE
+        x = x * i
+    x = _deeper(x, 2)
+    try:
+        _refuse(x)
+    except ValueError:
+        x = x + 1.0  # HANDLED
+    ys = [jnp.cos(x) * k for k in range(2)]  # COMPREHENSION
+    return x + ys[1]
