@@ -294,6 +294,28 @@ def build_model(graph: Graph, layout: Layout) -> SceneModel:
     )
 
 
+def _bucket(
+    tiles: dict[tuple[int, int], list[int]], bounds: dict[tuple[int, int], list[float]], key: tuple[int, int],
+    i: int, x0: float, y0: float, x1: float, y1: float,
+) -> None:
+    """Item `i` with extent (x0, y0)-(x1, y1) into tile `key`, whose bounds grow to hold it."""
+    tile = tiles.get(key)
+    if tile is None:
+        tiles[key] = [i]
+        bounds[key] = [x0, y0, x1, y1]
+        return
+    tile.append(i)
+    b = bounds[key]
+    if x0 < b[0]:
+        b[0] = x0
+    if y0 < b[1]:
+        b[1] = y0
+    if x1 > b[2]:
+        b[2] = x1
+    if y1 > b[3]:
+        b[3] = y1
+
+
 def _build_nodes(
     graph: Graph, layout: Layout
 ) -> tuple[list[NodeRec], dict[str, list[int]], list[list[int]], list[QRectF], dict[tuple[int, int], int], list[int]]:
@@ -306,7 +328,7 @@ def _build_nodes(
     tiles: dict[tuple[int, int], list[int]] = {}
     bounds: dict[tuple[int, int], list[float]] = {}
     oversized: list[int] = []
-    bodies = graph.bodies
+    bodies, bucket = graph.bodies, _bucket
     for i, box in enumerate(layout.nodes):
         path = box.path
         base = path.partition("#")[0] if "#" in path else path
@@ -325,22 +347,7 @@ def _build_nodes(
             by_base[base] = [i]
         else:
             ids.append(i)
-        key = (int(cx // TILE_W), int(cy // TILE_H))
-        tile = tiles.get(key)
-        if tile is None:
-            tiles[key] = [i]
-            bounds[key] = [x0, y0, x1, y1]
-        else:
-            tile.append(i)
-            b = bounds[key]
-            if x0 < b[0]:
-                b[0] = x0
-            if y0 < b[1]:
-                b[1] = y0
-            if x1 > b[2]:
-                b[2] = x1
-            if y1 > b[3]:
-                b[3] = y1
+        bucket(tiles, bounds, (int(cx // TILE_W), int(cy // TILE_H)), i, x0, y0, x1, y1)
         if w > TILE_W or h > TILE_H:
             oversized.append(i)
     node_tiles: list[list[int]] = []
@@ -369,6 +376,7 @@ def _build_edges(
     ebounds: dict[tuple[int, int], list[float]] = {}
     long_edges: dict[int, QRectF] = {}
     drawn: set[tuple[str, str, bool, tuple[tuple[float, float], ...]]] = set()
+    bucket = _bucket
     for j, e in enumerate(layout.edges):
         pts = e.points
         track = (e.src, e.dst, e.routed, pts)
@@ -401,22 +409,7 @@ def _build_edges(
         if x1 - x0 > TILE_W or y1 - y0 > TILE_H:
             long_edges[j] = QRectF(x0, y0, x1 - x0, y1 - y0)
             continue
-        key = (int((x0 + x1) / 2 // TILE_W), int((y0 + y1) / 2 // TILE_H))
-        tile = etiles.get(key)
-        if tile is None:
-            etiles[key] = [j]
-            ebounds[key] = [x0, y0, x1, y1]
-        else:
-            tile.append(j)
-            b = ebounds[key]
-            if x0 < b[0]:
-                b[0] = x0
-            if y0 < b[1]:
-                b[1] = y0
-            if x1 > b[2]:
-                b[2] = x1
-            if y1 > b[3]:
-                b[3] = y1
+        bucket(etiles, ebounds, (int((x0 + x1) / 2 // TILE_W), int((y0 + y1) / 2 // TILE_H)), j, x0, y0, x1, y1)
     edge_tiles = []
     for key in sorted(etiles):
         x0, y0, x1, y1 = ebounds[key]
