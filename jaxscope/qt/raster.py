@@ -19,7 +19,11 @@ from __future__ import annotations
 import math
 import os
 import re
+import struct
 import sys
+import zlib
+
+import numpy as np
 
 from PySide6.QtCore import QByteArray, QMarginsF, QRectF, QSizeF, Qt
 from PySide6.QtGui import QColor, QFontDatabase, QGuiApplication, QImage, QPageSize, QPainter, QPainterPath, QPdfWriter, QPen
@@ -52,8 +56,9 @@ def ensure_app() -> QGuiApplication:
     return _app
 
 
-FAST_PNG_PIXELS = 16_000_000  # above this many pixels, compress for speed
-FAST_PNG_QUALITY = 80  # Qt's PNG "quality" picks zlib's level: higher is faster, bigger
+FAST_PNG_PIXELS = 16_000_000  # above this many pixels, `_write_png` writes the file
+FAST_PNG_LEVEL = 3  # its zlib level
+PNG_BAND_ROWS = 128  # rows converted and compressed at a time (~2 MB each at 4400 px wide)
 
 _FONT_LIST = re.compile(r"""font-family=(["'])([^"']*,[^"']*)\1""")
 _GENERIC = {"monospace", "sans-serif", "serif"}
@@ -107,16 +112,16 @@ def svg_to_png(svg_text: str, path: str, dpi: int = 96, max_px: int = 16000) -> 
     return _save_png(image, path)
 
 
-def _canvas(w: float, h: float, dpi: int, max_px: int) -> tuple[QImage, float]:
-    """A transparent image for a `w` x `h` px drawing at `dpi` (long side capped at `max_px`), and
-    its pixels per px."""
+def _canvas(w: float, h: float, dpi: int, max_px: int, background: QColor | None = None) -> tuple[QImage, float]:
+    """An image filled with `background` (None: transparent) for a `w` x `h` px drawing at `dpi`
+    (long side capped at `max_px`), and its pixels per px."""
     scale = dpi / 96.0
     longest = max(w, h) * scale
     if longest > max_px:
         scale *= max_px / longest
     pw, ph = max(1, min(max_px, math.ceil(w * scale - 1e-6))), max(1, min(max_px, math.ceil(h * scale - 1e-6)))
     image = QImage(pw, ph, QImage.Format.Format_ARGB32_Premultiplied)
-    image.fill(Qt.GlobalColor.transparent)
+    image.fill(Qt.GlobalColor.transparent if background is None else background)
     dots_per_metre = round(96.0 * scale / 0.0254)
     image.setDotsPerMeterX(dots_per_metre)
     image.setDotsPerMeterY(dots_per_metre)
@@ -124,11 +129,39 @@ def _canvas(w: float, h: float, dpi: int, max_px: int) -> tuple[QImage, float]:
 
 
 def _save_png(image: QImage, path: str) -> tuple[int, int]:
-    # zlib's default level spent 4.7 s of 6 on a 16000x4400 image; a lighter one: 2.4 s, 25% bigger file
-    quality = FAST_PNG_QUALITY if image.width() * image.height() > FAST_PNG_PIXELS else -1
-    if not image.save(path, "PNG", quality):
+    if image.width() * image.height() > FAST_PNG_PIXELS:
+        _write_png(image, path, FAST_PNG_LEVEL)
+    elif not image.save(path, "PNG"):
         raise OSError(f"could not write PNG {path!r}")
     return image.width(), image.height()
+
+
+def _write_png(image: QImage, path: str, level: int) -> None:
+    """A big image as an RGBA PNG, written a band of rows at a time with no row filter: a 16000 x
+    4400 drawing (flat colours on transparency) in 1.8 s and 8.9 MB, where Qt's writer took 3.7 s
+    and 9.4 MB at a speed-leaning level (its adaptive row filters), and no second full-size copy
+    of the image is made."""
+    w, h = image.width(), image.height()
+
+    def chunk(tag: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(data, zlib.crc32(tag)))
+
+    pack = zlib.compressobj(level)
+    try:
+        with open(path, "wb") as fh:
+            fh.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 6, 0, 0, 0)))
+            fh.write(chunk(b"pHYs", struct.pack(">IIB", image.dotsPerMeterX(), image.dotsPerMeterY(), 1)))
+            for top in range(0, h, PNG_BAND_ROWS):
+                band = image.copy(0, top, w, min(PNG_BAND_ROWS, h - top)).convertToFormat(QImage.Format.Format_RGBA8888)
+                n, stride = band.height(), band.bytesPerLine()
+                rows = np.zeros((n, 1 + 4 * w), np.uint8)  # a 0 (no filter) byte, then the row's RGBA
+                rows[:, 1:] = np.frombuffer(band.constBits(), np.uint8, count=n * stride).reshape(n, stride)[:, : 4 * w]
+                data = pack.compress(rows)
+                if data:
+                    fh.write(chunk(b"IDAT", data))
+            fh.write(chunk(b"IDAT", pack.flush()) + chunk(b"IEND", b""))
+    except OSError as exc:
+        raise OSError(f"could not write PNG {path!r}: {exc.strerror or exc}") from exc
 
 
 def svg_to_pdf(svg_text: str, path: str, title: str = "") -> None:
@@ -172,9 +205,7 @@ def overview_png(
     ensure_app()
     t = get_theme(theme)
     width, height, top, boxes = svg_frame(graph, layout, theme=theme, title=title, legend=legend)
-    image, scale = _canvas(width, height, dpi, max_px)
-    if t.background is not None:
-        image.fill(_colour(t.background))
+    image, scale = _canvas(width, height, dpi, max_px, None if t.background is None else _colour(t.background))
     painter = QPainter(image)
     try:
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
