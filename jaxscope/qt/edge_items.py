@@ -175,8 +175,6 @@ class EdgeTileItem(BatchItem):
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, antialiased)
 
 
-
-
 def _hairline(colour: QColor, routed: bool, lod: float) -> QPen:
     """A one-device-pixel pen (Qt's cosmetic stroker clips a long curve to the screen cheaply;
     a scene-width pen strokes all of it), dashed like the scene pen at this zoom."""

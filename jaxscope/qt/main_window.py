@@ -68,6 +68,8 @@ PHASE_TEXT = {  # the status bar while the worker (or the layout process) works
     "compile": "compiling with XLA…", "run": "running jitted…", "eager": "running eagerly…", "compare": "comparing…",
     "nan": "looking for the first NaN…", "divergence": "comparing every equation…",
 }  # fmt: skip
+
+
 def _recording_stopped(result: TraceResult) -> bool:
     """Whether the worker's control-flow recorder gave up on this trace (a program too big for it:
     past its call budget, under Python's trace hook ~2.5x the trace time before 3.12). Then the
