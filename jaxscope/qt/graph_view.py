@@ -137,7 +137,8 @@ class QtGraphView(QGraphicsView):
             return model
 
     def set_graph(
-        self, graph: Graph, layout: Layout, theme: Theme | str = "light", keep_view: bool = False, model: SceneModel | None = None
+        self, graph: Graph, layout: Layout, theme: Theme | str = "light", keep_view: bool = False,
+        model: SceneModel | None = None, line_colours: dict[str, str] | None = None,
     ) -> None:
         """Rebuild the scene (in `theme`: pass the current one again when re-laying out); `model`,
         if it is `model_for(graph, layout)`'s, is used instead of building it here.
@@ -145,7 +146,8 @@ class QtGraphView(QGraphicsView):
         With `keep_view` (after a cluster was toggled) the zoom and position stay, the toggled
         owner stays where it was on screen, and the selection, search matches and dataflow
         highlight carry over for the paths still drawn; otherwise all are reset and the view fits.
-        Source-line colours always carry over.
+        Source-line colours carry over, or are `line_colours` (as `set_line_colours` takes them;
+        given here, a new graph's are applied once, not twice at 50k boxes).
         """
         centre = self._view_centre()
         scale = self._scale()
@@ -158,6 +160,8 @@ class QtGraphView(QGraphicsView):
         self._dag = None
         self._search_keys = None
         self._apply_background()
+        if line_colours is not None:
+            self._line_colours = dict(line_colours)
         self._apply_line_colours()
         kept = [p for p in old_selection if p in model.by_base] if keep_view else []
         self._set_selection(kept, emit=kept != old_selection)

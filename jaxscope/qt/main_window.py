@@ -134,6 +134,7 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
         self._phase = ""
         self._links: linking.JaxprLinks | None = None
         self._by_line: dict[int, list[str]] = {}
+        self._node_colours: tuple[Graph, str, str, dict[str, str]] | None = None  # (graph, file, theme, colours)
         self._problem_info: ErrorInfo | None = None
         self._pending_select: list[str] = []  # select these once the layout that reveals them is shown
         self._retrace: RetraceDialog | None = None
@@ -453,9 +454,20 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
         line_colours = linking.line_colours(self.doc.graph, self.doc.path) if self.doc.graph else {}
         self.source.set_line_colours({line: palette[i % len(palette)] for line, i in line_colours.items()})
 
+    def _graph_colours(self) -> dict[str, str]:
+        """Node path -> the colour of its source line, made once per trace and theme (every layout
+        of the trace shows them)."""
+        graph = self.doc.graph
+        if graph is None:
+            return {}
+        made = self._node_colours
+        if made is None or made[0] is not graph or made[1:3] != (self.doc.path, self.theme):
+            made = self._node_colours = (graph, self.doc.path, self.theme, linking.node_colours(graph, self.doc.path, self._palette()))
+        return made[3]
+
     def _apply_graph_colours(self) -> None:
         if self.doc.graph is not None:
-            self.graph.set_line_colours(linking.node_colours(self.doc.graph, self.doc.path, self._palette()))
+            self.graph.set_line_colours(self._graph_colours())
 
     def _show_flow(self, result: TraceResult) -> None:
         """Source-pane marks of what tracing baked in (when the recorder ran)."""
@@ -509,8 +521,9 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
         keep = self.doc.layout is not None and self.doc.result is not None and self.doc.layout is not layout
         selected = self.graph.selected_paths() if keep else []
         self.doc.layout, self.doc.expanded = layout, expanded
-        self.graph.set_graph(graph, layout, self.theme, keep_view=keep, model=self.controller.prepared_layout(layout))
-        self._apply_graph_colours()
+        self.graph.set_graph(
+            graph, layout, self.theme, keep_view=keep, model=self.controller.prepared_layout(layout), line_colours=self._graph_colours()
+        )
         if not keep:
             self.graph.fit_all()
             QTimer.singleShot(0, self.graph, self.graph.fit_all)  # again once pending dock/geometry changes settle

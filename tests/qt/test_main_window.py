@@ -179,12 +179,18 @@ def test_theme_switch_recolours_without_relayout(qtbot, window):
     w = window
     open_and_wait(qtbot, w, f"{BASICS}::predict")
     layout, light = w.doc.layout, w.source.line_colours()
-    w.set_theme("dark")
     from jaxscope.core import linking
 
+    nodes_light = w.graph.line_colours()  # given with the layout: each node its source line's colour
+    assert nodes_light and nodes_light == linking.node_colours(w.doc.graph, w.doc.path, linking.PALETTE_LIGHT)
+    w.set_theme("dark")
     assert w.doc.layout is layout
     assert set(w.source.line_colours()) == set(light)
     assert set(w.source.line_colours().values()) <= {c.lower() for c in linking.PALETTE_DARK}
+    assert w.graph.line_colours() == linking.node_colours(w.doc.graph, w.doc.path, linking.PALETTE_DARK)
+    w.toggle_cluster(next(iter(w.doc.expanded)) if w.doc.expanded else next(n.id for n in w.doc.graph.top.nodes if n.subgraphs))
+    qtbot.waitUntil(lambda: w.doc.layout is not layout, timeout=TIMEOUT)
+    assert w.graph.line_colours() == linking.node_colours(w.doc.graph, w.doc.path, linking.PALETTE_DARK)  # and after a re-layout
     text_views = (w.source, w.ir.jaxpr, *w.ir.views.values())  # the jaxpr pane once stayed light
     base = QPalette.ColorRole.Base
     assert all(v.theme == "dark" and v.palette().color(base).lightness() < 100 for v in text_views)
