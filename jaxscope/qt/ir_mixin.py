@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QInputDialog
 
 from jaxscope.core import linking
@@ -44,14 +45,18 @@ class IrMixin:
         self._ir_links = {}
         self.jaxpr.set_text("")
         self.ir.clear("printing the jaxpr…")
-        self.controller.jaxpr(replace(result.request, jaxpr_text=False), lambda printed: linking.jaxpr_links(graph, printed.text))
+        make = self.jaxpr.document_maker()
+        self.controller.jaxpr(
+            replace(result.request, jaxpr_text=False), lambda printed: (linking.jaxpr_links(graph, printed.text), make(printed.text))
+        )
 
-    def _on_jaxpr_finished(self, printed: JaxprText, links: linking.JaxprLinks) -> None:
+    def _on_jaxpr_finished(self, printed: JaxprText, made: tuple[linking.JaxprLinks, QTextDocument]) -> None:
         current = self.doc.result
         if current is None or (printed.request.function, printed.request.args) != (current.request.function, current.request.args):
             return
+        links, document = made
         self.doc.result = replace(current, jaxpr_text=printed.text)
-        self.jaxpr.set_text(printed.text)
+        self.jaxpr.set_text(printed.text, document)
         self._links = links
         self._graph_selected(self.graph.selected_paths())  # mark the selection's jaxpr lines
         if not self.controller.worker.busy:  # never preempt a job the user asked for: _resume_ir follows it
@@ -81,7 +86,8 @@ class IrMixin:
             self.ir.clear("lowering to StableHLO…")
         graph = result.graph
         link = stablehlo_links if stage == "stablehlo" else hlo_links
-        self.controller.hlo(HloRequest(result.request.function, result.request.args, stage), lambda r: link(graph, r.text))
+        make = self.ir.views[stage].document_maker()
+        self.controller.hlo(HloRequest(result.request.function, result.request.args, stage), lambda r: (link(graph, r.text), make(r.text)))
 
     def request_compile(self) -> None:
         """Compile the traced program with XLA now (also when automatic compiling is off)."""
@@ -96,14 +102,15 @@ class IrMixin:
         if phase == "compile":
             self.ir.set_status("compiling with XLA… (Cancel or Esc stops it; the graph stays usable)", compiling=True)
 
-    def _on_hlo_finished(self, result: HloResult, linked: object) -> None:
+    def _on_hlo_finished(self, result: HloResult, made: tuple[object, QTextDocument]) -> None:
         current = self.doc.result
         if current is None or result.request.args != current.request.args or result.request.function != current.request.function:
             return
         stage = result.request.stage
+        linked, document = made
         links, module = linked if isinstance(linked, tuple) else (linked, None)
         self._ir_links[stage] = links
-        self.ir.set_text(stage, result.text)
+        self.ir.set_text(stage, result.text, document)
         self._apply_ir_colours()
         if stage == "stablehlo":
             big = current.graph.top.total_eqns > AUTO_COMPILE_MAX_EQNS

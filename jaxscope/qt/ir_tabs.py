@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
@@ -93,8 +94,8 @@ class IrTabs(QTabWidget):
         self.cancel_button.setVisible(compiling)
         self.compile_button.setVisible(can_compile and not compiling)
 
-    def set_text(self, stage: str, text: str) -> None:
-        self.views[stage].set_text(text)
+    def set_text(self, stage: str, text: str, document: QTextDocument | None = None) -> None:
+        self.views[stage].set_text(text, document)
 
     def set_fusions(self, fusions: list[FusionInfo]) -> None:
         self.fusions.clear()

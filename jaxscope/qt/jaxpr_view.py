@@ -24,12 +24,16 @@ class QtJaxprView(CodeView):
         super().__init__(parent)
         self.highlighter = LazyHighlighter(self, lexer or JaxprLexer(), style_for_theme(self.theme))
 
-    def set_text(self, text: str) -> None:
-        """Show a new jaxpr text; clears colours and marks, scrolls to the top."""
+    def set_text(self, text: str, document: QTextDocument | None = None) -> None:
+        """Show a new jaxpr text, or `document_maker`'s `document` of it (made off the GUI thread);
+        clears colours and marks, scrolls to the top."""
         self._line_colours.clear()
         self._marks, self._mark_set = [], set()
         self.highlighter.enabled = False  # nothing to format while Qt rebuilds the blocks
-        self.setPlainText(text)
+        if document is not None:
+            self.show_document(document)
+        else:
+            self.setPlainText(text)
         self.verticalScrollBar().setValue(0)
         self.horizontalScrollBar().setValue(0)
         self.highlighter.enabled = True

@@ -14,7 +14,7 @@ QPlainTextEdit walks every extra selection for every visible block on each paint
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_for_filename
@@ -35,8 +35,10 @@ from PySide6.QtGui import (
     QPolygonF,
     QResizeEvent,
     QTextBlock,
+    QTextDocument,
+    QTextOption,
 )
-from PySide6.QtWidgets import QApplication, QPlainTextEdit, QToolTip, QWidget
+from PySide6.QtWidgets import QApplication, QPlainTextDocumentLayout, QPlainTextEdit, QToolTip, QWidget
 
 from jaxscope.core.flow_marks import LineMark
 from jaxscope.qt import flow_paint
@@ -101,6 +103,7 @@ class CodeView(QPlainTextEdit):
         self.setFont(monospace_font())
         self.setTabStopDistance(4 * self.fontMetrics().horizontalAdvance(" "))
         self._gutter = _Gutter(self)
+        self._made_doc: QTextDocument | None = None  # the `show_document` document shown, kept alive here
         self._line_colours: dict[int, QColor] = {}
         self._marks: list[int] = []
         self._mark_set: set[int] = set()
@@ -111,6 +114,36 @@ class CodeView(QPlainTextEdit):
         self.updateRequest.connect(self._update_gutter)
         self._update_gutter_width()
         self._apply_palette()
+
+    def document_maker(self) -> Callable[[str], QTextDocument]:
+        """A function for any thread that makes the document of a text as `setPlainText` would
+        here (font, tab stops, no wrapping, no undo), owned by this view's thread: splitting a
+        multi-MB text into blocks is most of what setting it costs (gpt-50k's 14 MB jaxpr: 0.4 s
+        of the GUI thread, where `show_document` takes 40 ms). QTextDocument is reentrant."""
+        font, option, home = QFont(self.font()), QTextOption(self.document().defaultTextOption()), self.thread()
+
+        def make(text: str) -> QTextDocument:
+            # No layout here (`show_document` adds it): with one, a one-block text is laid out at
+            # once, with font engines cached by this thread, which crashed Qt once it had ended.
+            doc = QTextDocument()
+            doc.setUndoRedoEnabled(False)
+            doc.setDefaultFont(font)
+            doc.setDefaultTextOption(option)
+            doc.setPlainText(text)
+            doc.moveToThread(home)
+            return doc
+
+        return make
+
+    def show_document(self, doc: QTextDocument) -> None:
+        """Show a document from `document_maker`; the one it replaces, if also made so, is deleted
+        once the event loop runs."""
+        old, self._made_doc = self._made_doc, doc
+        doc.setDocumentLayout(QPlainTextDocumentLayout(doc))
+        self.setDocument(doc)
+        if old is not None:
+            old.deleteLater()
+        self._update_gutter_width()
 
     # ------------------------------------------------------------------ theme
 

@@ -320,6 +320,42 @@ def test_big_jaxpr_sets_fast_and_highlights_lazily(qtbot):
     assert time.perf_counter() - t < 5
 
 
+def test_a_document_made_on_another_thread_shows_like_set_text(qtbot):
+    """`document_maker` splits a text into blocks off the GUI thread; shown, it looks and behaves
+    like `set_text`'s (font, tab stops, no wrap, no undo, lazy highlighting, clicks), and the
+    document it replaces is deleted."""
+    import threading
+
+    from shiboken6 import isValid
+
+    text = PREDICT.jaxpr_text + "\n" + big_jaxpr()[:200_000]
+    plain = show(qtbot, QtJaxprView())
+    plain.set_text(text)
+    view = show(qtbot, QtJaxprView())
+    make = view.document_maker()
+    made = []
+    worker = threading.Thread(target=lambda: made.extend(make(t) for t in (text, "second")))
+    worker.start()
+    worker.join()
+    first, second = made
+    assert first.thread() is view.thread()
+    view.set_text(text, first)
+    assert view.document() is first and view.toPlainText() == text and view.blockCount() == plain.blockCount()
+    assert not first.isUndoRedoEnabled() and view.document().defaultFont() == plain.document().defaultFont()
+    option, expected = first.defaultTextOption(), plain.document().defaultTextOption()
+    assert option.tabStopDistance() == expected.tabStopDistance() and option.wrapMode() == expected.wrapMode()
+    qtbot.wait(10)
+    assert view.grab().toImage() == plain.grab().toImage()  # same gutter, same highlighted text
+    n = next(i for i, t in enumerate(text.splitlines()) if "dot_general[" in t)
+    assert colour_at(view, n + 1, text.splitlines()[n].index("dot_general")) == token_colour("light", Name.Function)
+    with qtbot.waitSignal(view.line_clicked) as blocker:
+        qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(40, line_y(view, 3)))
+    assert blocker.args == [3]
+    view.set_text("second", second)
+    assert view.toPlainText() == "second"
+    qtbot.waitUntil(lambda: not isValid(first))
+
+
 def test_screenshots_render_in_both_themes(qtbot, tmp_path):
     colours = linking.line_colours(PREDICT.graph, "examples/basics.py")
     jcolours = linking.jaxpr_line_colours(PREDICT.jaxpr_text, colours, "examples/basics.py")
