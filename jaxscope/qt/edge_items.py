@@ -41,7 +41,8 @@ class EdgeTileItem(BatchItem):
         super().__init__(model, state, bounds.adjusted(-pad, -pad, pad, pad))
         self.indices = indices
         self.cull_each = cull_each
-        self.setZValue(1.0)
+        if cull_each:  # a top-level item; the tiles hang under the edge layer, which has this z
+            self.setZValue(1.0)
         self._shapes: dict[int, tuple[QPainterPath, QPolygonF | None]] = {}
         self._groups: dict[tuple[bool, bool], list[int]] = {}
         self._paths: dict[tuple[bool, bool], tuple[QPainterPath, QPainterPath]] = {}

@@ -39,8 +39,7 @@ class NodeTileItem(BatchItem):
         super().__init__(model, state, self.extent.adjusted(-NODE_MARGIN, -NODE_MARGIN, NODE_MARGIN, NODE_MARGIN))
         self.tile = tile
         self.indices = model.node_tiles[tile]
-        self._index_set: frozenset[int] | None = None
-        self.setZValue(3.0)
+        self._index_set: frozenset[int] | None = None  # no z of its own: it hangs under the node layer
         self.painted = 0
         self._groups: list[tuple[str, bool, list[QRectF]]] = []
         self._groups_version = -1
