@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import pathlib
 import struct
+import sys
 import time
 
 import pytest
@@ -117,7 +118,7 @@ def assert_next_request_works(qtbot, w, path: pathlib.Path, good) -> None:
 FAULTS = [
     ("syntax_error.py", ["syntax error", "expected ':'"], "def f(x)"),
     ("nul_bytes.py", ["syntax error", "not a Python source file: binary data (a NUL byte on line 2)"], None),
-    ("import_error.py", ["import error during load", "No module named 'a_module_that", ".venv/bin/python"], "import a_module"),
+    ("import_error.py", ["import error during load", "No module named 'a_module_that", sys.executable], "import a_module"),  # the worker's interpreter
     ("raises_in_call.py", ["user-code error", "ValueError: user bug: bad value"], 'raise ValueError("user bug'),
     ("tracer_bool.py", ["tracer error", "TracerBoolConversionError", "lax.cond"], "if x.sum() > 0:"),
     ("sys_exit.py", ["exit error", "user code called sys.exit(3)"], None),
