@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from itertools import chain
+from operator import attrgetter as _get
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -112,7 +114,7 @@ class SceneModel:
     oversized: list[int]  # boxes bigger than a tile (never from the real layouts; hit-tested apart)
     title_grid: GridIndex  # cluster title bands, keys index `clusters`
     edges: Sequence[EdgePath]  # layout.edges, as is
-    edge_boxes: list[tuple[float, float, float, float] | None]  # x0, y0, x1, y1; None: not drawable
+    edge_boxes: list[list[float] | None]  # x0, y0, x1, y1; None: not drawable
     edge_tiles: list[tuple[list[int], QRectF]]  # edge indices by tile, with their bounds
     long_edges: dict[int, QRectF]  # edges bigger than a tile, with their bounds (culled one by one)
     _by_path: dict[str, int] | None = None
@@ -294,26 +296,33 @@ def build_model(graph: Graph, layout: Layout) -> SceneModel:
     )
 
 
-def _bucket(
-    tiles: dict[tuple[int, int], list[int]], bounds: dict[tuple[int, int], list[float]], key: tuple[int, int],
-    i: int, x0: float, y0: float, x1: float, y1: float,
-) -> None:
-    """Item `i` with extent (x0, y0)-(x1, y1) into tile `key`, whose bounds grow to hold it."""
-    tile = tiles.get(key)
-    if tile is None:
-        tiles[key] = [i]
-        bounds[key] = [x0, y0, x1, y1]
-        return
-    tile.append(i)
-    b = bounds[key]
-    if x0 < b[0]:
-        b[0] = x0
-    if y0 < b[1]:
-        b[1] = y0
-    if x1 > b[2]:
-        b[2] = x1
-    if y1 > b[3]:
-        b[3] = y1
+def _tiles(
+    x0: np.ndarray, y0: np.ndarray, x1: np.ndarray, y1: np.ndarray, kx: np.ndarray, ky: np.ndarray
+) -> tuple[list[list[int]], list[QRectF], list[tuple[int, int]], np.ndarray]:
+    """Items with extents (x0, y0)-(x1, y1) grouped by tile key (kx, ky), in C: each tile's item
+    indices (ascending), its items' union, its key, tiles in key order; and each item's tile."""
+    n = len(kx)
+    if n == 0:
+        return [], [], [], np.zeros(0, dtype=np.int64)
+    order = np.lexsort((ky, kx))  # stable: a tile's items stay in index order
+    skx, sky = kx[order], ky[order]
+    new = np.empty(n, dtype=bool)
+    new[0] = True
+    np.not_equal(skx[1:], skx[:-1], out=new[1:])
+    new[1:] |= sky[1:] != sky[:-1]
+    starts = np.flatnonzero(new)
+    ends = np.append(starts[1:], n)
+    tile = np.empty(n, dtype=np.int64)
+    tile[order] = np.repeat(np.arange(len(starts)), ends - starts)
+    ids = order.tolist()
+    groups = [ids[a:b] for a, b in zip(starts.tolist(), ends.tolist())]
+    bx0 = np.minimum.reduceat(x0[order], starts).tolist()
+    by0 = np.minimum.reduceat(y0[order], starts).tolist()
+    bx1 = np.maximum.reduceat(x1[order], starts).tolist()
+    by1 = np.maximum.reduceat(y1[order], starts).tolist()
+    bounds = [QRectF(a, b, c - a, d - b) for a, b, c, d in zip(bx0, by0, bx1, by1)]
+    keys = list(zip(skx[starts].tolist(), sky[starts].tolist()))
+    return groups, bounds, keys, tile
 
 
 def _build_nodes(
@@ -321,15 +330,18 @@ def _build_nodes(
 ) -> tuple[list[NodeRec], dict[str, list[int]], list[list[int]], list[QRectF], dict[tuple[int, int], int], list[int]]:
     """One NodeRec per box, base path -> records, and the tiles with their bounds (here, off the
     GUI thread: the tile items' own min/max over 50k boxes took 0.2 s of gpt-50k's scene build).
-    The hot loop of a 50k-node build (~10 µs a node would be half a second), so it is kept flat."""
+    The geometry is numpy; the per-box loop (~10 µs a box would be half a second at 50k) is
+    kept to resolving each box to its Node."""
     get = _Resolver(graph).get
+    boxes = layout.nodes
+    n = len(boxes)
+    cx, cy, w, h = (np.fromiter(map(_get(a), boxes), dtype=float, count=n) for a in "xywh")
+    x0, y0 = cx - w / 2, cy - h / 2
+    node_tiles, node_bounds, keys, tile = _tiles(x0, y0, x0 + w, y0 + h, cx // TILE_W, cy // TILE_H)
     nodes: list[NodeRec] = []
     by_base: dict[str, list[int]] = {}
-    tiles: dict[tuple[int, int], list[int]] = {}
-    bounds: dict[tuple[int, int], list[float]] = {}
-    oversized: list[int] = []
-    bodies, bucket = graph.bodies, _bucket
-    for i, box in enumerate(layout.nodes):
+    bodies = graph.bodies
+    for i, (box, bx, by, t) in enumerate(zip(boxes, x0.tolist(), y0.tolist(), tile.tolist())):
         path = box.path
         base = path.partition("#")[0] if "#" in path else path
         node = get(base)
@@ -338,80 +350,66 @@ def _build_nodes(
         else:
             kind, fam = node.kind, family(node)
             owner = bool(node.subgraphs) and all(ref.body in bodies for ref in node.subgraphs)
-        cx, cy, w, h = box.x, box.y, box.w, box.h
-        x0, y0 = cx - w / 2, cy - h / 2
-        x1, y1 = x0 + w, y0 + h
-        nodes.append(NodeRec(path, base, node, x0, y0, w, h, kind, fam, owner))
+        nodes.append(NodeRec(path, base, node, bx, by, box.w, box.h, kind, fam, owner, t))
         ids = by_base.get(base)
         if ids is None:
             by_base[base] = [i]
         else:
             ids.append(i)
-        bucket(tiles, bounds, (int(cx // TILE_W), int(cy // TILE_H)), i, x0, y0, x1, y1)
-        if w > TILE_W or h > TILE_H:
-            oversized.append(i)
-    node_tiles: list[list[int]] = []
-    node_bounds: list[QRectF] = []
-    tile_of: dict[tuple[int, int], int] = {}
-    for t, key in enumerate(sorted(tiles)):
-        ids = tiles[key]
-        for i in ids:
-            nodes[i].tile = t
-        node_tiles.append(ids)
-        x0, y0, x1, y1 = bounds[key]
-        node_bounds.append(QRectF(x0, y0, x1 - x0, y1 - y0))
-        tile_of[key] = t
+    oversized = np.flatnonzero((w > TILE_W) | (h > TILE_H)).tolist()
+    tile_of = {(int(kx), int(ky)): t for t, (kx, ky) in enumerate(keys)}
     return nodes, by_base, node_tiles, node_bounds, tile_of, oversized
 
 
 def _build_edges(
     layout: Layout,
-) -> tuple[list[tuple[float, float, float, float] | None], list[tuple[list[int], QRectF]], dict[int, QRectF]]:
+) -> tuple[list[list[float] | None], list[tuple[list[int], QRectF]], dict[int, QRectF]]:
     """Each edge's bounding box, the edges bucketed into tiles by bbox centre, and apart from
     them the edges bigger than a tile. An edge drawn exactly like an earlier one (the same ends and
     curve: one of several values flowing between the same two boxes) is in neither: gpt_jit-50k's
     200 forward-to-backward calls carry 6k residuals, which drew 6k long curves on 200 tracks."""
-    boxes: list[tuple[float, float, float, float] | None] = []
-    etiles: dict[tuple[int, int], list[int]] = {}
-    ebounds: dict[tuple[int, int], list[float]] = {}
-    long_edges: dict[int, QRectF] = {}
+    edges = layout.edges
+    m = len(edges)
+    pts_of = [e.points for e in edges]
+    lens = np.fromiter(map(len, pts_of), dtype=np.int64, count=m)
+    box = np.full((m, 4), np.nan)
+    cubic = np.flatnonzero(lens == 4)  # the common case, one cubic: its box in C
+    coords = np.fromiter(
+        chain.from_iterable(chain.from_iterable(pts_of[j] for j in cubic.tolist())), dtype=float, count=8 * len(cubic)
+    ).reshape(-1, 4, 2)
+    box[cubic, :2] = coords.min(axis=1)
+    box[cubic, 2:] = coords.max(axis=1)
+    for j in np.flatnonzero((lens >= 2) & (lens != 4)).tolist():
+        xs = [p[0] for p in pts_of[j]]
+        ys = [p[1] for p in pts_of[j]]
+        box[j] = (min(xs), min(ys), max(xs), max(ys))
+    drawable = lens >= 2
+    # Only edges whose curve another edge repeats can be drawn already: find those in C, compare ends in Python.
+    same = np.zeros(m, dtype=bool)
+    if len(cubic) > 1:
+        _, inverse, counts = np.unique(
+            np.ascontiguousarray(coords.reshape(-1, 8)).view(np.dtype((np.void, 64))).ravel(), return_inverse=True,
+            return_counts=True,
+        )
+        same[cubic[counts[inverse.ravel()] > 1]] = True
+    same |= drawable & (lens != 4)
     drawn: set[tuple[str, str, bool, tuple[tuple[float, float], ...]]] = set()
-    bucket = _bucket
-    for j, e in enumerate(layout.edges):
-        pts = e.points
-        track = (e.src, e.dst, e.routed, pts)
+    for j in np.flatnonzero(same).tolist():
+        e = edges[j]
+        track = (e.src, e.dst, e.routed, e.points)
         if track in drawn:
-            boxes.append(None)
-            continue
-        drawn.add(track)
-        if len(pts) == 4:  # the common case, one cubic; unrolled: min()/max() cost 6x more
-            (ax, ay), (bx, by), (cx, cy), (dx, dy) = pts
-            x0 = ax if ax < bx else bx
-            x0 = cx if cx < x0 else x0
-            x0 = dx if dx < x0 else x0
-            x1 = ax if ax > bx else bx
-            x1 = cx if cx > x1 else x1
-            x1 = dx if dx > x1 else x1
-            y0 = ay if ay < by else by
-            y0 = cy if cy < y0 else y0
-            y0 = dy if dy < y0 else y0
-            y1 = ay if ay > by else by
-            y1 = cy if cy > y1 else y1
-            y1 = dy if dy > y1 else y1
-        elif len(pts) >= 2:
-            xs = [p[0] for p in pts]
-            ys = [p[1] for p in pts]
-            x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
+            drawable[j] = False
         else:
-            boxes.append(None)
-            continue
-        boxes.append((x0, y0, x1, y1))
-        if x1 - x0 > TILE_W or y1 - y0 > TILE_H:
-            long_edges[j] = QRectF(x0, y0, x1 - x0, y1 - y0)
-            continue
-        bucket(etiles, ebounds, (int((x0 + x1) / 2 // TILE_W), int((y0 + y1) / 2 // TILE_H)), j, x0, y0, x1, y1)
-    edge_tiles = []
-    for key in sorted(etiles):
-        x0, y0, x1, y1 = ebounds[key]
-        edge_tiles.append((etiles[key], QRectF(x0, y0, x1 - x0, y1 - y0)))
+            drawn.add(track)
+    x0, y0, x1, y1 = box[:, 0], box[:, 1], box[:, 2], box[:, 3]
+    with np.errstate(invalid="ignore"):
+        big = drawable & ((x1 - x0 > TILE_W) | (y1 - y0 > TILE_H))
+    tiled = np.flatnonzero(drawable & ~big)
+    rows = box.tolist()
+    boxes: list[list[float] | None] = [row if ok else None for row, ok in zip(rows, drawable.tolist())]
+    long_edges = {j: QRectF(rows[j][0], rows[j][1], rows[j][2] - rows[j][0], rows[j][3] - rows[j][1]) for j in np.flatnonzero(big).tolist()}
+    tx0, ty0, tx1, ty1 = x0[tiled], y0[tiled], x1[tiled], y1[tiled]
+    groups, bounds, _, _ = _tiles(tx0, ty0, tx1, ty1, (tx0 + tx1) / 2 // TILE_W, (ty0 + ty1) / 2 // TILE_H)
+    ids = tiled.tolist()
+    edge_tiles = [([ids[k] for k in group], rect) for group, rect in zip(groups, bounds)]
     return boxes, edge_tiles, long_edges

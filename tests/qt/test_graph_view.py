@@ -290,6 +290,49 @@ def test_values_between_the_same_two_boxes_are_drawn_as_one_curve():
     assert model.edge_boxes[1] is None and model.edge_boxes[4] is None and len(model.edges) == 5
 
 
+
+def test_scene_model_tiles_boxes_and_edges_by_their_centres():
+    """The model's tiles (bucketed in numpy) against a plain reference: a box goes to the tile of its
+    centre, an edge to the tile of its bounding box's centre, unless it is bigger than a tile."""
+    import random
+
+    from jaxscope.core.model import EdgePath, NodeBox
+    from jaxscope.qt.scene_model import TILE_H, TILE_W, build_model
+
+    graph, layout = laid_out("basics_predict")
+    rng = random.Random(7)
+    paths = [b.path for b in layout.nodes]
+    boxes = tuple(NodeBox(rng.choice(paths), rng.uniform(50, 5000), rng.uniform(30, 3000), rng.uniform(20, 90), 30.0) for _ in range(300))
+    cubic = lambda x, y, dx, dy: ((x, y), (x + dx / 3, y + dy / 3), (x + 2 * dx / 3, y + 2 * dy / 3), (x + dx, y + dy))  # noqa: E731
+    edges = [EdgePath("a", "b", cubic(rng.uniform(0, 5000), rng.uniform(0, 3000), rng.uniform(-300, 300), rng.uniform(10, 400))) for _ in range(200)]
+    edges += [EdgePath("a", "b", ((10.0, 10.0),)), EdgePath("a", "b", cubic(0.0, 0.0, 3000.0, 50.0))]
+    edges += [EdgePath("a", "c", ((100.0, 100.0), (130.0, 90.0), (160.0, 140.0), (200.0, 200.0), (260.0, 230.0), (250.0, 300.0), (300.0, 320.0)))]
+    model = build_model(graph, Layout(5100.0, 3100.0, boxes, tuple(edges), (), layout.engine, ()))
+
+    want: dict[tuple[int, int], list[int]] = {}
+    for i, b in enumerate(boxes):
+        want.setdefault((int(b.x // TILE_W), int(b.y // TILE_H)), []).append(i)
+    assert [list(model.node_tiles[model.tile_of[k]]) for k in sorted(want)] == [want[k] for k in sorted(want)]
+    for k, ids in want.items():
+        t = model.tile_of[k]
+        r = model.node_bounds[t]
+        assert r.left() == min(boxes[i].x - boxes[i].w / 2 for i in ids)
+        assert r.bottom() == pytest.approx(max(boxes[i].y + boxes[i].h / 2 for i in ids))
+        assert all(model.nodes[i].tile == t for i in ids)
+    tiled: dict[tuple[int, int], list[int]] = {}
+    for j, e in enumerate(edges):
+        if len(e.points) < 2:
+            assert model.edge_boxes[j] is None
+            continue
+        xs, ys = [p[0] for p in e.points], [p[1] for p in e.points]
+        assert model.edge_boxes[j] == [min(xs), min(ys), max(xs), max(ys)]
+        if max(xs) - min(xs) > TILE_W or max(ys) - min(ys) > TILE_H:
+            assert j in model.long_edges
+        else:
+            tiled.setdefault((int((min(xs) + max(xs)) / 2 // TILE_W), int((min(ys) + max(ys)) / 2 // TILE_H)), []).append(j)
+    assert [ids for ids, _ in model.edge_tiles] == [tiled[k] for k in sorted(tiled)]
+    assert list(model.long_edges) == [201]
+
 # --------------------------------------------------------------------------- search
 
 
