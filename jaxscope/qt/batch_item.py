@@ -31,6 +31,7 @@ OUTLINE_W = 3.0  # selection outline, scene px (at least 2 device px)
 MATCH_W = 2.0  # search-match outline
 STRIPE_W = 5.0  # source-line colour stripe on a node's left edge
 DIM_OPACITY = 0.25  # nodes and edges outside a highlighted dataflow cone
+STUB_LEN = 48.0  # scene px of each end of a partially drawn long edge
 BASELINE = 0.36 * labels.FONT_SIZE  # from a line's vertical centre to its baseline (as svg.py)
 NODE_MARGIN = OUTLINE_W + CARD_OFFSET + 3.0  # how far a node's drawing may leave its box
 
@@ -118,11 +119,14 @@ class ViewState:
         self.cone_nodes: set[int] | None = None  # None: no highlight
         self.cone_edges: set[int] = set()
         self.version = 0  # bumped whenever the cone changes (batched draw lists depend on it)
+        self.selection_version = 0  # bumped whenever `selected` changes (the partial long edges depend on it)
+        self.long_whole = False  # draw every long edge whole, even where there are many (see EdgeTileItem)
 
     def reset(self, palette: Palette) -> None:
         """As new, in `palette` (a kept scene shown again: the view sets selection and the rest anew)."""
         self.palette = palette
         self.selected, self.matches, self.stripes = set(), set(), {}
+        self.selection_version += 1
         if self.cone_nodes is not None:
             self.set_cone(None, set())
 
@@ -151,6 +155,11 @@ def edge_shapes(pts: Sequence[Point]) -> tuple[QPainterPath, QPolygonF | None]:
         bx, by = tip[0] - dx * ARROW_LEN, tip[1] - dy * ARROW_LEN
         nx, ny = -dy * ARROW_W / 2, dx * ARROW_W / 2
         arrow = QPolygonF([QPointF(*tip), QPointF(bx + nx, by + ny), QPointF(bx - nx, by - ny)])
+    return _curve(pts), arrow
+
+
+def _curve(pts: Sequence[Point]) -> QPainterPath:
+    """A path through `pts`: a cubic Bezier chain when the count fits one, else a polyline."""
     path = QPainterPath(QPointF(*pts[0]))
     if (len(pts) - 1) % 3 == 0:
         for i in range(1, len(pts), 3):
@@ -159,6 +168,48 @@ def edge_shapes(pts: Sequence[Point]) -> tuple[QPainterPath, QPolygonF | None]:
     else:
         for x, y in pts[1:]:
             path.lineTo(x, y)
+    return path
+
+
+def _lerp(p: Point, q: Point, t: float) -> Point:
+    return (p[0] + (q[0] - p[0]) * t, p[1] + (q[1] - p[1]) * t)
+
+
+def _split_cubic(c: Sequence[Point], t: float) -> tuple[list[Point], list[Point]]:
+    """One cubic cut at `t` (de Casteljau): the two cubics that draw exactly its two parts."""
+    p0, p1, p2, p3 = c
+    a, b, d = _lerp(p0, p1, t), _lerp(p1, p2, t), _lerp(p2, p3, t)
+    e, f = _lerp(a, b, t), _lerp(b, d, t)
+    m = _lerp(e, f, t)
+    return [p0, a, e, m], [m, f, d, p3]
+
+
+def partial_edge(pts: Sequence[Point], length: float = STUB_LEN) -> tuple[list[Point], list[Point]] | None:
+    """The two ends of an edge drawn as a *partial edge*: the first part of its path, leaving the
+    source, and the last part, arriving at the target, each about `length` px along the chord
+    (exactly parts of the curve: cubics are cut, not approximated); None when the edge is too
+    short for that to hide much (drawn whole)."""
+    if len(pts) < 2 or math.dist(pts[0], pts[-1]) <= 2.5 * length:
+        return None
+    if len(pts) >= 4 and (len(pts) - 1) % 3 == 0:
+        first, last = pts[:4], pts[-4:]
+        head = _split_cubic(first, min(0.45, length / max(math.dist(first[0], first[3]), 1e-6)))[0]
+        tail = _split_cubic(last, 1.0 - min(0.45, length / max(math.dist(last[0], last[3]), 1e-6)))[1]
+        return head, tail
+    a, b = pts[0], pts[1]
+    c, d = pts[-2], pts[-1]
+    return [a, _lerp(a, b, min(0.45, length / max(math.dist(a, b), 1e-6)))], [_lerp(d, c, min(0.45, length / max(math.dist(c, d), 1e-6))), d]
+
+
+def partial_shapes(pts: Sequence[Point], length: float = STUB_LEN) -> tuple[QPainterPath, QPolygonF | None]:
+    """`edge_shapes` of an edge drawn as its two ends (`partial_edge`), or whole when it is short."""
+    ends = partial_edge(pts, length)
+    if ends is None:
+        return edge_shapes(pts)
+    head, tail = ends
+    path = _curve(head)
+    curve, arrow = edge_shapes(tail)
+    path.addPath(curve)
     return path, arrow
 
 

@@ -1,5 +1,12 @@
 """The edge tiles: `EdgeTileItem` paints the edges of one tile as a few batched paths (or the
-long edges, culled one by one), dimmed outside a highlighted dataflow cone."""
+long edges, culled one by one), dimmed outside a highlighted dataflow cone.
+
+Where there are many long edges (`PARTIAL_MIN`), they are drawn as *partial edges*: each one's
+first and last `STUB_LEN` px, leaving its source and arriving (with the arrowhead) at its target,
+and nothing at the far level of detail. Hundreds of whole curves across the drawing hid the boxes
+(an unrolled training step at 10k equations: a curtain of forward-to-backward residuals over half
+of it, and a grey wedge at fit-all). The edges of the selected boxes and of a highlighted dataflow
+cone are drawn whole, and `ViewState.long_whole` draws them all whole."""
 
 from __future__ import annotations
 
@@ -18,12 +25,15 @@ from jaxscope.qt.batch_item import (
     ViewState,
     dashed,
     edge_shapes,
+    partial_shapes,
     lod_of,
     scene_pen,
 )
 from jaxscope.qt.scene_model import SceneModel
 
+Group = tuple[bool, bool, bool]  # routed, dimmed, drawn partially
 THIN_PX = 1.5  # long edges thinner than this on screen are drawn as hairlines, without antialiasing
+PARTIAL_MIN = 64  # long edges in a scene from which they are drawn as their two ends
 
 
 class EdgeTileItem(BatchItem):
@@ -44,16 +54,30 @@ class EdgeTileItem(BatchItem):
         if cull_each:  # a top-level item; the tiles hang under the edge layer, which has this z
             self.setZValue(1.0)
         self._shapes: dict[int, tuple[QPainterPath, QPolygonF | None]] = {}
-        self._groups: dict[tuple[bool, bool], list[int]] = {}
-        self._paths: dict[tuple[bool, bool], tuple[QPainterPath, QPainterPath]] = {}
-        self._group_lines: dict[tuple[bool, bool], list[QLineF]] = {}
-        self._version = -1
+        self._partial_shapes: dict[int, tuple[QPainterPath, QPolygonF | None]] = {}
+        self._groups: dict[Group, list[int]] = {}
+        self._paths: dict[Group, tuple[QPainterPath, QPainterPath]] = {}
+        self._group_lines: dict[Group, list[QLineF]] = {}
+        self._version: tuple[int, ...] = (-1,)
 
-    def _shape(self, j: int) -> tuple[QPainterPath, QPolygonF | None]:
-        shape = self._shapes.get(j)
+    def _shape(self, j: int, partial: bool = False) -> tuple[QPainterPath, QPolygonF | None]:
+        cache = self._partial_shapes if partial else self._shapes
+        shape = cache.get(j)
         if shape is None:
-            shape = self._shapes[j] = edge_shapes(self.model.edges[j].points)
+            points = self.model.edges[j].points
+            shape = cache[j] = partial_shapes(points) if partial else edge_shapes(points)
         return shape
+
+    @property
+    def partial(self) -> bool:
+        """Whether this item draws most of its edges as their two ends (see the module docstring)."""
+        return self.cull_each and not self.state.long_whole and len(self.indices) >= PARTIAL_MIN
+
+    def _whole(self) -> set[int]:
+        """The long edges drawn whole although partial: those of the selected boxes."""
+        at = self.model.long_edges_at()
+        nodes = self.model.nodes
+        return {j for i in self.state.selected for j in at.get(nodes[i].base, ())}
 
     def _exposed_edges(self, area: QRectF, quarters: bool) -> set[int]:
         """The long edges with a culling box that overlaps `area`, by `QRectF.intersects`'s rule
@@ -63,16 +87,21 @@ class EdgeTileItem(BatchItem):
         hit = (x0 < x1) & (y0 < y1) & (x0 < area.right()) & (area.left() < x1) & (y0 < area.bottom()) & (area.top() < y1)
         return set(ids[hit].tolist())
 
-    def groups(self) -> dict[tuple[bool, bool], list[int]]:
-        """(routed, dimmed) -> edge indices; regrouped when the highlight cone changes."""
+    def groups(self) -> dict[Group, list[int]]:
+        """(routed, dimmed, partial) -> edge indices; regrouped when the highlight cone changes
+        (and for the long edges, the selection or `long_whole`)."""
         st = self.state
-        if self._version != st.version:
-            groups: dict[tuple[bool, bool], list[int]] = {}
+        partial = self.partial
+        version = (st.version, st.selection_version, partial) if self.cull_each else (st.version,)
+        if self._version != version:
+            groups: dict[Group, list[int]] = {}
             edges = self.model.edges
             dimming = st.cone_nodes is not None
             cone = st.cone_edges
+            whole = self._whole() if partial else set()
             for j in self.indices:
-                key = (edges[j].routed, dimming and j not in cone)
+                dim = dimming and j not in cone
+                key = (edges[j].routed, dim, partial and not (j in whole or (dimming and not dim)))
                 group = groups.get(key)
                 if group is None:
                     groups[key] = [j]
@@ -81,10 +110,10 @@ class EdgeTileItem(BatchItem):
             # dimmed first, so the highlighted cone is drawn over them
             self._groups = dict(sorted(groups.items(), key=lambda kv: not kv[0][1]))
             self._paths, self._group_lines = {}, {}
-            self._version = st.version
+            self._version = version
         return self._groups
 
-    def _batch_paths(self, key: tuple[bool, bool], js: list[int]) -> tuple[QPainterPath, QPainterPath]:
+    def _batch_paths(self, key: Group, js: list[int]) -> tuple[QPainterPath, QPainterPath]:
         """One path of curves and one of arrowheads for a group, built on first use."""
         paths = self._paths.get(key)
         if paths is None:
@@ -108,7 +137,7 @@ class EdgeTileItem(BatchItem):
             return  # a few device px: the node tile's blob stands for it
         far = lod < FAR_LOD
         for key, js in self.groups().items():
-            routed, dim = key
+            routed, dim, _ = key
             painter.setOpacity(DIM_OPACITY if dim else 1.0)
             pen, colour = self._pen(routed, lod, far)
             painter.setPen(pen)
@@ -146,7 +175,9 @@ class EdgeTileItem(BatchItem):
         if thin:  # hundreds of long edges can cross the screen: 14 ms a frame this way, 170 ms stroked with AA
             painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
         exposed_edges = self._exposed_edges(area, quarters=not far)
-        for (routed, dim), group in self.groups().items():
+        for (routed, dim, partial), group in self.groups().items():
+            if partial and far:
+                continue  # a few px at this zoom: the boxes show without them
             js = [j for j in group if j in exposed_edges]
             if not js:
                 continue
@@ -162,7 +193,7 @@ class EdgeTileItem(BatchItem):
             curves, arrows = QPainterPath(), QPainterPath()  # one call each: per-call overhead dominated
             arrows.setFillRule(Qt.FillRule.WindingFill)
             for j in js:
-                curve, arrow = self._shape(j)
+                curve, arrow = self._shape(j, partial)
                 curves.addPath(curve)
                 if arrow is not None:
                     arrows.addPolygon(arrow)

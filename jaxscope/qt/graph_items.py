@@ -109,6 +109,7 @@ class SceneItems:
     layers: list[QGraphicsItem]  # the parents of the edge tiles and of the node tiles
     overview: OverviewItem  # draws the node tiles that are tiny at the view's scale
     by_span: list[tuple[list[float], list[BatchItem]]]  # node tiles, edge tiles: spans ascending, tiles in that order
+    long_item: EdgeTileItem | None = None  # the edges bigger than a tile, if any
     hidden: list[int] = field(default_factory=lambda: [0, 0])  # how many of each are hidden now (the smallest)
 
     def set_scale(self, scale: float) -> None:
@@ -153,6 +154,7 @@ def build_items(model: SceneModel, state: ViewState) -> SceneItems:
     for tile in edge_items:
         tile.setParentItem(edge_layer)
     items: list[QGraphicsItem] = [ClusterItem(model, state), ClusterTitleItem(model, state), edge_layer, node_layer]
+    long_item = None
     if model.long_edges:
         long_item = EdgeTileItem(model, state, sorted(model.long_edges), cull_each=True)
         # Thousands of long edges can cross the screen (gpt_jit-50k: 5k, 180 ms a frame): Qt keeps this
@@ -165,7 +167,7 @@ def build_items(model: SceneModel, state: ViewState) -> SceneItems:
     overview = OverviewItem(model, state, smallest_first, node_order)
     items.append(overview)
     by_span: list[tuple[list[float], list[BatchItem]]] = [(node_spans, smallest_first), (edge_spans, [edge_items[t] for t in edge_order])]
-    return SceneItems(node_items, items, [edge_layer, node_layer], overview, by_span)
+    return SceneItems(node_items, items, [edge_layer, node_layer], overview, by_span, long_item)
 
 
 def _by_span(tiles: Sequence[NodeTileItem | EdgeTileItem]) -> tuple[list[float], list[int]]:

@@ -98,6 +98,7 @@ class QtGraphView(QGraphicsView):
         self.setMouseTracking(True)
         self._theme: Theme = get_theme("light")
         self._state = ViewState(Palette(self._theme))
+        self._long_whole = False  # see set_long_edges_whole
         self._model: SceneModel | None = None
         self._node_items: list[NodeTileItem] = []
         self._built: _Built | None = None
@@ -221,6 +222,7 @@ class QtGraphView(QGraphicsView):
             self._drop_scene(self._scenes.pop(next(iter(self._scenes))))
         b = self._built
         self._scene, self._model, self._node_items, self._state = b.scene, b.model, b.items.node_items, b.state
+        self._state.long_whole = self._long_whole
         self.setScene(b.scene)
 
     def _drop_scene(self, built: _Built) -> None:
@@ -241,6 +243,28 @@ class QtGraphView(QGraphicsView):
     @property
     def theme(self) -> Theme:
         return self._theme
+
+    def set_long_edges_whole(self, whole: bool) -> None:
+        """Draw every long edge whole (True), or, where there are many, as their two ends (the
+        default; see `edge_items`): the edges of the selected boxes are whole either way."""
+        self._long_whole = whole
+        self._state.long_whole = whole
+        self._update_long_edges()
+
+    @property
+    def long_edges_whole(self) -> bool:
+        return self._long_whole
+
+    @property
+    def long_edges_partial(self) -> bool:
+        """Whether the scene shown draws its long edges as their two ends."""
+        long_item = self._built.items.long_item if self._built is not None else None
+        return long_item is not None and long_item.partial
+
+    def _update_long_edges(self) -> None:
+        long_item = self._built.items.long_item if self._built is not None else None
+        if long_item is not None:
+            long_item.update()
 
     @property
     def node_count(self) -> int:
@@ -388,6 +412,10 @@ class QtGraphView(QGraphicsView):
         self._selected = dict.fromkeys(paths)
         self._state.selected = new_ids
         self._update_nodes(changed_ids)
+        if changed_ids:
+            self._state.selection_version += 1
+            if self.long_edges_partial:
+                self._update_long_edges()
         if emit and paths != old:
             self.selection_changed.emit(list(paths))
 

@@ -274,6 +274,13 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
         view.addAction(self._action("&Fit Graph", lambda: self.graph.fit_all(), "Ctrl+0"))
         view.addAction(self._action("Zoom &In", lambda: self.graph.zoom_in(), QKeySequence.StandardKey.ZoomIn))
         view.addAction(self._action("Zoom &Out", lambda: self.graph.zoom_out(), QKeySequence.StandardKey.ZoomOut))
+        self.long_edges_whole = self._action("Draw Long Edges &Whole", self._toggle_long_edges, name="longEdgesAction")
+        self.long_edges_whole.setCheckable(True)
+        self.long_edges_whole.setChecked(prefs.read(self.settings, "longEdgesWhole", False))
+        self.long_edges_whole.setToolTip("Off: where a graph has many long edges, draw each one's two ends (select a box to see its own whole)")
+        self.graph.set_long_edges_whole(self.long_edges_whole.isChecked())
+        view.addAction(self.long_edges_whole)
+        view.addSeparator()
         view.addAction(self._action("&Find in Graph…", self.find_dialog, QKeySequence.StandardKey.Find))
         view.addAction(self._action("Find &Next", lambda: self.graph.next_match(), QKeySequence.StandardKey.FindNext))
         view.addAction(self._action("Find &Previous", lambda: self.graph.previous_match(), QKeySequence.StandardKey.FindPrevious))
@@ -641,6 +648,10 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
     def _on_phase(self, phase: str) -> None:
         self._phase = phase
         self.phase_label.setText(PHASE_TEXT.get(phase, phase))
+
+    def _toggle_long_edges(self, on: bool) -> None:
+        self.graph.set_long_edges_whole(bool(on))
+        self.settings.setValue("longEdgesWhole", bool(on))
 
     @Slot(bool)
     def _on_busy(self, busy: bool) -> None:

@@ -119,6 +119,7 @@ class SceneModel:
     long_edges: dict[int, QRectF]  # edges bigger than a tile, with their bounds (culled one by one)
     _by_path: dict[str, int] | None = None
     _ends: list[tuple[str, str]] | None = None
+    _long_at: dict[str, list[int]] | None = None
     _fams: list[str] | None = None
     _tile_fams: list[str] | None = None
     _far_lines: dict[int, QLineF] = field(default_factory=dict)
@@ -198,6 +199,19 @@ class SceneModel:
         if self._ends is None:
             self._ends = [(e.src.partition("#")[0], e.dst.partition("#")[0]) for e in self.edges]
         return self._ends
+
+    def long_edges_at(self) -> dict[str, list[int]]:
+        """Base path -> the long edges that start or end there (made on first use): what a
+        selection shows whole when long edges are drawn as their two ends."""
+        if self._long_at is None:
+            ends = self.edge_ends()
+            self._long_at = {}
+            for j in sorted(self.long_edges):
+                src, dst = ends[j]
+                self._long_at.setdefault(src, []).append(j)
+                if dst != src:
+                    self._long_at.setdefault(dst, []).append(j)
+        return self._long_at
 
     def node_at(self, x: float, y: float, slop: float = 0.0) -> int | None:
         """The topmost box containing (x, y): the tiles double as the hit-test grid (a box is

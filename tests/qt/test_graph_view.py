@@ -642,6 +642,81 @@ def test_long_edges_are_culled_by_their_curve_quarters(make_view):
     assert hits > 0
 
 
+def test_partial_edge_is_the_two_ends_of_the_curve_itself():
+    from jaxscope.qt.batch_item import partial_edge
+
+    curve = ((0.0, 0.0), (0.0, 400.0), (300.0, 600.0), (300.0, 1000.0))
+
+    def at(c, t):
+        (x0, y0), (x1, y1), (x2, y2), (x3, y3) = c
+        u = 1 - t
+        return (u**3 * x0 + 3 * u * u * t * x1 + 3 * u * t * t * x2 + t**3 * x3, u**3 * y0 + 3 * u * u * t * y1 + 3 * u * t * t * y2 + t**3 * y3)
+
+    ends = partial_edge(curve, 48.0)
+    assert ends is not None
+    head, tail = ends
+    t = 48.0 / np.hypot(300.0, 1000.0)
+    assert head[0] == curve[0] and tail[-1] == curve[-1]
+    for s in (0.0, 0.3, 0.5, 1.0):  # each end's own cubic runs along the original curve
+        assert at(head, s) == pytest.approx(at(curve, s * t))
+        assert at(tail, s) == pytest.approx(at(curve, 1 - t + s * t))
+    assert partial_edge(((0.0, 0.0), (0.0, 30.0), (0.0, 60.0), (0.0, 100.0)), 48.0) is None  # short: drawn whole
+    head, tail = partial_edge(((0.0, 0.0), (0.0, 500.0), (500.0, 500.0)), 48.0)  # a polyline: along its end segments
+    assert head == [(0.0, 0.0), (0.0, 48.0)] and tail == [(452.0, 500.0), (500.0, 500.0)]
+
+
+def two_chains(n: int = 200, span: int = 40) -> Graph:
+    """Two chains side by side, the right one also reading the left one `span` steps back: long
+    edges crossing between the columns, where nothing else is drawn."""
+    nodes = [Node("in0", "input", "x", avals=("f32[8]",))]
+    edges = []
+    for side in "lr":
+        for i in range(n):
+            nodes.append(Node(f"{side}{i}", "eqn", "add" if side == "l" else "mul", avals=("f32[8]",)))
+            edges.append(Edge(f"{side}{i - 1}" if i else "in0", f"{side}{i}", 0, 0))
+    edges += [Edge(f"l{i}", f"r{i + span}", 0, 1) for i in range(n - span)]
+    return Graph("two", {"b0": Body("b0", "two", tuple(nodes), tuple(edges), 2 * n, 2 * n)})
+
+
+def test_many_long_edges_are_drawn_as_their_ends_and_whole_where_selected_or_highlighted(make_view):
+    """Hundreds of long curves across the drawing hid the boxes: they are drawn as their two ends,
+    except those of the selected boxes and of a highlighted dataflow cone, or all with the switch."""
+    from jaxscope.qt.edge_items import PARTIAL_MIN
+
+    graph = two_chains()
+    view = make_view(graph, compute_layout(graph, frozenset(), engine="layered"))
+    model, item = view._model, view._built.items.long_item
+    assert item is not None and len(item.indices) >= PARTIAL_MIN and view.long_edges_partial
+
+    def whole() -> set[int]:
+        return {j for (_, _, partial), js in item.groups().items() if not partial for j in js}
+
+    assert whole() == set()
+    j = item.indices[len(item.indices) // 2]
+    src, dst = model.edge_ends()[j]
+    view._set_scale(1.0)
+    view.centerOn(model.long_edges[j].center())  # mid-way along long edges: only their ends would show
+    partial_image = view.grab().toImage()
+    view.select_paths([src], center=False)
+    assert j in whole() and all(src in model.edge_ends()[k] for k in whole())
+    view.clear_selection()
+    assert whole() == set()
+    view.highlight_dataflow(dst, "up")
+    assert j in whole() and whole() == {k for k in item.indices if k in view._state.cone_edges}
+    view.clear_highlight()
+    assert differing_pixels(partial_image, view.grab().toImage()) == 0
+
+    view.set_long_edges_whole(True)
+    assert not view.long_edges_partial and whole() == set(item.indices)
+    assert differing_pixels(partial_image, view.grab().toImage()) > 0  # the item's pixmap cache was redrawn
+    view.set_long_edges_whole(False)
+    assert differing_pixels(partial_image, view.grab().toImage()) == 0
+
+    few, layout = laid_out("scan")  # a handful of long edges at most: all whole
+    view.set_graph(few, layout)
+    assert not view.long_edges_partial
+
+
 def test_a_scene_too_big_to_keep_is_freed_before_the_next_is_built(make_view, monkeypatch):
     """A 50k-box scene is tens of MB: the one shown goes at once, not when the event loop next
     runs, so that two are never alive together; a small one is kept to be shown again."""

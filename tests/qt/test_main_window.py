@@ -175,6 +175,19 @@ def test_tracer_error_is_marked_at_its_line(qtbot, window):
     assert "tracer error" in w.problem.text()
 
 
+def test_long_edges_switch_reaches_the_graph_and_is_remembered(window):
+    from PySide6.QtGui import QAction
+
+    action = window.findChild(QAction, "longEdgesAction")
+    assert action is not None and action.isCheckable() and not action.isChecked()
+    assert not window.graph.long_edges_whole
+    action.trigger()
+    assert window.graph.long_edges_whole
+    assert QSettings().value("longEdgesWhole") in (True, "true")
+    action.trigger()
+    assert not window.graph.long_edges_whole
+
+
 def test_theme_switch_recolours_without_relayout(qtbot, window):
     w = window
     open_and_wait(qtbot, w, f"{BASICS}::predict")
