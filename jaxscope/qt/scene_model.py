@@ -375,6 +375,15 @@ def _build_nodes(
     return nodes, by_base, node_tiles, node_bounds, tile_of, oversized
 
 
+SLICE = 8192  # items per numpy call that runs Python code or copies out (a few ms holding the GIL)
+_HASH_MUL = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93,
+                      0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53, 0x2545F4914F6CDD1D, 0x94D049BB133111EB], dtype=np.uint64)
+
+
+def _slices(items: Sequence[int]) -> list[Sequence[int]]:
+    return [items[i : i + SLICE] for i in range(0, len(items), SLICE)]
+
+
 def _build_edges(
     layout: Layout,
 ) -> tuple[list[list[float] | None], list[tuple[list[int], QRectF]], dict[int, QRectF]]:
@@ -388,9 +397,10 @@ def _build_edges(
     lens = np.fromiter(map(len, pts_of), dtype=np.int64, count=m)
     box = np.full((m, 4), np.nan)
     cubic = np.flatnonzero(lens == 4)  # the common case, one cubic: its box in C
-    coords = np.fromiter(
-        chain.from_iterable(chain.from_iterable(pts_of[j] for j in cubic.tolist())), dtype=float, count=8 * len(cubic)
-    ).reshape(-1, 4, 2)
+    coords = np.concatenate([np.zeros((0, 4, 2))] + [  # in slices: one C call holds the GIL, and the GUI thread waits
+        np.fromiter(chain.from_iterable(chain.from_iterable(pts_of[j] for j in part)), dtype=float, count=8 * len(part)).reshape(-1, 4, 2)
+        for part in _slices(cubic.tolist())
+    ])
     box[cubic, :2] = coords.min(axis=1)
     box[cubic, 2:] = coords.max(axis=1)
     for j in np.flatnonzero((lens >= 2) & (lens != 4)).tolist():
@@ -398,13 +408,13 @@ def _build_edges(
         ys = [p[1] for p in pts_of[j]]
         box[j] = (min(xs), min(ys), max(xs), max(ys))
     drawable = lens >= 2
-    # Only edges whose curve another edge repeats can be drawn already: find those in C, compare ends in Python.
+    # Only edges whose curve another edge may repeat can be drawn already: those whose coordinates'
+    # bits hash alike (a sort of ints, in C), then their ends and exact points compared in Python.
     same = np.zeros(m, dtype=bool)
     if len(cubic) > 1:
-        _, inverse, counts = np.unique(
-            np.ascontiguousarray(coords.reshape(-1, 8)).view(np.dtype((np.void, 64))).ravel(), return_inverse=True,
-            return_counts=True,
-        )
+        bits = coords.reshape(-1, 8).view(np.uint64)
+        hashed = (bits * _HASH_MUL).sum(axis=1)  # wraps around: a hash, exact equality is checked below
+        _, inverse, counts = np.unique(hashed, return_inverse=True, return_counts=True)
         same[cubic[counts[inverse.ravel()] > 1]] = True
     same |= drawable & (lens != 4)
     drawn: set[tuple[str, str, bool, tuple[tuple[float, float], ...]]] = set()
@@ -419,7 +429,7 @@ def _build_edges(
     with np.errstate(invalid="ignore"):
         big = drawable & ((x1 - x0 > TILE_W) | (y1 - y0 > TILE_H))
     tiled = np.flatnonzero(drawable & ~big)
-    rows = box.tolist()
+    rows = [row for part in _slices(range(m)) for row in box[part.start : part.stop].tolist()]
     boxes: list[list[float] | None] = [row if ok else None for row, ok in zip(rows, drawable.tolist())]
     long_edges = {j: QRectF(rows[j][0], rows[j][1], rows[j][2] - rows[j][0], rows[j][3] - rows[j][1]) for j in np.flatnonzero(big).tolist()}
     tx0, ty0, tx1, ty1 = x0[tiled], y0[tiled], x1[tiled], y1[tiled]
