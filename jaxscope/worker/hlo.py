@@ -8,6 +8,7 @@ from typing import Any
 import jax
 
 from jaxscope.core.hlo_model import HloRequest, HloResult
+from jaxscope.core.serialize import gc_paused
 from jaxscope.worker.trace import Phase, prepare, runtime_failure, trace_failure
 
 
@@ -18,7 +19,8 @@ def run_hlo(request: HloRequest, phase: Phase) -> HloResult:
     phase("lower")
     t0 = time.perf_counter()
     try:
-        lowered = prep.jit().lower(*prep.args, **prep.kwargs)
+        with gc_paused():  # as for the trace (`run_trace`): lowering traces again, and leaves no cycles
+            lowered = prep.jit().lower(*prep.args, **prep.kwargs)
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise
