@@ -108,16 +108,19 @@ class Prepared:
 
 
 def prepare(function: FunctionRef, args_text: str, phase: Phase) -> Prepared:
-    """Parse the specs, load the user's module, check the arity; raise TraceFailed on any failure."""
+    """Parse the specs, load the user's module, check the arity; raise TraceFailed on any failure.
+    With the collector paused, as for the trace: gpt_jit-50k's 43k-character specs and its module
+    took 0.07-0.14 s with it, 0.05-0.08 s without."""
     t0 = time.perf_counter()
-    call = parse_call(args_text)
-    phase("load")
-    try:
-        module = load_module(function)
-        fn = find_function(module, function)
-    except LoadError as exc:
-        raise TraceFailed(exc.info) from None
-    prep = bind(fn, call, function.qualname)
+    with gc_paused():
+        call = parse_call(args_text)
+        phase("load")
+        try:
+            module = load_module(function)
+            fn = find_function(module, function)
+        except LoadError as exc:
+            raise TraceFailed(exc.info) from None
+        prep = bind(fn, call, function.qualname)
     prep.load_s = time.perf_counter() - t0
     return prep
 

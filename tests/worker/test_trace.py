@@ -165,13 +165,14 @@ def test_jaxpr_text_comes_later_from_the_same_trace_or_a_new_one():
 
 def test_the_collector_is_paused_while_jax_traces_and_back_after(tmp_path):
     """Tracing makes no cyclic garbage, and the collections rescanned the growing jaxpr (0.1-0.5 s
-    of a 1 s trace at 10k equations): the worker pauses the collector for the trace only, failed or not."""
+    of a 1 s trace at 10k equations): the worker pauses the collector while it loads the file and
+    traces, failed or not, and only then."""
     import gc
     import sys
 
     path = tmp_path / "gc_probe.py"
     path.write_text(
-        "import gc\nimport jax.numpy as jnp\n\nSEEN = []\n\n"
+        "import gc\nimport jax.numpy as jnp\n\nSEEN = [gc.isenabled()]\n\n"
         "def f(x):\n    SEEN.append(gc.isenabled())\n    return jnp.sin(x)\n\n"
         "def bad(x):\n    SEEN.append(gc.isenabled())\n    return undefined_name + x\n",
         encoding="utf-8",
@@ -179,7 +180,7 @@ def test_the_collector_is_paused_while_jax_traces_and_back_after(tmp_path):
     assert gc.isenabled()
     result = run_trace(TraceRequest(FunctionRef(qualname="f", path=str(path)), args="f32[3]"), lambda phase: None)
     assert "sin" in primitives(result.graph)
-    assert gc.isenabled() and sys.modules["gc_probe"].SEEN == [False]
+    assert gc.isenabled() and sys.modules["gc_probe"].SEEN == [False, False]  # loading the file, tracing
     with pytest.raises(TraceFailed):
         run_trace(TraceRequest(FunctionRef(qualname="bad", path=str(path)), args="f32[3]"), lambda phase: None)
-    assert gc.isenabled() and sys.modules["gc_probe"].SEEN == [False]  # the file is loaded afresh each time
+    assert gc.isenabled() and sys.modules["gc_probe"].SEEN == [False, False]  # the file is loaded afresh each time
