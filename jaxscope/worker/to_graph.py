@@ -12,7 +12,10 @@ from typing import Any
 import numpy as np
 
 from jaxscope.core.model import Body, Edge, Graph, Node, SourceLoc, SubgraphRef
+from jaxscope.core.serialize import maker
 from jaxscope.worker import jax_compat as jc
+
+_NODE, _EDGE = maker(Node), maker(Edge)  # an equation's node and its operand edges, tens of thousands a trace
 
 PARAM_CHARS = 160
 
@@ -115,18 +118,19 @@ class _Builder:
                 total += self.totals[sub_id]
             for port, atom in enumerate(eqn.invars):
                 src = self._operand(atom, producer, nodes, f"{node_id}.l{port}")
-                edges.append(Edge(src=src[0], dst=node_id, src_port=src[1], dst_port=port, aval=self._aval(atom.aval)))
-            nodes.append(
-                Node(
-                    id=node_id,
-                    kind="eqn",
-                    label=prim,
-                    avals=tuple(self._aval(v.aval) for v in eqn.outvars),
-                    in_avals=tuple(self._aval(v.aval) for v in eqn.invars),
-                    params=self._params(prim, eqn.params),
-                    source=jc.eqn_source(eqn, self.src_cache),
-                    name_stack=jc.name_stack(eqn),
-                    subgraphs=tuple(refs),
+                edges.append(_EDGE(src[0], node_id, src[1], port, self._aval(atom.aval)))
+            nodes.append(  # positionally, every field: id kind label avals in_avals params source name_stack subgraphs detail
+                _NODE(
+                    node_id,
+                    "eqn",
+                    prim,
+                    tuple([self._aval(v.aval) for v in eqn.outvars]),
+                    tuple([self._aval(v.aval) for v in eqn.invars]),
+                    self._params(prim, eqn.params),
+                    jc.eqn_source(eqn, self.src_cache),
+                    jc.name_stack(eqn),
+                    tuple(refs),
+                    "",
                 )
             )
             for port, var in enumerate(eqn.outvars):
