@@ -614,6 +614,9 @@ class QtGraphView(QGraphicsView):
             text = node_tooltip(rec.node, rec.base)
             if rec.owner:
                 text += "\ndouble-click to expand"
+            long = len(model.long_edges_at().get(rec.base, ())) if self.long_edges_partial else 0
+            if long and i not in self._state.selected:
+                text += f"\n{long} long edge{'s' if long > 1 else ''} drawn as {'their' if long > 1 else 'its'} ends: click the box to see {'them' if long > 1 else 'it'} whole"
             return text
         cluster = self.cluster_title_at(scene_pos)
         if cluster is not None:

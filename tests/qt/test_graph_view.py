@@ -697,8 +697,11 @@ def test_many_long_edges_are_drawn_as_their_ends_and_whole_where_selected_or_hig
     view._set_scale(1.0)
     view.centerOn(model.long_edges[j].center())  # mid-way along long edges: only their ends would show
     partial_image = view.grab().toImage()
+    at = view.mapFromScene(model.nodes[model.by_base[src][0]].rect.center())
+    assert "drawn as" in view.tooltip_at(at) and "click the box" in view.tooltip_at(at)
     view.select_paths([src], center=False)
     assert j in whole() and all(src in model.edge_ends()[k] for k in whole())
+    assert "drawn as" not in view.tooltip_at(at)  # shown whole now
     view.clear_selection()
     assert whole() == set()
     view.highlight_dataflow(dst, "up")
