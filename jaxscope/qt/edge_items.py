@@ -43,9 +43,9 @@ class EdgeTileItem(BatchItem):
     def __init__(self, model: SceneModel, state: ViewState, indices: list[int], bounds: QRectF | None = None,
                  cull_each: bool = False) -> None:
         if bounds is None:
-            boxes = [model.edge_boxes[j] for j in indices]
-            x0, y0 = min(b[0] for b in boxes), min(b[1] for b in boxes)
-            bounds = QRectF(x0, y0, max(b[2] for b in boxes) - x0, max(b[3] for b in boxes) - y0)
+            boxes = model.edge_box[indices]
+            x0, y0 = float(boxes[:, 0].min()), float(boxes[:, 1].min())
+            bounds = QRectF(x0, y0, float(boxes[:, 2].max()) - x0, float(boxes[:, 3].max()) - y0)
         self.extent = bounds
         pad = ARROW_W + EDGE_W
         super().__init__(model, state, bounds.adjusted(-pad, -pad, pad, pad))

@@ -114,7 +114,7 @@ class SceneModel:
     oversized: list[int]  # boxes bigger than a tile (never from the real layouts; hit-tested apart)
     title_grid: GridIndex  # cluster title bands, keys index `clusters`
     edges: Sequence[EdgePath]  # layout.edges, as is
-    edge_boxes: list[list[float] | None]  # x0, y0, x1, y1; None: not drawable
+    edge_box: np.ndarray  # (edges, 4): x0, y0, x1, y1 of each edge; NaN: not drawn (a repeat, or no curve)
     edge_tiles: list[tuple[list[int], QRectF]]  # edge indices by tile, with their bounds
     long_edges: dict[int, QRectF]  # edges bigger than a tile, with their bounds (culled one by one)
     _by_path: dict[str, int] | None = None
@@ -286,7 +286,7 @@ class _Resolver:
 def build_model(graph: Graph, layout: Layout) -> SceneModel:
     """Resolve every box to its Node and bucket boxes and edges into tiles."""
     nodes, by_base, node_tiles, node_bounds, tile_of, oversized = _build_nodes(graph, layout)
-    edge_boxes, edge_tiles, long_edges = _build_edges(layout)
+    edge_box, edge_tiles, long_edges = _build_edges(layout)
     clusters = sorted(layout.clusters, key=lambda c: c.depth)
     title_grid = GridIndex()
     for k, c in enumerate(clusters):
@@ -304,7 +304,7 @@ def build_model(graph: Graph, layout: Layout) -> SceneModel:
         oversized=oversized,
         title_grid=title_grid,
         edges=layout.edges,
-        edge_boxes=edge_boxes,
+        edge_box=edge_box,
         edge_tiles=edge_tiles,
         long_edges=long_edges,
     )
@@ -384,9 +384,7 @@ def _slices(items: Sequence[int]) -> list[Sequence[int]]:
     return [items[i : i + SLICE] for i in range(0, len(items), SLICE)]
 
 
-def _build_edges(
-    layout: Layout,
-) -> tuple[list[list[float] | None], list[tuple[list[int], QRectF]], dict[int, QRectF]]:
+def _build_edges(layout: Layout) -> tuple[np.ndarray, list[tuple[list[int], QRectF]], dict[int, QRectF]]:
     """Each edge's bounding box, the edges bucketed into tiles by bbox centre, and apart from
     them the edges bigger than a tile. An edge drawn exactly like an earlier one (the same ends and
     curve: one of several values flowing between the same two boxes) is in neither: gpt_jit-50k's
@@ -429,11 +427,11 @@ def _build_edges(
     with np.errstate(invalid="ignore"):
         big = drawable & ((x1 - x0 > TILE_W) | (y1 - y0 > TILE_H))
     tiled = np.flatnonzero(drawable & ~big)
-    rows = [row for part in _slices(range(m)) for row in box[part.start : part.stop].tolist()]
-    boxes: list[list[float] | None] = [row if ok else None for row, ok in zip(rows, drawable.tolist())]
-    long_edges = {j: QRectF(rows[j][0], rows[j][1], rows[j][2] - rows[j][0], rows[j][3] - rows[j][1]) for j in np.flatnonzero(big).tolist()}
+    box[~drawable] = np.nan
+    big_ids = np.flatnonzero(big)
+    long_edges = {j: QRectF(a, b, c - a, d - b) for j, (a, b, c, d) in zip(big_ids.tolist(), box[big_ids].tolist())}
     tx0, ty0, tx1, ty1 = x0[tiled], y0[tiled], x1[tiled], y1[tiled]
     groups, bounds, _, _ = _tiles(tx0, ty0, tx1, ty1, (tx0 + tx1) / 2 // TILE_W, (ty0 + ty1) / 2 // TILE_H)
     ids = tiled.tolist()
     edge_tiles = [([ids[k] for k in group], rect) for group, rect in zip(groups, bounds)]
-    return boxes, edge_tiles, long_edges
+    return box, edge_tiles, long_edges
