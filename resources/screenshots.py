@@ -9,7 +9,7 @@ import time
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QCoreApplication, QSettings, Qt  # noqa: E402
+from PySide6.QtCore import QCoreApplication, QPointF, QSettings, Qt  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -24,6 +24,40 @@ SHOTS = [
     ("window-basics-dark.png", "examples/basics.py::predict", "dark", None, None, 25, "problems"),
     ("window-run-light.png", "examples/train_step.py", "light", None, None, None, "run"),
 ]
+
+
+BIG_GRAPH = "graph-gpt-10k-long-edges.png"  # the graph view alone, on the benchmark's 10k-equation GPT train step
+
+
+def big_graph_shot(app: QApplication) -> None:
+    """Its long edges drawn as their two ends, one box selected (its long edge whole), zoom 0.45."""
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    import workloads
+
+    from jaxscope.api import graph as traced_graph
+    from jaxscope.qt.graph_view import QtGraphView
+
+    w = workloads.make("gpt", "10k")
+    path = w.write(tempfile.mkdtemp())
+    image = traced_graph(f"{path}::{w.function}", args_spec=w.args)
+    view = QtGraphView()
+    view.resize(1400, 900)
+    view.show()
+    view.set_graph(image.graph, image.layout, "light")
+    model = view._model
+    long_at = model.long_edges_at()
+    middle = model.nodes[len(model.nodes) // 2]
+    view.zoom_to(0.45, QPointF(middle.x + middle.w / 2, middle.y))
+    settle(app, 0.2)
+    seen = view.mapToScene(view.viewport().rect()).boundingRect()
+    aim = seen.center().x(), seen.center().y() - seen.height() * 0.25
+    picks = [r for r in model.nodes if r.node is not None and r.node.kind == "eqn" and 1 <= len(long_at.get(r.base, ())) <= 3 and seen.contains(r.rect)]
+    pick = min(picks, key=lambda r: abs(r.x - aim[0]) + abs(r.y - aim[1]))
+    view.select_paths([pick.base], center=False)
+    settle(app, 0.5)
+    view.viewport().grab().save(os.path.join(HERE, BIG_GRAPH))
+    print("wrote", BIG_GRAPH, "-", len(model.nodes), "boxes,", len(model.long_edges), "long edges")
+    view.close()
 
 
 def settle(app: QApplication, seconds: float) -> None:
@@ -41,6 +75,8 @@ def main() -> int:
     from jaxscope.qt.main_window import MainWindow
 
     only = set(sys.argv[1:])
+    if not only or BIG_GRAPH in only:
+        big_graph_shot(app)
     for name, target, theme, args, query, line, dock in SHOTS:
         if only and name not in only:
             continue

@@ -300,6 +300,13 @@ class QtGraphView(QGraphicsView):
         """The current scale (1.0: one scene px per device-independent px)."""
         return self._scale()
 
+    def zoom_to(self, scale: float, centre: QPointF | None = None) -> None:
+        """Zoom to `scale` (clamped as the wheel's is) around `centre` (scene px; default: the view's)."""
+        target = self._view_centre() if centre is None else centre
+        self._auto_fit = False
+        self._set_scale(scale)
+        self._centre(target)
+
     def fit_all(self) -> None:
         """Zoom (at most to `FIT_MAX_SCALE`) and centre so the whole drawing is visible."""
         if self._model is None:
