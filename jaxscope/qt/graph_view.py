@@ -222,7 +222,9 @@ class QtGraphView(QGraphicsView):
             self._drop_scene(self._scenes.pop(next(iter(self._scenes))))
         b = self._built
         self._scene, self._model, self._node_items, self._state = b.scene, b.model, b.items.node_items, b.state
-        self._state.long_whole = self._long_whole
+        if self._state.long_whole != self._long_whole:  # switched while this scene was kept: its cached pixmap is stale
+            self._state.long_whole = self._long_whole
+            self._update_long_edges()
         self.setScene(b.scene)
 
     def _drop_scene(self, built: _Built) -> None:

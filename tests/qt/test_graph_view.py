@@ -715,6 +715,16 @@ def test_many_long_edges_are_drawn_as_their_ends_and_whole_where_selected_or_hig
     view.set_long_edges_whole(False)
     assert differing_pixels(partial_image, view.grab().toImage()) == 0
 
+    # switched while the scene was kept (another layout shown): shown again, it is drawn whole, not from its old pixmap
+    view.set_graph(graph, compute_layout(graph, frozenset(), engine="layered", max_span=2), keep_view=True)
+    view.set_long_edges_whole(True)
+    view.set_graph(graph, item.model.layout, keep_view=True)
+    assert view._built.items.long_item is item and not item.partial
+    shown = view.grab().toImage()
+    item.update()
+    assert differing_pixels(shown, view.grab().toImage()) == 0 and differing_pixels(shown, partial_image) > 0
+    view.set_long_edges_whole(False)
+
     few, layout = laid_out("scan")  # a handful of long edges at most: all whole
     view.set_graph(few, layout)
     assert not view.long_edges_partial
