@@ -205,6 +205,8 @@ class QtGraphView(QGraphicsView):
         if again is not None and again.layout is layout:
             again.state.reset(Palette(self._theme))
             self._built = again
+            if again.items.long_item is not None:  # its pixmap cache holds the old palette and selection
+                again.items.long_item.update()
         else:
             state = ViewState(Palette(self._theme))
             scene = QGraphicsScene(self)
@@ -222,9 +224,7 @@ class QtGraphView(QGraphicsView):
             self._drop_scene(self._scenes.pop(next(iter(self._scenes))))
         b = self._built
         self._scene, self._model, self._node_items, self._state = b.scene, b.model, b.items.node_items, b.state
-        if self._state.long_whole != self._long_whole:  # switched while this scene was kept: its cached pixmap is stale
-            self._state.long_whole = self._long_whole
-            self._update_long_edges()
+        self._state.long_whole = self._long_whole
         self.setScene(b.scene)
 
     def _drop_scene(self, built: _Built) -> None:

@@ -724,6 +724,13 @@ def test_many_long_edges_are_drawn_as_their_ends_and_whole_where_selected_or_hig
     item.update()
     assert differing_pixels(shown, view.grab().toImage()) == 0 and differing_pixels(shown, partial_image) > 0
     view.set_long_edges_whole(False)
+    view.set_graph(graph, other := compute_layout(graph, frozenset(), engine="layered", max_span=3), keep_view=True)
+    view.set_theme("dark")  # and a theme switched meanwhile
+    view.set_graph(graph, item.model.layout, "dark", keep_view=True)
+    assert view._built.items.long_item is item and other is not item.model.layout
+    shown = view.grab().toImage()
+    item.update()
+    assert differing_pixels(shown, view.grab().toImage()) == 0
 
     few, layout = laid_out("scan")  # a handful of long edges at most: all whole
     view.set_graph(few, layout)
