@@ -25,8 +25,8 @@ from jaxscope.qt.batch_item import (
     ViewState,
     dashed,
     edge_shapes,
-    partial_shapes,
     lod_of,
+    partial_shapes,
     scene_pen,
 )
 from jaxscope.qt.scene_model import SceneModel
