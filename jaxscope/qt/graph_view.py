@@ -35,6 +35,7 @@ from jaxscope.core.serialize import gc_paused
 from jaxscope.core.styles import Theme, get_theme
 from jaxscope.core.svg import node_tooltip
 from jaxscope.qt.batch_item import Palette, ViewState
+from jaxscope.qt.edge_items import PARTIAL_MIN
 from jaxscope.qt.graph_items import SceneItems, build_items
 from jaxscope.qt.node_items import NodeTileItem
 from jaxscope.qt.scene_model import SceneModel, build_model
@@ -131,7 +132,7 @@ class QtGraphView(QGraphicsView):
             return None
         with gc_paused():
             model = build_model(graph, layout)
-            model.warm()
+            model.warm(long_lines=self._long_whole or len(model.long_edges) < PARTIAL_MIN)
             # out of the collector's reach before it runs again: else the next collection, on
             # whichever thread, rescans it all (gpt-50k: a 263 ms pause of the GUI thread)
             protocol.freeze_decoded(len(model.nodes))

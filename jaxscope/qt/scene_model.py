@@ -125,13 +125,15 @@ class SceneModel:
     _far_lines: dict[int, QLineF] = field(default_factory=dict)
     _long_cull: dict[bool, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
-    def warm(self) -> None:
+    def warm(self, long_lines: bool = True) -> None:
         """Make what the first paint of the whole drawing asks for (the tiles' blob colours, the
-        long edges' culling boxes and far lines) now, off the GUI thread: at gpt-50k those took
-        0.25 s of a 0.3 s first paint. Call it before the model is shared."""
+        long edges' culling boxes and, with `long_lines`, their far lines) now, off the GUI thread:
+        at gpt-50k those took 0.25 s of a 0.3 s first paint. Long edges drawn as their ends draw
+        nothing far off, so their lines are not needed then. Call it before the model is shared."""
         self.tile_fams()
         ids, _ = self.long_edge_cull(False)
-        self.far_lines(ids.tolist())
+        if long_lines:
+            self.far_lines(ids.tolist())
 
     @property
     def by_path(self) -> dict[str, int]:
