@@ -184,6 +184,11 @@ def _split_cubic(c: Sequence[Point], t: float) -> tuple[list[Point], list[Point]
     return [p0, a, e, m], [m, f, d, p3]
 
 
+def _cut(p: Point, q: Point, length: float) -> float:
+    """The parameter `length` px along the chord p-q (at most 0.45: the two ends never meet)."""
+    return min(0.45, length / max(math.dist(p, q), 1e-6))
+
+
 def partial_edge(pts: Sequence[Point], length: float = STUB_LEN) -> tuple[list[Point], list[Point]] | None:
     """The two ends of an edge drawn as a *partial edge*: the first part of its path, leaving the
     source, and the last part, arriving at the target, each about `length` px along the chord
@@ -193,12 +198,12 @@ def partial_edge(pts: Sequence[Point], length: float = STUB_LEN) -> tuple[list[P
         return None
     if len(pts) >= 4 and (len(pts) - 1) % 3 == 0:
         first, last = pts[:4], pts[-4:]
-        head = _split_cubic(first, min(0.45, length / max(math.dist(first[0], first[3]), 1e-6)))[0]
-        tail = _split_cubic(last, 1.0 - min(0.45, length / max(math.dist(last[0], last[3]), 1e-6)))[1]
+        head = _split_cubic(first, _cut(first[0], first[3], length))[0]
+        tail = _split_cubic(last, 1.0 - _cut(last[0], last[3], length))[1]
         return head, tail
     a, b = pts[0], pts[1]
     c, d = pts[-2], pts[-1]
-    return [a, _lerp(a, b, min(0.45, length / max(math.dist(a, b), 1e-6)))], [_lerp(d, c, min(0.45, length / max(math.dist(c, d), 1e-6))), d]
+    return [a, _lerp(a, b, _cut(a, b, length))], [_lerp(d, c, _cut(c, d, length)), d]
 
 
 def partial_shapes(pts: Sequence[Point], length: float = STUB_LEN) -> tuple[QPainterPath, QPolygonF | None]:

@@ -36,6 +36,12 @@ THIN_PX = 1.5  # long edges thinner than this on screen are drawn as hairlines, 
 PARTIAL_MIN = 64  # long edges in a scene from which they are drawn as their two ends
 
 
+def draws_partial(long_edges: int, whole: bool) -> bool:
+    """Whether a scene with `long_edges` long edges draws them as their two ends (`whole`: the
+    user asked for them all whole)."""
+    return not whole and long_edges >= PARTIAL_MIN
+
+
 class EdgeTileItem(BatchItem):
     """Edges of one tile drawn as a few batched paths; or, with `cull_each`, the long edges,
     each drawn only where its own bounding box is exposed."""
@@ -71,7 +77,7 @@ class EdgeTileItem(BatchItem):
     @property
     def partial(self) -> bool:
         """Whether this item draws most of its edges as their two ends (see the module docstring)."""
-        return self.cull_each and not self.state.long_whole and len(self.indices) >= PARTIAL_MIN
+        return self.cull_each and draws_partial(len(self.indices), self.state.long_whole)
 
     def _whole(self) -> set[int]:
         """The long edges drawn whole although partial: those of the selected boxes."""

@@ -35,7 +35,7 @@ from jaxscope.core.serialize import gc_paused
 from jaxscope.core.styles import Theme, get_theme
 from jaxscope.core.svg import node_tooltip
 from jaxscope.qt.batch_item import Palette, ViewState
-from jaxscope.qt.edge_items import PARTIAL_MIN
+from jaxscope.qt.edge_items import EdgeTileItem, draws_partial
 from jaxscope.qt.graph_items import SceneItems, build_items
 from jaxscope.qt.node_items import NodeTileItem
 from jaxscope.qt.scene_model import SceneModel, build_model
@@ -132,7 +132,7 @@ class QtGraphView(QGraphicsView):
             return None
         with gc_paused():
             model = build_model(graph, layout)
-            model.warm(long_lines=self._long_whole or len(model.long_edges) < PARTIAL_MIN)
+            model.warm(long_lines=not draws_partial(len(model.long_edges), self._long_whole))
             # out of the collector's reach before it runs again: else the next collection, on
             # whichever thread, rescans it all (gpt-50k: a 263 ms pause of the GUI thread)
             protocol.freeze_decoded(len(model.nodes))
@@ -261,11 +261,14 @@ class QtGraphView(QGraphicsView):
     @property
     def long_edges_partial(self) -> bool:
         """Whether the scene shown draws its long edges as their two ends."""
-        long_item = self._built.items.long_item if self._built is not None else None
+        long_item = self._long_item()
         return long_item is not None and long_item.partial
 
+    def _long_item(self) -> EdgeTileItem | None:
+        return self._built.items.long_item if self._built is not None else None
+
     def _update_long_edges(self) -> None:
-        long_item = self._built.items.long_item if self._built is not None else None
+        long_item = self._long_item()
         if long_item is not None:
             long_item.update()
 
