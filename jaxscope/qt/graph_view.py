@@ -131,7 +131,8 @@ class QtGraphView(QGraphicsView):
         if kept is not None and kept.layout is layout:
             return None
         with gc_paused():
-            model = build_model(graph, layout)
+            built = self._built  # one attribute read: safe from any thread
+            model = build_model(graph, layout, built.model.resolved if built is not None else None)
             model.warm(long_lines=not draws_partial(len(model.long_edges), self._long_whole))
             # out of the collector's reach before it runs again: else the next collection, on
             # whichever thread, rescans it all (gpt-50k: a 263 ms pause of the GUI thread)
@@ -193,6 +194,7 @@ class QtGraphView(QGraphicsView):
         collapsed and expanded again: no rebuild), else a new one. The scene shown until now is
         kept for a while if it is of the same graph and small enough."""
         built, self._built = self._built, None
+        resolved = built.model.resolved if built is not None else None
         if built is not None:
             if built.graph is graph and len(built.model.nodes) <= SCENE_CACHE_NODES:
                 self._scenes[(id(built.graph), id(built.layout))] = built
@@ -213,7 +215,7 @@ class QtGraphView(QGraphicsView):
             scene = QGraphicsScene(self)
             with gc_paused():  # ~10 small objects per node; the collector would rescan them all
                 if model is None or model.graph is not graph or model.layout is not layout:
-                    model = build_model(graph, layout)
+                    model = build_model(graph, layout, resolved)
                 items = build_items(model, state)
                 for item in items.items:
                     scene.addItem(item)

@@ -11,7 +11,7 @@ fit-all first paint needs ahead, on the thread that built the model.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import chain
 from operator import attrgetter as _get
 from dataclasses import dataclass, field
@@ -117,6 +117,7 @@ class SceneModel:
     edge_box: np.ndarray  # (edges, 4): x0, y0, x1, y1 of each edge; NaN: not drawn (a repeat, or no curve)
     edge_tiles: list[tuple[list[int], QRectF]]  # edge indices by tile, with their bounds
     long_edges: dict[int, QRectF]  # edges bigger than a tile, with their bounds (culled one by one)
+    resolved: Resolved  # shared by the models of one graph
     _by_path: dict[str, int] | None = None
     _ends: list[tuple[str, str]] | None = None
     _long_at: dict[str, list[int]] | None = None
@@ -285,9 +286,12 @@ class _Resolver:
         return nodes.get(local) if nodes else None
 
 
-def build_model(graph: Graph, layout: Layout) -> SceneModel:
-    """Resolve every box to its Node and bucket boxes and edges into tiles."""
-    nodes, by_base, node_tiles, node_bounds, tile_of, oversized = _build_nodes(graph, layout)
+def build_model(graph: Graph, layout: Layout, resolved: Resolved | None = None) -> SceneModel:
+    """Resolve every box to its Node and bucket boxes and edges into tiles; `resolved` (an
+    earlier model's, used if of the same graph) saves resolving the paths it has seen."""
+    if resolved is None or resolved.graph is not graph:
+        resolved = Resolved(graph)
+    nodes, by_base, node_tiles, node_bounds, tile_of, oversized = _build_nodes(graph, layout, resolved)
     edge_box, edge_tiles, long_edges = _build_edges(layout)
     clusters = sorted(layout.clusters, key=lambda c: c.depth)
     title_grid = GridIndex()
@@ -309,6 +313,7 @@ def build_model(graph: Graph, layout: Layout) -> SceneModel:
         edge_box=edge_box,
         edge_tiles=edge_tiles,
         long_edges=long_edges,
+        resolved=resolved,
     )
 
 
@@ -341,14 +346,39 @@ def _tiles(
     return groups, bounds, keys, tile
 
 
+Resolution = tuple[str, "Node | None", str, str, bool]  # base path, node, kind, family, collapsed owner?
+
+
+class Resolved(dict[str, Resolution]):
+    """Box path -> what its record takes from the graph, for one graph: made once a path, then
+    shared by every model of that graph (an expand re-draws mostly the same boxes)."""
+
+    def __init__(self, graph: Graph) -> None:
+        super().__init__()
+        self.graph = graph
+        self._get: Callable[[str], Node | None] | None = None
+
+    def __missing__(self, path: str) -> Resolution:
+        if self._get is None:
+            self._get = _Resolver(self.graph).get
+        base = path.partition("#")[0] if "#" in path else path  # the same str, not a copy
+        node = self._get(base)
+        if node is None:
+            r: Resolution = (base, None, "eqn", "other", False)
+        else:
+            bodies = self.graph.bodies
+            r = (base, node, node.kind, family(node), bool(node.subgraphs) and all(ref.body in bodies for ref in node.subgraphs))
+        self[path] = r
+        return r
+
+
 def _build_nodes(
-    graph: Graph, layout: Layout
+    graph: Graph, layout: Layout, resolved: Resolved
 ) -> tuple[list[NodeRec], dict[str, list[int]], list[list[int]], list[QRectF], dict[tuple[int, int], int], list[int]]:
     """One NodeRec per box, base path -> records, and the tiles with their bounds (here, off the
     GUI thread: the tile items' own min/max over 50k boxes took 0.2 s of gpt-50k's scene build).
     The geometry is numpy; the per-box loop (~10 µs a box would be half a second at 50k) is
-    kept to resolving each box to its Node."""
-    get = _Resolver(graph).get
+    kept to making the records, from `resolved`."""
     boxes = layout.nodes
     n = len(boxes)
     cx, cy, w, h = (np.fromiter(map(_get(a), boxes), dtype=float, count=n) for a in "xywh")
@@ -356,16 +386,9 @@ def _build_nodes(
     node_tiles, node_bounds, keys, tile = _tiles(x0, y0, x0 + w, y0 + h, cx // TILE_W, cy // TILE_H)
     nodes: list[NodeRec] = []
     by_base: dict[str, list[int]] = {}
-    bodies = graph.bodies
     for i, (box, bx, by, t) in enumerate(zip(boxes, x0.tolist(), y0.tolist(), tile.tolist())):
         path = box.path
-        base = path.partition("#")[0] if "#" in path else path
-        node = get(base)
-        if node is None:
-            kind, fam, owner = "eqn", "other", False
-        else:
-            kind, fam = node.kind, family(node)
-            owner = bool(node.subgraphs) and all(ref.body in bodies for ref in node.subgraphs)
+        base, node, kind, fam, owner = resolved[path]
         nodes.append(NodeRec(path, base, node, bx, by, box.w, box.h, kind, fam, owner, t))
         ids = by_base.get(base)
         if ids is None:

@@ -778,3 +778,28 @@ def test_a_scene_model_built_ahead_is_used_and_a_kept_scene_needs_none(make_view
     stale = view.model_for(graph, compute_layout(graph, frozenset()))
     view.set_graph(graph, layout, keep_view=True, model=stale)  # another layout's model: not used
     assert view._model is not stale and view._model.layout is layout
+
+
+def test_models_of_one_graph_share_their_resolved_paths(make_view):
+    """An expand's model resolves only the boxes the view's model has not: it reuses the paths'
+    nodes and families, and gets the records a fresh build gets; another graph's are not used."""
+    from dataclasses import astuple
+
+    from jaxscope.qt.scene_model import build_model
+
+    graph, collapsed = laid_out("cond", frozenset())
+    _, grown = laid_out("cond")
+    assert len(grown.nodes) > len(collapsed.nodes)
+    view = make_view(graph, collapsed)
+    resolved = view._model.resolved
+    seen = dict(resolved)
+    model = view.model_for(graph, grown)
+    assert model is not None and model.resolved is resolved
+    assert all(resolved[p] is r for p, r in seen.items()) and len(resolved) > len(seen)
+    fresh = build_model(graph, grown)
+    assert fresh.resolved is not resolved
+    assert [astuple(r) for r in model.nodes] == [astuple(r) for r in fresh.nodes]
+    owners = [r.path for r in view._model.nodes if r.owner]  # the cond, collapsed
+    assert owners and all(resolved[p][4] for p in owners)
+    other, other_layout = laid_out("scan")
+    assert build_model(other, other_layout, resolved).resolved is not resolved
