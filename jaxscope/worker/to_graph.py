@@ -18,6 +18,7 @@ from jaxscope.worker import jax_compat as jc
 _NODE, _EDGE = maker(Node), maker(Edge)  # an equation's node and its operand edges, tens of thousands a trace
 
 PARAM_CHARS = 160
+Params = tuple[tuple[str, str], ...]  # (name, text) pairs
 
 
 def build_graph(
@@ -63,6 +64,8 @@ class _Builder:
         self.src_cache: dict[Any, SourceLoc | None] = {}  # see jax_compat.eqn_source
         self.totals: dict[str, int] = {}
         self._aval_text: dict[Any, str] = {}  # a program has few distinct avals; str_short is slow
+        self._params_seen: dict[Any, tuple[list[tuple[str, Any, list[Any]]], Params]] = {}  # and few distinct params
+        self._stacks: dict[int, tuple[Any, str]] = {}  # id(name stack) -> (it, its text)
 
     def finish(self) -> dict[str, Body]:
         return dict(sorted(self.bodies.items(), key=lambda kv: int(kv[0][1:])))
@@ -109,7 +112,7 @@ class _Builder:
         for i, eqn in enumerate(jaxpr.eqns):
             node_id = f"e{i}"
             prim = eqn.primitive.name
-            subs = jc.subjaxprs(eqn.params)
+            subs, params = self._params(prim, eqn.params)
             refs = []
             for index, (path, sub, sub_consts) in enumerate(subs):
                 role = role_of(prim, path, index, len(subs), eqn.params)
@@ -126,9 +129,9 @@ class _Builder:
                     prim,
                     tuple([self._aval(v.aval) for v in eqn.outvars]),
                     tuple([self._aval(v.aval) for v in eqn.invars]),
-                    self._params(prim, eqn.params),
+                    params,
                     jc.eqn_source(eqn, self.src_cache),
-                    jc.name_stack(eqn),
+                    self._name_stack(eqn),
                     tuple(refs),
                     "",
                 )
@@ -170,24 +173,47 @@ class _Builder:
             return lit_id, 0
         return producer[id(atom)]
 
-    def _params(self, prim: str, params: dict[str, Any]) -> tuple[tuple[str, str], ...]:
-        out = []
-        for key in sorted(params):
-            value = params[key]
-            if value is None or isinstance(value, (jc.ClosedJaxpr, jc.Jaxpr)):
-                continue  # None params (sharding=None, accuracy=None) are noise in tooltips
-            if jc.is_opaque(value):
-                name = getattr(getattr(value, "debug_info", None), "func_name", "") or getattr(value, "__name__", "")
-                out.append((key, f"<{name or type(value).__name__}>"))
-                continue
-            if isinstance(value, (tuple, list)) and value and all(isinstance(v, (jc.ClosedJaxpr, jc.Jaxpr)) for v in value):
-                continue
-            out.append((key, param_text(value)))
-        if prim in ("custom_jvp_call", "custom_vjp_call") and "name" not in params:
-            name = jc.func_name_of(params.get("call_jaxpr"))
-            if name:
-                out.append(("name", name))
-        return tuple(out)
+    def _params(self, prim: str, params: dict[str, Any]) -> tuple[list[tuple[str, Any, list[Any]]], Params]:
+        """The sub-jaxprs and `params_text` of an equation's params, once per distinct (primitive,
+        params): 10k equations have a few hundred. Sub-jaxprs compare by identity; the key holds
+        each value's type too, so that equal values of other types (1, 1.0, True) that print
+        differently never share a text."""
+        try:
+            key: Any = (prim, *[(k, type(v), v) for k, v in params.items()])
+            seen = self._params_seen.get(key)
+        except TypeError:  # an unhashable value (an array)
+            return jc.subjaxprs(params), params_text(prim, params)
+        if seen is None:
+            seen = self._params_seen[key] = (jc.subjaxprs(params), params_text(prim, params))
+        return seen
+
+    def _name_stack(self, eqn: Any) -> str:
+        stack = getattr(eqn.source_info, "name_stack", None)
+        seen = self._stacks.get(id(stack))
+        if seen is None or seen[0] is not stack:
+            seen = self._stacks[id(stack)] = (stack, jc.name_stack(eqn))
+        return seen[1]
+
+
+def params_text(prim: str, params: dict[str, Any]) -> Params:
+    """An equation's params as (name, text) pairs for tooltips, sorted by name; sub-jaxprs left out."""
+    out = []
+    for key in sorted(params):
+        value = params[key]
+        if value is None or isinstance(value, (jc.ClosedJaxpr, jc.Jaxpr)):
+            continue  # None params (sharding=None, accuracy=None) are noise in tooltips
+        if jc.is_opaque(value):
+            name = getattr(getattr(value, "debug_info", None), "func_name", "") or getattr(value, "__name__", "")
+            out.append((key, f"<{name or type(value).__name__}>"))
+            continue
+        if isinstance(value, (tuple, list)) and value and all(isinstance(v, (jc.ClosedJaxpr, jc.Jaxpr)) for v in value):
+            continue
+        out.append((key, param_text(value)))
+    if prim in ("custom_jvp_call", "custom_vjp_call") and "name" not in params:
+        name = jc.func_name_of(params.get("call_jaxpr"))
+        if name:
+            out.append(("name", name))
+    return tuple(out)
 
 
 def literal_text(value: Any) -> str:

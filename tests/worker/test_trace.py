@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
 import pytest
 
 from jaxscope.core.model import FunctionRef, Graph, TraceRequest, TraceResult
@@ -184,3 +185,32 @@ def test_the_collector_is_paused_while_jax_traces_and_back_after(tmp_path):
     with pytest.raises(TraceFailed):
         run_trace(TraceRequest(FunctionRef(qualname="bad", path=str(path)), args="f32[3]"), lambda phase: None)
     assert gc.isenabled() and sys.modules["gc_probe"].SEEN == [False, False]  # the file is loaded afresh each time
+
+
+def test_each_equation_gets_its_own_params_and_sub_jaxprs_though_they_are_made_once():
+    """The builder makes the params' text and sub-jaxprs once per distinct (primitive, params):
+    every equation must still get exactly what it alone would."""
+    import jax.numpy as jnp
+    from jax import lax
+
+    from jaxscope.worker import jax_compat as jc
+    from jaxscope.worker.to_graph import _Builder, build_graph, params_text
+
+    def f(x):
+        a = jnp.sum(x, axis=0) + jnp.sum(x, axis=1) + jnp.sum(x, axis=0)
+        b = lax.cond(a[0] > 0, jnp.sin, jnp.cos, a) + lax.cond(a[1] > 0, jnp.cos, jnp.sin, a)
+        return jnp.where(x > 0, x, 0.5) * b
+
+    closed = jax.make_jaxpr(f)(jnp.ones((3, 3)))
+    graph = build_graph(closed, "f")
+    eqns = {n.id: n for n in graph.top.nodes if n.kind == "eqn"}
+    for i, eqn in enumerate(closed.jaxpr.eqns):
+        node = eqns[f"e{i}"]
+        assert node.params == params_text(eqn.primitive.name, eqn.params)
+        assert [ref.param for ref in node.subgraphs] == [p for p, _, _ in jc.subjaxprs(eqn.params)]
+    conds = [n for n in graph.top.nodes if n.label == "cond"]
+    assert len(conds) == 2 and conds[0].subgraphs[0].body != conds[1].subgraphs[0].body  # sin/cos swapped
+    builder = _Builder({})
+    texts = [builder._params("p", {"k": v})[1] for v in (1, True, 1.0, 1)]
+    assert texts[0] != texts[1] != texts[2] and texts[3] is texts[0]  # equal values of other types print apart
+    assert builder._params("p", {"k": np.arange(3)})[1] == (("k", "[0 1 2]"),)  # unhashable: not kept
