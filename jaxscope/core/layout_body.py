@@ -16,6 +16,7 @@ from operator import sub
 from typing import TYPE_CHECKING
 
 from jaxscope.core import labels
+from jaxscope.core.edge_table import points_of
 from jaxscope.core.layered import longest_path_ranks
 from jaxscope.core.layout_edges import Point, body_edges
 from jaxscope.core.model import Body, ClusterBox, Edge, EdgePath, Graph, Layout, Node, NodeBox, SubgraphRef
@@ -128,15 +129,6 @@ def flatten(
     for c in bl.clusters:
         clusters.append((prefix + c.path, c.title, c.x + dx, c.y + dy, c.w, c.h, depth))
         flatten(c.child, f"{prefix}{c.path}/", dx + c.dx, dy + c.dy, depth + 1, nodes, edges, clusters, engines, notes)
-
-
-def points_of(flat: Sequence[int]) -> tuple[tuple[float, float], ...]:
-    """Flattened tenths -> an EdgePath's points in px."""
-    if len(flat) == 8:
-        x0, y0, x1, y1, x2, y2, x3, y3 = flat
-        return ((x0 / 10, y0 / 10), (x1 / 10, y1 / 10), (x2 / 10, y2 / 10), (x3 / 10, y3 / 10))
-    it = iter(flat)
-    return tuple([(px / 10, py / 10) for px, py in zip(it, it)])
 
 
 new_node_box = maker(NodeBox)  # decoders make tens of thousands: the fast constructors

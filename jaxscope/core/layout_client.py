@@ -38,7 +38,8 @@ from any thread. `cancel()` drops queued requests and kills the worker if one is
 futures raise CancelledError.
 
 The Graph crosses the pipe as `core.protocol` lines (its long lists in parts), the Layout in the
-compact array form of `layout_to_wire` / `layout_from_wire` below, also in chunks.
+compact array form of `layout_to_wire` / `layout_from_wire` below, also in chunks; the Layout read
+back keeps its edges as those rows (`edge_table.EdgeTable`), EdgePaths made on demand.
 """
 
 from __future__ import annotations
@@ -59,10 +60,11 @@ from typing import Any
 
 import orjson
 
-from jaxscope.core.model import EdgePath, Graph, Layout, NodeBox
+from jaxscope.core.model import Graph, Layout, NodeBox
 from jaxscope.core import protocol
 from jaxscope.core.graph_wire import graph_from_jsonable, graph_to_wire
-from jaxscope.core.layout_body import Tenths, cluster_boxes, from_layout, new_edge_path, node_boxes, points_of
+from jaxscope.core.edge_table import EdgeTable, Row
+from jaxscope.core.layout_body import Tenths, cluster_boxes, from_layout, node_boxes
 from jaxscope.core.serialize import from_jsonable, gc_paused
 
 DEFAULT_BUDGET_S = 5.0
@@ -159,7 +161,7 @@ class WireReader:
         self.data = json.loads(header)
         self.compact = isinstance(self.data, dict) and self.data.get("wire") == 3
         self.nodes: list[NodeBox] = []
-        self.edges: list[EdgePath] = []
+        self.edges: list[Row] = []  # as they come: EdgePaths are made on demand (`EdgeTable`)
 
     def feed(self, line: str | bytes) -> None:
         if not line.strip():
@@ -168,12 +170,10 @@ class WireReader:
         if "error" in chunk:  # the worker failed halfway through writing the layout
             raise LayoutError(str(chunk["error"]))
         self.nodes += node_boxes(chunk.get("nodes", ()))
-        edges, edge_path = self.edges, new_edge_path
-        for src, dst, routed, aval, coords in chunk.get("edges", ()):
-            if isinstance(coords, int):  # the same curve as an earlier edge: one tuple for both
-                edges.append(edge_path(src, dst, edges[coords].points, routed, aval))
-            else:
-                edges.append(edge_path(src, dst, points_of(coords), routed, aval))
+        edges = chunk.get("edges", ())
+        if edges and set(map(len, edges)) != {5}:
+            raise LayoutError(f"an edge row of the layout is not [src, dst, routed, aval, points]: {next(e for e in edges if len(e) != 5)!r:.200}")
+        self.edges += edges
 
     def layout(self) -> Layout:
         data = self.data
@@ -183,7 +183,7 @@ class WireReader:
             width=data["width"] / 10,
             height=data["height"] / 10,
             nodes=tuple(self.nodes),
-            edges=tuple(self.edges),
+            edges=EdgeTable(self.edges),  # type: ignore[arg-type]  # a Sequence[EdgePath]
             clusters=cluster_boxes(data["clusters"]),
             engine=data["engine"],
             notes=tuple(data["notes"]),

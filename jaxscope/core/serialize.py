@@ -22,7 +22,7 @@ import json
 import threading
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, Union, get_args, get_origin
 
 T = TypeVar("T")
@@ -157,7 +157,7 @@ def _encode(obj: Any) -> Any:
         return {str(k): _encode(v) for k, v in obj.items()}
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return _dataclass_encoder(cls)(obj)
-    if isinstance(obj, (list, tuple)):
+    if isinstance(obj, Sequence) and not isinstance(obj, (str, bytes)):  # list, tuple, or e.g. an EdgeTable
         return [_encode(v) for v in obj]
     if isinstance(obj, dict):
         return {str(k): _encode(v) for k, v in obj.items()}

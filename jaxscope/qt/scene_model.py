@@ -15,12 +15,14 @@ from collections.abc import Callable, Iterable, Sequence
 from itertools import chain
 from operator import attrgetter as _get
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from PySide6.QtCore import QLineF, QRectF
 
 from jaxscope.core import labels
+from jaxscope.core.edge_table import EdgeTable
 from jaxscope.core.model import ClusterBox, EdgePath, Graph, Layout, Node
 from jaxscope.core.styles import family
 from jaxscope.core.svg import NodeIndex
@@ -200,7 +202,9 @@ class SceneModel:
     def edge_ends(self) -> list[tuple[str, str]]:
         """(src, dst) of every edge with stub suffixes removed (made on first use)."""
         if self._ends is None:
-            self._ends = [(e.src.partition("#")[0], e.dst.partition("#")[0]) for e in self.edges]
+            edges = self.edges
+            pairs = edges.ends() if isinstance(edges, EdgeTable) else [(e.src, e.dst) for e in edges]
+            self._ends = [(src.partition("#")[0], dst.partition("#")[0]) for src, dst in pairs]
         return self._ends
 
     def long_edges_at(self) -> dict[str, list[int]]:
@@ -409,6 +413,26 @@ def _slices(items: Sequence[int]) -> list[Sequence[int]]:
     return [items[i : i + SLICE] for i in range(0, len(items), SLICE)]
 
 
+def _cubics(edges: Sequence[EdgePath]) -> tuple[list[Any], np.ndarray, np.ndarray, np.ndarray]:
+    """Each edge's points (for an `EdgeTable`, its curve in tenths: no EdgePath made) and their
+    number; the indices of the one-cubic edges (the common case) and their control points, (n, 4,
+    2), gathered in C, in slices: one C call holds the GIL, and the GUI thread waits."""
+    tenths = isinstance(edges, EdgeTable)
+    seqs: list[Any] = edges.flats() if tenths else [e.points for e in edges]
+    lens = np.fromiter(map(len, seqs), dtype=np.int64, count=len(seqs)) // (2 if tenths else 1)
+    cubic = np.flatnonzero(lens == 4)
+    coords = np.concatenate([np.zeros((0, 4, 2))] + [
+        np.fromiter(
+            chain.from_iterable(seqs[j] for j in part) if tenths else chain.from_iterable(chain.from_iterable(seqs[j] for j in part)),
+            dtype=float, count=8 * len(part),
+        ).reshape(-1, 4, 2)
+        for part in _slices(cubic.tolist())
+    ])
+    if tenths:
+        coords /= 10  # -> px, the same doubles as `points_of`'s x / 10
+    return seqs, lens, cubic, coords
+
+
 def _build_edges(layout: Layout) -> tuple[np.ndarray, list[tuple[list[int], QRectF]], dict[int, QRectF]]:
     """Each edge's bounding box, the edges bucketed into tiles by bbox centre, and apart from
     them the edges bigger than a tile. An edge drawn exactly like an earlier one (the same ends and
@@ -416,19 +440,14 @@ def _build_edges(layout: Layout) -> tuple[np.ndarray, list[tuple[list[int], QRec
     200 forward-to-backward calls carry 6k residuals, which drew 6k long curves on 200 tracks."""
     edges = layout.edges
     m = len(edges)
-    pts_of = [e.points for e in edges]
-    lens = np.fromiter(map(len, pts_of), dtype=np.int64, count=m)
+    seqs, lens, cubic, coords = _cubics(edges)
     box = np.full((m, 4), np.nan)
-    cubic = np.flatnonzero(lens == 4)  # the common case, one cubic: its box in C
-    coords = np.concatenate([np.zeros((0, 4, 2))] + [  # in slices: one C call holds the GIL, and the GUI thread waits
-        np.fromiter(chain.from_iterable(chain.from_iterable(pts_of[j] for j in part)), dtype=float, count=8 * len(part)).reshape(-1, 4, 2)
-        for part in _slices(cubic.tolist())
-    ])
     box[cubic, :2] = coords.min(axis=1)
     box[cubic, 2:] = coords.max(axis=1)
     for j in np.flatnonzero((lens >= 2) & (lens != 4)).tolist():
-        xs = [p[0] for p in pts_of[j]]
-        ys = [p[1] for p in pts_of[j]]
+        pts = edges[j].points
+        xs = [p[0] for p in pts]
+        ys = [p[1] for p in pts]
         box[j] = (min(xs), min(ys), max(xs), max(ys))
     drawable = lens >= 2
     # Only edges whose curve another edge may repeat can be drawn already: those whose coordinates'
@@ -440,10 +459,15 @@ def _build_edges(layout: Layout) -> tuple[np.ndarray, list[tuple[list[int], QRec
         _, inverse, counts = np.unique(hashed, return_inverse=True, return_counts=True)
         same[cubic[counts[inverse.ravel()] > 1]] = True
     same |= drawable & (lens != 4)
-    drawn: set[tuple[str, str, bool, tuple[tuple[float, float], ...]]] = set()
+    drawn: set[tuple[Any, ...]] = set()
+    rows = edges.rows if isinstance(edges, EdgeTable) else None
     for j in np.flatnonzero(same).tolist():
-        e = edges[j]
-        track = (e.src, e.dst, e.routed, e.points)
+        if rows is not None:  # its curve in tenths: no EdgePath made
+            src, dst, routed, _, _ = rows[j]
+            track: tuple[Any, ...] = (src, dst, routed, tuple(seqs[j]))
+        else:
+            e = edges[j]
+            track = (e.src, e.dst, e.routed, e.points)
         if track in drawn:
             drawable[j] = False
         else:

@@ -121,6 +121,39 @@ def test_an_edge_along_an_earlier_edges_curve_sends_only_its_index(monkeypatch):
     assert sent[-3:] == [3, 3, 3] and all(isinstance(c, list) for c in sent[:-3])
 
 
+def test_a_read_layouts_edges_are_rows_made_into_edge_paths_on_demand(monkeypatch):
+    """The reader keeps the edges as their wire rows (`EdgeTable`): equal to the EdgePaths they
+    stand for, each made when asked for and kept, twins sharing one points tuple, serialised like
+    a tuple; a malformed row is an error when read, not later when drawn."""
+    import dataclasses
+
+    import jaxscope.core.layout_client as lc
+    from jaxscope.core.edge_table import EdgeTable
+    from jaxscope.core.model import EdgePath
+
+    lay = compute_layout(chain_graph(12))
+    e = lay.edges[2]
+    lay = dataclasses.replace(lay, edges=lay.edges + (EdgePath(e.src, e.dst, e.points, not e.routed, "f32[1]"),))
+    monkeypatch.setattr(lc, "WIRE_ITEMS", 5)
+    back = layout_from_wire(layout_to_wire(lay))
+    table = back.edges
+    assert isinstance(table, EdgeTable) and len(table) == len(lay.edges)
+    assert table._made == [None] * len(table)  # nothing made by reading
+    assert table == lay.edges and lay.edges == table and tuple(table) == lay.edges and back == lay
+    assert table != lay.edges[:-1] and table != lay.edges[:-1] + (lay.edges[0],)
+    assert [j for j, x in enumerate(table._made) if x is not None] == [2]  # iterating keeps only the repeat's original
+    assert table[5] is table[5] and table[-1].points is table[2].points
+    assert table[1:3] == lay.edges[1:3]
+    assert table.ends() == [(x.src, x.dst) for x in lay.edges]
+    assert table.flats()[-1] is table.flats()[2]
+    assert [tuple(f) for f in table.flats()] == [tuple(round(v * 10) for p in x.points for v in p) for x in lay.edges]
+    assert to_jsonable(back) == to_jsonable(lay) and loads(Layout, dumps(back)) == lay
+    header, *rest = layout_to_wire(lay).splitlines()
+    reader = lc.WireReader(header)
+    with pytest.raises(LayoutError, match="edge row"):
+        reader.feed(json.dumps({"edges": [["e0", "e1", True, "f32[8]"]]}))
+
+
 def test_round_trip_in_a_worker(client):
     g = sample_graph()
     kept: dict = {}  # the worker keeps a cache per graph: a layout grows from the body's last one
