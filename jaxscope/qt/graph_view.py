@@ -132,7 +132,7 @@ class QtGraphView(QGraphicsView):
             return None
         with gc_paused():
             built = self._built  # one attribute read: safe from any thread
-            model = build_model(graph, layout, built.model.resolved if built is not None else None)
+            model = build_model(graph, layout, built.model.resolved if built is not None and built.graph is graph else None)
             model.warm(long_lines=not draws_partial(len(model.long_edges), self._long_whole))
             # out of the collector's reach before it runs again: else the next collection, on
             # whichever thread, rescans it all (gpt-50k: a 263 ms pause of the GUI thread)
@@ -194,7 +194,7 @@ class QtGraphView(QGraphicsView):
         collapsed and expanded again: no rebuild), else a new one. The scene shown until now is
         kept for a while if it is of the same graph and small enough."""
         built, self._built = self._built, None
-        resolved = built.model.resolved if built is not None else None
+        resolved = built.model.resolved if built is not None and built.graph is graph else None  # not another graph's: it is let go
         if built is not None:
             if built.graph is graph and len(built.model.nodes) <= SCENE_CACHE_NODES:
                 self._scenes[(id(built.graph), id(built.layout))] = built

@@ -117,6 +117,8 @@ class SceneModel:
     title_grid: GridIndex  # cluster title bands, keys index `clusters`
     edges: Sequence[EdgePath]  # layout.edges, as is
     edge_box: np.ndarray  # (edges, 4): x0, y0, x1, y1 of each edge; NaN: not drawn (a repeat, or no curve)
+    edge_line: np.ndarray  # (edges, 4): each edge's first and last point (its far look); NaN without a curve
+    edge_routed: list[bool]  # each edge's `routed`: what paints read, with no EdgePath made (an EdgeTable's)
     edge_tiles: list[tuple[list[int], QRectF]]  # edge indices by tile, with their bounds
     long_edges: dict[int, QRectF]  # edges bigger than a tile, with their bounds (culled one by one)
     resolved: Resolved  # shared by the models of one graph
@@ -164,16 +166,13 @@ class SceneModel:
 
     def far_lines(self, js: Iterable[int]) -> list[QLineF]:
         """Edges `js` as straight first-to-last-point lines (the far level of detail), each made once."""
-        cache, edges = self._far_lines, self.edges
-        out = []
-        for j in js:
-            line = cache.get(j)
-            if line is None:
-                pts = edges[j].points
-                (x0, y0), (x1, y1) = pts[0], pts[-1]
-                line = cache[j] = QLineF(x0, y0, x1, y1)
-            out.append(line)
-        return out
+        cache = self._far_lines
+        js = list(js)
+        new = [j for j in js if j not in cache]
+        if new:
+            for j, (x0, y0, x1, y1) in zip(new, self.edge_line[new].tolist()):
+                cache[j] = QLineF(x0, y0, x1, y1)
+        return [cache[j] for j in js]
 
     def long_edge_cull(self, quarters: bool) -> tuple[np.ndarray, np.ndarray]:
         """(edge index, box) rows for culling the long edges, made on first use: each edge's
@@ -296,7 +295,7 @@ def build_model(graph: Graph, layout: Layout, resolved: Resolved | None = None) 
     if resolved is None or resolved.graph is not graph:
         resolved = Resolved(graph)
     nodes, by_base, node_tiles, node_bounds, tile_of, oversized = _build_nodes(graph, layout, resolved)
-    edge_box, edge_tiles, long_edges = _build_edges(layout)
+    edge_box, edge_line, edge_routed, edge_tiles, long_edges = _build_edges(layout)
     clusters = sorted(layout.clusters, key=lambda c: c.depth)
     title_grid = GridIndex()
     for k, c in enumerate(clusters):
@@ -315,6 +314,8 @@ def build_model(graph: Graph, layout: Layout, resolved: Resolved | None = None) 
         title_grid=title_grid,
         edges=layout.edges,
         edge_box=edge_box,
+        edge_line=edge_line,
+        edge_routed=edge_routed,
         edge_tiles=edge_tiles,
         long_edges=long_edges,
         resolved=resolved,
@@ -433,8 +434,10 @@ def _cubics(edges: Sequence[EdgePath]) -> tuple[list[Any], np.ndarray, np.ndarra
     return seqs, lens, cubic, coords
 
 
-def _build_edges(layout: Layout) -> tuple[np.ndarray, list[tuple[list[int], QRectF]], dict[int, QRectF]]:
-    """Each edge's bounding box, the edges bucketed into tiles by bbox centre, and apart from
+def _build_edges(
+    layout: Layout,
+) -> tuple[np.ndarray, np.ndarray, list[bool], list[tuple[list[int], QRectF]], dict[int, QRectF]]:
+    """Each edge's bounding box, its far line and `routed`, the edges bucketed into tiles by bbox centre, and apart from
     them the edges bigger than a tile. An edge drawn exactly like an earlier one (the same ends and
     curve: one of several values flowing between the same two boxes) is in neither: gpt_jit-50k's
     200 forward-to-backward calls carry 6k residuals, which drew 6k long curves on 200 tracks."""
@@ -444,11 +447,17 @@ def _build_edges(layout: Layout) -> tuple[np.ndarray, list[tuple[list[int], QRec
     box = np.full((m, 4), np.nan)
     box[cubic, :2] = coords.min(axis=1)
     box[cubic, 2:] = coords.max(axis=1)
+    line = np.full((m, 4), np.nan)
+    line[cubic, :2] = coords[:, 0]
+    line[cubic, 2:] = coords[:, 3]
     for j in np.flatnonzero((lens >= 2) & (lens != 4)).tolist():
         pts = edges[j].points
         xs = [p[0] for p in pts]
         ys = [p[1] for p in pts]
         box[j] = (min(xs), min(ys), max(xs), max(ys))
+        line[j] = (*pts[0], *pts[-1])
+    rows = edges.rows if isinstance(edges, EdgeTable) else None
+    routed_of = [row[2] for row in rows] if rows is not None else [e.routed for e in edges]
     drawable = lens >= 2
     # Only edges whose curve another edge may repeat can be drawn already: those whose coordinates'
     # bits hash alike (a sort of ints, in C), then their ends and exact points compared in Python.
@@ -460,7 +469,6 @@ def _build_edges(layout: Layout) -> tuple[np.ndarray, list[tuple[list[int], QRec
         same[cubic[counts[inverse.ravel()] > 1]] = True
     same |= drawable & (lens != 4)
     drawn: set[tuple[Any, ...]] = set()
-    rows = edges.rows if isinstance(edges, EdgeTable) else None
     for j in np.flatnonzero(same).tolist():
         if rows is not None:  # its curve in tenths: no EdgePath made
             src, dst, routed, _, _ = rows[j]
@@ -483,4 +491,4 @@ def _build_edges(layout: Layout) -> tuple[np.ndarray, list[tuple[list[int], QRec
     groups, bounds, _, _ = _tiles(tx0, ty0, tx1, ty1, (tx0 + tx1) / 2 // TILE_W, (ty0 + ty1) / 2 // TILE_H)
     ids = tiled.tolist()
     edge_tiles = [([ids[k] for k in group], rect) for group, rect in zip(groups, bounds)]
-    return box, edge_tiles, long_edges
+    return box, line, routed_of, edge_tiles, long_edges

@@ -696,6 +696,7 @@ def test_many_long_edges_are_drawn_as_their_ends_and_whole_where_selected_or_hig
         return {j for (_, _, partial), js in item.groups().items() if not partial for j in js}
 
     assert whole() == set()
+    assert model._long_at is None and model._ends is None  # nothing selected: no per-edge map made (75 ms at 50k)
     j = item.indices[len(item.indices) // 2]
     src, dst = model.edge_ends()[j]
     view.zoom_to(1.0, model.long_edges[j].center())  # mid-way along long edges: only their ends would show
@@ -803,3 +804,32 @@ def test_models_of_one_graph_share_their_resolved_paths(make_view):
     assert owners and all(resolved[p][4] for p in owners)
     other, other_layout = laid_out("scan")
     assert build_model(other, other_layout, resolved).resolved is not resolved
+
+
+def test_a_layout_read_from_the_wire_is_drawn_without_making_its_edges(make_view):
+    """A layout from the layout process keeps its edges as rows (`EdgeTable`): the model takes
+    each edge's far line and `routed` from them, so a fit-all paint makes no EdgePath for the
+    edges in tiles; both match the EdgePaths, repeats of one curve included."""
+    import dataclasses
+
+    from jaxscope.core.edge_table import EdgeTable
+    from jaxscope.core.layout_client import layout_from_wire, layout_to_wire
+    from jaxscope.core.model import EdgePath
+
+    graph, layout = laid_out("basics_loss")
+    e = layout.edges[1]
+    twins = (EdgePath(e.src, e.dst, e.points, e.routed, "f32[2]"), EdgePath(e.src, e.dst, e.points, not e.routed, "f32[3]"))
+    layout = dataclasses.replace(layout, edges=layout.edges + twins)
+    read = layout_from_wire(layout_to_wire(layout))
+    assert isinstance(read.edges, EdgeTable) and read == layout
+    view = make_view(graph, read)
+    model = view._model
+    assert model.edge_routed == [x.routed for x in layout.edges]
+    assert model.edge_line.tolist() == [[*x.points[0], *x.points[-1]] for x in layout.edges]
+    view.resize(1200, 900)
+    view.zoom_to(0.1)  # the far look: straight lines
+    read.edges._made[:] = [None] * len(read.edges)  # forget what the first paint, zoomed in, made
+    view.viewport().grab()
+    tiled = {j for ids, _ in model.edge_tiles for j in ids}
+    drawn = [item for item in view.scene().items() if getattr(item, "_group_lines", None)]
+    assert tiled and drawn and not any(read.edges._made[j] is not None for j in tiled - {1})
