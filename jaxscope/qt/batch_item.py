@@ -111,8 +111,8 @@ class ViewState:
 
     def __init__(self, palette: Palette) -> None:
         self.palette = palette
-        self.font = label_font()
-        self.metrics = QFontMetricsF(self.font)
+        self._font: QFont | None = None  # made on the first paint that draws text: a state (and
+        self._metrics: QFontMetricsF | None = None  # its scene) can be made off the GUI thread
         self.selected: set[int] = set()  # record indices
         self.matches: set[int] = set()
         self.stripes: dict[int, QColor] = {}
@@ -121,6 +121,18 @@ class ViewState:
         self.version = 0  # bumped whenever the cone changes (batched draw lists depend on it)
         self.selection_version = 0  # bumped whenever `selected` changes (the partial long edges depend on it)
         self.long_whole = False  # draw every long edge whole, even where there are many (see EdgeTileItem)
+
+    @property
+    def font(self) -> QFont:
+        if self._font is None:
+            self._font = label_font()
+        return self._font
+
+    @property
+    def metrics(self) -> QFontMetricsF:
+        if self._metrics is None:
+            self._metrics = QFontMetricsF(self.font)
+        return self._metrics
 
     def reset(self, palette: Palette) -> None:
         """As new, in `palette` (a kept scene shown again: the view sets selection and the rest anew)."""

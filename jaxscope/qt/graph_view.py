@@ -103,6 +103,7 @@ class QtGraphView(QGraphicsView):
         self._model: SceneModel | None = None
         self._node_items: list[NodeTileItem] = []
         self._built: _Built | None = None
+        self._ahead: tuple[SceneModel, ViewState, SceneItems] | None = None  # the last `model_for`'s, with its items
         self._scenes: dict[tuple[int, int], _Built] = {}  # earlier scenes of this graph, oldest first
         self._selected: dict[str, None] = {}  # base paths, ordered
         self._dag: Dataflow | None = None
@@ -134,6 +135,10 @@ class QtGraphView(QGraphicsView):
             built = self._built  # one attribute read: safe from any thread
             model = build_model(graph, layout, built.model.resolved if built is not None and built.graph is graph else None)
             model.warm(long_lines=not draws_partial(len(model.long_edges), self._long_whole))
+            # The scene's items too (not in a scene yet, they belong to no thread): ~9k tiles at
+            # gpt-50k took 0.07-0.1 s of the GUI thread. Only the last ones are kept for `set_graph`.
+            state = ViewState(Palette(self._theme))
+            self._ahead = (model, state, build_items(model, state))
             # out of the collector's reach before it runs again: else the next collection, on
             # whichever thread, rescans it all (gpt-50k: a 263 ms pause of the GUI thread)
             protocol.freeze_decoded(len(model.nodes))
@@ -211,12 +216,18 @@ class QtGraphView(QGraphicsView):
             if again.items.long_item is not None:  # its pixmap cache holds the old palette and selection
                 again.items.long_item.update()
         else:
-            state = ViewState(Palette(self._theme))
             scene = QGraphicsScene(self)
             with gc_paused():  # ~10 small objects per node; the collector would rescan them all
                 if model is None or model.graph is not graph or model.layout is not layout:
                     model = build_model(graph, layout, resolved)
-                items = build_items(model, state)
+                ahead, self._ahead = self._ahead, None
+                if ahead is not None and ahead[0] is model:  # its items, made with it by `model_for`
+                    state, items = ahead[1], ahead[2]
+                    if state.palette.theme is not self._theme:
+                        state.reset(Palette(self._theme))
+                else:
+                    state = ViewState(Palette(self._theme))
+                    items = build_items(model, state)
                 for item in items.items:
                     scene.addItem(item)
                 protocol.freeze_decoded(len(model.nodes))  # a full collection over a 50k-box scene: 100 ms frozen

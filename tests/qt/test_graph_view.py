@@ -833,3 +833,25 @@ def test_a_layout_read_from_the_wire_is_drawn_without_making_its_edges(make_view
     tiled = {j for ids, _ in model.edge_tiles for j in ids}
     drawn = [item for item in view.scene().items() if getattr(item, "_group_lines", None)]
     assert tiled and drawn and not any(read.edges._made[j] is not None for j in tiled - {1})
+
+
+def test_the_items_made_ahead_with_a_model_are_the_scenes_and_take_the_current_theme(make_view):
+    """`model_for` (the layout client's thread) also makes the scene's items, with a view state
+    whose font waits for the GUI thread; `set_graph` shows exactly those, in the theme current
+    then, and makes its own for any other model."""
+    graph, layout = laid_out("cond")
+    view = make_view(graph, layout)
+    other = compute_layout(graph, frozenset())
+    model = view.model_for(graph, other)
+    _, state, items = view._ahead
+    assert state._font is None and state._metrics is None
+    view.set_graph(graph, other, "dark", keep_view=True, model=model)  # the theme switched meanwhile
+    assert view._built.items is items and view._state is state and view._ahead is None
+    assert set(view.scene().items()) >= set(items.items)
+    assert state.palette.background is not None and state.palette.background.lightness() < 128
+    view.viewport().grab()
+    assert state._font is not None  # made when text was first drawn
+    third = compute_layout(graph, auto_expanded(graph), direction="LR")
+    view.model_for(graph, third)
+    view.set_graph(graph, compute_layout(graph, frozenset(), direction="LR"), keep_view=True)  # not the one made ahead
+    assert view._built.items is not view._ahead and view._ahead is None
