@@ -31,6 +31,20 @@ def test_long_lists_are_split_into_parts_and_joined_in_order():
     assert msg["result"]["graph"]["bodies"]["b0"]["nodes"] is nodes  # the caller's message is untouched
 
 
+def test_long_strings_are_split_into_parts_and_joined_in_order():
+    """A printed jaxpr of megabytes: no single line (one json.loads, holding the GIL) carries it."""
+    n = protocol.PART_CHARS
+    text = ('abcdefg\n\té"\\ ' * n)[: 5 * n // 2]  # escapes, and a non-ASCII character
+    assert 2 * n < len(text) < 3 * n
+    msg = {"id": 3, "ok": True, "result": {"text": text, "short": "x" * 10, "lines": [text[:5]] * 3}}
+    for plain in (False, True):
+        data = protocol.dumps(msg, plain)
+        lines = data.splitlines()
+        assert len(lines) == 3 + 1 and max(len(line) for line in lines) < 2 * n  # three parts, then the message
+        assert protocol.read(io.BytesIO(data)) == msg
+    assert msg["result"]["text"] is text
+
+
 def test_messages_follow_each_other_and_the_end_of_stream_is_none():
     n = protocol.PART_ITEMS
     stream = io.BytesIO(protocol.dumps({"a": list(range(n + 1))}) + protocol.dumps({"b": 2}))

@@ -393,3 +393,20 @@ def test_text_set_before_show_is_highlighted_once_visible(qtbot):
     last = view.visible_lines()[-1]
     assert last > 100
     assert view.highlighter.is_formatted(last - 1)
+
+
+def test_a_text_inserted_in_parts_is_the_text_set_at_once():
+    """`insert_in_parts` (a big document made off the GUI thread) cuts before newlines: the same
+    blocks and text as `setPlainText`, empty lines, a line longer than a part and no final newline too."""
+    from PySide6.QtGui import QTextDocument
+
+    from jaxscope.qt.source_view import INSERT_CHARS, insert_in_parts
+
+    lines = ["a = b", "", "x" * (3 * INSERT_CHARS), "\tc", ""] * 7 + ["  last"]
+    for text in ("\n".join(lines), "\n".join(lines) + "\n", "\n" * (INSERT_CHARS + 5)):
+        whole, parts = QTextDocument(), QTextDocument()
+        whole.setPlainText(text)
+        parts.setUndoRedoEnabled(False)
+        insert_in_parts(parts, text)
+        assert parts.toPlainText() == whole.toPlainText() == text
+        assert parts.blockCount() == whole.blockCount() == text.count("\n") + 1
