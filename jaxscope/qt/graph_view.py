@@ -10,10 +10,10 @@ queries: hit tests through the tiles' buckets, dataflow cones over a networkx Di
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QBrush,
     QColor,
@@ -66,6 +66,25 @@ class _Built:
     state: ViewState
 
 
+RELEASE_SLICE = 2000  # records or items of a dropped scene let go per event-loop turn
+
+
+def _let_go(built: _Built) -> Iterator[None]:
+    """Let go of a dropped scene's records and items a slice at a time, yielding between slices:
+    at 50k boxes, freeing them at once held the GUI thread ~0.1 s when a new program replaced it.
+    Its Qt items are deleted already (`_drop_scene`); this is their Python side and the model's."""
+    items, model = built.items, built.model
+    lists: list[list] = [items.node_items, items.items, *[tiles for _, tiles in items.by_span], items.overview.tiles, model.nodes]
+    del items, model
+    for seq in lists:
+        while seq:
+            del seq[-RELEASE_SLICE:]
+            yield
+
+
+_DONE = object()
+
+
 def tooltip_html(text: str) -> str:
     """QToolTip reads rich text: user strings (labels, params, file names) are escaped, and the
     lines kept as they are, in monospace."""
@@ -104,6 +123,7 @@ class QtGraphView(QGraphicsView):
         self._node_items: list[NodeTileItem] = []
         self._built: _Built | None = None
         self._ahead: tuple[SceneModel, ViewState, SceneItems] | None = None  # the last `model_for`'s, with its items
+        self._releasing: list[Iterator[None]] = []  # dropped scenes being let go (`_let_go`)
         self._scenes: dict[tuple[int, int], _Built] = {}  # earlier scenes of this graph, oldest first
         self._selected: dict[str, None] = {}  # base paths, ordered
         self._dag: Dataflow | None = None
@@ -242,11 +262,20 @@ class QtGraphView(QGraphicsView):
         self.setScene(b.scene)
 
     def _drop_scene(self, built: _Built) -> None:
-        """Delete a scene's items now (with them go the last references to its model), and the
-        scene itself once the event loop runs."""
+        """Delete a scene's items now, the scene itself once the event loop runs, and the Python
+        side of both (the model too, unless still held elsewhere) over the next event-loop turns."""
         built.scene.clear()
         built.scene.setParent(None)  # type: ignore[call-overload]
         built.scene.deleteLater()
+        self._releasing.append(_let_go(built))
+        if len(self._releasing) == 1:
+            QTimer.singleShot(0, self, self._release_step)
+
+    def _release_step(self) -> None:
+        if next(self._releasing[0], _DONE) is _DONE:
+            self._releasing.pop(0)
+        if self._releasing:
+            QTimer.singleShot(0, self, self._release_step)
 
     def set_theme(self, theme: Theme | str) -> None:
         """Repaint in another theme (colours only; nothing is rebuilt)."""

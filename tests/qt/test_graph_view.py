@@ -855,3 +855,27 @@ def test_the_items_made_ahead_with_a_model_are_the_scenes_and_take_the_current_t
     view.model_for(graph, third)
     view.set_graph(graph, compute_layout(graph, frozenset(), direction="LR"), keep_view=True)  # not the one made ahead
     assert view._built.items is not view._ahead and view._ahead is None
+
+
+def test_a_dropped_scenes_records_and_items_are_let_go_a_slice_per_event_loop_turn(make_view, qtbot, monkeypatch):
+    """Replacing a big scene deletes its Qt items at once and lets go of its records and items'
+    Python side over the next event-loop turns, a slice at a time, never all in one go."""
+    import jaxscope.qt.graph_view as graph_view
+
+    monkeypatch.setattr(graph_view, "RELEASE_SLICE", 50)
+    graph = big_graph(400)
+    view = make_view(graph, compute_layout(graph, engine="layered"))
+    old_model, old_items = view._model, view._built.items
+    sizes = [len(old_model.nodes)]
+    other, other_layout = laid_out("cond")
+    view.set_graph(other, other_layout)
+    assert len(old_model.nodes) == sizes[0] > 400 and view.scene().items()  # nothing let go yet: the new scene is up
+    for _ in range(200):
+        QApplication.processEvents()
+        sizes.append(len(old_model.nodes))
+        if not view._releasing:
+            break
+    assert not view._releasing and old_model.nodes == [] and old_items.node_items == []
+    steps = [a - b for a, b in zip(sizes, sizes[1:]) if a != b]
+    assert len(steps) >= 400 // 50 and max(steps) <= 50  # a slice per turn
+    assert view.node_count == len(other_layout.nodes) and not view.grab().isNull()
