@@ -437,10 +437,11 @@ def _cubics(edges: Sequence[EdgePath]) -> tuple[list[Any], np.ndarray, np.ndarra
 def _build_edges(
     layout: Layout,
 ) -> tuple[np.ndarray, np.ndarray, list[bool], list[tuple[list[int], QRectF]], dict[int, QRectF]]:
-    """Each edge's bounding box, its far line and `routed`, the edges bucketed into tiles by bbox centre, and apart from
-    them the edges bigger than a tile. An edge drawn exactly like an earlier one (the same ends and
-    curve: one of several values flowing between the same two boxes) is in neither: gpt_jit-50k's
-    200 forward-to-backward calls carry 6k residuals, which drew 6k long curves on 200 tracks."""
+    """Each edge's bounding box, far line and `routed`, the edges bucketed into tiles by bbox
+    centre, and apart from them the edges bigger than a tile. An edge drawn exactly like an earlier
+    one (the same ends and curve: one of several values flowing between the same two boxes) is in
+    neither: gpt_jit-50k's 200 forward-to-backward calls carry 6k residuals, which drew 6k long
+    curves on 200 tracks."""
     edges = layout.edges
     m = len(edges)
     seqs, lens, cubic, coords = _cubics(edges)
