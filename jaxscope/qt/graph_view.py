@@ -38,7 +38,7 @@ from jaxscope.qt.batch_item import Palette, ViewState
 from jaxscope.qt.edge_items import EdgeTileItem, draws_partial
 from jaxscope.qt.graph_items import SceneItems, build_items
 from jaxscope.qt.node_items import NodeTileItem
-from jaxscope.qt.scene_model import SceneModel, build_model
+from jaxscope.qt.scene_model import Resolved, SceneModel, build_model
 
 MAX_SCALE = 4.0
 FIT_MAX_SCALE = 1.25  # fit_all never blows a small graph up beyond this
@@ -152,17 +152,26 @@ class QtGraphView(QGraphicsView):
         if kept is not None and kept.layout is layout:
             return None
         with gc_paused():
-            built = self._built  # one attribute read: safe from any thread
-            model = build_model(graph, layout, built.model.resolved if built is not None and built.graph is graph else None)
+            model = build_model(graph, layout, self._resolved_for(graph))
             model.warm(long_lines=not draws_partial(len(model.long_edges), self._long_whole))
             # The scene's items too (not in a scene yet, they belong to no thread): ~9k tiles at
             # gpt-50k took 0.07-0.1 s of the GUI thread. Only the last ones are kept for `set_graph`.
-            state = ViewState(Palette(self._theme))
-            self._ahead = (model, state, build_items(model, state))
+            self._ahead = (model, *self._new_items(model))
             # out of the collector's reach before it runs again: else the next collection, on
             # whichever thread, rescans it all (gpt-50k: a 263 ms pause of the GUI thread)
             protocol.freeze_decoded(len(model.nodes))
             return model
+
+    def _resolved_for(self, graph: Graph) -> Resolved | None:
+        """The shown model's resolved paths, if it is of `graph` (another graph's would keep that
+        graph alive); one attribute read: safe from any thread."""
+        built = self._built
+        return built.model.resolved if built is not None and built.graph is graph else None
+
+    def _new_items(self, model: SceneModel) -> tuple[ViewState, SceneItems]:
+        """A fresh view state in the current theme and the scene items of `model` drawing from it."""
+        state = ViewState(Palette(self._theme))
+        return state, build_items(model, state)
 
     def set_graph(
         self, graph: Graph, layout: Layout, theme: Theme | str = "light", keep_view: bool = False,
@@ -218,8 +227,8 @@ class QtGraphView(QGraphicsView):
         """Show a scene of `layout`: the one built for it earlier if it is still kept (a cluster
         collapsed and expanded again: no rebuild), else a new one. The scene shown until now is
         kept for a while if it is of the same graph and small enough."""
+        resolved = self._resolved_for(graph)
         built, self._built = self._built, None
-        resolved = built.model.resolved if built is not None and built.graph is graph else None  # not another graph's: it is let go
         if built is not None:
             if built.graph is graph and len(built.model.nodes) <= SCENE_CACHE_NODES:
                 self._scenes[(id(built.graph), id(built.layout))] = built
@@ -233,8 +242,7 @@ class QtGraphView(QGraphicsView):
         if again is not None and again.layout is layout:
             again.state.reset(Palette(self._theme))
             self._built = again
-            if again.items.long_item is not None:  # its pixmap cache holds the old palette and selection
-                again.items.long_item.update()
+            self._update_long_edges()  # the long item's pixmap cache holds the old palette and selection
         else:
             scene = QGraphicsScene(self)
             with gc_paused():  # ~10 small objects per node; the collector would rescan them all
@@ -246,8 +254,7 @@ class QtGraphView(QGraphicsView):
                     if state.palette.theme is not self._theme:
                         state.reset(Palette(self._theme))
                 else:
-                    state = ViewState(Palette(self._theme))
-                    items = build_items(model, state)
+                    state, items = self._new_items(model)
                 for item in items.items:
                     scene.addItem(item)
                 protocol.freeze_decoded(len(model.nodes))  # a full collection over a 50k-box scene: 100 ms frozen

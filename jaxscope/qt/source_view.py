@@ -67,7 +67,6 @@ def monospace_font() -> QFont:
     return font
 
 
-
 INSERT_CHARS = 8192  # characters per insertText call when a document is made off the GUI thread
 
 
@@ -83,6 +82,7 @@ def insert_in_parts(doc: QTextDocument, text: str) -> None:
         j = n if j < 0 else j
         cursor.insertText(text[i:j])
         i = j
+
 
 class _Gutter(QWidget):
     """Line numbers, colour chips and mark arrows; paints and clicks through its editor."""
@@ -147,10 +147,7 @@ class CodeView(QPlainTextEdit):
             doc.setUndoRedoEnabled(False)
             doc.setDefaultFont(font)
             doc.setDefaultTextOption(option)
-            if len(text) <= INSERT_CHARS:
-                doc.setPlainText(text)
-            else:
-                insert_in_parts(doc, text)
+            insert_in_parts(doc, text)
             doc.moveToThread(home)
             return doc
 
