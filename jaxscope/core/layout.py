@@ -69,6 +69,7 @@ import time
 from collections.abc import Callable, Collection, Iterable, Iterator
 
 from jaxscope.core.dot_layout import dot_available, run_dot
+from jaxscope.core.edge_table import EdgeTable
 from jaxscope.core.layered import LAYER_GAP, NODE_GAP, layered_layout
 from jaxscope.core.layout_body import (
     CLUSTER_GAP,
@@ -161,14 +162,15 @@ def compute_tenths(
     ctx = _Ctx(graph, direction, int(max_span), int(dot_max_nodes), engine, {} if cache is None else cache)
     ctx.progress = progress
     nodes: list[tuple[str, int, int, int, int]] = []
-    edges: list[tuple[str, str, tuple[int, ...], bool, str]] = []
+    edge_parts: list[tuple[EdgeTable, str, int, int]] = []
     clusters: list[tuple[str, str, int, int, int, int, int]] = []
     engines: set[str] = set()
     notes: list[str] = []
     with gc_paused():
         root, _ = ctx.layout(graph.root, expanded)
         m = tenths(MARGIN)
-        flatten(root, "", m, m, 1, nodes, edges, clusters, engines, notes)
+        flatten(root, "", m, m, 1, nodes, edge_parts, clusters, engines, notes)
+        edges = EdgeTable.concat(edge_parts)
         root_w, root_h = root.w, root.h
         # A per-call cache dies here, while the collector is paused: the collection that follows
         # then scans only the output, not also the hundreds of thousands of body-layout tuples.

@@ -13,13 +13,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from math import floor
 from operator import sub
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from jaxscope.core import labels
-from jaxscope.core.edge_table import points_of
+from jaxscope.core.edge_table import EdgeTable
 from jaxscope.core.layered import longest_path_ranks
 from jaxscope.core.layout_edges import Point, body_edges
-from jaxscope.core.model import Body, ClusterBox, Edge, EdgePath, Graph, Layout, Node, NodeBox, SubgraphRef
+from jaxscope.core.model import Body, ClusterBox, Edge, Graph, Layout, Node, NodeBox, SubgraphRef
 from jaxscope.core.serialize import maker
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ class BodyLayout:
     h: int
     nodes: list[tuple[str, int, int, int, int]]  # path, centre x, centre y, w, h
     pos: dict[str, tuple[int, int, int, int]]  # local id -> (cx, cy, w, h)
-    edges: list[tuple[str, str, tuple[int, ...], bool, str]]  # points flattened: x0, y0, x1, y1, ...
+    edges: EdgeTable
     clusters: list[Cluster]
     engines: frozenset[str]
     notes: tuple[str, ...]
@@ -88,14 +88,14 @@ class BodyLayout:
 
 @dataclass(slots=True)
 class Tenths:
-    """A whole layout in integer tenths of a px, as plain rows: what the layout process encodes
-    (no NodeBox/EdgePath objects made only to be taken apart again) and what `to_layout` turns
+    """A whole layout in integer tenths of a px, as plain rows and an `EdgeTable`: what the layout
+    process encodes (no NodeBox/EdgePath objects made only to be taken apart again) and what `to_layout` turns
     into a Layout (x / 10 there is the very float the Layout always held)."""
 
     width: int
     height: int
     nodes: list[tuple[str, int, int, int, int]]  # path, centre x, centre y, w, h
-    edges: list[tuple[str, str, tuple[int, ...], bool, str]]  # src, dst, points flattened, routed, aval
+    edges: EdgeTable
     clusters: list[tuple[str, str, int, int, int, int, int]]  # path, title, x, y, w, h, depth
     engine: str
     notes: tuple[str, ...]
@@ -108,31 +108,23 @@ def flatten(
     dy: int,
     depth: int,
     nodes: list[tuple[str, int, int, int, int]],
-    edges: list[tuple[str, str, tuple[int, ...], bool, str]],
+    edges: list[tuple[EdgeTable, str, int, int]],
     clusters: list[tuple[str, str, int, int, int, int, int]],
     engines: set[str],
     notes: list[str],
 ) -> None:
-    """Append `bl`'s boxes, edges and clusters, moved by (dx, dy) tenths and prefixed, to the rows."""
+    """Append `bl`'s boxes and clusters, moved by (dx, dy) tenths and prefixed, to the rows, and
+    its edges with that move to `edges` (for one `EdgeTable.concat`)."""
     engines.update(bl.engines)
     notes.extend(bl.notes)
     nodes.extend([(prefix + path, x + dx, y + dy, w, h) for path, x, y, w, h in bl.nodes])
-    add_edge = edges.append
-    for src, dst, flat, routed, aval in bl.edges:
-        if len(flat) == 8:  # one cubic, by far the commonest: unpacked, no iterator or zip
-            x0, y0, x1, y1, x2, y2, x3, y3 = flat
-            moved = (x0 + dx, y0 + dy, x1 + dx, y1 + dy, x2 + dx, y2 + dy, x3 + dx, y3 + dy)
-        else:
-            it = iter(flat)
-            moved = tuple([v for px, py in zip(it, it) for v in (px + dx, py + dy)])
-        add_edge((prefix + src, prefix + dst, moved, routed, aval))
+    edges.append((bl.edges, prefix, dx, dy))
     for c in bl.clusters:
         clusters.append((prefix + c.path, c.title, c.x + dx, c.y + dy, c.w, c.h, depth))
         flatten(c.child, f"{prefix}{c.path}/", dx + c.dx, dy + c.dy, depth + 1, nodes, edges, clusters, engines, notes)
 
 
 new_node_box = maker(NodeBox)  # decoders make tens of thousands: the fast constructors
-new_edge_path = maker(EdgePath)
 
 
 def node_boxes(flat: Sequence) -> list[NodeBox]:
@@ -149,12 +141,12 @@ def cluster_boxes(rows: Iterable[Sequence]) -> tuple[ClusterBox, ...]:
 
 def to_layout(t: Tenths) -> Layout:
     """The Layout of `t` (px)."""
-    node_box, edge_path = new_node_box, new_edge_path
+    node_box = new_node_box
     return Layout(
         width=t.width / 10,
         height=t.height / 10,
         nodes=tuple([node_box(p, x / 10, y / 10, w / 10, h / 10) for p, x, y, w, h in t.nodes]),
-        edges=tuple([edge_path(src, dst, points_of(flat), routed, aval) for src, dst, flat, routed, aval in t.edges]),
+        edges=tuple(t.edges),
         clusters=cluster_boxes(t.clusters),
         engine=t.engine,
         notes=t.notes,
@@ -171,7 +163,7 @@ def from_layout(layout: Layout) -> Tenths:
         tt(layout.width),
         tt(layout.height),
         [(n.path, tt(n.x), tt(n.y), tt(n.w), tt(n.h)) for n in layout.nodes],
-        [(e.src, e.dst, tuple([tt(v) for p in e.points for v in p]), e.routed, e.aval) for e in layout.edges],
+        EdgeTable.from_rows((e.src, e.dst, [tt(v) for p in e.points for v in p], e.routed, e.aval) for e in layout.edges),
         [(c.path, c.title, tt(c.x), tt(c.y), tt(c.w), tt(c.h), c.depth) for c in layout.clusters],
         layout.engine,
         layout.notes,
@@ -217,6 +209,7 @@ class Placed:
     use_dot: bool
     composed: frozenset[str]  # owners drawn expanded (their size is their clusters')
     notes: tuple[str, ...]
+    memo: dict[str, Any]  # what `body_edges` keeps per structure (shared by the layouts grown from this one)
 
 
 GROW_MAX = 8  # owners changed from the base, at most, for a layout to grow from it (each costs O(boxes))
@@ -382,7 +375,7 @@ def place_fresh(ctx: _Ctx, body: Body, composed: dict[str, tuple[int, int, list]
     troutes = {k: [(tenths(px - min_x), tenths(py - min_y)) for px, py in pts] for k, pts in routes.items()}
     return Placed(
         paths, index, edges, item_of_edge, set(short), ghosts, sizes, boxes, troutes, use_dot,
-        frozenset(composed), tuple(notes),
+        frozenset(composed), tuple(notes), {},
     )
 
 
@@ -407,7 +400,7 @@ def place_grown(ctx: _Ctx, body: Body, composed: dict[str, tuple[int, int, list]
         boxes, troutes = grow(boxes, troutes, k, w2, h2)
     return Placed(
         base.paths, base.index, base.edges, base.item_of_edge, base.short_set, base.ghosts, sizes, boxes,
-        troutes, base.use_dot, frozenset(composed), base.notes,
+        troutes, base.use_dot, frozenset(composed), base.notes, base.memo,
     )
 
 
@@ -455,7 +448,7 @@ def layout_body(
 
     out_edges = body_edges(
         ctx.graph, body.nodes, placed.index, placed.edges, placed.item_of_edge, children, clusters, paths, boxes,
-        troutes, placed.short_set, lr,
+        troutes, placed.short_set, lr, placed.memo,
     )
     engines = frozenset({"dot" if placed.use_dot else "layered"}) if boxes else frozenset()
     layout = BodyLayout(

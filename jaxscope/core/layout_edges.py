@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from math import floor
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from jaxscope.core.edge_table import EdgeTable, Row
 from jaxscope.core.model import Body, Edge, Graph, Node, SubgraphRef
 
 if TYPE_CHECKING:
@@ -111,10 +114,12 @@ def body_edges(
     troutes: dict[tuple[int, int], list[Point]],
     short_set: set[tuple[int, int]],
     lr: bool,
-) -> list[tuple[str, str, tuple[int, ...], bool, str]]:
-    """One body's edges, points flattened and in whole tenths: `item_of_edge` gives each edge's
-    (source, target) box, `troutes` dot's splines by box pair, `short_set` the pairs dot saw.
-    An edge to or from an expanded owner continues into its clusters (`layout`'s docstring)."""
+    memo: dict[str, Any],
+) -> EdgeTable:
+    """One body's edges in whole tenths: `item_of_edge` gives each edge's (source, target) box,
+    `troutes` dot's splines by box pair, `short_set` the pairs dot saw, `memo` what is kept per
+    body structure (see `_plain_edges`). An edge to or from an expanded owner continues into its
+    clusters (`layout`'s docstring)."""
     # Port maps of expanded owners.
     maps: dict[str, list[tuple[Cluster, dict[int, str], dict[int, str]]]] = {}
     if children:
@@ -166,16 +171,17 @@ def body_edges(
             ]
         return [(paths[item], in_anchor(boxes[item], lr), False)]
 
-    out_edges = []
-    append = out_edges.append
     plain = not children
-    for e, pair in zip(edges, item_of_edge):
+
+    def rows_of(j: int) -> list[Row]:
+        """Edge j's drawn edges, one per (source, target) end pair, in Python."""
+        e, pair = edges[j], item_of_edge[j]
         route = troutes.get(pair) if troutes else None
+        a, b = pair
         if route is None and (plain or (e.src not in children and e.dst not in children)):
             # The common case, kept lean: `smooth_cubic` between the anchors of two boxes.
             # Boxes are whole tenths, so the rounded anchors are integer expressions:
             # floor(x + w / 2 + 0.5) == x + (w + 1) // 2 and floor(x - w / 2 + 0.5) == x - w // 2.
-            a, b = pair
             x0, y0, w0, h0 = boxes[a]
             x3, y3, w3, h3 = boxes[b]
             if lr:
@@ -192,9 +198,7 @@ def body_edges(
                 if d < 120.0:
                     d = 120.0
                 flat = (x0, y0 + (h0 + 1) // 2, x0, floor(sy + d + 0.5), x3, floor(ey - d + 0.5), x3, y3 - h3 // 2)
-            append((paths[a], paths[b], flat, pair in short_set, e.aval))
-            continue
-        a, b = pair
+            return [(paths[a], paths[b], flat, pair in short_set, e.aval)]
         if route is not None and (len(route) < 4 or len(route) % 3 != 1):
             route = None  # not a cubic chain: fall back to a straight cubic below
             straight = True
@@ -205,6 +209,7 @@ def body_edges(
             ends = [(paths[a], out_anchor(boxes[a], lr), False)], [(paths[b], in_anchor(boxes[b], lr), False)]
         else:
             ends = sources(e, a), targets(e, b)
+        out: list[Row] = []
         for sp, sa, s_in in ends[0]:
             for dp, da, d_in in ends[1]:
                 if route is not None:
@@ -216,7 +221,63 @@ def body_edges(
                 elif straight:
                     pts = straight_cubic(sa, da)
                 else:
-                    append((sp, dp, smooth_flat(sa, da, lr), is_short, e.aval))
+                    out.append((sp, dp, smooth_flat(sa, da, lr), is_short, e.aval))
                     continue
-                append((sp, dp, tuple([floor(v + 0.5) for p in pts for v in p]), is_short, e.aval))
-    return out_edges
+                out.append((sp, dp, tuple([floor(v + 0.5) for p in pts for v in p]), is_short, e.aval))
+        return out
+
+    m = len(edges)
+    if troutes or m < VECTOR_MIN:  # dot's bodies (routed by dot: ~1k boxes at most) and small ones
+        return EdgeTable.from_rows([row for j in range(m) for row in rows_of(j)])
+    table = _plain_edges(memo, paths, edges, item_of_edge, short_set, boxes, lr)
+    special = [j for j, e in enumerate(edges) if e.src in children or e.dst in children] if children else []
+    if not special:
+        return table
+    parts: list[tuple[EdgeTable, str, int, int]] = []
+    done = 0
+    for j in special:  # an edge into or out of an expanded owner continues into its clusters: in Python
+        parts.append((table.cut(done, j), "", 0, 0))
+        parts.append((EdgeTable.from_rows(rows_of(j)), "", 0, 0))
+        done = j + 1
+    parts.append((table.cut(done, m), "", 0, 0))
+    return EdgeTable.concat(parts)
+
+
+VECTOR_MIN = 64  # edges in a body from which its plain edges are computed in numpy
+
+
+def _plain_edges(
+    memo: dict[str, Any],
+    paths: list[str],
+    edges: list[Edge],
+    item_of_edge: list[tuple[int, int]],
+    short_set: set[tuple[int, int]],
+    boxes: list[tuple[int, int, int, int]],
+    lr: bool,
+) -> EdgeTable:
+    """Every edge of a body drawn as `smooth_cubic` between its two boxes' anchors, in numpy
+    (what `rows_of` computes for one, to the same integers). The columns that depend only on
+    the body's structure are made once per structure and kept in `memo` (a grown layout reuses
+    them: only the boxes moved)."""
+    cols = memo.get("plain")
+    if cols is None:
+        pairs = np.array(item_of_edge, dtype=np.int64).reshape(-1, 2)
+        cols = memo["plain"] = (
+            pairs[:, 0], pairs[:, 1],
+            [paths[a] for a, _ in item_of_edge], [paths[b] for _, b in item_of_edge],
+            [pair in short_set for pair in item_of_edge], [e.aval for e in edges],
+        )
+    a, b, src, dst, routed, aval = cols
+    box = np.array(boxes, dtype=np.int64).reshape(-1, 4)
+    x0, y0, w0, h0 = box[a].T
+    x3, y3, w3, h3 = box[b].T
+    if lr:
+        s, e = x0 + w0 / 2, x3 - w3 / 2
+        d = np.maximum(np.abs(e - s) / 2, 120.0)
+        columns = (x0 + (w0 + 1) // 2, y0, np.floor(s + d + 0.5), y0, np.floor(e - d + 0.5), y3, x3 - w3 // 2, y3)
+    else:
+        s, e = y0 + h0 / 2, y3 - h3 / 2
+        d = np.maximum(np.abs(e - s) / 2, 120.0)
+        columns = (x0, y0 + (h0 + 1) // 2, x0, np.floor(s + d + 0.5), x3, np.floor(e - d + 0.5), x3, y3 - h3 // 2)
+    pts = np.stack([np.asarray(c, dtype=np.int64) for c in columns], axis=1).reshape(-1)
+    return EdgeTable(src, dst, routed, aval, pts, np.arange(0, 8 * len(src) + 1, 8, dtype=np.int64))

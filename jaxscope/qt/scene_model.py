@@ -414,24 +414,20 @@ def _slices(items: Sequence[int]) -> list[Sequence[int]]:
     return [items[i : i + SLICE] for i in range(0, len(items), SLICE)]
 
 
-def _cubics(edges: Sequence[EdgePath]) -> tuple[list[Any], np.ndarray, np.ndarray, np.ndarray]:
-    """Each edge's points (for an `EdgeTable`, its curve in tenths: no EdgePath made) and their
-    number; the indices of the one-cubic edges (the common case) and their control points, (n, 4,
-    2), gathered in C, in slices: one C call holds the GIL, and the GUI thread waits."""
-    tenths = isinstance(edges, EdgeTable)
-    seqs: list[Any] = edges.flats() if tenths else [e.points for e in edges]
-    lens = np.fromiter(map(len, seqs), dtype=np.int64, count=len(seqs)) // (2 if tenths else 1)
+def _cubics(edges: Sequence[EdgePath]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each edge's number of points; the indices of the one-cubic edges (the common case) and
+    their control points, (n, 4, 2): an `EdgeTable`'s straight from its columns, otherwise
+    gathered in C in slices (one C call holds the GIL, and the GUI thread waits)."""
+    if isinstance(edges, EdgeTable):
+        return (edges.point_counts(), *edges.cubics())
+    seqs = [e.points for e in edges]
+    lens = np.fromiter(map(len, seqs), dtype=np.int64, count=len(seqs))
     cubic = np.flatnonzero(lens == 4)
     coords = np.concatenate([np.zeros((0, 4, 2))] + [
-        np.fromiter(
-            chain.from_iterable(seqs[j] for j in part) if tenths else chain.from_iterable(chain.from_iterable(seqs[j] for j in part)),
-            dtype=float, count=8 * len(part),
-        ).reshape(-1, 4, 2)
+        np.fromiter(chain.from_iterable(chain.from_iterable(seqs[j] for j in part)), dtype=float, count=8 * len(part)).reshape(-1, 4, 2)
         for part in _slices(cubic.tolist())
     ])
-    if tenths:
-        coords /= 10  # -> px, the same doubles as `points_of`'s x / 10
-    return seqs, lens, cubic, coords
+    return lens, cubic, coords
 
 
 def _build_edges(
@@ -444,7 +440,7 @@ def _build_edges(
     curves on 200 tracks."""
     edges = layout.edges
     m = len(edges)
-    seqs, lens, cubic, coords = _cubics(edges)
+    lens, cubic, coords = _cubics(edges)
     box = np.full((m, 4), np.nan)
     box[cubic, :2] = coords.min(axis=1)
     box[cubic, 2:] = coords.max(axis=1)
@@ -457,8 +453,8 @@ def _build_edges(
         ys = [p[1] for p in pts]
         box[j] = (min(xs), min(ys), max(xs), max(ys))
         line[j] = (*pts[0], *pts[-1])
-    rows = edges.rows if isinstance(edges, EdgeTable) else None
-    routed_of = [row[2] for row in rows] if rows is not None else [e.routed for e in edges]
+    table = edges if isinstance(edges, EdgeTable) else None
+    routed_of = table.routed if table is not None else [e.routed for e in edges]
     drawable = lens >= 2
     # Only edges whose curve another edge may repeat can be drawn already: those whose coordinates'
     # bits hash alike (a sort of ints, in C), then their ends and exact points compared in Python.
@@ -471,9 +467,8 @@ def _build_edges(
     same |= drawable & (lens != 4)
     drawn: set[tuple[Any, ...]] = set()
     for j in np.flatnonzero(same).tolist():
-        if rows is not None:  # its curve in tenths: no EdgePath made
-            src, dst, routed, _, _ = rows[j]
-            track: tuple[Any, ...] = (src, dst, routed, tuple(seqs[j]))
+        if table is not None:  # its curve in tenths: no EdgePath made
+            track: tuple[Any, ...] = (table.src[j], table.dst[j], table.routed[j], table.flat(j))
         else:
             e = edges[j]
             track = (e.src, e.dst, e.routed, e.points)

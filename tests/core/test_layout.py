@@ -634,6 +634,35 @@ def test_empty_sub_body():
 # ------------------------------------------------------------------------------- layered engine
 
 
+@pytest.mark.parametrize("direction", ["TB", "LR"])
+def test_plain_edges_in_numpy_are_the_python_ones(direction, monkeypatch):
+    """A big body's edges between plain boxes are computed in numpy (`layout_edges._plain_edges`)
+    and those into or out of expanded owners in Python, spliced in order: the very rows the
+    Python path alone gives, fresh and grown."""
+    from jaxscope.core import layout_edges
+
+    blk = mk_body("b1", 2, [("sin", ["in0"]), ("mul", ["e0", "in1"])], ["e1"])
+    rnd = random.Random(3)
+    eqns = []
+    for k in range(120):
+        ops = ["in0" if k == 0 else f"e{k - 1}", f"e{rnd.randrange(k)}" if k > 2 else "in1"]
+        eqns.append(("jit", ops, [("jit(blk)", "b1", "jaxpr")]) if k % 7 == 3 else ("add", ops))
+    g = mk_graph(mk_body("b0", 2, eqns, ["e119", "e50"]), blk)
+    assert len(g.bodies["b0"].edges) >= layout_edges.VECTOR_MIN
+
+    def layouts() -> list[Layout]:
+        cache: dict = {}
+        return [
+            compute_layout(g, ex, engine="layered", direction=direction, cache=cache)
+            for ex in (frozenset(), {"e3"}, {"e3", "e59", "e101"}, frozenset())
+        ]
+
+    fast = layouts()
+    monkeypatch.setattr(layout_edges, "VECTOR_MIN", 10**9)
+    assert fast == layouts()
+    assert len(fast[2].edges) > len(fast[0].edges)  # the expanded owners' edges go into their clusters
+
+
 def chainish(n, seed=0, n_in=20):
     rnd = random.Random(seed)
     edges = []

@@ -102,7 +102,7 @@ def test_big_layouts_travel_in_chunks_and_come_back_whole(client, monkeypatch):
     assert client.layout(g) == lay  # through the worker process (its own WIRE_ITEMS)
 
 
-def test_an_edge_along_an_earlier_edges_curve_sends_only_its_index(monkeypatch):
+def test_edges_along_one_curve_share_its_points_when_read(monkeypatch):
     import dataclasses
 
     import jaxscope.core.layout_client as lc
@@ -113,19 +113,19 @@ def test_an_edge_along_an_earlier_edges_curve_sends_only_its_index(monkeypatch):
     twins = tuple(EdgePath(e.src, e.dst, tuple(e.points), e.routed, f"f32[{k}]") for k in range(3))
     lay = dataclasses.replace(lay, edges=lay.edges + twins)
     monkeypatch.setattr(lc, "WIRE_ITEMS", 4)  # the twins' original is in an earlier line
-    text = layout_to_wire(lay)
-    back = layout_from_wire(text)
+    back = layout_from_wire(layout_to_wire(lay))
     assert back == lay
     assert all(t.points is back.edges[3].points for t in back.edges[-3:])  # one tuple for the curve
-    sent = [edge[4] for line in text.splitlines()[1:] for edge in json.loads(line).get("edges", ())]
-    assert sent[-3:] == [3, 3, 3] and all(isinstance(c, list) for c in sent[:-3])
 
 
-def test_a_read_layouts_edges_are_rows_made_into_edge_paths_on_demand(monkeypatch):
-    """The reader keeps the edges as their wire rows (`EdgeTable`): equal to the EdgePaths they
-    stand for, each made when asked for and kept, twins sharing one points tuple, serialised like
-    a tuple; a malformed row is an error when read, not later when drawn."""
+def test_a_read_layouts_edges_are_columns_made_into_edge_paths_on_demand(monkeypatch):
+    """The reader keeps the edges as columns (`EdgeTable`), the coordinates as one int array
+    decoded from bytes: equal to the EdgePaths they stand for, each made when asked for and kept,
+    serialised like a tuple; a malformed chunk is an error when read, not later when drawn."""
+    import base64
     import dataclasses
+
+    import numpy as np
 
     import jaxscope.core.layout_client as lc
     from jaxscope.core.edge_table import EdgeTable
@@ -133,25 +133,42 @@ def test_a_read_layouts_edges_are_rows_made_into_edge_paths_on_demand(monkeypatc
 
     lay = compute_layout(chain_graph(12))
     e = lay.edges[2]
-    lay = dataclasses.replace(lay, edges=lay.edges + (EdgePath(e.src, e.dst, e.points, not e.routed, "f32[1]"),))
+    lay = dataclasses.replace(lay, edges=lay.edges + (EdgePath(e.src, e.dst, e.points[:1] + e.points, not e.routed, "f32[1]"),))
     monkeypatch.setattr(lc, "WIRE_ITEMS", 5)
-    back = layout_from_wire(layout_to_wire(lay))
+    text = layout_to_wire(lay)
+    chunk = json.loads(text.splitlines()[-1])["edges"]
+    assert isinstance(chunk["pts"], str) and chunk["dtype"] == "<i4"  # bytes, not a list of numbers
+    back = layout_from_wire(text)
     table = back.edges
-    assert isinstance(table, EdgeTable) and len(table) == len(lay.edges)
+    assert isinstance(table, EdgeTable) and len(table) == len(lay.edges) and table.pts.dtype == np.int64
     assert table._made == [None] * len(table)  # nothing made by reading
     assert table == lay.edges and lay.edges == table and tuple(table) == lay.edges and back == lay
     assert table != lay.edges[:-1] and table != lay.edges[:-1] + (lay.edges[0],)
-    assert [j for j, x in enumerate(table._made) if x is not None] == [2]  # iterating keeps only the repeat's original
-    assert table[5] is table[5] and table[-1].points is table[2].points
-    assert table[1:3] == lay.edges[1:3]
+    assert all(x is None for x in table._made)  # iterating keeps none
+    assert table[5] is table[5] and table[1:3] == lay.edges[1:3]
     assert table.ends() == [(x.src, x.dst) for x in lay.edges]
-    assert table.flats()[-1] is table.flats()[2]
-    assert [tuple(f) for f in table.flats()] == [tuple(round(v * 10) for p in x.points for v in p) for x in lay.edges]
+    assert [table.flat(j) for j in range(len(table))] == [tuple(round(v * 10) for p in x.points for v in p) for x in lay.edges]
+    cubic, coords = table.cubics()
+    assert cubic.tolist() == [j for j, x in enumerate(lay.edges) if len(x.points) == 4] and len(lay.edges[-1].points) == 5
+    assert coords.tolist() == [[list(p) for p in lay.edges[j].points] for j in cubic]
+    assert table.cut(2, 4) == lay.edges[2:4]
+    moved = EdgeTable.concat([(table.cut(0, 2), "a/", 10, -20), (table.cut(2, 3), "", 0, 0)])
+    assert [(moved.src[j], moved.flat(j)) for j in range(3)] == [
+        ("a/" + table.src[j], tuple(v + (10 if k % 2 == 0 else -20) for k, v in enumerate(table.flat(j)))) for j in range(2)
+    ] + [(table.src[2], table.flat(2))]
     assert to_jsonable(back) == to_jsonable(lay) and loads(Layout, dumps(back)) == lay
-    header, *rest = layout_to_wire(lay).splitlines()
-    reader = lc.WireReader(header)
-    with pytest.raises(LayoutError, match="edge row"):
-        reader.feed(json.dumps({"edges": [["e0", "e1", True, "f32[8]"]]}))
+    header = text.splitlines()[0]
+    good = {"src": ["e0"], "dst": ["e1"], "routed": [True], "aval": ["f32[8]"], "dtype": "<i4",
+            "lens": base64.b64encode(np.array([8], "<i4").tobytes()).decode(), "pts": base64.b64encode(np.arange(8, dtype="<i4").tobytes()).decode()}
+    lc.WireReader(header).feed(json.dumps({"edges": good}))
+    for bad, match in [
+        ({k: v for k, v in good.items() if k != "aval"}, "keys"),
+        ({**good, "dst": []}, "different lengths"),
+        ({**good, "pts": base64.b64encode(np.arange(6, dtype="<i4").tobytes()).decode()}, "do not add up"),
+        ({**good, "pts": "not base64!"}, "malformed"),
+    ]:
+        with pytest.raises(LayoutError, match=match):
+            lc.WireReader(header).feed(json.dumps({"edges": bad}))
 
 
 def test_round_trip_in_a_worker(client):
