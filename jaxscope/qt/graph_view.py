@@ -74,7 +74,7 @@ def _let_go(built: _Built) -> Iterator[None]:
     at 50k boxes, freeing them at once held the GUI thread ~0.1 s when a new program replaced it.
     Its Qt items are deleted already (`_drop_scene`); this is their Python side and the model's."""
     items, model = built.items, built.model
-    lists: list[list] = [items.node_items, items.items, *[tiles for _, tiles in items.by_span], items.overview.tiles, model.nodes]
+    lists: list[list] = [items.node_items, items.items, *[tiles for _, tiles in items.by_span], items.overview.tiles, model.nodes.made]
     del items, model
     for seq in lists:
         while seq:

@@ -57,10 +57,11 @@ class NodeTileItem(BatchItem):
         if self._groups_version != self.state.version:
             cone = self.state.cone_nodes
             by: dict[tuple[str, bool], list[QRectF]] = {}
-            nodes = self.model.nodes
-            for i in self.indices:
-                rec = nodes[i]
-                by.setdefault((rec.fam, cone is not None and i not in cone), []).append(rec.rect)
+            fams, nodes, ids = self.model.fams, self.model.nodes, self.indices
+            # From the model's columns, not its records: a batched paint of a whole big drawing
+            # would otherwise make every box's record.
+            for i, x, y, w, h in zip(ids, *(a[ids].tolist() for a in (nodes.x, nodes.y, nodes.w, nodes.h))):
+                by.setdefault((fams[i], cone is not None and i not in cone), []).append(QRectF(x, y, w, h))
             # dimmed first, so in-cone boxes are drawn over them
             self._groups = [(fam, dim, rects) for (fam, dim), rects in sorted(by.items(), key=lambda kv: not kv[0][1])]
             self._groups_version = self.state.version

@@ -11,7 +11,7 @@ fit-all first paint needs ahead, on the thread that built the model.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain
 from operator import attrgetter as _get
 from dataclasses import dataclass, field
@@ -67,6 +67,41 @@ class NodeRec:
         return self.lines
 
 
+class NodeRecs(Sequence[NodeRec]):
+    """`SceneModel.nodes`: box i's NodeRec, made from the columns when first asked for and kept.
+    A paint asks for the visible tiles' boxes only (a far one for none): making all 72k up front
+    took ~0.2 s of every open and expand of a 50k-box drawing."""
+
+    __slots__ = ("paths", "x", "y", "w", "h", "tile", "resolved", "made")
+
+    def __init__(
+        self, paths: list[str], x: np.ndarray, y: np.ndarray, w: np.ndarray, h: np.ndarray, tile: np.ndarray,
+        resolved: Resolved,
+    ) -> None:
+        self.paths = paths
+        self.x, self.y, self.w, self.h, self.tile = x, y, w, h, tile  # top-left corner and size, scene px
+        self.resolved = resolved
+        self.made: list[NodeRec | None] = [None] * len(paths)
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def __getitem__(self, i: int) -> NodeRec:  # type: ignore[override]  # no slices
+        rec = self.made[i]
+        if rec is None:
+            path = self.paths[i]
+            base, node, kind, fam, owner = self.resolved[path]
+            rec = self.made[i] = NodeRec(
+                path, base, node, float(self.x[i]), float(self.y[i]), float(self.w[i]), float(self.h[i]), kind, fam,
+                owner, int(self.tile[i]),
+            )
+        return rec
+
+    def __iter__(self) -> Iterator[NodeRec]:
+        for i in range(len(self.paths)):
+            yield self[i]
+
+
 class GridIndex:
     """Rects bucketed into square cells by their centre (a rect bigger than a cell goes into
     every cell it covers); a point query reads the 3×3 cells around the point."""
@@ -106,10 +141,9 @@ class SceneModel:
 
     graph: Graph
     layout: Layout
-    nodes: list[NodeRec]
+    nodes: NodeRecs
     clusters: list[ClusterBox]  # by depth, then layout order
     content: QRectF
-    by_base: dict[str, list[int]]  # base path -> record indices (original and stub copies)
     node_tiles: list[list[int]]  # record indices by tile, tiles in (column, row) order
     node_bounds: list[QRectF]  # each node tile's boxes' union
     tile_of: dict[tuple[int, int], int]  # (column, row) -> index into node_tiles
@@ -122,6 +156,7 @@ class SceneModel:
     edge_tiles: list[tuple[list[int], QRectF]]  # edge indices by tile, with their bounds
     long_edges: dict[int, QRectF]  # edges bigger than a tile, with their bounds (culled one by one)
     resolved: Resolved  # shared by the models of one graph
+    _by_base: dict[str, list[int]] | None = None
     _by_path: dict[str, int] | None = None
     _ends: list[tuple[str, str]] | None = None
     _long_at: dict[str, list[int]] | None = None
@@ -141,19 +176,36 @@ class SceneModel:
             self.far_lines(ids.tolist())
 
     @property
+    def by_base(self) -> dict[str, list[int]]:
+        """Base path -> record indices, the original's and its stub copies' (made on first use)."""
+        if self._by_base is None:
+            by_base: dict[str, list[int]] = {}
+            resolved = self.resolved
+            for i, path in enumerate(self.nodes.paths):
+                base = resolved[path][0]
+                ids = by_base.get(base)
+                if ids is None:
+                    by_base[base] = [i]
+                else:
+                    ids.append(i)
+            self._by_base = by_base
+        return self._by_base
+
+    @property
     def by_path(self) -> dict[str, int]:
         """Exact box path -> record index (made on first use)."""
         if self._by_path is None:
             self._by_path = {}
-            for i, rec in enumerate(self.nodes):
-                self._by_path.setdefault(rec.path, i)
+            for i, path in enumerate(self.nodes.paths):
+                self._by_path.setdefault(path, i)
         return self._by_path
 
     @property
     def fams(self) -> list[str]:
         """Each record's family (made on first use): tiles count them in C for their far colour."""
         if self._fams is None:
-            self._fams = [rec.fam for rec in self.nodes]
+            resolved = self.resolved
+            self._fams = [resolved[path][3] for path in self.nodes.paths]
         return self._fams
 
     def tile_fams(self) -> list[str]:
@@ -294,7 +346,7 @@ def build_model(graph: Graph, layout: Layout, resolved: Resolved | None = None) 
     earlier model's, used if of the same graph) saves resolving the paths it has seen."""
     if resolved is None or resolved.graph is not graph:
         resolved = Resolved(graph)
-    nodes, by_base, node_tiles, node_bounds, tile_of, oversized = _build_nodes(graph, layout, resolved)
+    nodes, node_tiles, node_bounds, tile_of, oversized = _build_nodes(layout, resolved)
     edge_box, edge_line, edge_routed, edge_tiles, long_edges = _build_edges(layout)
     clusters = sorted(layout.clusters, key=lambda c: c.depth)
     title_grid = GridIndex()
@@ -306,7 +358,6 @@ def build_model(graph: Graph, layout: Layout, resolved: Resolved | None = None) 
         nodes=nodes,
         clusters=clusters,
         content=QRectF(0.0, 0.0, max(layout.width, 1.0), max(layout.height, 1.0)),
-        by_base=by_base,
         node_tiles=node_tiles,
         node_bounds=node_bounds,
         tile_of=tile_of,
@@ -378,31 +429,20 @@ class Resolved(dict[str, Resolution]):
 
 
 def _build_nodes(
-    graph: Graph, layout: Layout, resolved: Resolved
-) -> tuple[list[NodeRec], dict[str, list[int]], list[list[int]], list[QRectF], dict[tuple[int, int], int], list[int]]:
-    """One NodeRec per box, base path -> records, and the tiles with their bounds (here, off the
-    GUI thread: the tile items' own min/max over 50k boxes took 0.2 s of gpt-50k's scene build).
-    The geometry is numpy; the per-box loop (~10 µs a box would be half a second at 50k) is
-    kept to making the records, from `resolved`."""
+    layout: Layout, resolved: Resolved
+) -> tuple[NodeRecs, list[list[int]], list[QRectF], dict[tuple[int, int], int], list[int]]:
+    """The boxes' records (made on demand) and the tiles with their bounds (here, off the GUI
+    thread: the tile items' own min/max over 50k boxes took 0.2 s of gpt-50k's scene build), in
+    numpy."""
     boxes = layout.nodes
     n = len(boxes)
     cx, cy, w, h = (np.fromiter(map(_get(a), boxes), dtype=float, count=n) for a in "xywh")
     x0, y0 = cx - w / 2, cy - h / 2
     node_tiles, node_bounds, keys, tile = _tiles(x0, y0, x0 + w, y0 + h, cx // TILE_W, cy // TILE_H)
-    nodes: list[NodeRec] = []
-    by_base: dict[str, list[int]] = {}
-    for i, (box, bx, by, t) in enumerate(zip(boxes, x0.tolist(), y0.tolist(), tile.tolist())):
-        path = box.path
-        base, node, kind, fam, owner = resolved[path]
-        nodes.append(NodeRec(path, base, node, bx, by, box.w, box.h, kind, fam, owner, t))
-        ids = by_base.get(base)
-        if ids is None:
-            by_base[base] = [i]
-        else:
-            ids.append(i)
+    nodes = NodeRecs(list(map(_get("path"), boxes)), x0, y0, w, h, tile, resolved)
     oversized = np.flatnonzero((w > TILE_W) | (h > TILE_H)).tolist()
     tile_of = {(int(kx), int(ky)): t for t, (kx, ky) in enumerate(keys)}
-    return nodes, by_base, node_tiles, node_bounds, tile_of, oversized
+    return nodes, node_tiles, node_bounds, tile_of, oversized
 
 
 SLICE = 8192  # items per numpy call that runs Python code or copies out (a few ms holding the GIL)

@@ -806,6 +806,29 @@ def test_models_of_one_graph_share_their_resolved_paths(make_view):
     assert build_model(other, other_layout, resolved).resolved is not resolved
 
 
+def test_a_far_paint_makes_no_records_and_a_record_is_its_box(make_view, qtbot):
+    """`SceneModel.nodes` makes a box's record when first asked for: a fit-all paint of a big
+    drawing (tiny tiles) asks for none, a zoomed-in one for the boxes it draws, and a record
+    holds its box's corner, size, tile and node."""
+    graph = big_graph(3000)
+    layout = compute_layout(graph, engine="layered")
+    view = make_view(graph, layout)
+    model = view._model
+    view.viewport().grab()
+    assert sum(r is not None for r in model.nodes.made) == 0
+    view.zoom_to(1.0)
+    view.centerOn(model.nodes[len(layout.nodes) // 2].rect.center())
+    view.viewport().grab()
+    made = [i for i, r in enumerate(model.nodes.made) if r is not None]
+    assert 1 < len(made) < len(layout.nodes) // 4
+    nodes = {n.id: n for n in graph.top.nodes}
+    for i in (0, made[-1], len(layout.nodes) - 1):
+        rec, box = model.nodes[i], layout.nodes[i]
+        assert (rec.path, rec.x, rec.y, rec.w, rec.h) == (box.path, box.x - box.w / 2, box.y - box.h / 2, box.w, box.h)
+        assert rec.node is nodes[box.path.partition("#")[0]] and i in model.node_tiles[rec.tile]
+        assert model.nodes[i] is rec and model.by_base[rec.base] == [j for j, b in enumerate(layout.nodes) if b.path.partition("#")[0] == rec.base]
+
+
 def test_a_layout_read_from_the_wire_is_drawn_without_making_its_edges(make_view):
     """A layout from the layout process keeps its edges as rows (`EdgeTable`): the model takes
     each edge's far line and `routed` from them, so a fit-all paint makes no EdgePath for the
@@ -866,16 +889,17 @@ def test_a_dropped_scenes_records_and_items_are_let_go_a_slice_per_event_loop_tu
     graph = big_graph(400)
     view = make_view(graph, compute_layout(graph, engine="layered"))
     old_model, old_items = view._model, view._built.items
-    sizes = [len(old_model.nodes)]
+    made = old_model.nodes.made  # the records made so far (None where none was asked for)
+    sizes = [len(made)]
     other, other_layout = laid_out("cond")
     view.set_graph(other, other_layout)
-    assert len(old_model.nodes) == sizes[0] > 400 and view.scene().items()  # nothing let go yet: the new scene is up
+    assert len(made) == sizes[0] > 400 and view.scene().items()  # nothing let go yet: the new scene is up
     for _ in range(200):
         QApplication.processEvents()
-        sizes.append(len(old_model.nodes))
+        sizes.append(len(made))
         if not view._releasing:
             break
-    assert not view._releasing and old_model.nodes == [] and old_items.node_items == []
+    assert not view._releasing and made == [] and old_items.node_items == []
     steps = [a - b for a, b in zip(sizes, sizes[1:]) if a != b]
     assert len(steps) >= 400 // 50 and max(steps) <= 50  # a slice per turn
     assert view.node_count == len(other_layout.nodes) and not view.grab().isNull()
