@@ -69,7 +69,6 @@ import time
 from collections.abc import Callable, Collection, Iterable, Iterator
 
 from jaxscope.core.dot_layout import dot_available, run_dot
-from jaxscope.core.edge_table import EdgeTable
 from jaxscope.core.layered import LAYER_GAP, NODE_GAP, layered_layout
 from jaxscope.core.layout_body import (
     CLUSTER_GAP,
@@ -88,6 +87,7 @@ from jaxscope.core.layout_body import (
     to_layout,
 )
 from jaxscope.core.layout_edges import Point
+from jaxscope.core.layout_tables import EdgeTable, NodeTable
 from jaxscope.core.model import Body, Graph, Layout, Node
 from jaxscope.core.serialize import gc_paused
 
@@ -161,7 +161,7 @@ def compute_tenths(
         raise ValueError(f"engine must be one of {ENGINES}, not {engine!r}")
     ctx = _Ctx(graph, direction, int(max_span), int(dot_max_nodes), engine, {} if cache is None else cache)
     ctx.progress = progress
-    nodes: list[tuple[str, int, int, int, int]] = []
+    node_parts: list[tuple[NodeTable, str, int, int]] = []
     edge_parts: list[tuple[EdgeTable, str, int, int]] = []
     clusters: list[tuple[str, str, int, int, int, int, int]] = []
     engines: set[str] = set()
@@ -169,8 +169,8 @@ def compute_tenths(
     with gc_paused():
         root, _ = ctx.layout(graph.root, expanded)
         m = tenths(MARGIN)
-        flatten(root, "", m, m, 1, nodes, edge_parts, clusters, engines, notes)
-        edges = EdgeTable.concat(edge_parts)
+        flatten(root, "", m, m, 1, node_parts, edge_parts, clusters, engines, notes)
+        nodes, edges = NodeTable.concat(node_parts), EdgeTable.concat(edge_parts)
         root_w, root_h = root.w, root.h
         # A per-call cache dies here, while the collector is paused: the collection that follows
         # then scans only the output, not also the hundreds of thousands of body-layout tuples.

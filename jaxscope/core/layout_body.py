@@ -15,12 +15,13 @@ from math import floor
 from operator import sub
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from jaxscope.core import labels
-from jaxscope.core.edge_table import EdgeTable
+from jaxscope.core.layout_tables import EdgeTable, NodeTable
 from jaxscope.core.layered import longest_path_ranks
 from jaxscope.core.layout_edges import Point, body_edges
-from jaxscope.core.model import Body, ClusterBox, Edge, Graph, Layout, Node, NodeBox, SubgraphRef
-from jaxscope.core.serialize import maker
+from jaxscope.core.model import Body, ClusterBox, Edge, Graph, Layout, Node, SubgraphRef
 
 if TYPE_CHECKING:
     from jaxscope.core.layout import _Ctx
@@ -78,7 +79,7 @@ class BodyLayout:
 
     w: int
     h: int
-    nodes: list[tuple[str, int, int, int, int]]  # path, centre x, centre y, w, h
+    nodes: NodeTable
     pos: dict[str, tuple[int, int, int, int]]  # local id -> (cx, cy, w, h)
     edges: EdgeTable
     clusters: list[Cluster]
@@ -88,13 +89,13 @@ class BodyLayout:
 
 @dataclass(slots=True)
 class Tenths:
-    """A whole layout in integer tenths of a px, as plain rows and an `EdgeTable`: what the layout
-    process encodes (no NodeBox/EdgePath objects made only to be taken apart again) and what `to_layout` turns
-    into a Layout (x / 10 there is the very float the Layout always held)."""
+    """A whole layout in integer tenths of a px, as columns (`layout_tables`): what the layout
+    process encodes (no NodeBox/EdgePath objects made only to be taken apart again) and what
+    `to_layout` turns into a Layout (x / 10 there is the very float the Layout always held)."""
 
     width: int
     height: int
-    nodes: list[tuple[str, int, int, int, int]]  # path, centre x, centre y, w, h
+    nodes: NodeTable
     edges: EdgeTable
     clusters: list[tuple[str, str, int, int, int, int, int]]  # path, title, x, y, w, h, depth
     engine: str
@@ -107,31 +108,21 @@ def flatten(
     dx: int,
     dy: int,
     depth: int,
-    nodes: list[tuple[str, int, int, int, int]],
+    nodes: list[tuple[NodeTable, str, int, int]],
     edges: list[tuple[EdgeTable, str, int, int]],
     clusters: list[tuple[str, str, int, int, int, int, int]],
     engines: set[str],
     notes: list[str],
 ) -> None:
-    """Append `bl`'s boxes and clusters, moved by (dx, dy) tenths and prefixed, to the rows, and
-    its edges with that move to `edges` (for one `EdgeTable.concat`)."""
+    """Append `bl`'s clusters, moved by (dx, dy) tenths and prefixed, to the rows, and its boxes
+    and edges with that move to `nodes` and `edges` (for one `concat` each)."""
     engines.update(bl.engines)
     notes.extend(bl.notes)
-    nodes.extend([(prefix + path, x + dx, y + dy, w, h) for path, x, y, w, h in bl.nodes])
+    nodes.append((bl.nodes, prefix, dx, dy))
     edges.append((bl.edges, prefix, dx, dy))
     for c in bl.clusters:
         clusters.append((prefix + c.path, c.title, c.x + dx, c.y + dy, c.w, c.h, depth))
         flatten(c.child, f"{prefix}{c.path}/", dx + c.dx, dy + c.dy, depth + 1, nodes, edges, clusters, engines, notes)
-
-
-new_node_box = maker(NodeBox)  # decoders make tens of thousands: the fast constructors
-
-
-def node_boxes(flat: Sequence) -> list[NodeBox]:
-    """[path, x, y, w, h, path, ...] in tenths -> NodeBoxes."""
-    it = iter(flat)
-    node_box = new_node_box
-    return [node_box(p, x / 10, y / 10, w / 10, h / 10) for p, x, y, w, h in zip(it, it, it, it, it)]
 
 
 def cluster_boxes(rows: Iterable[Sequence]) -> tuple[ClusterBox, ...]:
@@ -141,11 +132,10 @@ def cluster_boxes(rows: Iterable[Sequence]) -> tuple[ClusterBox, ...]:
 
 def to_layout(t: Tenths) -> Layout:
     """The Layout of `t` (px)."""
-    node_box = new_node_box
     return Layout(
         width=t.width / 10,
         height=t.height / 10,
-        nodes=tuple([node_box(p, x / 10, y / 10, w / 10, h / 10) for p, x, y, w, h in t.nodes]),
+        nodes=tuple(t.nodes),
         edges=tuple(t.edges),
         clusters=cluster_boxes(t.clusters),
         engine=t.engine,
@@ -162,7 +152,7 @@ def from_layout(layout: Layout) -> Tenths:
     return Tenths(
         tt(layout.width),
         tt(layout.height),
-        [(n.path, tt(n.x), tt(n.y), tt(n.w), tt(n.h)) for n in layout.nodes],
+        NodeTable.from_rows([(n.path, tt(n.x), tt(n.y), tt(n.w), tt(n.h)) for n in layout.nodes]),
         EdgeTable.from_rows((e.src, e.dst, [tt(v) for p in e.points for v in p], e.routed, e.aval) for e in layout.edges),
         [(c.path, c.title, tt(c.x), tt(c.y), tt(c.w), tt(c.h), c.depth) for c in layout.clusters],
         layout.engine,
@@ -428,27 +418,25 @@ def layout_body(
                 max_y = py
 
     pos = dict(zip(paths[:n_nodes], boxes))
+    box_array = np.array(boxes, dtype=np.int64).reshape(-1, 4)
     clusters: list[Cluster] = []
     if composed or ghosts:
-        out_nodes = []
-        for k in range(n_nodes):
-            path = paths[k]
-            box = boxes[k]
-            if path in composed:
-                bw, bh, placed_subs = composed[path]
-                left, top = box[0] - bw // 2, box[1] - bh // 2
-                for i, ref, child, cx, cy, cw, ch, ox, oy in placed_subs:
-                    x0, y0 = left + cx, top + cy
-                    clusters.append(Cluster(f"{path}:{i}", ref.role, x0, y0, cw, ch, child, x0 + ox, y0 + oy))
-            elif k not in ghosts:
-                out_nodes.append((path, *box))
-        out_nodes += [(path, *box) for path, box in zip(paths[n_nodes:], boxes[n_nodes:])]
+        for path, (bw, bh, placed_subs) in composed.items():
+            box = boxes[placed.index[path]]
+            left, top = box[0] - bw // 2, box[1] - bh // 2
+            for i, ref, child, cx, cy, cw, ch, ox, oy in placed_subs:
+                x0, y0 = left + cx, top + cy
+                clusters.append(Cluster(f"{path}:{i}", ref.role, x0, y0, cw, ch, child, x0 + ox, y0 + oy))
+        shown = np.ones(len(paths), dtype=bool)  # not the expanded owners (their clusters are) nor stubbed originals
+        shown[[placed.index[path] for path in composed] + sorted(ghosts)] = False
+        keep = np.flatnonzero(shown)
+        out_nodes = NodeTable([paths[k] for k in keep.tolist()], box_array[keep])
     else:
-        out_nodes = [(path, *box) for path, box in zip(paths, boxes)]
+        out_nodes = NodeTable(paths, box_array)
 
     out_edges = body_edges(
         ctx.graph, body.nodes, placed.index, placed.edges, placed.item_of_edge, children, clusters, paths, boxes,
-        troutes, placed.short_set, lr, placed.memo,
+        troutes, placed.short_set, lr, placed.memo, box_array,
     )
     engines = frozenset({"dot" if placed.use_dot else "layered"}) if boxes else frozenset()
     layout = BodyLayout(

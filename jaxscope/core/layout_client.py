@@ -39,7 +39,7 @@ futures raise CancelledError.
 
 The Graph crosses the pipe as `core.protocol` lines (its long lists in parts), the Layout in the
 compact array form of `layout_to_wire` / `layout_from_wire` below, also in chunks; the Layout read
-back keeps its edges as those columns (`edge_table.EdgeTable`), EdgePaths made on demand.
+back keeps its edges as those columns (`layout_tables.EdgeTable`), EdgePaths made on demand.
 """
 
 from __future__ import annotations
@@ -62,11 +62,11 @@ from typing import Any
 import numpy as np
 import orjson
 
-from jaxscope.core.model import Graph, Layout, NodeBox
+from jaxscope.core.model import Graph, Layout
 from jaxscope.core import protocol
 from jaxscope.core.graph_wire import graph_from_jsonable, graph_to_wire
-from jaxscope.core.edge_table import EdgeTable
-from jaxscope.core.layout_body import Tenths, cluster_boxes, from_layout, node_boxes
+from jaxscope.core.layout_tables import EdgeTable, NodeTable
+from jaxscope.core.layout_body import Tenths, cluster_boxes, from_layout
 from jaxscope.core.serialize import from_jsonable, gc_paused
 
 DEFAULT_BUDGET_S = 5.0
@@ -89,14 +89,14 @@ WARM_IDLE_S = _idle_s()
 
 # ------------------------------------------------------------------------------- wire codec
 #
-# A Layout is mostly numbers: on the wire it goes as integer tenths of a px (`{"wire": 4, ...}`),
-# written straight from `compute_tenths`'s rows and columns: the nodes as flat arrays, the edges
-# as columns with their coordinates as base64 bytes (`EdgeTable`), which the reader keeps as one
-# numpy array: 75k edges decode in ~10 ms instead of ~0.1 s of JSON ints, and nothing is gathered
-# again for the scene.
+# A Layout is mostly numbers: on the wire it goes as integer tenths of a px (`{"wire": 5, ...}`),
+# written straight from `compute_tenths`'s columns (`layout_tables`): the strings as lists, the
+# coordinates as base64 bytes, which the reader keeps as numpy arrays: 75k edges decode in ~10 ms
+# instead of ~0.1 s of JSON ints, and nothing is gathered again for the scene.
 
-WIRE_VERSION = 4
+WIRE_VERSION = 5
 WIRE_ITEMS = 3000  # nodes (or edges) per line: no single json.loads holds the GUI's GIL for long
+_NODE_KEYS = {"paths", "boxes", "dtype"}
 _EDGE_KEYS = {"src", "dst", "routed", "aval", "lens", "pts", "dtype"}
 
 
@@ -123,19 +123,31 @@ def layout_wire_lines(t: Tenths) -> Iterator[str]:
     }
     yield _json_line(header)
     for i in range(0, n_nodes, WIRE_ITEMS):
-        yield _json_line({"nodes": [v for row in t.nodes[i : i + WIRE_ITEMS] for v in row]})
+        nodes = t.nodes.cut(i, min(i + WIRE_ITEMS, n_nodes))
+        dtype = _int_type(nodes.boxes)
+        yield _json_line({"nodes": {"paths": nodes.paths, "boxes": _b64(nodes.boxes, dtype), "dtype": dtype}})
     for i in range(0, n_edges, WIRE_ITEMS):
         part = t.edges.cut(i, min(i + WIRE_ITEMS, n_edges))
-        pts = part.pts
-        dtype = "<i4" if not len(pts) or (int(pts.min()) >= -(2**31) and int(pts.max()) < 2**31) else "<i8"
+        dtype = _int_type(part.pts)
         yield _json_line({"edges": {
             "src": part.src, "dst": part.dst, "routed": part.routed, "aval": part.aval,
-            "lens": _b64(np.diff(part.start), "<i4"), "pts": _b64(pts, dtype), "dtype": dtype,
+            "lens": _b64(np.diff(part.start), "<i4"), "pts": _b64(part.pts, dtype), "dtype": dtype,
         }})
+
+
+def _int_type(a: np.ndarray) -> str:
+    """Little-endian int32 if every value of `a` fits, else int64."""
+    return "<i4" if not a.size or (int(a.min()) >= -(2**31) and int(a.max()) < 2**31) else "<i8"
 
 
 def _b64(a: np.ndarray, dtype: str) -> str:
     return base64.b64encode(a.astype(dtype).tobytes()).decode("ascii")
+
+
+def _unb64(text: Any, dtype: Any) -> np.ndarray:
+    if dtype not in ("<i4", "<i8"):
+        raise ValueError(f"its dtype is {dtype!r}")
+    return np.frombuffer(base64.b64decode(text, validate=True), dtype=dtype).astype(np.int64)
 
 
 def _json_line(data: Any) -> str:
@@ -169,7 +181,8 @@ class WireReader:
     def __init__(self, header: str | bytes) -> None:
         self.data = json.loads(header)
         self.compact = isinstance(self.data, dict) and self.data.get("wire") == WIRE_VERSION
-        self.nodes: list[NodeBox] = []
+        self.paths: list[str] = []
+        self.boxes: list[np.ndarray] = []
         self.src: list[str] = []
         self.dst: list[str] = []
         self.routed: list[bool] = []
@@ -183,17 +196,29 @@ class WireReader:
         chunk = orjson.loads(line)  # ints and paths: ~1.6x json's speed here (not on the string-heavy graph)
         if "error" in chunk:  # the worker failed halfway through writing the layout
             raise LayoutError(str(chunk["error"]))
-        self.nodes += node_boxes(chunk.get("nodes", ()))
+        nodes = chunk.get("nodes")
+        if nodes is not None:
+            self._feed_nodes(nodes)
         edges = chunk.get("edges")
         if edges is not None:
             self._feed_edges(edges)
 
+    def _feed_nodes(self, nodes: Any) -> None:
+        try:
+            _check_keys(nodes, _NODE_KEYS)
+            boxes = _unb64(nodes["boxes"], nodes["dtype"])
+            if len(boxes) != 4 * len(nodes["paths"]):
+                raise ValueError(f"it has {len(nodes['paths'])} paths and {len(boxes)} coordinates")
+        except (ValueError, TypeError, KeyError) as exc:
+            raise LayoutError(f"a node chunk of the layout is malformed: {exc}") from None
+        self.paths += nodes["paths"]
+        self.boxes.append(boxes.reshape(-1, 4))
+
     def _feed_edges(self, edges: Any) -> None:
         try:
-            if not isinstance(edges, dict) or set(edges) != _EDGE_KEYS:
-                raise ValueError(f"its keys are {sorted(edges) if isinstance(edges, dict) else type(edges).__name__}")
-            lens = np.frombuffer(base64.b64decode(edges["lens"], validate=True), dtype="<i4").astype(np.int64)
-            pts = np.frombuffer(base64.b64decode(edges["pts"], validate=True), dtype=np.dtype(edges["dtype"])).astype(np.int64)
+            _check_keys(edges, _EDGE_KEYS)
+            lens = _unb64(edges["lens"], "<i4")
+            pts = _unb64(edges["pts"], edges["dtype"])
             n = len(lens)
             if not len(edges["src"]) == len(edges["dst"]) == len(edges["routed"]) == len(edges["aval"]) == n:
                 raise ValueError("its columns have different lengths")
@@ -216,15 +241,21 @@ class WireReader:
         start = np.zeros(len(lens) + 1, dtype=np.int64)
         np.cumsum(lens, out=start[1:])
         pts = np.concatenate([np.zeros(0, dtype=np.int64), *self.pts])
+        boxes = np.concatenate([np.zeros((0, 4), dtype=np.int64), *self.boxes])
         return Layout(
             width=data["width"] / 10,
             height=data["height"] / 10,
-            nodes=tuple(self.nodes),
+            nodes=NodeTable(self.paths, boxes),  # type: ignore[arg-type]  # a Sequence[NodeBox]
             edges=EdgeTable(self.src, self.dst, self.routed, self.aval, pts, start),  # type: ignore[arg-type]  # a Sequence[EdgePath]
             clusters=cluster_boxes(data["clusters"]),
             engine=data["engine"],
             notes=tuple(data["notes"]),
         )
+
+
+def _check_keys(chunk: Any, keys: set[str]) -> None:
+    if not isinstance(chunk, dict) or set(chunk) != keys:
+        raise ValueError(f"its keys are {sorted(chunk) if isinstance(chunk, dict) else type(chunk).__name__}")
 
 
 STREAM_END = {"event": "done", "ok": False, "stream_end": True}  # after a stream's lines: ends it if the reply never came

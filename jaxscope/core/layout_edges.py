@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from jaxscope.core.edge_table import EdgeTable, Row
+from jaxscope.core.layout_tables import EdgeTable, Row
 from jaxscope.core.model import Body, Edge, Graph, Node, SubgraphRef
 
 if TYPE_CHECKING:
@@ -115,11 +115,12 @@ def body_edges(
     short_set: set[tuple[int, int]],
     lr: bool,
     memo: dict[str, Any],
+    box_array: np.ndarray,
 ) -> EdgeTable:
     """One body's edges in whole tenths: `item_of_edge` gives each edge's (source, target) box,
     `troutes` dot's splines by box pair, `short_set` the pairs dot saw, `memo` what is kept per
     body structure (see `_plain_edges`). An edge to or from an expanded owner continues into its
-    clusters (`layout`'s docstring)."""
+    clusters (`layout`'s docstring). `box_array` is `boxes` in numpy."""
     # Port maps of expanded owners.
     maps: dict[str, list[tuple[Cluster, dict[int, str], dict[int, str]]]] = {}
     if children:
@@ -229,7 +230,7 @@ def body_edges(
     m = len(edges)
     if troutes or m < VECTOR_MIN:  # dot's bodies (routed by dot: ~1k boxes at most) and small ones
         return EdgeTable.from_rows([row for j in range(m) for row in rows_of(j)])
-    table = _plain_edges(memo, paths, edges, item_of_edge, short_set, boxes, lr)
+    table = _plain_edges(memo, paths, edges, item_of_edge, short_set, box_array, lr)
     special = [j for j, e in enumerate(edges) if e.src in children or e.dst in children] if children else []
     if not special:
         return table
@@ -252,7 +253,7 @@ def _plain_edges(
     edges: list[Edge],
     item_of_edge: list[tuple[int, int]],
     short_set: set[tuple[int, int]],
-    boxes: list[tuple[int, int, int, int]],
+    box: np.ndarray,
     lr: bool,
 ) -> EdgeTable:
     """Every edge of a body drawn as `smooth_cubic` between its two boxes' anchors, in numpy
@@ -268,7 +269,6 @@ def _plain_edges(
             [pair in short_set for pair in item_of_edge], [e.aval for e in edges],
         )
     a, b, src, dst, routed, aval = cols
-    box = np.array(boxes, dtype=np.int64).reshape(-1, 4)
     x0, y0, w0, h0 = box[a].T
     x3, y3, w3, h3 = box[b].T
     if lr:

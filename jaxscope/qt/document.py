@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from jaxscope.core.layout_tables import node_paths
 from jaxscope.core.model import Graph, Layout, TraceResult, split_path
 
 
@@ -23,7 +24,7 @@ class Document:
         return self.result.graph if self.result else None
 
     def visible_paths(self) -> set[str]:
-        return {box.path.split("#", 1)[0] for box in self.layout.nodes} if self.layout else set()
+        return {path.split("#", 1)[0] for path in node_paths(self.layout.nodes)} if self.layout else set()
 
 
 def nearest_visible(path: str, visible: set[str]) -> str | None:

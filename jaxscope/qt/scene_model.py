@@ -22,7 +22,7 @@ import numpy as np
 from PySide6.QtCore import QLineF, QRectF
 
 from jaxscope.core import labels
-from jaxscope.core.edge_table import EdgeTable
+from jaxscope.core.layout_tables import EdgeTable, NodeTable, node_paths
 from jaxscope.core.model import ClusterBox, EdgePath, Graph, Layout, Node
 from jaxscope.core.styles import family
 from jaxscope.core.svg import NodeIndex
@@ -435,11 +435,13 @@ def _build_nodes(
     thread: the tile items' own min/max over 50k boxes took 0.2 s of gpt-50k's scene build), in
     numpy."""
     boxes = layout.nodes
-    n = len(boxes)
-    cx, cy, w, h = (np.fromiter(map(_get(a), boxes), dtype=float, count=n) for a in "xywh")
+    if isinstance(boxes, NodeTable):  # read from the layout process: the columns, no NodeBox made
+        cx, cy, w, h = np.ascontiguousarray(boxes.px().T)
+    else:
+        cx, cy, w, h = (np.fromiter(map(_get(a), boxes), dtype=float, count=len(boxes)) for a in "xywh")
     x0, y0 = cx - w / 2, cy - h / 2
     node_tiles, node_bounds, keys, tile = _tiles(x0, y0, x0 + w, y0 + h, cx // TILE_W, cy // TILE_H)
-    nodes = NodeRecs(list(map(_get("path"), boxes)), x0, y0, w, h, tile, resolved)
+    nodes = NodeRecs(node_paths(boxes), x0, y0, w, h, tile, resolved)
     oversized = np.flatnonzero((w > TILE_W) | (h > TILE_H)).tolist()
     tile_of = {(int(kx), int(ky)): t for t, (kx, ky) in enumerate(keys)}
     return nodes, node_tiles, node_bounds, tile_of, oversized

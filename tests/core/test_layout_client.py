@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import concurrent.futures
 import io
 import json
@@ -9,6 +10,7 @@ import os
 import threading
 import time
 
+import numpy as np
 import pytest
 
 from jaxscope.core import dot_layout, layout, layout_client, protocol
@@ -22,6 +24,7 @@ from jaxscope.core.layout_client import (
     layout_wire_lines,
     serve,
 )
+from jaxscope.core.layout_tables import NodeTable
 from jaxscope.core.model import Body, Edge, Graph, Layout, Node, SourceLoc
 from jaxscope.core.serialize import dumps, from_jsonable, loads, to_jsonable
 
@@ -72,8 +75,13 @@ def test_the_wire_carries_whole_tenths_and_reads_back_the_very_layout(direction)
     expanded = expanded_to_depth(g, 2)
     rows = compute_tenths(g, expanded, direction=direction)
     header, *chunks = layout_wire_lines(rows)
-    assert all(isinstance(v, int) for c in chunks for v in json.loads(c).get("nodes", ())[1::5])
-    assert layout_from_wire("\n".join([header, *chunks])) == compute_layout(g, expanded, direction=direction)
+    sent = [json.loads(c)["nodes"] for c in chunks if "nodes" in c]
+    assert [p for c in sent for p in c["paths"]] == rows.nodes.paths
+    boxes = [v for c in sent for v in np.frombuffer(base64.b64decode(c["boxes"]), dtype=c["dtype"]).tolist()]
+    assert boxes == rows.nodes.boxes.reshape(-1).tolist()  # whole tenths, as bytes
+    read = layout_from_wire("\n".join([header, *chunks]))
+    assert read == compute_layout(g, expanded, direction=direction)
+    assert isinstance(read.nodes, NodeTable) and read.nodes.paths == rows.nodes.paths
 
 
 def test_a_worker_error_halfway_through_a_layout_fails_it_at_once(monkeypatch):
@@ -128,7 +136,7 @@ def test_a_read_layouts_edges_are_columns_made_into_edge_paths_on_demand(monkeyp
     import numpy as np
 
     import jaxscope.core.layout_client as lc
-    from jaxscope.core.edge_table import EdgeTable
+    from jaxscope.core.layout_tables import EdgeTable
     from jaxscope.core.model import EdgePath
 
     lay = compute_layout(chain_graph(12))
@@ -166,9 +174,17 @@ def test_a_read_layouts_edges_are_columns_made_into_edge_paths_on_demand(monkeyp
         ({**good, "dst": []}, "different lengths"),
         ({**good, "pts": base64.b64encode(np.arange(6, dtype="<i4").tobytes()).decode()}, "do not add up"),
         ({**good, "pts": "not base64!"}, "malformed"),
+        ({**good, "dtype": "<f8"}, "dtype"),
     ]:
         with pytest.raises(LayoutError, match=match):
             lc.WireReader(header).feed(json.dumps({"edges": bad}))
+    nodes = {"paths": ["e0", "e1"], "boxes": base64.b64encode(np.arange(8, dtype="<i4").tobytes()).decode(), "dtype": "<i4"}
+    reader = lc.WireReader(header)
+    reader.feed(json.dumps({"nodes": nodes}))
+    assert reader.paths == ["e0", "e1"] and reader.boxes[0].tolist() == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    for bad, match in [({**nodes, "paths": ["e0"]}, "1 paths and 8 coordinates"), ({"paths": []}, "keys")]:
+        with pytest.raises(LayoutError, match="node chunk.*" + match):
+            lc.WireReader(header).feed(json.dumps({"nodes": bad}))
 
 
 def test_round_trip_in_a_worker(client):

@@ -835,7 +835,7 @@ def test_a_layout_read_from_the_wire_is_drawn_without_making_its_edges(make_view
     edges in tiles; both match the EdgePaths, repeats of one curve included."""
     import dataclasses
 
-    from jaxscope.core.edge_table import EdgeTable
+    from jaxscope.core.layout_tables import EdgeTable
     from jaxscope.core.layout_client import layout_from_wire, layout_to_wire
     from jaxscope.core.model import EdgePath
 
