@@ -3,7 +3,8 @@
 The machinery behind `layout.compute_layout` (see its module docstring for the rules): the
 expanded set relative to a body, the per-body layout in whole tenths of a px (boxes, stub copies,
 ranks, clusters of expanded owners), placed by an engine or grown from the body's base placement
-(`grow`), and the flattening of nested body layouts into NodeBoxes, EdgePaths and ClusterBoxes.
+(`grow`), and the flattening of nested body layouts into one node table, one edge table
+(`layout_tables`) and cluster rows.
 Placing the boxes (dot or layered) is the caller's `place`.
 """
 

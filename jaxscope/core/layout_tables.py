@@ -216,8 +216,11 @@ class EdgeTable(_Table[EdgePath]):
         """The indices of the edges drawn as one cubic (the common case) and their control points
         in px, (n, 4, 2), gathered in C."""
         cubic = np.flatnonzero(self.point_counts() == 4)
-        coords = self.pts[self.start[cubic, None] + np.arange(8)].reshape(-1, 4, 2) / 10
-        return cubic, coords
+        return cubic, self.curves(cubic)
+
+    def curves(self, ids: Sequence[int] | np.ndarray) -> np.ndarray:
+        """The control points of edges `ids`, each one cubic, in px, (n, 4, 2)."""
+        return self.pts[self.start[np.asarray(ids, dtype=np.int64), None] + np.arange(8)].reshape(-1, 4, 2) / 10
 
     def ends(self) -> list[tuple[str, str]]:
         """Each edge's (src, dst) path, no EdgePath made."""

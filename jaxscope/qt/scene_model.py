@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain
-from operator import attrgetter as _get
+from operator import attrgetter as _get, itemgetter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +25,6 @@ from jaxscope.core import labels
 from jaxscope.core.layout_tables import EdgeTable, NodeTable, node_paths
 from jaxscope.core.model import ClusterBox, EdgePath, Graph, Layout, Node
 from jaxscope.core.styles import family
-from jaxscope.core.svg import NodeIndex
 
 TILE_W = 1200.0
 TILE_H = 800.0
@@ -154,7 +153,7 @@ class SceneModel:
     edge_line: np.ndarray  # (edges, 4): each edge's first and last point (its far look); NaN without a curve
     edge_routed: list[bool]  # each edge's `routed`: what paints read, with no EdgePath made (an EdgeTable's)
     edge_tiles: list[tuple[list[int], QRectF]]  # edge indices by tile, with their bounds
-    long_edges: dict[int, QRectF]  # edges bigger than a tile, with their bounds (culled one by one)
+    long_edges: list[int]  # the edges bigger than a tile, ascending (culled one by one, by `edge_box`)
     resolved: Resolved  # shared by the models of one graph
     _by_base: dict[str, list[int]] | None = None
     _by_path: dict[str, int] | None = None
@@ -204,8 +203,7 @@ class SceneModel:
     def fams(self) -> list[str]:
         """Each record's family (made on first use): tiles count them in C for their far colour."""
         if self._fams is None:
-            resolved = self.resolved
-            self._fams = [resolved[path][3] for path in self.nodes.paths]
+            self._fams = list(map(_FAM, map(self.resolved.__getitem__, self.nodes.paths)))  # in C
         return self._fams
 
     def tile_fams(self) -> list[str]:
@@ -235,15 +233,21 @@ class SceneModel:
         long edges: most of a 20 ms pan)."""
         got = self._long_cull.get(quarters)
         if got is None:
-            edges, bbox = self.edges, self.long_edges
+            edges = self.edges
+            if isinstance(edges, EdgeTable):  # no EdgePath made
+                counts, curves = edges.point_counts(), edges.curves
+                points = counts.__getitem__
+            else:
+                points = lambda j: len(edges[j].points)  # noqa: E731
+                curves = lambda ids: np.array([edges[j].points for j in ids], dtype=float)  # noqa: E731
             cubic: list[int] = []
             rest: list[int] = []
-            for j in sorted(bbox):
-                (cubic if quarters and len(edges[j].points) == 4 else rest).append(j)
+            for j in self.long_edges:
+                (cubic if quarters and points(j) == 4 else rest).append(j)
             ids = np.array(rest, dtype=np.int64)
-            boxes = np.array([[bbox[j].left(), bbox[j].top(), bbox[j].right(), bbox[j].bottom()] for j in rest], dtype=float).reshape(-1, 4)
+            boxes = self.edge_box[ids].reshape(-1, 4)
             if cubic:
-                parts = _quarter_points(np.array([edges[j].points for j in cubic], dtype=float))  # (n, 4, 4, 2)
+                parts = _quarter_points(curves(cubic))  # (n, 4, 4, 2)
                 qboxes = np.concatenate([parts.min(axis=2), parts.max(axis=2)], axis=2).reshape(-1, 4)
                 ids = np.concatenate([ids, np.repeat(np.array(cubic, dtype=np.int64), 4)])
                 boxes = np.concatenate([boxes, qboxes])
@@ -264,7 +268,7 @@ class SceneModel:
         if self._long_at is None:
             ends = self.edge_ends()
             self._long_at = {}
-            for j in sorted(self.long_edges):
+            for j in self.long_edges:
                 src, dst = ends[j]
                 self._long_at.setdefault(src, []).append(j)
                 if dst != src:
@@ -321,7 +325,6 @@ class _Resolver:
 
     def __init__(self, graph: Graph) -> None:
         self.graph = graph
-        self.index = NodeIndex(graph)
         self.bodies: dict[str, dict[str, Node] | None] = {"": self._nodes(graph.root)}
 
     def _nodes(self, body_id: str) -> dict[str, Node]:
@@ -331,9 +334,10 @@ class _Resolver:
         prefix, _, local = base.rpartition("/")
         nodes = self.bodies.get(prefix, False)
         if nodes is False:
-            owner = self.index.get(prefix.rpartition(":")[0])
+            owner_path, _, index = prefix.rpartition(":")
+            owner = self.get(owner_path) if owner_path else None  # its body is cached: no walk from the root
             try:
-                ref = owner.subgraphs[int(prefix.rpartition(":")[2])] if owner is not None else None
+                ref = owner.subgraphs[int(index)] if owner is not None else None
                 nodes = self._nodes(ref.body) if ref is not None else None
             except (IndexError, ValueError, KeyError):
                 nodes = None
@@ -403,6 +407,7 @@ def _tiles(
 
 
 Resolution = tuple[str, "Node | None", str, str, bool]  # base path, node, kind, family, collapsed owner?
+_FAM = itemgetter(3)
 
 
 class Resolved(dict[str, Resolution]):
@@ -474,7 +479,7 @@ def _cubics(edges: Sequence[EdgePath]) -> tuple[np.ndarray, np.ndarray, np.ndarr
 
 def _build_edges(
     layout: Layout,
-) -> tuple[np.ndarray, np.ndarray, list[bool], list[tuple[list[int], QRectF]], dict[int, QRectF]]:
+) -> tuple[np.ndarray, np.ndarray, list[bool], list[tuple[list[int], QRectF]], list[int]]:
     """Each edge's bounding box, far line and `routed`, the edges bucketed into tiles by bbox
     centre, and apart from them the edges bigger than a tile. An edge drawn exactly like an earlier
     one (the same ends and curve: one of several values flowing between the same two boxes) is in
@@ -523,8 +528,7 @@ def _build_edges(
         big = drawable & ((x1 - x0 > TILE_W) | (y1 - y0 > TILE_H))
     tiled = np.flatnonzero(drawable & ~big)
     box[~drawable] = np.nan
-    big_ids = np.flatnonzero(big)
-    long_edges = {j: QRectF(a, b, c - a, d - b) for j, (a, b, c, d) in zip(big_ids.tolist(), box[big_ids].tolist())}
+    long_edges = np.flatnonzero(big).tolist()
     tx0, ty0, tx1, ty1 = x0[tiled], y0[tiled], x1[tiled], y1[tiled]
     groups, bounds, _, _ = _tiles(tx0, ty0, tx1, ty1, (tx0 + tx1) / 2 // TILE_W, (ty0 + ty1) / 2 // TILE_H)
     ids = tiled.tolist()
