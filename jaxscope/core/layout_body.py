@@ -74,18 +74,32 @@ class Cluster:
     dy: int
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class BodyLayout:
     """One body laid out at the origin, in tenths of a px; paths are relative to the body."""
 
     w: int
     h: int
     nodes: NodeTable
-    pos: dict[str, tuple[int, int, int, int]]  # local id -> (cx, cy, w, h)
+    index: dict[str, int]  # local node id -> its row in `boxes`
+    boxes: np.ndarray  # every item's (cx, cy, w, h), (n, 4)
     edges: EdgeTable
     clusters: list[Cluster]
     engines: frozenset[str]
     notes: tuple[str, ...]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, BodyLayout):
+            return NotImplemented
+        fields = ("w", "h", "nodes", "index", "edges", "clusters", "engines", "notes")
+        return all(getattr(self, f) == getattr(other, f) for f in fields) and np.array_equal(self.boxes, other.boxes)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass it was
+
+    def box(self, local_id: str) -> tuple[int, int, int, int]:
+        """Node `local_id`'s (cx, cy, w, h)."""
+        x, y, w, h = self.boxes[self.index[local_id]].tolist()
+        return x, y, w, h
 
 
 @dataclass(slots=True)
@@ -195,7 +209,7 @@ class Placed:
     short_set: set[tuple[int, int]]  # item pairs the engine saw (not long edges)
     ghosts: set[int]  # stubbed originals (not drawn)
     sizes: list[tuple[int, int]]
-    boxes: list[tuple[int, int, int, int]]  # centre x, centre y, w, h; all at x, y >= 0
+    boxes: np.ndarray  # per item: centre x, centre y, w, h, (n, 4); all at x, y >= 0
     troutes: dict[tuple[int, int], list[Point]]  # dot's splines by item pair
     use_dot: bool
     composed: frozenset[str]  # owners drawn expanded (their size is their clusters')
@@ -207,35 +221,29 @@ GROW_MAX = 8  # owners changed from the base, at most, for a layout to grow from
 
 
 def grow(
-    boxes: list[tuple[int, int, int, int]], troutes: dict[tuple[int, int], list[Point]], k: int, w2: int, h2: int
-) -> tuple[list[tuple[int, int, int, int]], dict[tuple[int, int], list[Point]]]:
+    boxes: np.ndarray, troutes: dict[tuple[int, int], list[Point]], k: int, w2: int, h2: int
+) -> tuple[np.ndarray, dict[tuple[int, int], list[Point]]]:
     """Item `k` resized to (w2, h2) and room made for it, nothing else rearranged: the user's
     mental map of the drawing survives an expand, and no engine runs. A dimension that grows keeps
     the box's top (left) and moves everything wholly below (right of) the old box by the growth;
     one that shrinks keeps the box centred where it was. Both maps are monotone, so boxes that did
     not overlap still do not, and none overlaps the resized box."""
-    cx, cy, w, h = boxes[k]
+    cx, cy, w, h = boxes[k].tolist()
     left, top = cx - w // 2, cy - h // 2
     right, bottom = left + w, top + h
     sx, sy = max(0, w2 - w), max(0, h2 - h)
-    out = []
-    add = out.append
-    shifts = []  # per item, for the ends of dot's splines
-    keep = (0, 0)
-    for x, y, bw, bh in boxes:
-        dx = sx if sx and x - bw // 2 >= right else 0
-        dy = sy if sy and y - bh // 2 >= bottom else 0
-        if dx or dy:
-            add((x + dx, y + dy, bw, bh))
-            shifts.append((dx, dy))
-        else:
-            add((x, y, bw, bh))
-            shifts.append(keep)
+    xs, ys, ws, hs = boxes.T
+    shift_x = np.where(xs - ws // 2 >= right, sx, 0) if sx else np.zeros(len(boxes), dtype=np.int64)
+    shift_y = np.where(ys - hs // 2 >= bottom, sy, 0) if sy else np.zeros(len(boxes), dtype=np.int64)
+    out = boxes.copy()
+    out[:, 0] += shift_x
+    out[:, 1] += shift_y
     ncx, ncy = left + w2 // 2 if sx else cx, top + h2 // 2 if sy else cy
     out[k] = (ncx, ncy, w2, h2)
     if not troutes:
         return out, troutes
     nl, nt = ncx - w2 // 2, ncy - h2 // 2
+    shifts = list(zip(shift_x.tolist(), shift_y.tolist()))  # per item, for the ends of dot's splines
 
     def room(pts: list[Point]) -> list[Point]:
         return [(px + sx if px >= right else px, py + sy if py >= bottom else py) for px, py in pts]
@@ -257,7 +265,7 @@ def grow(
             if item == k:
                 px, py = pts[end]
                 pin(new, pts, end, floor(nl + (px - left) * w2 / w + 0.5) - px, floor(nt + (py - top) * h2 / h + 0.5) - py)
-            elif shifts[item] is not keep or new[end] != pts[end]:
+            elif shifts[item] != (0, 0) or new[end] != pts[end]:
                 pin(new, pts, end, *shifts[item])
         moved[a, b] = new
     return out, moved
@@ -362,7 +370,7 @@ def place_fresh(ctx: _Ctx, body: Body, composed: dict[str, tuple[int, int, list]
     # floor((c - min) * 10.0 + 0.5) is `tenths(c - min)`, inlined: two calls per box add up.
     bxs = [floor((cx - min_x) * 10.0 + 0.5) for cx in cxs]
     bys = [floor((cy - min_y) * 10.0 + 0.5) for cy in cys]
-    boxes = [(x, y, w, h) for x, y, (w, h) in zip(bxs, bys, sizes)]
+    boxes = np.array([(x, y, w, h) for x, y, (w, h) in zip(bxs, bys, sizes)], dtype=np.int64).reshape(-1, 4)
     troutes = {k: [(tenths(px - min_x), tenths(py - min_y)) for px, py in pts] for k, pts in routes.items()}
     return Placed(
         paths, index, edges, item_of_edge, set(short), ghosts, sizes, boxes, troutes, use_dot,
@@ -408,9 +416,8 @@ def layout_body(
     if placed is None:
         placed = fresh = place_fresh(ctx, body, composed)
     paths, boxes, troutes, ghosts = placed.paths, placed.boxes, placed.troutes, placed.ghosts
-    n_nodes = len(body.nodes)
-    max_x = max([x + (w + 1) // 2 for x, _, w, _ in boxes], default=0)
-    max_y = max([y + (h + 1) // 2 for _, y, _, h in boxes], default=0)
+    max_x = int((boxes[:, 0] + (boxes[:, 2] + 1) // 2).max()) if len(boxes) else 0
+    max_y = int((boxes[:, 1] + (boxes[:, 3] + 1) // 2).max()) if len(boxes) else 0
     for pts in troutes.values():
         for px, py in pts:
             if px > max_x:
@@ -418,33 +425,31 @@ def layout_body(
             if py > max_y:
                 max_y = py
 
-    pos = dict(zip(paths[:n_nodes], boxes))
-    box_array = np.array(boxes, dtype=np.int64).reshape(-1, 4)
     clusters: list[Cluster] = []
     if composed or ghosts:
         for path, (bw, bh, placed_subs) in composed.items():
-            box = boxes[placed.index[path]]
-            left, top = box[0] - bw // 2, box[1] - bh // 2
+            bx, by = boxes[placed.index[path], :2].tolist()
+            left, top = bx - bw // 2, by - bh // 2
             for i, ref, child, cx, cy, cw, ch, ox, oy in placed_subs:
                 x0, y0 = left + cx, top + cy
                 clusters.append(Cluster(f"{path}:{i}", ref.role, x0, y0, cw, ch, child, x0 + ox, y0 + oy))
         shown = np.ones(len(paths), dtype=bool)  # not the expanded owners (their clusters are) nor stubbed originals
         shown[[placed.index[path] for path in composed] + sorted(ghosts)] = False
-        keep = np.flatnonzero(shown)
-        out_nodes = NodeTable([paths[k] for k in keep.tolist()], box_array[keep])
+        out_nodes = NodeTable(np.array(paths, dtype=object)[shown].tolist(), boxes[shown])
     else:
-        out_nodes = NodeTable(paths, box_array)
+        out_nodes = NodeTable(paths, boxes)
 
     out_edges = body_edges(
         ctx.graph, body.nodes, placed.index, placed.edges, placed.item_of_edge, children, clusters, paths, boxes,
-        troutes, placed.short_set, lr, placed.memo, box_array,
+        troutes, placed.short_set, lr, placed.memo,
     )
-    engines = frozenset({"dot" if placed.use_dot else "layered"}) if boxes else frozenset()
+    engines = frozenset({"dot" if placed.use_dot else "layered"}) if len(boxes) else frozenset()
     layout = BodyLayout(
         w=max_x,
         h=max_y,
         nodes=out_nodes,
-        pos=pos,
+        index=placed.index,
+        boxes=boxes,
         edges=out_edges,
         clusters=clusters,
         engines=engines,

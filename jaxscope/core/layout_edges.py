@@ -110,17 +110,16 @@ def body_edges(
     children: dict[str, list[tuple[int, SubgraphRef, BodyLayout]]],
     clusters: list[Cluster],
     paths: list[str],
-    boxes: list[tuple[int, int, int, int]],
+    boxes: np.ndarray,
     troutes: dict[tuple[int, int], list[Point]],
     short_set: set[tuple[int, int]],
     lr: bool,
     memo: dict[str, Any],
-    box_array: np.ndarray,
 ) -> EdgeTable:
     """One body's edges in whole tenths: `item_of_edge` gives each edge's (source, target) box,
     `troutes` dot's splines by box pair, `short_set` the pairs dot saw, `memo` what is kept per
     body structure (see `_plain_edges`). An edge to or from an expanded owner continues into its
-    clusters (`layout`'s docstring). `box_array` is `boxes` in numpy."""
+    clusters (`layout`'s docstring). `boxes` holds each item's (cx, cy, w, h), (n, 4)."""
     # Port maps of expanded owners.
     maps: dict[str, list[tuple[Cluster, dict[int, str], dict[int, str]]]] = {}
     if children:
@@ -143,8 +142,11 @@ def body_edges(
                 for c, (_, ref, _child) in zip(by_owner[owner_id], subs)
             ]
 
+    def box(item: int) -> list[int]:
+        return boxes[item].tolist()
+
     def inner_box(c: Cluster, local_id: str) -> tuple[int, int, int, int]:
-        x, y, w, h = c.child.pos[local_id]
+        x, y, w, h = c.child.box(local_id)
         return (x + c.dx, y + c.dy, w, h)
 
     def sources(e, item: int) -> list[tuple[str, Point, bool]]:
@@ -158,7 +160,7 @@ def body_edges(
                 (c.path, (c.x + c.w, c.y + c.h / 2) if lr else (c.x + c.w / 2, c.y + c.h), True)
                 for c, _, _ in maps[e.src]
             ]
-        return [(paths[item], out_anchor(boxes[item], lr), False)]
+        return [(paths[item], out_anchor(box(item), lr), False)]
 
     def targets(e, item: int) -> list[tuple[str, Point, bool]]:
         if e.dst in children:
@@ -170,7 +172,7 @@ def body_edges(
             return found or [
                 (c.path, (c.x, c.y + c.h / 2) if lr else (c.x + c.w / 2, c.y), True) for c, _, _ in maps[e.dst]
             ]
-        return [(paths[item], in_anchor(boxes[item], lr), False)]
+        return [(paths[item], in_anchor(box(item), lr), False)]
 
     plain = not children
 
@@ -183,8 +185,8 @@ def body_edges(
             # The common case, kept lean: `smooth_cubic` between the anchors of two boxes.
             # Boxes are whole tenths, so the rounded anchors are integer expressions:
             # floor(x + w / 2 + 0.5) == x + (w + 1) // 2 and floor(x - w / 2 + 0.5) == x - w // 2.
-            x0, y0, w0, h0 = boxes[a]
-            x3, y3, w3, h3 = boxes[b]
+            x0, y0, w0, h0 = box(a)
+            x3, y3, w3, h3 = box(b)
             if lr:
                 sx = x0 + w0 / 2
                 ex = x3 - w3 / 2
@@ -207,7 +209,7 @@ def body_edges(
             straight = False
         is_short = pair in short_set
         if not children or (e.src not in children and e.dst not in children):
-            ends = [(paths[a], out_anchor(boxes[a], lr), False)], [(paths[b], in_anchor(boxes[b], lr), False)]
+            ends = [(paths[a], out_anchor(box(a), lr), False)], [(paths[b], in_anchor(box(b), lr), False)]
         else:
             ends = sources(e, a), targets(e, b)
         out: list[Row] = []
@@ -230,8 +232,12 @@ def body_edges(
     m = len(edges)
     if troutes or m < VECTOR_MIN:  # dot's bodies (routed by dot: ~1k boxes at most) and small ones
         return EdgeTable.from_rows([row for j in range(m) for row in rows_of(j)])
-    table = _plain_edges(memo, paths, edges, item_of_edge, short_set, box_array, lr)
-    special = [j for j, e in enumerate(edges) if e.src in children or e.dst in children] if children else []
+    table = _plain_edges(memo, paths, edges, item_of_edge, short_set, boxes, lr)
+    special: list[int] = []
+    if children:  # an owner is never stubbed: its edges are those of its item
+        a, b = memo["plain"][:2]
+        owners = [index[owner_id] for owner_id in children]
+        special = np.flatnonzero(np.isin(a, owners) | np.isin(b, owners)).tolist()
     if not special:
         return table
     parts: list[tuple[EdgeTable, str, int, int]] = []

@@ -185,8 +185,8 @@ class EdgeTable(_Table[EdgePath]):
             pts.append(p)
             starts.append(t.start[:-1] + base)
             base += len(t.pts)
-        start = np.append(np.concatenate(starts), base).astype(np.int64)
-        return cls(src, dst, routed, aval, np.concatenate(pts).astype(np.int64), start)
+        start = np.append(np.concatenate(starts), base).astype(np.int64, copy=False)
+        return cls(src, dst, routed, aval, np.concatenate(pts).astype(np.int64, copy=False), start)
 
     def cut(self, a: int, b: int) -> EdgeTable:
         """Edges a..b-1 as a table of their own."""
