@@ -105,6 +105,7 @@ __all__ = [
     "compute_tenths",
     "expanded_to_depth",
     "gc_paused",
+    "trim",
     "visible_count",
     "warm",
 ]
@@ -320,6 +321,20 @@ def warm(
         if to_dot and time.monotonic() - start > WARM_DOT_S:
             cache[_SLOW_DOT] = True  # for this graph, from now on
         yield body.id
+
+
+CACHE_MAX = 16384  # entries of a layout cache before `trim` drops the oldest half of its layouts
+
+
+def trim(cache: dict, limit: int = CACHE_MAX) -> None:
+    """Bound a long session's cache: past `limit` entries, drop the oldest body layouts (they are
+    made again on demand) down to half of it, but keep every body's base (its engine placement):
+    without it the next expand of a 50k-box body places all of it anew (~1 s), not grows it."""
+    if len(cache) <= limit:
+        return
+    layouts = [key for key in cache if isinstance(key, tuple) and len(key) == 3]
+    for key in layouts[: max(0, len(cache) - limit // 2)]:
+        del cache[key]
 
 
 # ------------------------------------------------------------------------------- internals

@@ -740,7 +740,7 @@ class LayoutClient:
 
 def serve(stdin: Any = None, stdout: Any = None) -> None:
     """The worker loop: read requests from stdin, write answers to stdout (binary streams)."""
-    from jaxscope.core.layout import auto_expanded, compute_tenths, warm
+    from jaxscope.core.layout import auto_expanded, compute_tenths, trim, warm
 
     stdin = stdin or sys.stdin.buffer
     stdout = stdout or sys.stdout.buffer
@@ -813,8 +813,7 @@ def serve(stdin: Any = None, stdout: Any = None) -> None:
                     write(json.dumps({"id": rid, "event": event, "n": n}))
 
                 layout = compute_tenths(graph, expanded, cache=cache, progress=progress, **opts)
-                if len(cache) > 4096:  # a very long session: start over rather than grow forever
-                    cache.clear()
+                trim(cache)  # a very long session
                 write(ok)
                 sent = []
                 with gc_paused():

@@ -350,6 +350,29 @@ def test_expanding_grows_the_drawing_in_place(engine, monkeypatch):
     assert placed == ["b1", "b0", "b1", "b0"]
 
 
+def test_a_trimmed_cache_keeps_every_bodys_base(monkeypatch):
+    """A long session's cache is bounded (`layout.trim`): the oldest body layouts go, the bases
+    stay, so the next expand still grows the top level instead of placing it anew."""
+    blk = mk_body("b1", 1, [("sin", ["in0"]), ("cos", ["e0"])], ["e1"])
+    eqns = [("jit", ["in0" if k == 0 else f"e{k - 1}"], [("jit(blk)", "b1", "jaxpr")]) for k in range(12)]
+    g = mk_graph(mk_body("b0", 1, eqns, ["e11"]), blk)
+    cache: dict = {}
+    for k in range(12):
+        compute_layout(g, {f"e{k}"}, engine="layered", cache=cache)
+    bases = {key: v for key, v in cache.items() if len(key) == 2}
+    assert {key[1] for key in bases} == {"b0", "b1"} and len(cache) > 12
+    layout.trim(cache, limit=8)
+    assert len(cache) <= 8 // 2 + len(bases) and all(cache[key] is v for key, v in bases.items())
+    layout.trim(cache, limit=100)  # under the limit: nothing goes
+    kept = dict(cache)
+    assert cache == kept
+    placed = []
+    real_place = layout._Ctx.place
+    monkeypatch.setattr(layout._Ctx, "place", lambda self, name, *a: placed.append(name) or real_place(self, name, *a))
+    grown = compute_layout(g, {"e5", "e6"}, engine="layered", cache=cache)
+    assert placed == [] and grown == compute_layout(g, {"e5", "e6"}, engine="layered", cache=dict(bases))
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_collapse_gives_its_room_back(engine):
     # Layouts grow from the body's last placement by an engine (the base), not from the last one
