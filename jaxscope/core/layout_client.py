@@ -65,8 +65,8 @@ import orjson
 from jaxscope.core.model import Graph, Layout
 from jaxscope.core import protocol
 from jaxscope.core.graph_wire import graph_from_jsonable, graph_to_wire
-from jaxscope.core.layout_tables import EdgeTable, NodeTable
 from jaxscope.core.layout_body import Tenths, cluster_boxes, from_layout
+from jaxscope.core.layout_tables import EdgeTable, NodeTable
 from jaxscope.core.serialize import from_jsonable, gc_paused
 
 DEFAULT_BUDGET_S = 5.0
@@ -109,7 +109,7 @@ def layout_to_wire(layout: Layout) -> str:
 
 
 def layout_wire_lines(t: Tenths) -> Iterator[str]:
-    """`layout_to_wire`'s lines for a layout in rows, each encoded when asked for: the worker
+    """`layout_to_wire`'s lines for a layout in columns, each encoded when asked for: the worker
     writes a chunk while the client decodes the one before."""
     n_nodes, n_edges = len(t.nodes), len(t.edges)
     header = {

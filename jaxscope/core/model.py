@@ -305,8 +305,8 @@ class Layout:
 
     width: float
     height: float
-    nodes: tuple[NodeBox, ...]
-    edges: tuple[EdgePath, ...]  # or, read from the layout process, an `layout_tables.EdgeTable` (equal to that tuple)
+    nodes: tuple[NodeBox, ...]  # or, read from the layout process, a `layout_tables.NodeTable` (equal to that tuple)
+    edges: tuple[EdgePath, ...]  # or, read from the layout process, a `layout_tables.EdgeTable` (equal to that tuple)
     clusters: tuple[ClusterBox, ...] = ()
     engine: str = ""  # "dot", "layered", or "dot+layered" when mixed
     notes: tuple[str, ...] = ()  # e.g. "dot exceeded its 5 s budget; used the layered layout"
