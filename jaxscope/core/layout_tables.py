@@ -108,6 +108,11 @@ class NodeTable(_Table[NodeBox]):
         x, y, w, h = self.boxes[i].tolist()
         return _NODE(self.paths[i], x / 10, y / 10, w / 10, h / 10)
 
+    def __iter__(self) -> Iterator[NodeBox]:
+        node = _NODE  # the columns converted once: an export walks every box
+        for item, path, (x, y, w, h) in zip(self._made, self.paths, self.boxes.tolist()):
+            yield item if item is not None else node(path, x / 10, y / 10, w / 10, h / 10)
+
     def px(self) -> np.ndarray:
         """The boxes in px (the very floats the NodeBoxes hold), (n, 4): centre x, centre y, w, h."""
         return self.boxes / 10
@@ -129,7 +134,7 @@ def points_of(flat: Sequence[int]) -> tuple[tuple[float, float], ...]:
 
 class EdgeTable(_Table[EdgePath]):
     """`Layout.edges` as columns; edge j's curve is ``pts[start[j]:start[j + 1]]`` (x, y pairs in
-    tenths). Edges along the same curve share one points tuple."""
+    tenths). Kept edges along the same curve share one points tuple."""
 
     __slots__ = ("src", "dst", "routed", "aval", "pts", "start", "_points")
 
@@ -208,6 +213,14 @@ class EdgeTable(_Table[EdgePath]):
         if points is None:
             points = self._points[flat] = points_of(flat)
         return _EDGE(self.src[j], self.dst[j], points, self.routed[j], self.aval[j])
+
+    def __iter__(self) -> Iterator[EdgePath]:
+        # The columns converted once (an export walks every edge), and the points of an edge made
+        # here not shared through `_points`: that would keep a tuple per edge after the walk.
+        edge, pts, start = _EDGE, self.pts.tolist(), self.start.tolist()
+        columns = zip(self._made, self.src, self.dst, self.routed, self.aval, start, start[1:])
+        for item, src, dst, routed, aval, a, b in columns:
+            yield item if item is not None else edge(src, dst, points_of(pts[a:b]), routed, aval)
 
     def point_counts(self) -> np.ndarray:
         return np.diff(self.start) // 2
