@@ -152,7 +152,8 @@ def test_a_read_layouts_edges_are_columns_made_into_edge_paths_on_demand(monkeyp
     assert table._made == [None] * len(table)  # nothing made by reading
     assert table == lay.edges and lay.edges == table and tuple(table) == lay.edges and back == lay
     assert table != lay.edges[:-1] and table != lay.edges[:-1] + (lay.edges[0],)
-    assert all(x is None for x in table._made)  # iterating keeps none
+    assert all(x is None for x in table._made) and not table._points  # iterating keeps none
+    assert list(back.nodes) == list(lay.nodes) and all(x is None for x in back.nodes._made)
     assert table[5] is table[5] and table[1:3] == lay.edges[1:3]
     assert table.ends() == [(x.src, x.dst) for x in lay.edges]
     assert [table.flat(j) for j in range(len(table))] == [tuple(round(v * 10) for p in x.points for v in p) for x in lay.edges]
