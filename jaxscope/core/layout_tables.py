@@ -28,7 +28,7 @@ T = TypeVar("T")
 class _Table(Sequence[T], Generic[T]):
     """A sequence whose items are made from columns on demand: one got by index is kept (a view
     asks for the same ones at every repaint), one got by iterating is not (an export walks them
-    all once). Equal to the tuple of its items."""
+    all once: each table's `__iter__` converts its columns once). Equal to the tuple of its items."""
 
     __slots__ = ("_made",)
     _made: list[T | None]
@@ -48,12 +48,6 @@ class _Table(Sequence[T], Generic[T]):
         if item is None:
             item = self._made[i] = self._make(i if i >= 0 else i + len(self))
         return item
-
-    def __iter__(self) -> Iterator[T]:
-        made = self._made
-        for i in range(len(self)):
-            item = made[i]
-            yield item if item is not None else self._make(i)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence) or isinstance(other, str) or len(other) != len(self):
@@ -105,17 +99,21 @@ class NodeTable(_Table[NodeBox]):
         return len(self.paths)
 
     def _make(self, i: int) -> NodeBox:
-        x, y, w, h = self.boxes[i].tolist()
-        return _NODE(self.paths[i], x / 10, y / 10, w / 10, h / 10)
+        return _node_box(self.paths[i], self.boxes[i].tolist())
 
     def __iter__(self) -> Iterator[NodeBox]:
-        node = _NODE  # the columns converted once: an export walks every box
-        for item, path, (x, y, w, h) in zip(self._made, self.paths, self.boxes.tolist()):
-            yield item if item is not None else node(path, x / 10, y / 10, w / 10, h / 10)
+        for item, path, box in zip(self._made, self.paths, self.boxes.tolist()):  # the columns converted once
+            yield item if item is not None else _node_box(path, box)
 
     def px(self) -> np.ndarray:
         """The boxes in px (the very floats the NodeBoxes hold), (n, 4): centre x, centre y, w, h."""
         return self.boxes / 10
+
+
+def _node_box(path: str, box: list[int]) -> NodeBox:
+    """A box in tenths (centre x, centre y, w, h) -> its NodeBox in px."""
+    x, y, w, h = box
+    return _NODE(path, x / 10, y / 10, w / 10, h / 10)
 
 
 def node_paths(nodes: Sequence[NodeBox]) -> list[str]:

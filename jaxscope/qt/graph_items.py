@@ -156,7 +156,7 @@ def build_items(model: SceneModel, state: ViewState) -> SceneItems:
     items: list[QGraphicsItem] = [ClusterItem(model, state), ClusterTitleItem(model, state), edge_layer, node_layer]
     long_item = None
     if model.long_edges:
-        long_item = EdgeTileItem(model, state, list(model.long_edges), cull_each=True)
+        long_item = EdgeTileItem(model, state, model.long_edges, cull_each=True)
         # Thousands of long edges can cross the screen (gpt_jit-50k: 5k, 180 ms a frame): Qt keeps this
         # item's on-screen part as a pixmap and, on a pan, paints only the strip that scrolled in.
         long_item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
