@@ -676,6 +676,8 @@ class LayoutClient:
                     timeout = deadline - now
                     if dot_since is not None:
                         timeout = min(timeout, dot_left - (now - dot_since))
+                        if timeout <= 0:  # spent, even if dot's answer is already queued (a zero budget means no dot)
+                            raise _Timeout(in_dot=True)
                     try:
                         reply = self._expect(worker, rid, timeout)
                     except TimeoutError:
