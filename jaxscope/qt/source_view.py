@@ -84,6 +84,16 @@ def insert_in_parts(doc: QTextDocument, text: str) -> None:
         i = j
 
 
+def make_block_layouts(doc: QTextDocument) -> None:
+    """Give each block its (empty) QTextLayout now, on the making thread: the view's `setDocument`
+    otherwise makes one per block on the GUI thread (a 14 MB, 120k-line jaxpr: 45-73 ms -> 17-28 ms
+    there, for 0.16 s here). Nothing is laid out, so no font engine is touched."""
+    block = doc.firstBlock()
+    while block.isValid():
+        block.layout()
+        block = block.next()
+
+
 class _Gutter(QWidget):
     """Line numbers, colour chips and mark arrows; paints and clicks through its editor."""
 
@@ -148,6 +158,7 @@ class CodeView(QPlainTextEdit):
             doc.setDefaultFont(font)
             doc.setDefaultTextOption(option)
             insert_in_parts(doc, text)
+            make_block_layouts(doc)
             doc.moveToThread(home)
             return doc
 
