@@ -144,16 +144,19 @@ class QtGraphView(QGraphicsView):
 
     # ------------------------------------------------------------------ building
 
-    def model_for(self, graph: Graph, layout: Layout) -> SceneModel | None:
+    def model_for(self, graph: Graph, layout: Layout, line_colours: dict[str, str] | None = None) -> SceneModel | None:
         """The scene model `set_graph(graph, layout)` would build, built now and warmed for a first
-        paint, from any thread (it holds no QObject): None when a scene of that layout is kept
-        (nothing to build)."""
+        paint, with the stripes of `line_colours` (by default the current ones), from any thread (it
+        holds no QObject): None when a scene of that layout is kept (nothing to build)."""
         kept = self._scenes.get((id(graph), id(layout)))
         if kept is not None and kept.layout is layout:
             return None
         with gc_paused():
             model = build_model(graph, layout, self._resolved_for(graph))
             model.warm(long_lines=not draws_partial(len(model.long_edges), self._long_whole))
+            colours = self._line_colours if line_colours is None else line_colours
+            if colours:
+                model.stripes(colours)
             # The scene's items too (not in a scene yet, they belong to no thread): ~9k tiles at
             # gpt-50k took 0.07-0.1 s of the GUI thread. Only the last ones are kept for `set_graph`.
             self._ahead = (model, *self._new_items(model))
@@ -184,7 +187,8 @@ class QtGraphView(QGraphicsView):
         owner stays where it was on screen, and the selection, search matches and dataflow
         highlight carry over for the paths still drawn; otherwise all are reset and the view fits.
         Source-line colours carry over, or are `line_colours` (as `set_line_colours` takes them;
-        given here, a new graph's are applied once, not twice at 50k boxes).
+        given here, a new graph's are applied once, not twice at 50k boxes; kept, not copied: the
+        same dict given to `model_for` is the stripes it made).
         """
         centre = self._view_centre()
         scale = self._scale()
@@ -198,7 +202,7 @@ class QtGraphView(QGraphicsView):
         self._search_keys = None
         self._apply_background()
         if line_colours is not None:
-            self._line_colours = dict(line_colours)
+            self._line_colours = line_colours
         self._apply_line_colours()
         kept = [p for p in old_selection if p in model.by_base] if keep_view else []
         self._set_selection(kept, emit=kept != old_selection)
@@ -618,25 +622,8 @@ class QtGraphView(QGraphicsView):
         self._update_nodes(old | set(self._state.stripes))
 
     def _apply_line_colours(self) -> None:
-        """Stripes for the drawn boxes of the coloured paths. The colours cover every located node of
-        the graph, drawn or not (50k at gpt_jit-50k, 14k drawn), in a few palette entries: one
-        QColor per entry, and paths that are not drawn cost a dict miss (0.13 s -> ~10 ms)."""
-        stripes: dict[int, QColor] = {}
         model = self._model
-        if model is not None:
-            by_base = model.by_base
-            made: dict[str, QColor] = {}
-            for path, colour in self._line_colours.items():
-                ids = by_base.get(path.partition("#")[0] if "#" in path else path)
-                if not ids:
-                    continue
-                c = made.get(colour)
-                if c is None:
-                    c = made[colour] = QColor(colour)
-                if c.isValid():
-                    for i in ids:
-                        stripes[i] = c
-        self._state.stripes = stripes
+        self._state.stripes = model.stripes(self._line_colours) if model is not None and self._line_colours else {}
 
     # ------------------------------------------------------------------ hit tests
 

@@ -57,6 +57,7 @@ from jaxscope.qt.log_pane import LogPane
 from jaxscope.qt.problems_panel import ProblemsPanel
 from jaxscope.qt.retrace_dialog import RetraceDialog
 from jaxscope.qt.run_panel import RunPanel
+from jaxscope.qt.scene_model import SceneModel
 from jaxscope.qt.source_view import QtSourceView
 
 EXAMPLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(jaxscope.__file__))), "examples")
@@ -302,7 +303,7 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
         c = self.controller
         c.phase_changed.connect(self._on_phase)
         c.prepare = _prepare_trace
-        c.prepare_layout = self.graph.model_for
+        c.prepare_layout = self._prepare_layout
         c.trace_finished.connect(self._on_trace_finished)
         c.trace_failed.connect(self._on_trace_failed)
         c.layout_finished.connect(self._on_layout_finished)
@@ -461,10 +462,16 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
         line_colours = linking.line_colours(self.doc.graph, self.doc.path) if self.doc.graph else {}
         self.source.set_line_colours({line: palette[i % len(palette)] for line, i in line_colours.items()})
 
-    def _graph_colours(self) -> dict[str, str]:
+    def _prepare_layout(self, graph: Graph, layout: Layout) -> SceneModel | None:
+        """On the layout client's thread: the scene model with its source-line stripes (at mlp-50k
+        the colour map and the stripes took ~80 ms of the GUI thread when the scene was set)."""
+        return self.graph.model_for(graph, layout, self._graph_colours(graph))
+
+    def _graph_colours(self, graph: Graph | None = None) -> dict[str, str]:
         """Node path -> the colour of its source line, made once per trace and theme (every layout
-        of the trace shows them)."""
-        graph = self.doc.graph
+        of the trace shows them); of the document's graph by default. From any thread."""
+        if graph is None:
+            graph = self.doc.graph
         if graph is None:
             return {}
         made = self._node_colours

@@ -460,6 +460,9 @@ def test_line_colours_and_theme(make_view):
     assert view.theme.name == "dark"
     assert view.backgroundBrush().color() == QColor("#16191e")
     assert not view.grab().isNull()
+    view.set_line_colours({"e3#1": "#ff0000"})  # a stub copy's path stands for its base
+    assert set(view._model.nodes[i].base for i in view._state.stripes) == {"e3"}
+    assert all(c == QColor("#ff0000") for c in view._state.stripes.values())
 
 
 SHOTS = os.environ.get("JAXSCOPE_SHOTS")  # a folder to keep the screenshots in, to look at them
@@ -784,6 +787,22 @@ def test_a_scene_model_built_ahead_is_used_and_a_kept_scene_needs_none(make_view
     stale = view.model_for(graph, compute_layout(graph, frozenset()))
     view.set_graph(graph, layout, keep_view=True, model=stale)  # another layout's model: not used
     assert view._model is not stale and view._model.layout is layout
+
+
+def test_a_model_built_ahead_brings_the_stripes_of_the_colours_given(make_view):
+    """The app passes its source-line colours to `model_for` on the layout thread, and the same
+    dict to `set_graph`: the stripes are made there, once, and are what `set_line_colours` makes."""
+    graph, layout = laid_out("basics_predict")
+    view = make_view(graph, layout)
+    colours = {"e3": "#ff0000", "e0:0/e1": "#00aa00", "nope": "#0000ff", "e4": "not a colour"}
+    other = compute_layout(graph, frozenset(), engine="layered")
+    model = view.model_for(graph, other, colours)
+    assert model is not None and model._stripes is not None and model._stripes[0] is colours
+    made = model._stripes[1]
+    view.set_graph(graph, other, keep_view=True, model=model, line_colours=colours)
+    assert view._state.stripes is made and {model.nodes[i].base for i in made} == {"e3"}  # e0 is collapsed
+    view.set_line_colours(colours)  # a copy: made anew, alike
+    assert view._state.stripes is not made and view._state.stripes == made
 
 
 def test_models_of_one_graph_share_their_resolved_paths(make_view):
