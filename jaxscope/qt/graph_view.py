@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QBrush,
-    QColor,
     QHelpEvent,
     QKeyEvent,
     QMouseEvent,
