@@ -10,7 +10,8 @@ with no Python frame of ours, while another thread sits in a C call, is a GIL or
 elsewhere (that is how a 13 MB `json.loads` on a reader thread and a `setPlainText` on the
 linking thread were found). Prints each stall (start, length, the window's slots that ran in it)
 and the distinct stacks of the threads that were not waiting. `--twice` opens the workload again
-in the same window (a re-trace replacing a big scene).
+in the same window (a re-trace replacing a big scene); `--after-bench` opens it first as `make bench`
+does before its window open, and keeps that alive (a bigger heap, the bench's other processes).
 """
 
 from __future__ import annotations
@@ -68,6 +69,8 @@ def main() -> int:
     ap.add_argument("workload", help="family-size, e.g. gpt-50k")
     ap.add_argument("--over-ms", type=float, default=90.0, help="report stalls longer than this")
     ap.add_argument("--twice", action="store_true", help="open it a second time in the same window")
+    ap.add_argument("--after-bench", action="store_true",
+                    help="first open it as `make bench` does before its window open (Controller-level, kept alive)")
     opts = ap.parse_args()
     family, size = opts.workload.rsplit("-", 1)
     folder = tempfile.mkdtemp(prefix="jaxscope-stalls-")
@@ -142,6 +145,12 @@ def main() -> int:
 
         main_window.MainWindow.open_target = open_twice  # type: ignore[method-assign]
 
+    if opts.after_bench:  # the bench's GUI process holds that open's graph, layout and scene meanwhile
+        bench = gui_stages.Bench(path, work.args)
+        bench.warm()
+        bench.open_once(600)
+        stalls.clear()
+        marks.clear()
     result = gui_stages.app_open(path, "train_step", work.args, 600)
     armed[0] = False
     faulthandler.cancel_dump_traceback_later()
