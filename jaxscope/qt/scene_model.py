@@ -213,8 +213,7 @@ class SceneModel:
             given = colours
             if any("#" in path for path in colours):
                 colours = {path.partition("#")[0]: colour for path, colour in colours.items()}
-            made = {colour: QColor(colour) for colour in set(colours.values())}
-            made = {colour: c for colour, c in made.items() if c.isValid()}
+            made = {colour: c for colour in set(colours.values()) if (c := QColor(colour)).isValid()}
             per_box = list(map(made.get, map(colours.get, self.bases)))  # None: no stripe
             got = self._stripes = (given, dict(compress(enumerate(per_box), per_box)))
         return got[1]
