@@ -226,7 +226,10 @@ class EdgeTable(_Table[EdgePath]):
     def cubics(self) -> tuple[np.ndarray, np.ndarray]:
         """The indices of the edges drawn as one cubic (the common case) and their control points
         in px, (n, 4, 2), gathered in C."""
-        cubic = np.flatnonzero(self.point_counts() == 4)
+        one = self.point_counts() == 4
+        if one.all():  # the layered engine's edges: the points as they are, no gather
+            return np.arange(len(self)), self.pts.reshape(-1, 4, 2) / 10
+        cubic = np.flatnonzero(one)
         return cubic, self.curves(cubic)
 
     def curves(self, ids: Sequence[int] | np.ndarray) -> np.ndarray:

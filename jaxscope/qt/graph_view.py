@@ -567,7 +567,7 @@ class QtGraphView(QGraphicsView):
         if self._search_keys is None:
             model = self._model
             assert model is not None
-            self._search_keys = SearchIndex((base, model.nodes[ids[0]].node) for base, ids in model.by_base.items())
+            self._search_keys = SearchIndex((base, model.nodes[i].node) for base, i in model.by_base.firsts())
         return self._search_keys
 
     @property

@@ -861,6 +861,24 @@ def test_a_far_paint_makes_no_records_and_a_record_is_its_box(make_view, qtbot):
         by_base.setdefault(box.path.partition("#")[0], []).append(i)
     assert any("#" in box.path for box in layout.nodes)  # stub copies: several boxes to a base
     assert list(model.by_base.items()) == list(by_base.items())
+    assert list(model.by_base.firsts()) == [(base, ids[0]) for base, ids in by_base.items()]
+    assert "in0#0" not in model.by_base and "nowhere" not in model.by_base and model.by_base.get("nowhere") is None
+
+
+def test_commonest_per_group_breaks_ties_as_a_counter_filled_in_order_does():
+    """A tile's blob colour: its commonest family, ties to the one met first (counted in numpy)."""
+    from jaxscope.qt.scene_model import commonest, commonest_per_group
+
+    rng = random.Random(7)
+    for _ in range(200):
+        n = rng.randint(1, 60)
+        groups = rng.randint(1, n)
+        group = [rng.randrange(groups) for _ in range(n - groups)] + list(range(groups))
+        rng.shuffle(group)
+        values = [rng.choice("abc") for _ in range(n)]  # three values: many ties
+        want = [commonest(collections.Counter(v for v, g in zip(values, group) if g == k)) for k in range(groups)]
+        assert commonest_per_group(values, np.array(group), groups) == want
+    assert commonest_per_group([], np.zeros(0, dtype=np.int64), 0) == []
 
 
 def test_a_layout_read_from_the_wire_is_drawn_without_making_its_edges(make_view):
