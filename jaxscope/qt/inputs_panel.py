@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
@@ -22,18 +24,23 @@ def plain_label(text: str = "") -> QLabel:
 # example: 43k) lost its end and failed to parse as "'[' is never closed".
 ARGS_MAX_CHARS = 16 * 1024 * 1024
 PARAM_CHARS = 120  # a parameter's line in the list is cut here
+ASYNC_CHARS = 10_000  # longer inputs are parsed on a thread: mlp-50k's 52k characters took ~130 ms of the GUI thread
 
 
 class InputsPanel(QWidget):
     """Function picker, parameter list, `--args` field with inline errors, and the Trace button."""
 
     trace_requested = Signal(str, str)  # qualname, args text
+    _checked = Signal(str, object)  # a long text, its CallSpec or SpecError (from the parsing thread)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._module: ModuleInfo | None = None
         self._edited: dict[str, str] = {}
         self._parsed: tuple[str, argspec.CallSpec | argspec.SpecError] | None = None
+        self._pending: dict[str, Future[argspec.CallSpec | argspec.SpecError]] = {}  # the long text being parsed
+        self._pool: ThreadPoolExecutor | None = None
+        self._checked.connect(self._on_checked)
         self._described: tuple[FunctionInfo, argspec.CallSpec] | None = None  # what the parameter list shows
         self.function = QComboBox()
         self.function.setObjectName("functionCombo")
@@ -104,19 +111,57 @@ class InputsPanel(QWidget):
     def parse(self, text: str) -> argspec.CallSpec | argspec.SpecError:
         """`argspec.parse_call(text)` or its error, remembered for the last text: opening a
         function, then tracing it, validated the same text three times (a 43 kB params pytree:
-        80 ms each, on the GUI thread)."""
+        80 ms each, on the GUI thread). A long text already being parsed on the thread is waited for."""
         if self._parsed is None or self._parsed[0] != text:
-            try:
-                self._parsed = (text, argspec.parse_call(text))
-            except argspec.SpecError as exc:
-                self._parsed = (text, exc)
+            pending = self._pending.get(text)
+            self._parsed = (text, pending.result() if pending is not None else _parse(text))
         return self._parsed[1]
 
+    def _parse_soon(self, text: str) -> argspec.CallSpec | argspec.SpecError | None:
+        """`parse(text)` when known or quick; else None, and the text is parsed on a thread (its
+        result comes back through `_checked`)."""
+        if (self._parsed is not None and self._parsed[0] == text) or len(text) < ASYNC_CHARS:
+            return self.parse(text)
+        if text not in self._pending:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(1, thread_name_prefix="jaxscope-inputs")
+            future = self._pool.submit(_parse, text)
+            self._pending = {text: future}  # an older text's verdict no longer matters
+            future.add_done_callback(lambda done: self._report(text, done))
+        return None
+
+    def _report(self, text: str, done: Future[argspec.CallSpec | argspec.SpecError]) -> None:
+        """On the parsing thread: hand the verdict to the GUI thread (queued)."""
+        try:
+            self._checked.emit(text, done.result())
+        except RuntimeError:  # the panel was deleted meanwhile
+            pass
+
+    def _on_checked(self, text: str, call: argspec.CallSpec | argspec.SpecError) -> None:
+        if self._pending.get(text) is not None:
+            del self._pending[text]
+        if text == self.args.text():
+            self._parsed = (text, call)
+            self._show(call)
+
     def _validate(self) -> bool:
+        """Check the inputs; True unless they are known to be wrong (a long text still being
+        parsed goes to the worker as it is: it parses the text too, and says what is wrong)."""
         fn = self.current()
         if fn is not None:
             self._edited[fn.name] = self.args.text()
-        call = self.parse(self.args.text())
+        call = self._parse_soon(self.args.text())
+        if call is not None:
+            return self._show(call)
+        self.error.setText("")
+        self.trace_button.setEnabled(fn is not None)
+        self.params.setText("checking the inputs…")  # the list shown is of another text
+        self._described = None
+        return True
+
+    def _show(self, call: argspec.CallSpec | argspec.SpecError) -> bool:
+        """The verdict on the current inputs: the error, or the parameter list; False on an error."""
+        fn = self.current()
         if isinstance(call, argspec.SpecError):
             where = f" (at column {call.offset + 1})" if call.offset is not None else ""
             self.error.setText(f"{call.message}{where}")
@@ -133,6 +178,13 @@ class InputsPanel(QWidget):
         fn = self.current()
         if fn is not None and self._validate():
             self.trace_requested.emit(fn.name, self.args.text())
+
+
+def _parse(text: str) -> argspec.CallSpec | argspec.SpecError:
+    try:
+        return argspec.parse_call(text)
+    except argspec.SpecError as exc:
+        return exc
 
 
 def describe_params(fn: FunctionInfo, call: argspec.CallSpec) -> str:

@@ -36,7 +36,46 @@ def test_long_inputs_are_kept_whole(qtbot):
     text = "[" + ", ".join(["{'w': f32[64,64], 'b': f32[64]}"] * 1500) + "]"
     assert len(text) > 40_000
     panel.args.setText(text)
+    qtbot.waitUntil(lambda: panel.params.text().startswith("params: traced"))
     assert panel.args.text() == text and panel.error.text() == "" and panel.trace_button.isEnabled()
+
+
+def test_long_inputs_are_checked_on_a_thread_and_a_trace_does_not_wait(qtbot, monkeypatch):
+    """Inputs past `ASYNC_CHARS` (a 5000-array params pytree: ~130 ms to parse) are parsed on a
+    thread: the panel answers at once, a trace goes ahead (the worker checks the text too), and
+    the verdict shows when it comes, unless the text changed meanwhile."""
+    import threading
+
+    from jaxscope.qt.inputs_panel import ASYNC_CHARS
+
+    threads: list[str] = []  # where each long text was parsed
+    real = argspec.parse_call
+    monkeypatch.setattr(
+        argspec, "parse_call", lambda text: (len(text) > ASYNC_CHARS and threads.append(threading.current_thread().name)) or real(text)
+    )
+    panel = InputsPanel()
+    qtbot.addWidget(panel)
+    panel.set_module(discover_source("def f(params):\n    return params\n", "m.py"), "f")
+    good = "[" + ", ".join(["f32[16,16]"] * 1500) + "]"
+    assert len(good) > ASYNC_CHARS
+    with qtbot.waitSignal(panel.trace_requested, timeout=1000) as sent:
+        panel.args.setText(good)
+        assert panel.params.text() == "checking the inputs…" and panel.trace_button.isEnabled()
+        panel.request_trace()
+    assert sent.args == ["f", good]
+    qtbot.waitUntil(lambda: panel.params.text().startswith("params: traced [f32[16,16], "))
+    assert len(threads) == 1 and threads[0].startswith("jaxscope-inputs")
+    assert panel.parse(good) is panel.parse(good)  # remembered: no parse on the GUI thread
+    bad = good[:-1]  # never closed
+    panel.args.setText(bad)
+    qtbot.waitUntil(lambda: "never closed" in panel.error.text())
+    assert not panel.trace_button.isEnabled()
+    with qtbot.assertNotEmitted(panel.trace_requested):
+        panel.request_trace()
+    panel.args.setText(good + " ")  # parsed on the thread, but the text changes before the verdict
+    panel.args.setText("f33[1]")
+    qtbot.waitUntil(lambda: not panel._pending)  # the stale verdict came back
+    assert "f33" in panel.error.text() and not panel.trace_button.isEnabled()
 
 
 def test_a_long_spec_is_cut_in_the_parameter_list(qtbot):
