@@ -192,6 +192,7 @@ class WorkerClient:
         with self._lock:
             if self._job is not None:
                 self._stop_job(self._job, "cancelled")
+                threading.Thread(target=self._ensure_spare_soon, daemon=True).start()  # the retry's worker
 
     def restart(self) -> None:
         """Forget past crashes and start from fresh workers (after a crash loop)."""
@@ -249,8 +250,7 @@ class WorkerClient:
 
     def _spawn_active(self) -> WorkerProcess:
         self._active = self._spare if (self._spare and self._spare.alive) else self._spawn()
-        self._spare = None
-        self._ensure_spare()
+        self._spare = None  # the next one starts once this one is idle (`_ensure_spare_soon`)
         return self._active
 
     def _ensure_spare(self) -> None:
@@ -295,8 +295,6 @@ class WorkerClient:
             self._retire(self._active)
             self._active = None
             worker = self._spawn_active()
-        if worker.ready.is_set():
-            self._ensure_spare()  # pre-warm the next worker only once this one is up (2 cores)
         return worker
 
     # ------------------------------------------------------------------ events (reader threads)
@@ -307,6 +305,7 @@ class WorkerClient:
                 current = worker is self._active or worker is self._spare  # not a retired one of an old setup
             if current and self._on_ready is not None:
                 self._on_ready(dict(message))
+            self._ensure_spare_soon()
             return
         with self._lock:
             job = self._job
@@ -370,8 +369,12 @@ class WorkerClient:
             job.future.set_exception(WorkerError(replace(info, stderr_tail=worker.stderr.text()[-8000:])))
 
     def _ensure_spare_soon(self) -> None:
+        """Pre-warm the next worker when nothing runs (no job; the active worker up, or none left
+        after a crash or a cancel), off the GUI thread: a spare importing JAX while the user's
+        function traces took CPU from it (2 cores), and starting one in `trace` cost the GUI thread
+        ~50 ms (a process and its reader threads)."""
         with self._lock:
-            if self._active is not None and self._active.ready.is_set():
+            if self._job is None and (self._active is None or self._active.ready.is_set()):
                 self._ensure_spare()
 
     def _on_exit(self, worker: WorkerProcess, code: int) -> None:
@@ -396,6 +399,7 @@ class WorkerClient:
             hint="the worker's last output is below; the app and your document are unaffected",
         )
         job.future.set_exception(WorkerError(info))
+        self._ensure_spare_soon()  # the next request's worker
 
     # ------------------------------------------------------------------ cancel / timeout
 
