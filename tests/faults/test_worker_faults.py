@@ -131,6 +131,32 @@ def test_cancel_is_prompt_and_next_request_works(client):
     succeeds(client)
 
 
+def test_the_spare_worker_starts_only_while_nothing_runs():
+    """The spare (the next request's worker, pre-warmed) does not import JAX while a trace runs
+    (2 cores), nor start inside `trace` (the GUI thread's call): it starts once the active worker is
+    idle, or after a cancel, so the retry does not wait for a fresh worker."""
+    reached = threading.Event()
+    with WorkerClient(spare=True, timeouts={"load": 10.0, "trace": 10.0}) as c:
+        future = c.trace(request("infinite_loop.py"), on_phase=lambda p: p == "trace" and reached.set())
+        assert reached.wait(60)
+        time.sleep(0.3)
+        assert c._spare is None  # the trace has both cores
+        c.cancel()
+        with pytest.raises(WorkerError):
+            future.result(timeout=10)
+        deadline = time.monotonic() + 10
+        while c._spare is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        spare = c._spare
+        assert spare is not None
+        succeeds(c)
+        assert c._active is spare  # the retry ran on it
+        deadline = time.monotonic() + 10
+        while c._spare is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert c._spare is not None and c._spare is not spare  # the next one, started after the reply
+
+
 def test_latest_request_wins(client):
     first = client.trace(request("infinite_loop.py"))
     second = client.trace(request("ok.py"))
