@@ -34,6 +34,7 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 import gui_stages  # noqa: E402
 import workloads  # noqa: E402
+if os.environ.get("SWITCH"): sys.setswitchinterval(float(os.environ["SWITCH"]))
 
 WAITING = (" in wait", " in _drain", " in _read_err", " in _read", " in get", " in _worker", " in _watch", " in readline")
 

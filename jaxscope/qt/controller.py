@@ -93,6 +93,7 @@ class Controller(QObject):
         self._ir_done.connect(self._on_ir_done)
         self._ir_gen = 0
         self._parser = ThreadPoolExecutor(1, thread_name_prefix="jaxscope-ir-parse")
+        self._preparer = ThreadPoolExecutor(1, thread_name_prefix="jaxscope-layout-prep")  # for a layout already at hand
         self._layout_done.connect(self._on_layout_done, Qt.ConnectionType.QueuedConnection)  # a cached layout too: later, never inside layout()
         self._layouts: dict[tuple[Any, ...], tuple[Graph, Layout]] = {}  # oldest first
         self._layouts_lock = threading.Lock()  # filled from the layout client's thread
@@ -258,14 +259,17 @@ class Controller(QObject):
             self.layouts.cancel()
             future = self.layouts.submit(graph, frozen, **options)
         future.add_done_callback(lambda f: self._remember_layout(key, graph, f))
-        if future.done():  # a layout kept from before: its scene is most likely kept too
-            self._layout_done.emit(gen, graph, frozen, future)
+        if future.done():
+            # A layout kept from before (its scene is most likely kept too: nothing to build), or the
+            # trace's streamed one, which often arrives before the trace's result: its scene model
+            # (0.1-0.3 s at 14k-72k boxes) is built on a thread too, not on the GUI thread.
+            self._preparer.submit(self._prepare_layout, gen, graph, frozen, future)
         else:
             future.add_done_callback(lambda f: self._prepare_layout(gen, graph, frozen, f))
 
     def _prepare_layout(self, gen: int, graph: Graph, expanded: frozenset[str], future: Future[Layout]) -> None:
-        """On the layout client's thread: `prepare_layout` the layout (a failure costs only the head
-        start), then hand it to the GUI thread."""
+        """On the layout client's thread (the preparer's, for a layout at hand): `prepare_layout` the
+        layout (a failure costs only the head start), then hand it to the GUI thread."""
         if gen == self._layout_gen and not future.cancelled() and future.exception() is None:
             layout = future.result()
             self._layout_ahead.make(self.prepare_layout, layout, graph, layout)
@@ -322,6 +326,7 @@ class Controller(QObject):
 
     def close(self) -> None:
         self._parser.shutdown(wait=False, cancel_futures=True)
+        self._preparer.shutdown(wait=False, cancel_futures=True)
         self.worker.close()
         self.layouts.close()
 
