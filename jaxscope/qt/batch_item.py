@@ -267,3 +267,6 @@ class BatchItem(QGraphicsRectItem):
         self.model = model
         self.state = state
         self.setFlags(_FLAGS)
+
+    def warm(self, lod: float) -> None:
+        """Make what a paint at `lod` draws from, ahead (`graph_items.warm_items`); nothing here."""

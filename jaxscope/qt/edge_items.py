@@ -136,6 +136,14 @@ class EdgeTileItem(BatchItem):
             paths = self._paths[key] = (curves, arrows)
         return paths
 
+    def warm(self, lod: float) -> None:
+        """Make the far lines a tile's paint at `lod` draws (`graph_items.warm_items`)."""
+        if self.cull_each or lod >= FAR_LOD or max(self.extent.width(), self.extent.height()) * lod < TINY_PX:
+            return
+        for key, js in self.groups().items():
+            if key not in self._group_lines:
+                self._group_lines[key] = self.model.far_lines(js)
+
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         lod = lod_of(painter)
         if self.cull_each:

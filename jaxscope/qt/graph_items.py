@@ -134,6 +134,14 @@ class SceneItems:
         self.overview.set_count(counts[0])
 
 
+def warm_items(items: SceneItems, scale: float) -> None:
+    """Make the draw lists a first paint at `scale` asks of the tiles that are not tiny then (the
+    others are hidden), on the thread that built the items, before they are in a scene."""
+    for spans, tiles in items.by_span:
+        for tile in tiles[bisect_left(spans, TINY_PX / scale if scale > 0 else 0.0) :]:
+            tile.warm(scale)
+
+
 def _layer(z: float) -> QGraphicsItem:
     """A parent for many tiles: hiding it hides them all in one call (no contents of its own)."""
     layer = QGraphicsRectItem()

@@ -35,7 +35,7 @@ from jaxscope.core.styles import Theme, get_theme
 from jaxscope.core.svg import node_tooltip
 from jaxscope.qt.batch_item import Palette, ViewState
 from jaxscope.qt.edge_items import EdgeTileItem, draws_partial
-from jaxscope.qt.graph_items import SceneItems, build_items
+from jaxscope.qt.graph_items import SceneItems, build_items, warm_items
 from jaxscope.qt.node_items import NodeTileItem
 from jaxscope.qt.scene_model import Resolved, SceneModel, build_model
 
@@ -51,6 +51,12 @@ HIT_SLOP = 2.0  # scene px of tolerance around a box for clicks
 # a scene is ~0.5 KB a box over its layout; one of mlp-50k's 72.5k boxes fits
 SCENE_CACHE_NODES = 100_000
 SCENE_CACHE_SIZE = 3
+
+
+def fit_scale(width: int, height: int, rect: QRectF, max_scale: float) -> float:
+    """The scale that shows `rect` whole in a viewport of `width` x `height` px (with `FIT_PADDING`)."""
+    w, h = max(width - 2 * FIT_PADDING, 10), max(height - 2 * FIT_PADDING, 10)
+    return min(w / max(rect.width(), 1e-6), h / max(rect.height(), 1e-6), max_scale)
 
 
 @dataclass
@@ -138,6 +144,7 @@ class QtGraphView(QGraphicsView):
         self._last: QPoint = QPoint()
         self._panning = False
         self._anchor: tuple[str, QPoint] | None = None  # owner path + where it was, for keep_view
+        self._viewport_px = (0, 0)  # its last size, for `model_for` on another thread (read, not asked of Qt)
         self._apply_background()
         self._update_detail()
 
@@ -159,6 +166,11 @@ class QtGraphView(QGraphicsView):
             # The scene's items too (not in a scene yet, they belong to no thread): ~9k tiles at
             # gpt-50k took 0.07-0.1 s of the GUI thread. Only the last ones are kept for `set_graph`.
             self._ahead = (model, *self._new_items(model))
+            built, (vw, vh) = self._built, self._viewport_px
+            if (built is None or built.graph is not graph) and vw > 0:
+                # A new graph is shown whole: its tiles' draw lists for that scale, made here too
+                # (gpt_jit-50k: ~50 ms of a 67 ms first paint, 2-3x that while other threads run)
+                warm_items(self._ahead[2], fit_scale(vw, vh, model.content, FIT_MAX_SCALE))
             # out of the collector's reach before it runs again: else the next collection, on
             # whichever thread, rescans it all (gpt-50k: a 263 ms pause of the GUI thread)
             protocol.freeze_decoded(len(model.nodes))
@@ -374,10 +386,7 @@ class QtGraphView(QGraphicsView):
 
     def _fit_rect(self, rect: QRectF, max_scale: float) -> None:
         vp = self.viewport().rect()
-        w = max(vp.width() - 2 * FIT_PADDING, 10)
-        h = max(vp.height() - 2 * FIT_PADDING, 10)
-        s = min(w / max(rect.width(), 1e-6), h / max(rect.height(), 1e-6), max_scale)
-        self._set_scale(s)
+        self._set_scale(fit_scale(vp.width(), vp.height(), rect, max_scale))
         self.centerOn(rect.center())
 
     def _scale(self) -> float:
@@ -819,6 +828,8 @@ class QtGraphView(QGraphicsView):
     def resizeEvent(self, event: QResizeEvent) -> None:
         centre = self._view_centre()
         super().resizeEvent(event)
+        vp = self.viewport().rect()
+        self._viewport_px = (vp.width(), vp.height())
         if self._model is None:
             return
         if self._auto_fit:

@@ -67,6 +67,11 @@ class NodeTileItem(BatchItem):
             self._groups_version = self.state.version
         return self._groups
 
+    def warm(self, lod: float) -> None:
+        """Make what a batched paint at `lod` draws from (`graph_items.warm_items`)."""
+        if TINY_PX <= max(self.extent.width(), self.extent.height()) * lod and lod < TEXT_LOD:
+            self.groups()
+
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         lod = lod_of(painter)
         if max(self.extent.width(), self.extent.height()) * lod < TINY_PX:

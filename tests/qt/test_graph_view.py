@@ -955,3 +955,27 @@ def test_a_dropped_scenes_records_and_items_are_let_go_a_slice_per_event_loop_tu
     steps = [a - b for a, b in zip(sizes, sizes[1:]) if a != b]
     assert len(steps) >= 400 // 50 and max(steps) <= 50  # a slice per turn
     assert view.node_count == len(other_layout.nodes) and not view.grab().isNull()
+
+
+def test_a_new_graphs_model_comes_with_the_draw_lists_of_its_first_paint(qtbot):
+    """`model_for` a graph other than the one shown (shown whole next) makes the draw lists of the
+    tiles that are not tiny at the fit scale, off the GUI thread: the first paint makes none."""
+    graph = big_graph(3000)
+    layout = compute_layout(graph, engine="layered")
+    view = QtGraphView()
+    qtbot.addWidget(view)
+    view.resize(900, 600)
+    view.show()
+    qtbot.waitExposed(view)
+    model = view.model_for(graph, layout)
+    assert model is not None and view._ahead is not None
+    _, state, items = view._ahead
+    groups = {t.tile: t._groups for t in items.node_items if t._groups_version == state.version}
+    lines = {id(t): dict(t._group_lines) for t in items.by_span[1][1] if t._group_lines}
+    assert groups and lines  # some tiles are drawn batched, some edges as far lines
+    view.set_graph(graph, layout, model=model)
+    view.viewport().grab()
+    assert {t.tile: t._groups for t in items.node_items if t._groups_version == state.version} == groups
+    assert all(t._groups is groups[t.tile] for t in items.node_items if t.tile in groups)
+    assert all(t._group_lines == lines[id(t)] for t in items.by_span[1][1] if t._group_lines)
+    assert any(t.painted for t in items.node_items if t.tile in groups)
