@@ -34,9 +34,8 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 import gui_stages  # noqa: E402
 import workloads  # noqa: E402
-if os.environ.get("SWITCH"): sys.setswitchinterval(float(os.environ["SWITCH"]))
 
-WAITING = (" in wait", " in _drain", " in _read_err", " in _read", " in get", " in _worker", " in _watch", " in readline")
+WAITING = (" in wait", " in _drain", " in _read_err", " in _read", " in get", " in _worker", " in _watch", " in readline", " in _pump")
 
 
 def _timed(marks: list[tuple[float, float, str]], cls: type, name: str) -> None:

@@ -296,7 +296,7 @@ class _Worker:
             close_fds=True,
         )
         _widen_pipes(self.proc.stdin, self.proc.stdout)
-        self.lines = _Lines(self.proc.stdout)  # read in big chunks on a thread of its own
+        self.lines = _Lines(self.proc.stdout, "layout-worker-out")  # read in big chunks on a thread of its own
         self.stderr_tail = b""
         self.graph: Graph | _Request | None = None  # the graph object this worker holds (a stream's: its request)
         self.graph_key = 0
@@ -830,10 +830,10 @@ class _Lines:
     now leave the layout process in 5-25 ms instead of 50-100 (it waited on a 64 KB pipe read in
     8 KB lines)."""
 
-    def __init__(self, stream: Any) -> None:
+    def __init__(self, stream: Any, name: str = "layout-stdin") -> None:
         self._queue: queue.SimpleQueue[list[bytes]] = queue.SimpleQueue()
         self._ready: collections.deque[bytes] = collections.deque()
-        threading.Thread(target=self._pump, args=(stream,), name="layout-stdin", daemon=True).start()
+        threading.Thread(target=self._pump, args=(stream,), name=name, daemon=True).start()
 
     def _pump(self, stream: Any) -> None:
         read = getattr(stream, "read1", stream.read)

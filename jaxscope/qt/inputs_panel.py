@@ -138,8 +138,7 @@ class InputsPanel(QWidget):
             pass
 
     def _on_checked(self, text: str, call: argspec.CallSpec | argspec.SpecError) -> None:
-        if self._pending.get(text) is not None:
-            del self._pending[text]
+        self._pending.pop(text, None)
         if text == self.args.text():
             self._parsed = (text, call)
             self._show(call)
