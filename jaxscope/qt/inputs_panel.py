@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from PySide6.QtCore import Qt, Signal
@@ -25,6 +26,7 @@ def plain_label(text: str = "") -> QLabel:
 ARGS_MAX_CHARS = 16 * 1024 * 1024
 PARAM_CHARS = 120  # a parameter's line in the list is cut here
 ASYNC_CHARS = 10_000  # longer inputs are parsed on a thread: mlp-50k's 52k characters took ~130 ms of the GUI thread
+ASYNC_DELAY_S = 0.1  # ... once the GUI thread is through with what asked (opening a file: ~50 ms), not against it for the GIL
 
 
 class InputsPanel(QWidget):
@@ -125,7 +127,7 @@ class InputsPanel(QWidget):
         if text not in self._pending:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(1, thread_name_prefix="jaxscope-inputs")
-            future = self._pool.submit(_parse, text)
+            future = self._pool.submit(_parse, text, ASYNC_DELAY_S)
             self._pending = {text: future}  # an older text's verdict no longer matters
             future.add_done_callback(lambda done: self._report(text, done))
         return None
@@ -179,7 +181,9 @@ class InputsPanel(QWidget):
             self.trace_requested.emit(fn.name, self.args.text())
 
 
-def _parse(text: str) -> argspec.CallSpec | argspec.SpecError:
+def _parse(text: str, delay_s: float = 0.0) -> argspec.CallSpec | argspec.SpecError:
+    if delay_s:
+        time.sleep(delay_s)
     try:
         return argspec.parse_call(text)
     except argspec.SpecError as exc:
