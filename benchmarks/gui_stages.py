@@ -130,6 +130,7 @@ class Bench:
         self.events: dict[str, Any] = {}
         c = self.controller
         c.prepare_layout = self.view.model_for  # as the app: the scene model is built on the layout thread
+        c.prepare = lambda result: self.view.prepare_graph(result.graph)  # as the app: its boxes resolved meanwhile
         c.trace_finished.connect(self._on_trace)
         c.trace_failed.connect(self._on_failed)
         c.layout_finished.connect(self._on_layout)

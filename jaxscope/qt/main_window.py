@@ -78,13 +78,6 @@ def _recording_stopped(result: TraceResult) -> bool:
     return result.flow is None and recording_stopped(result.warnings) is not None
 
 
-def _prepare_trace(result: TraceResult) -> linking.JaxprLinks:
-    """Off the GUI thread (`Controller.prepare`), the maps a trace's window needs: source line ->
-    nodes (kept by `linking.nodes_by_line` for the GUI thread's calls) and the node sources."""
-    path = result.request.function.path
-    if path:
-        linking.nodes_by_line(result.graph, path)
-    return linking.jaxpr_links(result.graph, "")
 
 
 class WelcomePage(QWidget):
@@ -302,7 +295,7 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
     def _connect(self) -> None:
         c = self.controller
         c.phase_changed.connect(self._on_phase)
-        c.prepare = _prepare_trace
+        c.prepare = self._prepare_trace
         c.prepare_layout = self._prepare_layout
         c.trace_finished.connect(self._on_trace_finished)
         c.trace_failed.connect(self._on_trace_failed)
@@ -461,6 +454,17 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
         palette = self._palette()
         line_colours = linking.line_colours(self.doc.graph, self.doc.path) if self.doc.graph else {}
         self.source.set_line_colours({line: palette[i % len(palette)] for line, i in line_colours.items()})
+
+    def _prepare_trace(self, result: TraceResult) -> linking.JaxprLinks:
+        """Off the GUI thread (`Controller.prepare`), what a trace's window needs: the graph's
+        boxes resolved for its first scene model (first: the layout process is laying it out
+        meanwhile), the map source line -> nodes (kept by `linking.nodes_by_line` for the GUI
+        thread's calls) and the node sources."""
+        self.graph.prepare_graph(result.graph)
+        path = result.request.function.path
+        if path:
+            linking.nodes_by_line(result.graph, path)
+        return linking.jaxpr_links(result.graph, "")
 
     def _prepare_layout(self, graph: Graph, layout: Layout) -> SceneModel | None:
         """On the layout client's thread: the scene model with its source-line stripes (at mlp-50k

@@ -979,3 +979,22 @@ def test_a_new_graphs_model_comes_with_the_draw_lists_of_its_first_paint(qtbot):
     assert all(t._groups is groups[t.tile] for t in items.node_items if t.tile in groups)
     assert all(t._group_lines == lines[id(t)] for t in items.by_span[1][1] if t._group_lines)
     assert any(t.painted for t in items.node_items if t.tile in groups)
+
+
+def test_a_graphs_boxes_are_resolved_ahead_for_its_first_model(qtbot):
+    """`prepare_graph` (the app calls it on the trace result's thread while the layout process lays
+    the graph out) resolves the top-level boxes; the first model of that graph takes them over,
+    once; a model of another graph does not."""
+    graph, other = big_graph(300), big_graph(200, seed=1)
+    layout = compute_layout(graph, engine="layered")
+    view = QtGraphView()
+    qtbot.addWidget(view)
+    view.prepare_graph(graph)
+    pre = view._pre_resolved
+    assert pre is not None and {n.id for n in graph.top.nodes} <= set(pre)
+    assert view.model_for(other, compute_layout(other, engine="layered")).resolved is not pre  # type: ignore[union-attr]
+    model = view.model_for(graph, layout)
+    assert model is not None and model.resolved is pre and view._pre_resolved is None
+    assert [model.nodes[i].node for i in range(len(model.nodes))] == [
+        next(n for n in graph.top.nodes if n.id == box.path.partition("#")[0]) for box in layout.nodes
+    ]
