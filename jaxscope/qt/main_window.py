@@ -78,8 +78,6 @@ def _recording_stopped(result: TraceResult) -> bool:
     return result.flow is None and recording_stopped(result.warnings) is not None
 
 
-
-
 class WelcomePage(QWidget):
     """Open File…, Open Example…, and the recent files."""
 
