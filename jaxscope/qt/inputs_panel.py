@@ -40,7 +40,7 @@ class InputsPanel(QWidget):
         self._module: ModuleInfo | None = None
         self._edited: dict[str, str] = {}
         self._parsed: tuple[str, argspec.CallSpec | argspec.SpecError] | None = None
-        self._pending: dict[str, Future[argspec.CallSpec | argspec.SpecError]] = {}  # the long text being parsed
+        self._pending: dict[str, Future[argspec.CallSpec | argspec.SpecError | None]] = {}  # the long text being parsed
         self._pool: ThreadPoolExecutor | None = None
         self._checked.connect(self._on_checked)
         self._described: tuple[FunctionInfo, argspec.CallSpec] | None = None  # what the parameter list shows
@@ -116,26 +116,37 @@ class InputsPanel(QWidget):
         80 ms each, on the GUI thread). A long text already being parsed on the thread is waited for."""
         if self._parsed is None or self._parsed[0] != text:
             pending = self._pending.get(text)
-            self._parsed = (text, pending.result() if pending is not None else _parse(text))
+            got = pending.result() if pending is not None else None
+            self._parsed = (text, got if got is not None else _parse(text))
         return self._parsed[1]
 
     def _parse_soon(self, text: str) -> argspec.CallSpec | argspec.SpecError | None:
         """`parse(text)` when known or quick; else None, and the text is parsed on a thread (its
         result comes back through `_checked`)."""
         if (self._parsed is not None and self._parsed[0] == text) or len(text) < ASYNC_CHARS:
+            self._pending = {}  # a long text waiting to be parsed is not wanted now
             return self.parse(text)
         if text not in self._pending:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(1, thread_name_prefix="jaxscope-inputs")
-            future = self._pool.submit(_parse, text, ASYNC_DELAY_S)
+            future = self._pool.submit(self._parse_later, text)
             self._pending = {text: future}  # an older text's verdict no longer matters
             future.add_done_callback(lambda done: self._report(text, done))
         return None
 
-    def _report(self, text: str, done: Future[argspec.CallSpec | argspec.SpecError]) -> None:
+    def _parse_later(self, text: str) -> argspec.CallSpec | argspec.SpecError | None:
+        """On the parsing thread, `ASYNC_DELAY_S` after it was asked for: the parse of `text`, or None
+        when another text replaced it meanwhile (typing in a long field parses the last text only)."""
+        time.sleep(ASYNC_DELAY_S)
+        return _parse(text) if text in self._pending else None
+
+    def _report(self, text: str, done: Future[argspec.CallSpec | argspec.SpecError | None]) -> None:
         """On the parsing thread: hand the verdict to the GUI thread (queued)."""
+        call = done.result()
+        if call is None:
+            return
         try:
-            self._checked.emit(text, done.result())
+            self._checked.emit(text, call)
         except RuntimeError:  # the panel was deleted meanwhile
             pass
 
@@ -181,9 +192,7 @@ class InputsPanel(QWidget):
             self.trace_requested.emit(fn.name, self.args.text())
 
 
-def _parse(text: str, delay_s: float = 0.0) -> argspec.CallSpec | argspec.SpecError:
-    if delay_s:
-        time.sleep(delay_s)
+def _parse(text: str) -> argspec.CallSpec | argspec.SpecError:
     try:
         return argspec.parse_call(text)
     except argspec.SpecError as exc:

@@ -46,7 +46,7 @@ def test_long_inputs_are_checked_on_a_thread_and_a_trace_does_not_wait(qtbot, mo
     the verdict shows when it comes, unless the text changed meanwhile."""
     import threading
 
-    from jaxscope.qt.inputs_panel import ASYNC_CHARS
+    from jaxscope.qt.inputs_panel import ASYNC_CHARS, ASYNC_DELAY_S
 
     threads: list[str] = []  # where each long text was parsed
     real = argspec.parse_call
@@ -72,10 +72,15 @@ def test_long_inputs_are_checked_on_a_thread_and_a_trace_does_not_wait(qtbot, mo
     assert not panel.trace_button.isEnabled()
     with qtbot.assertNotEmitted(panel.trace_requested):
         panel.request_trace()
-    panel.args.setText(good + " ")  # parsed on the thread, but the text changes before the verdict
+    panel.args.setText(good + " ")  # replaced before it is parsed: never parsed
     panel.args.setText("f33[1]")
-    qtbot.waitUntil(lambda: not panel._pending)  # the stale verdict came back
+    qtbot.wait(int(2 * ASYNC_DELAY_S * 1000) + 200)
     assert "f33" in panel.error.text() and not panel.trace_button.isEnabled()
+    typed = [good + " " * k for k in range(2, 5)]  # typing in a long field: only the last text is parsed
+    for text in typed:
+        panel.args.setText(text)
+    qtbot.waitUntil(lambda: panel.parse(typed[-1]) is not None and not panel._pending)
+    assert len(threads) == 3 and panel.error.text() == "" and panel.trace_button.isEnabled()
 
 
 def test_a_long_spec_is_cut_in_the_parameter_list(qtbot):
