@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QLineEdit, QPushBu
 
 from jaxscope.core import argspec
 from jaxscope.core.discover import FunctionInfo, ModuleInfo, bind_call
+from jaxscope.core.parse_apart import parse_call_apart
 
 
 def plain_label(text: str = "") -> QLabel:
@@ -25,7 +26,7 @@ def plain_label(text: str = "") -> QLabel:
 # example: 43k) lost its end and failed to parse as "'[' is never closed".
 ARGS_MAX_CHARS = 16 * 1024 * 1024
 PARAM_CHARS = 120  # a parameter's line in the list is cut here
-ASYNC_CHARS = 10_000  # longer inputs are parsed on a thread: mlp-50k's 52k characters took ~130 ms of the GUI thread
+ASYNC_CHARS = 10_000  # longer inputs are parsed apart (a thread, a child process): mlp-50k's 52k characters took ~130 ms of the GUI thread
 ASYNC_DELAY_S = 0.1  # ... once the GUI thread is through with what asked (opening a file: ~50 ms), not against it for the GIL
 
 
@@ -138,7 +139,7 @@ class InputsPanel(QWidget):
         """On the parsing thread, `ASYNC_DELAY_S` after it was asked for: the parse of `text`, or None
         when another text replaced it meanwhile (typing in a long field parses the last text only)."""
         time.sleep(ASYNC_DELAY_S)
-        return _parse(text) if text in self._pending else None
+        return _parse(text, apart=True) if text in self._pending else None
 
     def _report(self, text: str, done: Future[argspec.CallSpec | argspec.SpecError | None]) -> None:
         """On the parsing thread: hand the verdict to the GUI thread (queued)."""
@@ -192,9 +193,11 @@ class InputsPanel(QWidget):
             self.trace_requested.emit(fn.name, self.args.text())
 
 
-def _parse(text: str) -> argspec.CallSpec | argspec.SpecError:
+def _parse(text: str, apart: bool = False) -> argspec.CallSpec | argspec.SpecError:
+    """The parse of `text` or its error; `apart`: in a child process (`parse_apart`: a long
+    text's `ast.parse` held the GIL, and the GUI thread, 30-230 ms at mlp-50k)."""
     try:
-        return argspec.parse_call(text)
+        return parse_call_apart(text) if apart else argspec.parse_call(text)
     except argspec.SpecError as exc:
         return exc
 

@@ -41,18 +41,19 @@ def test_long_inputs_are_kept_whole(qtbot):
 
 
 def test_long_inputs_are_checked_on_a_thread_and_a_trace_does_not_wait(qtbot, monkeypatch):
-    """Inputs past `ASYNC_CHARS` (a 5000-array params pytree: ~130 ms to parse) are parsed on a
-    thread: the panel answers at once, a trace goes ahead (the worker checks the text too), and
-    the verdict shows when it comes, unless the text changed meanwhile."""
+    """Inputs past `ASYNC_CHARS` (a 5000-array params pytree: ~130 ms to parse) are parsed apart
+    (from a thread, in a child process): the panel answers at once, a trace goes ahead (the worker
+    checks the text too), and the verdict shows when it comes, unless the text changed meanwhile."""
     import threading
 
+    from jaxscope.qt import inputs_panel
     from jaxscope.qt.inputs_panel import ASYNC_CHARS, ASYNC_DELAY_S
 
-    threads: list[str] = []  # where each long text was parsed
-    real = argspec.parse_call
-    monkeypatch.setattr(
-        argspec, "parse_call", lambda text: (len(text) > ASYNC_CHARS and threads.append(threading.current_thread().name)) or real(text)
-    )
+    threads: list[str] = []  # from where each long text was parsed apart
+    here: list[int] = []  # long texts parsed in this process
+    real, real_apart = argspec.parse_call, inputs_panel.parse_call_apart
+    monkeypatch.setattr(argspec, "parse_call", lambda text: (len(text) > ASYNC_CHARS and here.append(len(text))) or real(text))
+    monkeypatch.setattr(inputs_panel, "parse_call_apart", lambda text: threads.append(threading.current_thread().name) or real_apart(text))
     panel = InputsPanel()
     qtbot.addWidget(panel)
     panel.set_module(discover_source("def f(params):\n    return params\n", "m.py"), "f")
@@ -81,6 +82,7 @@ def test_long_inputs_are_checked_on_a_thread_and_a_trace_does_not_wait(qtbot, mo
         panel.args.setText(text)
     qtbot.waitUntil(lambda: panel.parse(typed[-1]) is not None and not panel._pending)
     assert len(threads) == 3 and panel.error.text() == "" and panel.trace_button.isEnabled()
+    assert here == []
 
 
 def test_a_long_spec_is_cut_in_the_parameter_list(qtbot):
