@@ -384,17 +384,77 @@ class _Parser:
         try:
             body = ast.parse(wrapped, mode="eval").body
         except (RecursionError, MemoryError):  # "-" * 3000 + "1": CPython's parser gives up on depth
-            raise self.error("the text is nested too deeply to parse", None) from None
+            raise self._locate_error() or self.error("the text is nested too deeply to parse", None) from None
         except SyntaxError as exc:
-            at = self.origin[self._new_index(exc.lineno or 1, (exc.offset or 1) - 1, byte_col=False)]
-            token = self._token_at(at) if at < len(self.text) else ""
-            message = exc.msg if exc.msg.startswith("invalid syntax") else f"invalid syntax: {exc.msg}"
-            raise self.error(message, at, token) from None
+            raise self._error_at(self._new_index(exc.lineno or 1, (exc.offset or 1) - 1, byte_col=False), exc.msg) from None
         last_line = wrapped.count("\n") + 1
         if not (isinstance(body, ast.Call) and body.func.col_offset == 0 and (body.end_lineno, body.end_col_offset) == (last_line, 1)):
             raise self.error("unbalanced brackets", None)  # only if the pre-pass stopped early
         self.parsed = body
         return body
+
+    def _locate_error(self) -> SpecError | None:
+        """The first syntax error, found one bracketed item at a time; None if there is none.
+
+        CPython's parser also gives up when a syntax error sits in a long sequence (a stray comma
+        in a 1000-item list: its error pass recurses per item), though nothing is deep. Each item
+        of each container is parsed alone, in its brackets, with the brackets nested in it
+        emptied (what is inside them is checked as a container of its own)."""
+        text = self.new
+        tokens = fast_tokens(text) or python_tokens(text)[0]
+        closer: dict[int, int] = {}  # token index of an opening bracket -> of its closing one
+        stack: list[int] = []
+        for i, (kind, _, _, string) in enumerate(tokens):
+            if kind == tokenize.OP and string in _OPEN:
+                stack.append(i)
+            elif kind == tokenize.OP and string in _CLOSE and stack:
+                closer[stack.pop()] = i
+        found: list[SpecError] = []
+        for a, b in [(-1, len(tokens)), *closer.items()]:
+            opening, closing = (_PREFIX, _SUFFIX) if a < 0 or tokens[a][3] == "(" else (tokens[a][3], "\n" + _OPEN[tokens[a][3]])
+            start = tokens[a][2] if a >= 0 else 0
+            end = tokens[b][1] if b < len(tokens) else len(text)
+            # each item: (start, end, what the brackets nested in it hold as (start, length)); a comma ends it
+            items: list[tuple[int, int, list[tuple[int, int]]]] = []
+            i, at, held, emptied = a + 1, start, False, []
+            while i < b:
+                kind, t0, t1, string = tokens[i]
+                if kind == tokenize.OP and string == ",":
+                    items.append((at, t0, emptied if held else None))
+                    at, held, emptied = t0 + 1, False, []
+                    i += 1
+                    continue
+                held = True
+                if i in closer:
+                    emptied.append((t1, tokens[closer[i]][1] - t1))
+                    i = closer[i]
+                i += 1
+            items.append((at, end, emptied if held else None))
+            for k, (i0, i1, inner) in enumerate(items):
+                if inner is None:  # no token: only the last item may be empty (a trailing comma, an empty container)
+                    if k < len(items) - 1:
+                        found.append(self._error_at(i1, "invalid syntax"))
+                    continue
+                item = text[i0:i1]
+                for n0, n in inner:  # every offset kept: "f32[4, 4]" -> "f32[0   ]"
+                    if n:
+                        item = item[: n0 - i0] + "0" + " " * (n - 1) + item[n0 - i0 + n :]
+                try:
+                    ast.parse(opening + item + closing, mode="eval")
+                except SyntaxError as exc:
+                    lines = (opening + item + closing).split("\n")
+                    line = min(max(exc.lineno or 1, 1), len(lines))
+                    col = sum(len(x) + 1 for x in lines[: line - 1]) + (exc.offset or 1) - 1 - len(opening)
+                    found.append(self._error_at(i0 + min(max(col, 0), len(item)), exc.msg))
+                except (RecursionError, MemoryError):
+                    found.append(self.error("the text is nested too deeply to parse", self.origin[i0]))
+        return min(found, key=lambda e: e.offset or 0, default=None)
+
+    def _error_at(self, new_index: int, msg: str) -> SpecError:
+        """A parser's `msg` at an index into `new`, located in the user's text."""
+        at = self.origin[min(new_index, len(self.new))]
+        token = self._token_at(at) if at < len(self.text) else ""
+        return self.error(msg if msg.startswith("invalid syntax") else f"invalid syntax: {msg}", at, token)
 
     def call(self) -> CallSpec:
         if not self.text.strip():

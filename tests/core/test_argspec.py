@@ -414,3 +414,22 @@ def test_fast_tokenizer_agrees_with_tokenize():
             assert (fast, False) == python_tokens(text), text
             agreed += 1
     assert agreed > 5_000  # the fast path is taken for most texts without line breaks or comments
+
+
+@pytest.mark.parametrize(
+    "broken",
+    ["f32[4],, f32[2]", "f32[4]  f32[2]", "f32[4, , 3]", "{'a' f32[2]}", "{'a': }", "(1, 2 3)", "lambda: , 2", "1 if x else",
+     "f32[2] # a note\n f32[3]", "{'w': [f32[2], ,]}", "n=3"],
+)
+def test_a_syntax_error_in_a_long_list_is_located_like_in_a_short_one(broken: str):
+    """CPython's parser gives up (RecursionError) on a syntax error in a long sequence: the error
+    is then found item by item, with the message and place the same error has in a short list."""
+    short, long = "[f32[1], " + broken + "]", "[" + "f32[1], " * 2000 + broken + "]"
+    here, there = err(short), err(long)
+    assert here.message.startswith("invalid syntax")
+    assert (there.message, there.offset - len(long) + len(short), there.token) == (here.message, here.offset, here.token)
+
+
+def test_deep_nesting_is_still_reported_as_such():
+    assert err("-" * 3000 + "1").message == "the text is nested too deeply to parse"
+    assert "too many nested parentheses" in err("[" * 300 + "]" * 300).message
