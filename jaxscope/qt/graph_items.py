@@ -34,7 +34,7 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QRectF, Qt
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem
 
 from jaxscope.qt.batch_item import (
@@ -134,12 +134,14 @@ class SceneItems:
         self.overview.set_count(counts[0])
 
 
-def warm_items(items: SceneItems, scale: float) -> None:
+def warm_items(items: SceneItems, scale: float, region: QRectF | None = None) -> None:
     """Make the draw lists a first paint at `scale` asks of the tiles that are not tiny then (the
-    others are hidden), on the thread that built the items, before they are in a scene."""
+    others are hidden) and, with `region`, that meet it (scene px), on the thread that built the
+    items, before they are in a scene."""
     for spans, tiles in items.by_span:
         for tile in tiles[bisect_left(spans, TINY_PX / scale if scale > 0 else 0.0) :]:
-            tile.warm(scale)
+            if region is None or tile.extent.intersects(region):
+                tile.warm(scale)
 
 
 def _layer(z: float) -> QGraphicsItem:

@@ -20,6 +20,7 @@ from PySide6.QtGui import (
     QKeyEvent,
     QMouseEvent,
     QPainter,
+    QPaintEvent,
     QPixmapCache,
     QResizeEvent,
     QTransform,
@@ -145,6 +146,7 @@ class QtGraphView(QGraphicsView):
         self._panning = False
         self._anchor: tuple[str, QPoint] | None = None  # owner path + where it was, for keep_view
         self._viewport_px = (0, 0)  # its last size, for `model_for` on another thread (read, not asked of Qt)
+        self._seen: tuple[float, QRectF] | None = None  # the last paint's scale and scene rect, likewise
         self._pre_resolved: Resolved | None = None  # `prepare_graph`'s, for the next graph's first model
         self._apply_background()
         self._update_detail()
@@ -172,6 +174,11 @@ class QtGraphView(QGraphicsView):
                 # A new graph is shown whole: its tiles' draw lists for that scale, made here too
                 # (gpt_jit-50k: ~50 ms of a 67 ms first paint, 2-3x that while other threads run)
                 warm_items(self._ahead[2], fit_scale(vw, vh, model.content, FIT_MAX_SCALE))
+            elif built is not None and built.graph is graph and (seen := self._seen) is not None:
+                # A cluster of the graph shown was toggled: the view keeps its scale, and a grown
+                # owner its top-left corner on screen, so the last paint's rect is the next one's
+                # (gpt_jit-50k: ~45 ms of a 56 ms first paint after an expand)
+                warm_items(self._ahead[2], *seen)
             # out of the collector's reach before it runs again: else the next collection, on
             # whichever thread, rescans it all (gpt-50k: a 263 ms pause of the GUI thread)
             protocol.freeze_decoded(len(model.nodes))
@@ -699,6 +706,10 @@ class QtGraphView(QGraphicsView):
         return ""
 
     # ------------------------------------------------------------------ events
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        self._seen = (self._scale(), self.mapToScene(self.viewport().rect()).boundingRect())
+        super().paintEvent(event)
 
     def viewportEvent(self, event: QEvent) -> bool:
         if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
