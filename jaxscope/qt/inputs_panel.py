@@ -7,7 +7,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QFormLayout, QFrame, QLabel, QLineEdit, QPushButton, QScrollArea, QVBoxLayout, QWidget
 
 from jaxscope.core import argspec
 from jaxscope.core.discover import FunctionInfo, ModuleInfo, bind_call
@@ -49,6 +49,17 @@ class InputsPanel(QWidget):
         self.function.setObjectName("functionCombo")
         self.params = plain_label()
         self.params.setObjectName("paramsLabel")
+        self.params.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        # A long parameter list scrolls: squeezed by the docks below it, the label showed its first
+        # and last lines cut in half.
+        self.params_area = QScrollArea()
+        self.params_area.setObjectName("paramsArea")
+        self.params_area.setWidget(self.params)
+        self.params_area.setWidgetResizable(True)
+        self.params_area.setFrameShape(QFrame.Shape.NoFrame)
+        self.params_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.params_area.viewport().setAutoFillBackground(False)
+        self.params.setAutoFillBackground(False)
         self.args = QLineEdit()
         self.args.setMaxLength(ARGS_MAX_CHARS)
         self.args.setObjectName("argsEdit")
@@ -62,7 +73,7 @@ class InputsPanel(QWidget):
         self.trace_button.setToolTip("Trace the function with these inputs (Enter, F5)")
         form = QFormLayout()
         form.addRow("Function", self.function)
-        form.addRow("Parameters", self.params)
+        form.addRow("Parameters", self.params_area)
         form.addRow("Inputs", self.args)
         layout = QVBoxLayout(self)
         layout.addLayout(form)

@@ -93,3 +93,22 @@ def test_a_long_spec_is_cut_in_the_parameter_list(qtbot):
     first, second = panel.params.text().splitlines()
     assert first.startswith("params: traced [f32[64,64], ") and first.endswith("…") and len(first) <= 8 + 120
     assert second == "n: static 3"
+
+
+def test_a_parameter_list_taller_than_its_room_scrolls_instead_of_being_cut(qtbot):
+    """Squeezed by the docks below it, the parameter list showed its first and last lines cut in
+    half: it now keeps its full height inside a scroll area, top-aligned."""
+    panel = InputsPanel()
+    qtbot.addWidget(panel)
+    names = [f"p{i}" for i in range(12)]
+    panel.set_module(discover_source(f"def f({', '.join(names)}):\n    return p0\n", "m.py"), "f")
+    panel.args.setText(", ".join(f"f32[{i + 1}]" for i in range(12)))
+    panel.resize(420, 160)
+    panel.show()
+    qtbot.waitExposed(panel)
+    label, area = panel.params, panel.params_area
+    assert label.text().count("\n") == 11 and area.widget() is label
+    qtbot.waitUntil(lambda: area.verticalScrollBar().maximum() > 0)  # less room than lines: it scrolls
+    assert label.height() >= label.heightForWidth(label.width())  # every line whole
+    area.verticalScrollBar().setValue(area.verticalScrollBar().maximum())
+    assert label.visibleRegion().boundingRect().bottom() >= label.height() - 1  # the last line can be seen
