@@ -136,23 +136,27 @@ def export(
     args_spec: str | None = None,
     timeout: float | None = None,
     layout_budget: float = 5.0,
+    long_edges: str = "auto",
     **example_kwargs: Any,
 ) -> str:
     """Trace and write the graph to `path`; the suffix picks the format (svg png pdf dot json, or
     jaxpr text for ``.jaxpr``/``.txt`` and StableHLO for ``.mlir``). Returns the format written.
 
     `highlight` is a graph search (a primitive, a name, ``:12`` or ``12`` for a line) whose nodes get
-    an accent outline. Same input, same bytes.
+    an accent outline. `long_edges`: "auto" draws edges longer than 1200 x 800 px as their two ends
+    where there are 64 or more (as the window does), "ends" always, "whole" never. Same input, same bytes.
     """
+    from jaxscope.core.edge_shape import check_long_edges
     from jaxscope.core.export import _write_text, resolve_format
     from jaxscope.core.export import export as write
     from jaxscope.core.styles import get_theme
 
     path = os.fspath(path)
     text_fmt = _text_format(path, fmt)
-    if text_fmt is None:  # a bad suffix or theme fails before tracing
+    if text_fmt is None:  # a bad suffix, theme or long_edges fails before tracing
         resolve_format(path, fmt)
         get_theme(theme)
+        check_long_edges(long_edges)
     elif text_fmt == "mlir" and isinstance(fn_or_target, str):
         raise ValueError("StableHLO (.mlir) export needs a live function object, not a target string")
     traced = _trace(fn_or_target, example_args, example_kwargs, static_argnums=static_argnums,
@@ -164,7 +168,7 @@ def export(
         return text_fmt
     layout = _layout(traced.graph, collapse, direction, layout_budget)
     marks = _highlight(traced.graph, layout, highlight)
-    return write(traced.graph, layout, path, theme=theme, dpi=dpi, fmt=fmt, legend=legend, highlight=marks)
+    return write(traced.graph, layout, path, theme=theme, dpi=dpi, fmt=fmt, legend=legend, highlight=marks, long_edges=long_edges)
 
 
 @dataclass(frozen=True)
@@ -177,6 +181,7 @@ class GraphImage:
     theme: str = "light"
     legend: bool = False
     highlight: frozenset[str] = frozenset()
+    long_edges: str = "auto"
 
     def _repr_svg_(self) -> str:
         return self.svg
@@ -192,7 +197,7 @@ class GraphImage:
         from jaxscope.core.export import export as write
 
         return write(self.graph, self.layout, os.fspath(path), theme=self.theme, dpi=dpi, fmt=fmt,
-                     legend=self.legend, highlight=self.highlight)
+                     legend=self.legend, highlight=self.highlight, long_edges=self.long_edges)
 
 
 def graph(
@@ -208,19 +213,22 @@ def graph(
     args_spec: str | None = None,
     timeout: float | None = None,
     layout_budget: float = 5.0,
+    long_edges: str = "auto",
     **example_kwargs: Any,
 ) -> GraphImage:
     """Trace and lay out, for a notebook: the result shows as SVG in Jupyter (see `export` for the options)."""
+    from jaxscope.core.edge_shape import check_long_edges
     from jaxscope.core.styles import get_theme
     from jaxscope.core.svg import render_svg
 
-    get_theme(theme)  # a bad theme fails before tracing
+    get_theme(theme)  # a bad theme or long_edges fails before tracing
+    check_long_edges(long_edges)
     traced = _trace(fn_or_target, example_args, example_kwargs, static_argnums=static_argnums,
                     static_argnames=static_argnames, args_spec=args_spec, timeout=timeout)
     layout = _layout(traced.graph, collapse, direction, layout_budget)
     marks = _highlight(traced.graph, layout, highlight)
-    svg = render_svg(traced.graph, layout, theme=theme, legend=legend, highlight=marks)
-    return GraphImage(traced.graph, layout, svg, theme, legend, marks)
+    svg = render_svg(traced.graph, layout, theme=theme, legend=legend, highlight=marks, long_edges=long_edges)
+    return GraphImage(traced.graph, layout, svg, theme, legend, marks, long_edges)
 
 
 def show_argv(fn_or_target: Callable[..., Any] | str, *example_args: Any, args_spec: str | None = None,

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from jaxscope import __version__
+from jaxscope.core.edge_shape import LONG_EDGES
 
 if TYPE_CHECKING:
     from jaxscope.core.model import FunctionRef, TraceResult
@@ -74,6 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="outline the nodes a graph search matches: a primitive, an input name, :LINE or LINE")
     p.add_argument("--layout-budget", type=float, default=5.0, metavar="S",
                    help="seconds Graphviz may take before the fast layered layout is used")
+    p.add_argument("--long-edges", choices=LONG_EDGES, default="auto",
+                   help="draw edges longer than 1200 x 800 px as their two ends: auto (where there are 64 or more, "
+                        "as the window does), ends (always) or whole (never)")
 
     p = sub.add_parser("jaxpr", help="trace a function and print its jaxpr")
     _add_target(p)
@@ -312,7 +316,8 @@ def cmd_export(opts: argparse.Namespace) -> int:
         print(f"jaxscope: note: {note}", file=sys.stderr)
     try:
         marks = highlight_paths(graph, layout, opts.highlight) if opts.highlight else frozenset()
-        fmt = export(graph, layout, opts.output, theme=opts.theme, dpi=opts.dpi, fmt=opts.format, legend=opts.legend, highlight=marks)
+        fmt = export(graph, layout, opts.output, theme=opts.theme, dpi=opts.dpi, fmt=opts.format, legend=opts.legend, highlight=marks,
+                     long_edges=opts.long_edges)
     except (ValueError, OSError) as exc:
         raise CliError(f"cannot write {opts.output}: {exc}") from None
     top = graph.top

@@ -37,6 +37,19 @@ def check_golden(name: str, text: str) -> None:
     assert text == expected, f"{name} differs from its golden; if intended, rerun with JAXSCOPE_UPDATE_GOLDENS=1"
 
 
+def two_chains(n: int = 200, span: int = 40) -> Graph:
+    """Two chains side by side, the right one also reading the left one `span` steps back: n - span
+    long edges crossing between the columns, where nothing else is drawn."""
+    nodes = [Node("in0", "input", "x", avals=("f32[8]",))]
+    edges = []
+    for side in "lr":
+        for i in range(n):
+            nodes.append(Node(f"{side}{i}", "eqn", "add" if side == "l" else "mul", avals=("f32[8]",)))
+            edges.append(Edge(f"{side}{i - 1}" if i else "in0", f"{side}{i}", 0, 0))
+    edges += [Edge(f"l{i}", f"r{i + span}", 0, 1) for i in range(n - span)]
+    return Graph("two", {"b0": Body("b0", "two", tuple(nodes), tuple(edges), 2 * n, 2 * n)})
+
+
 def _src(line: int, fn: str = "predict") -> SourceLoc:
     return SourceLoc(file="/home/user/project/model.py", line=line, col=4, function=fn)
 

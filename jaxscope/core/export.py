@@ -35,6 +35,7 @@ from typing import Any
 
 from jaxscope.core import labels
 from jaxscope.core.dot_export import render_dot
+from jaxscope.core.edge_shape import check_long_edges
 from jaxscope.core.model import SCHEMA_VERSION, Graph, Layout
 from jaxscope.core.serialize import from_jsonable, to_jsonable
 from jaxscope.core.styles import get_theme
@@ -56,20 +57,23 @@ def export(
     title: str | None = None,
     legend: bool = False,
     highlight: frozenset[str] = frozenset(),
+    long_edges: str = "auto",
 ) -> str:
     """Write `graph` (placed by `layout`) to `path`; returns the format written. Drawn nodes whose
-    base path is in `highlight` (see `highlight_paths`) get an accent outline in svg/png/pdf.
+    base path is in `highlight` (see `highlight_paths`) get an accent outline in svg/png/pdf; long
+    edges are drawn as `long_edges` says (`svg.render_svg`).
 
-    ValueError for an unknown format or theme, a non-positive dpi, or a drawing format without
-    a layout; OSError when the file cannot be written.
+    ValueError for an unknown format, theme or `long_edges`, a non-positive dpi, or a drawing
+    format without a layout; OSError when the file cannot be written.
     """
     fmt = resolve_format(path, fmt)
     get_theme(theme)  # fail before any work
+    check_long_edges(long_edges)
     if fmt in ("svg", "png", "pdf") and layout is None:
         raise ValueError(f"{fmt} export needs a layout")
     if fmt == "svg":
         assert layout is not None
-        _write_text(path, svg_parts(graph, layout, theme=theme, title=title, legend=legend, highlight=highlight))
+        _write_text(path, svg_parts(graph, layout, theme=theme, title=title, legend=legend, highlight=highlight, long_edges=long_edges))
     elif fmt == "dot":
         _write_text(path, render_dot(graph, layout, theme=theme))
     elif fmt == "json":
@@ -82,11 +86,12 @@ def export(
             from jaxscope.qt.raster import overview_png
 
             _write_with(path, lambda tmp: overview_png(
-                graph, layout, tmp, theme=theme, title=title, legend=legend, highlight=highlight, dpi=dpi, max_px=PNG_MAX_PX
+                graph, layout, tmp, theme=theme, title=title, legend=legend, highlight=highlight, dpi=dpi, max_px=PNG_MAX_PX,
+                long_edges=long_edges,
             ))
             return fmt
         svg_text = render_svg(  # no image shows a tooltip
-            graph, layout, theme=theme, title=title, legend=legend, highlight=highlight, tooltips=False
+            graph, layout, theme=theme, title=title, legend=legend, highlight=highlight, tooltips=False, long_edges=long_edges
         )
         from jaxscope.qt.raster import svg_to_pdf, svg_to_png  # the one place core touches Qt
 

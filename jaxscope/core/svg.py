@@ -8,7 +8,8 @@ What is drawn
 * **Edges**: one ``<path>`` per `EdgePath` (its points are a cubic Bezier chain) ending in an
   arrowhead drawn as a small filled triangle (no ``<marker>``, so every SVG renderer, QtSvg
   included, shows it). Edges left out of the layout (``routed=False``) are dashed and lighter.
-  An edge with an aval has it as its ``<title>`` (hover tooltip).
+  An edge with an aval has it as its ``<title>`` (hover tooltip). Long edges may be drawn as
+  their two ends, one path of two parts (`long_edges`, see `edge_shape`).
 * **Nodes**: equations are rounded rectangles, inputs and outputs pills (outputs with a thicker
   border), constants have a dashed border, literals are small ellipses; an equation that owns
   collapsed sub-graphs has a second "card" behind it. Fill and border come from the node's family
@@ -35,6 +36,7 @@ import math
 from collections.abc import Sequence
 
 from jaxscope.core import labels, protocol, sanitize
+from jaxscope.core.edge_shape import check_long_edges, partial_edge, partial_edges
 from jaxscope.core.model import ClusterBox, EdgePath, Graph, Layout, Node, NodeBox, split_path
 from jaxscope.core.sanitize import xml_attr, xml_text
 from jaxscope.core.serialize import gc_paused
@@ -65,12 +67,17 @@ def render_svg(
     legend: bool = False,
     highlight: frozenset[str] = frozenset(),
     tooltips: bool = True,
+    long_edges: str = "auto",
 ) -> str:
     """The SVG document (a str, UTF-8 when written) for `layout` of `graph`; nodes whose base path
     is in `highlight` get an accent outline (`HIGHLIGHT`), e.g. the matches of ``--highlight``.
 
-    Without `tooltips` no ``<title>`` is written (for rasterising: no image shows them)."""
-    return "".join(svg_parts(graph, layout, theme=theme, title=title, legend=legend, highlight=highlight, tooltips=tooltips))
+    Without `tooltips` no ``<title>`` is written (for rasterising: no image shows them).
+    `long_edges` (`edge_shape.LONG_EDGES`): "auto" draws long edges as their two ends where there
+    are many, as the window does; "ends" always, "whole" never."""
+    return "".join(svg_parts(
+        graph, layout, theme=theme, title=title, legend=legend, highlight=highlight, tooltips=tooltips, long_edges=long_edges
+    ))
 
 
 def svg_frame(
@@ -91,12 +98,13 @@ def svg_parts(
     legend: bool = False,
     highlight: frozenset[str] = frozenset(),
     tooltips: bool = True,
+    long_edges: str = "auto",
 ) -> list[str]:
     """`render_svg`'s document in consecutive slices (a few MB at most), to write one at a time:
     one join or one encode of a 50 MB document holds the GIL for ~60 ms (an exporting thread froze
     the GUI for that long)."""
     try:
-        return _SvgWriter(graph, layout, get_theme(theme), title, legend, highlight, tooltips).document()
+        return _SvgWriter(graph, layout, get_theme(theme), title, legend, highlight, tooltips, long_edges).document()
     finally:
         sanitize.clear_caches()
 
@@ -181,7 +189,9 @@ class _SvgWriter:
         legend: bool,
         highlight: frozenset[str] = frozenset(),
         tooltips: bool = True,
+        long_edges: str = "auto",
     ) -> None:
+        self.long_edges = check_long_edges(long_edges)
         self.graph = graph
         self.highlight = highlight
         self.layout = layout
@@ -306,17 +316,23 @@ class _SvgWriter:
         t = self.theme
         opacity = f' stroke-opacity="{t.edge_opacity:g}" fill-opacity="{t.edge_opacity:g}"' if t.edge_opacity != 1 else ""
         self.out.append(f'<g class="edges" fill="none" stroke="{t.edge}" stroke-width="{_f(EDGE_W)}"{opacity}>')
-        for e in self.layout.edges:
+        partial = partial_edges(self.layout, self.long_edges)
+        for j, e in enumerate(self.layout.edges):
             if len(self.out) >= JOIN_PARTS:
                 self._slice()
-            self._edge(e)
+            self._edge(e, j in partial)
         self.out.append("</g>")
 
-    def _edge(self, e: EdgePath) -> None:
-        """One edge's group, appended as one string (the parts are joined with newlines anyway)."""
+    def _edge(self, e: EdgePath, partial: bool = False) -> None:
+        """One edge's group, appended as one string (the parts are joined with newlines anyway);
+        `partial`: drawn as its two ends (one path of two parts), if it is long enough for that."""
         pts = list(e.points)
         if len(pts) < 2:
             return
+        ends = partial_edge(pts) if partial else None
+        head = ""
+        if ends is not None:
+            head, pts = _path_d(ends[0]) + " ", ends[1]
         tip = pts[-1]
         direction = arrival_direction(pts)
         if direction is not None and math.dist(pts[0], tip) > 2 * ARROW_LEN:  # room to end at the arrow's base
@@ -339,7 +355,7 @@ class _SvgWriter:
             d = _nz("M%.1f,%.1f L%.1f,%.1f L%.1f,%.1f Z" % (tip[0], tip[1], bx + nx, by + ny, bx - nx, by - ny))
             arrow = f'\n<path class="arrow" d="{d}" fill="{colour}" stroke="none"/>'
         self.out.append(
-            f'<g{attrs} data-src="{xml_attr(e.src)}" data-dst="{xml_attr(e.dst)}">{title}\n<path d="{_path_d(pts)}"/>{arrow}\n</g>'
+            f'<g{attrs} data-src="{xml_attr(e.src)}" data-dst="{xml_attr(e.dst)}">{title}\n<path d="{head}{_path_d(pts)}"/>{arrow}\n</g>'
         )
 
     # ---------------------------------------------------------------- nodes

@@ -16,6 +16,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPainterPath, 
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QStyleOptionGraphicsItem
 
 from jaxscope.core import labels
+from jaxscope.core.edge_shape import STUB_LEN, partial_edge
 from jaxscope.core.styles import Theme
 from jaxscope.core.svg import arrival_direction
 from jaxscope.qt.scene_model import SceneModel
@@ -31,7 +32,6 @@ OUTLINE_W = 3.0  # selection outline, scene px (at least 2 device px)
 MATCH_W = 2.0  # search-match outline
 STRIPE_W = 5.0  # source-line colour stripe on a node's left edge
 DIM_OPACITY = 0.25  # nodes and edges outside a highlighted dataflow cone
-STUB_LEN = 48.0  # scene px of each end of a partially drawn long edge
 BASELINE = 0.36 * labels.FONT_SIZE  # from a line's vertical centre to its baseline (as svg.py)
 NODE_MARGIN = OUTLINE_W + CARD_OFFSET + 3.0  # how far a node's drawing may leave its box
 
@@ -181,41 +181,6 @@ def _curve(pts: Sequence[Point]) -> QPainterPath:
         for x, y in pts[1:]:
             path.lineTo(x, y)
     return path
-
-
-def _lerp(p: Point, q: Point, t: float) -> Point:
-    return (p[0] + (q[0] - p[0]) * t, p[1] + (q[1] - p[1]) * t)
-
-
-def _split_cubic(c: Sequence[Point], t: float) -> tuple[list[Point], list[Point]]:
-    """One cubic cut at `t` (de Casteljau): the two cubics that draw exactly its two parts."""
-    p0, p1, p2, p3 = c
-    a, b, d = _lerp(p0, p1, t), _lerp(p1, p2, t), _lerp(p2, p3, t)
-    e, f = _lerp(a, b, t), _lerp(b, d, t)
-    m = _lerp(e, f, t)
-    return [p0, a, e, m], [m, f, d, p3]
-
-
-def _cut(p: Point, q: Point, length: float) -> float:
-    """The parameter `length` px along the chord p-q (at most 0.45: the two ends never meet)."""
-    return min(0.45, length / max(math.dist(p, q), 1e-6))
-
-
-def partial_edge(pts: Sequence[Point], length: float = STUB_LEN) -> tuple[list[Point], list[Point]] | None:
-    """The two ends of an edge drawn as a *partial edge*: the first part of its path, leaving the
-    source, and the last part, arriving at the target, each about `length` px along the chord
-    (exactly parts of the curve: cubics are cut, not approximated); None when the edge is too
-    short for that to hide much (drawn whole)."""
-    if len(pts) < 2 or math.dist(pts[0], pts[-1]) <= 2.5 * length:
-        return None
-    if len(pts) >= 4 and (len(pts) - 1) % 3 == 0:
-        first, last = pts[:4], pts[-4:]
-        head = _split_cubic(first, _cut(first[0], first[3], length))[0]
-        tail = _split_cubic(last, 1.0 - _cut(last[0], last[3], length))[1]
-        return head, tail
-    a, b = pts[0], pts[1]
-    c, d = pts[-2], pts[-1]
-    return [a, _lerp(a, b, _cut(a, b, length))], [_lerp(d, c, _cut(c, d, length)), d]
 
 
 def partial_shapes(pts: Sequence[Point], length: float = STUB_LEN) -> tuple[QPainterPath, QPolygonF | None]:

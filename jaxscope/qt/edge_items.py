@@ -1,11 +1,8 @@
 """The edge tiles: `EdgeTileItem` paints the edges of one tile as a few batched paths (or the
 long edges, culled one by one), dimmed outside a highlighted dataflow cone.
 
-Where there are many long edges (`PARTIAL_MIN`), they are drawn as *partial edges*: each one's
-first and last `STUB_LEN` px, leaving its source and arriving (with the arrowhead) at its target,
-and nothing at the far level of detail. Hundreds of whole curves across the drawing hid the boxes
-(an unrolled training step at 10k equations: a curtain of forward-to-backward residuals over half
-of it, and a grey wedge at fit-all). The edges of the selected boxes and of a highlighted dataflow
+Where there are many long edges, they are drawn as *partial edges* (`core.edge_shape`), and
+nothing at the far level of detail; the edges of the selected boxes and of a highlighted dataflow
 cone are drawn whole, and `ViewState.long_whole` draws them all whole."""
 
 from __future__ import annotations
@@ -14,6 +11,7 @@ from PySide6.QtCore import QLineF, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen, QPolygonF
 from PySide6.QtWidgets import QStyleOptionGraphicsItem, QWidget
 
+from jaxscope.core.edge_shape import draws_partial
 from jaxscope.qt.batch_item import (
     ARROW_W,
     DIM_OPACITY,
@@ -33,13 +31,6 @@ from jaxscope.qt.scene_model import SceneModel
 
 Group = tuple[bool, bool, bool]  # routed, dimmed, drawn partially
 THIN_PX = 1.5  # long edges thinner than this on screen are drawn as hairlines, without antialiasing
-PARTIAL_MIN = 64  # long edges in a scene from which they are drawn as their two ends
-
-
-def draws_partial(long_edges: int, whole: bool) -> bool:
-    """Whether a scene with `long_edges` long edges draws them as their two ends (`whole`: the
-    user asked for them all whole)."""
-    return not whole and long_edges >= PARTIAL_MIN
 
 
 class EdgeTileItem(BatchItem):

@@ -22,9 +22,9 @@ class ExportJobs(QObject):
         super().__init__(parent)
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="jaxscope-export")
 
-    def start(self, graph: Graph, layout: Layout, path: str, theme: str) -> Future[str]:
+    def start(self, graph: Graph, layout: Layout, path: str, theme: str, long_edges: str = "auto") -> Future[str]:
         """Write `graph` to `path` (its format from the extension), off the GUI thread."""
-        future = self._pool.submit(export, graph, layout, path, theme=theme)
+        future = self._pool.submit(export, graph, layout, path, theme=theme, long_edges=long_edges)
         future.add_done_callback(lambda f: self._done(path, f))
         return future
 

@@ -721,7 +721,11 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
         """Write the current graph with the CLI's exporter; returns the format written."""
         if self.doc.graph is None or self.doc.layout is None:
             raise ValueError("nothing to export yet: trace a function first")
-        return export(self.doc.graph, self.doc.layout, path, theme=self.theme)
+        return export(self.doc.graph, self.doc.layout, path, theme=self.theme, long_edges=self._long_edges_shown())
+
+    def _long_edges_shown(self) -> str:
+        """How the graph view draws long edges now: an image of the graph draws them the same way."""
+        return "ends" if self.graph.long_edges_partial else "whole"
 
     def export_dialog(self) -> None:
         if self.doc.graph is None:
@@ -730,13 +734,14 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
         path, _ = QFileDialog.getSaveFileName(self, "Export Graph", default, "SVG (*.svg);;PNG (*.png);;PDF (*.pdf);;DOT (*.dot);;JSON (*.json)")
         if path and self.doc.layout is not None:
             self.statusBar().showMessage(f"exporting to {path}…")
-            self.exports.start(self.doc.graph, self.doc.layout, path, self.theme)
+            self.exports.start(self.doc.graph, self.doc.layout, path, self.theme, self._long_edges_shown())
 
     def graph_image(self, scale: float = 1.0) -> QImage:
         from PySide6.QtSvg import QSvgRenderer
 
         assert self.doc.graph is not None and self.doc.layout is not None
-        renderer = QSvgRenderer(QByteArray(render_svg(self.doc.graph, self.doc.layout, theme=self.theme).encode()))
+        svg = render_svg(self.doc.graph, self.doc.layout, theme=self.theme, long_edges=self._long_edges_shown())
+        renderer = QSvgRenderer(QByteArray(svg.encode()))
         size = renderer.defaultSize() * scale
         image = QImage(size, QImage.Format.Format_ARGB32)
         image.fill(0)

@@ -30,6 +30,7 @@ from PySide6.QtGui import QColor, QFontDatabase, QGuiApplication, QImage, QPageS
 from PySide6.QtWidgets import QApplication
 from PySide6.QtSvg import QSvgRenderer
 
+from jaxscope.core.edge_shape import partial_edge, partial_edges
 from jaxscope.core.model import Graph, Layout, Node, NodeBox
 from jaxscope.core.styles import Theme, family, get_theme
 from jaxscope.core.svg import EDGE_W, HIGHLIGHT, HIGHLIGHT_PAD, HIGHLIGHT_W, svg_frame
@@ -194,6 +195,7 @@ def overview_png(
     highlight: frozenset[str] = frozenset(),
     dpi: int = 96,
     max_px: int = 16000,
+    long_edges: str = "auto",
 ) -> tuple[int, int]:
     """A PNG of `layout` sized as `svg_to_png` sizes its SVG, drawn straight from the layout with
     QPainter: for a drawing scaled down until its labels are unreadable (`core.export` decides), where
@@ -212,7 +214,7 @@ def overview_png(
         painter.scale(scale, scale)
         painter.translate(0.0, top)
         _paint_clusters(painter, layout, t)
-        _paint_edges(painter, layout, t)
+        _paint_edges(painter, layout, t, partial_edges(layout, long_edges))
         _paint_nodes(painter, boxes, t)
         if highlight:
             colour = _colour(HIGHLIGHT.get(t.name, HIGHLIGHT["light"]))
@@ -241,20 +243,23 @@ def _paint_clusters(painter: QPainter, layout: Layout, t: Theme) -> None:
         painter.drawRoundedRect(QRectF(c.x, c.y, c.w, c.h), 6.0, 6.0)
 
 
-def _paint_edges(painter: QPainter, layout: Layout, t: Theme) -> None:
+def _paint_edges(painter: QPainter, layout: Layout, t: Theme, partial: frozenset[int] = frozenset()) -> None:
+    """The edges, the `partial` ones as their two ends (`core.edge_shape`), in one path per style."""
     groups: dict[bool, QPainterPath] = {True: QPainterPath(), False: QPainterPath()}
-    for e in layout.edges:
+    for j, e in enumerate(layout.edges):
         pts = e.points
         if len(pts) < 2:
             continue
         path = groups[e.routed]
-        path.moveTo(*pts[0])
-        if (len(pts) - 1) % 3 == 0:
-            for i in range(1, len(pts), 3):
-                path.cubicTo(*pts[i], *pts[i + 1], *pts[i + 2])
-        else:
-            for p in pts[1:]:
-                path.lineTo(*p)
+        ends = partial_edge(pts) if j in partial else None
+        for part in ends if ends is not None else (pts,):
+            path.moveTo(*part[0])
+            if (len(part) - 1) % 3 == 0:
+                for i in range(1, len(part), 3):
+                    path.cubicTo(*part[i], *part[i + 1], *part[i + 2])
+            else:
+                for p in part[1:]:
+                    path.lineTo(*p)
     painter.setBrush(Qt.BrushStyle.NoBrush)
     for routed, path in groups.items():
         colour = _colour(t.edge, t.edge_opacity) if routed else _colour(t.edge_unrouted, t.edge_opacity * t.unrouted_opacity)

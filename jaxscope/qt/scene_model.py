@@ -23,12 +23,12 @@ from PySide6.QtCore import QLineF, QRectF
 from PySide6.QtGui import QColor
 
 from jaxscope.core import labels
+from jaxscope.core.edge_shape import LONG_H, LONG_W
 from jaxscope.core.layout_tables import EdgeTable, NodeTable, node_paths
 from jaxscope.core.model import ClusterBox, EdgePath, Graph, Layout, Node
 from jaxscope.core.styles import family
 
-TILE_W = 1200.0
-TILE_H = 800.0
+TILE_W, TILE_H = LONG_W, LONG_H  # an edge bigger than a tile is a long one, kept apart from the tiles
 CELL = 256.0  # hit-test grid cell, scene px
 _EMPTY_I = np.zeros(0, dtype=np.int64)
 
@@ -613,7 +613,7 @@ def _build_edges(
             drawn.add(track)
     x0, y0, x1, y1 = box[:, 0], box[:, 1], box[:, 2], box[:, 3]
     with np.errstate(invalid="ignore"):
-        big = drawable & ((x1 - x0 > TILE_W) | (y1 - y0 > TILE_H))
+        big = drawable & ((x1 - x0 > LONG_W) | (y1 - y0 > LONG_H))
     tiled = np.flatnonzero(drawable & ~big)
     box[~drawable] = np.nan
     long_edges = np.flatnonzero(big).tolist()

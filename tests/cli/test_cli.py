@@ -51,6 +51,35 @@ def test_export_other_formats(tmp_path):
     assert (tmp_path / "g.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+LONG_EDGES_SOURCE = """
+import jax.numpy as jnp
+
+
+def f(x):
+    kept, h = [], x
+    for _ in range(100):
+        h = jnp.sin(h)
+        kept.append(h)
+    for early in kept:  # each value also read at the very end: 100 edges reaching far down
+        h = h + early
+    return h
+"""
+
+
+def test_export_draws_many_long_edges_as_their_ends_unless_asked_whole(tmp_path):
+    source = tmp_path / "long.py"
+    source.write_text(LONG_EDGES_SOURCE)
+    drawn = {}
+    for mode in ("auto", "whole"):
+        out = tmp_path / f"{mode}.svg"
+        done = jaxscope("export", f"{source}::f", "--args", "f32[4]", "-o", str(out), "--long-edges", mode)
+        assert done.returncode == 0, done.stderr
+        ns = "{http://www.w3.org/2000/svg}"
+        groups = [g for g in ET.fromstring(out.read_text()).iter(ns + "g") if "edge" in (g.get("class") or "").split()]
+        drawn[mode] = sum(g.find(ns + "path").get("d").count("M") == 2 for g in groups)
+    assert drawn["auto"] >= 64 and drawn["whole"] == 0
+
+
 def test_jaxpr_and_list():
     out = jaxscope("jaxpr", f"{BASICS}::predict", "--args", "{'w1': f32[4,8], 'b1': f32[8], 'w2': f32[8,3], 'b2': f32[3]}, f32[2,4], use_bias=False")
     assert out.returncode == 0, out.stderr
@@ -70,6 +99,7 @@ def test_jaxpr_and_list():
         (["jaxpr", f"{CASES}/syntax_error.py::f", "--args", "f32[3]"], 3, "syntax"),
         (["jaxpr", f"{CASES}/tracer_bool.py::f", "--args", "f32[3]"], 3, "if x.sum() > 0:"),
         (["jaxpr", f"{BASICS}::predict"  , "--args", "f32[3]"], 2, "cannot be called"),
+        (["export", f"{BASICS}::predict", "-o", "x.svg", "--long-edges", "sideways"], 2, "invalid choice: 'sideways'"),
     ],
 )
 def test_errors_are_one_paragraph_with_exit_codes(args, code, fragment):

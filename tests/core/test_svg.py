@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import pathlib
 import re
@@ -19,7 +20,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from tests.conftest import HOSTILE, build_sample, check_golden
+from tests.conftest import HOSTILE, build_sample, check_golden, two_chains
 from jaxscope.core import labels
 from jaxscope.core.export import FORMATS, export, read_json, resolve_format, to_json
 from jaxscope.core.model import Body, ClusterBox, Edge, EdgePath, Graph, Layout, Node, NodeBox, resolve
@@ -456,3 +457,70 @@ def test_json_export_without_layout_and_with_hostile_text(hostile, tmp_path):
 def test_sample_fixture_is_stable():
     a, b = build_sample(), build_sample()
     assert a == b
+
+
+# ---------------------------------------------------------------------------- long edges
+
+
+def _path_points(d: str) -> list[list[tuple[float, float]]]:
+    """The subpaths of an SVG path's d (M/C/L only), as point lists."""
+    parts: list[list[tuple[float, float]]] = []
+    for cmd, body in re.findall(r"([MCL])([^MCL]*)", d):
+        nums = [float(v) for v in re.findall(r"-?\d+(?:\.\d+)?", body)]
+        pts = list(zip(nums[::2], nums[1::2]))
+        if cmd == "M":
+            parts.append(pts)
+        else:
+            parts[-1] += pts
+    return parts
+
+
+def test_long_edges_are_drawn_as_their_two_ends_where_the_window_would(sample):
+    """An export draws edges longer than 1200 x 800 px as their first and last 48 px, as the window
+    does, where there are 64 or more (`long_edges="auto"`); "ends" always, "whole" never; the arrow
+    stays at the target."""
+    from jaxscope.core.edge_shape import LONG_H, LONG_W, PARTIAL_MIN, STUB_LEN, long_edge_ids
+    from jaxscope.core.layout_client import layout_from_wire, layout_to_wire
+
+    graph = two_chains()
+    layout = compute_layout(graph, frozenset(), engine="layered")
+    long = long_edge_ids(layout.edges)
+    assert len(long) >= PARTIAL_MIN and long == long_edge_ids(layout_from_wire(layout_to_wire(layout)).edges)
+    for j, e in enumerate(layout.edges):
+        xs, ys = [p[0] for p in e.points], [p[1] for p in e.points]
+        assert (j in long) == (max(xs) - min(xs) > LONG_W or max(ys) - min(ys) > LONG_H)
+
+    def drawn(svg: str) -> list[list[list[tuple[float, float]]]]:
+        return [_path_points(g.findall(NS + "path")[0].get("d")) for g in groups(parse(svg), "edge")]
+
+    whole, auto = drawn(render_svg(graph, layout, long_edges="whole")), drawn(render_svg(graph, layout))
+    assert all(len(parts) == 1 for parts in whole)
+    assert {j for j, parts in enumerate(auto) if len(parts) == 2} == set(long)
+    for j in long:
+        (head, tail), e = auto[j], layout.edges[j]
+        assert head[0] == pytest.approx(e.points[0], abs=0.06)
+        assert all(math.dist(p, e.points[0]) <= 1.5 * STUB_LEN for p in head)
+        assert all(math.dist(p, e.points[-1]) <= 1.5 * STUB_LEN for p in tail)  # it ends at the arrow's base
+    assert auto == drawn(render_svg(graph, layout, long_edges="ends"))
+    small_graph, small_layout = sample
+    few = long_edge_ids(small_layout.edges)
+    assert len(few) < PARTIAL_MIN
+    assert drawn(render_svg(small_graph, small_layout)) == drawn(render_svg(small_graph, small_layout, long_edges="whole"))
+    with pytest.raises(ValueError, match="long_edges must be one of auto, ends, whole"):
+        render_svg(graph, layout, long_edges="some")
+
+
+def test_an_overview_png_draws_long_edges_as_their_ends_too(tmp_path):
+    pytest.importorskip("PySide6")
+    from PySide6.QtGui import QImage
+
+    graph = two_chains()
+    layout = compute_layout(graph, frozenset(), engine="layered")
+    inked = {}
+    for mode in ("whole", "auto"):
+        out = tmp_path / f"{mode}.png"
+        export(graph, layout, str(out), dpi=16, long_edges=mode)  # labels far too small: the overview painter
+        image = QImage(str(out))
+        background = image.pixelColor(0, 0)
+        inked[mode] = sum(image.pixelColor(x, y) != background for x in range(image.width()) for y in range(image.height()))
+    assert 0 < inked["auto"] < inked["whole"]

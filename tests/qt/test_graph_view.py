@@ -25,6 +25,7 @@ from jaxscope.core.model import Body, Edge, Graph, Layout, Node, SourceLoc, Trac
 from jaxscope.core.svg import NodeIndex, node_tooltip  # noqa: E402
 from jaxscope.qt.graph_items import TEXT_LOD, TINY_PX, EdgeTileItem, NodeTileItem  # noqa: E402
 from jaxscope.qt.graph_view import QtGraphView, tooltip_html  # noqa: E402
+from tests.conftest import two_chains  # noqa: E402
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures"
 NAMES = ("basics_predict", "basics_loss", "cond", "scan")
@@ -654,7 +655,7 @@ def test_long_edges_are_culled_by_their_curve_quarters(make_view):
 
 
 def test_partial_edge_is_the_two_ends_of_the_curve_itself():
-    from jaxscope.qt.batch_item import partial_edge
+    from jaxscope.core.edge_shape import partial_edge
 
     curve = ((0.0, 0.0), (0.0, 400.0), (300.0, 600.0), (300.0, 1000.0))
 
@@ -676,23 +677,10 @@ def test_partial_edge_is_the_two_ends_of_the_curve_itself():
     assert head == [(0.0, 0.0), (0.0, 48.0)] and tail == [(452.0, 500.0), (500.0, 500.0)]
 
 
-def two_chains(n: int = 200, span: int = 40) -> Graph:
-    """Two chains side by side, the right one also reading the left one `span` steps back: long
-    edges crossing between the columns, where nothing else is drawn."""
-    nodes = [Node("in0", "input", "x", avals=("f32[8]",))]
-    edges = []
-    for side in "lr":
-        for i in range(n):
-            nodes.append(Node(f"{side}{i}", "eqn", "add" if side == "l" else "mul", avals=("f32[8]",)))
-            edges.append(Edge(f"{side}{i - 1}" if i else "in0", f"{side}{i}", 0, 0))
-    edges += [Edge(f"l{i}", f"r{i + span}", 0, 1) for i in range(n - span)]
-    return Graph("two", {"b0": Body("b0", "two", tuple(nodes), tuple(edges), 2 * n, 2 * n)})
-
-
 def test_many_long_edges_are_drawn_as_their_ends_and_whole_where_selected_or_highlighted(make_view):
     """Hundreds of long curves across the drawing hid the boxes: they are drawn as their two ends,
     except those of the selected boxes and of a highlighted dataflow cone, or all with the switch."""
-    from jaxscope.qt.edge_items import PARTIAL_MIN
+    from jaxscope.core.edge_shape import PARTIAL_MIN
 
     graph = two_chains()
     view = make_view(graph, compute_layout(graph, frozenset(), engine="layered"))

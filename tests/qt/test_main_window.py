@@ -83,6 +83,30 @@ def test_export_through_the_dialog(qtbot, window, tmp_path, monkeypatch):
     assert "export to" in w.problem.text() and w.doc.layout is not None
 
 
+def test_an_image_of_the_graph_draws_long_edges_as_the_view_does(qtbot, window, tmp_path, monkeypatch):
+    """Export (dialog and `export_graph`) and Copy Graph Image draw long edges whole or as their
+    two ends, as the graph view shows them now."""
+    from jaxscope.qt import export_job, main_window
+    from jaxscope.qt.graph_view import QtGraphView
+
+    w = window
+    open_and_wait(qtbot, w, f"{BASICS}::predict")
+    asked: list[str] = []
+    for module in (main_window, export_job):
+        real = module.export
+        monkeypatch.setattr(module, "export", lambda *a, real=real, **k: asked.append(k["long_edges"]) or real(*a, **k))
+    w.export_graph(str(tmp_path / "a.svg"))  # a small graph: no long edges drawn as ends
+    monkeypatch.setattr(QtGraphView, "long_edges_partial", property(lambda self: True))
+    w.export_graph(str(tmp_path / "b.svg"))
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(tmp_path / "c.png"), "PNG (*.png)"))
+    with qtbot.waitSignal(w.exports.finished, timeout=TIMEOUT):
+        w.export_dialog()
+    real_svg = main_window.render_svg
+    monkeypatch.setattr(main_window, "render_svg", lambda *a, **k: asked.append(k["long_edges"]) or real_svg(*a, **k))
+    assert not w.graph_image().isNull()
+    assert asked == ["whole", "ends", "ends", "ends"]
+
+
 def test_failing_trace_keeps_the_last_good_result(qtbot, window):
     w = window
     open_and_wait(qtbot, w, f"{BASICS}::predict")
