@@ -8,6 +8,7 @@ In ``conf.py``: ``extensions = ["jaxscope.sphinx_ext"]``; in a page::
        :collapse: 1             (sub-graph depth to expand; default automatic)
        :direction: LR           (TB | LR)
        :highlight: tanh         (a graph search: primitive, name, :LINE)
+       :long-edges: whole       (auto | ends | whole: as for ``jaxscope export --long-edges``)
        :legend:
        :caption: The step function, unrolled.   (makes a figure)
        :alt: text for screen readers
@@ -37,6 +38,7 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 import jaxscope
+from jaxscope.core.edge_shape import LONG_EDGES
 
 logger = logging.getLogger(__name__)
 _FORMATS = ("svg", "png", "pdf")
@@ -59,6 +61,7 @@ class JaxscopeGraph(SphinxDirective):
         "collapse": directives.nonnegative_int,
         "direction": _choice(("TB", "LR")),
         "highlight": directives.unchanged,
+        "long-edges": _choice(LONG_EDGES),
         "legend": directives.flag,
         "caption": directives.unchanged,
         "alt": directives.unchanged,
@@ -98,7 +101,7 @@ class JaxscopeGraph(SphinxDirective):
         resolved, file = self._resolve(target)
         if file is not None:
             self.env.note_dependency(file)  # editing the example re-reads this page
-        key: dict[str, Any] = {o: self.options.get(o) for o in ("args", "theme", "collapse", "direction", "highlight")}
+        key: dict[str, Any] = {o: self.options.get(o) for o in ("args", "theme", "collapse", "direction", "highlight", "long-edges")}
         key.update(target=target, legend="legend" in self.options, versions=_versions())
         if file is not None:
             with open(file, "rb") as fh:
@@ -123,6 +126,7 @@ class JaxscopeGraph(SphinxDirective):
             direction=self.options.get("direction", "TB"),
             legend="legend" in self.options,
             highlight=self.options.get("highlight", ""),
+            long_edges=self.options.get("long-edges", "auto"),
         )
         for fmt, path in missing.items():
             image.save(path, fmt=fmt, dpi=192)

@@ -25,6 +25,7 @@ Graphs
    :theme: dark
    :direction: LR
    :highlight: tanh
+   :long-edges: whole
    :caption: The *layer* function.
    :alt: layer as a graph
 
@@ -61,7 +62,7 @@ def test_directive_renders_images_and_figures(tmp_path):
     warnings = build(src, out)
 
     # the user's error is a warning at the directive's line, with the message, not a crash
-    assert re.search(r"index\.rst:14: WARNING: jaxscope-graph broken\.py::f: .*TracerBoolConversionError", warnings), warnings
+    assert re.search(r"index\.rst:15: WARNING: jaxscope-graph broken\.py::f: .*TracerBoolConversionError", warnings), warnings
     assert warnings.count("WARNING") == 1, warnings
 
     html = (out / "index.html").read_text()
