@@ -297,11 +297,7 @@ class _Parser:
 
     def _tokenize(self) -> None:
         """Collect the text's tokens; stop at a tokenizer error inside the text (the parser reports it)."""
-        fast = fast_tokens(self.clean)
-        if fast is not None:
-            self.tokens = fast
-        else:
-            self.tokens, self.truncated = python_tokens(self.clean)
+        self.tokens, self.truncated = tokens_of(self.clean)
 
     def _check_brackets(self) -> None:
         stack: list[tuple[str, int]] = []
@@ -401,7 +397,7 @@ class _Parser:
         of each container is parsed alone, in its brackets, with the brackets nested in it
         emptied (what is inside them is checked as a container of its own)."""
         text = self.new
-        tokens = fast_tokens(text) or python_tokens(text)[0]
+        tokens = tokens_of(text)[0]
         closer: dict[int, int] = {}  # token index of an opening bracket -> of its closing one
         stack: list[int] = []
         for i, (kind, _, _, string) in enumerate(tokens):
@@ -571,6 +567,12 @@ _FAST_TOKEN = re.compile(
 _FAST_KIND = {"name": tokenize.NAME, "number": tokenize.NUMBER, "string": tokenize.STRING, "op": tokenize.OP}
 _AFTER_NUMBER = re.compile(r"[\w.]", re.ASCII)  # 1j, 0x1, 1_0, 1.2.3: tokenize's business
 _LEADING_ZERO = re.compile(r"0\d")
+
+
+def tokens_of(text: str) -> tuple[list[_Token], bool]:
+    """`python_tokens(text)`, by the fast path where it applies."""
+    fast = fast_tokens(text)
+    return (fast, False) if fast is not None else python_tokens(text)
 
 
 def fast_tokens(text: str) -> list[_Token] | None:
