@@ -17,10 +17,12 @@ run killed by the harness's timeout still reports what it measured; the last lin
 from __future__ import annotations
 
 import argparse
+import atexit
 import gc
 import json
 import os
 import resource
+import shutil
 import statistics
 import sys
 import tempfile
@@ -444,6 +446,7 @@ def main() -> int:
     QCoreApplication.setOrganizationName("jaxscope-bench")
     QCoreApplication.setApplicationName("jaxscope-bench")
     settings_dir = tempfile.mkdtemp(prefix="jaxscope-bench-settings-")
+    atexit.register(shutil.rmtree, settings_dir, ignore_errors=True)  # its exports and settings: megabytes a run
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, settings_dir)
     app = QApplication.instance() or QApplication([sys.argv[0]])

@@ -17,11 +17,13 @@ svg (render_svg), jaxpr_pane (QtJaxprView.set_text), links (linking.jaxpr_links)
 from __future__ import annotations
 
 import argparse
+import atexit
 import cProfile
 import io
 import json
 import os
 import pstats
+import shutil
 import sys
 import tempfile
 import time
@@ -43,6 +45,7 @@ def main() -> int:
     w = workloads.make(family, size)
     profiled = set(filter(None, opts.only.split(","))) or None
     tmp = tempfile.mkdtemp(prefix="jaxscope-profile-")
+    atexit.register(shutil.rmtree, tmp, ignore_errors=True)  # its exports and settings: megabytes a run
     path = w.write(tmp)
 
     import jax  # noqa: F401  (imported before the clock, as in the warm worker)

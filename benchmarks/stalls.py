@@ -17,9 +17,11 @@ does before its window open, and keeps that alive (a bigger heap, the bench's ot
 from __future__ import annotations
 
 import argparse
+import atexit
 import faulthandler
 import os
 import re
+import shutil
 import sys
 import tempfile
 import time
@@ -74,6 +76,7 @@ def main() -> int:
     opts = ap.parse_args()
     family, size = opts.workload.rsplit("-", 1)
     folder = tempfile.mkdtemp(prefix="jaxscope-stalls-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)  # its exports and settings: megabytes a run
     work = workloads.make(family, size)
     path = work.write(folder)
 
