@@ -1,4 +1,7 @@
-"""Long edges and their *partial* form, as the window and the exports both draw them.
+"""How an edge is drawn, the same in the window and in the exports: its arrowhead, and long
+edges in their *partial* form.
+
+An edge's curve ends at the base of its arrowhead (`arrowed`), where there is room for that.
 
 An edge whose bounding box is wider than `LONG_W` or taller than `LONG_H` px is *long*. Where a
 drawing has `PARTIAL_MIN` or more of them, each is drawn as its two ends: its first and last
@@ -22,6 +25,38 @@ STUB_LEN = 48.0  # px of each end of a partially drawn long edge
 PARTIAL_MIN = 64  # long edges in a drawing from which they are drawn as their two ends
 LONG_W, LONG_H = 1200.0, 800.0  # an edge whose bounding box is wider or taller than this is long
 LONG_EDGES = ("auto", "ends", "whole")  # how exports draw long edges: as the window does by default, or always so
+ARROW_LEN, ARROW_W = 7.0, 6.0  # an arrowhead's length and the width of its base, px
+
+
+def arrival_direction(pts: Sequence[Point]) -> Point | None:
+    """The unit direction the path arrives in at its last point (from the nearest distinct point)."""
+    tip = pts[-1]
+    for p in reversed(pts[:-1]):
+        dx, dy = tip[0] - p[0], tip[1] - p[1]
+        n = math.hypot(dx, dy)
+        if n > 1e-6:
+            return dx / n, dy / n
+    return None
+
+
+def arrowed(pts: Sequence[Point]) -> tuple[list[Point], tuple[Point, Point, Point] | None]:
+    """An edge's path (2+ points) as drawn: its points, ending at the arrowhead's base when the
+    edge is longer than two arrowheads (a stroke ending at the tip would blunt it), and the
+    arrowhead (tip, then the two corners of its base); None when the path has no direction."""
+    pts = list(pts)
+    tip = pts[-1]
+    direction = arrival_direction(pts)
+    if direction is None:
+        return pts, None
+    dx, dy = direction
+    bx, by = tip[0] - dx * ARROW_LEN, tip[1] - dy * ARROW_LEN
+    if math.dist(pts[0], tip) > 2 * ARROW_LEN:
+        pts[-1] = (bx, by)
+        if len(pts) >= 4 and (len(pts) - 1) % 3 == 0:  # the last control point moves with it: same tangent
+            c2 = pts[-2]
+            pts[-2] = (c2[0] - dx * ARROW_LEN, c2[1] - dy * ARROW_LEN)
+    nx, ny = -dy * ARROW_W / 2, dx * ARROW_W / 2
+    return pts, (tip, (bx + nx, by + ny), (bx - nx, by - ny))
 
 
 def check_long_edges(long_edges: str) -> str:

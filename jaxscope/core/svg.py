@@ -32,11 +32,8 @@ scripts and tests. With the ``transparent`` theme text and edges use ``currentCo
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
-
 from jaxscope.core import labels, protocol, sanitize
-from jaxscope.core.edge_shape import check_long_edges, partial_edge, partial_edges
+from jaxscope.core.edge_shape import arrowed, check_long_edges, partial_edge, partial_edges
 from jaxscope.core.model import ClusterBox, EdgePath, Graph, Layout, Node, NodeBox, split_path
 from jaxscope.core.sanitize import xml_attr, xml_text
 from jaxscope.core.serialize import gc_paused
@@ -46,8 +43,6 @@ MARGIN = 8.0
 TITLE_BAND = 30.0  # height of the optional title band
 TITLE_SIZE = 14.0
 LEGEND_ROW = 20.0
-ARROW_LEN = 7.0
-ARROW_W = 6.0
 EDGE_W = 1.2
 CARD_OFFSET = 3.0  # the "stack of cards" behind an equation with collapsed sub-graphs
 HIGHLIGHT = {"light": "#d1242f", "dark": "#ff7b72", "transparent": "#e5534b"}  # red: apart from every family hue
@@ -326,33 +321,23 @@ class _SvgWriter:
     def _edge(self, e: EdgePath, partial: bool = False) -> None:
         """One edge's group, appended as one string (the parts are joined with newlines anyway);
         `partial`: drawn as its two ends (one path of two parts), if it is long enough for that."""
-        pts = list(e.points)
+        pts = e.points
         if len(pts) < 2:
             return
         ends = partial_edge(pts) if partial else None
         head = ""
         if ends is not None:
             head, pts = _path_d(ends[0]) + " ", ends[1]
-        tip = pts[-1]
-        direction = arrival_direction(pts)
-        if direction is not None and math.dist(pts[0], tip) > 2 * ARROW_LEN:  # room to end at the arrow's base
-            dx, dy = direction
-            back = (dx * ARROW_LEN, dy * ARROW_LEN)
-            pts[-1] = (tip[0] - back[0], tip[1] - back[1])
-            if len(pts) >= 4 and (len(pts) - 1) % 3 == 0:
-                c2 = pts[-2]
-                pts[-2] = (c2[0] - back[0], c2[1] - back[1])
+        pts, arrowhead = arrowed(pts)
         if e.routed:
             colour, attrs = self.theme.edge, ' class="edge"'
         else:
             colour, attrs = self.theme.edge_unrouted, self.unrouted_attrs
         title = f"\n<title>{xml_text(e.aval)}</title>" if e.aval and self.tooltips else ""
         arrow = ""
-        if direction is not None:
-            dx, dy = direction
-            bx, by = tip[0] - dx * ARROW_LEN, tip[1] - dy * ARROW_LEN
-            nx, ny = -dy * ARROW_W / 2, dx * ARROW_W / 2
-            d = _nz("M%.1f,%.1f L%.1f,%.1f L%.1f,%.1f Z" % (tip[0], tip[1], bx + nx, by + ny, bx - nx, by - ny))
+        if arrowhead is not None:
+            (tx, ty), (ax, ay), (bx, by) = arrowhead
+            d = _nz("M%.1f,%.1f L%.1f,%.1f L%.1f,%.1f Z" % (tx, ty, ax, ay, bx, by))
             arrow = f'\n<path class="arrow" d="{d}" fill="{colour}" stroke="none"/>'
         self.out.append(
             f'<g{attrs} data-src="{xml_attr(e.src)}" data-dst="{xml_attr(e.dst)}">{title}\n<path d="{head}{_path_d(pts)}"/>{arrow}\n</g>'
@@ -481,17 +466,6 @@ class _SvgWriter:
 def _space(text: str) -> str:
     """``xml:space="preserve"`` where collapsing white space would change the text."""
     return ' xml:space="preserve"' if "  " in text or text[:1].isspace() or text[-1:].isspace() else ""
-
-
-def arrival_direction(pts: Sequence[Point]) -> Point | None:
-    """The unit direction the path arrives in at its last point (from the nearest distinct point)."""
-    tip = pts[-1]
-    for p in reversed(pts[:-1]):
-        dx, dy = tip[0] - p[0], tip[1] - p[1]
-        n = math.hypot(dx, dy)
-        if n > 1e-6:
-            return dx / n, dy / n
-    return None
 
 
 def _path_d(pts: list[Point]) -> str:

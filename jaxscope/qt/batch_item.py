@@ -7,7 +7,6 @@ one shared `ViewState`; the view updates it and calls `update()` on the items co
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -16,18 +15,15 @@ from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPainterPath, 
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QStyleOptionGraphicsItem
 
 from jaxscope.core import labels
-from jaxscope.core.edge_shape import STUB_LEN, partial_edge
+from jaxscope.core.edge_shape import ARROW_LEN, ARROW_W, STUB_LEN, arrowed, partial_edge  # noqa: F401 - ARROW_*: the items' sizes
 from jaxscope.core.styles import Theme
-from jaxscope.core.svg import arrival_direction
+from jaxscope.core.svg import CARD_OFFSET, EDGE_W  # drawn as the SVG export draws them
+from jaxscope.qt.curve import add_curve
 from jaxscope.qt.scene_model import SceneModel
 
 TEXT_LOD = 0.36  # below this scale an 11 px label would be under 4 px tall: no text
 FAR_LOD = 0.12  # below this: fill-only rects and straight edges
 TINY_PX = 8.0  # a tile smaller than this on screen is drawn as one rect (its edges not at all)
-ARROW_LEN = 7.0
-ARROW_W = 6.0
-EDGE_W = 1.2
-CARD_OFFSET = 3.0  # the second "card" behind an owner of collapsed sub-graphs
 OUTLINE_W = 3.0  # selection outline, scene px (at least 2 device px)
 MATCH_W = 2.0  # search-match outline
 STRIPE_W = 5.0  # source-line colour stripe on a node's left edge
@@ -152,35 +148,10 @@ class ViewState:
 
 
 def edge_shapes(pts: Sequence[Point]) -> tuple[QPainterPath, QPolygonF | None]:
-    """The curve (ending at the arrow's base, as svg.py does) and the arrowhead triangle."""
-    pts = list(pts)
-    tip = pts[-1]
-    direction = arrival_direction(pts)
-    arrow = None
-    if direction is not None:
-        dx, dy = direction
-        if math.dist(pts[0], tip) > 2 * ARROW_LEN:
-            back = (dx * ARROW_LEN, dy * ARROW_LEN)
-            pts[-1] = (tip[0] - back[0], tip[1] - back[1])
-            if len(pts) >= 4 and (len(pts) - 1) % 3 == 0:
-                pts[-2] = (pts[-2][0] - back[0], pts[-2][1] - back[1])
-        bx, by = tip[0] - dx * ARROW_LEN, tip[1] - dy * ARROW_LEN
-        nx, ny = -dy * ARROW_W / 2, dx * ARROW_W / 2
-        arrow = QPolygonF([QPointF(*tip), QPointF(bx + nx, by + ny), QPointF(bx - nx, by - ny)])
-    return _curve(pts), arrow
-
-
-def _curve(pts: Sequence[Point]) -> QPainterPath:
-    """A path through `pts`: a cubic Bezier chain when the count fits one, else a polyline."""
-    path = QPainterPath(QPointF(*pts[0]))
-    if (len(pts) - 1) % 3 == 0:
-        for i in range(1, len(pts), 3):
-            (a, b), (c, d), (e, f) = pts[i], pts[i + 1], pts[i + 2]
-            path.cubicTo(a, b, c, d, e, f)
-    else:
-        for x, y in pts[1:]:
-            path.lineTo(x, y)
-    return path
+    """The curve (ending at the arrow's base, as the SVG export draws it) and the arrowhead triangle."""
+    pts, arrowhead = arrowed(pts)
+    arrow = QPolygonF([QPointF(x, y) for x, y in arrowhead]) if arrowhead is not None else None
+    return add_curve(QPainterPath(), pts), arrow
 
 
 def partial_shapes(pts: Sequence[Point], length: float = STUB_LEN) -> tuple[QPainterPath, QPolygonF | None]:
@@ -189,7 +160,7 @@ def partial_shapes(pts: Sequence[Point], length: float = STUB_LEN) -> tuple[QPai
     if ends is None:
         return edge_shapes(pts)
     head, tail = ends
-    path = _curve(head)
+    path = add_curve(QPainterPath(), head)
     curve, arrow = edge_shapes(tail)
     path.addPath(curve)
     return path, arrow

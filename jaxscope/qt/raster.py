@@ -34,6 +34,7 @@ from jaxscope.core.edge_shape import partial_edge, partial_edges
 from jaxscope.core.model import Graph, Layout, Node, NodeBox
 from jaxscope.core.styles import Theme, family, get_theme
 from jaxscope.core.svg import EDGE_W, HIGHLIGHT, HIGHLIGHT_PAD, HIGHLIGHT_W, svg_frame
+from jaxscope.qt.curve import add_curve
 
 _app: QGuiApplication | None = None
 
@@ -253,13 +254,7 @@ def _paint_edges(painter: QPainter, layout: Layout, t: Theme, partial: frozenset
         path = groups[e.routed]
         ends = partial_edge(pts) if j in partial else None
         for part in ends if ends is not None else (pts,):
-            path.moveTo(*part[0])
-            if (len(part) - 1) % 3 == 0:
-                for i in range(1, len(part), 3):
-                    path.cubicTo(*part[i], *part[i + 1], *part[i + 2])
-            else:
-                for p in part[1:]:
-                    path.lineTo(*p)
+            add_curve(path, part)
     painter.setBrush(Qt.BrushStyle.NoBrush)
     for routed, path in groups.items():
         colour = _colour(t.edge, t.edge_opacity) if routed else _colour(t.edge_unrouted, t.edge_opacity * t.unrouted_opacity)

@@ -475,6 +475,33 @@ def _path_points(d: str) -> list[list[tuple[float, float]]]:
     return parts
 
 
+def test_an_edge_ends_at_its_arrowheads_base_and_the_arrow_is_drawn_at_the_tip():
+    """`edge_shape.arrowed`, what the SVG writer and the window's items both draw: the curve stops
+    one arrow length short of the target (its last control point moved along, so the tangent
+    holds) where the edge is longer than two arrows; the arrowhead's tip is the target."""
+    from jaxscope.core.edge_shape import ARROW_LEN, ARROW_W, arrowed
+
+    cubic = [(10.0, 0.0), (10.0, 40.0), (10.0, 60.0), (10.0, 100.0)]
+    pts, arrow = arrowed(cubic)
+    assert pts == [(10.0, 0.0), (10.0, 40.0), (10.0, 60.0 - ARROW_LEN), (10.0, 100.0 - ARROW_LEN)]
+    assert arrow == ((10.0, 100.0), (10.0 - ARROW_W / 2, 100.0 - ARROW_LEN), (10.0 + ARROW_W / 2, 100.0 - ARROW_LEN))
+    assert cubic[-1] == (10.0, 100.0)  # the caller's points are not changed
+    short = [(0.0, 0.0), (0.0, 2 * ARROW_LEN)]
+    assert arrowed(short)[0] == short and arrowed(short)[1][0] == short[-1]  # no room: the stroke runs to the tip
+    polyline = [(0.0, 0.0), (50.0, 0.0), (50.0, 50.0)]  # a polyline: only its last point moves
+    assert arrowed(polyline)[0] == [(0.0, 0.0), (50.0, 0.0), (50.0, 50.0 - ARROW_LEN)]
+    assert arrowed([(5.0, 5.0), (5.0, 5.0)]) == ([(5.0, 5.0), (5.0, 5.0)], None)  # no direction: no arrow
+
+    graph = two_chains()
+    layout = compute_layout(graph)
+    drawn = re.findall(r'<path d="(M[^"]*)"/>\n<path class="arrow" d="([^"]*)"', render_svg(graph, layout, long_edges="whole"))
+    assert len(drawn) == len(layout.edges) > 0
+    for e, (curve, head) in zip(layout.edges, drawn):
+        pts, arrow = arrowed(e.points)
+        assert _path_points(curve) == [[(round(x, 1), round(y, 1)) for x, y in pts]]
+        assert _path_points(head) == [[(round(x, 1), round(y, 1)) for x, y in arrow]]
+
+
 def test_long_edges_are_drawn_as_their_two_ends_where_the_window_would(sample):
     """An export draws edges longer than 1200 x 800 px as their first and last 48 px, as the window
     does, where there are 64 or more (`long_edges="auto"`); "ends" always, "whole" never; the arrow

@@ -654,6 +654,25 @@ def test_long_edges_are_culled_by_their_curve_quarters(make_view):
     assert hits > 0
 
 
+def test_the_window_draws_an_edge_and_its_arrowhead_as_the_svg_export_does():
+    """`edge_shapes` (the window's tiles) and the SVG writer both draw `edge_shape.arrowed`: the same
+    curve end and the same triangle, for a cubic, a polyline and an edge too short to shorten."""
+    from jaxscope.core.edge_shape import arrowed
+    from jaxscope.qt.batch_item import edge_shapes
+
+    for pts in (
+        [(10.0, 0.0), (10.0, 40.0), (60.0, 60.0), (60.0, 100.0)],
+        [(0.0, 0.0), (50.0, 0.0), (50.0, 50.0)],
+        [(0.0, 0.0), (3.0, 4.0)],
+    ):
+        path, arrow = edge_shapes(pts)
+        want, head = arrowed(pts)
+        end = path.currentPosition()
+        assert (end.x(), end.y()) == want[-1]
+        assert path.elementCount() == len(want)
+        assert arrow is not None and [(p.x(), p.y()) for p in arrow] == list(head)
+
+
 def test_partial_edge_is_the_two_ends_of_the_curve_itself():
     from jaxscope.core.edge_shape import partial_edge
 
