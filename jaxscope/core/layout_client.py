@@ -6,11 +6,14 @@ run dot itself. `LayoutClient` keeps one long-lived worker process
 never re-imported) and talks to it over its stdin/stdout, one JSON document per line, never pickle:
 
     client -> worker   {"op": "layout", "id": n, "graph_key": k, "has_graph": bool,
-                        "expanded": [...], "opts": {...}}
+                        "expanded": [...], "opts": {...}, "region": [...] (optional)}
                        <the Graph: {"graph": graph_wire.graph_to_wire(g)} as core.protocol lines>  (if has_graph)
     worker -> client   {"id": n, "event": "started"}            graph decoded, laying out
                        {"id": n, "event": "dot", "n": boxes}     a dot run starts ...
                        {"id": n, "event": "dot-done", "n": ...}  ... and ends (0 or more pairs)
+                       {"id": n, "event": "preview", "lines": m}  then m lines: the part of the
+                                              layout the view shows first (`layout_preview`;
+                                              only with a "region", for a big layout)
                        {"id": n, "ok": true}  then the Layout: a header line saying how
                                               many lines follow, then those (`layout_to_wire`)
                    or  {"id": n, "ok": false, "error": "<traceback>"}
@@ -55,7 +58,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +69,7 @@ from jaxscope.core.model import Graph, Layout
 from jaxscope.core import protocol
 from jaxscope.core.graph_wire import graph_from_jsonable, graph_to_wire
 from jaxscope.core.layout_body import Tenths, cluster_boxes, from_layout
+from jaxscope.core.layout_preview import Region, region_part
 from jaxscope.core.layout_tables import EdgeTable, NodeTable
 from jaxscope.core.serialize import from_jsonable, gc_paused
 
@@ -369,9 +373,9 @@ class _Worker:
 
 
 class _Request:
-    __slots__ = ("future", "graph", "expanded", "opts", "budget", "cancelled", "lines", "streamed", "bound")
+    __slots__ = ("future", "graph", "expanded", "opts", "budget", "cancelled", "lines", "streamed", "bound", "region", "on_preview")
 
-    def __init__(self, future, graph, expanded, opts, budget, lines=None) -> None:
+    def __init__(self, future, graph, expanded, opts, budget, lines=None, region=None, on_preview=None) -> None:
         self.future = future
         self.graph = graph  # None for a stream until `LayoutStream.bind`
         self.expanded = expanded  # None: the layout process picks (`auto_expanded`) and says which
@@ -381,6 +385,8 @@ class _Request:
         self.lines: queue.Queue[bytes | None] | None = lines  # a stream's trace reply, as it arrives
         self.streamed = False
         self.bound = threading.Event()  # set by `LayoutStream.bind` (and by a cancel, to wake a waiter)
+        self.region: Region | None = region
+        self.on_preview: Callable[[Layout], None] | None = on_preview
 
 
 class LayoutStream:
@@ -440,14 +446,18 @@ class LayoutClient:
     # -- public
 
     def submit(
-        self, graph: Graph, expanded: Collection[str] = (), *, budget_s: float | None = None, **opts: Any
+        self, graph: Graph, expanded: Collection[str] = (), *, budget_s: float | None = None, region: Region | None = None,
+        on_preview: Callable[[Layout], None] | None = None, **opts: Any,
     ) -> concurrent.futures.Future[Layout]:
-        """Queue a layout; the Future resolves to a Layout (or raises LayoutError/CancelledError)."""
+        """Queue a layout; the Future resolves to a Layout (or raises LayoutError/CancelledError).
+        With a `region` (what the view shows, see `layout_preview`), a big layout's part in it
+        goes to `on_preview` first, on the client's thread, before the Future resolves."""
         unknown = set(opts) - set(_OPTS)
         if unknown:
             raise TypeError(f"unknown layout option(s): {', '.join(sorted(unknown))}")
         future: concurrent.futures.Future[Layout] = concurrent.futures.Future()
-        request = _Request(future, graph, sorted(set(expanded)), opts, self.budget_s if budget_s is None else budget_s)
+        budget = self.budget_s if budget_s is None else budget_s
+        request = _Request(future, graph, sorted(set(expanded)), opts, budget, region=region, on_preview=on_preview)
         self._enqueue(request)
         return future
 
@@ -644,6 +654,8 @@ class LayoutClient:
             "expanded": request.expanded,
             "opts": opts,
         }
+        if request.region is not None and request.on_preview is not None:
+            header["region"] = request.region.to_json()
         lines = [json.dumps(header)]
         if send_graph is True:  # in parts (core.protocol): no single json.dumps holds the GUI's GIL for long
             lines.append(protocol.dumps({"graph": graph_to_wire(request.graph)}, plain=True).decode("utf-8").rstrip("\n"))
@@ -673,7 +685,9 @@ class LayoutClient:
                     except TimeoutError:
                         raise _Timeout(in_dot=dot_since is not None) from None
                     event = reply.get("event")
-                    if event == "dot":
+                    if event == "preview":
+                        self._preview(worker, reply, request)
+                    elif event == "dot":
                         dot_since = time.monotonic()
                     elif event == "dot-done":
                         if dot_since is not None:
@@ -698,6 +712,20 @@ class LayoutClient:
         if request.cancelled:
             raise concurrent.futures.CancelledError()
         worker.send(json.dumps(STREAM_END))
+
+    @staticmethod
+    def _preview(worker: _Worker, reply: dict[str, Any], request: _Request) -> None:
+        """Read a preview's lines and hand its Layout to the request's `on_preview`: a preview that
+        does not decode, or a callback that raises, costs only the head start (the whole layout
+        follows)."""
+        lines = [worker.read(TOTAL_LIMIT_S) for _ in range(int(reply.get("lines") or 0))]  # already written
+        if request.on_preview is None or request.cancelled or not lines:
+            return
+        try:
+            part = layout_from_wire(b"\n".join(lines))
+            request.on_preview(part)
+        except Exception:  # noqa: BLE001 - see the docstring
+            traceback.print_exc()
 
     def _finish(self, worker: _Worker, rid: int, reply: dict[str, Any], request: _Request) -> Layout:
         if reply.get("ok"):
@@ -806,6 +834,9 @@ def serve(stdin: Any = None, stdout: Any = None) -> None:
 
                 layout = compute_tenths(graph, expanded, cache=cache, progress=progress, **opts)
                 trim(cache)  # a very long session
+                preview = _preview_lines(layout, request.get("region"))
+                if preview:
+                    write(json.dumps({"id": rid, "event": "preview", "lines": len(preview)}), *preview)
                 write(ok)
                 sent = []
                 with gc_paused():
@@ -818,6 +849,18 @@ def serve(stdin: Any = None, stdout: Any = None) -> None:
             warming, idle = warm(graph, expanded, cache, **opts), WARM_IDLE_S
         except Exception:
             write(json.dumps({"id": rid, "ok": False, "error": traceback.format_exc()[-4000:]}))
+
+
+def _preview_lines(layout: Tenths, region: Any) -> list[str]:
+    """The wire lines of `layout`'s part in `region` (a `Region.to_json`), or none: no region, a
+    malformed one, or no part worth sending ahead (`layout_preview.region_part`)."""
+    if region is None:
+        return []
+    try:
+        part = region_part(layout, Region.from_json(region))
+    except ValueError:
+        return []
+    return list(layout_wire_lines(part)) if part is not None else []
 
 
 class _Lines:

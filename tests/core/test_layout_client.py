@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import concurrent.futures
 import io
 import json
@@ -24,6 +25,7 @@ from jaxscope.core.layout_client import (
     layout_wire_lines,
     serve,
 )
+from jaxscope.core.layout_preview import Region
 from jaxscope.core.layout_tables import NodeTable
 from jaxscope.core.model import Body, Edge, Graph, Layout, Node, SourceLoc
 from jaxscope.core.serialize import dumps, from_jsonable, loads, to_jsonable
@@ -351,3 +353,101 @@ def test_close_is_final():
     c.close()
     with pytest.raises(RuntimeError):
         c.submit(sample_graph())
+
+
+# ------------------------------------------------------------------------------- previews
+
+
+def chain_with_owner(n: int = 2400) -> tuple[Graph, str]:
+    """A chain of `n` equations with a `jit` of a small block in the middle: big enough for a preview."""
+    blk = mk_body("b1", 1, [("cos", ["in0"]), ("exp", ["e0"])], ["e1"])
+    eqns = [("sin", ["in0"])] + [("sin", [f"e{k - 1}"]) for k in range(1, n)]
+    k = n // 2
+    eqns[k] = ("jit", [f"e{k - 1}"], [("jit(blk)", "b1", "jaxpr")])
+    return mk_graph(mk_body("b0", 1, eqns, [f"e{n - 1}"]), blk), f"e{k}"
+
+
+def region_around(layout: Layout, owner: str, half_w: float = 600.0, half_h: float = 400.0) -> Region:
+    """What a view centred on `owner`'s box shows (a `half_w` x `half_h` margin around it)."""
+    box = next(b for b in layout.nodes if b.path == owner)
+    ax, ay = box.x - box.w / 2, box.y - box.h / 2
+    return Region(owner, ax, ay, box.x - half_w, box.y - half_h, box.x + half_w, box.y + half_h)
+
+
+def test_a_regions_part_is_what_meets_the_rect_moved_with_the_toggled_owner():
+    from jaxscope.core.layout_body import to_layout
+    from jaxscope.core.layout_preview import PREVIEW_MIN, region_part
+
+    graph, owner = chain_with_owner()
+    cache: dict = {}
+    before = to_layout(compute_tenths(graph, (), cache=cache))
+    assert len(before.nodes) >= PREVIEW_MIN
+    region = region_around(before, owner)
+    grown = compute_tenths(graph, [owner], cache=cache)
+    part = region_part(grown, region)
+    assert part is not None
+    whole = to_layout(grown)
+    cluster = next(c for c in whole.clusters if c.path == f"{owner}:0")
+    dx, dy = cluster.x - region.ax, cluster.y - region.ay  # where the owner's top-left went
+    x0, y0, x1, y1 = region.x0 + dx, region.y0 + dy, region.x1 + dx, region.y1 + dy
+    meets = lambda bx0, by0, bx1, by1: bx1 >= x0 and bx0 <= x1 and by1 >= y0 and by0 <= y1  # noqa: E731
+    want = [b for b in whole.nodes if meets(b.x - b.w / 2, b.y - b.h / 2, b.x + b.w / 2, b.y + b.h / 2)]
+    shown = to_layout(part)
+    assert list(shown.nodes) == want and 0 < len(want) < len(whole.nodes) // 10
+    assert {f"{owner}:0/e0", f"{owner}:0/e1"} <= {b.path for b in shown.nodes}  # the cluster's inside
+    assert [c.path for c in shown.clusters] == [f"{owner}:0"]
+    def edge_meets(e):
+        xs, ys = [p[0] for p in e.points], [p[1] for p in e.points]
+        return meets(min(xs), min(ys), max(xs), max(ys))
+    assert list(shown.edges) == [e for e in whole.edges if edge_meets(e)]
+    assert (shown.width, shown.height) == (whole.width, whole.height)  # the view's scroll range
+    # nothing to gain: a small layout, or a rect showing most of the drawing
+    small, small_owner = chain_with_owner(200)
+    small_layout = to_layout(compute_tenths(small, ()))
+    assert region_part(compute_tenths(small, [small_owner]), region_around(small_layout, small_owner)) is None
+    everything = Region(owner, region.ax, region.ay, -10.0, -10.0, whole.width + 10, whole.height + 10)
+    assert region_part(grown, everything) is None
+
+
+def test_a_big_layout_sends_the_part_the_view_shows_ahead_of_the_whole(client):
+    graph, owner = chain_with_owner()
+    before = client.layout(graph, ())
+    region = region_around(before, owner)
+    seen: list[tuple[Layout, bool]] = []
+    future = client.submit(graph, [owner], region=region, on_preview=lambda part: seen.append((part, future.done())))
+    whole = future.result(timeout=60)
+    assert len(seen) == 1
+    part, done = seen[0]
+    assert not done  # ahead of the whole
+    boxes = {b.path: b for b in whole.nodes}
+    assert 0 < len(part.nodes) < len(whole.nodes) // 10
+    assert all(boxes[b.path] == b for b in part.nodes)  # the very boxes of the whole layout
+    assert f"{owner}:0/e0" in {b.path for b in part.nodes}
+    assert set(part.edges) <= set(whole.edges) and part.edges
+    # no region, a region the layout process cannot read, a callback that raises: the layout as ever
+    calls: list[Layout] = []
+    assert client.submit(graph, (), on_preview=calls.append).result(timeout=60) == before
+    assert client.submit(graph, [owner], region=None, on_preview=calls.append).result(timeout=60) == whole
+    assert not calls
+
+    def boom(part: Layout) -> None:
+        raise RuntimeError("the view went away")
+
+    again = client.submit(graph, (), region=region_around(before, owner), on_preview=boom).result(timeout=60)
+    assert again == before
+
+
+def test_a_malformed_region_only_costs_the_preview():
+    from jaxscope.core.layout_client import _preview_lines
+    from jaxscope.core.layout_preview import Region
+
+    graph, owner = chain_with_owner()
+    grown = compute_tenths(graph, [owner])
+    for bad in (None, [], ["e1", 1, 2], "x", [owner, "a", 0, 0, 1, 1, 1], [owner, True, 0, 0, 0, 1, 1]):
+        assert _preview_lines(grown, bad) == []
+    with pytest.raises(ValueError):
+        Region.from_json([1, 2])
+    # an owner the layout does not draw: the rect as it was
+    base = layout_client.layout_from_wire(layout_client.layout_to_wire(compute_layout(graph, ())))
+    lost = dataclasses.replace(region_around(base, owner), owner="e999999")
+    assert _preview_lines(grown, lost.to_json()) != []
