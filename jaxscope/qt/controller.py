@@ -20,6 +20,7 @@ from jaxscope.core.client import WorkerClient, WorkerError
 from jaxscope.core.devices import device_env
 from jaxscope.core.hlo_model import HloRequest, HloResult
 from jaxscope.core.layout_client import LayoutClient, LayoutStream
+from jaxscope.core.layout_preview import Region
 from jaxscope.core.model import ErrorInfo, Graph, JaxprText, Layout, TraceRequest, TraceResult
 from jaxscope.core.run_model import DeviceInfo
 from jaxscope.core.serialize import from_jsonable
@@ -40,6 +41,7 @@ class Controller(QObject):
     trace_finished = Signal(object)  # TraceResult
     trace_failed = Signal(object)  # ErrorInfo
     layout_finished = Signal(object, object, object)  # Graph, Layout, frozenset expanded
+    layout_preview = Signal(object, object, object)  # Graph, the part of the coming Layout in the region asked, expanded
     layout_failed = Signal(str)
     output = Signal(str, str)  # stream, text (user prints, warnings)
     busy_changed = Signal(bool)
@@ -56,6 +58,7 @@ class Controller(QObject):
     _job_done = Signal(int, str, object)
     _ir_done = Signal(int, str, object, object, object)
     _layout_done = Signal(int, object, object, object)
+    _layout_part = Signal(int, object, object, object)
     _phase = Signal(int, str)
     _ready = Signal(object)
 
@@ -88,6 +91,7 @@ class Controller(QObject):
         # at 14k boxes, 0.8 s at 72k) is built on the layout client's thread, not the GUI's.
         self.prepare_layout: Callable[[Graph, Layout], Any] | None = None
         self._layout_ahead = _Handover()
+        self._preview_ahead = _Handover()  # the same for a preview (`layout_preview`)
         self._trace_done.connect(self._on_trace_done)
         self._job_done.connect(self._on_job_done)
         self._ir_done.connect(self._on_ir_done)
@@ -95,6 +99,7 @@ class Controller(QObject):
         self._parser = ThreadPoolExecutor(1, thread_name_prefix="jaxscope-ir-parse")
         self._preparer = ThreadPoolExecutor(1, thread_name_prefix="jaxscope-layout-prep")  # for a layout already at hand
         self._layout_done.connect(self._on_layout_done, Qt.ConnectionType.QueuedConnection)  # a cached layout too: later, never inside layout()
+        self._layout_part.connect(self._on_layout_part)
         self._layouts: dict[tuple[Any, ...], tuple[Graph, Layout]] = {}  # oldest first
         self._layouts_lock = threading.Lock()  # filled from the layout client's thread
         self._phase.connect(self._on_phase)
@@ -235,9 +240,11 @@ class Controller(QObject):
 
     # ------------------------------------------------------------------ layout
 
-    def layout(self, graph: Graph, expanded: Collection[str], **options: Any) -> None:
+    def layout(self, graph: Graph, expanded: Collection[str], region: Region | None = None, **options: Any) -> None:
         """Lay out `graph` with `expanded` clusters open; a layout of the last few requests is reused
-        (collapsing and expanding again costs no transfer and no decoding)."""
+        (collapsing and expanding again costs no transfer and no decoding). With `region` (what
+        the view shows, `QtGraphView.preview_region`), a big layout's part in it comes first, as
+        `layout_preview`, when the layout process lays it out."""
         gen = self._layout_gen = next(self._gen)
         self._set_busy(True)
         self.phase_changed.emit("layout")
@@ -257,7 +264,8 @@ class Controller(QObject):
             future.set_result(cached[1])
         else:
             self.layouts.cancel()
-            future = self.layouts.submit(graph, frozen, **options)
+            on_preview = None if region is None else lambda part: self._preview(gen, graph, frozen, part)
+            future = self.layouts.submit(graph, frozen, region=region, on_preview=on_preview, **options)
         future.add_done_callback(lambda f: self._remember_layout(key, graph, f))
         if future.done():
             # A layout kept from before (its scene is most likely kept too: nothing to build), or the
@@ -274,6 +282,21 @@ class Controller(QObject):
             layout = future.result()
             self._layout_ahead.make(self.prepare_layout, layout, graph, layout)
         self._layout_done.emit(gen, graph, expanded, future)
+
+    def _preview(self, gen: int, graph: Graph, expanded: frozenset[str], part: Layout) -> None:
+        """On the layout client's thread, ahead of the whole layout: `prepare_layout` the part too."""
+        if gen == self._layout_gen:
+            self._preview_ahead.make(self.prepare_layout, part, graph, part)
+            self._layout_part.emit(gen, graph, expanded, part)
+
+    @Slot(int, object, object, object)
+    def _on_layout_part(self, gen: int, graph: Graph, expanded: frozenset[str], part: Layout) -> None:
+        if gen == self._layout_gen:  # emitted before the whole layout's `_layout_done`: queued in order
+            self.layout_preview.emit(graph, part, expanded)
+
+    def prepared_preview(self, part: Layout) -> Any:
+        """What `prepare_layout` made of a preview's `part`, as `prepared_layout` for a layout."""
+        return self._preview_ahead.take(part)
 
     def prepared_layout(self, layout: Layout) -> Any:
         """What `prepare_layout` made of `layout` (None if nothing, or for another layout); handed over once."""

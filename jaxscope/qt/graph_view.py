@@ -10,6 +10,7 @@ queries: hit tests through the tiles' buckets, dataflow cones over a networkx Di
 from __future__ import annotations
 
 import html
+import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -31,6 +32,7 @@ from PySide6.QtWidgets import QApplication, QFrame, QGraphicsScene, QGraphicsVie
 from jaxscope.core import protocol
 from jaxscope.core.edge_shape import draws_partial
 from jaxscope.core.graph_query import Dataflow, SearchIndex
+from jaxscope.core.layout_preview import Region
 from jaxscope.core.model import Graph, Layout
 from jaxscope.core.serialize import gc_paused
 from jaxscope.core.styles import Theme, get_theme
@@ -71,6 +73,7 @@ class _Built:
     model: SceneModel
     items: SceneItems
     state: ViewState
+    preview: bool = False  # a re-layout's part (`show_preview`): never kept, never swapped back in
 
 
 RELEASE_SLICE = 2000  # records or items of a dropped scene let go per event-loop turn
@@ -129,7 +132,11 @@ class QtGraphView(QGraphicsView):
         self._model: SceneModel | None = None
         self._node_items: list[NodeTileItem] = []
         self._built: _Built | None = None
-        self._ahead: tuple[SceneModel, ViewState, SceneItems] | None = None  # the last `model_for`'s, with its items
+        # The last two `model_for`s, with their items (a preview's and its whole layout's): made on
+        # another thread, taken by `_switch_scene`.
+        self._ahead: list[tuple[SceneModel, ViewState, SceneItems]] = []
+        self._ahead_lock = threading.Lock()
+        self._held: _Built | None = None  # the scene a preview stands in front of (`show_preview`)
         self._releasing: list[Iterator[None]] = []  # dropped scenes being let go (`_let_go`)
         self._scenes: dict[tuple[int, int], _Built] = {}  # earlier scenes of this graph, oldest first
         self._selected: dict[str, None] = {}  # base paths, ordered
@@ -169,17 +176,19 @@ class QtGraphView(QGraphicsView):
                 model.stripes(colours)
             # The scene's items too (not in a scene yet, they belong to no thread): ~9k tiles at
             # gpt-50k took 0.07-0.1 s of the GUI thread. Only the last ones are kept for `set_graph`.
-            self._ahead = (model, *self._new_items(model))
+            ahead = (model, *self._new_items(model))
+            with self._ahead_lock:
+                self._ahead = [*self._ahead[-1:], ahead]
             built, (vw, vh) = self._built, self._viewport_px
             if (built is None or built.graph is not graph) and vw > 0:
                 # A new graph is shown whole: its tiles' draw lists for that scale, made here too
                 # (gpt_jit-50k: ~50 ms of a 67 ms first paint, 2-3x that while other threads run)
-                warm_items(self._ahead[2], fit_scale(vw, vh, model.content, FIT_MAX_SCALE))
+                warm_items(ahead[2], fit_scale(vw, vh, model.content, FIT_MAX_SCALE))
             elif built is not None and built.graph is graph and (seen := self._seen) is not None:
                 # A cluster of the graph shown was toggled: the view keeps its scale, and a grown
                 # owner its top-left corner on screen, so the last paint's rect is the next one's
                 # (gpt_jit-50k: ~45 ms of a 56 ms first paint after an expand)
-                warm_items(self._ahead[2], *seen)
+                warm_items(ahead[2], *seen)
             # out of the collector's reach before it runs again: else the next collection, on
             # whichever thread, rescans it all (gpt-50k: a 263 ms pause of the GUI thread)
             protocol.freeze_decoded(len(model.nodes))
@@ -263,12 +272,68 @@ class QtGraphView(QGraphicsView):
         self._update_detail()
         self.viewport().update()
 
-    def _switch_scene(self, graph: Graph, layout: Layout, model: SceneModel | None = None) -> None:
+    def preview_region(self, owner: str) -> Region | None:
+        """What the view shows now and where `owner` is in it, for a toggle of `owner` (see
+        `show_preview`); None when the view shows no scene or not `owner`."""
+        built = self._built
+        rect = self._owner_rect(owner) if built is not None else None
+        if rect is None:
+            return None
+        shown = self.mapToScene(self.viewport().rect()).boundingRect()
+        return Region(owner, rect.x(), rect.y(), shown.left(), shown.top(), shown.right(), shown.bottom())
+
+    def show_preview(self, graph: Graph, part: Layout, model: SceneModel | None = None) -> None:
+        """Show `part`, what the view will show of a re-layout of the graph shown after a cluster
+        toggle (`layout_preview`), until that layout's own `set_graph`: at the scale and owner
+        placement that will keep, with the selection drawn where it is in the part. The view's
+        state (selection, search, highlight) is not touched: it carries over to the whole layout
+        as it would have. `model`: `model_for(graph, part)`'s, if made."""
+        built = self._built
+        if built is None or built.graph is not graph or self._anchor is None:
+            return  # only in front of the graph shown, for the toggle the anchor is kept for
+        centre, scale, anchor = self._view_centre(), self._scale(), self._anchor
+        self._switch_scene(graph, part, model, preview=True)
+        model = self._model
+        assert model is not None
+        self._apply_background()
+        self._apply_line_colours()
+        self._state.selected = {i for p in self._selected for i in model.by_base.get(p, ())}
+        self._set_scale(scale)
+        self._restore_anchor(centre)
+        self._anchor = anchor  # the whole layout is put where the preview was
+        self.viewport().update()
+
+    def end_preview(self) -> None:
+        """Back to the scene a preview stands in front of (its layout failed or was cancelled)."""
+        built = self._built
+        if built is None or not built.preview or self._held is None:
+            return
+        held, self._held, self._built = self._held, None, None
+        self._drop_scene(built)
+        self._built = held
+        self._scene, self._model, self._node_items, self._state = held.scene, held.model, held.items.node_items, held.state
+        self._anchor = None
+        self.setScene(held.scene)
+        self._update_scene_rect()
+        self._update_detail()
+        self.viewport().update()
+
+    @property
+    def previewing(self) -> bool:
+        """Whether a preview (`show_preview`) is on screen."""
+        return self._built is not None and self._built.preview
+
+    def _switch_scene(self, graph: Graph, layout: Layout, model: SceneModel | None = None, preview: bool = False) -> None:
         """Show a scene of `layout`: the one built for it earlier if it is still kept (a cluster
         collapsed and expanded again: no rebuild), else a new one. The scene shown until now is
         kept for a while if it is of the same graph and small enough."""
         resolved = self._resolved_for(graph)
         built, self._built = self._built, None
+        if built is not None and built.preview:  # it gives way: what it stood in front of is the old scene again
+            self._drop_scene(built)
+            built, self._held = self._held, None
+        if preview:  # kept as it is (neither cached nor dropped) until the whole layout replaces the preview
+            self._held, built = built, None
         if built is not None:
             if built.graph is graph and len(built.model.nodes) <= SCENE_CACHE_NODES:
                 self._scenes[(id(built.graph), id(built.layout))] = built
@@ -288,8 +353,11 @@ class QtGraphView(QGraphicsView):
             with gc_paused():  # ~10 small objects per node; the collector would rescan them all
                 if model is None or model.graph is not graph or model.layout is not layout:
                     model = build_model(graph, layout, resolved)
-                ahead, self._ahead = self._ahead, None
-                if ahead is not None and ahead[0] is model:  # its items, made with it by `model_for`
+                with self._ahead_lock:
+                    ahead = next((a for a in self._ahead if a[0] is model), None)
+                    # a preview's whole layout may be made meanwhile: the rest goes with the whole one's scene
+                    self._ahead = [a for a in self._ahead if a is not ahead] if preview else []
+                if ahead is not None:  # its items, made with it by `model_for`
                     state, items = ahead[1], ahead[2]
                     if state.palette.theme is not self._theme:
                         state.reset(Palette(self._theme))
@@ -298,7 +366,7 @@ class QtGraphView(QGraphicsView):
                 for item in items.items:
                     scene.addItem(item)
                 protocol.freeze_decoded(len(model.nodes))  # a full collection over a 50k-box scene: 100 ms frozen
-            self._built = _Built(graph, layout, scene, model, items, state)
+            self._built = _Built(graph, layout, scene, model, items, state, preview)
         while self._scenes and (
             len(self._scenes) > SCENE_CACHE_SIZE or sum(len(b.model.nodes) for b in self._scenes.values()) > SCENE_CACHE_NODES
         ):

@@ -298,7 +298,8 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
         c.trace_finished.connect(self._on_trace_finished)
         c.trace_failed.connect(self._on_trace_failed)
         c.layout_finished.connect(self._on_layout_finished)
-        c.layout_failed.connect(lambda msg: self._show_problem(msg))
+        c.layout_preview.connect(self._on_layout_preview)
+        c.layout_failed.connect(self._on_layout_failed)
         c.output.connect(self._append_log)
         c.busy_changed.connect(self._on_busy)
         c.hlo_finished.connect(self._on_hlo_finished)
@@ -531,6 +532,15 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
             self.source.mark_lines(lines)
 
     @Slot(object, object, object)
+    def _on_layout_preview(self, graph: Graph, part: Layout, expanded: frozenset[str]) -> None:
+        """The part of a big re-layout the view shows, ahead of the whole (its first paint at once)."""
+        if self.doc.graph is graph and self.doc.layout is not None:
+            self.graph.show_preview(graph, part, self.controller.prepared_preview(part))
+
+    def _on_layout_failed(self, message: str) -> None:
+        self.graph.end_preview()
+        self._show_problem(message)
+
     def _on_layout_finished(self, graph: Graph, layout: Layout, expanded: frozenset[str]) -> None:
         if self.doc.graph is not graph:
             return
@@ -578,7 +588,7 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
         expanded = set(self.doc.expanded)
         expanded.symmetric_difference_update({owner})
         self.doc.user_toggled = True
-        self.controller.layout(graph, frozenset(expanded))
+        self.controller.layout(graph, frozenset(expanded), region=self.graph.preview_region(owner))
 
     def _watch_helpers(self, graph: Graph) -> None:
         """Watch the other user files the traced equations came from: saving a helper module re-traces

@@ -925,10 +925,10 @@ def test_the_items_made_ahead_with_a_model_are_the_scenes_and_take_the_current_t
     view = make_view(graph, layout)
     other = compute_layout(graph, frozenset())
     model = view.model_for(graph, other)
-    _, state, items = view._ahead
-    assert state._font is None and state._metrics is None
+    [(made, state, items)] = view._ahead
+    assert made is model and state._font is None and state._metrics is None
     view.set_graph(graph, other, "dark", keep_view=True, model=model)  # the theme switched meanwhile
-    assert view._built.items is items and view._state is state and view._ahead is None
+    assert view._built.items is items and view._state is state and view._ahead == []
     assert set(view.scene().items()) >= set(items.items)
     assert state.palette.background is not None and state.palette.background.lightness() < 128
     view.viewport().grab()
@@ -936,7 +936,7 @@ def test_the_items_made_ahead_with_a_model_are_the_scenes_and_take_the_current_t
     third = compute_layout(graph, auto_expanded(graph), direction="LR")
     view.model_for(graph, third)
     view.set_graph(graph, compute_layout(graph, frozenset(), direction="LR"), keep_view=True)  # not the one made ahead
-    assert view._built.items is not view._ahead and view._ahead is None
+    assert view._ahead == []
 
 
 def test_a_dropped_scenes_records_and_items_are_let_go_a_slice_per_event_loop_turn(make_view, qtbot, monkeypatch):
@@ -975,8 +975,8 @@ def test_a_new_graphs_model_comes_with_the_draw_lists_of_its_first_paint(qtbot):
     view.show()
     qtbot.waitExposed(view)
     model = view.model_for(graph, layout)
-    assert model is not None and view._ahead is not None
-    _, state, items = view._ahead
+    assert model is not None
+    [(_, state, items)] = view._ahead
     groups = {t.tile: t._groups for t in items.node_items if t._groups_version == state.version}
     lines = {id(t): dict(t._group_lines) for t in items.by_span[1][1] if t._group_lines}
     assert groups and lines  # some tiles are drawn batched, some edges as far lines
@@ -1005,8 +1005,8 @@ def test_a_relayout_of_the_graph_shown_comes_with_the_draw_lists_of_what_the_vie
     scale, seen = view._seen
     relaid = compute_layout(graph, engine="layered")  # another Layout of the same graph
     model = view.model_for(graph, relaid)
-    assert model is not None and view._ahead is not None
-    _, state, items = view._ahead
+    assert model is not None
+    [(_, state, items)] = view._ahead
     warmed = {t.tile for t in items.node_items if t._groups_version == state.version}
     big_enough = [t for t in items.node_items if max(t.extent.width(), t.extent.height()) * scale >= TINY_PX]
     shown = {t.tile for t in big_enough if t.extent.intersects(seen)}

@@ -11,7 +11,7 @@ import shutil
 import xml.etree.ElementTree as ET
 
 import pytest
-from PySide6.QtCore import QCoreApplication, QSettings
+from PySide6.QtCore import QCoreApplication, QSettings, Qt
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QFileDialog
 
@@ -233,3 +233,33 @@ def test_theme_switch_recolours_without_relayout(qtbot, window):
     assert all(v.theme == "dark" and v.palette().color(base).lightness() < 100 for v in text_views)
     w.set_theme("light")
     assert all(v.theme == "light" and v.palette().color(base).lightness() > 200 for v in text_views)
+
+
+def test_expanding_a_cluster_of_a_big_graph_shows_its_part_first(qtbot, window, tmp_path):
+    """Double-clicking a collapsed `jit` in a 2.4k-equation graph: the window asks for the part it
+    shows ahead of the whole layout, shows it at once at the owner's place, then the whole."""
+    src = tmp_path / "chain.py"
+    src.write_text(
+        "import jax\nimport jax.numpy as jnp\n\n\n@jax.jit\ndef blk(x):\n    return jnp.exp(jnp.cos(x))\n\n\n"
+        "def chain(x):\n    for _ in range(1200):\n        x = jnp.sin(x)\n    x = blk(x)\n"
+        "    for _ in range(1200):\n        x = jnp.sin(x)\n    return x\n"
+    )
+    w = window
+    assert w.open_target(f"{src}::chain", "f32[4]")
+    qtbot.waitUntil(lambda: w.doc.layout is not None, timeout=TIMEOUT)
+    owner = next(n.id for n in w.doc.graph.top.nodes if n.subgraphs)
+    assert owner not in w.doc.expanded and len(w.doc.layout.nodes) > 2000
+    view = w.graph
+    qtbot.wait(100)  # the window's second fit after an open
+    view._zoom_by(1.0 / view._scale(), view.viewport().rect().center())  # zoomed in, as a user would to click a box
+    view._centre(view.scene_node_rect(owner).center())
+    corner = view.mapFromScene(view.scene_node_rect(owner).topLeft())
+    seen: list[bool] = []
+    w.controller.layout_preview.connect(lambda *a: seen.append(view.previewing))
+    before = w.doc.layout
+    qtbot.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=view.mapFromScene(view.scene_node_rect(owner).center()))
+    qtbot.waitUntil(lambda: w.doc.layout is not before, timeout=TIMEOUT)
+    assert seen == [True]  # the part was on screen before the whole came
+    assert owner in w.doc.expanded and not view.previewing and view.node_count == len(w.doc.layout.nodes)
+    cluster = next(c for c in w.doc.layout.clusters if c.path == f"{owner}:0")
+    assert view.mapFromScene(cluster.x, cluster.y) == corner

@@ -1,0 +1,161 @@
+"""A big re-layout's part shown ahead of the whole (`core.layout_preview`): the view's preview
+scene, the controller's `layout_preview`, and the window that asks for it when a cluster is
+toggled. Real layouts, a real layout process for the controller."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QPoint, Qt
+
+from jaxscope.core.layout import compute_layout, compute_tenths
+from jaxscope.core.layout_body import to_layout
+from jaxscope.core.layout_client import LayoutClient
+from jaxscope.core.layout_preview import Region, region_part
+from jaxscope.core.model import Body, Edge, Graph, Layout, Node, SubgraphRef
+from jaxscope.qt.controller import Controller
+from jaxscope.qt.graph_view import QtGraphView
+
+
+def chain_with_owner(n: int = 2400) -> tuple[Graph, str]:
+    """A chain of `n` sin equations with a `jit` of a two-equation block in the middle."""
+    k = n // 2
+    nodes = [Node("in0", "input", "x", ("f32[4]",))]
+    edges = []
+    for i in range(n):
+        src = "in0" if i == 0 else f"e{i - 1}"
+        if i == k:
+            nodes.append(Node(f"e{i}", "eqn", "jit", ("f32[4]",), ("f32[4]",), subgraphs=(SubgraphRef("jit(blk)", "b1", "jaxpr"),)))
+        else:
+            nodes.append(Node(f"e{i}", "eqn", "sin", ("f32[4]",), ("f32[4]",)))
+        edges.append(Edge(src, f"e{i}", 0, 0, "f32[4]"))
+    nodes.append(Node("out0", "output", "out", ("f32[4]",)))
+    edges.append(Edge(f"e{n - 1}", "out0", 0, 0, "f32[4]"))
+    blk = Body("b1", "blk", (
+        Node("in0", "input", "x", ("f32[4]",)), Node("e0", "eqn", "cos", ("f32[4]",), ("f32[4]",)),
+        Node("e1", "eqn", "exp", ("f32[4]",), ("f32[4]",)), Node("out0", "output", "out", ("f32[4]",)),
+    ), (Edge("in0", "e0", 0, 0, "f32[4]"), Edge("e0", "e1", 0, 0, "f32[4]"), Edge("e1", "out0", 0, 0, "f32[4]")), 2, 2)
+    top = Body("b0", "chain", tuple(nodes), tuple(edges), n, n + 2)
+    return Graph("chain", {"b0": top, "b1": blk}, "b0"), f"e{k}"
+
+
+def on_screen(view: QtGraphView, x: float, y: float) -> QPoint:
+    return view.mapFromScene(x, y)
+
+
+def shown_at_owner(view: QtGraphView, graph: Graph, layout: Layout, owner: str) -> None:
+    """`layout` in the view at zoom 1, the owner's box in the middle."""
+    view.set_graph(graph, layout)
+    box = next(b for b in layout.nodes if b.path == owner)
+    view._set_scale(1.0)
+    view._centre(view.scene_node_rect(owner).center())
+    assert abs(box.x - view.scene_node_rect(owner).center().x()) < 1
+
+
+def toggle_anchor(view: QtGraphView, qtbot: Any, owner: str) -> list[str]:
+    """Double-click `owner` as a user would: the view keeps where it was and asks for the toggle."""
+    asked: list[str] = []
+    view.toggle_cluster_requested.connect(asked.append)
+    qtbot.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=view.mapFromScene(view.scene_node_rect(owner).center()))
+    return asked
+
+
+def test_a_preview_stands_in_front_at_the_place_the_whole_layout_takes(qtbot):
+    graph, owner = chain_with_owner()
+    cache: dict = {}
+    before = to_layout(compute_tenths(graph, (), cache=cache))
+    view = QtGraphView()
+    qtbot.addWidget(view)
+    view.resize(900, 700)
+    view.show()
+    qtbot.waitExposed(view)
+    shown_at_owner(view, graph, before, owner)
+    far = "e10"  # selected, and far outside what the view shows
+    view.select_paths([owner, far, "e1197"], center=False)
+    corner = on_screen(view, *view.scene_node_rect(owner).topLeft().toTuple())
+    assert toggle_anchor(view, qtbot, owner) == [owner]
+    region = view.preview_region(owner)
+    assert region is not None and region.owner == owner
+    grown = compute_tenths(graph, [owner], cache=cache)
+    part_t = region_part(grown, region)
+    assert part_t is not None
+    part, whole = to_layout(part_t), to_layout(grown)
+
+    view.show_preview(graph, part)
+    assert view.previewing and view.node_count == len(part.nodes) < len(whole.nodes) // 10
+    cluster = next(c for c in whole.clusters if c.path == f"{owner}:0")
+    assert on_screen(view, cluster.x, cluster.y) == corner  # the owner's corner stays put, as it will
+    assert view.selected_paths() == [owner, far, "e1197"]  # the view's state as it was
+    drawn = {view._model.nodes[i].path for i in view._state.selected}
+    assert drawn == {"e1197"}  # the owner is a cluster now; e10 is not in the part
+    view.viewport().grab()
+
+    view.set_graph(graph, whole, keep_view=True)  # the whole layout
+    assert not view.previewing and view.node_count == len(whole.nodes)
+    assert on_screen(view, cluster.x, cluster.y) == corner
+    assert view.selected_paths() == [far, "e1197"]  # the owner is drawn as its cluster now
+    assert (id(graph), id(before)) in view._scenes  # the scene before is kept for a collapse, the preview is not
+    assert all(not b.preview for b in view._scenes.values())
+
+
+def test_a_failed_layout_puts_the_scene_before_the_preview_back(qtbot):
+    graph, owner = chain_with_owner()
+    before = compute_layout(graph, ())
+    view = QtGraphView()
+    qtbot.addWidget(view)
+    view.resize(900, 700)
+    view.show()
+    qtbot.waitExposed(view)
+    shown_at_owner(view, graph, before, owner)
+    toggle_anchor(view, qtbot, owner)
+    region = view.preview_region(owner)
+    part_t = region_part(compute_tenths(graph, [owner]), region)
+    view.show_preview(graph, to_layout(part_t))
+    assert view.previewing
+    view.end_preview()
+    assert not view.previewing and view._built.layout is before and view.node_count == len(before.nodes)
+    assert view.scene() is view._built.scene
+    view.viewport().grab()
+    view.end_preview()  # nothing in front: nothing to do
+    assert view._built.layout is before
+    # a preview is only for the graph shown, after a toggle of it
+    other, _ = chain_with_owner(2500)
+    view.show_preview(other, to_layout(part_t))
+    assert not view.previewing
+
+
+class _NoWorker:
+    def close(self) -> None:
+        pass
+
+
+def test_the_controller_hands_on_a_big_layouts_part_before_the_whole(qtbot):
+    graph, owner = chain_with_owner()
+    before = compute_layout(graph, ())
+    box = next(b for b in before.nodes if b.path == owner)
+    region = Region(owner, box.x - box.w / 2, box.y - box.h / 2, box.x - 450, box.y - 350, box.x + 450, box.y + 350)
+    layouts = LayoutClient()
+    controller = Controller(worker=_NoWorker(), layouts=layouts)  # type: ignore[arg-type]
+    prepared: list[Layout] = []
+    controller.prepare_layout = lambda g, layout: prepared.append(layout) or f"model of {len(layout.nodes)}"
+    events: list[tuple[str, Layout]] = []
+    controller.layout_preview.connect(lambda g, part, e: events.append(("preview", part, controller.prepared_preview(part))))
+    controller.layout_finished.connect(lambda g, layout, e: events.append(("whole", layout, controller.prepared_layout(layout))))
+    try:
+        with qtbot.waitSignal(controller.layout_finished, timeout=60000):
+            controller.layout(graph, frozenset({owner}), region=region)
+        assert [e[0] for e in events] == ["preview", "whole"]
+        (_, part, part_model), (_, whole, whole_model) = events
+        assert part_model == f"model of {len(part.nodes)}" and whole_model == f"model of {len(whole.nodes)}"
+        assert prepared == [part, whole]  # both prepared off the GUI thread
+        assert {b.path for b in part.nodes} < {b.path for b in whole.nodes}
+        # one asked without a region, and a layout at hand (expanding again): no preview
+        events.clear()
+        with qtbot.waitSignal(controller.layout_finished, timeout=60000):
+            controller.layout(graph, frozenset())
+        with qtbot.waitSignal(controller.layout_finished, timeout=60000):
+            controller.layout(graph, frozenset({owner}), region=region)
+        assert [e[0] for e in events] == ["whole", "whole"]
+    finally:
+        controller.close()
+        layouts.close()
