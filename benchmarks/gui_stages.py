@@ -39,6 +39,7 @@ from jaxscope.core.client import DEFAULT_TIMEOUTS, WorkerClient  # noqa: E402
 from jaxscope.core.layout import auto_expanded  # noqa: E402
 from jaxscope.core.layout_body import expandable  # noqa: E402
 from jaxscope.core.layout_client import LayoutClient  # noqa: E402
+from jaxscope.core.layout_preview import Region  # noqa: E402
 from jaxscope.core.model import FunctionRef, Graph, Layout, TraceRequest, TraceResult  # noqa: E402
 from jaxscope.qt.controller import Controller  # noqa: E402
 from jaxscope.qt.graph_view import QtGraphView  # noqa: E402
@@ -136,6 +137,7 @@ class Bench:
         c.trace_finished.connect(self._on_trace)
         c.trace_failed.connect(self._on_failed)
         c.layout_finished.connect(self._on_layout)
+        c.layout_preview.connect(self._on_preview)
         c.layout_failed.connect(lambda msg: self._on_failed(msg))
         self.loop = QEventLoop()
         self.layout_on_trace = True
@@ -161,6 +163,14 @@ class Bench:
         self.view.viewport().grab()
         ev["t_paint"] = time.perf_counter()
         self.loop.quit()
+
+    def _on_preview(self, graph: Graph, part: Layout, expanded: frozenset[str]) -> None:
+        ev = self.events
+        ev["t_preview"] = time.perf_counter()
+        ev["preview_nodes"] = len(part.nodes)
+        self.view.show_preview(graph, part, self.controller.prepared_preview(part))
+        self.view.viewport().grab()
+        ev["t_preview_paint"] = time.perf_counter()
 
     def _on_failed(self, info: Any) -> None:
         self.events["t_failed"] = time.perf_counter()
@@ -264,14 +274,15 @@ class Bench:
             "total_eqns": result.graph.top.total_eqns,
         }
 
-    def relayout(self, graph: Graph, expanded: frozenset[str], timeout_s: float) -> dict[str, Any]:
-        """Expand/collapse as the app does it: layout in the worker, scene rebuilt keeping the view."""
+    def relayout(self, graph: Graph, expanded: frozenset[str], timeout_s: float, region: Region | None = None) -> dict[str, Any]:
+        """Expand/collapse as the app does it: layout in the worker, scene rebuilt keeping the view
+        (with `region`, the part the view shows painted first when the layout process sends it)."""
         gc.collect()
         self.events = {"keep_view": True}
         self.probe.start()
         t0 = time.perf_counter()
         self.events["t_auto"] = t0
-        self.controller.layout(graph, expanded)
+        self.controller.layout(graph, expanded, region=region)
         self.run_loop(timeout_s)
         end = time.perf_counter() + 0.05
         wait_until(lambda: time.perf_counter() > end, 1)
@@ -284,9 +295,27 @@ class Bench:
             "scene_s": ev["t_scene"] - ev["t_layout"],
             "paint_s": ev["t_paint"] - ev["t_scene"],
             "total_s": ev["t_paint"] - t0,
+            "first_paint_s": ev.get("t_preview_paint", ev["t_paint"]) - t0,
+            "preview_nodes": ev.get("preview_nodes"),
             "nodes_drawn": len(ev["layout"].nodes),
             "loop": self.probe.stats(t0, ev["t_layout"]),
         }
+
+    def expand_zoomed_in(self, graph: Graph, expanded: frozenset[str], owner: str, timeout_s: float) -> dict[str, Any]:
+        """A first expand as a user makes it: zoomed in to 1 on the owner's box, double-clicked (the
+        view anchors it and sends what it shows). Timed to the first paint and to the whole one."""
+        view = self.view
+        view._zoom_by(1.0 / view._scale(), view.viewport().rect().center())
+        rect = view.scene_node_rect(owner)
+        if rect is None:
+            raise RuntimeError(f"{owner} is not drawn")
+        view._centre(rect.center())
+        view.viewport().grab()
+        view._anchor = (owner, view.mapFromScene(rect.topLeft()))  # what the double-click sets
+        got = self.relayout(graph, frozenset(expanded | {owner}), timeout_s, view.preview_region(owner))
+        view.fit_all()
+        view.viewport().grab()
+        return got
 
     def cancel_latency(self, after_s: float) -> dict[str, Any]:
         """Start a trace, cancel it after `after_s`: how long cancel() blocks, and until trace_failed."""
@@ -524,6 +553,12 @@ def main() -> int:
                 if len(picks) > 1:
                     bench.relayout(graph, frozenset(expanded), opts.timeout)
                 expands.append({"owner": owner, "eqns": eqns, "first": first, "collapse": back, "cached": cached})
+            zoomed = next((c for c in small if c not in picks), None)  # a first expand of another small owner
+            if zoomed is not None:
+                eqns, owner = zoomed
+                at = bench.expand_zoomed_in(graph, frozenset(expanded), owner, opts.timeout)
+                bench.relayout(graph, frozenset(expanded), opts.timeout)
+                expands.append({"owner": owner, "eqns": eqns, "zoomed": at})
             emit("expand", expands)
 
         emit("gui_peak_mb", self_peak_mb())

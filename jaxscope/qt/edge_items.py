@@ -78,10 +78,11 @@ class EdgeTileItem(BatchItem):
         nodes = self.model.nodes
         return {j for i in self.state.selected for j in at.get(nodes[i].base, ())}
 
-    def _exposed_edges(self, area: QRectF, quarters: bool) -> set[int]:
+    def _exposed_edges(self, area: QRectF, quarters: bool, ends: bool = False) -> set[int]:
         """The long edges with a culling box that overlaps `area`, by `QRectF.intersects`'s rule
-        (a positive overlap; a box of zero width or height overlaps nothing)."""
-        ids, b = self.model.long_edge_cull(quarters)
+        (a positive overlap; a box of zero width or height overlaps nothing); with `ends`, the
+        boxes of the parts an edge drawn as its two ends draws."""
+        ids, b = self.model.long_end_cull() if ends else self.model.long_edge_cull(quarters)
         x0, y0, x1, y1 = b[:, 0], b[:, 1], b[:, 2], b[:, 3]
         hit = (x0 < x1) & (y0 < y1) & (x0 < area.right()) & (area.left() < x1) & (y0 < area.bottom()) & (area.top() < y1)
         return set(ids[hit].tolist())
@@ -127,9 +128,17 @@ class EdgeTileItem(BatchItem):
             paths = self._paths[key] = (curves, arrows)
         return paths
 
-    def warm(self, lod: float) -> None:
-        """Make the far lines a tile's paint at `lod` draws (`graph_items.warm_items`)."""
-        if self.cull_each or lod >= FAR_LOD or max(self.extent.width(), self.extent.height()) * lod < TINY_PX:
+    def warm(self, lod: float, region: QRectF | None = None) -> None:
+        """Make the far lines a tile's paint at `lod` draws (`graph_items.warm_items`); for the long
+        edges, the shapes a paint of `region` at `lod` draws (hundreds of long edges can end on
+        one screen: ~50 us each)."""
+        if self.cull_each:
+            if region is not None and lod >= FAR_LOD:
+                for (_, _, partial), js in self._exposed_groups(region, far=False):
+                    for j in js:
+                        self._shape(j, partial)
+            return
+        if lod >= FAR_LOD or max(self.extent.width(), self.extent.height()) * lod < TINY_PX:
             return
         for key, js in self.groups().items():
             if key not in self._group_lines:
@@ -174,20 +183,30 @@ class EdgeTileItem(BatchItem):
             dashed(pen, 5.0, 4.0)
         return pen, colour
 
+    def _exposed_groups(self, area: QRectF, far: bool) -> list[tuple[Group, list[int]]]:
+        """`groups()` cut down to the edges a paint of `area` draws (none drawn partially when `far`)."""
+        out = []
+        exposed: dict[bool, set[int]] = {}
+        for key, group in self.groups().items():
+            partial = key[2]
+            if partial and far:
+                continue  # a few px at this zoom: the boxes show without them
+            shown = exposed.get(partial)
+            if shown is None:
+                shown = exposed[partial] = self._exposed_edges(area, quarters=not far, ends=partial)
+            js = [j for j in group if j in shown]
+            if js:
+                out.append((key, js))
+        return out
+
     def _paint_each(self, painter: QPainter, exposed: QRectF, lod: float) -> None:
         far = lod < FAR_LOD
         thin = not far and lod * EDGE_W <= THIN_PX
-        area = exposed.adjusted(-ARROW_W, -ARROW_W, ARROW_W, ARROW_W)
+        area = _on_device(painter, exposed).adjusted(-ARROW_W, -ARROW_W, ARROW_W, ARROW_W)
         antialiased = painter.testRenderHint(QPainter.RenderHint.Antialiasing)
         if thin:  # hundreds of long edges can cross the screen: 14 ms a frame this way, 170 ms stroked with AA
             painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
-        exposed_edges = self._exposed_edges(area, quarters=not far)
-        for (routed, dim, partial), group in self.groups().items():
-            if partial and far:
-                continue  # a few px at this zoom: the boxes show without them
-            js = [j for j in group if j in exposed_edges]
-            if not js:
-                continue
+        for (routed, dim, partial), js in self._exposed_groups(area, far):
             painter.setOpacity(DIM_OPACITY if dim else 1.0)
             pen, colour = self._pen(routed, lod, far)
             if thin:
@@ -212,6 +231,18 @@ class EdgeTileItem(BatchItem):
                 painter.drawPath(arrows)
         painter.setOpacity(1.0)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, antialiased)
+
+
+def _on_device(painter: QPainter, exposed: QRectF) -> QRectF:
+    """The part of `exposed` (item coordinates) that lands on the painter's device. Filling its
+    device-coordinate cache, Qt gives this item its whole bounding rect as exposed (the drawing,
+    at zoom 1) and a pixmap the size of the viewport: the first paint at zoom 1 made the two ends
+    of every long edge of the drawing to draw a screenful (mlp-50k: 17k of them, 0.38 s)."""
+    device = painter.device()
+    inverse, ok = painter.worldTransform().inverted()
+    if device is None or not ok:
+        return exposed
+    return exposed.intersected(inverse.mapRect(QRectF(0.0, 0.0, float(device.width()), float(device.height()))))
 
 
 def _hairline(colour: QColor, routed: bool, lod: float) -> QPen:

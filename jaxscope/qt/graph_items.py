@@ -142,6 +142,8 @@ def warm_items(items: SceneItems, scale: float, region: QRectF | None = None) ->
         for tile in tiles[bisect_left(spans, TINY_PX / scale if scale > 0 else 0.0) :]:
             if region is None or tile.extent.intersects(region):
                 tile.warm(scale)
+    if items.long_item is not None and region is not None:
+        items.long_item.warm(scale, region.adjusted(-ARROW_W, -ARROW_W, ARROW_W, ARROW_W))
 
 
 def _layer(z: float) -> QGraphicsItem:

@@ -696,6 +696,38 @@ def test_partial_edge_is_the_two_ends_of_the_curve_itself():
     assert head == [(0.0, 0.0), (0.0, 48.0)] and tail == [(452.0, 500.0), (500.0, 500.0)]
 
 
+def test_long_edges_are_made_for_the_screen_only_and_draw_what_unculled_ones_draw(make_view, monkeypatch):
+    """Filling its pixmap cache, Qt gives the long edges' item its whole bounding rect as exposed:
+    the item makes and draws what lands on the pixmap only (a first paint at zoom 1 made the ends
+    of every long edge of the drawing: 0.38 s at mlp-50k). Zoomed in and panned about, it shows
+    exactly what the same item culled by that whole rect shows."""
+    import jaxscope.qt.edge_items as edge_items
+
+    graph = two_chains(600, 40)
+    layout = compute_layout(graph, frozenset(), engine="layered")
+    culled, whole = make_view(graph, layout), make_view(graph, layout)
+    item = culled._built.items.long_item
+    assert item is not None and item.partial
+    on_device = edge_items._on_device
+
+    def grab(view):
+        monkeypatch.setattr(edge_items, "_on_device", on_device if view is culled else lambda painter, exposed: exposed)
+        return view.grab().toImage()
+
+    middle = culled.content_rect().center()
+    for view in (culled, whole):
+        view.zoom_to(1.0, middle)
+    assert differing_pixels(grab(culled), grab(whole)) == 0
+    made = len(item._partial_shapes) + len(item._shapes)
+    assert 0 < made < len(item.indices) // 4
+    assert len(whole._built.items.long_item._partial_shapes) > 3 * made
+    for dy in (120, 370, -60, 800):
+        for view in (culled, whole):
+            bar = view.verticalScrollBar()
+            bar.setValue(bar.value() + dy)
+        assert differing_pixels(grab(culled), grab(whole)) == 0
+
+
 def test_many_long_edges_are_drawn_as_their_ends_and_whole_where_selected_or_highlighted(make_view):
     """Hundreds of long curves across the drawing hid the boxes: they are drawn as their two ends,
     except those of the selected boxes and of a highlighted dataflow cone, or all with the switch."""
