@@ -233,8 +233,10 @@ def table(rec: dict[str, Any]) -> str:
         z = e.get("zoomed")
         if z is not None:
             part = f"{z['preview_nodes']:,} of {z['nodes_drawn']:,} nodes first" if z.get("preview_nodes") else "no part first (a small layout)"
+            shown = z.get("loop_with_preview") or z["loop"]
             rows.append((f"expand {e['owner']} ({e['eqns']:,} eqns) zoomed in on it", _s(z["first_paint_s"]),
-                         f"first paint ({part}); the whole layout painted at {_s(z['total_s'])}"))  # fmt: skip
+                         f"first paint ({part}); the whole layout painted at {_s(z['total_s'])}; GUI loop max "
+                         f"lateness {_ms(z['loop']['max_ms'])}, {_ms(shown['max_ms'])} with the part's scene and paint"))  # fmt: skip
             continue
         f, c, b = e["first"], e["cached"], e["collapse"]
         rows.append((f"expand {e['owner']} ({e['eqns']:,} eqns)", _s(f["total_s"]),

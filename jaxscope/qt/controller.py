@@ -92,6 +92,7 @@ class Controller(QObject):
         self.prepare_layout: Callable[[Graph, Layout], Any] | None = None
         self._layout_ahead = _Handover()
         self._preview_ahead = _Handover()  # the same for a preview (`layout_preview`)
+        self._preview_shown = threading.Event()
         self._trace_done.connect(self._on_trace_done)
         self._job_done.connect(self._on_job_done)
         self._ir_done.connect(self._on_ir_done)
@@ -284,15 +285,23 @@ class Controller(QObject):
         self._layout_done.emit(gen, graph, expanded, future)
 
     def _preview(self, gen: int, graph: Graph, expanded: frozenset[str], part: Layout) -> None:
-        """On the layout client's thread, ahead of the whole layout: `prepare_layout` the part too."""
+        """On the layout client's thread, ahead of the whole layout: `prepare_layout` the part too,
+        and hand it over. Then wait (`PREVIEW_WAIT_S` at most) until it is on screen before the
+        whole layout is read: decoding a 72k-box layout on this thread, holding the GIL in slices,
+        made the GUI thread's show and paint of the part twice as long."""
         if gen == self._layout_gen:
             self._preview_ahead.make(self.prepare_layout, part, graph, part)
+            self._preview_shown.clear()
             self._layout_part.emit(gen, graph, expanded, part)
+            self._preview_shown.wait(PREVIEW_WAIT_S)
 
     @Slot(int, object, object, object)
     def _on_layout_part(self, gen: int, graph: Graph, expanded: frozenset[str], part: Layout) -> None:
-        if gen == self._layout_gen:  # emitted before the whole layout's `_layout_done`: queued in order
-            self.layout_preview.emit(graph, part, expanded)
+        try:
+            if gen == self._layout_gen:  # emitted before the whole layout's `_layout_done`: queued in order
+                self.layout_preview.emit(graph, part, expanded)  # shown and painted by its slots
+        finally:
+            self._preview_shown.set()
 
     def prepared_preview(self, part: Layout) -> Any:
         """What `prepare_layout` made of a preview's `part`, as `prepared_layout` for a layout."""
@@ -361,6 +370,9 @@ def _copy_outcome(source: Future[Any], target: Future[Any]) -> None:
         target.set_exception(source.exception())
     else:
         target.set_result(source.result())
+
+
+PREVIEW_WAIT_S = 0.1  # the layout client's thread waits this long at most for a preview to be painted
 
 
 class _Handover:

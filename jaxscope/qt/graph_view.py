@@ -287,7 +287,8 @@ class QtGraphView(QGraphicsView):
         toggle (`layout_preview`), until that layout's own `set_graph`: at the scale and owner
         placement that will keep, with the selection drawn where it is in the part. The view's
         state (selection, search, highlight) is not touched: it carries over to the whole layout
-        as it would have. `model`: `model_for(graph, part)`'s, if made."""
+        as it would have. `model`: `model_for(graph, part)`'s, if made. Painted before it returns:
+        a preview is there to be on screen at once."""
         built = self._built
         if built is None or built.graph is not graph or self._anchor is None:
             return  # only in front of the graph shown, for the toggle the anchor is kept for
@@ -301,7 +302,7 @@ class QtGraphView(QGraphicsView):
         self._set_scale(scale)
         self._restore_anchor(centre)
         self._anchor = anchor  # the whole layout is put where the preview was
-        self.viewport().update()
+        self.viewport().repaint()
 
     def end_preview(self) -> None:
         """Back to the scene a preview stands in front of (its layout failed or was cancelled)."""

@@ -4,6 +4,7 @@ toggled. Real layouts, a real layout process for the controller."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from PySide6.QtCore import QPoint, Qt
@@ -139,7 +140,14 @@ def test_the_controller_hands_on_a_big_layouts_part_before_the_whole(qtbot):
     prepared: list[Layout] = []
     controller.prepare_layout = lambda g, layout: prepared.append(layout) or f"model of {len(layout.nodes)}"
     events: list[tuple[str, Layout]] = []
-    controller.layout_preview.connect(lambda g, part, e: events.append(("preview", part, controller.prepared_preview(part))))
+    held: list[int] = []
+
+    def shown(g: Graph, part: Layout, e: frozenset[str]) -> None:
+        events.append(("preview", part, controller.prepared_preview(part)))
+        time.sleep(0.05)  # painting it: the whole layout is not read meanwhile (the GIL is the GUI thread's)
+        held.append(len(prepared))
+
+    controller.layout_preview.connect(shown)
     controller.layout_finished.connect(lambda g, layout, e: events.append(("whole", layout, controller.prepared_layout(layout))))
     try:
         with qtbot.waitSignal(controller.layout_finished, timeout=60000):
@@ -148,6 +156,7 @@ def test_the_controller_hands_on_a_big_layouts_part_before_the_whole(qtbot):
         (_, part, part_model), (_, whole, whole_model) = events
         assert part_model == f"model of {len(part.nodes)}" and whole_model == f"model of {len(whole.nodes)}"
         assert prepared == [part, whole]  # both prepared off the GUI thread
+        assert held == [1]
         assert {b.path for b in part.nodes} < {b.path for b in whole.nodes}
         # one asked without a region, and a layout at hand (expanding again): no preview
         events.clear()
