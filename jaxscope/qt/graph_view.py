@@ -273,10 +273,10 @@ class QtGraphView(QGraphicsView):
         self.viewport().update()
 
     def preview_region(self, owner: str) -> Region | None:
-        """What the view shows now and where `owner` is in it, for a toggle of `owner` (see
-        `show_preview`); None when the view shows no scene or not `owner`."""
-        built = self._built
-        rect = self._owner_rect(owner) if built is not None else None
+        """What the view shows now and where `owner` is in it, for the toggle of `owner` it keeps
+        the place of (a double-click; see `show_preview`); None for any other toggle."""
+        anchor = self._anchor
+        rect = self._owner_rect(owner) if anchor is not None and anchor[0] == owner else None
         if rect is None:
             return None
         shown = self.mapToScene(self.viewport().rect()).boundingRect()

@@ -74,6 +74,7 @@ def test_a_preview_stands_in_front_at_the_place_the_whole_layout_takes(qtbot):
     far = "e10"  # selected, and far outside what the view shows
     view.select_paths([owner, far, "e1197"], center=False)
     corner = on_screen(view, *view.scene_node_rect(owner).topLeft().toTuple())
+    assert view.preview_region(owner) is None  # a toggle from a menu or a script: the view keeps no place
     assert toggle_anchor(view, qtbot, owner) == [owner]
     region = view.preview_region(owner)
     assert region is not None and region.owner == owner
