@@ -537,10 +537,12 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
         if self.doc.graph is graph and self.doc.layout is not None:
             self.graph.show_preview(graph, part, self.controller.prepared_preview(part))
 
+    @Slot(str)
     def _on_layout_failed(self, message: str) -> None:
         self.graph.end_preview()
         self._show_problem(message)
 
+    @Slot(object, object, object)
     def _on_layout_finished(self, graph: Graph, layout: Layout, expanded: frozenset[str]) -> None:
         if self.doc.graph is not graph:
             return

@@ -263,3 +263,16 @@ def test_expanding_a_cluster_of_a_big_graph_shows_its_part_first(qtbot, window, 
     assert owner in w.doc.expanded and not view.previewing and view.node_count == len(w.doc.layout.nodes)
     cluster = next(c for c in w.doc.layout.clusters if c.path == f"{owner}:0")
     assert view.mapFromScene(cluster.x, cluster.y) == corner
+    # a layout that fails after its part was shown: the window goes back to the drawing it had
+    from jaxscope.core.layout import compute_tenths
+    from jaxscope.core.layout_body import to_layout
+    from jaxscope.core.layout_preview import region_part
+
+    shown = w.doc.layout
+    view._anchor = (f"{owner}", view.mapFromScene(cluster.x, cluster.y))
+    part = region_part(compute_tenths(w.doc.graph, ()), view.preview_region(owner))
+    assert part is not None
+    w._on_layout_preview(w.doc.graph, to_layout(part), frozenset())
+    assert view.previewing
+    w._on_layout_failed("layout failed: the layout process died")
+    assert not view.previewing and view._built.layout is shown and "died" in w.problem.text()
