@@ -699,8 +699,9 @@ def test_partial_edge_is_the_two_ends_of_the_curve_itself():
 def test_long_edges_are_made_for_the_screen_only_and_draw_what_unculled_ones_draw(make_view, monkeypatch):
     """Filling its pixmap cache, Qt gives the long edges' item its whole bounding rect as exposed:
     the item makes and draws what lands on the pixmap only (a first paint at zoom 1 made the ends
-    of every long edge of the drawing: 0.38 s at mlp-50k). Zoomed in and panned about, it shows
-    exactly what the same item culled by that whole rect shows."""
+    of every long edge of the drawing: 0.38 s at mlp-50k), and an edge drawn as its two ends is
+    culled by the boxes of those. Zoomed in and panned about, it shows exactly what the same item
+    shows culled by that whole rect and by each curve's quarters."""
     import jaxscope.qt.edge_items as edge_items
 
     graph = two_chains(600, 40)
@@ -708,10 +709,13 @@ def test_long_edges_are_made_for_the_screen_only_and_draw_what_unculled_ones_dra
     culled, whole = make_view(graph, layout), make_view(graph, layout)
     item = culled._built.items.long_item
     assert item is not None and item.partial
-    on_device = edge_items._on_device
+    on_device, exposed_edges = edge_items._on_device, edge_items.EdgeTileItem._exposed_edges
 
     def grab(view):
-        monkeypatch.setattr(edge_items, "_on_device", on_device if view is culled else lambda painter, exposed: exposed)
+        reference = view is whole
+        monkeypatch.setattr(edge_items, "_on_device", (lambda painter, exposed: exposed) if reference else on_device)
+        monkeypatch.setattr(edge_items.EdgeTileItem, "_exposed_edges", (
+            lambda item, area, quarters, ends=False: exposed_edges(item, area, quarters)) if reference else exposed_edges)
         return view.grab().toImage()
 
     middle = culled.content_rect().center()
