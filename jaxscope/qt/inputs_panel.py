@@ -5,9 +5,11 @@ from __future__ import annotations
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QComboBox, QFormLayout, QFrame, QLabel, QLineEdit, QPushButton, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QComboBox, QFormLayout, QFrame, QLabel, QLineEdit, QPushButton, QScrollArea, QSizePolicy, QVBoxLayout, QWidget,
+)
 
 from jaxscope.core import argspec
 from jaxscope.core.discover import FunctionInfo, ModuleInfo, bind_call
@@ -28,6 +30,17 @@ ARGS_MAX_CHARS = 16 * 1024 * 1024
 PARAM_CHARS = 120  # a parameter's line in the list is cut here
 ASYNC_CHARS = 10_000  # longer inputs are parsed apart (a thread, a child process): mlp-50k's 52k characters took ~130 ms of the GUI thread
 ASYNC_DELAY_S = 0.1  # ... once the GUI thread is through with what asked (opening a file: ~50 ms), not against it for the GIL
+
+
+class _LinesArea(QScrollArea):
+    """The parameter list's scroll area: at least one line tall. A scroll area's least height is
+    its scroll bar's (~70 px), and layouts take that as its height too: a gap under a two-line list."""
+
+    def minimumSizeHint(self) -> QSize:
+        hint = super().minimumSizeHint()
+        inside = self.widget()
+        line = inside.fontMetrics().lineSpacing() + 2 * self.frameWidth() if inside is not None else hint.height()
+        return QSize(hint.width(), min(hint.height(), line))
 
 
 class InputsPanel(QWidget):
@@ -52,13 +65,14 @@ class InputsPanel(QWidget):
         self.params.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         # A long parameter list scrolls: squeezed by the docks below it, the label showed its first
         # and last lines cut in half.
-        self.params_area = QScrollArea()
+        self.params_area = _LinesArea()
         self.params_area.setObjectName("paramsArea")
         self.params_area.setWidget(self.params)
         self.params_area.setWidgetResizable(True)
         self.params_area.setFrameShape(QFrame.Shape.NoFrame)
         self.params_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.params_area.viewport().setAutoFillBackground(False)
+        self.params_area.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)  # as tall as its lines
         self.params.setAutoFillBackground(False)
         self.args = QLineEdit()
         self.args.setMaxLength(ARGS_MAX_CHARS)

@@ -112,3 +112,18 @@ def test_a_parameter_list_taller_than_its_room_scrolls_instead_of_being_cut(qtbo
     assert label.height() >= label.heightForWidth(label.width())  # every line whole
     area.verticalScrollBar().setValue(area.verticalScrollBar().maximum())
     assert label.visibleRegion().boundingRect().bottom() >= label.height() - 1  # the last line can be seen
+
+
+def test_a_short_parameter_list_takes_the_height_of_its_lines(qtbot):
+    """A scroll area's least height is its scroll bar's: a two-line list stood above a 40 px gap."""
+    panel = InputsPanel()
+    qtbot.addWidget(panel)
+    panel.set_module(discover_source("def f(x, w):\n    return x\n", "m.py"), "f")
+    panel.args.setText("f32[4,4], f32[4,4]")
+    panel.resize(460, 300)
+    panel.show()
+    qtbot.waitExposed(panel)
+    label, area = panel.params, panel.params_area
+    assert label.text().count("\n") == 1
+    assert area.height() == label.heightForWidth(area.viewport().width()) + 2 * area.frameWidth()
+    assert area.verticalScrollBar().maximum() == 0
