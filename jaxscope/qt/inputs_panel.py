@@ -33,14 +33,15 @@ ASYNC_DELAY_S = 0.1  # ... once the GUI thread is through with what asked (openi
 
 
 class _LinesArea(QScrollArea):
-    """The parameter list's scroll area: at least one line tall. A scroll area's least height is
-    its scroll bar's (~70 px), and layouts take that as its height too: a gap under a two-line list."""
+    """The parameter list's scroll area: never taller than its lines. A scroll area's least height
+    is its scroll bar's (~70 px, four lines), and layouts take that as its height too: a gap under
+    a two-line list. A longer list keeps those four lines when squeezed, and scrolls."""
 
     def minimumSizeHint(self) -> QSize:
         hint = super().minimumSizeHint()
         inside = self.widget()
-        line = inside.fontMetrics().lineSpacing() + 2 * self.frameWidth() if inside is not None else hint.height()
-        return QSize(hint.width(), min(hint.height(), line))
+        lines = inside.sizeHint().height() + 2 * self.frameWidth() if inside is not None else hint.height()
+        return QSize(hint.width(), min(hint.height(), lines))
 
 
 class InputsPanel(QWidget):
@@ -99,6 +100,10 @@ class InputsPanel(QWidget):
         self.args.returnPressed.connect(self.request_trace)
         self.trace_button.clicked.connect(self.request_trace)
 
+    def _show_params(self, text: str) -> None:
+        self.params.setText(text)
+        self.params_area.updateGeometry()  # its least height follows its lines: the form asks again
+
     def set_module(self, module: ModuleInfo, select: str | None = None, args: str | None = None) -> None:
         """Show the file's functions; keep what the user typed per function across reloads of one file."""
         if self._module is not None and self._module.path != module.path:
@@ -129,7 +134,7 @@ class InputsPanel(QWidget):
     def _function_changed(self) -> None:
         fn = self.current()
         if fn is None:
-            self.params.setText("")
+            self._show_params("")
             self._described = None
             self.args.setText("")
             return
@@ -193,7 +198,7 @@ class InputsPanel(QWidget):
             return self._show(call)
         self.error.setText("")
         self.trace_button.setEnabled(fn is not None)
-        self.params.setText("checking the inputs…")  # the list shown is of another text
+        self._show_params("checking the inputs…")  # the list shown is of another text
         self._described = None
         return True
 
@@ -208,7 +213,7 @@ class InputsPanel(QWidget):
         self.error.setText("")
         self.trace_button.setEnabled(fn is not None)
         if fn is not None and self._described != (fn, call):
-            self.params.setText(describe_params(fn, call))
+            self._show_params(describe_params(fn, call))
             self._described = (fn, call)
         return True
 
