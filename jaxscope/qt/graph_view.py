@@ -305,7 +305,9 @@ class QtGraphView(QGraphicsView):
         self.viewport().repaint()
 
     def end_preview(self) -> None:
-        """Back to the scene a preview stands in front of (its layout failed or was cancelled)."""
+        """Back to the scene a preview stands in front of (its layout failed or was cancelled), as
+        the view's state is now (the theme, the long-edge switch or the selection may have changed
+        while the preview was shown)."""
         built = self._built
         if built is None or not built.preview or self._held is None:
             return
@@ -315,9 +317,15 @@ class QtGraphView(QGraphicsView):
         self._scene, self._model, self._node_items, self._state = held.scene, held.model, held.items.node_items, held.state
         self._anchor = None
         self.setScene(held.scene)
+        state, model = self._state, held.model
+        state.palette, state.long_whole = Palette(self._theme), self._long_whole
+        state.selected = {i for p in self._selected for i in model.by_base.get(p, ())}
+        state.selection_version += 1
+        self._apply_background()
+        self._apply_line_colours()
         self._update_scene_rect()
         self._update_detail()
-        self.viewport().update()
+        self._update_all()
 
     @property
     def previewing(self) -> bool:

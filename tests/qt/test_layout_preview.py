@@ -108,8 +108,12 @@ def test_a_failed_layout_puts_the_scene_before_the_preview_back(qtbot):
     part_t = region_part(compute_tenths(graph, [owner]), region)
     view.show_preview(graph, to_layout(part_t))
     assert view.previewing
+    view.set_theme("dark")  # while the preview is shown: the scene put back is drawn as the view is now
+    view.select_paths(["e1199"], center=False)
     view.end_preview()
     assert not view.previewing and view._built.layout is before and view.node_count == len(before.nodes)
+    assert view._state.palette.theme.name == "dark" and view.backgroundBrush().color().lightness() < 128
+    assert {view._model.nodes[i].path for i in view._state.selected} == {"e1199"}
     assert view.scene() is view._built.scene
     view.viewport().grab()
     view.end_preview()  # nothing in front: nothing to do
