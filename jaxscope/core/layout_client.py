@@ -853,14 +853,18 @@ def serve(stdin: Any = None, stdout: Any = None) -> None:
 
 def _preview_lines(layout: Tenths, region: Any) -> list[str]:
     """The wire lines of `layout`'s part in `region` (a `Region.to_json`), or none: no region, a
-    malformed one, or no part worth sending ahead (`layout_preview.region_part`)."""
+    malformed one, or no part worth sending ahead (`layout_preview.region_part`). A preview that
+    fails costs only itself, never the layout."""
     if region is None:
         return []
     try:
         part = region_part(layout, Region.from_json(region))
+        return list(layout_wire_lines(part)) if part is not None else []
     except ValueError:
         return []
-    return list(layout_wire_lines(part)) if part is not None else []
+    except Exception:  # noqa: BLE001 - see the docstring
+        traceback.print_exc()
+        return []
 
 
 class _Lines:

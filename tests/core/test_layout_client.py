@@ -10,6 +10,7 @@ import json
 import os
 import threading
 import time
+from typing import Any
 
 import numpy as np
 import pytest
@@ -437,7 +438,7 @@ def test_a_big_layout_sends_the_part_the_view_shows_ahead_of_the_whole(client):
     assert again == before
 
 
-def test_a_malformed_region_only_costs_the_preview():
+def test_a_malformed_region_or_a_failing_part_only_costs_the_preview(capsys, monkeypatch):
     from jaxscope.core.layout_client import _preview_lines
     from jaxscope.core.layout_preview import Region
 
@@ -447,7 +448,15 @@ def test_a_malformed_region_only_costs_the_preview():
         assert _preview_lines(grown, bad) == []
     with pytest.raises(ValueError):
         Region.from_json([1, 2])
-    # an owner the layout does not draw: the rect as it was
     base = layout_client.layout_from_wire(layout_client.layout_to_wire(compute_layout(graph, ())))
+    # a failing part costs only itself (its traceback goes to the layout process's stderr)
+    def broken(t: Any, region: Any) -> None:
+        raise IndexError("a bug in the preview")
+
+    with monkeypatch.context() as m:
+        m.setattr(layout_client, "region_part", broken)
+        assert _preview_lines(grown, region_around(base, owner).to_json()) == []
+    assert "a bug in the preview" in capsys.readouterr().err
+    # an owner the layout does not draw: the rect as it was
     lost = dataclasses.replace(region_around(base, owner), owner="e999999")
     assert _preview_lines(grown, lost.to_json()) != []
