@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import base64
-import dataclasses
 import concurrent.futures
+import dataclasses
 import io
 import json
 import os
