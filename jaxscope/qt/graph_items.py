@@ -143,7 +143,7 @@ def warm_items(items: SceneItems, scale: float, region: QRectF | None = None) ->
             if region is None or tile.extent.intersects(region):
                 tile.warm(scale)
     if items.long_item is not None and region is not None:
-        items.long_item.warm(scale, region.adjusted(-ARROW_W, -ARROW_W, ARROW_W, ARROW_W))
+        items.long_item.warm(scale, region)
 
 
 def _layer(z: float) -> QGraphicsItem:

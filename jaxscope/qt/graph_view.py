@@ -294,11 +294,9 @@ class QtGraphView(QGraphicsView):
             return  # only in front of the graph shown, for the toggle the anchor is kept for
         centre, scale, anchor = self._view_centre(), self._scale(), self._anchor
         self._switch_scene(graph, part, model, preview=True)
-        model = self._model
-        assert model is not None
         self._apply_background()
         self._apply_line_colours()
-        self._state.selected = {i for p in self._selected for i in model.by_base.get(p, ())}
+        self._state.selected = self._records_of(self._selected)
         self._set_scale(scale)
         self._restore_anchor(centre)
         self._anchor = anchor  # the whole layout is put where the preview was
@@ -311,21 +309,15 @@ class QtGraphView(QGraphicsView):
         built = self._built
         if built is None or not built.preview or self._held is None:
             return
-        held, self._held, self._built = self._held, None, None
+        held, self._held = self._held, None
         self._drop_scene(built)
-        self._built = held
-        self._scene, self._model, self._node_items, self._state = held.scene, held.model, held.items.node_items, held.state
+        self._show(held)
         self._anchor = None
-        self.setScene(held.scene)
-        state, model = self._state, held.model
-        state.palette, state.long_whole = Palette(self._theme), self._long_whole
-        state.selected = {i for p in self._selected for i in model.by_base.get(p, ())}
-        state.selection_version += 1
-        self._apply_background()
-        self._apply_line_colours()
+        self._state.selected = self._records_of(self._selected)
+        self._state.selection_version += 1
         self._update_scene_rect()
         self._update_detail()
-        self._update_all()
+        self._restyle()
 
     @property
     def previewing(self) -> bool:
@@ -380,10 +372,14 @@ class QtGraphView(QGraphicsView):
             len(self._scenes) > SCENE_CACHE_SIZE or sum(len(b.model.nodes) for b in self._scenes.values()) > SCENE_CACHE_NODES
         ):
             self._drop_scene(self._scenes.pop(next(iter(self._scenes))))
-        b = self._built
-        self._scene, self._model, self._node_items, self._state = b.scene, b.model, b.items.node_items, b.state
+        self._show(self._built)
+
+    def _show(self, built: _Built) -> None:
+        """Make `built` the scene shown, drawing long edges as the view's switch says."""
+        self._built = built
+        self._scene, self._model, self._node_items, self._state = built.scene, built.model, built.items.node_items, built.state
         self._state.long_whole = self._long_whole
-        self.setScene(b.scene)
+        self.setScene(built.scene)
 
     def _drop_scene(self, built: _Built) -> None:
         """Delete a scene's items now, the scene itself once the event loop runs, and the Python
@@ -404,6 +400,10 @@ class QtGraphView(QGraphicsView):
     def set_theme(self, theme: Theme | str) -> None:
         """Repaint in another theme (colours only; nothing is rebuilt)."""
         self._theme = get_theme(theme) if isinstance(theme, str) else theme
+        self._restyle()
+
+    def _restyle(self) -> None:
+        """Draw the scene shown in the view's theme."""
         self._state.palette = Palette(self._theme)
         self._apply_background()
         self._apply_line_colours()
@@ -577,13 +577,14 @@ class QtGraphView(QGraphicsView):
     def clear_selection(self) -> None:
         self._set_selection([])
 
+    def _records_of(self, paths: Iterable[str]) -> set[int]:
+        """The record indices of the boxes drawn for these base paths (stub copies too)."""
+        model = self._model
+        return {i for p in paths for i in model.by_base.get(p, ())} if model is not None else set()
+
     def _set_selection(self, paths: list[str], emit: bool = True) -> None:
         old = list(self._selected)
-        model = self._model
-        new_ids: set[int] = set()
-        if model is not None:
-            for p in paths:
-                new_ids.update(model.by_base.get(p, ()))
+        new_ids = self._records_of(paths)
         changed_ids = new_ids ^ self._state.selected
         self._selected = dict.fromkeys(paths)
         self._state.selected = new_ids
@@ -637,7 +638,7 @@ class QtGraphView(QGraphicsView):
             self.clear_highlight()
             return
         cone = up | down
-        node_ids = {i for p in cone for i in model.by_base.get(p, ())}
+        node_ids = self._records_of(cone)
         edge_ids = {
             j for j, (src, dst) in enumerate(model.edge_ends())
             if (src in up and dst in up) or (src in down and dst in down)

@@ -303,26 +303,30 @@ class SceneModel:
         long edges: most of a 20 ms pan)."""
         got = self._long_cull.get(quarters)
         if got is None:
-            edges = self.edges
-            if isinstance(edges, EdgeTable):  # no EdgePath made
-                counts, curves = edges.point_counts(), edges.curves
-                points = counts.__getitem__
+            if quarters:
+                cubic, c, ids = self._long_cubics()
             else:
-                points = lambda j: len(edges[j].points)  # noqa: E731
-                curves = lambda ids: np.array([edges[j].points for j in ids], dtype=float)  # noqa: E731
-            cubic: list[int] = []
-            rest: list[int] = []
-            for j in self.long_edges:
-                (cubic if quarters and points(j) == 4 else rest).append(j)
-            ids = np.array(rest, dtype=np.int64)
+                cubic, c, ids = _EMPTY_I, np.zeros((0, 4, 2)), np.array(self.long_edges, dtype=np.int64)
             boxes = self.edge_box[ids].reshape(-1, 4)
-            if cubic:
-                parts = _quarter_points(curves(cubic))  # (n, 4, 4, 2)
+            if len(cubic):
+                parts = _quarter_points(c)  # (n, 4, 4, 2)
                 qboxes = np.concatenate([parts.min(axis=2), parts.max(axis=2)], axis=2).reshape(-1, 4)
-                ids = np.concatenate([ids, np.repeat(np.array(cubic, dtype=np.int64), 4)])
+                ids = np.concatenate([ids, np.repeat(cubic, 4)])
                 boxes = np.concatenate([boxes, qboxes])
             got = self._long_cull[quarters] = (ids, boxes)
         return got
+
+    def _long_cubics(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The long edges drawn as one cubic, their control points (n, 4, 2), and the other long
+        edges; an `EdgeTable`'s from its columns, no EdgePath made."""
+        ids = np.array(self.long_edges, dtype=np.int64)
+        edges = self.edges
+        if isinstance(edges, EdgeTable):
+            one = edges.point_counts()[ids] == 4
+            return ids[one], edges.curves(ids[one]), ids[~one]
+        one = np.array([len(edges[j].points) == 4 for j in ids.tolist()], dtype=bool)
+        cubic = ids[one]
+        return cubic, np.array([edges[j].points for j in cubic.tolist()], dtype=float).reshape(-1, 4, 2), ids[~one]
 
     def long_end_cull(self) -> tuple[np.ndarray, np.ndarray]:
         """`long_edge_cull`'s rows for the long edges drawn as their two ends (`partial_edge`): the
@@ -332,21 +336,13 @@ class SceneModel:
         places along the drawing made 9.3k ends, 214 this way."""
         got = self._end_cull
         if got is None:
-            edges = self.edges
-            ids = np.array(self.long_edges, dtype=np.int64)
-            if isinstance(edges, EdgeTable):
-                one = edges.point_counts()[ids] == 4 if len(ids) else np.zeros(0, dtype=bool)
-            else:
-                one = np.array([len(edges[j].points) == 4 for j in ids.tolist()], dtype=bool)
-            cubic = ids[one]
-            c = (edges.curves(cubic) if isinstance(edges, EdgeTable)
-                 else np.array([edges[j].points for j in cubic.tolist()], dtype=float).reshape(-1, 4, 2))
+            cubic, c, other = self._long_cubics()
             chord = np.hypot(*(c[:, 3] - c[:, 0]).T) if len(c) else np.zeros(0)
             cut = chord > 2.5 * STUB_LEN  # else drawn whole
             t = np.minimum(0.45, STUB_LEN / np.maximum(chord, 1e-6))[cut, None]
             parts = np.concatenate([_cubic_part(c[cut], t, head=True), _cubic_part(c[cut], 1.0 - t, head=False)])
             boxes = np.concatenate([parts.min(axis=1), parts.max(axis=1)], axis=1)
-            rest = np.concatenate([ids[~one], cubic[~cut]])
+            rest = np.concatenate([other, cubic[~cut]])
             got = self._end_cull = (
                 np.concatenate([np.tile(cubic[cut], 2), rest]),
                 np.concatenate([boxes, self.edge_box[rest].reshape(-1, 4)]),
