@@ -74,19 +74,12 @@ def draws_partial(long_edges: int, whole: bool) -> bool:
 
 def long_edge_ids(edges: Sequence[EdgePath]) -> list[int]:
     """The indices of the long edges, in order (an `EdgeTable`'s from its columns, in numpy)."""
-    import numpy as np
-
     from jaxscope.core.layout_tables import EdgeTable
 
     if isinstance(edges, EdgeTable):
-        counts = np.diff(edges.start) // 2
-        some = np.flatnonzero(counts > 0)  # reduceat's segments run from one index to the next
-        if not len(some):
-            return []
-        xy = edges.pts.reshape(-1, 2)
-        at = edges.start[some] // 2
-        span = (np.maximum.reduceat(xy, at) - np.minimum.reduceat(xy, at)) / 10.0  # tenths -> px
-        long = (counts[some] >= 2) & ((span[:, 0] > LONG_W) | (span[:, 1] > LONG_H))
+        some, lo, hi = edges.bounds()
+        span = (hi - lo) / 10.0  # tenths -> px
+        long = (edges.point_counts()[some] >= 2) & ((span[:, 0] > LONG_W) | (span[:, 1] > LONG_H))
         return some[long].tolist()
     out = []
     for j, e in enumerate(edges):

@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 
 from jaxscope.core.layout_body import Tenths
-from jaxscope.core.layout_tables import EdgeTable, NodeTable
 
 PREVIEW_MIN = 2000  # boxes in a layout from which its shown part goes ahead
 PREVIEW_SHARE = 0.25  # ... when that part holds at most this share of the boxes (else: just the whole)
@@ -85,29 +84,7 @@ def region_part(t: Tenths, region: Region) -> Tenths | None:
     shown = np.flatnonzero(meets)
     if len(shown) > PREVIEW_SHARE * n:
         return None
-    nodes = NodeTable([t.nodes.paths[i] for i in shown.tolist()], t.nodes.boxes[shown])
-    edges = _edges_meeting(t.edges, x0, y0, x1, y1)
+    some, lo, hi = t.edges.bounds()
+    edges = some[(hi[:, 0] >= x0) & (lo[:, 0] <= x1) & (hi[:, 1] >= y0) & (lo[:, 1] <= y1)]
     clusters = [c for c in t.clusters if c[2] <= x1 and c[2] + c[4] >= x0 and c[3] <= y1 and c[3] + c[5] >= y0]
-    return Tenths(t.width, t.height, nodes, edges, clusters, t.engine, t.notes)
-
-
-def _edges_meeting(edges: EdgeTable, x0: int, y0: int, x1: int, y1: int) -> EdgeTable:
-    """The edges whose curve's bounding box meets the rect (tenths), as a table of their own."""
-    counts = np.diff(edges.start) // 2
-    some = np.flatnonzero(counts > 0)
-    keep = np.zeros(0, dtype=np.int64)
-    if len(some):
-        xy = edges.pts.reshape(-1, 2)
-        at = edges.start[some] // 2
-        lo, hi = np.minimum.reduceat(xy, at), np.maximum.reduceat(xy, at)
-        keep = some[(hi[:, 0] >= x0) & (lo[:, 0] <= x1) & (hi[:, 1] >= y0) & (lo[:, 1] <= y1)]
-    ids = keep.tolist()
-    lens = counts[keep] * 2
-    start = np.zeros(len(ids) + 1, dtype=np.int64)
-    np.cumsum(lens, out=start[1:])
-    # each kept edge's coordinates: its start, plus 0..len-1
-    offsets = np.repeat(edges.start[keep] - start[:-1], lens) + np.arange(int(start[-1]))
-    return EdgeTable(
-        [edges.src[j] for j in ids], [edges.dst[j] for j in ids], [edges.routed[j] for j in ids], [edges.aval[j] for j in ids],
-        edges.pts[offsets], start,
-    )
+    return Tenths(t.width, t.height, t.nodes.take(shown), t.edges.take(edges), clusters, t.engine, t.notes)

@@ -95,6 +95,10 @@ class NodeTable(_Table[NodeBox]):
     def cut(self, a: int, b: int) -> NodeTable:
         return NodeTable(self.paths[a:b], self.boxes[a:b])
 
+    def take(self, ids: np.ndarray) -> NodeTable:
+        """Boxes `ids` (ascending) as a table of their own."""
+        return NodeTable([self.paths[i] for i in ids.tolist()], self.boxes[ids])
+
     def __len__(self) -> int:
         return len(self.paths)
 
@@ -197,6 +201,28 @@ class EdgeTable(_Table[EdgePath]):
         return EdgeTable(
             self.src[a:b], self.dst[a:b], self.routed[a:b], self.aval[a:b], self.pts[s0:s1], self.start[a : b + 1] - s0
         )
+
+    def take(self, ids: np.ndarray) -> EdgeTable:
+        """Edges `ids` (ascending) as a table of their own."""
+        js = ids.tolist()
+        lens = np.diff(self.start)[ids]
+        start = np.zeros(len(js) + 1, dtype=np.int64)
+        np.cumsum(lens, out=start[1:])
+        at = np.repeat(self.start[ids] - start[:-1], lens) + np.arange(int(start[-1]))  # each one's coordinates
+        return EdgeTable(
+            [self.src[j] for j in js], [self.dst[j] for j in js], [self.routed[j] for j in js], [self.aval[j] for j in js],
+            self.pts[at], start,
+        )
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The edges with at least one point, and their curves' bounding boxes' low and high
+        corners, (n, 2) each, in tenths."""
+        some = np.flatnonzero(np.diff(self.start) > 0)  # reduceat's segments run from one index to the next
+        if not len(some):
+            return some, np.zeros((0, 2), dtype=np.int64), np.zeros((0, 2), dtype=np.int64)
+        xy = self.pts.reshape(-1, 2)
+        at = self.start[some] // 2
+        return some, np.minimum.reduceat(xy, at), np.maximum.reduceat(xy, at)
 
     def __len__(self) -> int:
         return len(self.src)
