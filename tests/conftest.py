@@ -50,6 +50,28 @@ def two_chains(n: int = 200, span: int = 40) -> Graph:
     return Graph("two", {"b0": Body("b0", "two", tuple(nodes), tuple(edges), 2 * n, 2 * n)})
 
 
+def chain_with_owner(n: int = 2400) -> tuple[Graph, str]:
+    """A chain of `n` sin equations with a `jit` of a two-equation block in the middle."""
+    k = n // 2
+    nodes = [Node("in0", "input", "x", ("f32[4]",))]
+    edges = []
+    for i in range(n):
+        src = "in0" if i == 0 else f"e{i - 1}"
+        if i == k:
+            nodes.append(Node(f"e{i}", "eqn", "jit", ("f32[4]",), ("f32[4]",), subgraphs=(SubgraphRef("jit(blk)", "b1", "jaxpr"),)))
+        else:
+            nodes.append(Node(f"e{i}", "eqn", "sin", ("f32[4]",), ("f32[4]",)))
+        edges.append(Edge(src, f"e{i}", 0, 0, "f32[4]"))
+    nodes.append(Node("out0", "output", "out", ("f32[4]",)))
+    edges.append(Edge(f"e{n - 1}", "out0", 0, 0, "f32[4]"))
+    blk = Body("b1", "blk", (
+        Node("in0", "input", "x", ("f32[4]",)), Node("e0", "eqn", "cos", ("f32[4]",), ("f32[4]",)),
+        Node("e1", "eqn", "exp", ("f32[4]",), ("f32[4]",)), Node("out0", "output", "out", ("f32[4]",)),
+    ), (Edge("in0", "e0", 0, 0, "f32[4]"), Edge("e0", "e1", 0, 0, "f32[4]"), Edge("e1", "out0", 0, 0, "f32[4]")), 2, 2)
+    top = Body("b0", "chain", tuple(nodes), tuple(edges), n, n + 2)
+    return Graph("chain", {"b0": top, "b1": blk}, "b0"), f"e{k}"
+
+
 def _src(line: int, fn: str = "predict") -> SourceLoc:
     return SourceLoc(file="/home/user/project/model.py", line=line, col=4, function=fn)
 

@@ -32,6 +32,7 @@ from jaxscope.core.model import Body, Edge, Graph, Layout, Node, SourceLoc
 from jaxscope.core.serialize import dumps, from_jsonable, loads, to_jsonable
 
 from test_layout import mk_body, mk_graph, sample_graph  # tests/core is on sys.path (rootdir-less test dirs)
+from tests.conftest import chain_with_owner
 
 needs_dot = pytest.mark.skipif(not dot_layout.dot_available(), reason="no pygraphviz")
 
@@ -357,15 +358,6 @@ def test_close_is_final():
 
 
 # ------------------------------------------------------------------------------- previews
-
-
-def chain_with_owner(n: int = 2400) -> tuple[Graph, str]:
-    """A chain of `n` equations with a `jit` of a small block in the middle: big enough for a preview."""
-    blk = mk_body("b1", 1, [("cos", ["in0"]), ("exp", ["e0"])], ["e1"])
-    eqns = [("sin", ["in0"])] + [("sin", [f"e{k - 1}"]) for k in range(1, n)]
-    k = n // 2
-    eqns[k] = ("jit", [f"e{k - 1}"], [("jit(blk)", "b1", "jaxpr")])
-    return mk_graph(mk_body("b0", 1, eqns, [f"e{n - 1}"]), blk), f"e{k}"
 
 
 def region_around(layout: Layout, owner: str, half_w: float = 600.0, half_h: float = 400.0) -> Region:
