@@ -254,6 +254,8 @@ def auto_expanded(graph: Graph, max_visible: int = 600) -> frozenset[str]:
     def push(body_id: str, prefix: str, depth: int) -> None:
         nonlocal seq
         for node in graph.bodies[body_id].nodes:
+            if not node.subgraphs:  # most nodes: no call of `expandable` (~70k at mlp-50k)
+                continue
             if expandable(graph, node) and (not user_program or any(has_user_lines(r.body) for r in node.subgraphs)):
                 added = sum(len(graph.bodies[r.body].nodes) for r in node.subgraphs) - 1
                 heapq.heappush(heap, (depth, added, seq, prefix + node.id, node))

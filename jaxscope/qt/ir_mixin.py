@@ -12,10 +12,11 @@ from typing import Any
 from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QInputDialog
 
-from jaxscope.core import linking
+from jaxscope.core import linking, protocol
 from jaxscope.core.hlo_links import FusionInfo, IrLinks, fusions, hlo_links, stablehlo_links
 from jaxscope.core.hlo_model import HloRequest, HloResult, Stage
 from jaxscope.core.model import ErrorInfo, JaxprText, TraceRequest, TraceResult
+from jaxscope.core.serialize import gc_paused
 
 AUTO_COMPILE_MAX_EQNS = 3000  # XLA:CPU needs ~0.5 s at 1k unrolled equations, ~20 s at 13k: ask first above this
 
@@ -36,19 +37,24 @@ class IrMixin:
     _ir_links: dict[str, IrLinks]
     _text_query: str
 
-    def _start_ir(self, result: TraceResult) -> None:
+    def _start_ir(self, result: TraceResult, links: linking.JaxprLinks | None = None) -> None:
         """After a trace: the printed jaxpr, then StableHLO (then compiled HLO), each from the worker
-        with its linking done off the GUI thread; the graph and the source links are usable meanwhile."""
+        with its linking done off the GUI thread; the graph and the source links are usable meanwhile.
+        `links`: the graph's node sources, if made already (off the GUI thread)."""
         graph = result.graph
-        links = self.controller.prepared(result)  # made off the GUI thread (`MainWindow._prepare_trace`)
         self._links = links if links is not None else linking.jaxpr_links(graph, "")  # node sources now, jaxpr lines when the text comes
         self._ir_links = {}
         self.jaxpr.set_text("")
         self.ir.clear("printing the jaxpr…")
         make = self.jaxpr.document_maker()
-        self.controller.jaxpr(
-            replace(result.request, jaxpr_text=False), lambda printed: (linking.jaxpr_links(graph, printed.text), make(printed.text))
-        )
+
+        def parse(printed: JaxprText) -> tuple[linking.JaxprLinks, QTextDocument]:
+            with gc_paused():  # a line map per equation: as for `MainWindow._prepare_trace`
+                links = linking.jaxpr_links(graph, printed.text)
+                protocol.freeze_decoded(graph.top.total_eqns)
+            return links, make(printed.text)
+
+        self.controller.jaxpr(replace(result.request, jaxpr_text=False), parse)
 
     def _on_jaxpr_finished(self, printed: JaxprText, made: tuple[linking.JaxprLinks, QTextDocument]) -> None:
         current = self.doc.result

@@ -6,6 +6,7 @@ import html
 import os
 import re
 import time
+from typing import NamedTuple
 
 from PySide6.QtCore import QByteArray, QFileSystemWatcher, QSettings, Qt, QTimer, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QImage, QKeySequence, QPainter
@@ -28,7 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 import jaxscope
-from jaxscope.core import argspec, linking
+from jaxscope.core import argspec, linking, protocol
 from jaxscope.core.discover import DiscoveryError, default_function, discover_file
 from jaxscope.core.export import export
 from jaxscope.core.guide import Example, find, list_examples, parse_guide
@@ -37,6 +38,7 @@ from jaxscope.core.flow import recording_stopped
 from jaxscope.core.flow_marks import LineMark, line_marks, static_values
 from jaxscope.core.layout import auto_expanded
 from jaxscope.core.model import Diagnostic, ErrorInfo, FunctionRef, Graph, Layout, SourceLoc, TraceRequest, TraceResult
+from jaxscope.core.serialize import gc_paused
 from jaxscope.core.static_fix import static_suggestion
 from jaxscope.core.svg import render_svg
 from jaxscope.qt import prefs
@@ -69,6 +71,14 @@ PHASE_TEXT = {  # the status bar while the worker (or the layout process) works
     "compile": "compiling with XLA…", "run": "running jitted…", "eager": "running eagerly…", "compare": "comparing…",
     "nan": "looking for the first NaN…", "divergence": "comparing every equation…",
 }  # fmt: skip
+
+
+class TracePrep(NamedTuple):
+    """What `MainWindow._prepare_trace` makes of a trace for the GUI thread."""
+
+    links: linking.JaxprLinks  # the node sources (the jaxpr lines come with the printed jaxpr)
+    expanded: frozenset[str]  # `auto_expanded`: the clusters a first layout opens
+    helpers: set[str]  # `linking.helper_files`: the other user files to watch
 
 
 def _recording_stopped(result: TraceResult) -> bool:
@@ -435,12 +445,13 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
         self.stale_banner.hide()
         self._show_problem("")
         graph = result.graph
+        prep = self.controller.prepared(result) or self._prepare_trace(result)
         if not keep:
-            self.doc.expanded = auto_expanded(graph)
-        self._start_ir(result)
+            self.doc.expanded = prep.expanded
+        self._start_ir(result, prep.links)
         self._by_line = linking.nodes_by_line(graph, self.doc.path)
         self._apply_source_colours()
-        self._watch_helpers(graph)
+        self._watch_helpers(prep.helpers)
         self._show_flow(result)
         self._show_diagnostics(result)
         self.controller.layout(graph, self.doc.expanded)
@@ -454,16 +465,22 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
         line_colours = linking.line_colours(self.doc.graph, self.doc.path) if self.doc.graph else {}
         self.source.set_line_colours({line: palette[i % len(palette)] for line, i in line_colours.items()})
 
-    def _prepare_trace(self, result: TraceResult) -> linking.JaxprLinks:
+    def _prepare_trace(self, result: TraceResult) -> TracePrep:
         """Off the GUI thread (`Controller.prepare`), what a trace's window needs: the graph's
         boxes resolved for its first scene model (first: the layout process is laying it out
         meanwhile), the map source line -> nodes (kept by `linking.nodes_by_line` for the GUI
-        thread's calls) and the node sources."""
-        self.graph.prepare_graph(result.graph)
-        path = result.request.function.path
-        if path:
-            linking.nodes_by_line(result.graph, path)
-        return linking.jaxpr_links(result.graph, "")
+        thread's calls), the node sources, the clusters to open and the helper files to watch
+        (those two walk every node: ~12 ms at mlp-50k, and ~35 ms of the GUI thread while the
+        other threads decoded the trace)."""
+        graph = result.graph
+        with gc_paused():  # ~100k small containers: a collection midway held the GIL 46 ms (mlp-50k)
+            self.graph.prepare_graph(graph)
+            path = result.request.function.path
+            if path:
+                linking.nodes_by_line(graph, path)
+            prep = TracePrep(linking.jaxpr_links(graph, ""), auto_expanded(graph), linking.helper_files(graph, path or ""))
+            protocol.freeze_decoded(graph.top.total_eqns)
+        return prep
 
     def _prepare_layout(self, graph: Graph, layout: Layout) -> SceneModel | None:
         """On the layout client's thread: the scene model with its source-line stripes (at mlp-50k
@@ -592,10 +609,10 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
         self.doc.user_toggled = True
         self.controller.layout(graph, frozenset(expanded), region=self.graph.preview_region(owner))
 
-    def _watch_helpers(self, graph: Graph) -> None:
-        """Watch the other user files the traced equations came from: saving a helper module re-traces
-        too (the worker that imported the old version is then replaced)."""
-        wanted = linking.helper_files(graph, self.doc.path)
+    def _watch_helpers(self, wanted: set[str]) -> None:
+        """Watch the other user files the traced equations came from (`linking.helper_files`):
+        saving a helper module re-traces too (the worker that imported the old version is then
+        replaced)."""
         for path in self._helpers - wanted:
             self.watcher.removePath(path)
         for path in wanted - set(self.watcher.files()):

@@ -276,3 +276,37 @@ def test_expanding_a_cluster_of_a_big_graph_shows_its_part_first(qtbot, window, 
     assert view.previewing
     w._on_layout_failed("layout failed: the layout process died")
     assert not view.previewing and view._built.layout is shown and "died" in w.problem.text()
+
+
+def test_a_trace_is_prepared_off_the_gui_thread_with_the_collector_paused(qtbot, window, monkeypatch):
+    """What the window walks every node of a new trace for (the clusters to open, the helper files
+    to watch, the node sources, then the printed jaxpr's line map) is made on a worker thread, with
+    the cyclic GC paused: a collection midway held the GIL for 46 ms at mlp-50k, a stall of the
+    GUI thread. The window then uses what was made."""
+    import gc
+    import threading
+
+    from jaxscope.core import layout
+    from jaxscope.qt import main_window
+
+    calls: list[tuple[str, bool, bool]] = []  # (name, on the GUI thread, collector on)
+    gui = threading.current_thread()
+
+    def spy(module, name):
+        real = getattr(module, name)
+
+        def wrapped(*args):
+            calls.append((name, threading.current_thread() is gui, gc.isenabled()))
+            return real(*args)
+
+        monkeypatch.setattr(module, name, wrapped)
+
+    spy(main_window, "auto_expanded")
+    spy(main_window.linking, "helper_files")
+    spy(main_window.linking, "jaxpr_links")
+    open_and_wait(qtbot, window, f"{BASICS}::predict")
+    names = [name for name, _, _ in calls]
+    assert {"auto_expanded", "helper_files", "jaxpr_links"} <= set(names)
+    assert names.count("jaxpr_links") == 2  # the node sources, then the printed jaxpr's lines
+    assert [c for c in calls if c[1] or c[2]] == []
+    assert window.doc.expanded == layout.auto_expanded(window.doc.graph)
