@@ -81,6 +81,12 @@ class TracePrep(NamedTuple):
     helpers: set[str]  # `linking.helper_files`: the other user files to watch
 
 
+def _trace_prep(result: TraceResult) -> TracePrep:
+    """What the window walks a new trace's every node for (see `MainWindow._prepare_trace`)."""
+    graph = result.graph
+    return TracePrep(linking.jaxpr_links(graph, ""), auto_expanded(graph), linking.helper_files(graph, result.request.function.path or ""))
+
+
 def _recording_stopped(result: TraceResult) -> bool:
     """Whether the worker's control-flow recorder gave up on this trace (a program too big for it:
     past its call budget, under Python's trace hook ~2.5x the trace time before 3.12). Then the
@@ -445,7 +451,7 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
         self.stale_banner.hide()
         self._show_problem("")
         graph = result.graph
-        prep = self.controller.prepared(result) or self._prepare_trace(result)
+        prep = self.controller.prepared(result) or _trace_prep(result)  # made here only if that failed
         if not keep:
             self.doc.expanded = prep.expanded
         self._start_ir(result, prep.links)
@@ -478,7 +484,7 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
             path = result.request.function.path
             if path:
                 linking.nodes_by_line(graph, path)
-            prep = TracePrep(linking.jaxpr_links(graph, ""), auto_expanded(graph), linking.helper_files(graph, path or ""))
+            prep = _trace_prep(result)
             protocol.freeze_decoded(graph.top.total_eqns)
         return prep
 

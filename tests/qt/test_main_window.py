@@ -310,3 +310,17 @@ def test_a_trace_is_prepared_off_the_gui_thread_with_the_collector_paused(qtbot,
     assert names.count("jaxpr_links") == 2  # the node sources, then the printed jaxpr's lines
     assert [c for c in calls if c[1] or c[2]] == []
     assert window.doc.expanded == layout.auto_expanded(window.doc.graph)
+
+
+def test_a_failed_head_start_on_a_trace_costs_only_itself(qtbot, window, monkeypatch):
+    """If making the trace's head start off the GUI thread raises, the window makes what it needs
+    itself: the graph still opens, with the clusters a first layout opens."""
+    from jaxscope.core.layout import auto_expanded
+
+    def broken(graph):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(window.graph, "prepare_graph", broken)
+    open_and_wait(qtbot, window, f"{BASICS}::predict")
+    assert window.doc.expanded == auto_expanded(window.doc.graph)
+    assert window.doc.layout is not None and window.graph.selected_paths() == []
