@@ -36,6 +36,7 @@ from PySide6.QtCore import QCoreApplication, QEventLoop, QSettings, Qt, QTimer  
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from jaxscope.core.client import DEFAULT_TIMEOUTS, WorkerClient  # noqa: E402
+from jaxscope.core.hlo_model import HloRequest  # noqa: E402
 from jaxscope.core.layout import auto_expanded  # noqa: E402
 from jaxscope.core.layout_body import expandable  # noqa: E402
 from jaxscope.core.layout_client import LayoutClient  # noqa: E402
@@ -43,6 +44,7 @@ from jaxscope.core.layout_preview import Region  # noqa: E402
 from jaxscope.core.model import FunctionRef, Graph, Layout, TraceRequest, TraceResult  # noqa: E402
 from jaxscope.qt.controller import Controller  # noqa: E402
 from jaxscope.qt.graph_view import QtGraphView  # noqa: E402
+from jaxscope.qt.ir_mixin import AUTO_COMPILE_MAX_EQNS  # noqa: E402
 
 TICK_MS = 10
 VIEW_W, VIEW_H = 1600, 1000
@@ -383,9 +385,9 @@ def app_open(path: str, function: str, args: str, timeout_s: float) -> dict[str,
     win.resize(1400, 900)
     win.show()
     probe = LoopProbe()
-    hlo: list[object] = []
-    win.controller.hlo_finished.connect(lambda *a: hlo.append(a))
-    win.controller.hlo_failed.connect(lambda *a: hlo.append(a))
+    hlo: list[tuple[HloRequest, float]] = []  # each IR stage the window got (shown, or failed), and when
+    win.controller.hlo_finished.connect(lambda result, _made: hlo.append((result.request, time.perf_counter())))
+    win.controller.hlo_failed.connect(lambda request, _info: hlo.append((request, time.perf_counter())))
     try:
         tiny = os.path.join(os.path.dirname(path), "jaxscope_bench_warm.py")
         with open(tiny, "w") as fh:
@@ -414,12 +416,25 @@ def app_open(path: str, function: str, args: str, timeout_s: float) -> dict[str,
         wait_until(lambda: win.jaxpr.document().characterCount() > 100, timeout_s)
         t_jaxpr = time.perf_counter()
         wait_until(lambda: False, 0.1)
+        t_open = time.perf_counter()
+        # Then the IR, as the window makes it on its own: lowered to StableHLO and shown, and for a
+        # program small enough, compiled by XLA and its HLO shown (T3: "compile" must not block either)
+        eqns = win.doc.graph.top.total_eqns if win.doc.graph is not None else 0
+        stages = 2 if win.auto_compile.isChecked() and eqns <= AUTO_COMPILE_MAX_EQNS else 1
+        here = os.path.abspath(path)
+        mine = lambda: [t for request, t in hlo if os.path.abspath(request.function.path or "") == here]  # noqa: E731
+        got_ir = wait_until(lambda: len(mine()) >= stages, timeout_s)
+        t_ir = mine()[-1] if got_ir else None
+        wait_until(lambda: False, 0.1)
         probe.stop()
         return {
             "graph_s": t_graph - t0,
             "jaxpr_s": t_jaxpr - t0,
             "flow": win.doc.result.flow is not None if win.doc.result is not None else False,
-            "loop": probe.stats(t0, time.perf_counter()),
+            "loop": probe.stats(t0, t_open),
+            "ir_s": t_ir - t0 if t_ir is not None else None,
+            "ir_stages": stages,
+            "ir_loop": probe.stats(t_open, time.perf_counter()),
         }
     finally:
         win.close()

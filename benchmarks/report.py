@@ -93,6 +93,9 @@ def targets(rec: dict[str, Any]) -> list[dict[str, Any]]:
     if "s" in svg:
         blocked = (svg.get("loop") or {}).get("max_ms", svg["s"] * 1000)  # older results: exported on the GUI thread
         add("T3", "GUI loop blocked during SVG export (max lateness; exported on a thread)", blocked, BLOCK_MS, "ms", "{:.0f}")
+    ir_loop = (gui.get("app") or {}).get("ir_loop") or {}
+    if ir_loop.get("ticks"):
+        add("T3", "GUI loop blocked while the window lowers (and compiles) and shows the IR (max lateness)", ir_loop["max_ms"], BLOCK_MS, "ms", "{:.0f}")
     cancel = gui.get("cancel") or {}
     if "to_failed_ms" in cancel:
         add("T3", "cancel: cancel() to trace_failed", cancel["to_failed_ms"], CANCEL_MS, "ms", "{:.0f}")
@@ -229,6 +232,11 @@ def table(rec: dict[str, Any]) -> str:
             rows.append(("app (MainWindow): open → graph on screen", _s(app.get("graph_s")),
                          f"jaxpr shown at {_s(app.get('jaxpr_s'))}; GUI loop max lateness {_ms(loop.get('max_ms'))} "
                          f"(p99 {_ms(loop.get('p99_ms'))}), scene build included; control-flow marks {'on' if app.get('flow') else 'off'}"))  # fmt: skip
+            ir = app.get("ir_loop") or {}
+            if app.get("ir_s") is not None:
+                what = "StableHLO lowered, compiled by XLA, both shown" if app.get("ir_stages") == 2 else "StableHLO lowered and shown (compiling is asked for, above the auto-compile limit)"
+                rows.append(("app (MainWindow): open → IR shown", _s(app.get("ir_s")),
+                             f"{what}; GUI loop max lateness from the jaxpr on {_ms(ir.get('max_ms'))} (p99 {_ms(ir.get('p99_ms'))})"))  # fmt: skip
     for e in gui.get("expand") or []:
         z = e.get("zoomed")
         if z is not None:

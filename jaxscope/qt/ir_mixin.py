@@ -90,10 +90,20 @@ class IrMixin:
         if stage == "stablehlo":
             self._ir_links = {}
             self.ir.clear("lowering to StableHLO…")
-        graph = result.graph
-        link = stablehlo_links if stage == "stablehlo" else hlo_links
+        graph, file = result.graph, self.doc.path
         make = self.ir.views[stage].document_maker()
-        self.controller.hlo(HloRequest(result.request.function, result.request.args, stage), lambda r: (link(graph, r.text), make(r.text)))
+
+        def parse(done: HloResult) -> tuple[IrLinks, list[FusionInfo], QTextDocument]:
+            with gc_paused():  # an op map per line: as for the jaxpr's
+                if stage == "stablehlo":
+                    links, found = stablehlo_links(graph, done.text), []
+                else:  # the fusions too: on the GUI thread they took 50-70 ms at 1k equations
+                    links, module = hlo_links(graph, done.text)
+                    found = fusions(module, links, file)
+                protocol.freeze_decoded(graph.top.total_eqns)
+            return links, found, make(done.text)
+
+        self.controller.hlo(HloRequest(result.request.function, result.request.args, stage), parse)
 
     def request_compile(self) -> None:
         """Compile the traced program with XLA now (also when automatic compiling is off)."""
@@ -108,13 +118,12 @@ class IrMixin:
         if phase == "compile":
             self.ir.set_status("compiling with XLA… (Cancel or Esc stops it; the graph stays usable)", compiling=True)
 
-    def _on_hlo_finished(self, result: HloResult, made: tuple[object, QTextDocument]) -> None:
+    def _on_hlo_finished(self, result: HloResult, made: tuple[IrLinks, list[FusionInfo], QTextDocument]) -> None:
         current = self.doc.result
         if current is None or result.request.args != current.request.args or result.request.function != current.request.function:
             return
         stage = result.request.stage
-        linked, document = made
-        links, module = linked if isinstance(linked, tuple) else (linked, None)
+        links, found, document = made
         self._ir_links[stage] = links
         self.ir.set_text(stage, result.text, document)
         self._apply_ir_colours()
@@ -127,7 +136,7 @@ class IrMixin:
                 why = f"over {AUTO_COMPILE_MAX_EQNS} equations" if big else ("the worker is busy" if busy else "automatic compiling is off")
                 self.ir.set_status(f"StableHLO ready; not compiled ({why}).", can_compile=True)
             return
-        self.ir.set_fusions(fusions(module, links, self.doc.path) if module is not None else [])
+        self.ir.set_fusions(found)
         self.ir.set_status(result.summary())
 
     def _on_hlo_failed(self, request: HloRequest, info: ErrorInfo) -> None:

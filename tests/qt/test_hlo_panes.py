@@ -49,6 +49,32 @@ def test_ir_panes_link_both_ways_and_show_fusions(qtbot, window):
     assert set(compiled.line_colours().values()) == set(w.source.line_colours().values())
 
 
+def test_the_ir_is_parsed_and_its_fusions_found_off_the_gui_thread(qtbot, window, monkeypatch):
+    """Linking the StableHLO and HLO lines, and finding the fusions (50-70 ms of the GUI thread at
+    1k equations when it ran in the window's slot), happen on the IR thread, with the cyclic GC
+    paused; the window shows what was found."""
+    import gc
+    import threading
+
+    from jaxscope.qt import ir_mixin
+
+    calls: list[tuple[str, bool, bool]] = []  # (name, on the GUI thread, collector on)
+    gui = threading.current_thread()
+    for name in ("stablehlo_links", "hlo_links", "fusions"):
+        real = getattr(ir_mixin, name)
+
+        def spy(*args, _real=real, _name=name):
+            calls.append((_name, threading.current_thread() is gui, gc.isenabled()))
+            return _real(*args)
+
+        monkeypatch.setattr(ir_mixin, name, spy)
+    open_and_wait(qtbot, window, f"{CASES}::fusable")
+    qtbot.waitUntil(lambda: "compiled" in window._ir_links and bool(window.ir.fusion_list()), timeout=TIMEOUT)
+    assert [name for name, _, _ in calls] == ["stablehlo_links", "hlo_links", "fusions"]
+    assert [c for c in calls if c[1] or c[2]] == []
+    assert len(window.ir.fusion_list()) == 1
+
+
 def test_cancelling_a_long_compile_keeps_the_app_usable(qtbot, window, tmp_path):
     w = window
     path = tmp_path / "deep.py"
