@@ -410,3 +410,27 @@ def test_a_text_inserted_in_parts_is_the_text_set_at_once():
         insert_in_parts(parts, text)
         assert parts.toPlainText() == whole.toPlainText() == text
         assert parts.blockCount() == whole.blockCount() == text.count("\n") + 1
+
+
+def test_a_made_document_gets_its_gutter_width_before_it_is_shown(qtbot):
+    """A long made document gets its text width (the gutter's digits, the vertical scroll bar)
+    before it is set: a width change lays out every block of the document shown, so a big one was
+    laid out twice. The gutter widget has exactly the room the text leaves it."""
+    view = show(qtbot, QtJaxprView())
+    view.set_text("")
+    narrow = view.gutter_width()
+    text = "\n".join(f"line {i}" for i in range(12_000))  # 5 digits
+    doc = view.document_maker()(text)
+    resized: list[int] = []
+    real = view.resizeEvent
+
+    def count(event):
+        resized.append(view.document().blockCount())
+        real(event)
+
+    view.resizeEvent = count
+    view.set_text(text, doc)
+    qtbot.wait(10)
+    assert view.gutter_width() > narrow
+    assert view._gutter.width() == view.viewportMargins().left() == view.gutter_width()
+    assert 12_000 not in resized  # the text's width changed while the old document was shown
