@@ -20,6 +20,7 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from jaxscope.core.model import Graph, SourceLoc
 
@@ -301,6 +302,34 @@ def jaxpr_equations(text: str) -> tuple[dict[int, JaxprLine], dict[int, int]]:
     return heads, owner
 
 
+def equations_to_wire(heads: dict[int, JaxprLine], owner: dict[int, int]) -> dict[str, Any]:
+    """`jaxpr_equations`' maps as flat int columns: the worker maps the text it printed, so the
+    GUI process does not (~0.2 s of Python at 50k equations, competing with the GUI thread)."""
+    files: dict[str, int] = {}
+    prims: dict[str, int] = {}
+    rows: list[int] = []
+    for n, info in heads.items():
+        loc = info.loc
+        f = -1 if loc is None else files.setdefault(loc[0], len(files))
+        rows += (n, f, loc[1] if loc else 0, loc[2] if loc else 0, prims.setdefault(info.primitive, len(prims)))
+    return {"files": list(files), "prims": list(prims), "heads": rows, "owner": [x for pair in owner.items() for x in pair]}
+
+
+def equations_from_wire(data: dict[str, Any]) -> tuple[dict[int, JaxprLine], dict[int, int]]:
+    """`equations_to_wire` undone; ValueError if `data` is not that form."""
+    try:
+        files, prims, rows, pairs = data["files"], data["prims"], data["heads"], data["owner"]
+        if len(rows) % 5 or len(pairs) % 2:
+            raise ValueError("its columns do not divide into rows")
+        it, o = iter(rows), iter(pairs)
+        heads = {
+            n: JaxprLine(n, (files[f], line, col) if f >= 0 else None, prims[p]) for n, f, line, col, p in zip(it, it, it, it, it)
+        }
+        return heads, dict(zip(o, o))
+    except (KeyError, TypeError, IndexError) as exc:
+        raise ValueError(f"not a jaxpr line map: {exc}") from None
+
+
 def _bracket_delta(code: str) -> int:
     opens = code.count("[") + code.count("{") + code.count("(")
     closes = code.count("]") + code.count("}") + code.count(")")
@@ -390,9 +419,13 @@ class JaxprLinks:
         return self._alias[key]
 
 
-def jaxpr_links(graph: Graph, text: str) -> JaxprLinks:
-    """Build the jaxpr line <-> node index for one trace (about 0.5 s for a 50k-line text)."""
-    heads, owner = jaxpr_equations(text)
+def jaxpr_links(graph: Graph, text: str, equations: dict[str, Any] | None = None) -> JaxprLinks:
+    """Build the jaxpr line <-> node index for one trace (about 0.5 s for a 50k-line text), from
+    the text's line map if the worker sent it (`equations_to_wire`), else from the text."""
+    try:
+        heads, owner = equations_from_wire(equations) if equations is not None else jaxpr_equations(text)
+    except ValueError:  # a malformed map costs only its head start
+        heads, owner = jaxpr_equations(text)
     entries = _root_entries(graph)
     return JaxprLinks(heads, owner, {p: loc for p, loc, _ in entries}, {p: label for p, _, label in entries})
 

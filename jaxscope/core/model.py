@@ -221,6 +221,7 @@ class JaxprText:
     request: TraceRequest
     text: str
     seconds: float = 0.0
+    equations: dict[str, Any] | None = None  # the text's line map (`linking.equations_to_wire`)
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,7 +50,7 @@ class IrMixin:
 
         def parse(printed: JaxprText) -> tuple[linking.JaxprLinks, QTextDocument]:
             with gc_paused():  # a line map per equation: as for `MainWindow._prepare_trace`
-                links = linking.jaxpr_links(graph, printed.text)
+                links = linking.jaxpr_links(graph, printed.text, printed.equations)
                 protocol.freeze_decoded(graph.top.total_eqns)
             return links, make(printed.text)
 

@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxscope.core import argspec
+from jaxscope.core import argspec, linking
 from jaxscope.core.flow import RECORDING_STOPPED, mark_staged
 from jaxscope.core.model import Diagnostic, ErrorInfo, FunctionRef, Graph, JaxprText, TraceRequest, TraceResult
 from jaxscope.core.serialize import gc_paused
@@ -193,9 +193,12 @@ def run_jaxpr_text(request: TraceRequest, phase: Phase) -> JaxprText:
     if _LAST and _LAST[0] == (request.function, request.args):
         phase("print")
         t = time.perf_counter()
-        return JaxprText(request, jaxpr_text(_LAST[1]), time.perf_counter() - t)
-    result = run_trace(replace(request, jaxpr_text=True, record_flow=False), phase)
-    return JaxprText(request, result.jaxpr_text, result.timings.get("jaxpr_text", 0.0))
+        text = jaxpr_text(_LAST[1])
+        seconds = time.perf_counter() - t
+    else:
+        result = run_trace(replace(request, jaxpr_text=True, record_flow=False), phase)
+        text, seconds = result.jaxpr_text, result.timings.get("jaxpr_text", 0.0)
+    return JaxprText(request, text, seconds, linking.equations_to_wire(*linking.jaxpr_equations(text)))
 
 
 def run_trace(request: TraceRequest, phase: Phase, on_graph: Callable[[Graph], None] | None = None) -> TraceResult:

@@ -448,3 +448,29 @@ def test_nodes_by_line_answers_again_from_its_last_graph():
     first = L.nodes_by_line(graph, "m.py")
     assert first == {3: ["e0"]} and L.nodes_by_line(graph, "m.py") is first
     assert L.nodes_by_line(graph, "other.py") == {} and L.nodes_by_line(graph, "m.py") == first
+
+
+# ---------------------------------------------------------------------------- the line map on the wire
+
+
+def test_the_line_map_travels_as_columns_and_comes_back_the_same(predict):
+    for text in (predict.jaxpr_text, WRAPPED, ""):
+        heads, owner = L.jaxpr_equations(text)
+        wire = L.equations_to_wire(heads, owner)
+        assert all(isinstance(v, int) for v in wire["heads"] + wire["owner"])
+        assert L.equations_from_wire(wire) == (heads, owner)
+
+
+def test_a_malformed_line_map_costs_only_itself(predict, monkeypatch):
+    text = predict.jaxpr_text
+    good = L.equations_to_wire(*L.jaxpr_equations(text))
+    for bad in ({}, {**good, "heads": good["heads"][:-1]}, {**good, "files": []}, {**good, "owner": [1]}, {**good, "prims": None}):
+        with pytest.raises(ValueError):
+            L.equations_from_wire(bad)
+        links = L.jaxpr_links(predict.graph, text, bad)  # parsed from the text instead
+        assert links.heads == L.jaxpr_equations(text)[0]
+    calls: list[str] = []
+    real = L.jaxpr_equations
+    monkeypatch.setattr(L, "jaxpr_equations", lambda t: calls.append(t) or real(t))
+    links = L.jaxpr_links(predict.graph, text, good)
+    assert calls == [] and links.heads == real(text)[0] and links.owner == real(text)[1]

@@ -304,12 +304,18 @@ def test_a_trace_is_prepared_off_the_gui_thread_with_the_collector_paused(qtbot,
     spy(main_window, "auto_expanded")
     spy(main_window.linking, "helper_files")
     spy(main_window.linking, "jaxpr_links")
+    parsed: list[int] = []
+    real_parse = main_window.linking.jaxpr_equations
+    monkeypatch.setattr(main_window.linking, "jaxpr_equations", lambda text: parsed.append(len(text)) or real_parse(text))
     open_and_wait(qtbot, window, f"{BASICS}::predict")
     names = [name for name, _, _ in calls]
     assert {"auto_expanded", "helper_files", "jaxpr_links"} <= set(names)
     assert names.count("jaxpr_links") == 2  # the node sources, then the printed jaxpr's lines
     assert [c for c in calls if c[1] or c[2]] == []
     assert window.doc.expanded == layout.auto_expanded(window.doc.graph)
+    assert [n for n in parsed if n] == []  # the worker sent the printed text's line map
+    line = next(i for i, t in enumerate(window.doc.result.jaxpr_text.splitlines(), 1) if "dot_general[" in t)
+    assert window._links.head_of(line + 1) == line  # and it maps the text
 
 
 def test_a_failed_head_start_on_a_trace_costs_only_itself(qtbot, window, monkeypatch):

@@ -7,6 +7,7 @@ import os
 import numpy as np
 import pytest
 
+from jaxscope.core import linking
 from jaxscope.core.model import FunctionRef, Graph, TraceRequest, TraceResult
 
 jax = pytest.importorskip("jax")
@@ -162,6 +163,9 @@ def test_jaxpr_text_comes_later_from_the_same_trace_or_a_new_one():
     phases.clear()
     again = run_jaxpr_text(other, phases.append)  # not the last trace: traced anew
     assert "trace" in phases and "f32[7]" in again.text
+    for done in (printed, again):  # with its line map, so the GUI process need not parse the text
+        assert done.equations is not None
+        assert linking.equations_from_wire(done.equations) == linking.jaxpr_equations(done.text)
 
 
 def test_the_collector_is_paused_while_jax_traces_and_back_after(tmp_path):
