@@ -32,6 +32,8 @@ class IrLinks:
     """Both directions between the lines of one IR text and the graph's nodes and source lines."""
 
     def __init__(self, graph: Graph, ops: dict[int, tuple[str, tuple[str, int, int] | None]]) -> None:
+        self._graph = graph
+        self._colours: dict[str, dict[int, int]] = {}  # `colour_index` by file
         self._sources = linking.node_sources(graph)
         labels = linking.node_labels(graph)
         self._nodes_at: dict[tuple[str, int], list[str]] = {}
@@ -75,12 +77,26 @@ class IrLinks:
         same = [p for p in at if self._labels.get(p) == prim]
         return same or list(at)
 
+    def colour_index(self, file: str) -> dict[int, int]:
+        """IR line -> the palette index of its source line in `file` (`linking.line_colours`), made
+        once per file: on the thread that parsed the IR (tens of thousands of lines at 50k
+        equations: ~50 ms that the GUI thread took when the text was shown)."""
+        got = self._colours.get(file)
+        if got is None:
+            got = self._colours[file] = self.line_colours(linking.line_colours(self._graph, file), file)
+        return got
+
     def line_colours(self, source_colours: dict[int, int], file: str) -> dict[int, int]:
         """IR line -> the colour index of its source line in `file` (as the source pane colours it)."""
         out = {}
+        same: dict[str, bool] = {}  # per distinct file: tens of thousands of ops name a few files
         for n, (_prim, frame) in self._ops.items():
-            if frame is not None and frame[1] in source_colours and linking.same_file(frame[0], file):
-                out[n] = source_colours[frame[1]]
+            if frame is not None and frame[1] in source_colours:
+                ok = same.get(frame[0])
+                if ok is None:
+                    ok = same[frame[0]] = linking.same_file(frame[0], file)
+                if ok:
+                    out[n] = source_colours[frame[1]]
         return out
 
 

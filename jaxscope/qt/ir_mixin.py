@@ -100,6 +100,7 @@ class IrMixin:
                 else:  # the fusions too: on the GUI thread they took 50-70 ms at 1k equations
                     links, module = hlo_links(graph, done.text)
                     found = fusions(module, links, file)
+                links.colour_index(file)
                 protocol.freeze_decoded(graph.top.total_eqns)
             return links, found, make(done.text)
 
@@ -147,10 +148,8 @@ class IrMixin:
 
     def _apply_ir_colours(self) -> None:
         palette = self._palette()
-        colours = linking.line_colours(self.doc.graph, self.doc.path) if self.doc.graph else {}
         for stage, links in self._ir_links.items():
-            ir_colours = links.line_colours(colours, self.doc.path)
-            self.ir.views[stage].set_line_colours({n: palette[i % len(palette)] for n, i in ir_colours.items()})
+            self.ir.views[stage].set_line_colour_indices(links.colour_index(self.doc.path), palette)
 
     def _ir_line_clicked(self, stage: str, line: int) -> None:
         links = self._ir_links.get(stage)

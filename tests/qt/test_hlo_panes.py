@@ -50,12 +50,13 @@ def test_ir_panes_link_both_ways_and_show_fusions(qtbot, window):
 
 
 def test_the_ir_is_parsed_and_its_fusions_found_off_the_gui_thread(qtbot, window, monkeypatch):
-    """Linking the StableHLO and HLO lines, and finding the fusions (50-70 ms of the GUI thread at
-    1k equations when it ran in the window's slot), happen on the IR thread, with the cyclic GC
-    paused; the window shows what was found."""
+    """Linking the StableHLO and HLO lines, finding the fusions (50-70 ms of the GUI thread at 1k
+    equations when it ran in the window's slot) and colouring the lines by source line happen on
+    the IR thread, with the cyclic GC paused; the window shows what was found."""
     import gc
     import threading
 
+    from jaxscope.core.hlo_links import IrLinks
     from jaxscope.qt import ir_mixin
 
     calls: list[tuple[str, bool, bool]] = []  # (name, on the GUI thread, collector on)
@@ -68,11 +69,17 @@ def test_the_ir_is_parsed_and_its_fusions_found_off_the_gui_thread(qtbot, window
             return _real(*args)
 
         monkeypatch.setattr(ir_mixin, name, spy)
+    coloured: list[bool] = []  # on the GUI thread?
+    real_colours = IrLinks.line_colours
+    monkeypatch.setattr(IrLinks, "line_colours", lambda self, *a: coloured.append(threading.current_thread() is gui) or real_colours(self, *a))
     open_and_wait(qtbot, window, f"{CASES}::fusable")
     qtbot.waitUntil(lambda: "compiled" in window._ir_links and bool(window.ir.fusion_list()), timeout=TIMEOUT)
     assert [name for name, _, _ in calls] == ["stablehlo_links", "hlo_links", "fusions"]
     assert [c for c in calls if c[1] or c[2]] == []
     assert len(window.ir.fusion_list()) == 1
+    window.set_theme("dark")  # recoloured from what the IR thread made
+    assert coloured == [False, False]
+    assert window.ir.views["compiled"].line_colours()
 
 
 def test_cancelling_a_long_compile_keeps_the_app_usable(qtbot, window, tmp_path):

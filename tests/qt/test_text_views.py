@@ -434,3 +434,17 @@ def test_a_made_document_gets_its_gutter_width_before_it_is_shown(qtbot):
     assert view.gutter_width() > narrow
     assert view._gutter.width() == view.viewportMargins().left() == view.gutter_width()
     assert 12_000 not in resized  # the text's width changed while the old document was shown
+
+
+def test_line_colours_by_palette_index_are_the_colours_themselves(qtbot):
+    by_hex, by_index = show(qtbot, QtJaxprView()), show(qtbot, QtJaxprView())
+    text = "\n".join(f"line {i}" for i in range(20))
+    palette = ["#ff0000", "#00ff00", "#0000ff"]
+    indices = {2: 0, 3: 1, 7: 5, 12: 2}
+    for view in (by_hex, by_index):
+        view.set_text(text)
+    by_hex.set_line_colours({n: palette[i % 3] for n, i in indices.items()})
+    by_index.set_line_colour_indices(indices, palette)
+    assert by_index.line_colours() == by_hex.line_colours() == {2: "#ff0000", 3: "#00ff00", 7: "#0000ff", 12: "#0000ff"}
+    qtbot.wait(10)
+    assert by_index.grab().toImage() == by_hex.grab().toImage()

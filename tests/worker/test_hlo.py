@@ -85,3 +85,12 @@ def test_a_failing_function_fails_in_its_phase() -> None:
     with pytest.raises(TraceFailed) as info:
         run_hlo(HloRequest(FunctionRef("structured", CASES), "f32[8], f32[8]"), lambda p: None)
     assert info.value.info.kind == "spec"
+
+
+def test_ir_line_colours_are_made_once_per_file() -> None:
+    graph = traced("structured").graph
+    links = stablehlo_links(graph, ir("structured", "stablehlo").text)
+    index = links.colour_index(CASES)
+    assert index and index == links.line_colours(linking.line_colours(graph, CASES), CASES)
+    assert links.colour_index(CASES) is index  # made once: the IR thread makes it, the GUI reads it
+    assert links.colour_index("elsewhere.py") == {}
