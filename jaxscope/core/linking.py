@@ -420,8 +420,8 @@ class JaxprLinks:
 
 
 def jaxpr_links(graph: Graph, text: str, equations: dict[str, Any] | None = None) -> JaxprLinks:
-    """Build the jaxpr line <-> node index for one trace (about 0.5 s for a 50k-line text), from
-    the text's line map if the worker sent it (`equations_to_wire`), else from the text."""
+    """Build the jaxpr line <-> node index for one trace, from the text's line map if the worker
+    sent it (`equations_to_wire`: ~70 ms at mlp-50k), else from the text (~0.3 s)."""
     try:
         heads, owner = equations_from_wire(equations) if equations is not None else jaxpr_equations(text)
     except ValueError:  # a malformed map costs only its head start
