@@ -9,9 +9,10 @@ are the user's is decided by the graph itself: the files its equations came from
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from jaxscope.core import linking
-from jaxscope.core.hlo_locations import parse_stablehlo
+from jaxscope.core.hlo_locations import Frame, parse_stablehlo
 from jaxscope.core.hlo_module import HloModuleMap, parse_hlo
 from jaxscope.core.model import Graph
 
@@ -104,11 +105,46 @@ def _user_files(graph: Graph) -> set[str]:
     return {loc.file for loc in linking.node_sources(graph).values()}
 
 
-def stablehlo_links(graph: Graph, text: str) -> IrLinks:
-    """Links for a StableHLO text (`lowered.as_text(debug_info=True)`)."""
+Ops = dict[int, tuple[str, Frame | None]]  # IR line -> (primitive, user frame)
+
+
+def stablehlo_ops(graph: Graph, text: str) -> Ops:
+    """Each op line of a StableHLO text -> (primitive, innermost frame in one of `graph`'s files)."""
     files = _user_files(graph)
-    parsed = parse_stablehlo(text, files.__contains__)
-    return IrLinks(graph, {n: (op.primitive, op.user) for n, op in parsed.ops.items()})
+    return {n: (op.primitive, op.user) for n, op in parse_stablehlo(text, files.__contains__).ops.items()}
+
+
+def ops_to_wire(ops: Ops) -> dict[str, Any]:
+    """`stablehlo_ops` as flat int columns: the worker parses the text it lowered, so the GUI process
+    does not (~0.5 s of Python at 50k equations, competing with the GUI thread)."""
+    files: dict[str, int] = {}
+    prims: dict[str, int] = {}
+    rows: list[int] = []
+    for n, (prim, frame) in ops.items():
+        f = -1 if frame is None else files.setdefault(frame[0], len(files))
+        rows += (n, prims.setdefault(prim, len(prims)), f, frame[1] if frame else 0, frame[2] if frame else 0)
+    return {"files": list(files), "prims": list(prims), "rows": rows}
+
+
+def ops_from_wire(data: dict[str, Any]) -> Ops:
+    """`ops_to_wire` undone; ValueError if `data` is not that form."""
+    try:
+        files, prims, rows = data["files"], data["prims"], data["rows"]
+        if len(rows) % 5:
+            raise ValueError("its columns do not divide into rows")
+        it = iter(rows)
+        return {n: (prims[p], (files[f], line, col) if f >= 0 else None) for n, p, f, line, col in zip(it, it, it, it, it)}
+    except (KeyError, TypeError, IndexError) as exc:
+        raise ValueError(f"not an op map: {exc}") from None
+
+
+def stablehlo_links(graph: Graph, text: str, ops: dict[str, Any] | None = None) -> IrLinks:
+    """Links for a StableHLO text (`lowered.as_text(debug_info=True)`), from its op map if the
+    worker sent it (`ops_to_wire`), else from the text."""
+    try:
+        return IrLinks(graph, ops_from_wire(ops) if ops is not None else stablehlo_ops(graph, text))
+    except ValueError:  # a malformed map costs only its head start
+        return IrLinks(graph, stablehlo_ops(graph, text))
 
 
 def hlo_links(graph: Graph, text: str) -> tuple[IrLinks, HloModuleMap]:

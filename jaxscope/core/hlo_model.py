@@ -7,7 +7,7 @@ programs, so the two are separate requests and the app shows StableHLO while XLA
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from jaxscope.core.model import FunctionRef
 
@@ -33,6 +33,7 @@ class HloResult:
     memory: dict[str, float] = field(default_factory=dict)  # argument/output/temp/generated code bytes
     timings: dict[str, float] = field(default_factory=dict)  # lower, as_text, compile
     jax_version: str = ""
+    ops: dict[str, Any] | None = None  # a StableHLO text's op map (`hlo_links.ops_to_wire`), if made
 
     def summary(self) -> str:
         """One line of the figures people look at first."""

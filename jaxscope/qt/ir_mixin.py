@@ -96,7 +96,7 @@ class IrMixin:
         def parse(done: HloResult) -> tuple[IrLinks, list[FusionInfo], QTextDocument]:
             with gc_paused():  # an op map per line: as for the jaxpr's
                 if stage == "stablehlo":
-                    links, found = stablehlo_links(graph, done.text), []
+                    links, found = stablehlo_links(graph, done.text, done.ops), []
                 else:  # the fusions too: on the GUI thread they took 50-70 ms at 1k equations
                     links, module = hlo_links(graph, done.text)
                     found = fusions(module, links, file)

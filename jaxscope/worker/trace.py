@@ -181,7 +181,12 @@ def graph_of(closed: Any, name: str, fn: Any) -> tuple[Graph, tuple[str, ...], t
     return build_graph(closed, name, arg_names, result_paths, constant_names(fn)), arg_names, result_paths
 
 
-_LAST: list[Any] = []  # (function, args) and ClosedJaxpr of this worker's last trace
+_LAST: list[Any] = []  # (function, args), ClosedJaxpr and Graph of this worker's last trace
+
+
+def last_graph(function: FunctionRef, args: str) -> Graph | None:
+    """The graph of this worker's last trace, if it was of `function` with `args`."""
+    return _LAST[2] if _LAST and _LAST[0] == (function, args) else None
 
 
 def jaxpr_text(closed: Any) -> str:
@@ -279,7 +284,7 @@ def run_trace(request: TraceRequest, phase: Phase, on_graph: Callable[[Graph], N
             t3 = time.perf_counter()
             text = jaxpr_text(closed)
             timings["jaxpr_text"] = time.perf_counter() - t3
-    _LAST[:] = [(request.function, request.args), closed]
+    _LAST[:] = [(request.function, request.args), closed, graph]
     return TraceResult(
         request=request,
         graph=graph,

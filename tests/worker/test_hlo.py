@@ -94,3 +94,32 @@ def test_ir_line_colours_are_made_once_per_file() -> None:
     assert index and index == links.line_colours(linking.line_colours(graph, CASES), CASES)
     assert links.colour_index(CASES) is index  # made once: the IR thread makes it, the GUI reads it
     assert links.colour_index("elsewhere.py") == {}
+
+
+def test_the_worker_sends_the_stablehlo_op_map_of_the_graph_it_traced_last() -> None:
+    from jaxscope.core.hlo_links import ops_from_wire, ops_to_wire, stablehlo_ops
+
+    request = TraceRequest(FunctionRef("structured", CASES), ARGS["structured"])
+    graph = run_trace(request, lambda p: None).graph  # this worker's last trace
+    done = run_hlo(HloRequest(request.function, request.args, "stablehlo"), lambda p: None)
+    expected = stablehlo_ops(graph, done.text)
+    assert done.ops is not None and "op_map" in done.timings
+    assert ops_from_wire(done.ops) == expected and any(frame for _, frame in expected.values())
+    links = stablehlo_links(graph, done.text, done.ops)
+    assert links.lines_for_nodes(list(linking.node_sources(graph))) == stablehlo_links(graph, done.text).lines_for_nodes(list(linking.node_sources(graph)))
+    assert ops_from_wire(ops_to_wire(expected)) == expected
+    # lowering a function other than the last trace: no map (the window parses the text itself)
+    other = run_hlo(HloRequest(FunctionRef("fusable", CASES), ARGS["fusable"], "stablehlo"), lambda p: None)
+    assert other.ops is None
+
+
+def test_a_malformed_op_map_costs_only_itself() -> None:
+    from jaxscope.core.hlo_links import ops_from_wire, ops_to_wire, stablehlo_ops
+
+    graph = traced("structured").graph
+    text = ir("structured", "stablehlo").text
+    good = ops_to_wire(stablehlo_ops(graph, text))
+    for bad in ({}, {**good, "rows": good["rows"][:-1]}, {**good, "files": []}, {**good, "prims": None}):
+        with pytest.raises(ValueError):
+            ops_from_wire(bad)
+        assert stablehlo_links(graph, text, bad).lines_for_nodes(["e0"]) == stablehlo_links(graph, text).lines_for_nodes(["e0"])
