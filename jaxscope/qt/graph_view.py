@@ -871,6 +871,7 @@ class QtGraphView(QGraphicsView):
             rec = model.nodes[i]
             if rec.owner:
                 self._anchor = (rec.base, self.mapFromScene(rec.rect.topLeft()))
+                self._auto_fit = False  # the user placed the view: a resize keeps it (as below)
                 self.toggle_cluster_requested.emit(rec.base)
             else:
                 self.node_activated.emit(rec.base)
@@ -881,6 +882,7 @@ class QtGraphView(QGraphicsView):
                 rect = self._owner_rect(owner)
                 if rect is not None:
                     self._anchor = (owner, self.mapFromScene(rect.topLeft()))
+                self._auto_fit = False
                 self.toggle_cluster_requested.emit(owner)
         event.accept()
 

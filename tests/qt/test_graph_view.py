@@ -183,6 +183,13 @@ def test_double_click_collapsed_owner_requests_toggle(make_view, qtbot):
     cluster = next(c for c in expanded.clusters if c.path == f"{jit}:0")
     now = view.mapFromScene(QPointF(cluster.x, cluster.y))
     assert (now - where).manhattanLength() <= 2
+    # the double-click placed the view, on a view never moved since it opened too: a resize
+    # (a dock shown, the window resized) keeps the place, it no longer refits the drawing
+    scale = view.zoom()
+    view.resize(view.width() + 60, view.height() + 40)
+    qtbot.wait(10)
+    assert view.zoom() == scale
+    assert (view.mapFromScene(QPointF(cluster.x, cluster.y)) - now).manhattanLength() <= 60
 
 
 def test_re_layouts_that_keep_the_view_do_not_creep(make_view, qtbot):
