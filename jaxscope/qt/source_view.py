@@ -175,7 +175,7 @@ class CodeView(QPlainTextEdit):
         blocks = doc.blockCount()
         tall = blocks * self.fontMetrics().lineSpacing() > self.viewport().height()
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn if tall else Qt.ScrollBarPolicy.ScrollBarAsNeeded)
-        self.setViewportMargins(self.gutter_width(blocks), 0, 0, 0)
+        self._update_gutter_width(blocks)
         self.setDocument(doc)
         if old is not None:
             old.deleteLater()
@@ -303,8 +303,9 @@ class CodeView(QPlainTextEdit):
         digits = max(len(str(max(self.blockCount() if blocks is None else blocks, 1))), 3)
         return ARROW_W + self.fontMetrics().horizontalAdvance("9") * digits + 8 + CHIP_W
 
-    def _update_gutter_width(self, _count: int = 0) -> None:
-        self.setViewportMargins(self.gutter_width(), 0, 0, 0)
+    def _update_gutter_width(self, blocks: int | None = None) -> None:
+        """The text's left margin, for `blocks` lines (`blockCountChanged` passes the new count)."""
+        self.setViewportMargins(self.gutter_width(blocks), 0, 0, 0)
 
     def _update_gutter(self, rect: QRect, dy: int) -> None:
         if dy:
