@@ -422,7 +422,10 @@ def app_open(path: str, function: str, args: str, timeout_s: float) -> dict[str,
         eqns = win.doc.graph.top.total_eqns if win.doc.graph is not None else 0
         stages = 2 if win.auto_compile.isChecked() and eqns <= AUTO_COMPILE_MAX_EQNS else 1
         here = os.path.abspath(path)
-        mine = lambda: [t for request, t in hlo if os.path.abspath(request.function.path or "") == here]  # noqa: E731
+
+        def mine() -> list[float]:  # when each IR stage of this program came
+            return [t for request, t in hlo if os.path.abspath(request.function.path or "") == here]
+
         got_ir = wait_until(lambda: len(mine()) >= stages, timeout_s)
         t_ir = mine()[-1] if got_ir else None
         wait_until(lambda: False, 0.1)
