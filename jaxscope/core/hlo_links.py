@@ -115,27 +115,14 @@ def stablehlo_ops(graph: Graph, text: str) -> Ops:
 
 
 def ops_to_wire(ops: Ops) -> dict[str, Any]:
-    """`stablehlo_ops` as flat int columns: the worker parses the text it lowered, so the GUI process
-    does not (~0.5 s of Python at 50k equations, competing with the GUI thread)."""
-    files: dict[str, int] = {}
-    prims: dict[str, int] = {}
-    rows: list[int] = []
-    for n, (prim, frame) in ops.items():
-        f = -1 if frame is None else files.setdefault(frame[0], len(files))
-        rows += (n, prims.setdefault(prim, len(prims)), f, frame[1] if frame else 0, frame[2] if frame else 0)
-    return {"files": list(files), "prims": list(prims), "rows": rows}
+    """`stablehlo_ops` for the wire (`linking.located_to_wire`): the worker parses the text it
+    lowered, so the GUI process does not."""
+    return linking.located_to_wire((n, prim, frame) for n, (prim, frame) in ops.items())
 
 
 def ops_from_wire(data: dict[str, Any]) -> Ops:
     """`ops_to_wire` undone; ValueError if `data` is not that form."""
-    try:
-        files, prims, rows = data["files"], data["prims"], data["rows"]
-        if len(rows) % 5:
-            raise ValueError("its columns do not divide into rows")
-        it = iter(rows)
-        return {n: (prims[p], (files[f], line, col) if f >= 0 else None) for n, p, f, line, col in zip(it, it, it, it, it)}
-    except (KeyError, TypeError, IndexError) as exc:
-        raise ValueError(f"not an op map: {exc}") from None
+    return {n: (prim, frame) for n, prim, frame in linking.located_from_wire(data)}
 
 
 def stablehlo_links(graph: Graph, text: str, ops: dict[str, Any] | None = None) -> IrLinks:

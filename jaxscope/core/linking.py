@@ -302,31 +302,48 @@ def jaxpr_equations(text: str) -> tuple[dict[int, JaxprLine], dict[int, int]]:
     return heads, owner
 
 
-def equations_to_wire(heads: dict[int, JaxprLine], owner: dict[int, int]) -> dict[str, Any]:
-    """`jaxpr_equations`' maps as flat int columns: the worker maps the text it printed, so the
-    GUI process does not (~0.2 s of Python at 50k equations, competing with the GUI thread)."""
+def located_to_wire(rows: Iterable[tuple[int, str, Loc | None]]) -> dict[str, Any]:
+    """(text line, primitive, location) rows as flat int columns over a file and a primitive table:
+    the maps the worker makes of the texts it prints (`equations_to_wire`, `hlo_links.ops_to_wire`),
+    so the GUI process need not parse them (~0.2-0.5 s of Python each at 50k equations)."""
     files: dict[str, int] = {}
     prims: dict[str, int] = {}
-    rows: list[int] = []
-    for n, info in heads.items():
-        loc = info.loc
+    flat: list[int] = []
+    for n, prim, loc in rows:
         f = -1 if loc is None else files.setdefault(loc[0], len(files))
-        rows += (n, f, loc[1] if loc else 0, loc[2] if loc else 0, prims.setdefault(info.primitive, len(prims)))
-    return {"files": list(files), "prims": list(prims), "heads": rows, "owner": [x for pair in owner.items() for x in pair]}
+        flat += (n, prims.setdefault(prim, len(prims)), f, loc[1] if loc else 0, loc[2] if loc else 0)
+    return {"files": list(files), "prims": list(prims), "rows": flat}
+
+
+def located_from_wire(data: dict[str, Any]) -> list[tuple[int, str, Loc | None]]:
+    """`located_to_wire` undone; ValueError if `data` is not that form."""
+    try:
+        files, prims, flat = data["files"], data["prims"], data["rows"]
+        if len(flat) % 5:
+            raise ValueError("its columns do not divide into rows")
+        it = iter(flat)
+        return [(n, prims[p], (files[f], line, col) if f >= 0 else None) for n, p, f, line, col in zip(it, it, it, it, it)]
+    except (KeyError, TypeError, IndexError) as exc:
+        raise ValueError(f"not a line map: {exc}") from None
+
+
+def equations_to_wire(heads: dict[int, JaxprLine], owner: dict[int, int]) -> dict[str, Any]:
+    """`jaxpr_equations`' maps, for the wire (`located_to_wire`, the continuation lines as pairs)."""
+    wire = located_to_wire((n, info.primitive, info.loc) for n, info in heads.items())
+    wire["owner"] = [x for pair in owner.items() for x in pair]
+    return wire
 
 
 def equations_from_wire(data: dict[str, Any]) -> tuple[dict[int, JaxprLine], dict[int, int]]:
     """`equations_to_wire` undone; ValueError if `data` is not that form."""
+    heads = {n: JaxprLine(n, loc, prim) for n, prim, loc in located_from_wire(data)}
     try:
-        files, prims, rows, pairs = data["files"], data["prims"], data["heads"], data["owner"]
-        if len(rows) % 5 or len(pairs) % 2:
-            raise ValueError("its columns do not divide into rows")
-        it, o = iter(rows), iter(pairs)
-        heads = {
-            n: JaxprLine(n, (files[f], line, col) if f >= 0 else None, prims[p]) for n, f, line, col, p in zip(it, it, it, it, it)
-        }
+        pairs = data["owner"]
+        if len(pairs) % 2:
+            raise ValueError("its continuation lines do not pair up")
+        o = iter(pairs)
         return heads, dict(zip(o, o))
-    except (KeyError, TypeError, IndexError) as exc:
+    except (KeyError, TypeError) as exc:
         raise ValueError(f"not a jaxpr line map: {exc}") from None
 
 

@@ -457,14 +457,14 @@ def test_the_line_map_travels_as_columns_and_comes_back_the_same(predict):
     for text in (predict.jaxpr_text, WRAPPED, ""):
         heads, owner = L.jaxpr_equations(text)
         wire = L.equations_to_wire(heads, owner)
-        assert all(isinstance(v, int) for v in wire["heads"] + wire["owner"])
+        assert all(isinstance(v, int) for v in wire["rows"] + wire["owner"])
         assert L.equations_from_wire(wire) == (heads, owner)
 
 
 def test_a_malformed_line_map_costs_only_itself(predict, monkeypatch):
     text = predict.jaxpr_text
     good = L.equations_to_wire(*L.jaxpr_equations(text))
-    for bad in ({}, {**good, "heads": good["heads"][:-1]}, {**good, "files": []}, {**good, "owner": [1]}, {**good, "prims": None}):
+    for bad in ({}, {**good, "rows": good["rows"][:-1]}, {**good, "files": []}, {**good, "owner": [1]}, {**good, "prims": None}):
         with pytest.raises(ValueError):
             L.equations_from_wire(bad)
         links = L.jaxpr_links(predict.graph, text, bad)  # parsed from the text instead
