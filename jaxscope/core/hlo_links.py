@@ -13,7 +13,7 @@ from typing import Any
 
 from jaxscope.core import linking
 from jaxscope.core.hlo_locations import Frame, parse_stablehlo
-from jaxscope.core.hlo_module import HloModuleMap, parse_hlo
+from jaxscope.core.hlo_module import parse_hlo
 from jaxscope.core.model import Graph
 
 
@@ -41,6 +41,7 @@ class IrLinks:
         for path, loc in self._sources.items():
             self._nodes_at.setdefault((loc.file, loc.line), []).append(path)
         self._labels = labels
+        self._nodes_by_key: dict[tuple[str, int, str], list[str]] | None = None  # made on first use
         self._ops = ops  # IR line -> (primitive, user frame)
         self._by_key: dict[tuple[str, int, str], list[int]] = {}
         self._by_line: dict[tuple[str, int], list[int]] = {}
@@ -74,9 +75,15 @@ class IrLinks:
         if op is None or op[1] is None:
             return []
         prim, frame = op
-        at = self._nodes_at.get((frame[0], frame[1]), [])
-        same = [p for p in at if self._labels.get(p) == prim]
-        return same or list(at)
+        by_key = self._nodes_by_key
+        if by_key is None:  # a loop's source line can hold thousands of equations: no scan of them per IR line
+            by_key = {}
+            for (file, line), paths in self._nodes_at.items():
+                for path in paths:
+                    by_key.setdefault((file, line, self._labels.get(path, "")), []).append(path)
+            self._nodes_by_key = by_key
+        same = by_key.get((frame[0], frame[1], prim))
+        return list(same) if same else list(self._nodes_at.get((frame[0], frame[1]), ()))
 
     def colour_index(self, file: str) -> dict[int, int]:
         """IR line -> the palette index of its source line in `file` (`linking.line_colours`), made
@@ -134,19 +141,50 @@ def stablehlo_links(graph: Graph, text: str, ops: dict[str, Any] | None = None) 
         return IrLinks(graph, stablehlo_ops(graph, text))
 
 
-def hlo_links(graph: Graph, text: str) -> tuple[IrLinks, HloModuleMap]:
-    """Links for an optimized HLO text (`compiled.as_text()`), and the parsed module (for fusions)."""
-    files = _user_files(graph)
-    parsed = parse_hlo(text, files.__contains__)
-    return IrLinks(graph, {n: (i.primitive, i.user) for n, i in parsed.instructions.items()}), parsed
+Fused = list[tuple[str, str, int, tuple[int, ...]]]  # per fusion: name, kind, its line, its instructions' lines
 
 
-def fusions(module: HloModuleMap, links: IrLinks, file: str) -> list[FusionInfo]:
-    """The module's fusions with the equations and source lines each one fused, biggest first."""
+def hlo_ops(graph: Graph, text: str) -> tuple[Ops, Fused]:
+    """An optimized HLO text's op map (as `stablehlo_ops`) and its fusions."""
+    parsed = parse_hlo(text, _user_files(graph).__contains__)
+    ops = {n: (i.primitive, i.user) for n, i in parsed.instructions.items()}
+    return ops, [(f.name, f.kind, f.line, tuple(i.line for i in f.instructions)) for f in parsed.fusions.values()]
+
+
+def hlo_ops_to_wire(ops: Ops, fused: Fused) -> dict[str, Any]:
+    """`hlo_ops` for the wire: the worker parses the text it compiled, so the GUI process does not."""
+    return {**ops_to_wire(ops), "fusions": [[name, kind, line, list(lines)] for name, kind, line, lines in fused]}
+
+
+def hlo_ops_from_wire(data: dict[str, Any]) -> tuple[Ops, Fused]:
+    """`hlo_ops_to_wire` undone; ValueError if `data` is not that form."""
+    try:
+        fused = [(str(name), str(kind), int(line), tuple(map(int, lines))) for name, kind, line, lines in data["fusions"]]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"malformed fusions: {exc}") from None
+    return ops_from_wire({k: v for k, v in data.items() if k != "fusions"}), fused
+
+
+def hlo_links(graph: Graph, text: str, ops: dict[str, Any] | None = None) -> tuple[IrLinks, Fused]:
+    """Links for an optimized HLO text (`compiled.as_text()`) and its fusions, from the worker's
+    map if it sent one (`hlo_ops_to_wire`), else from the text."""
+    try:
+        got, fused = hlo_ops_from_wire(ops) if ops is not None else hlo_ops(graph, text)
+    except ValueError:  # a malformed map costs only its head start
+        got, fused = hlo_ops(graph, text)
+    return IrLinks(graph, got), fused
+
+
+def fusions(fused: Fused, links: IrLinks, file: str) -> list[FusionInfo]:
+    """The fusions (`hlo_links`) with the equations and source lines each one fused, biggest first."""
+    found = [(name, kind, at, lines, {p for n in lines for p in links.nodes_for_line(n)}) for name, kind, at, lines in fused]
+    # Sorted by one rank of every path found: an unrolled loop's fusions each name the same
+    # thousands of equations, and comparing their natural keys again per fusion took ~40 ms at 1k.
+    everything = set().union(*(paths for *_, paths in found))
+    rank = dict(zip(sorted(everything, key=linking.natural_key), range(len(everything))))
     out = []
-    for fusion in module.fusions.values():
-        lines = [i.line for i in fusion.instructions]
-        nodes = sorted({p for n in lines for p in links.nodes_for_line(n)}, key=linking.natural_key)
+    for name, kind, at, lines, paths in found:
+        nodes = sorted(paths, key=rank.__getitem__)
         src = sorted({s[1] for n in lines if (s := links.source_for_line(n)) and linking.same_file(s[0], file)})
-        out.append(FusionInfo(fusion.name, fusion.kind, fusion.line, len(fusion.instructions), tuple(nodes), tuple(src)))
+        out.append(FusionInfo(name, kind, at, len(lines), tuple(nodes), tuple(src)))
     return sorted(out, key=lambda f: (-f.n_ops, f.line))

@@ -33,7 +33,7 @@ class HloResult:
     memory: dict[str, float] = field(default_factory=dict)  # argument/output/temp/generated code bytes
     timings: dict[str, float] = field(default_factory=dict)  # lower, as_text, compile
     jax_version: str = ""
-    ops: dict[str, Any] | None = None  # a StableHLO text's op map (`hlo_links.ops_to_wire`), if made
+    ops: dict[str, Any] | None = None  # the text's op map (`hlo_links.ops_to_wire`; compiled: `hlo_ops_to_wire`), if made
 
     def summary(self) -> str:
         """One line of the figures people look at first."""

@@ -98,8 +98,8 @@ class IrMixin:
                 if stage == "stablehlo":
                     links, found = stablehlo_links(graph, done.text, done.ops), []
                 else:  # the fusions too: on the GUI thread they took 50-70 ms at 1k equations
-                    links, module = hlo_links(graph, done.text)
-                    found = fusions(module, links, file)
+                    links, fused = hlo_links(graph, done.text, done.ops)
+                    found = fusions(fused, links, file)
                 links.colour_index(file)
                 protocol.freeze_decoded(graph.top.total_eqns)
             return links, found, make(done.text)

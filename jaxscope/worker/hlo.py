@@ -7,7 +7,7 @@ from typing import Any
 
 import jax
 
-from jaxscope.core.hlo_links import ops_to_wire, stablehlo_ops
+from jaxscope.core.hlo_links import hlo_ops, hlo_ops_to_wire, ops_to_wire, stablehlo_ops
 from jaxscope.core.hlo_model import HloRequest, HloResult
 from jaxscope.core.serialize import gc_paused
 from jaxscope.worker.trace import Phase, last_graph, prepare, runtime_failure, trace_failure
@@ -44,20 +44,25 @@ def run_hlo(request: HloRequest, phase: Phase) -> HloResult:
     t3 = time.perf_counter()
     text = compiled.as_text() or ""
     timings["as_text"] = time.perf_counter() - t3
-    return HloResult(request, text, _numbers(_first(compiled.cost_analysis())), _memory(compiled), timings, jax.__version__)
+    return HloResult(
+        request, text, _numbers(_first(compiled.cost_analysis())), _memory(compiled), timings, jax.__version__,
+        _op_map(request, text, timings),
+    )
 
 
 def _op_map(request: HloRequest, text: str, timings: dict[str, float]) -> dict[str, Any] | None:
-    """The text's op map against the graph the window shows (this worker's last trace, when it is
-    of the same function and arguments): parsed here, the GUI process need not. None otherwise, or
-    if parsing fails (the GUI then parses the text itself)."""
+    """The text's op map (and a compiled text's fusions) against the graph the window shows (this
+    worker's last trace, when it is of the same function and arguments): parsed here, the GUI
+    process need not. None otherwise, or if parsing fails (the GUI then parses the text itself)."""
     graph = last_graph(request.function, request.args)
     if graph is None:
         return None
     t = time.perf_counter()
     try:
         with gc_paused():
-            return ops_to_wire(stablehlo_ops(graph, text))
+            if request.stage == "stablehlo":
+                return ops_to_wire(stablehlo_ops(graph, text))
+            return hlo_ops_to_wire(*hlo_ops(graph, text))
     except Exception:  # noqa: BLE001 - only the head start is lost
         return None
     finally:

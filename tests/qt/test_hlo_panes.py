@@ -71,9 +71,10 @@ def test_the_ir_is_parsed_and_its_fusions_found_off_the_gui_thread(qtbot, window
         monkeypatch.setattr(ir_mixin, name, spy)
     from jaxscope.core import hlo_links
 
-    parsed: list[int] = []  # StableHLO texts parsed in this process
-    real_ops = hlo_links.stablehlo_ops
-    monkeypatch.setattr(hlo_links, "stablehlo_ops", lambda graph, text: parsed.append(len(text)) or real_ops(graph, text))
+    parsed: list[str] = []  # IR texts parsed in this process
+    for name in ("stablehlo_ops", "hlo_ops"):
+        real_ops = getattr(hlo_links, name)
+        monkeypatch.setattr(hlo_links, name, lambda graph, text, _n=name, _r=real_ops: parsed.append(_n) or _r(graph, text))
     coloured: list[bool] = []  # on the GUI thread?
     real_colours = IrLinks.line_colours
     monkeypatch.setattr(IrLinks, "line_colours", lambda self, *a: coloured.append(threading.current_thread() is gui) or real_colours(self, *a))
@@ -82,7 +83,7 @@ def test_the_ir_is_parsed_and_its_fusions_found_off_the_gui_thread(qtbot, window
     assert [name for name, _, _ in calls] == ["stablehlo_links", "hlo_links", "fusions"]
     assert [c for c in calls if c[1] or c[2]] == []
     assert len(window.ir.fusion_list()) == 1
-    assert parsed == []  # the worker sent the StableHLO's op map with the text
+    assert parsed == []  # the worker sent each text's op map (and the HLO's fusions) with it
     window.set_theme("dark")  # recoloured from what the IR thread made
     assert coloured == [False, False]
     assert window.ir.views["compiled"].line_colours()
