@@ -512,6 +512,38 @@ def test_gc_paused_nests_and_restores():
     assert gc.isenabled()
 
 
+def test_gc_stays_paused_until_the_last_region_of_any_thread_ends():
+    """The reader, IR and scene threads pause the collector at once: the first region to end must
+    not let a collection into the others (a full one over a 50k graph held the GIL ~50 ms)."""
+    import gc
+    import threading
+
+    inside, leave, left = threading.Event(), threading.Event(), threading.Event()
+
+    def other() -> None:
+        with gc_paused():
+            inside.set()
+            leave.wait(5)
+        left.set()
+
+    with gc_paused():
+        thread = threading.Thread(target=other)
+        thread.start()
+        assert inside.wait(5)
+    assert not gc.isenabled()  # this region ended first; the other thread's is still open
+    leave.set()
+    assert left.wait(5)
+    thread.join()
+    assert gc.isenabled()
+    gc.disable()
+    try:  # a collector off before the regions stays off after them
+        with gc_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
 def test_maker_builds_the_same_frozen_objects_faster():
     """`maker` fills a frozen slotted dataclass's slots directly: equal, hashable, still frozen."""
     make = maker(NodeBox)
