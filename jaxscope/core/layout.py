@@ -373,8 +373,8 @@ class _Ctx:
         children: Children = {}
         parts = []
         if local:
-            for node in body.nodes:
-                if node.id in local and expandable(self.graph, node):
+            for node in self._owners(body_id, body, local):
+                if expandable(self.graph, node):
                     subs = []
                     for i, ref in enumerate(node.subgraphs):
                         child, child_key = self.layout(ref.body, inner.get((node.id, i), ()))
@@ -390,6 +390,17 @@ class _Ctx:
                 self.cache[base] = placed
             self.cache[key] = hit
         return hit, key
+
+    def _owners(self, body_id: str, body: Body, local: Collection[str]) -> list[Node]:
+        """The nodes of `body` named in `local`, in body order: looked up in the body's placement
+        when it has one (a walk of a 45k-node body took ~6 ms of every expand in it)."""
+        base = self.cache.get((self.opts, body_id))
+        nodes = body.nodes
+        if base is not None:
+            at = sorted(k for i in local if (k := base.index.get(i)) is not None and k < len(nodes))
+            if all(nodes[k].id in local for k in at):
+                return [nodes[k] for k in at]
+        return [node for node in nodes if node.id in local]
 
     # -- one body
 
