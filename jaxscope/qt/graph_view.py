@@ -170,7 +170,10 @@ class QtGraphView(QGraphicsView):
             return None
         with gc_paused():
             model = build_model(graph, layout, self._resolved_for(graph))
-            model.warm(long_lines=not draws_partial(len(model.long_edges), self._long_whole))
+            # What carries over to the new scene needs its look-ups (read here from another thread:
+            # if that changes meanwhile, the look-ups are made when first asked for)
+            carried = bool(self._selected or self._highlight or self._search_text)
+            model.warm(long_lines=not draws_partial(len(model.long_edges), self._long_whole), lookups=carried)
             colours = self._line_colours if line_colours is None else line_colours
             if colours:
                 model.stripes(colours)

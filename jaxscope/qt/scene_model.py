@@ -106,26 +106,38 @@ class NodeRecs(Sequence[NodeRec]):
 class BoxIndex(Mapping[str, list[int]]):
     """Base path -> the indices of its boxes (the original's and its stub copies'), ascending.
     Made in C and numpy: a list per base made in Python took ~45 ms of every 72k-box open and
-    expand (mlp-50k draws ~20k stub copies)."""
+    expand (mlp-50k draws ~20k stub copies). The grouping of stub copies is made on the first
+    look-up of boxes: a membership test (is the selection still drawn?) needs only the bases."""
 
-    __slots__ = ("_last", "_order", "_code")
+    __slots__ = ("_bases", "_last", "_grouped")
 
     def __init__(self, bases: list[str]) -> None:
-        n = len(bases)
-        self._last = dict(zip(bases, range(n)))  # each base's last box, in first-seen order
-        self._order: np.ndarray | None = None
-        self._code = _EMPTY_I
-        if len(self._last) < n:  # stub copies: the boxes grouped by their base's last box
-            code = np.fromiter(map(self._last.__getitem__, bases), dtype=np.int64, count=n)
-            self._order = np.argsort(code, kind="stable")  # a group's boxes stay ascending
-            self._code = code[self._order]
+        self._bases = bases
+        self._last = dict(zip(bases, range(len(bases))))  # each base's last box, in first-seen order
+        self._grouped: tuple[np.ndarray, np.ndarray] | None = None
+
+    def _groups(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The boxes grouped by their base's last box (order, codes in that order); None without
+        stub copies."""
+        if self._grouped is None and len(self._last) < len(self._bases):
+            bases = self._bases
+            code = np.fromiter(map(self._last.__getitem__, bases), dtype=np.int64, count=len(bases))
+            order = np.argsort(code, kind="stable")  # a group's boxes stay ascending
+            self._grouped = (order, code[order])
+        return self._grouped
+
+    def warm(self) -> None:
+        """Group the stub copies now (on the thread that makes the model)."""
+        self._groups()
 
     def __getitem__(self, base: str) -> list[int]:
         k = self._last[base]
-        if self._order is None:
+        grouped = self._groups()
+        if grouped is None:
             return [k]
-        a, b = np.searchsorted(self._code, (k, k + 1)).tolist()
-        return [k] if b - a == 1 else self._order[a:b].tolist()
+        order, code = grouped
+        a, b = np.searchsorted(code, (k, k + 1)).tolist()
+        return [k] if b - a == 1 else order[a:b].tolist()
 
     def __contains__(self, base: object) -> bool:
         return base in self._last
@@ -139,11 +151,12 @@ class BoxIndex(Mapping[str, list[int]]):
     def firsts(self) -> Iterator[tuple[str, int]]:
         """(base, its first box) for every base, in first-seen order, without a list made per base."""
         last = np.fromiter(self._last.values(), dtype=np.int64, count=len(self._last))
-        if self._order is not None:
-            code = self._code
+        grouped = self._groups()
+        if grouped is not None:
+            order, code = grouped
             starts = np.flatnonzero(np.concatenate([[True], code[1:] != code[:-1]]))
             first_of = np.arange(len(code))
-            first_of[code[starts]] = self._order[starts]
+            first_of[code[starts]] = order[starts]
             last = first_of[last]
         return zip(self._last, last.tolist())
 
@@ -214,15 +227,17 @@ class SceneModel:
     _long_cull: dict[bool, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     _end_cull: tuple[np.ndarray, np.ndarray] | None = None
 
-    def warm(self, long_lines: bool = True) -> None:
+    def warm(self, long_lines: bool = True, lookups: bool = True) -> None:
         """Make what the first paint of the whole drawing asks for (the tiles' blob colours, the
         long edges' culling boxes and, with `long_lines`, their far lines) now, off the GUI thread:
         at gpt-50k those took 0.25 s of a 0.3 s first paint. Long edges drawn as their ends draw
-        nothing far off, so their lines are not needed then. Also the base path map the source-line
-        stripes and the selection read when the scene is set (50 ms at 50k boxes). Call it before
-        the model is shared."""
+        nothing far off, so their lines are not needed then. With `lookups`, also the base path map
+        that carrying a selection, search or highlight over reads when the scene is set (~9 ms at
+        mlp-50k's 72k boxes; without any, the first click makes it). Call it before the model is
+        shared."""
         self.tile_fams()
-        _ = self.by_base
+        if lookups:
+            self.by_base.warm()
         ids, _ = self.long_edge_cull(False)
         if long_lines:
             self.far_lines(ids.tolist())
