@@ -516,10 +516,12 @@ def build_model(graph: Graph, layout: Layout, resolved: Resolved | None = None) 
 
 
 def _tiles(
-    x0: np.ndarray, y0: np.ndarray, x1: np.ndarray, y1: np.ndarray, kx: np.ndarray, ky: np.ndarray
+    x0: np.ndarray, y0: np.ndarray, x1: np.ndarray, y1: np.ndarray, kx: np.ndarray, ky: np.ndarray,
+    labels: np.ndarray | None = None,
 ) -> tuple[list[list[int]], list[QRectF], list[tuple[int, int]], np.ndarray]:
     """Items with extents (x0, y0)-(x1, y1) grouped by tile key (kx, ky), in C: each tile's item
-    indices (ascending), its items' union, its key, tiles in key order; and each item's tile."""
+    indices (ascending), or their `labels`, its items' union, its key, tiles in key order; and
+    each item's tile."""
     n = len(kx)
     if n == 0:
         return [], [], [], np.zeros(0, dtype=np.int64)
@@ -533,7 +535,7 @@ def _tiles(
     ends = np.append(starts[1:], n)
     tile = np.empty(n, dtype=np.int64)
     tile[order] = np.repeat(np.arange(len(starts)), ends - starts)
-    ids = order.tolist()
+    ids = (order if labels is None else labels[order]).tolist()
     groups = [ids[a:b] for a, b in zip(starts.tolist(), ends.tolist())]
     bx0 = np.minimum.reduceat(x0[order], starts).tolist()
     by0 = np.minimum.reduceat(y0[order], starts).tolist()
@@ -669,7 +671,6 @@ def _build_edges(
     box[~drawable] = np.nan
     long_edges = np.flatnonzero(big).tolist()
     tx0, ty0, tx1, ty1 = x0[tiled], y0[tiled], x1[tiled], y1[tiled]
-    groups, bounds, _, _ = _tiles(tx0, ty0, tx1, ty1, (tx0 + tx1) / 2 // TILE_W, (ty0 + ty1) / 2 // TILE_H)
-    ids = tiled.tolist()
-    edge_tiles = [([ids[k] for k in group], rect) for group, rect in zip(groups, bounds)]
+    groups, bounds, _, _ = _tiles(tx0, ty0, tx1, ty1, (tx0 + tx1) / 2 // TILE_W, (ty0 + ty1) / 2 // TILE_H, tiled)
+    edge_tiles = list(zip(groups, bounds))
     return box, line, routed_of, edge_tiles, long_edges
