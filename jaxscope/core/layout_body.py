@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import compress
 from math import floor
 from operator import sub
 from typing import TYPE_CHECKING, Any
@@ -435,7 +436,7 @@ def layout_body(
                 clusters.append(Cluster(f"{path}:{i}", ref.role, x0, y0, cw, ch, child, x0 + ox, y0 + oy))
         shown = np.ones(len(paths), dtype=bool)  # not the expanded owners (their clusters are) nor stubbed originals
         shown[[placed.index[path] for path in composed] + sorted(ghosts)] = False
-        out_nodes = NodeTable(np.array(paths, dtype=object)[shown].tolist(), boxes[shown])
+        out_nodes = NodeTable(list(compress(paths, shown.tolist())), boxes[shown])
     else:
         out_nodes = NodeTable(paths, boxes)
 
