@@ -22,6 +22,9 @@ _EDGE, _NODE = maker(EdgePath), maker(NodeBox)
 Row = tuple[str, str, Sequence[int], bool, str]  # src, dst, flat tenths (x0, y0, x1, y1, ...), routed, aval
 NodeRow = tuple[str, int, int, int, int]  # path, centre x, centre y, w, h in tenths
 _EMPTY_I = np.zeros(0, dtype=np.int64)
+# Rows a table's iteration converts from its columns at a time: one `tolist` of a 77k-edge
+# table's 620k coordinates held the GIL 30-60 ms of an export on a thread (the GUI's stall).
+ITER_BLOCK = 8192
 T = TypeVar("T")
 
 
@@ -106,8 +109,11 @@ class NodeTable(_Table[NodeBox]):
         return _node_box(self.paths[i], self.boxes[i].tolist())
 
     def __iter__(self) -> Iterator[NodeBox]:
-        for item, path, box in zip(self._made, self.paths, self.boxes.tolist()):  # the columns converted once
-            yield item if item is not None else _node_box(path, box)
+        made, paths = self._made, self.paths
+        for a in range(0, len(paths), ITER_BLOCK):  # the columns converted once, a block at a time
+            b = a + ITER_BLOCK
+            for item, path, box in zip(made[a:b], paths[a:b], self.boxes[a:b].tolist()):
+                yield item if item is not None else _node_box(path, box)
 
     def px(self) -> np.ndarray:
         """The boxes in px (the very floats the NodeBoxes hold), (n, 4): centre x, centre y, w, h."""
@@ -239,12 +245,17 @@ class EdgeTable(_Table[EdgePath]):
         return _EDGE(self.src[j], self.dst[j], points, self.routed[j], self.aval[j])
 
     def __iter__(self) -> Iterator[EdgePath]:
-        # The columns converted once (an export walks every edge), and the points of an edge made
-        # here not shared through `_points`: that would keep a tuple per edge after the walk.
-        edge, pts, start = _EDGE, self.pts.tolist(), self.start.tolist()
-        columns = zip(self._made, self.src, self.dst, self.routed, self.aval, start, start[1:])
-        for item, src, dst, routed, aval, a, b in columns:
-            yield item if item is not None else edge(src, dst, points_of(pts[a:b]), routed, aval)
+        # The columns converted once (an export walks every edge), a block at a time, and the points
+        # of an edge made here not shared through `_points`: that would keep a tuple per edge after the walk.
+        edge, starts = _EDGE, self.start.tolist()
+        for k in range(0, len(self), ITER_BLOCK):
+            m = k + ITER_BLOCK
+            start = starts[k : m + 1]
+            first = start[0]
+            pts = self.pts[first : start[-1]].tolist()
+            columns = zip(self._made[k:m], self.src[k:m], self.dst[k:m], self.routed[k:m], self.aval[k:m], start, start[1:])
+            for item, src, dst, routed, aval, a, b in columns:
+                yield item if item is not None else edge(src, dst, points_of(pts[a - first : b - first]), routed, aval)
 
     def point_counts(self) -> np.ndarray:
         return np.diff(self.start) // 2

@@ -95,16 +95,16 @@ def svg_parts(
     tooltips: bool = True,
     long_edges: str = "auto",
 ) -> list[str]:
-    """`render_svg`'s document in consecutive slices (a few MB at most), to write one at a time:
+    """`render_svg`'s document in consecutive slices (about a MB at most), to write one at a time:
     one join or one encode of a 50 MB document holds the GIL for ~60 ms (an exporting thread froze
-    the GUI for that long)."""
+    the GUI for that long), and one of a 5 MB slice still 28+ ms in a big process."""
     try:
         return _SvgWriter(graph, layout, get_theme(theme), title, legend, highlight, tooltips, long_edges).document()
     finally:
         sanitize.clear_caches()
 
 
-JOIN_PARTS = 20_000
+JOIN_PARTS = 4_000
 
 
 def _f(v: float) -> str:

@@ -452,3 +452,38 @@ def test_a_malformed_region_or_a_failing_part_only_costs_the_preview(capsys, mon
     # an owner the layout does not draw: the rect as it was
     lost = dataclasses.replace(region_around(base, owner), owner="e999999")
     assert _preview_lines(grown, lost.to_json()) != []
+
+
+def test_a_tables_iteration_converts_its_columns_a_block_at_a_time(monkeypatch):
+    """An export walks every box and edge on a thread: the coordinates are converted to Python a
+    block of rows at a time (one `tolist` of a 77k-edge table's 620k coordinates held the GIL
+    30-60 ms, the GUI's stall), and the rows across block ends are the ones indexing gives."""
+    import dataclasses
+
+    import numpy as np
+
+    import jaxscope.core.layout_tables as lt
+    from jaxscope.core.model import EdgePath
+
+    lay = compute_layout(chain_graph(12))
+    e = lay.edges[2]
+    lay = dataclasses.replace(lay, edges=lay.edges[:5] + (EdgePath(e.src, e.dst, e.points[:1] + e.points, not e.routed, "f32[1]"),) + lay.edges[5:])
+    back = layout_from_wire(layout_to_wire(lay))
+    monkeypatch.setattr(lt, "ITER_BLOCK", 4)
+    sizes: list[int] = []
+    real = np.ndarray.tolist
+
+    class Spy(np.ndarray):
+        def tolist(self):  # noqa: D102
+            sizes.append(self.size)
+            return real(self)
+
+    table, start = back.edges, back.edges.start.tolist()
+    table.pts = table.pts.view(Spy)
+    back.nodes.boxes = back.nodes.boxes.view(Spy)
+    walked = list(table)
+    assert sizes == [start[min(k + 4, len(table))] - start[k] for k in range(0, len(table), 4)]  # a block at a time
+    assert walked == [table[j] for j in range(len(table))] == list(lay.edges)
+    sizes.clear()
+    assert list(back.nodes) == list(lay.nodes)
+    assert sizes == [4 * min(4, len(lay.nodes) - k) for k in range(0, len(lay.nodes), 4)]
