@@ -45,6 +45,17 @@ def test_long_strings_are_split_into_parts_and_joined_in_order():
     assert msg["result"]["text"] is text
 
 
+def test_a_long_string_is_grown_part_by_part_and_lets_each_part_go():
+    """One join of a 14.6 MB jaxpr held the GIL 41-43 ms in a big process (the GUI's stall while
+    its reader thread put the text together): the text is appended to a part at a time, and each
+    part let go once appended, whatever its kind of characters."""
+    parts = {0: "ab" * 5, 1: "é" * 3, 2: "\U0001f600", 3: "z"}
+    expected = "".join(parts.values())
+    got = protocol._joined_text([0, 1, 2, 3], parts)
+    assert got == expected and parts == {}
+    assert protocol._joined_text([], {}) == ""
+
+
 def test_messages_follow_each_other_and_the_end_of_stream_is_none():
     n = protocol.PART_ITEMS
     stream = io.BytesIO(protocol.dumps({"a": list(range(n + 1))}) + protocol.dumps({"b": 2}))
