@@ -27,7 +27,7 @@ class QtJaxprView(CodeView):
     def set_text(self, text: str, document: QTextDocument | None = None) -> None:
         """Show a new jaxpr text, or `document_maker`'s `document` of it (made off the GUI thread);
         clears colours and marks, scrolls to the top."""
-        self._line_colours.clear()
+        self._line_colours = {}
         self._marks, self._mark_set = [], set()
         self.highlighter.enabled = False  # nothing to format while Qt rebuilds the blocks
         if document is not None:

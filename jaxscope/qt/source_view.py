@@ -14,7 +14,7 @@ QPlainTextEdit walks every extra selection for every visible block on each paint
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_for_filename
@@ -94,6 +94,24 @@ def make_block_layouts(doc: QTextDocument) -> None:
         block = block.next()
 
 
+class _PaletteLines(Mapping[int, QColor]):
+    """Line -> its colour, from a line -> palette index map (cycling), looked up when asked."""
+
+    __slots__ = ("_indices", "_colours")
+
+    def __init__(self, indices: dict[int, int], colours: list[QColor]) -> None:
+        self._indices, self._colours = indices, colours
+
+    def __getitem__(self, line: int) -> QColor:
+        return self._colours[self._indices[line] % len(self._colours)]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._indices)
+
+    def __len__(self) -> int:
+        return len(self._indices)
+
+
 class _Gutter(QWidget):
     """Line numbers, colour chips and mark arrows; paints and clicks through its editor."""
 
@@ -132,7 +150,7 @@ class CodeView(QPlainTextEdit):
         self.setTabStopDistance(4 * self.fontMetrics().horizontalAdvance(" "))
         self._gutter = _Gutter(self)
         self._made_doc: QTextDocument | None = None  # the `show_document` document shown, kept alive here
-        self._line_colours: dict[int, QColor] = {}
+        self._line_colours: Mapping[int, QColor] = {}
         self._marks: list[int] = []
         self._mark_set: set[int] = set()
         self._press: QPoint | None = None
@@ -230,10 +248,11 @@ class CodeView(QPlainTextEdit):
         self._refresh()
 
     def set_line_colour_indices(self, indices: dict[int, int], palette: list[str]) -> None:
-        """1-based line -> index into `palette` (cycling); replaces the previous colours. One pass
-        over the lines: an IR text at 50k equations colours tens of thousands of them."""
+        """1-based line -> index into `palette` (cycling); replaces the previous colours. Kept as
+        given and looked up as lines are painted: an IR text at 50k equations colours ~90k lines,
+        and a dict of their colours took 10-15 ms of the GUI thread."""
         made = [QColor(hex_) for hex_ in palette]
-        self._line_colours = {line: made[i % len(made)] for line, i in indices.items()} if made else {}
+        self._line_colours = _PaletteLines(indices, made) if made else {}
         self._refresh()
 
     def line_colours(self) -> dict[int, str]:
@@ -478,7 +497,7 @@ class QtSourceView(CodeView):
     def set_source(self, text: str, path: str) -> None:
         """Show `text`, the file at `path` (used only to pick the lexer); clears colours and marks."""
         self.path = path
-        self._line_colours.clear()
+        self._line_colours = {}
         self._marks, self._mark_set = [], set()
         self._flow = {}
         lexer = lexer_for_path(path)

@@ -448,3 +448,7 @@ def test_line_colours_by_palette_index_are_the_colours_themselves(qtbot):
     assert by_index.line_colours() == by_hex.line_colours() == {2: "#ff0000", 3: "#00ff00", 7: "#0000ff", 12: "#0000ff"}
     qtbot.wait(10)
     assert by_index.grab().toImage() == by_hex.grab().toImage()
+    # looked up as lines are painted: ~90k lines of an IR text make no dict of colours on the GUI thread
+    assert not isinstance(by_index._line_colours, dict) and by_index._line_colours._indices is indices
+    by_index.set_text(text)
+    assert by_index.line_colours() == {}
