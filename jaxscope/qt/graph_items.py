@@ -4,8 +4,8 @@ Why batched: one QGraphicsItem per node and edge does not scale (perf-baseline Â
 17 s BSP build, 3.5 GB and 2 s fit-all repaints), while tiles of ~1200Ã—800 scene px that paint
 their contents in a few calls build in ~0.15 s and repaint fit-all in ~80 ms. So:
 
-* nodes are grouped into `NodeTileItem`s by tile, edges into `EdgeTileItem`s by tile; an edge
-  much bigger than a tile (a long, unrouted edge) goes to one `EdgeTileItem` that culls edge by
+* nodes are grouped into `NodeTileItem`s by tile, edges into `EdgeTileItem`s by tiles twice as
+  big each way (they draw nothing from afar); an edge much bigger than a box tile (a long, unrouted edge) goes to one `EdgeTileItem` that culls edge by
   edge instead, so it never stretches a tile's bounding rect over the whole drawing;
 * clusters are one `ClusterItem` (boxes, under the edges) and one `ClusterTitleItem` (titles,
   over the edges, like the SVG exporter);

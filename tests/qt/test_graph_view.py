@@ -301,11 +301,12 @@ def test_values_between_the_same_two_boxes_are_drawn_as_one_curve():
 
 def test_scene_model_tiles_boxes_and_edges_by_their_centres():
     """The model's tiles (bucketed in numpy) against a plain reference: a box goes to the tile of its
-    centre, an edge to the tile of its bounding box's centre, unless it is bigger than a tile."""
+    centre, an edge to the edge tile (twice as big each way) of its bounding box's centre, unless
+    it is bigger than a box tile."""
     import random
 
     from jaxscope.core.model import EdgePath, NodeBox
-    from jaxscope.qt.scene_model import TILE_H, TILE_W, build_model
+    from jaxscope.qt.scene_model import EDGE_TILE_H, EDGE_TILE_W, TILE_H, TILE_W, build_model
 
     graph, layout = laid_out("basics_predict")
     rng = random.Random(7)
@@ -337,7 +338,7 @@ def test_scene_model_tiles_boxes_and_edges_by_their_centres():
         if max(xs) - min(xs) > TILE_W or max(ys) - min(ys) > TILE_H:
             assert j in model.long_edges
         else:
-            tiled.setdefault((int((min(xs) + max(xs)) / 2 // TILE_W), int((min(ys) + max(ys)) / 2 // TILE_H)), []).append(j)
+            tiled.setdefault((int((min(xs) + max(xs)) / 2 // EDGE_TILE_W), int((min(ys) + max(ys)) / 2 // EDGE_TILE_H)), []).append(j)
     assert [ids for ids, _ in model.edge_tiles] == [tiled[k] for k in sorted(tiled)]
     assert list(model.long_edges) == [201]
 
