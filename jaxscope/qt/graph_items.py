@@ -14,8 +14,9 @@ their contents in a few calls build in ~0.15 s and repaint fit-all in ~80 ms. So
   without arrowheads) and far (fill-only rects, straight edges);
 * a tile a few device px across would draw one blob (a node tile) or nothing (an edge tile): at
   each scale the view hides those tiles, and one `OverviewItem` draws the node tiles' blobs in a
-  few calls (`SceneItems.set_scale`); when every tile is that small, the two layer items the
-  tiles hang under are hidden instead;
+  few calls, from the model (`SceneItems.set_scale`); when every tile is that small, the two layer
+  items the tiles hang under are hidden instead, and a scene whose first paint is such a one is
+  shown before its tile items are made (`SceneItems.make_tiles`);
 * everything is vector, in scene coordinates, sharp on high-DPI screens; the one pixmap cache
   is Qt's device-coordinate cache of the long edges' item (a screenful, redrawn on zoom).
 
@@ -102,15 +103,54 @@ __all__ = [
 
 @dataclass
 class SceneItems:
-    """The items of one scene, and what the view needs to stand the overview in for tiny tiles."""
+    """The items of one scene, and what the view needs to stand the overview in for tiny tiles.
 
-    node_items: list[NodeTileItem]  # indexed like `model.node_tiles`
+    Made `pending` (`build_items(tiles=False)`), the node and edge tile items are not made yet: a
+    first paint that shows every tile as a blob (a big drawing seen whole) draws none of them, and
+    at gpt-50k their ~6.5k items took 30-45 ms before it. `make_tiles` makes them, a few at a time
+    after that paint, or all at once if a zoom needs them first."""
+
+    model: SceneModel
+    state: ViewState
+    node_items: list[NodeTileItem]  # indexed like `model.node_tiles` (made in that order)
+    edge_items: list[EdgeTileItem]  # indexed like `model.edge_tiles`
     items: list[QGraphicsItem]  # the top-level ones, for `QGraphicsScene.addItem`
     layers: list[QGraphicsItem]  # the parents of the edge tiles and of the node tiles
     overview: OverviewItem  # draws the node tiles that are tiny at the view's scale
-    by_span: list[tuple[list[float], list[BatchItem]]]  # node tiles, edge tiles: spans ascending, tiles in that order
+    by_span: list[tuple[list[float], list[int]]]  # node tiles, edge tiles: spans ascending, tile indices in that order
     long_item: EdgeTileItem | None = None  # the edges bigger than a tile, if any
     hidden: list[int] = field(default_factory=lambda: [0, 0])  # how many of each are hidden now (the smallest)
+    pending: bool = False  # tile items still to make (`make_tiles`)
+
+    def tiles(self, kind: int) -> Sequence[BatchItem]:
+        """The node (0) or edge (1) tile items made so far, by tile index."""
+        return self.node_items if kind == 0 else self.edge_items
+
+    def all_tiny(self, scale: float) -> bool:
+        """Whether every tile is under `TINY_PX` on screen at `scale` (drawn as a blob, or not at all)."""
+        limit = TINY_PX / scale if scale > 0 else 0.0
+        return all(not spans or spans[-1] < limit for spans, _ in self.by_span)
+
+    def make_tiles(self, budget: int | None = None) -> bool:
+        """Make the tile items still to make (at most `budget` of them), under their layers; True
+        once all are made. Made after the scene is shown, they are visible (`hidden` stays right:
+        a scene is pending only while every tile is tiny, and the layers are hidden then)."""
+        model, state = self.model, self.state
+        edge_layer, node_layer = self.layers
+        left = budget if budget is not None else len(model.node_tiles) + len(model.edge_tiles)
+        while left > 0 and len(self.node_items) < len(model.node_tiles):
+            tile = NodeTileItem(model, state, len(self.node_items))
+            tile.setParentItem(node_layer)
+            self.node_items.append(tile)
+            left -= 1
+        while left > 0 and len(self.edge_items) < len(model.edge_tiles):
+            ids, bounds = model.edge_tiles[len(self.edge_items)]
+            tile = EdgeTileItem(model, state, ids, bounds)
+            tile.setParentItem(edge_layer)
+            self.edge_items.append(tile)
+            left -= 1
+        self.pending = len(self.node_items) < len(model.node_tiles) or len(self.edge_items) < len(model.edge_tiles)
+        return not self.pending
 
     def set_scale(self, scale: float) -> None:
         """Hide every tile under `TINY_PX` on screen at `scale` (a tile's longest side times the
@@ -118,18 +158,21 @@ class SceneItems:
         would draw, and a tiny edge tile draws nothing anyway. Fewer Python paint() calls: at
         mlp-10k's fit-all 600 of 880 node tiles are tiny, but not all, so the overview alone could
         not stand in. Only the tiles that change sides are touched; when every tile is tiny, the
-        two layers are hidden instead (two calls)."""
+        two layers are hidden instead (two calls). A tile still to make is made now if the scale
+        shows it."""
         limit = TINY_PX / scale if scale > 0 else 0.0
         counts = [bisect_left(spans, limit) for spans, _ in self.by_span]
         all_tiny = all(c == len(spans) for c, (spans, _) in zip(counts, self.by_span))
+        if self.pending and not all_tiny:
+            self.make_tiles()
         for layer in self.layers:
             if layer.isVisible() == all_tiny:
                 layer.setVisible(not all_tiny)
         if not all_tiny:
             for kind, count in enumerate(counts):
-                before, tiles = self.hidden[kind], self.by_span[kind][1]
-                for tile in tiles[min(before, count) : max(before, count)]:
-                    tile.setVisible(count < before)
+                before, tiles, order = self.hidden[kind], self.tiles(kind), self.by_span[kind][1]
+                for t in order[min(before, count) : max(before, count)]:
+                    tiles[t].setVisible(count < before)
                 self.hidden[kind] = count
         self.overview.set_count(counts[0])
 
@@ -138,10 +181,11 @@ def warm_items(items: SceneItems, scale: float, region: QRectF | None = None) ->
     """Make the draw lists a first paint at `scale` asks of the tiles that are not tiny then (the
     others are hidden) and, with `region`, that meet it (scene px), on the thread that built the
     items, before they are in a scene."""
-    for spans, tiles in items.by_span:
-        for tile in tiles[bisect_left(spans, TINY_PX / scale if scale > 0 else 0.0) :]:
-            if region is None or tile.extent.intersects(region):
-                tile.warm(scale)
+    for kind, (spans, order) in enumerate(items.by_span):
+        tiles = items.tiles(kind)
+        for t in order[bisect_left(spans, TINY_PX / scale if scale > 0 else 0.0) :]:
+            if t < len(tiles) and (region is None or tiles[t].extent.intersects(region)):
+                tiles[t].warm(scale)
     if items.long_item is not None and region is not None:
         items.long_item.warm(scale, region)
 
@@ -155,16 +199,11 @@ def _layer(z: float) -> QGraphicsItem:
     return layer
 
 
-def build_items(model: SceneModel, state: ViewState) -> SceneItems:
-    """Every item of one scene. The node and edge tiles hang under two layers, so that the view
-    can hide them all in two calls when the overview stands in for every one of them."""
+def build_items(model: SceneModel, state: ViewState, tiles: bool = True) -> SceneItems:
+    """Every item of one scene; without `tiles`, all but the node and edge tile items, made later
+    (`SceneItems.make_tiles`). The tiles hang under two layers, so that the view can hide them
+    all in two calls when the overview stands in for every one of them."""
     node_layer, edge_layer = _layer(3.0), _layer(1.0)
-    node_items = [NodeTileItem(model, state, t) for t in range(len(model.node_tiles))]
-    edge_items = [EdgeTileItem(model, state, ids, bounds) for ids, bounds in model.edge_tiles]
-    for tile in node_items:
-        tile.setParentItem(node_layer)
-    for tile in edge_items:
-        tile.setParentItem(edge_layer)
     items: list[QGraphicsItem] = [ClusterItem(model, state), ClusterTitleItem(model, state), edge_layer, node_layer]
     long_item = None
     if model.long_edges:
@@ -173,18 +212,18 @@ def build_items(model: SceneModel, state: ViewState) -> SceneItems:
         # item's on-screen part as a pixmap and, on a pan, paints only the strip that scrolled in.
         long_item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         items.append(long_item)
-    node_spans, node_order = _by_span(node_items)
-    edge_spans, edge_order = _by_span(edge_items)
-    smallest_first = [node_items[t] for t in node_order]
-    overview = OverviewItem(model, state, smallest_first, node_order)
+    by_span = [_by_span(model.node_bounds), _by_span([bounds for _, bounds in model.edge_tiles])]
+    overview = OverviewItem(model, state, by_span[0][1])
     items.append(overview)
-    by_span: list[tuple[list[float], list[BatchItem]]] = [(node_spans, smallest_first), (edge_spans, [edge_items[t] for t in edge_order])]
-    return SceneItems(node_items, items, [edge_layer, node_layer], overview, by_span, long_item)
+    made = SceneItems(model, state, [], [], items, [edge_layer, node_layer], overview, by_span, long_item, pending=True)
+    if tiles:
+        made.make_tiles()
+    return made
 
 
-def _by_span(tiles: Sequence[NodeTileItem | EdgeTileItem]) -> tuple[list[float], list[int]]:
+def _by_span(extents: Sequence[QRectF]) -> tuple[list[float], list[int]]:
     """The tiles' longest sides ascending, and the tiles' indices in that order: the tiles that
     are tiny at any scale are a prefix of it."""
-    spans = [max(t.extent.width(), t.extent.height()) for t in tiles]
-    order = sorted(range(len(tiles)), key=spans.__getitem__)
+    spans = [max(r.width(), r.height()) for r in extents]
+    order = sorted(range(len(extents)), key=spans.__getitem__)
     return [spans[i] for i in order], order

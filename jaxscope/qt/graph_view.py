@@ -77,6 +77,7 @@ class _Built:
 
 
 RELEASE_SLICE = 2000  # records or items of a dropped scene let go per event-loop turn
+TILES_PER_TURN = 1000  # tile items made per event-loop turn after a first paint that needed none
 
 
 def _let_go(built: _Built) -> Iterator[None]:
@@ -84,7 +85,7 @@ def _let_go(built: _Built) -> Iterator[None]:
     at 50k boxes, freeing them at once held the GUI thread ~0.1 s when a new program replaced it.
     Its Qt items are deleted already (`_drop_scene`); this is their Python side and the model's."""
     items, model = built.items, built.model
-    lists: list[list] = [items.node_items, items.items, *[tiles for _, tiles in items.by_span], items.overview.tiles, model.nodes.made]
+    lists: list[list] = [items.node_items, items.edge_items, items.items, model.nodes.made]
     del items, model
     for seq in lists:
         while seq:
@@ -179,19 +180,25 @@ class QtGraphView(QGraphicsView):
                 model.stripes(colours)
             # The scene's items too (not in a scene yet, they belong to no thread): ~9k tiles at
             # gpt-50k took 0.07-0.1 s of the GUI thread. Only the last ones are kept for `set_graph`.
-            ahead = (model, *self._new_items(model))
-            with self._ahead_lock:
-                self._ahead = [*self._ahead[-1:], ahead]
+            state, items = self._new_items(model, tiles=False)
             built, (vw, vh) = self._built, self._viewport_px
+            first: tuple[float, QRectF | None] | None = None  # the first paint's scale (and rect)
             if (built is None or built.graph is not graph) and vw > 0:
                 # A new graph is shown whole: its tiles' draw lists for that scale, made here too
                 # (gpt_jit-50k: ~50 ms of a 67 ms first paint, 2-3x that while other threads run)
-                warm_items(ahead[2], fit_scale(vw, vh, model.content, FIT_MAX_SCALE))
+                first = (fit_scale(vw, vh, model.content, FIT_MAX_SCALE), None)
             elif built is not None and built.graph is graph and (seen := self._seen) is not None:
                 # A cluster of the graph shown was toggled: the view keeps its scale, and a grown
                 # owner its top-left corner on screen, so the last paint's rect is the next one's
                 # (gpt_jit-50k: ~45 ms of a 56 ms first paint after an expand)
-                warm_items(ahead[2], *seen)
+                first = seen
+            if first is None or not items.all_tiny(first[0]):  # else the tiles are made after the first paint
+                items.make_tiles()
+            if first is not None:
+                warm_items(items, *first)
+            ahead = (model, state, items)
+            with self._ahead_lock:
+                self._ahead = [*self._ahead[-1:], ahead]
             # out of the collector's reach before it runs again: else the next collection, on
             # whichever thread, rescans it all (gpt-50k: a 263 ms pause of the GUI thread)
             protocol.freeze_decoded(len(model.nodes))
@@ -219,10 +226,11 @@ class QtGraphView(QGraphicsView):
             return pre
         return None
 
-    def _new_items(self, model: SceneModel) -> tuple[ViewState, SceneItems]:
-        """A fresh view state in the current theme and the scene items of `model` drawing from it."""
+    def _new_items(self, model: SceneModel, tiles: bool = True) -> tuple[ViewState, SceneItems]:
+        """A fresh view state in the current theme and the scene items of `model` drawing from it
+        (without `tiles`, its tile items are made later: `SceneItems.make_tiles`)."""
         state = ViewState(Palette(self._theme))
-        return state, build_items(model, state)
+        return state, build_items(model, state, tiles)
 
     def set_graph(
         self, graph: Graph, layout: Layout, theme: Theme | str = "light", keep_view: bool = False,
@@ -383,6 +391,19 @@ class QtGraphView(QGraphicsView):
         self._scene, self._model, self._node_items, self._state = built.scene, built.model, built.items.node_items, built.state
         self._state.long_whole = self._long_whole
         self.setScene(built.scene)
+        if built.items.pending:
+            QTimer.singleShot(0, self, self._make_tiles)
+
+    def _make_tiles(self) -> None:
+        """Make the tile items of the scene shown that were left for after its first paint, a few
+        per event-loop turn (~1k items: ~5 ms), so that the GUI answers meanwhile."""
+        built = self._built
+        if built is None or not built.items.pending:
+            return
+        with gc_paused():
+            done = built.items.make_tiles(TILES_PER_TURN)
+        if not done:
+            QTimer.singleShot(0, self, self._make_tiles)
 
     def _drop_scene(self, built: _Built) -> None:
         """Delete a scene's items now, the scene itself once the event loop runs, and the Python
@@ -956,8 +977,10 @@ class QtGraphView(QGraphicsView):
         model = self._model
         if model is None:
             return
+        made = self._node_items
         for t in {model.nodes[i].tile for i in ids}:
-            self._node_items[t].update()
+            if t < len(made):  # a tile not made yet is tiny: the overview draws it
+                made[t].update()
         if self._built is not None and self._built.items.overview.isVisible():
             self._built.items.overview.update()
 

@@ -31,6 +31,17 @@ from jaxscope.qt.batch_item import (
 from jaxscope.qt.scene_model import NodeRec, SceneModel, commonest
 
 
+def tiny_look(model: SceneModel, state: ViewState, tile: int) -> tuple[str, bool]:
+    """(family, lit) of the one rect node tile `tile` is drawn as when tiny: its commonest family
+    among the boxes in the highlight cone (lit), or among all of them (dimmed) if none is."""
+    cone = state.cone_nodes
+    if cone is None:
+        return model.tile_fams()[tile], True
+    fams = model.fams
+    lit = Counter(map(fams.__getitem__, [i for i in model.node_tiles[tile] if i in cone]))
+    return (commonest(lit), True) if lit else (model.tile_fams()[tile], False)
+
+
 class NodeTileItem(BatchItem):
     """The boxes of one tile; `painted` counts the boxes the last paint() drew (for tests)."""
 
@@ -84,17 +95,10 @@ class NodeTileItem(BatchItem):
     # -- the whole tile is a few device px: one rect in its commonest family's colour
 
     def tiny_look(self) -> tuple[str, bool]:
-        """(family, lit) of the one rect the tile is drawn as when tiny: its commonest family among
-        the boxes in the highlight cone (lit), or among all of them (dimmed) if none is."""
+        """`tiny_look` of this tile, made once per view-state version."""
         st = self.state
         if self._tiny_version != st.version:
-            cone, model = st.cone_nodes, self.model
-            if cone is None:
-                self._tiny = (model.tile_fams()[self.tile], True)
-            else:
-                fams = model.fams
-                lit = Counter(map(fams.__getitem__, [i for i in self.indices if i in cone]))
-                self._tiny = (commonest(lit), True) if lit else (model.tile_fams()[self.tile], False)
+            self._tiny = tiny_look(self.model, st, self.tile)
             self._tiny_version = st.version
         return self._tiny
 
@@ -262,21 +266,23 @@ def paint_outlines(painter: QPainter, st: ViewState, nodes: list[NodeRec], lod: 
 
 
 class OverviewItem(BatchItem):
-    """The first `count` of `tiles` (the view's tiny ones: `SceneItems.set_scale`) as the one rect
-    each is when tiny, in a few batched calls: the same picture without one Python paint() per
-    tile (9k at gpt-50k's fit-all: most of a repaint). `painted` counts the boxes the last
-    paint() stood for (for tests)."""
+    """The first `count` node tiles of `order` (the view's tiny ones: `SceneItems.set_scale`) as
+    the one rect each is when tiny, in a few batched calls: the same picture without one Python
+    paint() per tile (9k at gpt-50k's fit-all: most of a repaint). Drawn from the model, so it
+    stands in for tiles whose items are not made yet. `painted` counts the boxes the last paint()
+    stood for (for tests)."""
 
-    def __init__(self, model: SceneModel, state: ViewState, tiles: list[NodeTileItem], order: list[int]) -> None:
+    def __init__(self, model: SceneModel, state: ViewState, order: list[int]) -> None:
         super().__init__(model, state, model.content.adjusted(-NODE_MARGIN, -NODE_MARGIN, NODE_MARGIN, NODE_MARGIN))
-        self.tiles = tiles  # smallest first
-        self.order = order  # tiles[k] is the scene's node tile order[k] (NodeRec.tile)
+        self.order = order  # node tile indices (NodeRec.tile), smallest first
         self.count = 0
         self.setZValue(3.0)
         self.setVisible(False)
         self.painted = 0
         self._groups: list[tuple[tuple[str, bool], list[QRectF]]] = []
         self._key: tuple[int, int] = (-1, -1)  # (state version, count) the groups were made for
+        self._looks: dict[int, tuple[str, bool]] = {}  # `tiny_look` by tile, for `_looks_version`
+        self._looks_version = -1
         self._rank: list[int] = []  # the inverse of `order`
 
     def set_count(self, count: int) -> None:
@@ -288,22 +294,29 @@ class OverviewItem(BatchItem):
             self.setVisible(count > 0)
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
-        st, count = self.state, self.count
-        tiles = self.tiles[:count]
+        st, count, model = self.state, self.count, self.model
+        tiles = self.order[:count]
         if self._key != (st.version, count):
+            if self._looks_version != st.version:
+                self._looks, self._looks_version = {}, st.version
+            looks = self._looks
             by: dict[tuple[str, bool], list[QRectF]] = {}
-            for tile in tiles:
-                by.setdefault(tile.tiny_look(), []).append(tile.extent)
+            bounds = model.node_bounds
+            for t in tiles:
+                look = looks.get(t)
+                if look is None:
+                    look = looks[t] = tiny_look(model, st, t)
+                by.setdefault(look, []).append(bounds[t])
             self._groups = sorted(by.items(), key=lambda kv: kv[0][1])  # dimmed first, as the tiles
             self._key = (st.version, count)
-            self.painted = sum(len(tile.indices) for tile in tiles)
+            self.painted = sum(len(model.node_tiles[t]) for t in tiles)
         painter.setPen(Qt.PenStyle.NoPen)
         for (fam, lit), rects in self._groups:
             painter.setOpacity(1.0 if lit else DIM_OPACITY)
             painter.setBrush(st.palette.family(fam).far)
             painter.drawRects(rects)
         painter.setOpacity(1.0)
-        paint_outlines(painter, st, self.model.nodes, lod_of(painter), True, None if count == len(self.tiles) else self._within(count))
+        paint_outlines(painter, st, model.nodes, lod_of(painter), True, None if count == len(self.order) else self._within(count))
 
     def _within(self, count: int) -> frozenset[int]:
         """The selected and matching boxes in the first `count` tiles: the others' tiles outline them."""

@@ -563,7 +563,8 @@ def test_big_graph_builds_and_renders(make_view):
             assert 0 < n_tiny < len(node_tiles(view))
             # the overview outlines the selected boxes of its tiles only (the others' own tiles do)
             ov = items.overview
-            small, large = ov.tiles[0].indices[0], ov.tiles[-1].indices[0]
+            node_tiles_ = view._model.node_tiles
+            small, large = node_tiles_[ov.order[0]][0], node_tiles_[ov.order[-1]][0]
             view.select_paths([view._model.nodes[i].path for i in (small, large)], center=False)
             assert ov._within(ov.count) == {small}
             view.select_paths(["e10000"], center=False)
@@ -575,6 +576,55 @@ def test_big_graph_builds_and_renders(make_view):
     view.highlight_dataflow("e10000", "both")
     view.fit_all()
     assert not view.grab().isNull()
+
+
+def test_a_first_paint_that_shows_every_tile_as_a_blob_comes_before_the_tile_items(make_view, qtbot):
+    """A big drawing seen whole paints every tile as a blob: `model_for` leaves the tile items for
+    after that first paint (gpt-50k: ~6.5k items, 30-45 ms before it), which is the same picture;
+    the view then makes them a few per event-loop turn, or all at once when a zoom shows them."""
+    from jaxscope.qt import graph_view
+
+    graph = big_graph(6000)
+    view = make_view(graph, compute_layout(graph, frozenset(), engine="layered"))
+    view.resize(300, 220)
+    view.fit_all()
+    view.grab()
+    assert view._built.items.all_tiny(view.zoom()) and not view._built.items.pending  # set_graph's own build: all made
+    view.select_paths(["e3000"], center=False)
+    grown = compute_layout(graph, frozenset(), engine="layered")  # another layout of the graph shown, as an expand
+    model = view.model_for(graph, grown)
+    items = view._ahead[-1][2]
+    assert items.pending and items.node_items == [] and items.edge_items == [] and items.long_item is not None
+    view.set_graph(graph, grown, keep_view=True, model=model)
+    assert view._built.items is items and items.pending
+    first = view.grab().toImage()
+    assert items.overview.painted == len(grown.nodes) and view.selected_paths() == ["e3000"]
+    view.select_paths(["e10"], center=False)  # a tile not made yet: the overview outlines it
+    view.select_paths(["e3000"], center=False)
+    turns = 0
+    while items.pending:
+        view._make_tiles()  # what each event-loop turn does
+        turns += 1
+    assert turns == -(-(len(model.node_tiles) + len(model.edge_tiles)) // graph_view.TILES_PER_TURN)
+    assert [t.tile for t in items.node_items] == list(range(len(model.node_tiles)))
+    assert [t.indices for t in items.edge_items] == [ids for ids, _ in model.edge_tiles]
+    assert differing_pixels(first, view.grab().toImage()) == 0
+    view._set_scale(0.05)  # the tiles themselves now
+    view.centerOn(view.scene_node_rect("e3000").center())
+    view.grab()
+    assert all(layer.isVisible() for layer in items.layers) and any(t.painted for t in items.node_items)
+    # zoomed in before the tiles were all made: the rest are made then
+    view.fit_all()
+    view.grab()
+    again = compute_layout(graph, frozenset(), engine="layered")
+    view.set_graph(graph, again, keep_view=True, model=view.model_for(graph, again))
+    pending = view._built.items
+    assert pending.pending
+    view._set_scale(1.0)
+    assert not pending.pending and len(pending.node_items) == len(view._model.node_tiles)
+    view.centerOn(view.scene_node_rect("e3000").center())
+    view.grab()
+    assert any(t.painted for t in pending.node_items) and view.path_at(centre_of(view, "e3000")) == "e3000"
 
 
 def long_chain(prims: tuple[str, ...] = ("add",)) -> Graph:
@@ -1043,13 +1093,13 @@ def test_a_new_graphs_model_comes_with_the_draw_lists_of_its_first_paint(qtbot):
     assert model is not None
     [(_, state, items)] = view._ahead
     groups = {t.tile: t._groups for t in items.node_items if t._groups_version == state.version}
-    lines = {id(t): dict(t._group_lines) for t in items.by_span[1][1] if t._group_lines}
+    lines = {id(t): dict(t._group_lines) for t in items.edge_items if t._group_lines}
     assert groups and lines  # some tiles are drawn batched, some edges as far lines
     view.set_graph(graph, layout, model=model)
     view.viewport().grab()
     assert {t.tile: t._groups for t in items.node_items if t._groups_version == state.version} == groups
     assert all(t._groups is groups[t.tile] for t in items.node_items if t.tile in groups)
-    assert all(t._group_lines == lines[id(t)] for t in items.by_span[1][1] if t._group_lines)
+    assert all(t._group_lines == lines[id(t)] for t in items.edge_items if t._group_lines)
     assert any(t.painted for t in items.node_items if t.tile in groups)
 
 
