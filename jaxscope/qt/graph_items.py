@@ -5,8 +5,9 @@ Why batched: one QGraphicsItem per node and edge does not scale (perf-baseline Â
 their contents in a few calls build in ~0.15 s and repaint fit-all in ~80 ms. So:
 
 * nodes are grouped into `NodeTileItem`s by tile, edges into `EdgeTileItem`s by tiles twice as
-  big each way (they draw nothing from afar); an edge much bigger than a box tile (a long, unrouted edge) goes to one `EdgeTileItem` that culls edge by
-  edge instead, so it never stretches a tile's bounding rect over the whole drawing;
+  big each way (they draw nothing from afar); an edge much bigger than a box tile (a long,
+  unrouted edge) goes to one `EdgeTileItem` that culls edge by edge instead, so it never
+  stretches a tile's bounding rect over the whole drawing;
 * clusters are one `ClusterItem` (boxes, under the edges) and one `ClusterTitleItem` (titles,
   over the edges, like the SVG exporter);
 * every item culls by the exposed rect and picks a level of detail from the painter's scale:
