@@ -28,7 +28,8 @@ class _Layouts:
 
 def test_close_with_a_parse_queued_reports_nothing(qtbot):
     """close() cancels queued IR parses; their cancelled futures must not reach the slot as failures
-    (CI saw CancelledError raised in the Qt event loop at teardown)."""
+    (CI saw CancelledError raised in the Qt event loop at teardown), nor a parse the pool's thread
+    took off the queue while it was being emptied reach it as a result."""
     controller = Controller(worker=_ResolvedWorker(), layouts=_Layouts())  # type: ignore[arg-type]
     release = threading.Event()
     finished: list[Any] = []
@@ -146,3 +147,20 @@ def test_a_layout_at_hand_is_prepared_off_the_gui_thread_too(qtbot):
         with qtbot.waitSignal(controller.layout_finished, timeout=5000):
             controller.layout("graph", ["e1"])  # type: ignore[arg-type]
     assert got == [("a model", layout)] * 2 and len(threads) == 2 and threading.main_thread() not in threads
+
+
+def test_the_helper_threads_are_started_with_the_controller(qtbot, monkeypatch):
+    """A pool starts its thread on its first submit, and `Thread.start` waits for the new thread to
+    run, which needs the GIL: submitted from the GUI thread while a 50k graph was being decoded,
+    that took 19 ms of the first open. The controller's pools start theirs when it is made, and a
+    later submit starts none."""
+    controller = Controller(worker=_ResolvedWorker(), layouts=_Layouts())  # type: ignore[arg-type]
+    pools = (controller._parser, controller._preparer)
+    assert all(len(pool._threads) == 1 for pool in pools)
+    started: list[threading.Thread] = []
+    real = threading.Thread.start
+    monkeypatch.setattr(threading.Thread, "start", lambda self: started.append(self) or real(self))
+    qtbot.waitUntil(lambda: all(pool._work_queue.empty() for pool in pools), timeout=5000)
+    qtbot.wait(20)  # the no-op done: the thread is idle
+    assert [pool.submit(int).result(5) for pool in pools] == [0, 0] and started == []
+    controller.close()
