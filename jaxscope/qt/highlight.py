@@ -24,7 +24,7 @@ from pygments.style import StyleMeta
 from pygments.styles import get_style_by_name
 from pygments.token import String, Token, _TokenType
 from pygments.util import ClassNotFound
-from PySide6.QtCore import QEvent, QObject
+from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtGui import QColor, QFont, QSyntaxHighlighter, QTextBlock, QTextCharFormat, QTextDocument, QTextLayout
 from PySide6.QtWidgets import QPlainTextEdit
 
@@ -276,23 +276,26 @@ class LazyHighlighter(QObject):
             self.reset(None)
 
     def reset(self, openers: dict[int, str] | None = None) -> None:
-        """Forget what was formatted and format what is on screen. Pass `openers` (0-based block
-        -> open string, see `python_string_openers`) with new text; None keeps the current ones."""
+        """Forget what was formatted and format what is on screen now, the margin around it on the
+        next event-loop turn (a new 120k-line jaxpr's 80 blocks took 14 ms of the slot showing
+        it). Pass `openers` (0-based block -> open string, see `python_string_openers`) with new
+        text; None keeps the current ones."""
         if openers is not None:
             self._openers = openers
         self._done.clear()
-        self.highlight_visible()
+        self.highlight_visible(margin=0)
+        QTimer.singleShot(0, self, self.highlight_visible)
 
     def is_formatted(self, block_number: int) -> bool:
         return block_number in self._done
 
-    def highlight_visible(self) -> None:
-        """Format the on-screen blocks (plus a margin) not formatted yet."""
+    def highlight_visible(self, margin: int = MARGIN) -> None:
+        """Format the on-screen blocks (plus `margin` blocks each side) not formatted yet."""
         if self._busy or not self.enabled:
             return
         self._busy = True
         try:
-            for block in self._visible_blocks():
+            for block in self._visible_blocks(margin):
                 if block.blockNumber() not in self._done:
                     self.format_block(block)
         finally:
@@ -316,15 +319,15 @@ class LazyHighlighter(QObject):
         layout.setFormats(ranges)
         self.editor.document().markContentsDirty(block.position(), block.length())
 
-    def _visible_blocks(self) -> Iterator[QTextBlock]:
+    def _visible_blocks(self, margin: int) -> Iterator[QTextBlock]:
         editor = self.editor
         first = editor.firstVisibleBlock()
         if not first.isValid():
             return
-        start = max(first.blockNumber() - self.MARGIN, 0)
+        start = max(first.blockNumber() - margin, 0)
         height = editor.viewport().height()
         line_h = max(editor.fontMetrics().lineSpacing(), 1)
-        last = first.blockNumber() + height // line_h + 1 + self.MARGIN
+        last = first.blockNumber() + height // line_h + 1 + margin
         block = editor.document().findBlockByNumber(start)
         while block.isValid() and block.blockNumber() <= last:
             yield block
