@@ -127,10 +127,15 @@ class SceneItems:
         """The node (0) or edge (1) tile items made so far, by tile index."""
         return self.node_items if kind == 0 else self.edge_items
 
+    def tiny_counts(self, scale: float) -> list[int]:
+        """How many node tiles and edge tiles are under `TINY_PX` on screen at `scale` (a tile's
+        longest side times the scale, the tiles' own test): a prefix of each `by_span` order."""
+        limit = TINY_PX / scale if scale > 0 else 0.0
+        return [bisect_left(spans, limit) for spans, _ in self.by_span]
+
     def all_tiny(self, scale: float) -> bool:
         """Whether every tile is under `TINY_PX` on screen at `scale` (drawn as a blob, or not at all)."""
-        limit = TINY_PX / scale if scale > 0 else 0.0
-        return all(not spans or spans[-1] < limit for spans, _ in self.by_span)
+        return all(c == len(spans) for c, (spans, _) in zip(self.tiny_counts(scale), self.by_span))
 
     def make_tiles(self, budget: int | None = None) -> bool:
         """Make the tile items still to make (at most `budget` of them), under their layers; True
@@ -154,16 +159,14 @@ class SceneItems:
         return not self.pending
 
     def set_scale(self, scale: float) -> None:
-        """Hide every tile under `TINY_PX` on screen at `scale` (a tile's longest side times the
-        scale, the tiles' own test): the overview draws the node tiles among them as the blobs they
-        would draw, and a tiny edge tile draws nothing anyway. Fewer Python paint() calls: at
+        """Hide every tile under `TINY_PX` on screen at `scale` (`tiny_counts`): the overview draws
+        the node tiles among them as the blobs they would draw, and a tiny edge tile draws nothing
+        anyway. Fewer Python paint() calls: at
         mlp-10k's fit-all 600 of 880 node tiles are tiny, but not all, so the overview alone could
         not stand in. Only the tiles that change sides are touched; when every tile is tiny, the
         two layers are hidden instead (two calls). A tile still to make is made now if the scale
         shows it."""
-        limit = TINY_PX / scale if scale > 0 else 0.0
-        counts = [bisect_left(spans, limit) for spans, _ in self.by_span]
-        all_tiny = all(c == len(spans) for c, (spans, _) in zip(counts, self.by_span))
+        counts, all_tiny = self.tiny_counts(scale), self.all_tiny(scale)
         if self.pending and not all_tiny:
             self.make_tiles()
         for layer in self.layers:
@@ -182,9 +185,9 @@ def warm_items(items: SceneItems, scale: float, region: QRectF | None = None) ->
     """Make the draw lists a first paint at `scale` asks of the tiles that are not tiny then (the
     others are hidden) and, with `region`, that meet it (scene px), on the thread that built the
     items, before they are in a scene."""
-    for kind, (spans, order) in enumerate(items.by_span):
+    for kind, count in enumerate(items.tiny_counts(scale)):
         tiles = items.tiles(kind)
-        for t in order[bisect_left(spans, TINY_PX / scale if scale > 0 else 0.0) :]:
+        for t in items.by_span[kind][1][count:]:
             if t < len(tiles) and (region is None or tiles[t].extent.intersects(region)):
                 tiles[t].warm(scale)
     if items.long_item is not None and region is not None:
