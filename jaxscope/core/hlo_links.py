@@ -135,10 +135,7 @@ def ops_from_wire(data: dict[str, Any]) -> Ops:
 def stablehlo_links(graph: Graph, text: str, ops: dict[str, Any] | None = None) -> IrLinks:
     """Links for a StableHLO text (`lowered.as_text(debug_info=True)`), from its op map if the
     worker sent it (`ops_to_wire`), else from the text."""
-    try:
-        return IrLinks(graph, ops_from_wire(ops) if ops is not None else stablehlo_ops(graph, text))
-    except ValueError:  # a malformed map costs only its head start
-        return IrLinks(graph, stablehlo_ops(graph, text))
+    return IrLinks(graph, linking.sent_or_parsed(ops, ops_from_wire, lambda: stablehlo_ops(graph, text)))
 
 
 Fused = list[tuple[str, str, int, tuple[int, ...]]]  # per fusion: name, kind, its line, its instructions' lines
@@ -168,10 +165,7 @@ def hlo_ops_from_wire(data: dict[str, Any]) -> tuple[Ops, Fused]:
 def hlo_links(graph: Graph, text: str, ops: dict[str, Any] | None = None) -> tuple[IrLinks, Fused]:
     """Links for an optimized HLO text (`compiled.as_text()`) and its fusions, from the worker's
     map if it sent one (`hlo_ops_to_wire`), else from the text."""
-    try:
-        got, fused = hlo_ops_from_wire(ops) if ops is not None else hlo_ops(graph, text)
-    except ValueError:  # a malformed map costs only its head start
-        got, fused = hlo_ops(graph, text)
+    got, fused = linking.sent_or_parsed(ops, hlo_ops_from_wire, lambda: hlo_ops(graph, text))
     return IrLinks(graph, got), fused
 
 

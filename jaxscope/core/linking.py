@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from jaxscope.core.model import Graph, SourceLoc
 
@@ -315,6 +315,20 @@ def located_to_wire(rows: Iterable[tuple[int, str, Loc | None]]) -> dict[str, An
     return {"files": list(files), "prims": list(prims), "rows": flat}
 
 
+T = TypeVar("T")
+
+
+def sent_or_parsed(sent: dict[str, Any] | None, decode: Callable[[dict[str, Any]], T], parse: Callable[[], T]) -> T:
+    """A map the worker sent with its text (`decode`d), else the parse of the text: a malformed
+    map (`decode` raising ValueError) costs only its head start."""
+    if sent is not None:
+        try:
+            return decode(sent)
+        except ValueError:
+            pass
+    return parse()
+
+
 def located_from_wire(data: dict[str, Any]) -> list[tuple[int, str, Loc | None]]:
     """`located_to_wire` undone; ValueError if `data` is not that form."""
     try:
@@ -439,10 +453,7 @@ class JaxprLinks:
 def jaxpr_links(graph: Graph, text: str, equations: dict[str, Any] | None = None) -> JaxprLinks:
     """Build the jaxpr line <-> node index for one trace, from the text's line map if the worker
     sent it (`equations_to_wire`: ~70 ms at mlp-50k), else from the text (~0.3 s)."""
-    try:
-        heads, owner = equations_from_wire(equations) if equations is not None else jaxpr_equations(text)
-    except ValueError:  # a malformed map costs only its head start
-        heads, owner = jaxpr_equations(text)
+    heads, owner = sent_or_parsed(equations, equations_from_wire, lambda: jaxpr_equations(text))
     entries = _root_entries(graph)
     return JaxprLinks(heads, owner, {p: loc for p, loc, _ in entries}, {p: label for p, _, label in entries})
 
