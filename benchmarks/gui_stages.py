@@ -35,13 +35,13 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import QCoreApplication, QEventLoop, QSettings, Qt, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from jaxscope.core.client import DEFAULT_TIMEOUTS, WorkerClient  # noqa: E402
-from jaxscope.core.hlo_model import HloRequest  # noqa: E402
-from jaxscope.core.layout import auto_expanded  # noqa: E402
-from jaxscope.core.layout_body import expandable  # noqa: E402
-from jaxscope.core.layout_client import LayoutClient  # noqa: E402
-from jaxscope.core.layout_preview import Region  # noqa: E402
-from jaxscope.core.model import FunctionRef, Graph, Layout, TraceRequest, TraceResult  # noqa: E402
+from jaxscope.runtime.worker_client import DEFAULT_TIMEOUTS, WorkerClient  # noqa: E402
+from jaxscope.schema.hlo import HloRequest  # noqa: E402
+from jaxscope.layout.engine import auto_expanded  # noqa: E402
+from jaxscope.layout.body import expandable  # noqa: E402
+from jaxscope.runtime.layout_process import LayoutClient  # noqa: E402
+from jaxscope.layout.preview import Region  # noqa: E402
+from jaxscope.schema.model import FunctionRef, Graph, Layout, TraceRequest, TraceResult  # noqa: E402
 from jaxscope.qt.controller import Controller  # noqa: E402
 from jaxscope.qt.graph_view import QtGraphView  # noqa: E402
 from jaxscope.qt.ir_mixin import AUTO_COMPILE_MAX_EQNS  # noqa: E402
@@ -189,7 +189,7 @@ class Bench:
     def jaxpr_after(self, graph: Graph, timeout_s: float) -> tuple[float, str, float]:
         """The app's next step after the first paint: the worker prints the jaxpr and it is linked on
         the parse thread. (seconds from the request to the linked text, the text, worker print time)."""
-        from jaxscope.core import linking
+        from jaxscope.ir import linking
 
         got: list[Any] = []
         done = self.controller.jaxpr_finished.connect(lambda printed, links: (got.append(printed), self.loop.quit()))
@@ -522,7 +522,7 @@ def main() -> int:
         # as the app exports (qt.export_job): core.export to a file, on a thread, while the GUI loop keeps ticking
         from concurrent.futures import ThreadPoolExecutor
 
-        from jaxscope.core.export import export
+        from jaxscope.exporter import export
 
         svg_path = os.path.join(settings_dir, "graph.svg")
         with ThreadPoolExecutor(1) as pool:
@@ -542,7 +542,7 @@ def main() -> int:
         if not opts.no_extras:
             extras: dict[str, Any] = {}
             try:  # what the main window does on the GUI thread when a trace arrives (app, not Controller)
-                from jaxscope.core import linking
+                from jaxscope.ir import linking
                 from jaxscope.qt.jaxpr_view import QtJaxprView
 
                 jv = QtJaxprView()
@@ -591,7 +591,7 @@ def main() -> int:
             emit("cancel", bench.cancel_latency(min(0.5, max(0.05, 0.3 * trace_s))))
 
         if opts.png:
-            from jaxscope.core.export import export
+            from jaxscope.exporter import export
 
             out = os.path.join(settings_dir, "graph.png")
             t = time.perf_counter()

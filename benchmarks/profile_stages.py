@@ -51,12 +51,13 @@ def main() -> int:
     import jax  # noqa: F401  (imported before the clock, as in the warm worker)
     from PySide6.QtWidgets import QApplication
 
-    from jaxscope.core import linking, protocol
-    from jaxscope.core.layout import auto_expanded, compute_layout
-    from jaxscope.core.layout_client import layout_from_wire, layout_to_wire
-    from jaxscope.core.model import FunctionRef, Graph, TraceRequest, result_from_jsonable
-    from jaxscope.core.serialize import dumps, loads, to_jsonable
-    from jaxscope.core.svg import render_svg
+    from jaxscope.ir import linking
+    from jaxscope.runtime import protocol
+    from jaxscope.layout.engine import auto_expanded, compute_layout
+    from jaxscope.runtime.layout_process import layout_from_wire, layout_to_wire
+    from jaxscope.schema.model import FunctionRef, Graph, TraceRequest, result_from_jsonable
+    from jaxscope.schema.codec import dumps, loads, to_jsonable
+    from jaxscope.render.svg import render_svg
     from jaxscope.qt.graph_view import QtGraphView
     from jaxscope.qt.jaxpr_view import QtJaxprView
     from jaxscope.worker.trace import run_trace

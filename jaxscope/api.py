@@ -27,7 +27,7 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from jaxscope.core.model import Graph, Layout
+    from jaxscope.schema.model import Graph, Layout
 
 TEXT_FORMATS = {".jaxpr": "jaxpr", ".txt": "jaxpr", ".mlir": "mlir"}
 
@@ -65,7 +65,7 @@ def _trace(target: Any, args: Sequence[Any], kwargs: dict[str, Any], *, static_a
 
 
 def _parse_args_spec(text: str, args: Sequence[Any], kwargs: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
-    from jaxscope.core import argspec
+    from jaxscope.spec import argspec
     from jaxscope.worker.trace import to_abstract
 
     if args or kwargs:
@@ -77,7 +77,7 @@ def _parse_args_spec(text: str, args: Sequence[Any], kwargs: dict[str, Any]) -> 
 def _trace_target(target: str, args: Sequence[Any], kwargs: dict[str, Any], args_spec: str | None,
                   timeout: float | None, statics: bool, want_text: bool) -> _Traced:
     from jaxscope.cli import CliError, run_trace
-    from jaxscope.core.argvalues import call_text
+    from jaxscope.spec.argvalues import call_text
 
     if statics:
         raise TypeError("static_argnums/static_argnames apply to live functions; for a target string, "
@@ -95,8 +95,8 @@ def _trace_target(target: str, args: Sequence[Any], kwargs: dict[str, Any], args
 
 
 def _layout(graph: Graph, collapse: int | None, direction: str, budget_s: float) -> Layout:
-    from jaxscope.core.layout import auto_expanded, expanded_to_depth
-    from jaxscope.core.layout_client import LayoutClient
+    from jaxscope.layout.engine import auto_expanded, expanded_to_depth
+    from jaxscope.runtime.layout_process import LayoutClient
 
     expanded = auto_expanded(graph) if collapse is None else expanded_to_depth(graph, collapse)
     with LayoutClient(budget_s=budget_s) as layouts:  # dot runs in a child with a budget: it can hang
@@ -104,7 +104,7 @@ def _layout(graph: Graph, collapse: int | None, direction: str, budget_s: float)
 
 
 def _highlight(graph: Graph, layout: Layout, query: str) -> frozenset[str]:
-    from jaxscope.core.export import highlight_paths
+    from jaxscope.exporter import highlight_paths
 
     if not query:
         return frozenset()
@@ -146,10 +146,10 @@ def export(
     an accent outline. `long_edges`: "auto" draws edges longer than 1200 x 800 px as their two ends
     where there are 64 or more (as the window does), "ends" always, "whole" never. Same input, same bytes.
     """
-    from jaxscope.core.edge_shape import check_long_edges
-    from jaxscope.core.export import _write_text, resolve_format
-    from jaxscope.core.export import export as write
-    from jaxscope.core.styles import get_theme
+    from jaxscope.layout.edge_shape import check_long_edges
+    from jaxscope.exporter import _write_text, resolve_format
+    from jaxscope.exporter import export as write
+    from jaxscope.render.styles import get_theme
 
     path = os.fspath(path)
     text_fmt = _text_format(path, fmt)
@@ -194,7 +194,7 @@ class GraphImage:
 
     def save(self, path: str | os.PathLike[str], *, dpi: int = 96, fmt: str | None = None) -> str:
         """Write the graph (svg png pdf dot json) as `export` would; returns the format written."""
-        from jaxscope.core.export import export as write
+        from jaxscope.exporter import export as write
 
         return write(self.graph, self.layout, os.fspath(path), theme=self.theme, dpi=dpi, fmt=fmt,
                      legend=self.legend, highlight=self.highlight, long_edges=self.long_edges)
@@ -217,9 +217,9 @@ def graph(
     **example_kwargs: Any,
 ) -> GraphImage:
     """Trace and lay out, for a notebook: the result shows as SVG in Jupyter (see `export` for the options)."""
-    from jaxscope.core.edge_shape import check_long_edges
-    from jaxscope.core.styles import get_theme
-    from jaxscope.core.svg import render_svg
+    from jaxscope.layout.edge_shape import check_long_edges
+    from jaxscope.render.styles import get_theme
+    from jaxscope.render.svg import render_svg
 
     get_theme(theme)  # a bad theme or long_edges fails before tracing
     check_long_edges(long_edges)
@@ -238,7 +238,7 @@ def show_argv(fn_or_target: Callable[..., Any] | str, *example_args: Any, args_s
     A live function must be a module-level function (or ``Class.method``) of a file: the app loads
     that file afresh in its worker, so its arguments are passed as ``--args`` text.
     """
-    from jaxscope.core.argvalues import call_text
+    from jaxscope.spec.argvalues import call_text
 
     if isinstance(fn_or_target, str):
         target = fn_or_target

@@ -13,10 +13,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from jaxscope import __version__
-from jaxscope.core.edge_shape import LONG_EDGES
+from jaxscope.layout.edge_shape import LONG_EDGES
 
 if TYPE_CHECKING:
-    from jaxscope.core.model import FunctionRef, TraceResult
+    from jaxscope.schema.model import FunctionRef, TraceResult
 
 EXIT_CODES = {
     "spec": 2,
@@ -149,9 +149,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def resolve_call(target: str, args: str | None) -> tuple[FunctionRef, str]:
     """Parse the target and pick the argument specs: --args, else the file's JAXSCOPE_ARGS."""
-    from jaxscope.core import argspec
-    from jaxscope.core.discover import EXAMPLES_VAR, DiscoveryError, discover_file
-    from jaxscope.core.target import TargetError, parse_target
+    from jaxscope.spec import argspec
+    from jaxscope.spec.discover import EXAMPLES_VAR, DiscoveryError, discover_file
+    from jaxscope.spec.target import TargetError, parse_target
 
     if "::" not in target and target.endswith(".py"):
         target = _default_target(target)
@@ -187,7 +187,7 @@ def resolve_call(target: str, args: str | None) -> tuple[FunctionRef, str]:
 
 def _default_target(path: str) -> str:
     """`file.py` -> `file.py::f` for its JAXSCOPE_MAIN, its one function with inputs, or its only function."""
-    from jaxscope.core.discover import MAIN_VAR, DiscoveryError, default_function, discover_file
+    from jaxscope.spec.discover import MAIN_VAR, DiscoveryError, default_function, discover_file
 
     try:
         info = discover_file(path)
@@ -212,8 +212,8 @@ def run_trace(
     gets the reply's raw lines (`WorkerClient.submit`)."""
     import threading
 
-    from jaxscope.core.client import WorkerClient, WorkerError
-    from jaxscope.core.model import TraceRequest
+    from jaxscope.runtime.worker_client import WorkerClient, WorkerError
+    from jaxscope.schema.model import TraceRequest
 
     timeouts = {"trace": opts.timeout} if opts.timeout else None
     client = WorkerClient(spare=False, timeouts=timeouts)  # first: it imports jax while the target is resolved
@@ -238,7 +238,7 @@ def worker_job(
     op: str, request: Any, decode: Callable[[Any], Any], timeouts: dict[str, float] | None, debug: bool, env: dict[str, str] | None = None
 ) -> Any:
     """Run one request in a one-off worker; a failure becomes the CliError (and exit code) for its kind."""
-    from jaxscope.core.client import WorkerClient, WorkerError
+    from jaxscope.runtime.worker_client import WorkerClient, WorkerError
 
     with WorkerClient(spare=False, timeouts=timeouts, env=env) as client:
         future = client.submit(op, request, decode)
@@ -250,8 +250,8 @@ def worker_job(
 
 def _static_retry(ref: FunctionRef, args: str, argument: str) -> str:
     """The --args that make `argument` static, when a tracer error names a traced scalar."""
-    from jaxscope.core.discover import DiscoveryError, discover_file
-    from jaxscope.core.static_fix import make_static, static_suggestion
+    from jaxscope.spec.discover import DiscoveryError, discover_file
+    from jaxscope.spec.static_fix import make_static, static_suggestion
 
     if not argument or not ref.path:
         return ""
@@ -264,7 +264,7 @@ def _static_retry(ref: FunctionRef, args: str, argument: str) -> str:
 
 
 def format_error(info: object, debug: bool) -> str:
-    from jaxscope.core.model import ErrorInfo
+    from jaxscope.schema.model import ErrorInfo
 
     assert isinstance(info, ErrorInfo)
     text = info.summary()
@@ -292,9 +292,9 @@ def _source_line(path: str, line: int) -> str:
 
 
 def cmd_export(opts: argparse.Namespace) -> int:
-    from jaxscope.core.export import export, highlight_paths
-    from jaxscope.core.layout import auto_expanded, expanded_to_depth
-    from jaxscope.core.layout_client import LayoutClient, LayoutError
+    from jaxscope.exporter import export, highlight_paths
+    from jaxscope.layout.engine import auto_expanded, expanded_to_depth
+    from jaxscope.runtime.layout_process import LayoutClient, LayoutError
 
     with LayoutClient(budget_s=opts.layout_budget) as layouts:
         # As in the app: the layout process starts now (while the worker imports jax) and lays out
@@ -346,11 +346,11 @@ def cmd_explain(opts: argparse.Namespace) -> int:
     import json
     from dataclasses import asdict
 
-    from jaxscope.core import argspec
-    from jaxscope.core.diagnostics import format_diagnostics
-    from jaxscope.core.discover import DiscoveryError, discover_file
-    from jaxscope.core.flow import recording_stopped
-    from jaxscope.core.flow_marks import line_marks, static_values
+    from jaxscope.spec import argspec
+    from jaxscope.analysis.diagnostics import format_diagnostics
+    from jaxscope.spec.discover import DiscoveryError, discover_file
+    from jaxscope.analysis.flow import recording_stopped
+    from jaxscope.analysis.flow_marks import line_marks, static_values
 
     result = run_trace(opts, jaxpr_text=False, record_flow=True)
     flow = result.flow
@@ -460,8 +460,8 @@ def _blank_run(lines: list[str], after: int, before: int) -> int:
 
 
 def cmd_hlo(opts: argparse.Namespace) -> int:
-    from jaxscope.core.hlo_model import HloRequest, HloResult
-    from jaxscope.core.serialize import from_jsonable
+    from jaxscope.schema.hlo import HloRequest, HloResult
+    from jaxscope.schema.codec import from_jsonable
 
     ref, args = resolve_call(opts.target, opts.args)
     timeouts = {"lower": opts.timeout, "compile": opts.timeout} if opts.timeout else None
@@ -486,9 +486,9 @@ def cmd_retrace(opts: argparse.Namespace) -> int:
     import json
     from dataclasses import asdict
 
-    from jaxscope.core import argspec
-    from jaxscope.core.retrace import RetraceRequest, RetraceResult
-    from jaxscope.core.serialize import from_jsonable
+    from jaxscope.spec import argspec
+    from jaxscope.analysis.retrace import RetraceRequest, RetraceResult
+    from jaxscope.schema.codec import from_jsonable
 
     ref, before = resolve_call(opts.target, opts.args)
     try:
@@ -506,7 +506,7 @@ def cmd_retrace(opts: argparse.Namespace) -> int:
 
 
 def cmd_list(opts: argparse.Namespace) -> int:
-    from jaxscope.core.discover import DiscoveryError, discover_file
+    from jaxscope.spec.discover import DiscoveryError, discover_file
 
     try:
         info = discover_file(opts.file)

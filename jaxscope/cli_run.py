@@ -50,10 +50,10 @@ def cmd_run(opts: argparse.Namespace) -> int:
     from dataclasses import asdict
 
     from jaxscope.cli import CliError, resolve_call, worker_job
-    from jaxscope.core.client import DEFAULT_TIMEOUTS
-    from jaxscope.core.compare_text import format_run
-    from jaxscope.core.devices import device_env
-    from jaxscope.core.run_model import RunRequest, run_result_from_jsonable
+    from jaxscope.runtime.worker_client import DEFAULT_TIMEOUTS
+    from jaxscope.analysis.verdicts import format_run
+    from jaxscope.runtime.devices import device_env
+    from jaxscope.schema.run import RunRequest, run_result_from_jsonable
 
     if opts.repeats < 0:
         raise CliError("--repeats must be 0 or more")

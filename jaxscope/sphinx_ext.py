@@ -38,7 +38,7 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 import jaxscope
-from jaxscope.core.edge_shape import LONG_EDGES
+from jaxscope.layout.edge_shape import LONG_EDGES
 
 logger = logging.getLogger(__name__)
 _FORMATS = ("svg", "png", "pdf")

@@ -6,20 +6,8 @@ import pathlib  # noqa: E402
 
 import pytest  # noqa: E402
 
-from jaxscope.core import labels  # noqa: E402
-from jaxscope.core.model import (  # noqa: E402
-    Body,
-    ClusterBox,
-    Edge,
-    EdgePath,
-    Graph,
-    Layout,
-    Node,
-    NodeBox,
-    SourceLoc,
-    SubgraphRef,
-    resolve,
-)
+from jaxscope.layout import labels  # noqa: E402
+from jaxscope.schema.model import Body, ClusterBox, Edge, EdgePath, Graph, Layout, Node, NodeBox, SourceLoc, SubgraphRef, resolve
 
 
 GOLDENS = pathlib.Path(__file__).resolve().parent / "goldens"

@@ -14,10 +14,10 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen, QPolygonF
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QStyleOptionGraphicsItem
 
-from jaxscope.core import labels
-from jaxscope.core.edge_shape import ARROW_LEN, ARROW_W, STUB_LEN, arrowed, partial_edge  # noqa: F401 - ARROW_*: the items' sizes
-from jaxscope.core.styles import Theme
-from jaxscope.core.svg import CARD_OFFSET, EDGE_W  # drawn as the SVG export draws them
+from jaxscope.layout import labels
+from jaxscope.layout.edge_shape import ARROW_LEN, ARROW_W, STUB_LEN, arrowed, partial_edge  # noqa: F401 - ARROW_*: the items' sizes
+from jaxscope.render.styles import Theme
+from jaxscope.render.svg import CARD_OFFSET, EDGE_W  # drawn as the SVG export draws them
 from jaxscope.qt.curve import add_curve
 from jaxscope.qt.scene_model import SceneModel
 

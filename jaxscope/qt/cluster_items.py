@@ -6,7 +6,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QPainter, QPen
 from PySide6.QtWidgets import QStyleOptionGraphicsItem, QWidget
 
-from jaxscope.core import labels
+from jaxscope.layout import labels
 from jaxscope.qt.batch_item import BASELINE, FAR_LOD, TEXT_LOD, BatchItem, ViewState, lod_of, scene_pen
 from jaxscope.qt.scene_model import SceneModel
 

@@ -16,14 +16,14 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 
-from jaxscope.core.client import WorkerClient, WorkerError
-from jaxscope.core.devices import device_env
-from jaxscope.core.hlo_model import HloRequest, HloResult
-from jaxscope.core.layout_client import LayoutClient, LayoutStream
-from jaxscope.core.layout_preview import Region
-from jaxscope.core.model import ErrorInfo, Graph, JaxprText, Layout, TraceRequest, TraceResult
-from jaxscope.core.run_model import DeviceInfo
-from jaxscope.core.serialize import from_jsonable
+from jaxscope.runtime.worker_client import WorkerClient, WorkerError
+from jaxscope.runtime.devices import device_env
+from jaxscope.schema.hlo import HloRequest, HloResult
+from jaxscope.runtime.layout_process import LayoutClient, LayoutStream
+from jaxscope.layout.preview import Region
+from jaxscope.schema.model import ErrorInfo, Graph, JaxprText, Layout, TraceRequest, TraceResult
+from jaxscope.schema.run import DeviceInfo
+from jaxscope.schema.codec import from_jsonable
 
 
 LAYOUT_CACHE_SIZE = 4  # layouts kept for reuse (a graph and its last few expanded sets)

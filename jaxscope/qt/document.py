@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from jaxscope.core.layout_tables import node_paths
-from jaxscope.core.model import Graph, Layout, TraceResult, split_path
+from jaxscope.schema.layout_tables import node_paths
+from jaxscope.schema.model import Graph, Layout, TraceResult, split_path
 
 
 @dataclass

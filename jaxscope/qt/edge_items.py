@@ -11,7 +11,7 @@ from PySide6.QtCore import QLineF, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen, QPolygonF
 from PySide6.QtWidgets import QStyleOptionGraphicsItem, QWidget
 
-from jaxscope.core.edge_shape import draws_partial
+from jaxscope.layout.edge_shape import draws_partial
 from jaxscope.qt.batch_item import (
     ARROW_W,
     DIM_OPACITY,

@@ -8,8 +8,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 from PySide6.QtCore import QObject, Signal
 
-from jaxscope.core.export import export
-from jaxscope.core.model import Graph, Layout
+from jaxscope.exporter import export
+from jaxscope.schema.model import Graph, Layout
 
 
 class ExportJobs(QObject):

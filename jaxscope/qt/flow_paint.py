@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFontMetricsF, QPainter, QPen, QTextBlock
 
-from jaxscope.core.flow_marks import LineMark
+from jaxscope.analysis.flow_marks import LineMark
 
 # kind -> (legend text, left-bar colour light, dark); "emitted" lines already carry the shared colour
 STYLES: dict[str, tuple[str, str, str]] = {

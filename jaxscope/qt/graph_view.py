@@ -29,14 +29,14 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QApplication, QFrame, QGraphicsScene, QGraphicsView, QToolTip, QWidget
 
-from jaxscope.core import protocol
-from jaxscope.core.edge_shape import draws_partial
-from jaxscope.core.graph_query import Dataflow, SearchIndex
-from jaxscope.core.layout_preview import Region
-from jaxscope.core.model import Graph, Layout
-from jaxscope.core.serialize import gc_paused
-from jaxscope.core.styles import Theme, get_theme
-from jaxscope.core.svg import node_tooltip
+from jaxscope.runtime import protocol
+from jaxscope.layout.edge_shape import draws_partial
+from jaxscope.analysis.graph_query import Dataflow, SearchIndex
+from jaxscope.layout.preview import Region
+from jaxscope.schema.model import Graph, Layout
+from jaxscope.schema.codec import gc_paused
+from jaxscope.render.styles import Theme, get_theme
+from jaxscope.render.svg import node_tooltip
 from jaxscope.qt.batch_item import Palette, ViewState
 from jaxscope.qt.edge_items import EdgeTileItem
 from jaxscope.qt.graph_items import SceneItems, build_items, warm_items

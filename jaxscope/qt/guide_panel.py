@@ -7,7 +7,7 @@ import html
 from PySide6.QtCore import QUrl, Signal
 from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
 
-from jaxscope.core.guide import Guide
+from jaxscope.analysis.guide import Guide
 
 
 def guide_html(guide: Guide, link_colour: str = "#2f6fb5") -> str:

@@ -11,9 +11,9 @@ from PySide6.QtWidgets import (
     QComboBox, QFormLayout, QFrame, QLabel, QLineEdit, QPushButton, QScrollArea, QSizePolicy, QVBoxLayout, QWidget,
 )
 
-from jaxscope.core import argspec
-from jaxscope.core.discover import FunctionInfo, ModuleInfo, bind_call
-from jaxscope.core.parse_apart import parse_call_apart
+from jaxscope.spec import argspec
+from jaxscope.spec.discover import FunctionInfo, ModuleInfo, bind_call
+from jaxscope.runtime.parse_process import parse_call_apart
 
 
 def plain_label(text: str = "") -> QLabel:

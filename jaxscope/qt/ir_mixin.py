@@ -12,11 +12,12 @@ from typing import Any
 from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QInputDialog
 
-from jaxscope.core import linking, protocol
-from jaxscope.core.hlo_links import FusionInfo, IrLinks, fusions, hlo_links, stablehlo_links
-from jaxscope.core.hlo_model import HloRequest, HloResult, Stage
-from jaxscope.core.model import ErrorInfo, JaxprText, TraceRequest, TraceResult
-from jaxscope.core.serialize import gc_paused
+from jaxscope.ir import linking
+from jaxscope.runtime import protocol
+from jaxscope.ir.hlo_links import FusionInfo, IrLinks, fusions, hlo_links, stablehlo_links
+from jaxscope.schema.hlo import HloRequest, HloResult, Stage
+from jaxscope.schema.model import ErrorInfo, JaxprText, TraceRequest, TraceResult
+from jaxscope.schema.codec import gc_paused
 
 AUTO_COMPILE_MAX_EQNS = 3000  # XLA:CPU needs ~0.5 s at 1k unrolled equations, ~20 s at 13k: ask first above this
 

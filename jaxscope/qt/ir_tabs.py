@@ -21,8 +21,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from jaxscope.core.hlo_lexer import HloLexer, StableHloLexer
-from jaxscope.core.hlo_links import FusionInfo
+from jaxscope.ir.hlo_lexer import HloLexer, StableHloLexer
+from jaxscope.ir.hlo_links import FusionInfo
 from jaxscope.qt.inputs_panel import plain_label
 from jaxscope.qt.jaxpr_view import QtJaxprView
 

@@ -11,7 +11,7 @@ from pygments.lexer import Lexer
 from PySide6.QtGui import QTextCursor, QTextDocument
 from PySide6.QtWidgets import QWidget
 
-from jaxscope.core.jaxpr_lexer import JaxprLexer
+from jaxscope.ir.jaxpr_lexer import JaxprLexer
 from jaxscope.qt.highlight import LazyHighlighter, style_for_theme
 from jaxscope.qt.source_view import CodeView
 

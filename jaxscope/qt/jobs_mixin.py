@@ -11,14 +11,14 @@ from typing import Any
 
 from PySide6.QtWidgets import QInputDialog
 
-from jaxscope.core.argspec import SpecError
-from jaxscope.core.compare_text import diverging
-from jaxscope.core.devices import device_env
-from jaxscope.core.model import ErrorInfo
-from jaxscope.core.retrace import RetraceRequest, RetraceResult
-from jaxscope.core.run_model import RunRequest, RunResult, run_result_from_jsonable
-from jaxscope.core.serialize import from_jsonable
-from jaxscope.core.static_fix import make_static, static_suggestion
+from jaxscope.spec.argspec import SpecError
+from jaxscope.analysis.verdicts import diverging
+from jaxscope.runtime.devices import device_env
+from jaxscope.schema.model import ErrorInfo
+from jaxscope.analysis.retrace import RetraceRequest, RetraceResult
+from jaxscope.schema.run import RunRequest, RunResult, run_result_from_jsonable
+from jaxscope.schema.codec import from_jsonable
+from jaxscope.spec.static_fix import make_static, static_suggestion
 from jaxscope.qt import prefs
 from jaxscope.qt.retrace_dialog import RetraceDialog
 

@@ -29,18 +29,20 @@ from PySide6.QtWidgets import (
 )
 
 import jaxscope
-from jaxscope.core import argspec, linking, protocol
-from jaxscope.core.discover import DiscoveryError, default_function, discover_file
-from jaxscope.core.export import export
-from jaxscope.core.guide import Example, find, list_examples, parse_guide
-from jaxscope.core.hlo_links import IrLinks
-from jaxscope.core.flow import recording_stopped
-from jaxscope.core.flow_marks import LineMark, line_marks, static_values
-from jaxscope.core.layout import auto_expanded
-from jaxscope.core.model import Diagnostic, ErrorInfo, FunctionRef, Graph, Layout, SourceLoc, TraceRequest, TraceResult
-from jaxscope.core.serialize import gc_paused
-from jaxscope.core.static_fix import static_suggestion
-from jaxscope.core.svg import render_svg
+from jaxscope.spec import argspec
+from jaxscope.ir import linking
+from jaxscope.runtime import protocol
+from jaxscope.spec.discover import DiscoveryError, default_function, discover_file
+from jaxscope.exporter import export
+from jaxscope.analysis.guide import Example, find, list_examples, parse_guide
+from jaxscope.ir.hlo_links import IrLinks
+from jaxscope.analysis.flow import recording_stopped
+from jaxscope.analysis.flow_marks import LineMark, line_marks, static_values
+from jaxscope.layout.engine import auto_expanded
+from jaxscope.schema.model import Diagnostic, ErrorInfo, FunctionRef, Graph, Layout, SourceLoc, TraceRequest, TraceResult
+from jaxscope.schema.codec import gc_paused
+from jaxscope.spec.static_fix import static_suggestion
+from jaxscope.render.svg import render_svg
 from jaxscope.qt import prefs
 from jaxscope.qt import theme as themes
 from jaxscope.qt.controller import Controller

@@ -9,7 +9,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QStyleOptionGraphicsItem, QWidget
 
-from jaxscope.core import labels
+from jaxscope.layout import labels
 from jaxscope.qt.batch_item import (
     BASELINE,
     CARD_OFFSET,

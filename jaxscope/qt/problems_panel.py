@@ -8,7 +8,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
-from jaxscope.core.model import ErrorInfo
+from jaxscope.schema.model import ErrorInfo
 from jaxscope.qt.inputs_panel import plain_label
 
 OUTPUT_LINES = 40  # of a dead worker's stderr: faulthandler's stack fits; the Log pane has all of it

@@ -1,6 +1,6 @@
 """SVG text -> PNG or PDF through QtSvg, headless; and an overview PNG painted from a layout.
 
-`jaxscope.core.export` imports this module lazily, only for ``png`` and ``pdf``, so the other
+`jaxscope.exporter` imports this module lazily, only for ``png`` and ``pdf``, so the other
 formats never load Qt. Rendering needs a QGuiApplication (fonts); one is created when none
 exists. With no DISPLAY / WAYLAND_DISPLAY and no QT_QPA_PLATFORM on Linux and other X11
 systems, QT_QPA_PLATFORM is set to ``offscreen`` first: without it Qt aborts the process.
@@ -30,10 +30,10 @@ from PySide6.QtGui import QColor, QFontDatabase, QGuiApplication, QImage, QPageS
 from PySide6.QtWidgets import QApplication
 from PySide6.QtSvg import QSvgRenderer
 
-from jaxscope.core.edge_shape import partial_edge, partial_edges
-from jaxscope.core.model import Graph, Layout, Node, NodeBox
-from jaxscope.core.styles import Theme, family, get_theme
-from jaxscope.core.svg import EDGE_W, HIGHLIGHT, HIGHLIGHT_PAD, HIGHLIGHT_W, svg_frame
+from jaxscope.layout.edge_shape import partial_edge, partial_edges
+from jaxscope.schema.model import Graph, Layout, Node, NodeBox
+from jaxscope.render.styles import Theme, family, get_theme
+from jaxscope.render.svg import EDGE_W, HIGHLIGHT, HIGHLIGHT_PAD, HIGHLIGHT_W, svg_frame
 from jaxscope.qt.curve import add_curve
 
 _app: QGuiApplication | None = None

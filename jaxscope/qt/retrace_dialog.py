@@ -6,9 +6,9 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFormLayout, QLineEdit, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
-from jaxscope.core import argspec
-from jaxscope.core.model import ErrorInfo
-from jaxscope.core.retrace import RetraceResult
+from jaxscope.spec import argspec
+from jaxscope.schema.model import ErrorInfo
+from jaxscope.analysis.retrace import RetraceResult
 from jaxscope.qt.inputs_panel import ARGS_MAX_CHARS, plain_label
 
 

@@ -17,9 +17,9 @@ from PySide6.QtWidgets import (
     QPushButton, QScrollArea, QSpinBox, QTableWidget, QTableWidgetItem, QToolButton, QVBoxLayout, QWidget,
 )  # fmt: skip
 
-from jaxscope.core.devices import MAX_CPU_DEVICES
-from jaxscope.core.compare_text import device_line, diverging, fmt_float, fmt_seconds, nan_line, nonfinite_text
-from jaxscope.core.run_model import DeviceInfo, LeafComparison, RunResult
+from jaxscope.runtime.devices import MAX_CPU_DEVICES
+from jaxscope.analysis.verdicts import device_line, diverging, fmt_float, fmt_seconds, nan_line, nonfinite_text
+from jaxscope.schema.run import DeviceInfo, LeafComparison, RunResult
 from jaxscope.qt.inputs_panel import plain_label
 
 STATE_COLOURS = {"ok": "#2e8b57", "close": "#c98a00", "fail": "#d0453a"}

@@ -23,11 +23,11 @@ import numpy as np
 from PySide6.QtCore import QLineF, QRectF
 from PySide6.QtGui import QColor
 
-from jaxscope.core import labels
-from jaxscope.core.edge_shape import LONG_H, LONG_W, STUB_LEN
-from jaxscope.core.layout_tables import EdgeTable, NodeTable, node_paths
-from jaxscope.core.model import ClusterBox, EdgePath, Graph, Layout, Node
-from jaxscope.core.styles import family
+from jaxscope.layout import labels
+from jaxscope.layout.edge_shape import LONG_H, LONG_W, STUB_LEN
+from jaxscope.schema.layout_tables import EdgeTable, NodeTable, node_paths
+from jaxscope.schema.model import ClusterBox, EdgePath, Graph, Layout, Node
+from jaxscope.render.styles import family
 
 TILE_W, TILE_H = LONG_W, LONG_H  # an edge bigger than a tile is a long one, kept apart from the tiles
 # Edge tiles draw nothing from afar (no blob), so bigger ones cost no picture: gpt-50k's 4.3k edge

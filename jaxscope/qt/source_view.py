@@ -41,7 +41,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QApplication, QPlainTextDocumentLayout, QPlainTextEdit, QToolTip, QWidget
 
-from jaxscope.core.flow_marks import LineMark
+from jaxscope.analysis.flow_marks import LineMark
 from jaxscope.qt import flow_paint
 
 from jaxscope.qt.highlight import (

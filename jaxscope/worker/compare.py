@@ -15,8 +15,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxscope.core.compare_text import default_tolerances
-from jaxscope.core.run_model import LeafComparison
+from jaxscope.analysis.verdicts import default_tolerances
+from jaxscope.schema.run import LeafComparison
 
 PREVIEW = 6
 _SIGNED = {2: np.int16, 4: np.int32, 8: np.int64}

@@ -16,8 +16,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxscope.core.model import SourceLoc
-from jaxscope.core.run_model import EqnDivergence
+from jaxscope.schema.model import SourceLoc
+from jaxscope.schema.run import EqnDivergence
 from jaxscope.worker import jax_compat as jc
 from jaxscope.worker.compare import preview
 from jaxscope.worker.first_nan import bind_eqn, callee

@@ -15,8 +15,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxscope.core.model import SourceLoc
-from jaxscope.core.run_model import NanOrigin
+from jaxscope.schema.model import SourceLoc
+from jaxscope.schema.run import NanOrigin
 from jaxscope.worker import jax_compat as jc
 
 # Equations whose single sub-jaxpr takes exactly the equation's operands: safe to step into.

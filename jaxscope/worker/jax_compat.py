@@ -14,7 +14,7 @@ import jax.extend.core as jex
 import jax.extend.source_info_util as jsu
 
 import jaxscope
-from jaxscope.core.model import SourceLoc
+from jaxscope.schema.model import SourceLoc
 from jaxscope.worker.userframes import is_user_file
 
 # Keep jaxscope's frames out of JAX's own user-frame logic (HLO/MLIR locations, cache-miss

@@ -9,7 +9,7 @@ import sys
 import types
 from typing import Any
 
-from jaxscope.core.model import ErrorInfo, FunctionRef, SourceLoc
+from jaxscope.schema.model import ErrorInfo, FunctionRef, SourceLoc
 from jaxscope.worker.errors import classify
 
 

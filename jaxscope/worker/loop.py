@@ -9,10 +9,10 @@ import traceback
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
-from jaxscope.core import protocol
-from jaxscope.core.model import ErrorInfo, TraceRequest
-from jaxscope.core.graph_wire import graph_to_wire, to_wire_jsonable
-from jaxscope.core.serialize import from_jsonable, gc_paused, to_jsonable
+from jaxscope.runtime import protocol
+from jaxscope.schema.model import ErrorInfo, TraceRequest
+from jaxscope.schema.graph_wire import graph_to_wire, to_wire_jsonable
+from jaxscope.schema.codec import from_jsonable, gc_paused, to_jsonable
 
 
 def _user_modules() -> dict[str, float]:
@@ -112,9 +112,9 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> int:
 
 def _ops() -> dict[str, tuple[type, Callable[[Any, Callable[[str], None]], Any]]]:
     """op name -> (request dataclass, runner(request, phase) -> result dataclass). Imported lazily."""
-    from jaxscope.core.hlo_model import HloRequest
-    from jaxscope.core.retrace import RetraceRequest
-    from jaxscope.core.run_model import RunRequest
+    from jaxscope.schema.hlo import HloRequest
+    from jaxscope.analysis.retrace import RetraceRequest
+    from jaxscope.schema.run import RunRequest
     from jaxscope.worker.hlo import run_hlo
     from jaxscope.worker.retrace import run_retrace
     from jaxscope.worker.run import run_function

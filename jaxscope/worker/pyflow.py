@@ -26,7 +26,7 @@ from bisect import bisect_right
 from types import CodeType, FrameType
 from typing import Any
 
-from jaxscope.core.flow import FileFlow, FlowReport, analyse
+from jaxscope.analysis.flow import FileFlow, FlowReport, analyse
 from jaxscope.worker.userframes import is_user_file
 
 

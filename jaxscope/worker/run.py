@@ -18,8 +18,8 @@ from typing import Any, TypeVar
 
 import jax
 
-from jaxscope.core.compare_text import verdict
-from jaxscope.core.run_model import EqnDivergence, NanOrigin, RunRequest, RunResult
+from jaxscope.analysis.verdicts import verdict
+from jaxscope.schema.run import EqnDivergence, NanOrigin, RunRequest, RunResult
 from jaxscope.worker.compare import compare_outputs
 from jaxscope.worker.divergence import per_equation
 from jaxscope.worker.errors import classify

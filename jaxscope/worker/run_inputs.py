@@ -29,8 +29,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxscope.core.model import ErrorInfo
-from jaxscope.core.run_model import DeviceInfo, InputLeaf
+from jaxscope.schema.model import ErrorInfo
+from jaxscope.schema.run import DeviceInfo, InputLeaf
 from jaxscope.worker import jax_compat as jc
 from jaxscope.worker.compare import as_host, preview
 from jaxscope.worker.trace import Prepared, TraceFailed, trace_failure

@@ -12,10 +12,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxscope.core import argspec, linking
-from jaxscope.core.flow import RECORDING_STOPPED, mark_staged
-from jaxscope.core.model import Diagnostic, ErrorInfo, FunctionRef, Graph, JaxprText, TraceRequest, TraceResult
-from jaxscope.core.serialize import gc_paused
+from jaxscope.spec import argspec
+from jaxscope.ir import linking
+from jaxscope.analysis.flow import RECORDING_STOPPED, mark_staged
+from jaxscope.schema.model import Diagnostic, ErrorInfo, FunctionRef, Graph, JaxprText, TraceRequest, TraceResult
+from jaxscope.schema.codec import gc_paused
 from jaxscope.worker.diagnose import TraceWatch, diagnose
 from jaxscope.worker.errors import classify
 from jaxscope.worker.load import LoadError, find_function, load_module

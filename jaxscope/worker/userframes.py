@@ -14,7 +14,7 @@ import traceback
 from types import ModuleType, TracebackType
 
 import jaxscope
-from jaxscope.core.model import Frame, SourceLoc
+from jaxscope.schema.model import Frame, SourceLoc
 
 _JAXSCOPE_DIR = os.path.dirname(os.path.abspath(jaxscope.__file__)) + os.sep
 

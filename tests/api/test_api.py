@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 import jaxscope
-from jaxscope.core import argspec
-from jaxscope.core.export import highlight_paths, read_json
-from jaxscope.core.model import resolve
+from jaxscope.spec import argspec
+from jaxscope.exporter import highlight_paths, read_json
+from jaxscope.schema.model import resolve
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jaxscope.core.devices import DEVICE_COUNT_FLAG, device_env, xla_flags
+from jaxscope.runtime.devices import DEVICE_COUNT_FLAG, device_env, xla_flags
 
 
 def test_device_count_flag_is_added_replaced_and_removed_keeping_other_flags():

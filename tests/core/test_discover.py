@@ -9,15 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from jaxscope.core.discover import (
-    EXAMPLES_VAR,
-    DiscoveryError,
-    FunctionInfo,
-    ModuleInfo,
-    ParamInfo,
-    discover_file,
-    discover_source,
-)
+from jaxscope.spec.discover import EXAMPLES_VAR, DiscoveryError, FunctionInfo, ModuleInfo, ParamInfo, discover_file, discover_source
 
 SOURCE = textwrap.dedent(
     '''\
@@ -328,7 +320,7 @@ def test_discovery_error_pickles():
 
 
 def test_main_function_and_the_default_for_a_file() -> None:
-    from jaxscope.core.discover import default_function
+    from jaxscope.spec.discover import default_function
 
     info = discover_source("def f(x):\n    pass\n\n\ndef g(x):\n    pass\n\n\nJAXSCOPE_MAIN = 'g'\n")
     assert info.main == "g" and default_function(info).name == "g"

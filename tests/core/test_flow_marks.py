@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from jaxscope.core.flow import analyse
-from jaxscope.core.flow_marks import line_marks
-from jaxscope.core.model import Body, Graph, Node, SourceLoc, SubgraphRef
+from jaxscope.analysis.flow import analyse
+from jaxscope.analysis.flow_marks import line_marks
+from jaxscope.schema.model import Body, Graph, Node, SourceLoc, SubgraphRef
 
 FILE = "/virtual/model.py"
 

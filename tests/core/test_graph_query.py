@@ -6,9 +6,9 @@ import pathlib
 
 import pytest
 
-from jaxscope.core.graph_query import Dataflow, SearchIndex
-from jaxscope.core.layout import compute_layout
-from jaxscope.core.model import TraceResult, resolve
+from jaxscope.analysis.graph_query import Dataflow, SearchIndex
+from jaxscope.layout.engine import compute_layout
+from jaxscope.schema.model import TraceResult, resolve
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -46,8 +46,8 @@ def test_dataflow_cones(drawn):
 
 
 def test_free_text_does_not_match_the_file_path() -> None:
-    from jaxscope.core.graph_query import SearchIndex
-    from jaxscope.core.model import Node, SourceLoc
+    from jaxscope.analysis.graph_query import SearchIndex
+    from jaxscope.schema.model import Node, SourceLoc
 
     loc = SourceLoc("/home/x/train_step.py", 12)
     index = SearchIndex([("e0", Node("e0", "eqn", "mul", ("f32[3]",), source=loc)), ("in0", Node("in0", "input", "x", ("f32[3]",)))])

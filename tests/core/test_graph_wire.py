@@ -9,10 +9,10 @@ import pathlib
 import pytest
 
 from tests.conftest import build_hostile
-from jaxscope.core import protocol
-from jaxscope.core.graph_wire import graph_from_jsonable, graph_from_wire, graph_to_wire, to_wire_jsonable
-from jaxscope.core.model import Body, Edge, Graph, Node, SourceLoc, TraceResult, result_from_jsonable
-from jaxscope.core.serialize import to_jsonable
+from jaxscope.runtime import protocol
+from jaxscope.schema.graph_wire import graph_from_jsonable, graph_from_wire, graph_to_wire, to_wire_jsonable
+from jaxscope.schema.model import Body, Edge, Graph, Node, SourceLoc, TraceResult, result_from_jsonable
+from jaxscope.schema.codec import to_jsonable
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures"
 

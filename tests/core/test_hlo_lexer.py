@@ -1,4 +1,4 @@
-"""Pygments lexers for StableHLO and HLO text (jaxscope.core.hlo_lexer), on the golden texts."""
+"""Pygments lexers for StableHLO and HLO text (jaxscope.ir.hlo_lexer), on the golden texts."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pathlib
 import pytest
 from pygments.token import Comment, Error, Keyword, Name, Number, Operator, String, Token
 
-from jaxscope.core.hlo_lexer import HloLexer, StableHloLexer
+from jaxscope.ir.hlo_lexer import HloLexer, StableHloLexer
 from tests.conftest import merge_tokens
 
 GOLDENS = pathlib.Path(__file__).resolve().parents[2] / "tests" / "goldens" / "hlo"

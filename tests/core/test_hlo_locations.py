@@ -8,8 +8,8 @@ import random
 
 import pytest
 
-from jaxscope.core.hlo_locations import default_user_file, parse_stablehlo, primitive_of
-from jaxscope.core.hlo_module import HloModuleMap, parse_hlo
+from jaxscope.ir.hlo_locations import default_user_file, parse_stablehlo, primitive_of
+from jaxscope.ir.hlo_module import HloModuleMap, parse_hlo
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 GOLDENS = ROOT / "tests" / "goldens" / "hlo"

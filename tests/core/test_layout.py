@@ -1,4 +1,4 @@
-"""The layout engine: per-body layouts composed into one Layout (jaxscope.core.layout)."""
+"""The layout engine: per-body layouts composed into one Layout (jaxscope.layout.engine)."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ import random
 
 import pytest
 
-from jaxscope.core import dot_layout, layout, layout_body
-from jaxscope.core.labels import node_size
-from jaxscope.core.layered import layered_layout, longest_path_ranks
-from jaxscope.core.layout import auto_expanded, compute_layout, expanded_to_depth, visible_count
-from jaxscope.core.model import Body, Edge, Graph, Layout, Node, SubgraphRef, resolve
+from jaxscope.layout import dot as dot_layout, engine as layout, body as layout_body
+from jaxscope.layout.labels import node_size
+from jaxscope.layout.layered import layered_layout, longest_path_ranks
+from jaxscope.layout.engine import auto_expanded, compute_layout, expanded_to_depth, visible_count
+from jaxscope.schema.model import Body, Edge, Graph, Layout, Node, SubgraphRef, resolve
 
 HAVE_DOT = dot_layout.dot_available()
 ENGINES = ["layered", pytest.param("dot", marks=pytest.mark.skipif(not HAVE_DOT, reason="no pygraphviz"))]
@@ -662,7 +662,7 @@ def test_plain_edges_in_numpy_are_the_python_ones(direction, monkeypatch):
     """A big body's edges between plain boxes are computed in numpy (`layout_edges._plain_edges`)
     and those into or out of expanded owners in Python, spliced in order: the very rows the
     Python path alone gives, fresh and grown."""
-    from jaxscope.core import layout_edges
+    from jaxscope.layout import edges as layout_edges
 
     blk = mk_body("b1", 2, [("sin", ["in0"]), ("mul", ["e0", "in1"])], ["e1"])
     rnd = random.Random(3)

@@ -15,21 +15,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from jaxscope.core import dot_layout, layout, layout_client, protocol
-from jaxscope.core.graph_wire import graph_to_wire
-from jaxscope.core.layout import compute_layout, compute_tenths, expanded_to_depth
-from jaxscope.core.layout_client import (
-    LayoutClient,
-    LayoutError,
-    layout_from_wire,
-    layout_to_wire,
-    layout_wire_lines,
-    serve,
-)
-from jaxscope.core.layout_preview import Region
-from jaxscope.core.layout_tables import NodeTable
-from jaxscope.core.model import Body, Edge, Graph, Layout, Node, SourceLoc
-from jaxscope.core.serialize import dumps, from_jsonable, loads, to_jsonable
+from jaxscope.layout import dot as dot_layout, engine as layout
+from jaxscope.runtime import layout_process as layout_client, protocol
+from jaxscope.schema.graph_wire import graph_to_wire
+from jaxscope.layout.engine import compute_layout, compute_tenths, expanded_to_depth
+from jaxscope.runtime.layout_process import LayoutClient, LayoutError, layout_from_wire, layout_to_wire, layout_wire_lines, serve
+from jaxscope.layout.preview import Region
+from jaxscope.schema.layout_tables import NodeTable
+from jaxscope.schema.model import Body, Edge, Graph, Layout, Node, SourceLoc
+from jaxscope.schema.codec import dumps, from_jsonable, loads, to_jsonable
 
 from test_layout import mk_body, mk_graph, sample_graph  # tests/core is on sys.path (rootdir-less test dirs)
 from tests.conftest import chain_with_owner
@@ -91,7 +85,7 @@ def test_the_wire_carries_whole_tenths_and_reads_back_the_very_layout(direction)
 def test_a_worker_error_halfway_through_a_layout_fails_it_at_once(monkeypatch):
     """Chunks are written as they are encoded, after the "ok": an error line among them ends the
     read with the worker's message (rather than waiting out the line count)."""
-    import jaxscope.core.layout_client as lc
+    import jaxscope.runtime.layout_process as lc
 
     monkeypatch.setattr(lc, "WIRE_ITEMS", 7)
     header, first, *_ = layout_to_wire(compute_layout(chain_graph(40))).splitlines()
@@ -102,7 +96,7 @@ def test_a_worker_error_halfway_through_a_layout_fails_it_at_once(monkeypatch):
 
 
 def test_big_layouts_travel_in_chunks_and_come_back_whole(client, monkeypatch):
-    import jaxscope.core.layout_client as lc
+    import jaxscope.runtime.layout_process as lc
 
     g = chain_graph(40)
     lay = compute_layout(g)
@@ -117,8 +111,8 @@ def test_big_layouts_travel_in_chunks_and_come_back_whole(client, monkeypatch):
 def test_edges_along_one_curve_share_its_points_when_read(monkeypatch):
     import dataclasses
 
-    import jaxscope.core.layout_client as lc
-    from jaxscope.core.model import EdgePath
+    import jaxscope.runtime.layout_process as lc
+    from jaxscope.schema.model import EdgePath
 
     lay = compute_layout(chain_graph(10))
     e = lay.edges[3]
@@ -139,9 +133,9 @@ def test_a_read_layouts_edges_are_columns_made_into_edge_paths_on_demand(monkeyp
 
     import numpy as np
 
-    import jaxscope.core.layout_client as lc
-    from jaxscope.core.layout_tables import EdgeTable
-    from jaxscope.core.model import EdgePath
+    import jaxscope.runtime.layout_process as lc
+    from jaxscope.schema.layout_tables import EdgeTable
+    from jaxscope.schema.model import EdgePath
 
     lay = compute_layout(chain_graph(12))
     e = lay.edges[2]
@@ -368,8 +362,8 @@ def region_around(layout: Layout, owner: str, half_w: float = 600.0, half_h: flo
 
 
 def test_a_regions_part_is_what_meets_the_rect_moved_with_the_toggled_owner():
-    from jaxscope.core.layout_body import to_layout
-    from jaxscope.core.layout_preview import PREVIEW_MIN, region_part
+    from jaxscope.layout.body import to_layout
+    from jaxscope.layout.preview import PREVIEW_MIN, region_part
 
     graph, owner = chain_with_owner()
     cache: dict = {}
@@ -431,8 +425,8 @@ def test_a_big_layout_sends_the_part_the_view_shows_ahead_of_the_whole(client):
 
 
 def test_a_malformed_region_or_a_failing_part_only_costs_the_preview(capsys, monkeypatch):
-    from jaxscope.core.layout_client import _preview_lines
-    from jaxscope.core.layout_preview import Region
+    from jaxscope.runtime.layout_process import _preview_lines
+    from jaxscope.layout.preview import Region
 
     graph, owner = chain_with_owner()
     grown = compute_tenths(graph, [owner])
@@ -462,8 +456,8 @@ def test_a_tables_iteration_converts_its_columns_a_block_at_a_time(monkeypatch):
 
     import numpy as np
 
-    import jaxscope.core.layout_tables as lt
-    from jaxscope.core.model import EdgePath
+    import jaxscope.schema.layout_tables as lt
+    from jaxscope.schema.model import EdgePath
 
     lay = compute_layout(chain_graph(12))
     e = lay.edges[2]

@@ -1,4 +1,4 @@
-"""Node <-> source line <-> jaxpr line links (jaxscope.core.linking) and the jaxpr lexer."""
+"""Node <-> source line <-> jaxpr line links (jaxscope.ir.linking) and the jaxpr lexer."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation
 
-from jaxscope.core import linking as L
-from jaxscope.core.jaxpr_lexer import JaxprLexer
-from jaxscope.core.model import Body, Graph, Node, SourceLoc, SubgraphRef, TraceResult
+from jaxscope.ir import linking as L
+from jaxscope.ir.jaxpr_lexer import JaxprLexer
+from jaxscope.schema.model import Body, Graph, Node, SourceLoc, SubgraphRef, TraceResult
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"

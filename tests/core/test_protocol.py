@@ -6,7 +6,7 @@ import gc
 import io
 import json
 
-from jaxscope.core import protocol
+from jaxscope.runtime import protocol
 
 
 def roundtrip(message: dict) -> tuple[dict | None, list[bytes]]:

@@ -15,9 +15,9 @@ from typing import Any, Literal, Optional, Union, get_args, get_origin
 
 import pytest
 
-from jaxscope.core.layout import compute_layout, expanded_to_depth
-from jaxscope.core.model import ErrorInfo, Frame, Graph, Layout, NodeBox, SourceLoc, TraceRequest, TraceResult
-from jaxscope.core.serialize import dumps, from_jsonable, gc_paused, loads, maker, to_jsonable
+from jaxscope.layout.engine import compute_layout, expanded_to_depth
+from jaxscope.schema.model import ErrorInfo, Frame, Graph, Layout, NodeBox, SourceLoc, TraceRequest, TraceResult
+from jaxscope.schema.codec import dumps, from_jsonable, gc_paused, loads, maker, to_jsonable
 
 from test_layout import sample_graph  # tests/core is on sys.path (rootdir-less test dirs)
 

@@ -21,13 +21,13 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from tests.conftest import HOSTILE, build_sample, check_golden, two_chains
-from jaxscope.core import labels
-from jaxscope.core.export import FORMATS, export, read_json, resolve_format, to_json
-from jaxscope.core.model import Body, ClusterBox, Edge, EdgePath, Graph, Layout, Node, NodeBox, resolve
-from jaxscope.core.sanitize import clean_text, xml_attr, xml_text
-from jaxscope.core.styles import FAMILIES, family, family_title
-from jaxscope.core.layout import compute_layout
-from jaxscope.core.svg import JOIN_PARTS, TITLE_BAND, NodeIndex, node_tooltip, render_svg, svg_parts
+from jaxscope.layout import labels
+from jaxscope.exporter import FORMATS, export, read_json, resolve_format, to_json
+from jaxscope.schema.model import Body, ClusterBox, Edge, EdgePath, Graph, Layout, Node, NodeBox, resolve
+from jaxscope.render.sanitize import clean_text, xml_attr, xml_text
+from jaxscope.render.styles import FAMILIES, family, family_title
+from jaxscope.layout.engine import compute_layout
+from jaxscope.render.svg import JOIN_PARTS, TITLE_BAND, NodeIndex, node_tooltip, render_svg, svg_parts
 
 NS = "{http://www.w3.org/2000/svg}"
 TESTS = pathlib.Path(__file__).resolve().parents[1]
@@ -360,7 +360,7 @@ def test_render_is_deterministic_across_processes(sample):
     assert here == render_svg(graph, layout, theme="dark", title="t", legend=True)
     code = (
         "import sys; sys.path.insert(0, sys.argv[1]);"
-        "from conftest import build_sample; from jaxscope.core.svg import render_svg;"
+        "from conftest import build_sample; from jaxscope.render.svg import render_svg;"
         "g, l = build_sample(); sys.stdout.write(render_svg(g, l, theme='dark', title='t', legend=True))"
     )
     for seed in ("1", "12345"):
@@ -372,7 +372,7 @@ def test_render_is_deterministic_across_processes(sample):
 
 
 def test_svg_module_does_not_import_qt_or_graphviz():
-    code = ("import sys, jaxscope.core.svg, jaxscope.core.export, jaxscope.core.dot_export;"
+    code = ("import sys, jaxscope.render.svg, jaxscope.exporter, jaxscope.render.dot;"
             "bad = [m for m in sys.modules if m.split('.')[0] in ('PySide6', 'shiboken6', 'pygraphviz', 'jax')];"
             "print(bad); sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -479,7 +479,7 @@ def test_an_edge_ends_at_its_arrowheads_base_and_the_arrow_is_drawn_at_the_tip()
     """`edge_shape.arrowed`, what the SVG writer and the window's items both draw: the curve stops
     one arrow length short of the target (its last control point moved along, so the tangent
     holds) where the edge is longer than two arrows; the arrowhead's tip is the target."""
-    from jaxscope.core.edge_shape import ARROW_LEN, ARROW_W, arrowed
+    from jaxscope.layout.edge_shape import ARROW_LEN, ARROW_W, arrowed
 
     cubic = [(10.0, 0.0), (10.0, 40.0), (10.0, 60.0), (10.0, 100.0)]
     pts, arrow = arrowed(cubic)
@@ -506,8 +506,8 @@ def test_long_edges_are_drawn_as_their_two_ends_where_the_window_would(sample):
     """An export draws edges longer than 1200 x 800 px as their first and last 48 px, as the window
     does, where there are 64 or more (`long_edges="auto"`); "ends" always, "whole" never; the arrow
     stays at the target."""
-    from jaxscope.core.edge_shape import LONG_H, LONG_W, PARTIAL_MIN, STUB_LEN, long_edge_ids
-    from jaxscope.core.layout_client import layout_from_wire, layout_to_wire
+    from jaxscope.layout.edge_shape import LONG_H, LONG_W, PARTIAL_MIN, STUB_LEN, long_edge_ids
+    from jaxscope.runtime.layout_process import layout_from_wire, layout_to_wire
 
     graph = two_chains()
     layout = compute_layout(graph, frozenset(), engine="layered")

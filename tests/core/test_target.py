@@ -6,8 +6,8 @@ import pickle
 
 import pytest
 
-from jaxscope.core.model import FunctionRef
-from jaxscope.core.target import TargetError, parse_target
+from jaxscope.schema.model import FunctionRef
+from jaxscope.spec.target import TargetError, parse_target
 
 
 @pytest.mark.parametrize(

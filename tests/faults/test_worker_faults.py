@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from jaxscope.core.client import WorkerClient, WorkerError
-from jaxscope.core.model import FunctionRef, TraceRequest, TraceResult
+from jaxscope.runtime.worker_client import WorkerClient, WorkerError
+from jaxscope.schema.model import FunctionRef, TraceRequest, TraceResult
 
 CASES = os.path.join(os.path.dirname(__file__), "cases")
 

@@ -28,26 +28,13 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pygments.token import Error, Whitespace
 
-from jaxscope.core.argspec import (
-    DTYPES,
-    ArraySpec,
-    CallSpec,
-    DictSpec,
-    ListSpec,
-    SpecError,
-    StaticValue,
-    TupleSpec,
-    format_call,
-    format_spec,
-    parse_call,
-    parse_spec,
-)
-from jaxscope.core.guide import Guide, Span, parse_guide
-from jaxscope.core.hlo_lexer import HloLexer, StableHloLexer
-from jaxscope.core.hlo_locations import HloOpLoc, StableHloMap, parse_stablehlo, unescape
-from jaxscope.core.hlo_module import HloModuleMap, parse_hlo
-from jaxscope.core.model import ErrorInfo, Graph, Layout, TraceResult
-from jaxscope.core.serialize import from_jsonable, loads, to_jsonable
+from jaxscope.spec.argspec import DTYPES, ArraySpec, CallSpec, DictSpec, ListSpec, SpecError, StaticValue, TupleSpec, format_call, format_spec, parse_call, parse_spec
+from jaxscope.analysis.guide import Guide, Span, parse_guide
+from jaxscope.ir.hlo_lexer import HloLexer, StableHloLexer
+from jaxscope.ir.hlo_locations import HloOpLoc, StableHloMap, parse_stablehlo, unescape
+from jaxscope.ir.hlo_module import HloModuleMap, parse_hlo
+from jaxscope.schema.model import ErrorInfo, Graph, Layout, TraceResult
+from jaxscope.schema.codec import from_jsonable, loads, to_jsonable
 from tests.conftest import build_sample, merge_tokens
 
 GOLDENS = pathlib.Path(__file__).resolve().parents[1] / "goldens" / "hlo"
@@ -539,7 +526,7 @@ json_value = st.recursive(
 
 
 def sample_trace_result() -> TraceResult:
-    from jaxscope.core.model import FunctionRef, TraceRequest
+    from jaxscope.schema.model import FunctionRef, TraceRequest
 
     graph, _ = build_sample()
     return TraceResult(TraceRequest(FunctionRef("predict", "/p/model.py")), graph, "{ lambda ; }", ("x",), ("out",))

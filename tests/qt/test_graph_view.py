@@ -20,9 +20,9 @@ from PySide6.QtCore import QPoint, QPointF, Qt  # noqa: E402
 from PySide6.QtGui import QColor, QImage, QWheelEvent  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from jaxscope.core.layout import auto_expanded, compute_layout  # noqa: E402
-from jaxscope.core.model import Body, Edge, Graph, Layout, Node, SourceLoc, TraceResult  # noqa: E402
-from jaxscope.core.svg import NodeIndex, node_tooltip  # noqa: E402
+from jaxscope.layout.engine import auto_expanded, compute_layout  # noqa: E402
+from jaxscope.schema.model import Body, Edge, Graph, Layout, Node, SourceLoc, TraceResult  # noqa: E402
+from jaxscope.render.svg import NodeIndex, node_tooltip  # noqa: E402
 from jaxscope.qt.graph_items import TEXT_LOD, TINY_PX, EdgeTileItem, NodeTileItem  # noqa: E402
 from jaxscope.qt.graph_view import QtGraphView, tooltip_html  # noqa: E402
 from tests.conftest import two_chains  # noqa: E402
@@ -284,7 +284,7 @@ def test_collapse_then_expand_again_shows_the_kept_scene(make_view):
 
 
 def test_values_between_the_same_two_boxes_are_drawn_as_one_curve():
-    from jaxscope.core.model import EdgePath
+    from jaxscope.schema.model import EdgePath
     from jaxscope.qt.scene_model import build_model
 
     graph, layout = laid_out("basics_predict")
@@ -305,7 +305,7 @@ def test_scene_model_tiles_boxes_and_edges_by_their_centres():
     it is bigger than a box tile."""
     import random
 
-    from jaxscope.core.model import EdgePath, NodeBox
+    from jaxscope.schema.model import EdgePath, NodeBox
     from jaxscope.qt.scene_model import EDGE_TILE_H, EDGE_TILE_W, TILE_H, TILE_W, build_model
 
     graph, layout = laid_out("basics_predict")
@@ -715,7 +715,7 @@ def test_long_edges_are_culled_by_their_curve_quarters(make_view):
 def test_the_window_draws_an_edge_and_its_arrowhead_as_the_svg_export_does():
     """`edge_shapes` (the window's tiles) and the SVG writer both draw `edge_shape.arrowed`: the same
     curve end and the same triangle, for a cubic, a polyline and an edge too short to shorten."""
-    from jaxscope.core.edge_shape import arrowed
+    from jaxscope.layout.edge_shape import arrowed
     from jaxscope.qt.batch_item import edge_shapes
 
     for pts in (
@@ -732,7 +732,7 @@ def test_the_window_draws_an_edge_and_its_arrowhead_as_the_svg_export_does():
 
 
 def test_partial_edge_is_the_two_ends_of_the_curve_itself():
-    from jaxscope.core.edge_shape import partial_edge
+    from jaxscope.layout.edge_shape import partial_edge
 
     curve = ((0.0, 0.0), (0.0, 400.0), (300.0, 600.0), (300.0, 1000.0))
 
@@ -793,7 +793,7 @@ def test_long_edges_are_made_for_the_screen_only_and_draw_what_unculled_ones_dra
 def test_many_long_edges_are_drawn_as_their_ends_and_whole_where_selected_or_highlighted(make_view):
     """Hundreds of long curves across the drawing hid the boxes: they are drawn as their two ends,
     except those of the selected boxes and of a highlighted dataflow cone, or all with the switch."""
-    from jaxscope.core.edge_shape import PARTIAL_MIN
+    from jaxscope.layout.edge_shape import PARTIAL_MIN
 
     graph = two_chains()
     view = make_view(graph, compute_layout(graph, frozenset(), engine="layered"))
@@ -1009,9 +1009,9 @@ def test_a_layout_read_from_the_wire_is_drawn_without_making_its_edges(make_view
     edges in tiles; both match the EdgePaths, repeats of one curve included."""
     import dataclasses
 
-    from jaxscope.core.layout_tables import EdgeTable
-    from jaxscope.core.layout_client import layout_from_wire, layout_to_wire
-    from jaxscope.core.model import EdgePath
+    from jaxscope.schema.layout_tables import EdgeTable
+    from jaxscope.runtime.layout_process import layout_from_wire, layout_to_wire
+    from jaxscope.schema.model import EdgePath
 
     graph, layout = laid_out("basics_loss")
     e = layout.edges[1]

@@ -56,7 +56,7 @@ def test_the_ir_is_parsed_and_its_fusions_found_off_the_gui_thread(qtbot, window
     import gc
     import threading
 
-    from jaxscope.core.hlo_links import IrLinks
+    from jaxscope.ir.hlo_links import IrLinks
     from jaxscope.qt import ir_mixin
 
     calls: list[tuple[str, bool, bool]] = []  # (name, on the GUI thread, collector on)
@@ -69,7 +69,7 @@ def test_the_ir_is_parsed_and_its_fusions_found_off_the_gui_thread(qtbot, window
             return _real(*args)
 
         monkeypatch.setattr(ir_mixin, name, spy)
-    from jaxscope.core import hlo_links
+    from jaxscope.ir import hlo_links
 
     parsed: list[str] = []  # IR texts parsed in this process
     for name in ("stablehlo_ops", "hlo_ops"):
@@ -131,7 +131,7 @@ def test_run_pane_compares_jit_and_eager_and_shows_the_first_nan(qtbot, window):
 
 
 def test_per_equation_divergence_colours_the_graph(qtbot, window):
-    from jaxscope.core.compare_text import diverging
+    from jaxscope.analysis.verdicts import diverging
 
     w = window
     open_traced(qtbot, w, f"{RUN_CASES}::log_exp", "f32[64]")

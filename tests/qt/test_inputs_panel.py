@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from jaxscope.core import argspec
-from jaxscope.core.discover import discover_source
+from jaxscope.spec import argspec
+from jaxscope.spec.discover import discover_source
 from jaxscope.qt.inputs_panel import InputsPanel
 
 

@@ -9,11 +9,11 @@ from typing import Any
 
 from PySide6.QtCore import QPoint, Qt
 
-from jaxscope.core.layout import compute_layout, compute_tenths
-from jaxscope.core.layout_body import to_layout
-from jaxscope.core.layout_client import LayoutClient
-from jaxscope.core.layout_preview import Region, region_part
-from jaxscope.core.model import Graph, Layout
+from jaxscope.layout.engine import compute_layout, compute_tenths
+from jaxscope.layout.body import to_layout
+from jaxscope.runtime.layout_process import LayoutClient
+from jaxscope.layout.preview import Region, region_part
+from jaxscope.schema.model import Graph, Layout
 from jaxscope.qt.controller import Controller
 from jaxscope.qt.graph_view import QtGraphView
 from tests.conftest import chain_with_owner

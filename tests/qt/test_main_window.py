@@ -15,7 +15,7 @@ from PySide6.QtCore import QCoreApplication, QSettings, Qt
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QFileDialog
 
-from jaxscope.core.flow import RECORDING_STOPPED
+from jaxscope.analysis.flow import RECORDING_STOPPED
 from tests.qt.conftest import TIMEOUT, open_and_wait
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -39,7 +39,7 @@ def test_trace_links_source_graph_and_jaxpr(qtbot, window, tmp_path):
     w.source.line_clicked.emit(line)
     selected = w.graph.selected_paths()
     assert selected and all(w.doc.graph is graph for _ in selected)
-    from jaxscope.core.model import resolve
+    from jaxscope.schema.model import resolve
 
     assert [resolve(graph, p)[1].label for p in selected] == ["dot_general"]
     # a node selects its line in the source and in the jaxpr pane
@@ -216,7 +216,7 @@ def test_theme_switch_recolours_without_relayout(qtbot, window):
     w = window
     open_and_wait(qtbot, w, f"{BASICS}::predict")
     layout, light = w.doc.layout, w.source.line_colours()
-    from jaxscope.core import linking
+    from jaxscope.ir import linking
 
     nodes_light = w.graph.line_colours()  # given with the layout: each node its source line's colour
     assert nodes_light and nodes_light == linking.node_colours(w.doc.graph, w.doc.path, linking.PALETTE_LIGHT)
@@ -264,9 +264,9 @@ def test_expanding_a_cluster_of_a_big_graph_shows_its_part_first(qtbot, window, 
     cluster = next(c for c in w.doc.layout.clusters if c.path == f"{owner}:0")
     assert view.mapFromScene(cluster.x, cluster.y) == corner
     # a layout that fails after its part was shown: the window goes back to the drawing it had
-    from jaxscope.core.layout import compute_tenths
-    from jaxscope.core.layout_body import to_layout
-    from jaxscope.core.layout_preview import region_part
+    from jaxscope.layout.engine import compute_tenths
+    from jaxscope.layout.body import to_layout
+    from jaxscope.layout.preview import region_part
 
     shown = w.doc.layout
     view._anchor = (f"{owner}", view.mapFromScene(cluster.x, cluster.y))
@@ -286,7 +286,7 @@ def test_a_trace_is_prepared_off_the_gui_thread_with_the_collector_paused(qtbot,
     import gc
     import threading
 
-    from jaxscope.core import layout
+    from jaxscope.layout import engine as layout
     from jaxscope.qt import main_window
 
     calls: list[tuple[str, bool, bool]] = []  # (name, on the GUI thread, collector on)
@@ -321,7 +321,7 @@ def test_a_trace_is_prepared_off_the_gui_thread_with_the_collector_paused(qtbot,
 def test_a_failed_head_start_on_a_trace_costs_only_itself(qtbot, window, monkeypatch):
     """If making the trace's head start off the GUI thread raises, the window makes what it needs
     itself: the graph still opens, with the clusters a first layout opens."""
-    from jaxscope.core.layout import auto_expanded
+    from jaxscope.layout.engine import auto_expanded
 
     def broken(graph):
         raise RuntimeError("boom")

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from jaxscope.core.export import export
-from jaxscope.core.svg import render_svg
+from jaxscope.exporter import export
+from jaxscope.render.svg import render_svg
 
 QtGui = pytest.importorskip("PySide6.QtGui")
 raster = pytest.importorskip("jaxscope.qt.raster")
@@ -72,7 +72,7 @@ def test_a_big_png_is_compressed_for_speed_and_reads_back_the_same(sample, tmp_p
 
 
 def test_a_png_too_small_to_read_is_an_overview_painted_from_the_layout(sample, tmp_path, monkeypatch):
-    from jaxscope.core import export as export_module
+    from jaxscope import exporter as export_module
 
     graph, layout = sample
     via_svg: list[bool] = []

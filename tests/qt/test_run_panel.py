@@ -8,8 +8,8 @@ import pathlib
 import pytest
 from PySide6.QtCore import Qt
 
-from jaxscope.core.compare_text import fmt_float, fmt_seconds
-from jaxscope.core.run_model import DeviceInfo, InputLeaf, NanOrigin, RunResult
+from jaxscope.analysis.verdicts import fmt_float, fmt_seconds
+from jaxscope.schema.run import DeviceInfo, InputLeaf, NanOrigin, RunResult
 from jaxscope.qt.run_panel import COLUMNS, STATE_COLOURS, RunPanel
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures"
@@ -219,8 +219,8 @@ def test_many_outputs_scroll_inside_the_table_and_a_narrow_pane_still_wraps(qtbo
 
 
 def test_clicking_a_compared_node_shows_its_jitted_and_eager_values(panel):
-    from jaxscope.core.model import SourceLoc
-    from jaxscope.core.run_model import EqnDivergence
+    from jaxscope.schema.model import SourceLoc
+    from jaxscope.schema.run import EqnDivergence
 
     same = EqnDivergence("e0", "exp", None, "f32[3]", 0.0, 0.0, 0, ("1", "2.71828", "7.38906"), ("1", "2.71828", "7.38906"))
     drift = EqnDivergence("e1", "log", SourceLoc("f.py", 21), "f32[3]", 1e-7, 2e-7, 0, ("0", "1", "2"), ("0", "1", "2.0000002"))

@@ -14,8 +14,8 @@ QtTest = pytest.importorskip("PySide6.QtTest")
 from pygments.lexers.python import PythonLexer  # noqa: E402
 from pygments.token import Comment, Keyword, Name, String  # noqa: E402
 
-from jaxscope.core import linking  # noqa: E402
-from jaxscope.core.model import TraceResult  # noqa: E402
+from jaxscope.ir import linking  # noqa: E402
+from jaxscope.schema.model import TraceResult  # noqa: E402
 from jaxscope.qt.highlight import (  # noqa: E402
     LineLexer,
     PygmentsHighlighter,

@@ -18,7 +18,7 @@ from PySide6.QtCore import QCoreApplication, QSettings, Qt, QTimer
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QAbstractButton, QLabel, QTreeWidget, QWidget
 
-from jaxscope.core.client import CRASH_LIMIT
+from jaxscope.runtime.worker_client import CRASH_LIMIT
 from tests.qt.conftest import TIMEOUT
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from jaxscope.core.model import Diagnostic, FunctionRef, TraceRequest, TraceResult, resolve
+from jaxscope.schema.model import Diagnostic, FunctionRef, TraceRequest, TraceResult, resolve
 
 jax = pytest.importorskip("jax")
 

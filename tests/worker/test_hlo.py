@@ -8,10 +8,10 @@ import re
 
 import pytest
 
-from jaxscope.core import linking
-from jaxscope.core.hlo_links import fusions, hlo_links, stablehlo_links
-from jaxscope.core.hlo_model import HloRequest, HloResult
-from jaxscope.core.model import FunctionRef, TraceRequest, TraceResult
+from jaxscope.ir import linking
+from jaxscope.ir.hlo_links import fusions, hlo_links, stablehlo_links
+from jaxscope.schema.hlo import HloRequest, HloResult
+from jaxscope.schema.model import FunctionRef, TraceRequest, TraceResult
 
 pytest.importorskip("jax")
 
@@ -97,7 +97,7 @@ def test_ir_line_colours_are_made_once_per_file() -> None:
 
 
 def test_the_worker_sends_the_stablehlo_op_map_of_the_graph_it_traced_last() -> None:
-    from jaxscope.core.hlo_links import ops_from_wire, ops_to_wire, stablehlo_ops
+    from jaxscope.ir.hlo_links import ops_from_wire, ops_to_wire, stablehlo_ops
 
     request = TraceRequest(FunctionRef("structured", CASES), ARGS["structured"])
     graph = run_trace(request, lambda p: None).graph  # this worker's last trace
@@ -114,7 +114,7 @@ def test_the_worker_sends_the_stablehlo_op_map_of_the_graph_it_traced_last() -> 
 
 
 def test_a_malformed_op_map_costs_only_itself() -> None:
-    from jaxscope.core.hlo_links import ops_from_wire, ops_to_wire, stablehlo_ops
+    from jaxscope.ir.hlo_links import ops_from_wire, ops_to_wire, stablehlo_ops
 
     graph = traced("structured").graph
     text = ir("structured", "stablehlo").text
@@ -126,7 +126,7 @@ def test_a_malformed_op_map_costs_only_itself() -> None:
 
 
 def test_the_worker_sends_the_compiled_hlo_op_map_and_fusions() -> None:
-    from jaxscope.core.hlo_links import hlo_ops, hlo_ops_from_wire
+    from jaxscope.ir.hlo_links import hlo_ops, hlo_ops_from_wire
 
     request = TraceRequest(FunctionRef("fusable", CASES), ARGS["fusable"])
     graph = run_trace(request, lambda p: None).graph  # this worker's last trace

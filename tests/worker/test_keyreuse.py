@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from jaxscope.core.model import resolve
+from jaxscope.schema.model import resolve
 
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")

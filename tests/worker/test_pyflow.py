@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from jaxscope.core.flow import RECORDING_STOPPED, Construct, FileFlow
-from jaxscope.core.model import FunctionRef, TraceRequest, TraceResult
+from jaxscope.analysis.flow import RECORDING_STOPPED, Construct, FileFlow
+from jaxscope.schema.model import FunctionRef, TraceRequest, TraceResult
 
 jax = pytest.importorskip("jax")
 

@@ -6,8 +6,8 @@ import pathlib
 
 import pytest
 
-from jaxscope.core.model import FunctionRef
-from jaxscope.core.retrace import RetraceRequest, RetraceResult
+from jaxscope.schema.model import FunctionRef
+from jaxscope.analysis.retrace import RetraceRequest, RetraceResult
 
 pytest.importorskip("jax")
 

@@ -8,10 +8,10 @@ import os
 import numpy as np
 import pytest
 
-from jaxscope.core import protocol
-from jaxscope.core.model import FunctionRef, TraceRequest, resolve
-from jaxscope.core.run_model import RunRequest, RunResult, run_result_from_jsonable
-from jaxscope.core.serialize import to_jsonable
+from jaxscope.runtime import protocol
+from jaxscope.schema.model import FunctionRef, TraceRequest, resolve
+from jaxscope.schema.run import RunRequest, RunResult, run_result_from_jsonable
+from jaxscope.schema.codec import to_jsonable
 
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
@@ -224,8 +224,8 @@ def test_ulp_math_by_hand():
 
 @pytest.mark.slow
 def test_device_setup_restarts_the_worker_with_simulated_cpu_devices():
-    from jaxscope.core.client import WorkerClient
-    from jaxscope.core.devices import device_env
+    from jaxscope.runtime.worker_client import WorkerClient
+    from jaxscope.runtime.devices import device_env
 
     ready: list[dict] = []
     with WorkerClient(spare=False, on_ready=ready.append) as client:

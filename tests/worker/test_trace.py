@@ -7,8 +7,8 @@ import os
 import numpy as np
 import pytest
 
-from jaxscope.core import linking
-from jaxscope.core.model import FunctionRef, Graph, TraceRequest, TraceResult
+from jaxscope.ir import linking
+from jaxscope.schema.model import FunctionRef, Graph, TraceRequest, TraceResult
 
 jax = pytest.importorskip("jax")
 

@@ -1,0 +1,1 @@
+"""What a trace means: control-flow marks, diagnostics, retrace reasons, graph queries, verdicts."""

@@ -1,0 +1,167 @@
+"""Purity and state diagnostics: what the trace reveals about hidden inputs and side effects.
+
+The worker gathers facts (captured constants, prints during tracing, reused PRNG keys, globals
+changed while tracing, leaked tracers) and states each as a `Diagnostic` (core.model) that names the lines and
+the graph nodes involved, so every view (diagnostics pane, `jaxscope explain`) shows the same.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import textwrap
+from collections.abc import Iterator
+
+from jaxscope.spec.argspec import SHORT_TO_LONG
+from jaxscope.schema.model import Diagnostic, Graph, Node, SourceLoc, resolve
+
+_BITS = {"bool": 8, "key": 64}
+_AVAL = re.compile(r"^([a-z]+[0-9]*)(?:<\w+>)?\[([0-9,\s]*)\]")
+
+
+def aval_bytes(aval: str) -> int | None:
+    """Bytes held by an array of aval text like ``f32[4,8]``; None when unknown."""
+    m = _AVAL.match(aval.strip())
+    if not m:
+        return None
+    dtype = SHORT_TO_LONG.get(m.group(1), m.group(1))
+    bits = _BITS.get(dtype)
+    if bits is None:
+        digits = re.search(r"(\d+)$", dtype)
+        if not digits:
+            return None
+        bits = int(digits.group(1))
+    dims = [int(d) for d in m.group(2).replace(" ", "").split(",") if d]
+    return math.prod(dims) * bits // 8
+
+
+def format_bytes(n: int) -> str:
+    """``16 B``, ``4.0 KiB``, ``3.2 MiB``: sizes as people read them."""
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    raise AssertionError("unreachable")
+
+
+def body_prefixes(graph: Graph) -> dict[str, str]:
+    """Body id -> the path prefix of its first occurrence ("" for the root, "e4:1/" for a branch)."""
+    out = {graph.root: ""}
+    queue = [graph.root]
+    while queue:
+        body_id = queue.pop(0)
+        for node in graph.bodies[body_id].nodes:
+            for index, ref in enumerate(node.subgraphs):
+                if ref.body not in out:
+                    out[ref.body] = f"{out[body_id]}{node.id}:{index}/"
+                    queue.append(ref.body)
+    return out
+
+
+def iter_constants(graph: Graph) -> Iterator[tuple[str, Node, tuple[str, ...]]]:
+    """(path, const node, consumer paths) for each captured constant, once per distinct body."""
+    for body_id, prefix in body_prefixes(graph).items():
+        body = graph.bodies[body_id]
+        for node in body.nodes:
+            if node.kind == "const":
+                users = tuple(dict.fromkeys(f"{prefix}{e.dst}" for e in body.edges if e.src == node.id))
+                yield f"{prefix}{node.id}", node, users
+
+
+def constant_diagnostics(graph: Graph, load_sites: dict[str, tuple[SourceLoc, ...]] | None = None) -> list[Diagnostic]:
+    """One diagnostic per named captured array; unnamed constants are summed into one."""
+    load_sites = load_sites or {}
+    named: dict[str, list[tuple[str, Node, tuple[str, ...]]]] = {}
+    anonymous: list[tuple[str, Node, tuple[str, ...]]] = []
+    for path, node, users in iter_constants(graph):
+        if node.label and node.label != "const":
+            named.setdefault(node.label, []).append((path, node, users))
+        else:
+            anonymous.append((path, node, users))
+    out = []
+    sources = {path: n.source for path, n in _eqn_nodes(graph) if n.source is not None}
+    for name, found in named.items():
+        aval = found[0][1].avals[0] if found[0][1].avals else "?"
+        size = aval_bytes(aval)
+        nodes = tuple(dict.fromkeys(p for path, _n, users in found for p in (path, *users)))
+        locs = tuple(load_sites.get(name, ())) + tuple(dict.fromkeys(sources[p] for p in nodes if p in sources))
+        out.append(
+            Diagnostic(
+                kind="captured-constant",
+                severity="warning" if size is None or size >= 1 << 20 else "info",
+                title=f"`{name}` ({aval}{', ' + format_bytes(size) if size is not None else ''}) is baked into the program as a constant",
+                detail=(
+                    f"The function reads `{name}` from a global or closure, not from its arguments. jit captured its "
+                    "value at trace time: if `{0}` is later rebound, the compiled function keeps the old value, "
+                    "and a large constant is copied into every compiled program.".format(name)
+                ),
+                fix=f"pass `{name}` as an argument (e.g. in a params pytree) so it is an input of the program",
+                locations=_dedupe(locs),
+                nodes=nodes,
+            )
+        )
+    if anonymous:
+        total = sum(aval_bytes(n.avals[0]) or 0 for _p, n, _u in anonymous if n.avals)
+        nodes = tuple(dict.fromkeys(p for path, _n, users in anonymous for p in (path, *users)))
+        out.append(
+            Diagnostic(
+                kind="captured-constant",
+                severity="info",
+                title=f"{len(anonymous)} unnamed constant{'s' if len(anonymous) != 1 else ''} ({format_bytes(total)}) captured",
+                detail="Arrays computed outside the traced arguments (e.g. by a library, or an expression on a global) "
+                "became constants of the program.",
+                locations=_dedupe(tuple(sources[p] for p in nodes if p in sources)),
+                nodes=nodes,
+            )
+        )
+    return out
+
+
+def _eqn_nodes(graph: Graph) -> Iterator[tuple[str, Node]]:
+    for body_id, prefix in body_prefixes(graph).items():
+        for node in graph.bodies[body_id].nodes:
+            if node.kind == "eqn":
+                yield f"{prefix}{node.id}", node
+
+
+def node_locations(graph: Graph, paths: tuple[str, ...]) -> tuple[SourceLoc, ...]:
+    """Source locations of the equations at `paths`, in order, deduplicated by line."""
+    locs = []
+    for path in paths:
+        try:
+            source = resolve(graph, path)[1].source
+        except (KeyError, IndexError, ValueError):
+            continue
+        if source is not None:
+            locs.append(source)
+    return _dedupe(tuple(locs))
+
+
+def _dedupe(locs: tuple[SourceLoc, ...]) -> tuple[SourceLoc, ...]:
+    seen: set[tuple[str, int]] = set()
+    out = []
+    for loc in locs:
+        if (loc.file, loc.line) not in seen:
+            seen.add((loc.file, loc.line))
+            out.append(loc)
+    return tuple(out)
+
+
+_SEVERITY_MARK = {"error": "E", "warning": "W", "info": "i"}
+
+
+def format_diagnostics(diagnostics: tuple[Diagnostic, ...] | list[Diagnostic], file: str = "") -> str:
+    """Plain text, one block per diagnostic: `W  lines 12, 14  title`, then detail and fix indented."""
+    blocks = []
+    for d in diagnostics:
+        where = ", ".join(
+            str(loc.line) if not file or loc.file == file else f"{loc.file.rsplit('/', 1)[-1]}:{loc.line}" for loc in d.locations[:6]
+        )
+        head = f"  {_SEVERITY_MARK[d.severity]}  {d.title}" + (f"  (line{'s' if len(d.locations) > 1 else ''} {where})" if where else "")
+        pad = " " * 7
+        body = [textwrap.fill(d.detail, 100, initial_indent=pad, subsequent_indent=pad)] if d.detail else []
+        if d.fix:
+            body.append(textwrap.fill(f"fix: {d.fix}", 100, initial_indent=pad, subsequent_indent=pad + "     "))
+        blocks.append("\n".join([head, *body]))
+    return "\n".join(blocks)

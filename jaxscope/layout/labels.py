@@ -1,0 +1,88 @@
+"""Node label text and the box size it needs, shared by the layout and every renderer.
+
+Labels are drawn in a monospace font, so a box's size follows from its character count alone:
+layout, SVG, DOT and the Qt scene agree without asking a font engine.
+"""
+
+from __future__ import annotations
+
+from jaxscope.schema.model import Node
+
+FONT_FAMILY = "DejaVu Sans Mono, Menlo, Consolas, monospace"
+FONT_SIZE = 11.0  # px
+CHAR_W = 6.7  # advance of one DejaVu Sans Mono glyph at 11 px
+LINE_H = 14.0
+PAD_X = 8.0
+PAD_Y = 5.0
+MAX_CHARS = 40  # longer lines are cut with an ellipsis; the full text goes to tooltips
+TITLE_H = 20.0  # cluster title band
+
+# The one parameter worth showing on the node itself, per primitive.
+_KEY_PARAMS: dict[str, tuple[str, ...]] = {
+    "integer_pow": ("y",),
+    "reduce_sum": ("axes",),
+    "reduce_max": ("axes",),
+    "reduce_min": ("axes",),
+    "reduce_prod": ("axes",),
+    "argmax": ("axes",),
+    "argmin": ("axes",),
+    "cumsum": ("axis",),
+    "transpose": ("permutation",),
+    "reshape": ("new_sizes",),
+    "squeeze": ("dimensions",),
+    "expand_dims": ("dimensions",),
+    "concatenate": ("dimension",),
+    "convert_element_type": ("new_dtype",),
+    "jit": ("name",),
+    "custom_jvp_call": ("name",),
+    "custom_vjp_call": ("name",),
+    "scan": ("length",),
+    "random_split": ("shape",),
+    "iota": ("shape",),
+    "name": ("name",),
+}
+
+
+def ellipsize(text: str, limit: int = MAX_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def key_param(node: Node) -> str:
+    """The short `k=v` shown under a primitive's name, or ""."""
+    wanted = _KEY_PARAMS.get(node.label, ())
+    for key, value in node.params:
+        if key in wanted:
+            return value if key == "name" else f"{key}={value}"
+    return ""
+
+
+def node_lines(node: Node) -> list[str]:
+    """The text lines drawn inside a node's box (already ellipsized)."""
+    if node.kind == "eqn":
+        first = node.label
+        extra = key_param(node)
+        if extra:
+            first = f"{first} {extra}"
+        lines = [first]
+        if node.avals:
+            lines.append(", ".join(node.avals) if len(node.avals) <= 2 else f"{node.avals[0]}, … ({len(node.avals)})")
+    elif node.kind == "literal":
+        lines = [node.label]
+    else:
+        lines = [node.label]
+        if node.avals:
+            lines.append(node.avals[0])
+    return [ellipsize(line) for line in lines]
+
+
+def text_size(lines: list[str]) -> tuple[float, float]:
+    chars = max((len(line) for line in lines), default=1)
+    return chars * CHAR_W + 2 * PAD_X, len(lines) * LINE_H + 2 * PAD_Y
+
+
+def node_size(node: Node) -> tuple[float, float]:
+    """Width and height in px of the box that holds `node_lines(node)`."""
+    w, h = text_size(node_lines(node))
+    if node.kind == "literal":
+        return max(w, 28.0), h
+    return max(w, 44.0), h

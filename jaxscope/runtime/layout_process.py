@@ -1,0 +1,968 @@
+"""Run `compute_layout` in a separate process, with a time budget per call.
+
+pygraphviz holds the GIL for the whole of a dot run and dot is superlinear, so a GUI must never
+run dot itself. `LayoutClient` keeps one long-lived worker process
+(``python -m jaxscope.runtime.layout_process``; not multiprocessing, so the caller's ``__main__`` is
+never re-imported) and talks to it over its stdin/stdout, one JSON document per line, never pickle:
+
+    client -> worker   {"op": "layout", "id": n, "graph_key": k, "has_graph": bool,
+                        "expanded": [...], "opts": {...}, "region": [...] (optional)}
+                       <the Graph: {"graph": graph_wire.graph_to_wire(g)} as core.protocol lines>  (if has_graph)
+    worker -> client   {"id": n, "event": "started"}            graph decoded, laying out
+                       {"id": n, "event": "dot", "n": boxes}     a dot run starts ...
+                       {"id": n, "event": "dot-done", "n": ...}  ... and ends (0 or more pairs)
+                       {"id": n, "event": "preview", "lines": m}  then m lines: the part of the
+                                              layout the view shows first (`layout_preview`;
+                                              only with a "region", for a big layout)
+                       {"id": n, "ok": true}  then the Layout: a header line saying how
+                                              many lines follow, then those (`layout_to_wire`)
+                   or  {"id": n, "ok": false, "error": "<traceback>"}
+
+A graph can also be streamed (`LayoutClient.stream`): the header says ``"has_graph": "stream"``
+and ``"expanded": null`` (let the worker pick with `auto_expanded`) or a list, and what follows is
+a jaxscope worker's trace reply, forwarded line by line as it arrives, then `STREAM_END`; the
+worker reads up to the reply's "done" message and answers ``{"id": n, "ok": true, "expanded": [...]}``.
+
+The worker keeps the last graph it was sent (a graph object goes over once per worker) and a
+cache of sub-layouts for it, so expanding one cluster re-lays out only what changed. When no
+request has come for `WARM_IDLE_S` after an answer, it lays out the sub-graphs of the owners
+still collapsed in that answer, one at a time, checking for a request between two
+(`layout.warm`): the first expand of an owner then only grows its parent's drawing.
+
+The budget (default 5 s) is dot time: the client adds up the time between "dot" and "dot-done"
+events. When it runs out, the worker is killed (the only way to stop dot), the same request is
+laid out with the layered engine in a fresh worker, and the Layout's notes start with
+"dot exceeded its 5 s budget; used the layered layout". The whole layout has a looser limit
+(`TOTAL_LIMIT_S`, or 10x the budget). If the worker dies (a crash in Graphviz, an OOM kill) the
+same fallback runs, and if even that fails, the layered layout is computed in the calling process.
+
+Requests run one at a time, in order, on one background thread, so every method is safe to call
+from any thread. `cancel()` drops queued requests and kills the worker if one is running; their
+futures raise CancelledError.
+
+The Graph crosses the pipe as `core.protocol` lines (its long lists in parts), the Layout in the
+compact array form of `layout_to_wire` / `layout_from_wire` below, also in chunks; the Layout read
+back keeps its edges as those columns (`layout_tables.EdgeTable`), EdgePaths made on demand.
+"""
+
+from __future__ import annotations
+
+import base64
+import collections
+import concurrent.futures
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable, Collection, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+from jaxscope.schema.model import Graph, Layout
+from jaxscope.runtime import protocol
+from jaxscope.schema.graph_wire import graph_from_jsonable, graph_to_wire
+from jaxscope.layout.body import Tenths, cluster_boxes, from_layout
+from jaxscope.layout.preview import Region, region_part
+from jaxscope.schema.layout_tables import EdgeTable, NodeTable
+from jaxscope.schema.codec import from_jsonable, gc_paused
+
+DEFAULT_BUDGET_S = 5.0
+DECODE_TIMEOUT_S = 120.0  # reading the request in the worker; generous, it is plain Python
+TOTAL_LIMIT_S = 60.0  # a whole layout (at least; 10x the budget when that is more)
+BIND_WAIT_S = 30.0  # a stream laid out again waits this long for its caller to bind the graph
+_OPTS = ("direction", "max_span", "dot_max_nodes", "engine")
+
+
+def _idle_s() -> float:
+    """Quiet time before `warm` runs (JAXSCOPE_LAYOUT_IDLE_S, default 1 s)."""
+    try:
+        return max(0.0, float(os.environ.get("JAXSCOPE_LAYOUT_IDLE_S", "1.0")))
+    except ValueError:
+        return 1.0
+
+
+WARM_IDLE_S = _idle_s()
+
+
+# ------------------------------------------------------------------------------- wire codec
+#
+# A Layout is mostly numbers: on the wire it goes as integer tenths of a px (`{"wire": 5, ...}`),
+# written straight from `compute_tenths`'s columns (`layout_tables`): the strings as lists, the
+# coordinates as base64 bytes, which the reader keeps as numpy arrays: 75k edges decode in ~10 ms
+# instead of ~0.1 s of JSON ints, and nothing is gathered again for the scene.
+
+WIRE_VERSION = 5
+WIRE_ITEMS = 3000  # nodes (or edges) per line: no single json.loads holds the GUI's GIL for long
+_NODE_KEYS = {"paths", "boxes", "dtype"}
+_EDGE_KEYS = {"src", "dst", "routed", "aval", "lens", "pts", "dtype"}
+
+
+def layout_to_wire(layout: Layout) -> str:
+    """Lines of JSON text for `layout`, whose coordinates are whole tenths of a px as
+    `compute_layout` makes them (read them with `layout_from_wire`): a header that says how many
+    lines follow, then the nodes and the edges in chunks."""
+    with gc_paused():
+        return "\n".join(layout_wire_lines(from_layout(layout)))
+
+
+def layout_wire_lines(t: Tenths) -> Iterator[str]:
+    """`layout_to_wire`'s lines for a layout in columns, each encoded when asked for: the worker
+    writes a chunk while the client decodes the one before."""
+    n_nodes, n_edges = len(t.nodes), len(t.edges)
+    header = {
+        "wire": WIRE_VERSION,
+        "lines": -(-n_nodes // WIRE_ITEMS) + -(-n_edges // WIRE_ITEMS),
+        "width": t.width,
+        "height": t.height,
+        "engine": t.engine,
+        "notes": t.notes,
+        "clusters": t.clusters,
+    }
+    yield _json_line(header)
+    for i in range(0, n_nodes, WIRE_ITEMS):
+        nodes = t.nodes.cut(i, min(i + WIRE_ITEMS, n_nodes))
+        dtype = _int_type(nodes.boxes)
+        yield _json_line({"nodes": {"paths": nodes.paths, "boxes": _b64(nodes.boxes, dtype), "dtype": dtype}})
+    for i in range(0, n_edges, WIRE_ITEMS):
+        part = t.edges.cut(i, min(i + WIRE_ITEMS, n_edges))
+        dtype = _int_type(part.pts)
+        yield _json_line({"edges": {
+            "src": part.src, "dst": part.dst, "routed": part.routed, "aval": part.aval,
+            "lens": _b64(np.diff(part.start), "<i4"), "pts": _b64(part.pts, dtype), "dtype": dtype,
+        }})
+
+
+def _int_type(a: np.ndarray) -> str:
+    """Little-endian int32 if every value of `a` fits, else int64."""
+    return "<i4" if not a.size or (int(a.min()) >= -(2**31) and int(a.max()) < 2**31) else "<i8"
+
+
+def _b64(a: np.ndarray, dtype: str) -> str:
+    return base64.b64encode(a.astype(dtype).tobytes()).decode("ascii")
+
+
+def _unb64(text: Any, dtype: Any) -> np.ndarray:
+    if dtype not in ("<i4", "<i8"):
+        raise ValueError(f"its dtype is {dtype!r}")
+    return np.frombuffer(base64.b64decode(text, validate=True), dtype=dtype).astype(np.int64)
+
+
+def _json_line(data: Any) -> str:
+    """One wire line: only strings, bools and ints, so orjson encodes it (~6x faster than `json`)."""
+    return orjson.dumps(data).decode("utf-8")
+
+
+def wire_lines(header: str | bytes) -> int:
+    """How many more lines belong to the layout whose first line is `header`."""
+    try:
+        data = json.loads(header)
+    except ValueError:
+        return 0
+    return int(data.get("lines", 0)) if isinstance(data, dict) and data.get("wire") == WIRE_VERSION else 0
+
+
+def layout_from_wire(text: str | bytes) -> Layout:
+    """The Layout `layout_to_wire` wrote (or a plain `Layout.to_json` text)."""
+    lines = text.splitlines()
+    with gc_paused():
+        reader = WireReader(lines[0] if lines else "null")
+        for line in lines[1:]:
+            reader.feed(line)
+        return reader.layout()
+
+
+class WireReader:
+    """Decodes a layout's wire lines one at a time, as they arrive (see `layout_wire_lines`);
+    call it with the cyclic GC paused."""
+
+    def __init__(self, header: str | bytes) -> None:
+        self.data = json.loads(header)
+        self.compact = isinstance(self.data, dict) and self.data.get("wire") == WIRE_VERSION
+        self.paths: list[str] = []
+        self.boxes: list[np.ndarray] = []
+        self.src: list[str] = []
+        self.dst: list[str] = []
+        self.routed: list[bool] = []
+        self.aval: list[str] = []
+        self.lens: list[np.ndarray] = []
+        self.pts: list[np.ndarray] = []
+
+    def feed(self, line: str | bytes) -> None:
+        if not line.strip():
+            return
+        chunk = orjson.loads(line)  # ints and paths: ~1.6x json's speed here (not on the string-heavy graph)
+        if "error" in chunk:  # the worker failed halfway through writing the layout
+            raise LayoutError(str(chunk["error"]))
+        nodes = chunk.get("nodes")
+        if nodes is not None:
+            self._feed_nodes(nodes)
+        edges = chunk.get("edges")
+        if edges is not None:
+            self._feed_edges(edges)
+
+    def _feed_nodes(self, nodes: Any) -> None:
+        try:
+            _check_keys(nodes, _NODE_KEYS)
+            boxes = _unb64(nodes["boxes"], nodes["dtype"])
+            if len(boxes) != 4 * len(nodes["paths"]):
+                raise ValueError(f"it has {len(nodes['paths'])} paths and {len(boxes)} coordinates")
+        except (ValueError, TypeError, KeyError) as exc:
+            raise LayoutError(f"a node chunk of the layout is malformed: {exc}") from None
+        self.paths += nodes["paths"]
+        self.boxes.append(boxes.reshape(-1, 4))
+
+    def _feed_edges(self, edges: Any) -> None:
+        try:
+            _check_keys(edges, _EDGE_KEYS)
+            lens = _unb64(edges["lens"], "<i4")
+            pts = _unb64(edges["pts"], edges["dtype"])
+            n = len(lens)
+            if not len(edges["src"]) == len(edges["dst"]) == len(edges["routed"]) == len(edges["aval"]) == n:
+                raise ValueError("its columns have different lengths")
+            if int(lens.sum()) != len(pts) or (lens % 2).any() or (lens < 0).any():
+                raise ValueError("its point counts do not add up to its coordinates")
+        except (ValueError, TypeError, KeyError) as exc:
+            raise LayoutError(f"an edge chunk of the layout is malformed: {exc}") from None
+        self.src += edges["src"]
+        self.dst += edges["dst"]
+        self.routed += edges["routed"]
+        self.aval += edges["aval"]
+        self.lens.append(lens)
+        self.pts.append(pts)
+
+    def layout(self) -> Layout:
+        data = self.data
+        if not self.compact:
+            return from_jsonable(Layout, data)  # the generic form: `serialize.dumps`, always one line
+        lens = np.concatenate([np.zeros(0, dtype=np.int64), *self.lens])
+        start = np.zeros(len(lens) + 1, dtype=np.int64)
+        np.cumsum(lens, out=start[1:])
+        pts = np.concatenate([np.zeros(0, dtype=np.int64), *self.pts])
+        boxes = np.concatenate([np.zeros((0, 4), dtype=np.int64), *self.boxes])
+        return Layout(
+            width=data["width"] / 10,
+            height=data["height"] / 10,
+            nodes=NodeTable(self.paths, boxes),  # type: ignore[arg-type]  # a Sequence[NodeBox]
+            edges=EdgeTable(self.src, self.dst, self.routed, self.aval, pts, start),  # type: ignore[arg-type]  # a Sequence[EdgePath]
+            clusters=cluster_boxes(data["clusters"]),
+            engine=data["engine"],
+            notes=tuple(data["notes"]),
+        )
+
+
+def _check_keys(chunk: Any, keys: set[str]) -> None:
+    if not isinstance(chunk, dict) or set(chunk) != keys:
+        raise ValueError(f"its keys are {sorted(chunk) if isinstance(chunk, dict) else type(chunk).__name__}")
+
+
+STREAM_END = {"event": "done", "ok": False, "stream_end": True}  # after a stream's lines: ends it if the reply never came
+
+
+def _holds(worker: _Worker, graph: Graph | None) -> bool:
+    held = worker.graph
+    return graph is not None and (held is graph or (isinstance(held, _Request) and held.graph is graph))
+
+
+class LayoutError(RuntimeError):
+    """compute_layout raised in the worker; the message holds its traceback."""
+
+
+class _WorkerGone(Exception):
+    pass
+
+
+class _Timeout(TimeoutError):
+    def __init__(self, in_dot: bool) -> None:
+        super().__init__("dot budget" if in_dot else "time limit")
+        self.in_dot = in_dot
+
+
+class _Worker:
+    """One worker process plus a thread that turns its stdout into a queue of lines."""
+
+    def __init__(self, python: str) -> None:
+        env = dict(os.environ)
+        root = str(Path(__file__).resolve().parents[2])
+        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        self.proc = subprocess.Popen(
+            [python, "-u", "-m", "jaxscope.runtime.layout_process"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            close_fds=True,
+        )
+        _widen_pipes(self.proc.stdin, self.proc.stdout)
+        self.lines = _Lines(self.proc.stdout, "layout-worker-out")  # read in big chunks on a thread of its own
+        self.stderr_tail = b""
+        self.graph: Graph | _Request | None = None  # the graph object this worker holds (a stream's: its request)
+        self.graph_key = 0
+        threading.Thread(target=self._read_err, args=(self.proc.stderr,), daemon=True, name="layout-worker-err").start()
+
+    def _read_err(self, stream: Any) -> None:
+        try:
+            for chunk in iter(lambda: stream.read1(4096), b""):
+                self.stderr_tail = (self.stderr_tail + chunk)[-4000:]
+        except (OSError, ValueError):
+            pass
+
+    def send(self, *lines: str) -> None:
+        try:
+            for line in lines:
+                self.proc.stdin.write(line.encode("utf-8"))
+                self.proc.stdin.write(b"\n")
+            self.proc.stdin.flush()
+        except (OSError, ValueError) as exc:
+            raise _WorkerGone(self.describe_exit()) from exc
+
+    def send_raw(self, line: bytes) -> None:
+        """One line already framed (it ends with a newline)."""
+        try:
+            self.proc.stdin.write(line)
+            self.proc.stdin.flush()
+        except (OSError, ValueError) as exc:
+            raise _WorkerGone(self.describe_exit()) from exc
+
+    def read(self, timeout: float) -> bytes:
+        """The next line; TimeoutError after `timeout` s, _WorkerGone at end of output."""
+        line = self.lines.next_within(max(0.0, timeout))
+        if line is None:
+            raise TimeoutError
+        if not line:
+            raise _WorkerGone(self.describe_exit())
+        return line
+
+    def describe_exit(self) -> str:
+        try:
+            code = self.proc.wait(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            code = None
+        tail = self.stderr_tail.decode("utf-8", "replace").strip()
+        return f"layout worker exited (code {code})" + (f": {tail[-800:]}" if tail else "")
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        try:
+            self.proc.wait(timeout=5.0)
+        except subprocess.TimeoutExpired:
+            pass
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            try:
+                stream.close()
+            except (OSError, ValueError):
+                pass
+
+    def quit(self) -> None:
+        try:
+            self.send(json.dumps({"op": "quit"}))
+            self.proc.wait(timeout=1.0)
+        except (_WorkerGone, subprocess.TimeoutExpired):
+            pass
+        self.kill()
+
+
+class _Request:
+    __slots__ = ("future", "graph", "expanded", "opts", "budget", "cancelled", "lines", "streamed", "bound", "region", "on_preview")
+
+    def __init__(self, future, graph, expanded, opts, budget, lines=None, region=None, on_preview=None) -> None:
+        self.future = future
+        self.graph = graph  # None for a stream until `LayoutStream.bind`
+        self.expanded = expanded  # None: the layout process picks (`auto_expanded`) and says which
+        self.opts = opts
+        self.budget = budget
+        self.cancelled = False
+        self.lines: queue.Queue[bytes | None] | None = lines  # a stream's trace reply, as it arrives
+        self.streamed = False
+        self.bound = threading.Event()  # set by `LayoutStream.bind` (and by a cancel, to wake a waiter)
+        self.region: Region | None = region
+        self.on_preview: Callable[[Layout], None] | None = on_preview
+
+
+class LayoutStream:
+    """A layout of the graph in a trace reply that is still arriving (`LayoutClient.stream`).
+
+    `feed` is a `WorkerClient` tap: the worker's reply lines go on to the layout process as they
+    come, so it decodes the graph while the GUI process decodes the same lines, and nobody
+    re-encodes it. Once the GUI has its own copy, `bind` says which Graph object it is, so later
+    layouts of it (expanding a cluster) are not sent again."""
+
+    def __init__(self, request: _Request) -> None:
+        self._request = request
+
+    @property
+    def future(self) -> concurrent.futures.Future[Layout]:
+        return self._request.future
+
+    @property
+    def graph(self) -> Graph | None:
+        return self._request.graph
+
+    @property
+    def expanded(self) -> frozenset[str] | None:
+        """The clusters the layout has open; None until it arrives."""
+        e = self._request.expanded
+        return frozenset(e) if e is not None and self._request.future.done() else None
+
+    def feed(self, line: bytes | None) -> None:
+        lines = self._request.lines
+        assert lines is not None
+        lines.put(line)
+
+    def bind(self, graph: Graph) -> None:
+        self._request.graph = graph
+        self._request.bound.set()
+
+
+class LayoutClient:
+    """compute_layout in a worker process; see the module docstring.
+
+    >>> with LayoutClient() as client:
+    ...     layout = client.layout(graph, expanded, direction="TB")
+    """
+
+    def __init__(self, budget_s: float = DEFAULT_BUDGET_S, *, python: str | None = None) -> None:
+        self.budget_s = float(budget_s)
+        self.python = python or sys.executable
+        self._queue: queue.Queue[_Request | None] = queue.Queue()
+        self._lock = threading.Lock()
+        self._worker: _Worker | None = None
+        self._current: _Request | None = None
+        self._thread: threading.Thread | None = None
+        self._closed = False
+        self._next_id = 0
+        self._next_key = 0
+
+    # -- public
+
+    def submit(
+        self, graph: Graph, expanded: Collection[str] = (), *, budget_s: float | None = None, region: Region | None = None,
+        on_preview: Callable[[Layout], None] | None = None, **opts: Any,
+    ) -> concurrent.futures.Future[Layout]:
+        """Queue a layout; the Future resolves to a Layout (or raises LayoutError/CancelledError).
+        With a `region` (what the view shows, see `layout_preview`), a big layout's part in it
+        goes to `on_preview` first, on the client's thread, before the Future resolves."""
+        unknown = set(opts) - set(_OPTS)
+        if unknown:
+            raise TypeError(f"unknown layout option(s): {', '.join(sorted(unknown))}")
+        future: concurrent.futures.Future[Layout] = concurrent.futures.Future()
+        budget = self.budget_s if budget_s is None else budget_s
+        request = _Request(future, graph, sorted(set(expanded)), opts, budget, region=region, on_preview=on_preview)
+        self._enqueue(request)
+        return future
+
+    def _enqueue(self, request: _Request) -> None:
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("LayoutClient is closed")
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, daemon=True, name="layout-client")
+                self._thread.start()
+            self._queue.put(request)
+
+    def stream(self, expanded: Collection[str] | None = None, *, budget_s: float | None = None, **opts: Any) -> LayoutStream:
+        """Queue a layout of the graph in a trace reply yet to come: pass `feed` as the trace's tap.
+        `expanded` None: the layout process opens what `auto_expanded` picks (see `LayoutStream.expanded`)."""
+        unknown = set(opts) - set(_OPTS)
+        if unknown:
+            raise TypeError(f"unknown layout option(s): {', '.join(sorted(unknown))}")
+        future: concurrent.futures.Future[Layout] = concurrent.futures.Future()
+        chosen = None if expanded is None else sorted(set(expanded))
+        request = _Request(future, None, chosen, opts, self.budget_s if budget_s is None else budget_s, queue.Queue())
+        self._enqueue(request)
+        return LayoutStream(request)
+
+    def layout(self, graph: Graph, expanded: Collection[str] = (), **opts: Any) -> Layout:
+        """Blocking `submit(...).result()`. Not from a future's done-callback: those run on the
+        client's own thread, which would then wait for itself."""
+        if threading.current_thread() is self._thread:
+            raise RuntimeError("LayoutClient.layout() called from the client's own thread (a done-callback?)")
+        return self.submit(graph, expanded, **opts).result()
+
+    def cancel(self) -> None:
+        """Cancel every queued request and kill the worker if it is laying one out."""
+        while True:
+            try:
+                request = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if request is None:
+                self._queue.put(None)
+                break
+            request.future.cancel()
+        with self._lock:
+            current, worker = self._current, self._worker
+            if current is not None:
+                current.cancelled = True
+                current.bound.set()
+                if current.lines is not None:
+                    current.lines.put(None)  # a stream waiting for lines: wake it
+                if worker is not None:
+                    worker.kill()
+
+    def close(self) -> None:
+        """Cancel what is pending, stop the worker and the background thread."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        self.cancel()
+        self._queue.put(None)
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=10.0)
+        with self._lock:
+            worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.quit()
+
+    def __enter__(self) -> LayoutClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:  # best effort: do not leave a worker behind
+        try:
+            worker = self._worker
+            if worker is not None:
+                worker.kill()
+        except Exception:
+            pass
+
+    # -- background thread
+
+    def _run(self) -> None:
+        while True:
+            request = self._queue.get()
+            if request is None:
+                return
+            if not request.future.set_running_or_notify_cancel():
+                continue
+            with self._lock:
+                self._current = request
+            try:
+                result = self._serve(request)
+            except BaseException as exc:  # noqa: BLE001 - everything goes to the future
+                if request.cancelled:
+                    request.future.set_exception(concurrent.futures.CancelledError())
+                else:
+                    request.future.set_exception(exc)
+            else:
+                if request.cancelled:
+                    request.future.set_exception(concurrent.futures.CancelledError())
+                else:
+                    request.future.set_result(result)
+            finally:
+                with self._lock:
+                    self._current = None
+
+    def _ensure_worker(self) -> _Worker:
+        with self._lock:
+            worker = self._worker
+            if worker is None or not worker.alive():
+                if worker is not None:
+                    worker.kill()
+                worker = self._worker = _Worker(self.python)
+            return worker
+
+    def _drop_worker(self, worker: _Worker) -> None:
+        worker.kill()
+        with self._lock:
+            if self._worker is worker:
+                self._worker = None
+
+    def _serve(self, request: _Request) -> Layout:
+        budget = request.budget
+        limit = max(TOTAL_LIMIT_S, 10 * budget)
+        try:
+            return self._remote(request, request.opts, budget, limit)
+        except LayoutError:
+            raise
+        except (TimeoutError, _WorkerGone) as exc:
+            if request.cancelled:
+                raise concurrent.futures.CancelledError() from None
+            if isinstance(exc, _Timeout) and exc.in_dot:
+                note = f"dot exceeded its {budget:g} s budget; used the layered layout"
+            elif isinstance(exc, TimeoutError):
+                if request.opts.get("engine") == "layered":
+                    raise LayoutError(f"the layered layout took more than {limit:g} s") from None
+                note = f"the layout took more than {limit:g} s; used the layered layout"
+            else:
+                note = f"the layout worker failed ({str(exc)[:300]}); used the layered layout"
+        opts = dict(request.opts, engine="layered")
+        try:
+            layout = self._remote(request, opts, budget, limit)
+        except LayoutError:
+            raise
+        except (TimeoutError, _WorkerGone):
+            if request.cancelled:
+                raise concurrent.futures.CancelledError() from None
+            from jaxscope.layout.engine import auto_expanded, compute_layout
+
+            if request.expanded is None:  # a stream the layout process never answered
+                request.expanded = sorted(auto_expanded(request.graph))
+            layout = compute_layout(request.graph, request.expanded, **opts)
+        return Layout(
+            width=layout.width,
+            height=layout.height,
+            nodes=layout.nodes,
+            edges=layout.edges,
+            clusters=layout.clusters,
+            engine=layout.engine,
+            notes=(note, *layout.notes),
+        )
+
+    def _remote(self, request: _Request, opts: dict[str, Any], budget: float, limit: float) -> Layout:
+        """One request to the worker. `budget`: seconds of dot time (summed over the dot runs of
+        this layout); `limit`: seconds for the whole layout. _Timeout when either runs out."""
+        if request.cancelled:
+            raise concurrent.futures.CancelledError()
+        worker = self._ensure_worker()
+        if request.cancelled:  # cancel() may have raced with the start
+            raise concurrent.futures.CancelledError()
+        self._next_id += 1
+        rid = self._next_id
+        stream = request.lines is not None and not request.streamed
+        if not stream and request.graph is None:
+            # A stream laid out again (dot over budget, the worker died) before its caller bound the
+            # graph: the trace's reply is complete, so that happens in a moment.
+            request.bound.wait(BIND_WAIT_S)
+            if request.cancelled:
+                raise concurrent.futures.CancelledError()
+            if request.graph is None:
+                raise LayoutError("the streamed graph was never bound to this layout")
+        send_graph: bool | str = "stream" if stream else not _holds(worker, request.graph)
+        if send_graph:
+            self._next_key += 1
+            worker.graph_key = self._next_key
+        header = {
+            "op": "layout",
+            "id": rid,
+            "graph_key": worker.graph_key,
+            "has_graph": send_graph,
+            "expanded": request.expanded,
+            "opts": opts,
+        }
+        if request.region is not None and request.on_preview is not None:
+            header["region"] = request.region.to_json()
+        lines = [json.dumps(header)]
+        if send_graph is True:  # in parts (core.protocol): no single json.dumps holds the GUI's GIL for long
+            lines.append(protocol.dumps({"graph": graph_to_wire(request.graph)}, plain=True).decode("utf-8").rstrip("\n"))
+        try:
+            worker.send(*lines)
+            if stream:
+                request.streamed = True
+                self._pump(worker, request)
+            if send_graph:
+                worker.graph = request if stream else request.graph
+            try:
+                reply = self._expect(worker, rid, DECODE_TIMEOUT_S)
+            except TimeoutError:
+                raise _Timeout(in_dot=False) from None
+            if reply.get("event") == "started":
+                deadline = time.monotonic() + limit
+                dot_left, dot_since = budget, None
+                while True:
+                    now = time.monotonic()
+                    timeout = deadline - now
+                    if dot_since is not None:
+                        timeout = min(timeout, dot_left - (now - dot_since))
+                        if timeout <= 0:  # spent, even if dot's answer is already queued (a zero budget means no dot)
+                            raise _Timeout(in_dot=True)
+                    try:
+                        reply = self._expect(worker, rid, timeout)
+                    except TimeoutError:
+                        raise _Timeout(in_dot=dot_since is not None) from None
+                    event = reply.get("event")
+                    if event == "preview":
+                        self._preview(worker, reply, request)
+                    elif event == "dot":
+                        dot_since = time.monotonic()
+                    elif event == "dot-done":
+                        if dot_since is not None:
+                            dot_left -= time.monotonic() - dot_since
+                        dot_since = None
+                    else:
+                        break
+            return self._finish(worker, rid, reply, request)
+        except (TimeoutError, _WorkerGone):
+            self._drop_worker(worker)
+            raise
+
+    @staticmethod
+    def _pump(worker: _Worker, request: _Request) -> None:
+        """Forward a stream's lines until its reply is complete, then an end marker (the layout
+        process reads up to the reply's "done" message; if the trace failed, up to this)."""
+        assert request.lines is not None
+        while (line := request.lines.get()) is not None:
+            if request.cancelled:
+                raise concurrent.futures.CancelledError()
+            worker.send_raw(line)
+        if request.cancelled:
+            raise concurrent.futures.CancelledError()
+        worker.send(json.dumps(STREAM_END))
+
+    @staticmethod
+    def _preview(worker: _Worker, reply: dict[str, Any], request: _Request) -> None:
+        """Read a preview's lines and hand its Layout to the request's `on_preview`: a preview that
+        does not decode, or a callback that raises, costs only the head start (the whole layout
+        follows)."""
+        lines = [worker.read(TOTAL_LIMIT_S) for _ in range(int(reply.get("lines") or 0))]  # already written
+        if request.on_preview is None or request.cancelled or not lines:
+            return
+        try:
+            part = layout_from_wire(b"\n".join(lines))
+            request.on_preview(part)
+        except Exception:  # noqa: BLE001 - see the docstring
+            traceback.print_exc()
+
+    def _finish(self, worker: _Worker, rid: int, reply: dict[str, Any], request: _Request) -> Layout:
+        if reply.get("ok"):
+            if request.expanded is None:
+                request.expanded = [str(p) for p in reply.get("expanded") or ()]
+            header = worker.read(TOTAL_LIMIT_S)  # already being written: do not time out on it
+            with gc_paused():
+                reader = WireReader(header)
+                for _ in range(wire_lines(header)):  # decoded while the worker encodes the next one
+                    reader.feed(worker.read(TOTAL_LIMIT_S))
+                layout = reader.layout()
+                protocol.freeze_decoded(len(layout.nodes))
+            return layout
+        worker.graph = None  # it may not hold the graph now: send it again next time
+        raise LayoutError(str(reply.get("error", "layout failed in the worker")))
+
+    @staticmethod
+    def _expect(worker: _Worker, rid: int, timeout: float) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while True:
+            line = worker.read(deadline - time.monotonic())
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue  # stray output (a library printing to stdout): skip it
+            if isinstance(message, dict) and message.get("id") == rid:
+                return message
+
+
+# ------------------------------------------------------------------------------- worker side
+
+
+def serve(stdin: Any = None, stdout: Any = None) -> None:
+    """The worker loop: read requests from stdin, write answers to stdout (binary streams)."""
+    from jaxscope.layout.engine import auto_expanded, compute_tenths, trim, warm
+
+    stdin = stdin or sys.stdin.buffer
+    stdout = stdout or sys.stdout.buffer
+    # Anything else printing to fd 1 (Graphviz warnings, a stray print) must not corrupt the
+    # protocol: keep the real stdout for answers and point fd 1 at stderr.
+    out = os.fdopen(os.dup(stdout.fileno()), "wb") if hasattr(stdout, "fileno") else stdout
+    try:
+        os.dup2(2, stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+    graph: Graph | None = None
+    graph_key = None
+    cache: dict = {}  # sub-layouts of `graph`
+    answers: dict[str, str] = {}  # the last few answers for `graph`, by request: no re-encoding
+
+    def write(*lines: str) -> None:
+        for line in lines:
+            out.write(line.encode("utf-8"))
+            out.write(b"\n")
+        out.flush()
+
+    lines = _Lines(stdin)
+    warming: Iterator[str] | None = None  # `warm` for the last answer, run while no request waits
+    idle = WARM_IDLE_S
+    while True:
+        raw = lines.readline() if warming is None else lines.next_within(idle)
+        if raw is None:  # idle: lay out one more body the user may expand next
+            idle = 0.0
+            try:
+                if next(warming, None) is None:
+                    warming = None
+            except Exception:  # only a head start was lost: the request lays it out again
+                traceback.print_exc()
+                warming = None
+            continue
+        if not raw:
+            return
+        try:
+            request = json.loads(raw)
+        except ValueError:
+            continue
+        if not isinstance(request, dict):
+            continue
+        op = request.get("op")
+        if op == "quit":
+            return
+        if op != "layout":
+            continue
+        rid = request.get("id")
+        warming = None
+        try:
+            if request.get("has_graph"):
+                graph = None
+                cache, answers = {}, {}
+                graph = _read_graph(lines, streamed=request.get("has_graph") == "stream")
+                graph_key = request.get("graph_key")
+            elif graph is None or graph_key != request.get("graph_key"):
+                raise RuntimeError("the layout worker does not hold the requested graph")
+            write(json.dumps({"id": rid, "event": "started"}))
+            opts = {k: v for k, v in (request.get("opts") or {}).items() if k in _OPTS}
+            chosen = request.get("expanded")
+            expanded = tuple(sorted(auto_expanded(graph))) if chosen is None else tuple(chosen)
+            ok = json.dumps({"id": rid, "ok": True, "expanded": expanded})
+            key = json.dumps([expanded, sorted(opts.items())])
+            if key in answers:
+                write(ok, answers[key])
+            else:
+
+                def progress(event: str, n: int, rid: Any = rid) -> None:
+                    write(json.dumps({"id": rid, "event": event, "n": n}))
+
+                layout = compute_tenths(graph, expanded, cache=cache, progress=progress, **opts)
+                trim(cache)  # a very long session
+                preview = _preview_lines(layout, request.get("region"))
+                if preview:
+                    write(json.dumps({"id": rid, "event": "preview", "lines": len(preview)}), *preview)
+                write(ok)
+                sent = []
+                with gc_paused():
+                    for line in layout_wire_lines(layout):
+                        write(line)
+                        sent.append(line)
+                if len(answers) >= 4:
+                    del answers[next(iter(answers))]
+                answers[key] = "\n".join(sent)
+            warming, idle = warm(graph, expanded, cache, **opts), WARM_IDLE_S
+        except Exception:
+            write(json.dumps({"id": rid, "ok": False, "error": traceback.format_exc()[-4000:]}))
+
+
+def _preview_lines(layout: Tenths, region: Any) -> list[str]:
+    """The wire lines of `layout`'s part in `region` (a `Region.to_json`), or none: no region, a
+    malformed one, or no part worth sending ahead (`layout_preview.region_part`). A preview that
+    fails costs only itself, never the layout."""
+    if region is None:
+        return []
+    try:
+        part = region_part(layout, Region.from_json(region))
+        return list(layout_wire_lines(part)) if part is not None else []
+    except ValueError:
+        return []
+    except Exception:  # noqa: BLE001 - see the docstring
+        traceback.print_exc()
+        return []
+
+
+class _Lines:
+    """A pipe's lines, read on a thread (the layout process's stdin; the client's end of its
+    stdout): a reader can wait with a timeout, and the layout process's loop can tell whether a
+    request is waiting (a buffered pipe cannot say so without blocking) and use the idle time.
+    The thread reads what the pipe has (up to 1 MB, `_widen_pipes`) and hands over all its whole
+    lines at once: a streamed trace reply is thousands of lines, and one hand-over per line cost a
+    second at 10k equations (the two threads taking turns with the GIL). A 72k-box layout's 8.7 MB
+    now leave the layout process in 5-25 ms instead of 50-100 (it waited on a 64 KB pipe read in
+    8 KB lines)."""
+
+    def __init__(self, stream: Any, name: str = "layout-stdin") -> None:
+        self._queue: queue.SimpleQueue[list[bytes]] = queue.SimpleQueue()
+        self._ready: collections.deque[bytes] = collections.deque()
+        threading.Thread(target=self._pump, args=(stream,), name=name, daemon=True).start()
+
+    def _pump(self, stream: Any) -> None:
+        read = getattr(stream, "read1", stream.read)
+        rest = b""
+        try:
+            while chunk := read(1 << 20):
+                lines = (rest + chunk if rest else chunk).split(b"\n")
+                rest = lines.pop()
+                if lines:  # no newline: a line is b"" only at the end of input (no copy made)
+                    self._queue.put([line or b"\n" for line in lines])
+        except (OSError, ValueError):  # the pipe closed under us: the end of input
+            pass
+        finally:
+            self._queue.put([rest, b""] if rest else [b""])  # b"": the end of input
+
+    def readline(self) -> bytes:
+        if not self._ready:
+            self._ready.extend(self._queue.get())
+        return self._take()
+
+    def next_within(self, timeout: float) -> bytes | None:
+        """The next line, or None when none arrives within `timeout` seconds."""
+        if not self._ready:
+            try:
+                self._ready.extend(self._queue.get(timeout=timeout) if timeout > 0 else self._queue.get_nowait())
+            except queue.Empty:
+                return None
+        return self._take()
+
+    def _take(self) -> bytes:
+        line = self._ready.popleft()
+        if not line:  # the end of input stays the end for every later read
+            self._ready.append(line)
+        return line
+
+
+PIPE_BYTES = 1 << 20  # Linux's default limit for an unprivileged process (/proc/sys/fs/pipe-max-size)
+
+
+def _widen_pipes(*streams: Any) -> None:
+    """Pipes of `PIPE_BYTES` where the OS allows it (Linux): a layout or a graph of megabytes
+    then goes through in fewer reads and writes, each a turn at the GIL for the reading thread."""
+    try:
+        import fcntl
+
+        setsize = fcntl.F_SETPIPE_SZ  # type: ignore[attr-defined]  # Linux only
+    except (ImportError, AttributeError):
+        return
+    for stream in streams:
+        try:
+            fcntl.fcntl(stream.fileno(), setsize, PIPE_BYTES)
+        except (OSError, ValueError, AttributeError):
+            pass
+
+
+def _read_graph(stdin: Any, streamed: bool) -> Graph:
+    """The Graph that follows a request: its own message, or (`streamed`) the one in a worker's
+    trace reply, forwarded line by line (phase events first; the reply is the "done" message)."""
+    with gc_paused():
+        while True:
+            message = protocol.read(stdin)
+            if message is None:
+                raise RuntimeError("the graph did not arrive")
+            if not streamed:
+                graph = graph_from_jsonable(message["graph"])
+                break
+            if message.get("event") == "graph":  # a trace's graph, ahead of its result
+                graph = graph_from_jsonable(message["graph"])
+                break
+            if message.get("event") == "done":
+                result = message.get("result") if message.get("ok") else None
+                if not isinstance(result, dict) or "graph" not in result:
+                    raise RuntimeError("the trace ended without a graph")
+                graph = graph_from_jsonable(result["graph"])
+                break
+        protocol.freeze_decoded(sum(len(b.nodes) for b in graph.bodies.values()))
+    return graph
+
+
+if __name__ == "__main__":
+    serve()
+    # Straight out: a normal interpreter exit would wait on stdin's lock, which the reader thread
+    # (`_Lines`) holds while it blocks in a read, until the client kills the process a second later.
+    sys.stderr.flush()
+    os._exit(0)

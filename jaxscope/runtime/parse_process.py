@@ -1,0 +1,47 @@
+"""Argument text parsed in a child Python process, for texts long enough to stall a GUI.
+
+`argspec.parse_call` starts with `ast.parse`, one C call that holds the GIL for all of it: for
+mlp-50k's 52k characters of specs ~30 ms alone and 60-230 ms while other threads want the GIL,
+so the window's GUI thread stood still that long even with the parse on a thread of its own. A
+child process parses the text instead (~0.14 s of wall time, mostly its start); the caller pays
+only for unpickling the result (~7 ms, in Python code that lets other threads run). Imports
+neither jax nor Qt, here or in the child.
+"""
+
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+
+from jaxscope.spec import argspec
+from jaxscope.runtime.worker_process import worker_env
+
+_CHILD = "from jaxscope.runtime.parse_process import child_main; child_main()"
+
+
+def parse_call_apart(text: str, *, python: str | None = None, timeout: float = 60.0) -> argspec.CallSpec:
+    """`argspec.parse_call(text)` (the same CallSpec, or the same SpecError raised) computed in a
+    child process; parsed here after all when no child can run or it fails (never a wrong verdict)."""
+    try:
+        proc = subprocess.run(
+            [python or sys.executable, "-c", _CHILD], input=text.encode(), capture_output=True,
+            env=worker_env(), timeout=timeout, check=True,
+        )
+        kind, value = pickle.loads(proc.stdout)
+    except (OSError, subprocess.SubprocessError, pickle.UnpicklingError, EOFError, ValueError, TypeError):
+        return argspec.parse_call(text)
+    if kind == "error":
+        message, offset, token = value
+        raise argspec.SpecError(message, text, offset, token)
+    return value
+
+
+def child_main() -> None:
+    """The child: text on stdin, a pickled ("call", CallSpec) or ("error", (message, offset, token)) on stdout."""
+    text = sys.stdin.buffer.read().decode()
+    try:
+        out: tuple = ("call", argspec.parse_call(text))
+    except argspec.SpecError as exc:
+        out = ("error", (exc.message, exc.offset, exc.token))
+    sys.stdout.buffer.write(pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL))

@@ -1,0 +1,66 @@
+"""What XLA gets and what it makes of it, as plain data: the IR texts and XLA's cost estimates.
+
+Lowering (StableHLO) takes about as long as tracing; compiling can take minutes on big unrolled
+programs, so the two are separate requests and the app shows StableHLO while XLA compiles.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from jaxscope.schema.model import FunctionRef
+
+Stage = Literal["stablehlo", "compiled"]
+
+
+@dataclass(frozen=True, slots=True)
+class HloRequest:
+    """Lower (and for "compiled", compile) `function` for the abstract `args`."""
+
+    function: FunctionRef
+    args: str = ""
+    stage: Stage = "stablehlo"
+
+
+@dataclass(frozen=True, slots=True)
+class HloResult:
+    """One IR text; for "compiled", XLA's cost and memory analysis (empty where XLA gives none)."""
+
+    request: HloRequest
+    text: str
+    cost: dict[str, float] = field(default_factory=dict)  # flops, transcendentals, bytes accessed, ...
+    memory: dict[str, float] = field(default_factory=dict)  # argument/output/temp/generated code bytes
+    timings: dict[str, float] = field(default_factory=dict)  # lower, as_text, compile
+    jax_version: str = ""
+    ops: dict[str, Any] | None = None  # the text's op map (`hlo_links.ops_to_wire`; compiled: `hlo_ops_to_wire`), if made
+
+    def summary(self) -> str:
+        """One line of the figures people look at first."""
+        parts = []
+        for key, label in (("flops", "flops"), ("transcendentals", "transcendentals"), ("bytes accessed", "bytes accessed")):
+            if key in self.cost:
+                parts.append(f"{label} {_num(self.cost[key])}")
+        for key, label in (("argument_size_in_bytes", "args"), ("output_size_in_bytes", "out"), ("temp_size_in_bytes", "temp"),
+                           ("generated_code_size_in_bytes", "code")):
+            if key in self.memory:
+                parts.append(f"{label} {_bytes(self.memory[key])}")
+        if "compile" in self.timings:
+            parts.append(f"compiled in {self.timings['compile']:.2f} s")
+        elif "lower" in self.timings:
+            parts.append(f"lowered in {self.timings['lower']:.2f} s")
+        return ", ".join(parts)
+
+
+def _num(v: float) -> str:
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(v) >= scale:
+            return f"{v / scale:.3g}{unit}"
+    return f"{v:.3g}"
+
+
+def _bytes(v: float) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if abs(v) >= scale:
+            return f"{v / scale:.1f} {unit}"
+    return f"{int(v)} B"

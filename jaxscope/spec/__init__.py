@@ -1,0 +1,1 @@
+"""Targets and inputs: which function to trace (`file.py::name`) and with what arguments."""
