@@ -35,16 +35,18 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import QCoreApplication, QEventLoop, QSettings, Qt, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from jaxscope.runtime.worker_client import DEFAULT_TIMEOUTS, WorkerClient  # noqa: E402
-from jaxscope.schema.hlo import HloRequest  # noqa: E402
-from jaxscope.layout.engine import auto_expanded  # noqa: E402
 from jaxscope.layout.body import expandable  # noqa: E402
-from jaxscope.runtime.layout_process import LayoutClient  # noqa: E402
+from jaxscope.layout.engine import auto_expanded  # noqa: E402
 from jaxscope.layout.preview import Region  # noqa: E402
-from jaxscope.schema.model import FunctionRef, Graph, Layout, TraceRequest, TraceResult  # noqa: E402
 from jaxscope.qt.controller import Controller  # noqa: E402
 from jaxscope.qt.graph_view import QtGraphView  # noqa: E402
 from jaxscope.qt.ir_mixin import AUTO_COMPILE_MAX_EQNS  # noqa: E402
+from jaxscope.runtime.layout_process import LayoutClient  # noqa: E402
+from jaxscope.runtime.worker_client import DEFAULT_TIMEOUTS, WorkerClient  # noqa: E402
+from jaxscope.schema.graph import Graph
+from jaxscope.schema.hlo import HloRequest  # noqa: E402
+from jaxscope.schema.layout import Layout  # noqa: E402
+from jaxscope.schema.trace import FunctionRef, TraceRequest, TraceResult
 
 TICK_MS = 10
 VIEW_W, VIEW_H = 1600, 1000

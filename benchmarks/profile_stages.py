@@ -52,14 +52,15 @@ def main() -> int:
     from PySide6.QtWidgets import QApplication
 
     from jaxscope.ir import linking
-    from jaxscope.runtime import protocol
     from jaxscope.layout.engine import auto_expanded, compute_layout
-    from jaxscope.runtime.layout_process import layout_from_wire, layout_to_wire
-    from jaxscope.schema.model import FunctionRef, Graph, TraceRequest, result_from_jsonable
-    from jaxscope.schema.codec import dumps, loads, to_jsonable
-    from jaxscope.render.svg import render_svg
     from jaxscope.qt.graph_view import QtGraphView
     from jaxscope.qt.jaxpr_view import QtJaxprView
+    from jaxscope.render.svg import render_svg
+    from jaxscope.runtime import protocol
+    from jaxscope.runtime.layout_process import layout_from_wire, layout_to_wire
+    from jaxscope.schema.codec import dumps, loads, to_jsonable
+    from jaxscope.schema.graph import Graph
+    from jaxscope.schema.trace import FunctionRef, TraceRequest, result_from_jsonable
     from jaxscope.worker.trace import run_trace
 
     app = QApplication.instance() or QApplication([sys.argv[0]])

@@ -31,11 +31,10 @@ from typing import Any
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from PySide6.QtCore import QCoreApplication, QSettings, Qt, QTimer  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
-
 import gui_stages  # noqa: E402
 import workloads  # noqa: E402
+from PySide6.QtCore import QCoreApplication, QSettings, Qt, QTimer  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
 
 WAITING = (" in wait", " in _drain", " in _read_err", " in _read", " in get", " in _worker", " in _watch", " in readline", " in _pump")
 

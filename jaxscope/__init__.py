@@ -3,7 +3,7 @@
 Importing the package is cheap on purpose: it pulls in neither jax nor Qt.
 """
 
-__version__ = "0.1.0"
+from jaxscope.about import __version__ as __version__
 
 __all__ = ["GraphImage", "JaxscopeError", "export", "graph", "show"]
 _API = frozenset(__all__)

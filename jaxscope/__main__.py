@@ -1,5 +1,5 @@
 """`python -m jaxscope` is the same as the `jaxscope` command."""
 
-from jaxscope.cli import main
+from jaxscope.cli.main import main
 
 raise SystemExit(main())

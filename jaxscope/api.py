@@ -23,11 +23,11 @@ import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from jaxscope.schema.model import Graph, Layout
+    from jaxscope.schema.graph import Graph
+    from jaxscope.schema.layout import Layout
 
 TEXT_FORMATS = {".jaxpr": "jaxpr", ".txt": "jaxpr", ".mlir": "mlir"}
 
@@ -76,7 +76,7 @@ def _parse_args_spec(text: str, args: Sequence[Any], kwargs: dict[str, Any]) -> 
 
 def _trace_target(target: str, args: Sequence[Any], kwargs: dict[str, Any], args_spec: str | None,
                   timeout: float | None, statics: bool, want_text: bool) -> _Traced:
-    from jaxscope.cli import CliError, run_trace
+    from jaxscope.session import SessionError, trace
     from jaxscope.spec.argvalues import call_text
 
     if statics:
@@ -86,10 +86,9 @@ def _trace_target(target: str, args: Sequence[Any], kwargs: dict[str, Any], args
         args_spec = call_text(args, kwargs)
     elif args or kwargs:
         raise TypeError("give the example arguments either as values or as args_spec text, not both")
-    opts = SimpleNamespace(target=target, args=args_spec, timeout=timeout, debug=False)
     try:
-        result = run_trace(opts, jaxpr_text=want_text)  # type: ignore[arg-type]
-    except CliError as exc:
+        result = trace(target, args_spec, timeout=timeout, jaxpr_text=want_text)
+    except SessionError as exc:
         raise JaxscopeError(str(exc), exc.code) from None
     return _Traced(result.graph, lambda: result.jaxpr_text.rstrip("\n") + "\n", None)
 
@@ -146,9 +145,9 @@ def export(
     an accent outline. `long_edges`: "auto" draws edges longer than 1200 x 800 px as their two ends
     where there are 64 or more (as the window does), "ends" always, "whole" never. Same input, same bytes.
     """
-    from jaxscope.layout.edge_shape import check_long_edges
     from jaxscope.exporter import _write_text, resolve_format
     from jaxscope.exporter import export as write
+    from jaxscope.layout.edge_shape import check_long_edges
     from jaxscope.render.styles import get_theme
 
     path = os.fspath(path)

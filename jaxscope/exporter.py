@@ -34,12 +34,13 @@ from collections.abc import Callable
 from typing import Any
 
 from jaxscope.layout import labels
-from jaxscope.render.dot import render_dot
 from jaxscope.layout.edge_shape import check_long_edges
-from jaxscope.schema.model import SCHEMA_VERSION, Graph, Layout
-from jaxscope.schema.codec import from_jsonable, to_jsonable
+from jaxscope.render.dot import render_dot
 from jaxscope.render.styles import get_theme
 from jaxscope.render.svg import render_svg, svg_parts
+from jaxscope.schema.codec import from_jsonable, to_jsonable
+from jaxscope.schema.graph import SCHEMA_VERSION, Graph
+from jaxscope.schema.layout import Layout
 
 FORMATS: tuple[str, ...] = ("svg", "png", "pdf", "dot", "json")
 _SURROGATE = re.compile("[\ud800-\udfff]")

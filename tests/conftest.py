@@ -7,8 +7,8 @@ import pathlib  # noqa: E402
 import pytest  # noqa: E402
 
 from jaxscope.layout import labels  # noqa: E402
-from jaxscope.schema.model import Body, ClusterBox, Edge, EdgePath, Graph, Layout, Node, NodeBox, SourceLoc, SubgraphRef, resolve
-
+from jaxscope.schema.graph import Body, Edge, Graph, Node, SourceLoc, SubgraphRef, resolve
+from jaxscope.schema.layout import ClusterBox, EdgePath, Layout, NodeBox
 
 GOLDENS = pathlib.Path(__file__).resolve().parent / "goldens"
 

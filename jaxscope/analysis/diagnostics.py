@@ -12,8 +12,9 @@ import re
 import textwrap
 from collections.abc import Iterator
 
+from jaxscope.schema.graph import Graph, Node, SourceLoc, resolve
+from jaxscope.schema.trace import Diagnostic
 from jaxscope.spec.argspec import SHORT_TO_LONG
-from jaxscope.schema.model import Diagnostic, Graph, Node, SourceLoc, resolve
 
 _BITS = {"bool": 8, "key": 64}
 _AVAL = re.compile(r"^([a-z]+[0-9]*)(?:<\w+>)?\[([0-9,\s]*)\]")

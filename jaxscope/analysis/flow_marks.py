@@ -19,12 +19,12 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from jaxscope.schema.flow import STAGED_ROLE_PREFIXES, Construct, FileFlow, normalized_path
 from jaxscope.spec.discover import FunctionInfo, bind_call
-from jaxscope.analysis.flow import STAGED_ROLE_PREFIXES, Construct, FileFlow, _norm
 
 if TYPE_CHECKING:
+    from jaxscope.schema.graph import Graph
     from jaxscope.spec.argspec import CallSpec
-    from jaxscope.schema.model import Graph
 
 KINDS = ("emitted", "python", "not-taken", "never", "staged", "error")  # "error": where a trace failed
 
@@ -146,7 +146,7 @@ def line_marks(
 
 def _staged_roles(graph: Graph, file: str) -> dict[int, str]:
     """line -> the role prefix of the outermost staged sub-graph its equations are in."""
-    want = _norm(file)
+    want = normalized_path(file)
     out: dict[int, str] = {}
     seen: set[tuple[str, str]] = set()
     stack: list[tuple[str, str]] = [(graph.root, "")]
@@ -157,7 +157,7 @@ def _staged_roles(graph: Graph, file: str) -> dict[int, str]:
         seen.add((body_id, role))
         for node in graph.bodies[body_id].nodes:
             src = node.source
-            if role and node.kind == "eqn" and src is not None and src.line and _norm(src.file) == want:
+            if role and node.kind == "eqn" and src is not None and src.line and normalized_path(src.file) == want:
                 for ln in range(src.line, max(src.end_line, src.line) + 1):
                     out.setdefault(ln, role)
             for ref in node.subgraphs:

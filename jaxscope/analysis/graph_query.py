@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 import networkx as nx
 
-from jaxscope.schema.model import Node
+from jaxscope.schema.graph import Node
 
 DIRECTIONS = ("up", "down", "both")
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from jaxscope.schema.trace import FunctionRef
 from jaxscope.spec import argspec
 from jaxscope.spec.discover import FunctionInfo, bind_call
-from jaxscope.schema.model import FunctionRef
 
 ReasonKind = str  # "shape", "dtype", "static value", "static vs traced", "structure", "missing"
 

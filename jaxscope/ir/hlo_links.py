@@ -14,7 +14,7 @@ from typing import Any
 from jaxscope.ir import linking
 from jaxscope.ir.hlo_locations import Frame, parse_stablehlo
 from jaxscope.ir.hlo_module import parse_hlo
-from jaxscope.schema.model import Graph
+from jaxscope.schema.graph import Graph
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from jaxscope.schema.model import Graph, SourceLoc
+from jaxscope.schema.graph import Graph, SourceLoc
 
 Loc = tuple[str, int, int]  # (file, line, col) as printed in a jaxpr comment
 

@@ -11,29 +11,25 @@ Placing the boxes (dot or layered) is the caller's `place`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from itertools import compress
 from math import floor
 from operator import sub
-from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from jaxscope.layout import labels
-from jaxscope.schema.layout_tables import EdgeTable, NodeTable
+from jaxscope.layout.edges import body_edges
 from jaxscope.layout.layered import longest_path_ranks
-from jaxscope.layout.edges import Point, body_edges
-from jaxscope.schema.model import Body, ClusterBox, Edge, Graph, Layout, Node, SubgraphRef
-
-if TYPE_CHECKING:
-    from jaxscope.layout.engine import _Ctx
+from jaxscope.layout.types import BodyLayout, Children, Cluster, LayoutContext, Placed, Point, Tenths
+from jaxscope.schema.graph import Body, Edge, Graph, Node, SubgraphRef
+from jaxscope.schema.layout import ClusterBox, Layout
+from jaxscope.schema.layout_tables import EdgeTable, NodeTable
 
 STUB_FANOUT = 2  # input/const nodes with more distinct consumers than this are stubbed
 STUB_KINDS = ("input", "const")
 CLUSTER_PAD = 10.0  # px around a sub-graph's contents inside its cluster box
 CLUSTER_GAP = 12.0  # px between the clusters of one owner
 
-Children = dict[str, list[tuple[int, SubgraphRef, "BodyLayout"]]]  # owner id -> its laid-out sub-graphs
 
 
 def tenths(v: float) -> int:
@@ -62,60 +58,10 @@ def split_rel(rel: Iterable[str]) -> tuple[set[str], dict[tuple[str, int], list[
     return local, inner
 
 
-@dataclass(slots=True)
-class Cluster:
-    path: str  # "<owner id>:<index>", relative to the body
-    title: str
-    x: int  # top-left, body coordinates, tenths of a px
-    y: int
-    w: int
-    h: int
-    child: BodyLayout
-    dx: int  # where the child's (0, 0) lands, body coordinates
-    dy: int
 
 
-@dataclass(slots=True, eq=False)
-class BodyLayout:
-    """One body laid out at the origin, in tenths of a px; paths are relative to the body."""
-
-    w: int
-    h: int
-    nodes: NodeTable
-    index: dict[str, int]  # local node id -> its row in `boxes`
-    boxes: np.ndarray  # every item's (cx, cy, w, h), (n, 4)
-    edges: EdgeTable
-    clusters: list[Cluster]
-    engines: frozenset[str]
-    notes: tuple[str, ...]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, BodyLayout):
-            return NotImplemented
-        fields = ("w", "h", "nodes", "index", "edges", "clusters", "engines", "notes")
-        return all(getattr(self, f) == getattr(other, f) for f in fields) and np.array_equal(self.boxes, other.boxes)
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass it was
-
-    def box(self, local_id: str) -> tuple[int, int, int, int]:
-        """Node `local_id`'s (cx, cy, w, h)."""
-        x, y, w, h = self.boxes[self.index[local_id]].tolist()
-        return x, y, w, h
 
 
-@dataclass(slots=True)
-class Tenths:
-    """A whole layout in integer tenths of a px, as columns (`layout_tables`): what the layout
-    process encodes (no NodeBox/EdgePath objects made only to be taken apart again) and what
-    `to_layout` turns into a Layout (x / 10 there is the very float the Layout always held)."""
-
-    width: int
-    height: int
-    nodes: NodeTable
-    edges: EdgeTable
-    clusters: list[tuple[str, str, int, int, int, int, int]]  # path, title, x, y, w, h, depth
-    engine: str
-    notes: tuple[str, ...]
 
 
 def flatten(
@@ -197,25 +143,6 @@ def compose(subs: list[tuple[int, SubgraphRef, BodyLayout]], lr: bool) -> tuple[
     return bw, bh, placed
 
 
-@dataclass(slots=True)
-class Placed:
-    """A body's items as placed, with the structure they were placed from (the same whatever is
-    expanded): an engine's placement is kept per body, so laying the body out again with another
-    owner expanded grows that drawing (`grow`) instead of placing every box anew. Tenths of a px."""
-
-    paths: list[str]  # per item: the nodes, then stub copies
-    index: dict[str, int]  # node id -> item
-    edges: list[Edge]  # the body's edges between known nodes
-    item_of_edge: list[tuple[int, int]]
-    short_set: set[tuple[int, int]]  # item pairs the engine saw (not long edges)
-    ghosts: set[int]  # stubbed originals (not drawn)
-    sizes: list[tuple[int, int]]
-    boxes: np.ndarray  # per item: centre x, centre y, w, h, (n, 4); all at x, y >= 0
-    troutes: dict[tuple[int, int], list[Point]]  # dot's splines by item pair
-    use_dot: bool
-    composed: frozenset[str]  # owners drawn expanded (their size is their clusters')
-    notes: tuple[str, ...]
-    memo: dict[str, Any]  # what `body_edges` keeps per structure (shared by the layouts grown from this one)
 
 
 GROW_MAX = 8  # owners changed from the base, at most, for a layout to grow from it (each costs O(boxes))
@@ -277,7 +204,7 @@ Structure = tuple[
 ]  # paths, index, sizes, edges, item_of_edge, pair_list, ghosts
 
 
-def structure(ctx: _Ctx, body: Body, notes: list[str]) -> Structure:
+def structure(ctx: LayoutContext, body: Body, notes: list[str]) -> Structure:
     """What placing `body` starts from, whatever is expanded: items (nodes, then stub copies),
     their collapsed sizes, the edges as item pairs, and the pairs the engine sees."""
     nodes = body.nodes
@@ -341,7 +268,7 @@ def structure(ctx: _Ctx, body: Body, notes: list[str]) -> Structure:
     return paths, index, sizes, edges, item_of_edge, pair_list, ghosts
 
 
-def place_fresh(ctx: _Ctx, body: Body, composed: dict[str, tuple[int, int, list]]) -> Placed:
+def place_fresh(ctx: LayoutContext, body: Body, composed: dict[str, tuple[int, int, list]]) -> Placed:
     """Every item of `body` placed by an engine (`ctx.place`), expanded owners at their clusters' size."""
     notes: list[str] = []
     paths, index, sizes, edges, item_of_edge, pair_list, ghosts = structure(ctx, body, notes)
@@ -379,7 +306,7 @@ def place_fresh(ctx: _Ctx, body: Body, composed: dict[str, tuple[int, int, list]
     )
 
 
-def place_grown(ctx: _Ctx, body: Body, composed: dict[str, tuple[int, int, list]], base: Placed) -> Placed | None:
+def place_grown(ctx: LayoutContext, body: Body, composed: dict[str, tuple[int, int, list]], base: Placed) -> Placed | None:
     """`base` grown (`grow`) to the owners now expanded, or None when too much changed."""
     idx = base.index
     changed = [idx[i] for i in composed.keys() ^ base.composed]  # expanded or collapsed
@@ -405,7 +332,7 @@ def place_grown(ctx: _Ctx, body: Body, composed: dict[str, tuple[int, int, list]
 
 
 def layout_body(
-    ctx: _Ctx, body: Body, children: Children, base: Placed | None = None
+    ctx: LayoutContext, body: Body, children: Children, base: Placed | None = None
 ) -> tuple[BodyLayout, Placed | None]:
     """Lay out `body` at the origin, its expanded owners (`children`) as boxes of clusters: by
     growing `base` (the body's last placement by an engine) when few owners differ from it, else

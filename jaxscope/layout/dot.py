@@ -15,7 +15,7 @@ scatters the components around the main one, so it is not used); a chain with an
 skipping 3 ranks at every 3rd node 7-10 s. Hence the node limit in `layout`, and the time budget
 in `layout_client`.
 
-pygraphviz is imported inside `run_dot`, so `jaxscope.core` imports without it.
+pygraphviz is imported inside `run_dot`, so the layout package imports without it.
 """
 
 from __future__ import annotations

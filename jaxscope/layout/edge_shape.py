@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # imported by the CLI's argument parser: nothing heavy at import time
-    from jaxscope.schema.model import EdgePath, Layout
+    from jaxscope.schema.layout import EdgePath, Layout
 
 Point = tuple[float, float]
 

@@ -9,17 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from math import floor
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from jaxscope.layout.types import BodyLayout, Cluster, Point
+from jaxscope.schema.graph import Body, Edge, Graph, Node, SubgraphRef
 from jaxscope.schema.layout_tables import EdgeTable, Row
-from jaxscope.schema.model import Body, Edge, Graph, Node, SubgraphRef
-
-if TYPE_CHECKING:
-    from jaxscope.layout.body import BodyLayout, Cluster
-
-Point = tuple[float, float]
 
 
 def straight_cubic(a: Point, b: Point) -> list[Point]:

@@ -70,13 +70,25 @@ import heapq
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator
 
+from jaxscope.layout.body import (
+    CLUSTER_GAP,
+    CLUSTER_PAD,
+    STUB_FANOUT,
+    STUB_KINDS,
+    expandable,
+    flatten,
+    layout_body,
+    split_rel,
+    tenths,
+    to_layout,
+)
 from jaxscope.layout.dot import dot_available, run_dot
 from jaxscope.layout.layered import LAYER_GAP, NODE_GAP, layered_layout
-from jaxscope.layout.body import CLUSTER_GAP, CLUSTER_PAD, STUB_FANOUT, STUB_KINDS, BodyLayout, Children, Placed, Tenths, expandable, flatten, layout_body, split_rel, tenths, to_layout
-from jaxscope.layout.edges import Point
-from jaxscope.schema.layout_tables import EdgeTable, NodeTable
-from jaxscope.schema.model import Body, Graph, Layout, Node
+from jaxscope.layout.types import BodyLayout, Children, Placed, Point, Tenths
 from jaxscope.schema.codec import gc_paused
+from jaxscope.schema.graph import Body, Graph, Node
+from jaxscope.schema.layout import Layout
+from jaxscope.schema.layout_tables import EdgeTable, NodeTable
 
 __all__ = [
     "CLUSTER_GAP",
@@ -147,7 +159,7 @@ def compute_tenths(
         raise ValueError(f"direction must be 'TB' or 'LR', not {direction!r}")
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, not {engine!r}")
-    ctx = _Ctx(graph, direction, int(max_span), int(dot_max_nodes), engine, {} if cache is None else cache)
+    ctx = Context(graph, direction, int(max_span), int(dot_max_nodes), engine, {} if cache is None else cache)
     ctx.progress = progress
     node_parts: list[tuple[NodeTable, str, int, int]] = []
     edge_parts: list[tuple[EdgeTable, str, int, int]] = []
@@ -296,7 +308,7 @@ def warm(
                     found.append(graph.bodies[ref.body])
 
     visit(graph.root, expanded)
-    ctx = _Ctx(graph, direction, int(max_span), int(dot_max_nodes), engine, cache)
+    ctx = Context(graph, direction, int(max_span), int(dot_max_nodes), engine, cache)
     for body in sorted(found, key=lambda b: len(b.nodes)):
         n = len(body.nodes)
         to_dot = ctx.wants_dot(n)
@@ -327,7 +339,7 @@ def trim(cache: dict, limit: int = CACHE_MAX) -> None:
 # ------------------------------------------------------------------------------- internals
 
 
-class _Ctx:
+class Context:
     """One `compute_layout` call: its options, the sub-layout cache and the engines."""
 
     def __init__(self, graph: Graph, direction: str, max_span: int, dot_max_nodes: int, engine: str, cache: dict):

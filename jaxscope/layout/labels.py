@@ -6,7 +6,7 @@ layout, SVG, DOT and the Qt scene agree without asking a font engine.
 
 from __future__ import annotations
 
-from jaxscope.schema.model import Node
+from jaxscope.schema.graph import Node
 
 FONT_FAMILY = "DejaVu Sans Mono, Menlo, Consolas, monospace"
 FONT_SIZE = 11.0  # px

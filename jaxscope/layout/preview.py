@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from jaxscope.layout.body import Tenths
+from jaxscope.layout.types import Tenths
 
 PREVIEW_MIN = 2000  # boxes in a layout from which its shown part goes ahead
 PREVIEW_SHARE = 0.25  # ... when that part holds at most this share of the boxes (else: just the whole)

@@ -16,10 +16,10 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QStyleOptionGrap
 
 from jaxscope.layout import labels
 from jaxscope.layout.edge_shape import ARROW_LEN, ARROW_W, STUB_LEN, arrowed, partial_edge  # noqa: F401 - ARROW_*: the items' sizes
-from jaxscope.render.styles import Theme
-from jaxscope.render.svg import CARD_OFFSET, EDGE_W  # drawn as the SVG export draws them
 from jaxscope.qt.curve import add_curve
 from jaxscope.qt.scene_model import SceneModel
+from jaxscope.render.styles import Theme
+from jaxscope.render.svg import CARD_OFFSET  # drawn as the SVG export draws them
 
 TEXT_LOD = 0.36  # below this scale an 11 px label would be under 4 px tall: no text
 FAR_LOD = 0.12  # below this: fill-only rects and straight edges

@@ -16,15 +16,16 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 
-from jaxscope.runtime.worker_client import WorkerClient, WorkerError
-from jaxscope.runtime.devices import device_env
-from jaxscope.schema.hlo import HloRequest, HloResult
-from jaxscope.runtime.layout_process import LayoutClient, LayoutStream
 from jaxscope.layout.preview import Region
-from jaxscope.schema.model import ErrorInfo, Graph, JaxprText, Layout, TraceRequest, TraceResult
-from jaxscope.schema.run import DeviceInfo
+from jaxscope.runtime.devices import device_env
+from jaxscope.runtime.layout_process import LayoutClient, LayoutStream
+from jaxscope.runtime.worker_client import WorkerClient, WorkerError
 from jaxscope.schema.codec import from_jsonable
-
+from jaxscope.schema.graph import Graph
+from jaxscope.schema.hlo import HloRequest, HloResult
+from jaxscope.schema.layout import Layout
+from jaxscope.schema.run import DeviceInfo
+from jaxscope.schema.trace import ErrorInfo, JaxprText, TraceRequest, TraceResult
 
 LAYOUT_CACHE_SIZE = 4  # layouts kept for reuse (a graph and its last few expanded sets)
 # A layout is ~0.9 KB a box (gpt-50k: 56 MB for 62k). Room for the shown layout and one more of

@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QHeaderView, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
-from jaxscope.schema.model import Diagnostic
+from jaxscope.schema.trace import Diagnostic
 
 _MARK = {"error": "error", "warning": "warning", "info": "info"}
 _COLOUR = {"error": "#d0453a", "warning": "#c98a00", "info": "#3d7ebf"}

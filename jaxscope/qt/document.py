@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from jaxscope.schema.graph import Graph, split_path
+from jaxscope.schema.layout import Layout
 from jaxscope.schema.layout_tables import node_paths
-from jaxscope.schema.model import Graph, Layout, TraceResult, split_path
+from jaxscope.schema.trace import TraceResult
 
 
 @dataclass

@@ -15,7 +15,6 @@ from jaxscope.layout.edge_shape import draws_partial
 from jaxscope.qt.batch_item import (
     ARROW_W,
     DIM_OPACITY,
-    EDGE_W,
     FAR_LOD,
     TEXT_LOD,
     TINY_PX,
@@ -28,6 +27,7 @@ from jaxscope.qt.batch_item import (
     scene_pen,
 )
 from jaxscope.qt.scene_model import SceneModel
+from jaxscope.render.svg import EDGE_W
 
 Group = tuple[bool, bool, bool]  # routed, dimmed, drawn partially
 THIN_PX = 1.5  # long edges thinner than this on screen are drawn as hairlines, without antialiasing

@@ -9,7 +9,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from PySide6.QtCore import QObject, Signal
 
 from jaxscope.exporter import export
-from jaxscope.schema.model import Graph, Layout
+from jaxscope.schema.graph import Graph
+from jaxscope.schema.layout import Layout
 
 
 class ExportJobs(QObject):

@@ -44,7 +44,6 @@ from jaxscope.qt.batch_item import (
     ARROW_W,
     CARD_OFFSET,
     DIM_OPACITY,
-    EDGE_W,
     FAR_LOD,
     MATCH_W,
     OUTLINE_W,
@@ -64,6 +63,7 @@ from jaxscope.qt.cluster_items import ClusterItem, ClusterTitleItem
 from jaxscope.qt.edge_items import EdgeTileItem
 from jaxscope.qt.node_items import NodeTileItem, OverviewItem
 from jaxscope.qt.scene_model import CELL, TILE_H, TILE_W, GridIndex, NodeRec, SceneModel, build_model
+from jaxscope.render.svg import EDGE_W
 
 __all__ = [
     "ARROW_LEN",

@@ -29,19 +29,20 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QApplication, QFrame, QGraphicsScene, QGraphicsView, QToolTip, QWidget
 
-from jaxscope.runtime import protocol
-from jaxscope.layout.edge_shape import draws_partial
 from jaxscope.analysis.graph_query import Dataflow, SearchIndex
+from jaxscope.layout.edge_shape import draws_partial
 from jaxscope.layout.preview import Region
-from jaxscope.schema.model import Graph, Layout
-from jaxscope.schema.codec import gc_paused
-from jaxscope.render.styles import Theme, get_theme
-from jaxscope.render.svg import node_tooltip
 from jaxscope.qt.batch_item import Palette, ViewState
 from jaxscope.qt.edge_items import EdgeTileItem
 from jaxscope.qt.graph_items import SceneItems, build_items, warm_items
 from jaxscope.qt.node_items import NodeTileItem
 from jaxscope.qt.scene_model import Resolved, SceneModel, build_model
+from jaxscope.render.styles import Theme, get_theme
+from jaxscope.render.svg import node_tooltip
+from jaxscope.runtime import protocol
+from jaxscope.schema.codec import gc_paused
+from jaxscope.schema.graph import Graph
+from jaxscope.schema.layout import Layout
 
 MAX_SCALE = 4.0
 FIT_MAX_SCALE = 1.25  # fit_all never blows a small graph up beyond this

@@ -8,12 +8,21 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
-    QComboBox, QFormLayout, QFrame, QLabel, QLineEdit, QPushButton, QScrollArea, QSizePolicy, QVBoxLayout, QWidget,
+    QComboBox,
+    QFormLayout,
+    QFrame,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
 )
 
+from jaxscope.runtime.parse_process import parse_call_apart
 from jaxscope.spec import argspec
 from jaxscope.spec.discover import FunctionInfo, ModuleInfo, bind_call
-from jaxscope.runtime.parse_process import parse_call_apart
 
 
 def plain_label(text: str = "") -> QLabel:

@@ -13,11 +13,11 @@ from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QInputDialog
 
 from jaxscope.ir import linking
-from jaxscope.runtime import protocol
 from jaxscope.ir.hlo_links import FusionInfo, IrLinks, fusions, hlo_links, stablehlo_links
-from jaxscope.schema.hlo import HloRequest, HloResult, Stage
-from jaxscope.schema.model import ErrorInfo, JaxprText, TraceRequest, TraceResult
+from jaxscope.runtime import protocol
 from jaxscope.schema.codec import gc_paused
+from jaxscope.schema.hlo import HloRequest, HloResult, Stage
+from jaxscope.schema.trace import ErrorInfo, JaxprText, TraceRequest, TraceResult
 
 AUTO_COMPILE_MAX_EQNS = 3000  # XLA:CPU needs ~0.5 s at 1k unrolled equations, ~20 s at 13k: ask first above this
 

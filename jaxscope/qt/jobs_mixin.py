@@ -11,16 +11,16 @@ from typing import Any
 
 from PySide6.QtWidgets import QInputDialog
 
-from jaxscope.spec.argspec import SpecError
-from jaxscope.analysis.verdicts import diverging
-from jaxscope.runtime.devices import device_env
-from jaxscope.schema.model import ErrorInfo
 from jaxscope.analysis.retrace import RetraceRequest, RetraceResult
-from jaxscope.schema.run import RunRequest, RunResult, run_result_from_jsonable
-from jaxscope.schema.codec import from_jsonable
-from jaxscope.spec.static_fix import make_static, static_suggestion
+from jaxscope.analysis.verdicts import diverging
 from jaxscope.qt import prefs
 from jaxscope.qt.retrace_dialog import RetraceDialog
+from jaxscope.runtime.devices import device_env
+from jaxscope.schema.codec import from_jsonable
+from jaxscope.schema.run import RunRequest, RunResult, run_result_from_jsonable
+from jaxscope.schema.trace import ErrorInfo
+from jaxscope.spec.argspec import SpecError
+from jaxscope.spec.static_fix import make_static, static_suggestion
 
 DIVERGENCE_COLOURS = ("#d0453a", "#e59f2d")  # the most divergent equations, the rest that differ
 

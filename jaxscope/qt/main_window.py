@@ -28,43 +28,44 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-import jaxscope
-from jaxscope.spec import argspec
-from jaxscope.ir import linking
-from jaxscope.runtime import protocol
-from jaxscope.spec.discover import DiscoveryError, default_function, discover_file
-from jaxscope.exporter import export
-from jaxscope.analysis.guide import Example, find, list_examples, parse_guide
-from jaxscope.ir.hlo_links import IrLinks
-from jaxscope.analysis.flow import recording_stopped
+from jaxscope.about import EXAMPLES_DIR, __version__
 from jaxscope.analysis.flow_marks import LineMark, line_marks, static_values
+from jaxscope.analysis.guide import Example, find, list_examples, parse_guide
+from jaxscope.exporter import export
+from jaxscope.ir import linking
+from jaxscope.ir.hlo_links import IrLinks
 from jaxscope.layout.engine import auto_expanded
-from jaxscope.schema.model import Diagnostic, ErrorInfo, FunctionRef, Graph, Layout, SourceLoc, TraceRequest, TraceResult
-from jaxscope.schema.codec import gc_paused
-from jaxscope.spec.static_fix import static_suggestion
-from jaxscope.render.svg import render_svg
 from jaxscope.qt import prefs
 from jaxscope.qt import theme as themes
 from jaxscope.qt.controller import Controller
 from jaxscope.qt.diagnostics_panel import DiagnosticsPanel
-from jaxscope.qt.export_job import ExportJobs
 from jaxscope.qt.document import Document, nearest_visible, owner_chain
+from jaxscope.qt.export_job import ExportJobs
 from jaxscope.qt.flow_paint import legend_items
-from jaxscope.qt.guide_panel import GuidePanel
 from jaxscope.qt.graph_view import QtGraphView
+from jaxscope.qt.guide_panel import GuidePanel
 from jaxscope.qt.inputs_panel import InputsPanel, plain_label
 from jaxscope.qt.ir_mixin import IrMixin
-from jaxscope.qt.jobs_mixin import JobsMixin
 from jaxscope.qt.ir_tabs import IrTabs
 from jaxscope.qt.jaxpr_view import QtJaxprView
+from jaxscope.qt.jobs_mixin import JobsMixin
 from jaxscope.qt.log_pane import LogPane
 from jaxscope.qt.problems_panel import ProblemsPanel
 from jaxscope.qt.retrace_dialog import RetraceDialog
 from jaxscope.qt.run_panel import RunPanel
 from jaxscope.qt.scene_model import SceneModel
 from jaxscope.qt.source_view import QtSourceView
+from jaxscope.render.svg import render_svg
+from jaxscope.runtime import protocol
+from jaxscope.schema.codec import gc_paused
+from jaxscope.schema.flow import recording_stopped
+from jaxscope.schema.graph import Graph, SourceLoc
+from jaxscope.schema.layout import Layout
+from jaxscope.schema.trace import Diagnostic, ErrorInfo, FunctionRef, TraceRequest, TraceResult
+from jaxscope.spec import argspec
+from jaxscope.spec.discover import DiscoveryError, default_function, discover_file
+from jaxscope.spec.static_fix import static_suggestion
 
-EXAMPLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(jaxscope.__file__))), "examples")
 MAX_RECENT = 10
 STATE_VERSION = 2  # bump when docks change: an old saved state would misplace the new ones
 PHASE_TEXT = {  # the status bar while the worker (or the layout process) works
@@ -830,7 +831,7 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
         box = QMessageBox(self)
         box.setWindowTitle("About jaxscope")
         box.setTextFormat(Qt.TextFormat.PlainText)
-        box.setText(f"jaxscope {jaxscope.__version__}\njax {jax_version} (in the worker)\nQt / PySide6 {pyside_version}")
+        box.setText(f"jaxscope {__version__}\njax {jax_version} (in the worker)\nQt / PySide6 {pyside_version}")
         box.exec()
 
     # ------------------------------------------------------------------ theme, settings, events

@@ -24,17 +24,27 @@ import sys
 import zlib
 
 import numpy as np
-
 from PySide6.QtCore import QByteArray, QMarginsF, QRectF, QSizeF, Qt
-from PySide6.QtGui import QColor, QFontDatabase, QGuiApplication, QImage, QPageSize, QPainter, QPainterPath, QPdfWriter, QPen
-from PySide6.QtWidgets import QApplication
+from PySide6.QtGui import (
+    QColor,
+    QFontDatabase,
+    QGuiApplication,
+    QImage,
+    QPageSize,
+    QPainter,
+    QPainterPath,
+    QPdfWriter,
+    QPen,
+)
 from PySide6.QtSvg import QSvgRenderer
+from PySide6.QtWidgets import QApplication
 
 from jaxscope.layout.edge_shape import partial_edge, partial_edges
-from jaxscope.schema.model import Graph, Layout, Node, NodeBox
+from jaxscope.qt.curve import add_curve
 from jaxscope.render.styles import Theme, family, get_theme
 from jaxscope.render.svg import EDGE_W, HIGHLIGHT, HIGHLIGHT_PAD, HIGHLIGHT_W, svg_frame
-from jaxscope.qt.curve import add_curve
+from jaxscope.schema.graph import Graph, Node
+from jaxscope.schema.layout import Layout, NodeBox
 
 _app: QGuiApplication | None = None
 

@@ -4,12 +4,21 @@ from __future__ import annotations
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFormLayout, QLineEdit, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
-from jaxscope.spec import argspec
-from jaxscope.schema.model import ErrorInfo
 from jaxscope.analysis.retrace import RetraceResult
 from jaxscope.qt.inputs_panel import ARGS_MAX_CHARS, plain_label
+from jaxscope.schema.trace import ErrorInfo
+from jaxscope.spec import argspec
 
 
 class RetraceDialog(QDialog):

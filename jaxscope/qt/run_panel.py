@@ -13,14 +13,29 @@ from typing import Any, TypeVar
 from PySide6.QtCore import QElapsedTimer, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QResizeEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView, QCheckBox, QComboBox, QFrame, QGridLayout, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
-    QPushButton, QScrollArea, QSpinBox, QTableWidget, QTableWidgetItem, QToolButton, QVBoxLayout, QWidget,
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QScrollArea,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
 )  # fmt: skip
 
-from jaxscope.runtime.devices import MAX_CPU_DEVICES
 from jaxscope.analysis.verdicts import device_line, diverging, fmt_float, fmt_seconds, nan_line, nonfinite_text
-from jaxscope.schema.run import DeviceInfo, LeafComparison, RunResult
 from jaxscope.qt.inputs_panel import plain_label
+from jaxscope.runtime.devices import MAX_CPU_DEVICES
+from jaxscope.schema.run import DeviceInfo, LeafComparison, RunResult
 
 STATE_COLOURS = {"ok": "#2e8b57", "close": "#c98a00", "fail": "#d0453a"}
 _HEADERS = {

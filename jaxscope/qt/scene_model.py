@@ -13,21 +13,22 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from itertools import chain, compress
-from operator import attrgetter as _get, itemgetter
 from dataclasses import dataclass, field
+from itertools import chain, compress
+from operator import attrgetter as _get
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
-
 from PySide6.QtCore import QLineF, QRectF
 from PySide6.QtGui import QColor
 
 from jaxscope.layout import labels
 from jaxscope.layout.edge_shape import LONG_H, LONG_W, STUB_LEN
-from jaxscope.schema.layout_tables import EdgeTable, NodeTable, node_paths
-from jaxscope.schema.model import ClusterBox, EdgePath, Graph, Layout, Node
 from jaxscope.render.styles import family
+from jaxscope.schema.graph import Graph, Node
+from jaxscope.schema.layout import ClusterBox, EdgePath, Layout
+from jaxscope.schema.layout_tables import EdgeTable, NodeTable, node_paths
 
 TILE_W, TILE_H = LONG_W, LONG_H  # an edge bigger than a tile is a long one, kept apart from the tiles
 # Edge tiles draw nothing from afar (no blob), so bigger ones cost no picture: gpt-50k's 4.3k edge

@@ -43,7 +43,6 @@ from PySide6.QtWidgets import QApplication, QPlainTextDocumentLayout, QPlainText
 
 from jaxscope.analysis.flow_marks import LineMark
 from jaxscope.qt import flow_paint
-
 from jaxscope.qt.highlight import (
     EditorColours,
     LazyHighlighter,

@@ -22,10 +22,11 @@ file holds the top-level body only (sub-graphs collapsed into their owner nodes)
 from __future__ import annotations
 
 from jaxscope.layout import labels
-from jaxscope.schema.model import Graph, Layout, Node
 from jaxscope.render.sanitize import dot_id, dot_string
 from jaxscope.render.styles import Theme, family, get_theme
 from jaxscope.render.svg import NodeIndex
+from jaxscope.schema.graph import Graph, Node
+from jaxscope.schema.layout import Layout
 
 INDENT = "  "
 

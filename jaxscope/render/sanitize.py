@@ -23,7 +23,6 @@ non-ASCII letters, CJK and emoji, passes through unchanged.
 from __future__ import annotations
 
 import functools
-
 import re
 
 REPLACEMENT = "\ufffd"

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from jaxscope.schema.model import Node
+from jaxscope.schema.graph import Node
 
 # Display order (legend, docs): equation families first, then the data-node families.
 FAMILIES: tuple[str, ...] = (

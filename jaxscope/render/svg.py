@@ -33,13 +33,14 @@ scripts and tests. With the ``transparent`` theme text and edges use ``currentCo
 from __future__ import annotations
 
 from jaxscope.layout import labels
-from jaxscope.runtime import protocol
-from jaxscope.render import sanitize
 from jaxscope.layout.edge_shape import arrowed, check_long_edges, partial_edge, partial_edges
-from jaxscope.schema.model import ClusterBox, EdgePath, Graph, Layout, Node, NodeBox, split_path
+from jaxscope.render import sanitize
 from jaxscope.render.sanitize import xml_attr, xml_text
-from jaxscope.schema.codec import gc_paused
 from jaxscope.render.styles import FAMILIES, Theme, family, family_title, get_theme
+from jaxscope.runtime import protocol
+from jaxscope.schema.codec import gc_paused
+from jaxscope.schema.graph import Graph, Node, split_path
+from jaxscope.schema.layout import ClusterBox, EdgePath, Layout, NodeBox
 
 MARGIN = 8.0
 TITLE_BAND = 30.0  # height of the optional title band

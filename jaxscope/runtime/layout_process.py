@@ -65,13 +65,15 @@ from typing import Any
 import numpy as np
 import orjson
 
-from jaxscope.schema.model import Graph, Layout
-from jaxscope.runtime import protocol
-from jaxscope.schema.graph_wire import graph_from_jsonable, graph_to_wire
-from jaxscope.layout.body import Tenths, cluster_boxes, from_layout
+from jaxscope.layout.body import cluster_boxes, from_layout
 from jaxscope.layout.preview import Region, region_part
-from jaxscope.schema.layout_tables import EdgeTable, NodeTable
+from jaxscope.layout.types import Tenths
+from jaxscope.runtime import protocol
 from jaxscope.schema.codec import from_jsonable, gc_paused
+from jaxscope.schema.graph import Graph
+from jaxscope.schema.graph_wire import graph_from_jsonable, graph_to_wire
+from jaxscope.schema.layout import Layout
+from jaxscope.schema.layout_tables import EdgeTable, NodeTable
 
 DEFAULT_BUDGET_S = 5.0
 DECODE_TIMEOUT_S = 120.0  # reading the request in the worker; generous, it is plain Python

@@ -14,8 +14,8 @@ import pickle
 import subprocess
 import sys
 
-from jaxscope.spec import argspec
 from jaxscope.runtime.worker_process import worker_env
+from jaxscope.spec import argspec
 
 _CHILD = "from jaxscope.runtime.parse_process import child_main; child_main()"
 

@@ -22,10 +22,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from jaxscope.runtime import protocol
-from jaxscope.schema.graph_wire import SENT_AHEAD, graph_from_jsonable
-from jaxscope.schema.model import ErrorInfo, ErrorKind, Graph, TraceRequest, TraceResult, result_from_jsonable
-from jaxscope.schema.codec import from_jsonable, gc_paused, to_jsonable
 from jaxscope.runtime.worker_process import OutputCallback, WorkerProcess, describe_exit, worker_env
+from jaxscope.schema.codec import from_jsonable, gc_paused, to_jsonable
+from jaxscope.schema.graph import Graph
+from jaxscope.schema.graph_wire import SENT_AHEAD, graph_from_jsonable
+from jaxscope.schema.trace import ErrorInfo, ErrorKind, TraceRequest, TraceResult, result_from_jsonable
 
 PhaseCallback = Callable[[str], None]
 

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
-import jaxscope
+from jaxscope.about import SOURCE_ROOT
 from jaxscope.runtime import protocol
 
 OutputCallback = Callable[[str, str], None]  # (stream name, text)
@@ -48,7 +48,7 @@ class OutputTail:
 def worker_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """The worker's environment: ours, plus what makes it importable and well-behaved."""
     env = dict(os.environ)
-    root = os.path.dirname(os.path.dirname(os.path.abspath(jaxscope.__file__)))
+    root = SOURCE_ROOT
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
     env["PYTHONUNBUFFERED"] = "1"  # user prints reach the log pane as they happen
     env.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # GPUs: do not grab 75% of memory

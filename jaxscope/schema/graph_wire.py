@@ -28,8 +28,8 @@ import dataclasses
 import sys
 from typing import Any
 
-from jaxscope.schema.model import Body, Edge, Graph, Node, SourceLoc, SubgraphRef
 from jaxscope.schema.codec import from_jsonable, maker, to_jsonable
+from jaxscope.schema.graph import Body, Edge, Graph, Node, SourceLoc, SubgraphRef
 
 WIRE_VERSION = 1
 _NODE, _EDGE = maker(Node), maker(Edge)

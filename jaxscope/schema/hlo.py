@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from jaxscope.schema.model import FunctionRef
+from jaxscope.schema.trace import FunctionRef
 
 Stage = Literal["stablehlo", "compiled"]
 

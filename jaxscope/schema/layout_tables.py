@@ -15,8 +15,8 @@ from typing import Generic, TypeVar, overload
 
 import numpy as np
 
-from jaxscope.schema.model import EdgePath, NodeBox
 from jaxscope.schema.codec import maker
+from jaxscope.schema.layout import EdgePath, NodeBox
 
 _EDGE, _NODE = maker(EdgePath), maker(NodeBox)
 Row = tuple[str, str, Sequence[int], bool, str]  # src, dst, flat tenths (x0, y0, x1, y1, ...), routed, aval

@@ -11,8 +11,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from jaxscope.schema.model import FunctionRef, SourceLoc
 from jaxscope.schema.codec import dumps, from_jsonable
+from jaxscope.schema.graph import SourceLoc
+from jaxscope.schema.trace import FunctionRef
 
 RUN_SCHEMA_VERSION = 1
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import keyword
 
-from jaxscope.schema.model import FunctionRef
+from jaxscope.schema.trace import FunctionRef
 
 TARGET_FORMS = """\
 accepted forms:

@@ -17,7 +17,7 @@ from typing import Any, TextIO
 import jax
 
 from jaxscope.analysis.diagnostics import Diagnostic, constant_diagnostics, node_locations
-from jaxscope.schema.model import Graph, SourceLoc
+from jaxscope.schema.graph import Graph, SourceLoc
 from jaxscope.worker.keyreuse import find_key_reuse
 from jaxscope.worker.userframes import is_user_file, user_modules
 

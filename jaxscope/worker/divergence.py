@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxscope.schema.model import SourceLoc
+from jaxscope.schema.graph import SourceLoc
 from jaxscope.schema.run import EqnDivergence
 from jaxscope.worker import jax_compat as jc
 from jaxscope.worker.compare import preview

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from jaxscope.schema.model import ErrorInfo, ErrorKind
+from jaxscope.schema.trace import ErrorInfo, ErrorKind
 from jaxscope.worker.userframes import innermost_location, user_frames
 
 _TRACER_ERRORS = {

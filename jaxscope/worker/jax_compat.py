@@ -13,13 +13,13 @@ import jax
 import jax.extend.core as jex
 import jax.extend.source_info_util as jsu
 
-import jaxscope
-from jaxscope.schema.model import SourceLoc
+from jaxscope.about import PACKAGE_DIR
+from jaxscope.schema.graph import SourceLoc
 from jaxscope.worker.userframes import is_user_file
 
 # Keep jaxscope's frames out of JAX's own user-frame logic (HLO/MLIR locations, cache-miss
 # explanations). Must happen before the first trace: JAX caches user frames by content.
-jsu.register_exclusion(jaxscope.__path__[0])
+jsu.register_exclusion(PACKAGE_DIR)
 
 ClosedJaxpr = jex.ClosedJaxpr
 Jaxpr = jex.Jaxpr

@@ -15,8 +15,8 @@ from typing import Any
 
 import jax
 
+from jaxscope.schema.graph import Graph
 from jaxscope.spec import argspec
-from jaxscope.schema.model import Graph
 from jaxscope.worker.trace import graph_of, jaxpr_text, to_abstract, unwrap
 
 

@@ -9,9 +9,9 @@ import sys
 import types
 from typing import Any
 
-from jaxscope.schema.model import ErrorInfo, FunctionRef, SourceLoc
+from jaxscope.schema.graph import SourceLoc
+from jaxscope.schema.trace import ErrorInfo, FunctionRef
 from jaxscope.worker.errors import classify
-
 
 RAN_USER_CODE = False  # once True, this worker's interpreter holds state from user code
 

@@ -10,9 +10,9 @@ from collections.abc import Callable
 from typing import Any, BinaryIO
 
 from jaxscope.runtime import protocol
-from jaxscope.schema.model import ErrorInfo, TraceRequest
-from jaxscope.schema.graph_wire import graph_to_wire, to_wire_jsonable
 from jaxscope.schema.codec import from_jsonable, gc_paused, to_jsonable
+from jaxscope.schema.graph_wire import graph_to_wire, to_wire_jsonable
+from jaxscope.schema.trace import ErrorInfo, TraceRequest
 
 
 def _user_modules() -> dict[str, float]:
@@ -112,8 +112,8 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> int:
 
 def _ops() -> dict[str, tuple[type, Callable[[Any, Callable[[str], None]], Any]]]:
     """op name -> (request dataclass, runner(request, phase) -> result dataclass). Imported lazily."""
-    from jaxscope.schema.hlo import HloRequest
     from jaxscope.analysis.retrace import RetraceRequest
+    from jaxscope.schema.hlo import HloRequest
     from jaxscope.schema.run import RunRequest
     from jaxscope.worker.hlo import run_hlo
     from jaxscope.worker.retrace import run_retrace

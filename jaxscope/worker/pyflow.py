@@ -26,9 +26,9 @@ from bisect import bisect_right
 from types import CodeType, FrameType
 from typing import Any
 
-from jaxscope.analysis.flow import FileFlow, FlowReport, analyse
+from jaxscope.analysis.flow import analyse
+from jaxscope.schema.flow import FileFlow, FlowReport
 from jaxscope.worker.userframes import is_user_file
-
 
 # A program that makes this many Python calls while it is traced is big (JAX makes 50-500 calls
 # per equation: a 4k-equation unrolled MLP ~1M): under a trace function (gpt-10k: 2.5 -> 6.5 s)

@@ -14,8 +14,8 @@ from typing import Any
 
 import jax
 
-from jaxscope.spec.discover import DiscoveryError, discover_file
 from jaxscope.analysis.retrace import RetraceRequest, RetraceResult, diff_calls
+from jaxscope.spec.discover import DiscoveryError, discover_file
 from jaxscope.worker.trace import Phase, bind, parse_call, prepare, trace_failure
 
 

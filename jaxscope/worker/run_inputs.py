@@ -29,8 +29,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxscope.schema.model import ErrorInfo
 from jaxscope.schema.run import DeviceInfo, InputLeaf
+from jaxscope.schema.trace import ErrorInfo
 from jaxscope.worker import jax_compat as jc
 from jaxscope.worker.compare import as_host, preview
 from jaxscope.worker.trace import Prepared, TraceFailed, trace_failure

@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from jaxscope.schema.model import Body, Edge, Graph, Node, SourceLoc, SubgraphRef
 from jaxscope.schema.codec import maker
+from jaxscope.schema.graph import Body, Edge, Graph, Node, SourceLoc, SubgraphRef
 from jaxscope.worker import jax_compat as jc
 
 _NODE, _EDGE = maker(Node), maker(Edge)  # an equation's node and its operand edges, tens of thousands a trace

@@ -12,11 +12,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxscope.spec import argspec
+from jaxscope.analysis.flow import mark_staged
 from jaxscope.ir import linking
-from jaxscope.analysis.flow import RECORDING_STOPPED, mark_staged
-from jaxscope.schema.model import Diagnostic, ErrorInfo, FunctionRef, Graph, JaxprText, TraceRequest, TraceResult
 from jaxscope.schema.codec import gc_paused
+from jaxscope.schema.flow import RECORDING_STOPPED
+from jaxscope.schema.graph import Graph
+from jaxscope.schema.trace import Diagnostic, ErrorInfo, FunctionRef, JaxprText, TraceRequest, TraceResult
+from jaxscope.spec import argspec
 from jaxscope.worker.diagnose import TraceWatch, diagnose
 from jaxscope.worker.errors import classify
 from jaxscope.worker.load import LoadError, find_function, load_module

@@ -13,10 +13,11 @@ import sysconfig
 import traceback
 from types import ModuleType, TracebackType
 
-import jaxscope
-from jaxscope.schema.model import Frame, SourceLoc
+from jaxscope.about import PACKAGE_DIR
+from jaxscope.schema.graph import SourceLoc
+from jaxscope.schema.trace import Frame
 
-_JAXSCOPE_DIR = os.path.dirname(os.path.abspath(jaxscope.__file__)) + os.sep
+_JAXSCOPE_DIR = PACKAGE_DIR + os.sep
 
 
 def _excluded_prefixes() -> tuple[str, ...]:

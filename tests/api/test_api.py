@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 import jaxscope
-from jaxscope.spec import argspec
 from jaxscope.exporter import highlight_paths, read_json
-from jaxscope.schema.model import resolve
+from jaxscope.schema.graph import resolve
+from jaxscope.spec import argspec
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"

@@ -6,7 +6,22 @@ import pickle
 
 import pytest
 
-from jaxscope.spec.argspec import ACCEPTED_FORMS, ArraySpec, CallSpec, DictSpec, ListSpec, SpecError, StaticValue, TupleSpec, contains_array, format_call, format_spec, is_static, parse_call, parse_spec
+from jaxscope.spec.argspec import (
+    ACCEPTED_FORMS,
+    ArraySpec,
+    CallSpec,
+    DictSpec,
+    ListSpec,
+    SpecError,
+    StaticValue,
+    TupleSpec,
+    contains_array,
+    format_call,
+    format_spec,
+    is_static,
+    parse_call,
+    parse_spec,
+)
 
 F32 = "float32"
 

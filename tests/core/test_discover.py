@@ -9,7 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from jaxscope.spec.discover import EXAMPLES_VAR, DiscoveryError, FunctionInfo, ModuleInfo, ParamInfo, discover_file, discover_source
+from jaxscope.spec.discover import (
+    EXAMPLES_VAR,
+    DiscoveryError,
+    FunctionInfo,
+    ModuleInfo,
+    ParamInfo,
+    discover_file,
+    discover_source,
+)
 
 SOURCE = textwrap.dedent(
     '''\

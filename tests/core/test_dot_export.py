@@ -6,12 +6,13 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from tests.conftest import HOSTILE, check_golden
 from jaxscope.layout import labels
 from jaxscope.render.dot import render_dot
-from jaxscope.schema.model import Layout, resolve
 from jaxscope.render.sanitize import clean_text, dot_escape
 from jaxscope.render.styles import family, get_theme
+from jaxscope.schema.graph import resolve
+from jaxscope.schema.layout import Layout
+from tests.conftest import HOSTILE, check_golden
 
 pgv = pytest.importorskip("pygraphviz")
 NS = "{http://www.w3.org/2000/svg}"
@@ -110,7 +111,7 @@ def test_transparent_theme_has_no_current_color(sample):
 
 def test_edges_to_a_cluster_end_at_an_invisible_anchor(sample):
     graph, layout = sample
-    from jaxscope.schema.model import EdgePath
+    from jaxscope.schema.layout import EdgePath
 
     extra = EdgePath("in0", "e0:0", ((70.0, 49.0), (70.0, 55.0), (200.0, 56.0), (200.0, 62.0)))
     layout = Layout(layout.width, layout.height, layout.nodes, (*layout.edges, extra), layout.clusters)

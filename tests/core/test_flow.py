@@ -6,8 +6,9 @@ import subprocess
 import sys
 import textwrap
 
-from jaxscope.analysis.flow import FileFlow, FlowReport, analyse, mark_staged
-from jaxscope.schema.model import Body, Graph, Node, SourceLoc, SubgraphRef
+from jaxscope.analysis.flow import analyse, mark_staged
+from jaxscope.schema.flow import FileFlow, FlowReport
+from jaxscope.schema.graph import Body, Graph, Node, SourceLoc, SubgraphRef
 
 
 def src(text: str) -> str:
@@ -202,5 +203,5 @@ def test_mark_staged_uses_staged_bodies_only():
 
 
 def test_core_flow_imports_no_jax():
-    code = "import sys, jaxscope.analysis.flow, jaxscope.schema.model; assert 'jax' not in sys.modules and 'PySide6' not in sys.modules"
+    code = "import sys, jaxscope.analysis.flow, jaxscope.schema.graph, jaxscope.schema.trace, jaxscope.schema.layout; assert 'jax' not in sys.modules and 'PySide6' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)

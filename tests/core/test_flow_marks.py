@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from jaxscope.analysis.flow import analyse
 from jaxscope.analysis.flow_marks import line_marks
-from jaxscope.schema.model import Body, Graph, Node, SourceLoc, SubgraphRef
+from jaxscope.schema.graph import Body, Graph, Node, SourceLoc, SubgraphRef
 
 FILE = "/virtual/model.py"
 

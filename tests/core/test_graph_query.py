@@ -8,7 +8,8 @@ import pytest
 
 from jaxscope.analysis.graph_query import Dataflow, SearchIndex
 from jaxscope.layout.engine import compute_layout
-from jaxscope.schema.model import TraceResult, resolve
+from jaxscope.schema.graph import resolve
+from jaxscope.schema.trace import TraceResult
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -47,7 +48,7 @@ def test_dataflow_cones(drawn):
 
 def test_free_text_does_not_match_the_file_path() -> None:
     from jaxscope.analysis.graph_query import SearchIndex
-    from jaxscope.schema.model import Node, SourceLoc
+    from jaxscope.schema.graph import Node, SourceLoc
 
     loc = SourceLoc("/home/x/train_step.py", 12)
     index = SearchIndex([("e0", Node("e0", "eqn", "mul", ("f32[3]",), source=loc)), ("in0", Node("in0", "input", "x", ("f32[3]",)))])

@@ -8,11 +8,12 @@ import pathlib
 
 import pytest
 
-from tests.conftest import build_hostile
 from jaxscope.runtime import protocol
-from jaxscope.schema.graph_wire import graph_from_jsonable, graph_from_wire, graph_to_wire, to_wire_jsonable
-from jaxscope.schema.model import Body, Edge, Graph, Node, SourceLoc, TraceResult, result_from_jsonable
 from jaxscope.schema.codec import to_jsonable
+from jaxscope.schema.graph import Body, Edge, Graph, Node, SourceLoc
+from jaxscope.schema.graph_wire import graph_from_jsonable, graph_from_wire, graph_to_wire, to_wire_jsonable
+from jaxscope.schema.trace import TraceResult, result_from_jsonable
+from tests.conftest import build_hostile
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures"
 

@@ -6,11 +6,14 @@ import random
 
 import pytest
 
-from jaxscope.layout import dot as dot_layout, engine as layout, body as layout_body
+from jaxscope.layout import dot as dot_layout
+from jaxscope.layout import engine as layout
+from jaxscope.layout import body as layout_body
+from jaxscope.layout.engine import auto_expanded, compute_layout, expanded_to_depth, visible_count
 from jaxscope.layout.labels import node_size
 from jaxscope.layout.layered import layered_layout, longest_path_ranks
-from jaxscope.layout.engine import auto_expanded, compute_layout, expanded_to_depth, visible_count
-from jaxscope.schema.model import Body, Edge, Graph, Layout, Node, SubgraphRef, resolve
+from jaxscope.schema.graph import Body, Edge, Graph, Node, SubgraphRef, resolve
+from jaxscope.schema.layout import Layout
 
 HAVE_DOT = dot_layout.dot_available()
 ENGINES = ["layered", pytest.param("dot", marks=pytest.mark.skipif(not HAVE_DOT, reason="no pygraphviz"))]
@@ -270,13 +273,13 @@ def test_sub_layouts_are_cached(monkeypatch):
     eqns = [("jit", ["in0" if k == 0 else f"e{k - 1}"], [("jit(blk)", "b1", "jaxpr")]) for k in range(50)]
     g = mk_graph(mk_body("b0", 1, eqns, ["e49"]), blk)
     calls = []
-    real_layout_body = layout._Ctx._layout_body
+    real_layout_body = layout.Context._layout_body
 
     def spy(self, body, children, base):
         calls.append(body.id)
         return real_layout_body(self, body, children, base)
 
-    monkeypatch.setattr(layout._Ctx, "_layout_body", spy)
+    monkeypatch.setattr(layout.Context, "_layout_body", spy)
     expanded = expanded_to_depth(g, 1)
     cache: dict = {}
     lay = compute_layout(g, expanded, cache=cache)
@@ -322,8 +325,8 @@ def test_expanding_grows_the_drawing_in_place(engine, monkeypatch):
     cache: dict = {}
     before = {n.path: n for n in compute_layout(g, engine=engine, cache=cache).nodes}
     placed = []
-    real_place = layout._Ctx.place
-    monkeypatch.setattr(layout._Ctx, "place", lambda self, name, *a: placed.append(name) or real_place(self, name, *a))
+    real_place = layout.Context.place
+    monkeypatch.setattr(layout.Context, "place", lambda self, name, *a: placed.append(name) or real_place(self, name, *a))
     grown = compute_layout(g, {"e5"}, engine=engine, cache=cache)
     assert placed == ["b1"]  # the block, once; the top level grew from its last drawing
     check_invariants(g, {"e5"}, grown)
@@ -367,8 +370,8 @@ def test_a_trimmed_cache_keeps_every_bodys_base(monkeypatch):
     kept = dict(cache)
     assert cache == kept
     placed = []
-    real_place = layout._Ctx.place
-    monkeypatch.setattr(layout._Ctx, "place", lambda self, name, *a: placed.append(name) or real_place(self, name, *a))
+    real_place = layout.Context.place
+    monkeypatch.setattr(layout.Context, "place", lambda self, name, *a: placed.append(name) or real_place(self, name, *a))
     grown = compute_layout(g, {"e5", "e6"}, engine="layered", cache=cache)
     assert placed == [] and grown == compute_layout(g, {"e5", "e6"}, engine="layered", cache=dict(bases))
 
@@ -395,8 +398,8 @@ def test_many_owners_changed_at_once_are_placed_anew(monkeypatch):
     cache: dict = {}
     compute_layout(g, cache=cache)
     placed = []
-    real_place = layout._Ctx.place
-    monkeypatch.setattr(layout._Ctx, "place", lambda self, name, *a: placed.append(name) or real_place(self, name, *a))
+    real_place = layout.Context.place
+    monkeypatch.setattr(layout.Context, "place", lambda self, name, *a: placed.append(name) or real_place(self, name, *a))
     expanded = expanded_to_depth(g, 1)  # four owners of the top level at once
     check_invariants(g, expanded, compute_layout(g, expanded, cache=cache))
     assert "b0" in placed
@@ -412,8 +415,8 @@ def test_warm_lays_out_the_collapsed_sub_graphs_ahead(engine, monkeypatch):
     assert list(layout.warm(g, {"e1"}, cache, engine=engine)) == ["b2", "b3", "b5", "b4"]
     assert list(layout.warm(g, {"e1"}, cache, engine=engine)) == []  # nothing left
     placed = []
-    real_place = layout._Ctx.place
-    monkeypatch.setattr(layout._Ctx, "place", lambda self, name, *a: placed.append(name) or real_place(self, name, *a))
+    real_place = layout.Context.place
+    monkeypatch.setattr(layout.Context, "place", lambda self, name, *a: placed.append(name) or real_place(self, name, *a))
     warmed = compute_layout(g, {"e1", "e4", "e5"}, engine=engine, cache=cache)
     assert placed == []  # the clusters were ready, and the parent grew
     check_invariants(g, {"e1", "e4", "e5"}, warmed)

@@ -14,18 +14,27 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-from jaxscope.layout import dot as dot_layout, engine as layout
-from jaxscope.runtime import layout_process as layout_client, protocol
-from jaxscope.schema.graph_wire import graph_to_wire
-from jaxscope.layout.engine import compute_layout, compute_tenths, expanded_to_depth
-from jaxscope.runtime.layout_process import LayoutClient, LayoutError, layout_from_wire, layout_to_wire, layout_wire_lines, serve
-from jaxscope.layout.preview import Region
-from jaxscope.schema.layout_tables import NodeTable
-from jaxscope.schema.model import Body, Edge, Graph, Layout, Node, SourceLoc
-from jaxscope.schema.codec import dumps, from_jsonable, loads, to_jsonable
-
 from test_layout import mk_body, mk_graph, sample_graph  # tests/core is on sys.path (rootdir-less test dirs)
+
+from jaxscope.layout import dot as dot_layout
+from jaxscope.layout import engine as layout
+from jaxscope.layout.engine import compute_layout, compute_tenths, expanded_to_depth
+from jaxscope.layout.preview import Region
+from jaxscope.runtime import layout_process as layout_client
+from jaxscope.runtime import protocol
+from jaxscope.runtime.layout_process import (
+    LayoutClient,
+    LayoutError,
+    layout_from_wire,
+    layout_to_wire,
+    layout_wire_lines,
+    serve,
+)
+from jaxscope.schema.codec import dumps, from_jsonable, loads, to_jsonable
+from jaxscope.schema.graph import Body, Edge, Graph, Node, SourceLoc
+from jaxscope.schema.graph_wire import graph_to_wire
+from jaxscope.schema.layout import Layout
+from jaxscope.schema.layout_tables import NodeTable
 from tests.conftest import chain_with_owner
 
 needs_dot = pytest.mark.skipif(not dot_layout.dot_available(), reason="no pygraphviz")
@@ -112,7 +121,7 @@ def test_edges_along_one_curve_share_its_points_when_read(monkeypatch):
     import dataclasses
 
     import jaxscope.runtime.layout_process as lc
-    from jaxscope.schema.model import EdgePath
+    from jaxscope.schema.layout import EdgePath
 
     lay = compute_layout(chain_graph(10))
     e = lay.edges[3]
@@ -134,8 +143,8 @@ def test_a_read_layouts_edges_are_columns_made_into_edge_paths_on_demand(monkeyp
     import numpy as np
 
     import jaxscope.runtime.layout_process as lc
+    from jaxscope.schema.layout import EdgePath
     from jaxscope.schema.layout_tables import EdgeTable
-    from jaxscope.schema.model import EdgePath
 
     lay = compute_layout(chain_graph(12))
     e = lay.edges[2]
@@ -425,8 +434,8 @@ def test_a_big_layout_sends_the_part_the_view_shows_ahead_of_the_whole(client):
 
 
 def test_a_malformed_region_or_a_failing_part_only_costs_the_preview(capsys, monkeypatch):
-    from jaxscope.runtime.layout_process import _preview_lines
     from jaxscope.layout.preview import Region
+    from jaxscope.runtime.layout_process import _preview_lines
 
     graph, owner = chain_with_owner()
     grown = compute_tenths(graph, [owner])
@@ -457,7 +466,7 @@ def test_a_tables_iteration_converts_its_columns_a_block_at_a_time(monkeypatch):
     import numpy as np
 
     import jaxscope.schema.layout_tables as lt
-    from jaxscope.schema.model import EdgePath
+    from jaxscope.schema.layout import EdgePath
 
     lay = compute_layout(chain_graph(12))
     e = lay.edges[2]

@@ -9,11 +9,11 @@ import threading
 
 import pytest
 
-from jaxscope.runtime import layout_process as layout_client
-from jaxscope.runtime.worker_client import WorkerClient, WorkerError
 from jaxscope.layout.engine import auto_expanded, compute_layout
+from jaxscope.runtime import layout_process as layout_client
 from jaxscope.runtime.layout_process import LayoutClient, LayoutError
-from jaxscope.schema.model import FunctionRef, TraceRequest
+from jaxscope.runtime.worker_client import WorkerClient, WorkerError
+from jaxscope.schema.trace import FunctionRef, TraceRequest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CASES = os.path.join(ROOT, "tests", "faults", "cases")

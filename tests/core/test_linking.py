@@ -13,7 +13,8 @@ from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation
 
 from jaxscope.ir import linking as L
 from jaxscope.ir.jaxpr_lexer import JaxprLexer
-from jaxscope.schema.model import Body, Graph, Node, SourceLoc, SubgraphRef, TraceResult
+from jaxscope.schema.graph import Body, Graph, Node, SourceLoc, SubgraphRef
+from jaxscope.schema.trace import TraceResult
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"

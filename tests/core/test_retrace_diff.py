@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from jaxscope.analysis.retrace import Reason, RetraceRequest, RetraceResult, diff_calls
+from jaxscope.schema.trace import FunctionRef
 from jaxscope.spec.argspec import parse_call
 from jaxscope.spec.discover import discover_source
-from jaxscope.schema.model import FunctionRef
-from jaxscope.analysis.retrace import Reason, RetraceRequest, RetraceResult, diff_calls
 
 FN = discover_source("def f(x, params, n=2, *, mode='relu'):\n    return x\n").get("f")
 

@@ -9,8 +9,17 @@ import sys
 import pytest
 
 from jaxscope.analysis.verdicts import default_tolerances, fmt_seconds, format_run, verdict
-from jaxscope.schema.model import FunctionRef, SourceLoc
-from jaxscope.schema.run import DeviceInfo, InputLeaf, LeafComparison, NanOrigin, RunRequest, RunResult, run_result_from_jsonable
+from jaxscope.schema.graph import SourceLoc
+from jaxscope.schema.run import (
+    DeviceInfo,
+    InputLeaf,
+    LeafComparison,
+    NanOrigin,
+    RunRequest,
+    RunResult,
+    run_result_from_jsonable,
+)
+from jaxscope.schema.trace import FunctionRef
 
 
 def leaf(path: str = "", **kw: object) -> LeafComparison:
@@ -108,7 +117,7 @@ def test_fmt_seconds():
 
 def test_core_run_modules_import_no_jax():
     code = (
-        "import sys, jaxscope.schema.run, jaxscope.analysis.verdicts, jaxscope.cli_run;"
+        "import sys, jaxscope.schema.run, jaxscope.analysis.verdicts, jaxscope.cli.run;"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('jax', 'jaxlib', 'numpy', 'PySide6'));"
         "print(bad); sys.exit(1 if bad else 0)"
     )

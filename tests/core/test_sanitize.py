@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import HOSTILE
 from jaxscope.render.sanitize import REPLACEMENT, clean_text, dot_escape, dot_id, dot_string, xml_attr, xml_text
+from tests.conftest import HOSTILE
 
 
 def test_clean_text_keeps_ordinary_text():

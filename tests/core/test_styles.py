@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from jaxscope.schema.model import Node
 from jaxscope.render.styles import FAMILIES, THEMES, Theme, family, family_title, get_theme, primitive_family
+from jaxscope.schema.graph import Node
 
 HEX = re.compile(r"^#[0-9a-f]{6}$")
 

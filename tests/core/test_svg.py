@@ -20,14 +20,15 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from tests.conftest import HOSTILE, build_sample, check_golden, two_chains
-from jaxscope.layout import labels
 from jaxscope.exporter import FORMATS, export, read_json, resolve_format, to_json
-from jaxscope.schema.model import Body, ClusterBox, Edge, EdgePath, Graph, Layout, Node, NodeBox, resolve
+from jaxscope.layout import labels
+from jaxscope.layout.engine import compute_layout
 from jaxscope.render.sanitize import clean_text, xml_attr, xml_text
 from jaxscope.render.styles import FAMILIES, family, family_title
-from jaxscope.layout.engine import compute_layout
 from jaxscope.render.svg import JOIN_PARTS, TITLE_BAND, NodeIndex, node_tooltip, render_svg, svg_parts
+from jaxscope.schema.graph import Body, Edge, Graph, Node, resolve
+from jaxscope.schema.layout import ClusterBox, EdgePath, Layout, NodeBox
+from tests.conftest import HOSTILE, build_sample, check_golden, two_chains
 
 NS = "{http://www.w3.org/2000/svg}"
 TESTS = pathlib.Path(__file__).resolve().parents[1]

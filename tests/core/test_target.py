@@ -6,7 +6,7 @@ import pickle
 
 import pytest
 
-from jaxscope.schema.model import FunctionRef
+from jaxscope.schema.trace import FunctionRef
 from jaxscope.spec.target import TargetError, parse_target
 
 

@@ -10,12 +10,12 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from jaxscope.spec.discover import default_function, discover_file
 from jaxscope.analysis.guide import find, list_examples, parse_guide
-from jaxscope.layout.engine import auto_expanded, compute_layout
-from jaxscope.schema.model import FunctionRef, TraceRequest, TraceResult
 from jaxscope.analysis.retrace import RetraceRequest
+from jaxscope.layout.engine import auto_expanded, compute_layout
 from jaxscope.render.svg import render_svg
+from jaxscope.schema.trace import FunctionRef, TraceRequest, TraceResult
+from jaxscope.spec.discover import default_function, discover_file
 
 pytest.importorskip("jax")
 

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from jaxscope.runtime.worker_client import WorkerClient, WorkerError
-from jaxscope.schema.model import FunctionRef, TraceRequest, TraceResult
+from jaxscope.schema.trace import FunctionRef, TraceRequest, TraceResult
 
 CASES = os.path.join(os.path.dirname(__file__), "cases")
 

@@ -28,13 +28,28 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pygments.token import Error, Whitespace
 
-from jaxscope.spec.argspec import DTYPES, ArraySpec, CallSpec, DictSpec, ListSpec, SpecError, StaticValue, TupleSpec, format_call, format_spec, parse_call, parse_spec
 from jaxscope.analysis.guide import Guide, Span, parse_guide
 from jaxscope.ir.hlo_lexer import HloLexer, StableHloLexer
 from jaxscope.ir.hlo_locations import HloOpLoc, StableHloMap, parse_stablehlo, unescape
 from jaxscope.ir.hlo_module import HloModuleMap, parse_hlo
-from jaxscope.schema.model import ErrorInfo, Graph, Layout, TraceResult
 from jaxscope.schema.codec import from_jsonable, loads, to_jsonable
+from jaxscope.schema.graph import Graph
+from jaxscope.schema.layout import Layout
+from jaxscope.schema.trace import ErrorInfo, TraceResult
+from jaxscope.spec.argspec import (
+    DTYPES,
+    ArraySpec,
+    CallSpec,
+    DictSpec,
+    ListSpec,
+    SpecError,
+    StaticValue,
+    TupleSpec,
+    format_call,
+    format_spec,
+    parse_call,
+    parse_spec,
+)
 from tests.conftest import build_sample, merge_tokens
 
 GOLDENS = pathlib.Path(__file__).resolve().parents[1] / "goldens" / "hlo"
@@ -526,7 +541,7 @@ json_value = st.recursive(
 
 
 def sample_trace_result() -> TraceResult:
-    from jaxscope.schema.model import FunctionRef, TraceRequest
+    from jaxscope.schema.trace import FunctionRef, TraceRequest
 
     graph, _ = build_sample()
     return TraceResult(TraceRequest(FunctionRef("predict", "/p/model.py")), graph, "{ lambda ; }", ("x",), ("out",))

@@ -9,7 +9,6 @@ import pathlib
 import random
 
 import numpy as np
-
 import pytest
 
 QtCore = pytest.importorskip("PySide6.QtCore")
@@ -21,10 +20,12 @@ from PySide6.QtGui import QColor, QImage, QWheelEvent  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from jaxscope.layout.engine import auto_expanded, compute_layout  # noqa: E402
-from jaxscope.schema.model import Body, Edge, Graph, Layout, Node, SourceLoc, TraceResult  # noqa: E402
-from jaxscope.render.svg import NodeIndex, node_tooltip  # noqa: E402
 from jaxscope.qt.graph_items import TEXT_LOD, TINY_PX, EdgeTileItem, NodeTileItem  # noqa: E402
 from jaxscope.qt.graph_view import QtGraphView, tooltip_html  # noqa: E402
+from jaxscope.render.svg import NodeIndex, node_tooltip  # noqa: E402
+from jaxscope.schema.graph import Body, Edge, Graph, Node, SourceLoc
+from jaxscope.schema.layout import Layout
+from jaxscope.schema.trace import TraceResult  # noqa: E402
 from tests.conftest import two_chains  # noqa: E402
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures"
@@ -284,8 +285,8 @@ def test_collapse_then_expand_again_shows_the_kept_scene(make_view):
 
 
 def test_values_between_the_same_two_boxes_are_drawn_as_one_curve():
-    from jaxscope.schema.model import EdgePath
     from jaxscope.qt.scene_model import build_model
+    from jaxscope.schema.layout import EdgePath
 
     graph, layout = laid_out("basics_predict")
     e = layout.edges[0]
@@ -305,8 +306,8 @@ def test_scene_model_tiles_boxes_and_edges_by_their_centres():
     it is bigger than a box tile."""
     import random
 
-    from jaxscope.schema.model import EdgePath, NodeBox
     from jaxscope.qt.scene_model import EDGE_TILE_H, EDGE_TILE_W, TILE_H, TILE_W, build_model
+    from jaxscope.schema.layout import EdgePath, NodeBox
 
     graph, layout = laid_out("basics_predict")
     rng = random.Random(7)
@@ -1009,9 +1010,9 @@ def test_a_layout_read_from_the_wire_is_drawn_without_making_its_edges(make_view
     edges in tiles; both match the EdgePaths, repeats of one curve included."""
     import dataclasses
 
-    from jaxscope.schema.layout_tables import EdgeTable
     from jaxscope.runtime.layout_process import layout_from_wire, layout_to_wire
-    from jaxscope.schema.model import EdgePath
+    from jaxscope.schema.layout import EdgePath
+    from jaxscope.schema.layout_tables import EdgeTable
 
     graph, layout = laid_out("basics_loss")
     e = layout.edges[1]

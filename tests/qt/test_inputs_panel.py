@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from jaxscope.qt.inputs_panel import InputsPanel
 from jaxscope.spec import argspec
 from jaxscope.spec.discover import discover_source
-from jaxscope.qt.inputs_panel import InputsPanel
 
 
 def test_inputs_are_parsed_once_per_text(qtbot, monkeypatch):

@@ -9,13 +9,14 @@ from typing import Any
 
 from PySide6.QtCore import QPoint, Qt
 
-from jaxscope.layout.engine import compute_layout, compute_tenths
 from jaxscope.layout.body import to_layout
-from jaxscope.runtime.layout_process import LayoutClient
+from jaxscope.layout.engine import compute_layout, compute_tenths
 from jaxscope.layout.preview import Region, region_part
-from jaxscope.schema.model import Graph, Layout
 from jaxscope.qt.controller import Controller
 from jaxscope.qt.graph_view import QtGraphView
+from jaxscope.runtime.layout_process import LayoutClient
+from jaxscope.schema.graph import Graph
+from jaxscope.schema.layout import Layout
 from tests.conftest import chain_with_owner
 
 

@@ -10,12 +10,11 @@ import re
 import shutil
 import xml.etree.ElementTree as ET
 
-import pytest
-from PySide6.QtCore import QCoreApplication, QSettings, Qt
+from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QFileDialog
 
-from jaxscope.analysis.flow import RECORDING_STOPPED
+from jaxscope.schema.flow import RECORDING_STOPPED
 from tests.qt.conftest import TIMEOUT, open_and_wait
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -39,7 +38,7 @@ def test_trace_links_source_graph_and_jaxpr(qtbot, window, tmp_path):
     w.source.line_clicked.emit(line)
     selected = w.graph.selected_paths()
     assert selected and all(w.doc.graph is graph for _ in selected)
-    from jaxscope.schema.model import resolve
+    from jaxscope.schema.graph import resolve
 
     assert [resolve(graph, p)[1].label for p in selected] == ["dot_general"]
     # a node selects its line in the source and in the jaxpr pane
@@ -264,8 +263,8 @@ def test_expanding_a_cluster_of_a_big_graph_shows_its_part_first(qtbot, window, 
     cluster = next(c for c in w.doc.layout.clusters if c.path == f"{owner}:0")
     assert view.mapFromScene(cluster.x, cluster.y) == corner
     # a layout that fails after its part was shown: the window goes back to the drawing it had
-    from jaxscope.layout.engine import compute_tenths
     from jaxscope.layout.body import to_layout
+    from jaxscope.layout.engine import compute_tenths
     from jaxscope.layout.preview import region_part
 
     shown = w.doc.layout

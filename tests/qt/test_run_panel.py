@@ -9,8 +9,8 @@ import pytest
 from PySide6.QtCore import Qt
 
 from jaxscope.analysis.verdicts import fmt_float, fmt_seconds
-from jaxscope.schema.run import DeviceInfo, InputLeaf, NanOrigin, RunResult
 from jaxscope.qt.run_panel import COLUMNS, STATE_COLOURS, RunPanel
+from jaxscope.schema.run import DeviceInfo, InputLeaf, NanOrigin, RunResult
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -219,7 +219,7 @@ def test_many_outputs_scroll_inside_the_table_and_a_narrow_pane_still_wraps(qtbo
 
 
 def test_clicking_a_compared_node_shows_its_jitted_and_eager_values(panel):
-    from jaxscope.schema.model import SourceLoc
+    from jaxscope.schema.graph import SourceLoc
     from jaxscope.schema.run import EqnDivergence
 
     same = EqnDivergence("e0", "exp", None, "f32[3]", 0.0, 0.0, 0, ("1", "2.71828", "7.38906"), ("1", "2.71828", "7.38906"))

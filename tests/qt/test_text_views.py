@@ -15,7 +15,6 @@ from pygments.lexers.python import PythonLexer  # noqa: E402
 from pygments.token import Comment, Keyword, Name, String  # noqa: E402
 
 from jaxscope.ir import linking  # noqa: E402
-from jaxscope.schema.model import TraceResult  # noqa: E402
 from jaxscope.qt.highlight import (  # noqa: E402
     LineLexer,
     PygmentsHighlighter,
@@ -26,7 +25,7 @@ from jaxscope.qt.highlight import (  # noqa: E402
 )
 from jaxscope.qt.jaxpr_view import QtJaxprView  # noqa: E402
 from jaxscope.qt.source_view import QtSourceView  # noqa: E402
-
+from jaxscope.schema.trace import TraceResult  # noqa: E402
 from tests.conftest import HOSTILE  # noqa: E402
 
 Qt = QtCore.Qt

@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from jaxscope.schema.model import Diagnostic, FunctionRef, TraceRequest, TraceResult, resolve
+from jaxscope.schema.graph import resolve
+from jaxscope.schema.trace import Diagnostic, FunctionRef, TraceRequest, TraceResult
 
 jax = pytest.importorskip("jax")
 

@@ -11,7 +11,7 @@ import pytest
 from jaxscope.ir import linking
 from jaxscope.ir.hlo_links import fusions, hlo_links, stablehlo_links
 from jaxscope.schema.hlo import HloRequest, HloResult
-from jaxscope.schema.model import FunctionRef, TraceRequest, TraceResult
+from jaxscope.schema.trace import FunctionRef, TraceRequest, TraceResult
 
 pytest.importorskip("jax")
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from jaxscope.schema.model import resolve
+from jaxscope.schema.graph import resolve
 
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")

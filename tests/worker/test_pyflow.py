@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from jaxscope.analysis.flow import RECORDING_STOPPED, Construct, FileFlow
-from jaxscope.schema.model import FunctionRef, TraceRequest, TraceResult
+from jaxscope.schema.flow import RECORDING_STOPPED, Construct, FileFlow
+from jaxscope.schema.trace import FunctionRef, TraceRequest, TraceResult
 
 jax = pytest.importorskip("jax")
 

@@ -6,8 +6,8 @@ import pathlib
 
 import pytest
 
-from jaxscope.schema.model import FunctionRef
 from jaxscope.analysis.retrace import RetraceRequest, RetraceResult
+from jaxscope.schema.trace import FunctionRef
 
 pytest.importorskip("jax")
 

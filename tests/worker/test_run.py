@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from jaxscope.runtime import protocol
-from jaxscope.schema.model import FunctionRef, TraceRequest, resolve
-from jaxscope.schema.run import RunRequest, RunResult, run_result_from_jsonable
 from jaxscope.schema.codec import to_jsonable
+from jaxscope.schema.graph import resolve
+from jaxscope.schema.run import RunRequest, RunResult, run_result_from_jsonable
+from jaxscope.schema.trace import FunctionRef, TraceRequest
 
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
@@ -224,8 +225,8 @@ def test_ulp_math_by_hand():
 
 @pytest.mark.slow
 def test_device_setup_restarts_the_worker_with_simulated_cpu_devices():
-    from jaxscope.runtime.worker_client import WorkerClient
     from jaxscope.runtime.devices import device_env
+    from jaxscope.runtime.worker_client import WorkerClient
 
     ready: list[dict] = []
     with WorkerClient(spare=False, on_ready=ready.append) as client:

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from jaxscope.ir import linking
-from jaxscope.schema.model import FunctionRef, Graph, TraceRequest, TraceResult
+from jaxscope.schema.graph import Graph
+from jaxscope.schema.trace import FunctionRef, TraceRequest, TraceResult
 
 jax = pytest.importorskip("jax")
 

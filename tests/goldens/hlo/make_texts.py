@@ -27,9 +27,8 @@ def stabilize(text: str, subject: str) -> str:
 def main() -> None:
     sys.dont_write_bytecode = True  # no __pycache__ next to the goldens
     sys.path.insert(0, str(HERE))
-    import jax
-
     import hlo_subject
+    import jax
 
     subject = str(pathlib.Path(hlo_subject.__file__).resolve())
     for name, (fn, args) in hlo_subject.CASES.items():

@@ -4,9 +4,8 @@ Markers in trailing comments name the lines the test asserts on; keep them uniqu
 """
 
 import jax.numpy as jnp
-from jax import lax
-
 from flow_helpers import block
+from jax import lax
 
 
 def branches(x, mode):

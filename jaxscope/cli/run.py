@@ -12,6 +12,9 @@ import math
 import os
 from typing import Any
 
+from jaxscope.cli.common import CliError, add_target
+from jaxscope.session import resolve_call, worker_job
+
 RUN_EPILOG = (
     "exit status: 0 when jit and eager agree within tolerance everywhere and no output holds NaN; "
     "1 when an output differs beyond tolerance or holds NaN; 2 bad usage or arguments (including an "
@@ -19,10 +22,8 @@ RUN_EPILOG = (
 )
 
 
-def add_parser(sub: Any) -> argparse.ArgumentParser:
+def add_parser(sub: Any) -> None:
     """Register `run` on the sub-command parsers of `jaxscope`."""
-    from jaxscope.cli import _add_target
-
     p: argparse.ArgumentParser = sub.add_parser(
         "run",
         help="run the function jitted and eagerly on the same inputs; compare outputs and times",
@@ -30,7 +31,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "inputs; print per-output errors (max abs/rel, ULP), NaN/Inf counts, allclose verdicts and timings.",
         epilog=RUN_EPILOG,
     )
-    _add_target(p)
+    add_target(p)
     p.add_argument("--device", default="", metavar="NAME", help="device to run on, e.g. cpu:0 or gpu:1 (default: JAX's default device)")
     p.add_argument("--cpu-devices", type=int, default=1, metavar="N",
                    help="simulate N CPU devices (XLA --xla_force_host_platform_device_count), e.g. to run on cpu:3")
@@ -42,17 +43,15 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--per-equation", action="store_true", help="compare every intermediate (nested jits included), jit vs eager, to see where they part")
     p.add_argument("--find-nan", action="store_true", help="locate the first equation making NaN/Inf even if the outputs are finite")
     p.add_argument("--json", action="store_true", help="print the whole result as JSON")
-    return p
 
 
-def cmd_run(opts: argparse.Namespace) -> int:
+def run(opts: argparse.Namespace) -> int:
     """Submit a `run` request to a one-off worker; print the comparison; 0 ok, 1 differences or NaN."""
     from dataclasses import asdict
 
-    from jaxscope.cli import CliError, resolve_call, worker_job
-    from jaxscope.runtime.worker_client import DEFAULT_TIMEOUTS
     from jaxscope.analysis.verdicts import format_run
     from jaxscope.runtime.devices import device_env
+    from jaxscope.runtime.worker_client import DEFAULT_TIMEOUTS
     from jaxscope.schema.run import RunRequest, run_result_from_jsonable
 
     if opts.repeats < 0:

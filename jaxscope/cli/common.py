@@ -1,0 +1,40 @@
+"""What every `jaxscope` sub-command shares: the target arguments and the trace they ask for."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from jaxscope.schema.trace import TraceResult
+from jaxscope.session import SessionError, trace
+
+ARGS_HELP = (
+    "the call's arguments in jaxpr notation, as in a Python call: "
+    "'f32[8,128], {\"b\": f32[128]}, 3, training=True'. Array specs (also inside dicts, lists, tuples) "
+    "are traced; Python literals are static. Default: the file's JAXSCOPE_ARGS entry for the function."
+)
+
+
+class CliError(SessionError):
+    """Bad usage of a command (a bad option value, an unwritable output): its message and exit code."""
+
+
+def add_target(p: argparse.ArgumentParser) -> None:
+    """The target and the options of every command that traces one."""
+    p.add_argument("target", help="path/to/file.py::function or package.module:function")
+    p.add_argument("--args", default=None, metavar="SPEC", help=ARGS_HELP)
+    p.add_argument("--timeout", type=float, default=None, metavar="S", help="time limit for tracing (seconds)")
+    p.add_argument("--debug", action="store_true", help="show full tracebacks and the worker's output")
+
+
+def run_trace(
+    opts: argparse.Namespace,
+    *,
+    jaxpr_text: bool,
+    record_flow: bool = False,
+    diagnose: bool = True,
+    tap: Callable[[bytes | None], None] | None = None,
+) -> TraceResult:
+    """`session.trace` with the command line's target, --args, --timeout and --debug."""
+    return trace(opts.target, opts.args, timeout=opts.timeout, debug=opts.debug, jaxpr_text=jaxpr_text,
+                 record_flow=record_flow, diagnose=diagnose, tap=tap)

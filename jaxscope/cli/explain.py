@@ -1,0 +1,142 @@
+"""`jaxscope explain`: the source annotated with what tracing did to each line."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from jaxscope.cli.common import CliError, add_target, run_trace
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("explain", help="trace a function and annotate its source with what tracing did to each line")
+    add_target(p)
+    p.add_argument("--json", action="store_true", help="print the line marks as JSON")
+
+
+EXPLAIN_ABBR = {"emitted": "eqn", "python": "py", "not-taken": "-", "never": "!", "staged": "stg"}
+EXPLAIN_LEGEND = (
+    "eqn N  equations came from this line (N, all sub-graphs included)",
+    "py     ran while tracing, emitted nothing",
+    "stg N  traced into staged control flow (lax.cond/switch branches, while/scan bodies)",
+    "-      branch not taken while tracing",
+    "!      never reached while tracing",
+    "×N     Python loop unrolled N times (×a,b per call)",
+)
+
+
+def run(opts: argparse.Namespace) -> int:
+    import json
+    from dataclasses import asdict
+
+    from jaxscope.analysis.diagnostics import format_diagnostics
+    from jaxscope.analysis.flow_marks import line_marks, static_values
+    from jaxscope.schema.flow import recording_stopped
+    from jaxscope.spec import argspec
+    from jaxscope.spec.discover import DiscoveryError, discover_file
+
+    result = run_trace(opts, jaxpr_text=False, record_flow=True)
+    flow = result.flow
+    stopped = recording_stopped(result.warnings)
+    if flow is None and stopped:
+        raise CliError(f"{stopped}: nothing to explain", 5)
+    if flow is None or not flow.files:
+        raise CliError("no user code ran while tracing (nothing to explain)", 5)
+    ref = result.request.function
+    main_flow = (flow.file(ref.path) if ref.path else None) or max(flow.files, key=lambda f: sum(n for _, n in f.line_hits))
+    path = main_flow.path
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            source = fh.read()
+    except OSError as exc:
+        raise CliError(f"cannot read {path}: {exc}") from None
+    lines = source.splitlines()
+    try:
+        info = discover_file(path)
+    except DiscoveryError:
+        info = None
+    fn = info.get(ref.qualname) if info is not None else None
+    statics = static_values(fn, argspec.parse_call(result.request.args)) if fn is not None else {}
+    marks = line_marks(main_flow, result.graph, path, statics, source=source)
+
+    if opts.json:
+        data = {
+            "file": path,
+            "function": ref.qualname,
+            "lines": [asdict(m) for _, m in sorted(marks.items())],
+            "diagnostics": [asdict(d) for d in result.diagnostics],
+        }
+        print(json.dumps(data, sort_keys=True, indent=1))
+        return 0
+
+    # the traced function plus every function of the file that ran (helpers), else the whole file
+    spans: list[tuple[int, int]] = []
+    if info is not None and fn is not None:
+        for f in info.functions:
+            if f is fn or any(f.line <= ln <= f.end_line for ln in marks):
+                spans.append((f.line, f.end_line))
+        for ln in marks:  # marks outside every listed function (module-level lambdas...)
+            if not any(a <= ln <= b for a, b in spans):
+                spans.append((ln, ln))
+    if not spans:
+        spans = [(1, len(lines))]
+    merged: list[list[int]] = []
+    for a, b in sorted(spans):
+        while a > 1 and lines[a - 2].lstrip().startswith("@"):
+            a -= 1
+        if merged and a <= merged[-1][1] + 1:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+
+    badge_w = max((len(m.badge) for m in marks.values()), default=0)
+    num_w = len(str(max(b for _, b in merged)))
+    call = f"({result.request.args})" if result.request.args else "()"
+    print(f"{path}::{ref.qualname}{call}")
+    print()
+    for i, (a, b) in enumerate(merged):
+        if i:
+            print(f"{'':>{7 + badge_w}} {'⋮':>{num_w}}")
+        for ln in range(a, min(b, len(lines)) + 1):
+            m = marks.get(ln)
+            mark = ""
+            if m is not None:
+                abbr = EXPLAIN_ABBR.get(m.kind, "?")
+                mark = f"{abbr} {m.eqns}" if m.eqns else abbr
+            badge = m.badge if m is not None else ""
+            code = lines[ln - 1].rstrip()
+            print(f"{mark:<6} {badge:<{badge_w}} {ln:>{num_w}}  {code}".rstrip())
+    print()
+    print("legend:")
+    used = {EXPLAIN_ABBR[m.kind] for m in marks.values()} | ({"×N"} if any(m.badge for m in marks.values()) else set())
+    for entry in EXPLAIN_LEGEND:
+        if entry.split(" ", 1)[0] in used:
+            print(f"  {entry}")
+    notes: list[tuple[int, int, str]] = []
+    for ln, m in sorted(marks.items()):
+        if not m.why:
+            continue
+        if notes and notes[-1][2] == m.why and notes[-1][1] >= ln - 1 - _blank_run(lines, notes[-1][1], ln):
+            notes[-1] = (notes[-1][0], ln, m.why)
+        else:
+            notes.append((ln, ln, m.why))
+    if notes:
+        print()
+        print("why:")
+        for a, b, why in notes:
+            where = f"{a}" if a == b else f"{a}-{b}"
+            print(f"  {where:>{2 * num_w + 1}}  {why}")
+    others = [f.path for f in flow.files if f is not main_flow]
+    if others:
+        print()
+        print("other user files that ran while tracing: " + ", ".join(others))
+    if result.diagnostics:
+        print()
+        print("diagnostics:")
+        print(format_diagnostics(result.diagnostics, path))
+    return 0
+
+
+def _blank_run(lines: list[str], after: int, before: int) -> int:
+    """How many lines strictly between `after` and `before` are blank or comments."""
+    return sum(1 for ln in range(after + 1, before) if not lines[ln - 1].strip() or lines[ln - 1].strip().startswith("#"))

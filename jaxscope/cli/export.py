@@ -1,0 +1,64 @@
+"""`jaxscope export`: trace a function and write its graph (svg, png, pdf, dot, json)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from jaxscope.cli.common import CliError, add_target, run_trace
+from jaxscope.layout.edge_shape import LONG_EDGES
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("export", help="trace a function and write its graph (svg, png, pdf, dot, json)")
+    add_target(p)
+    p.add_argument("-o", "--output", required=True, metavar="FILE", help="output file; the suffix picks the format")
+    p.add_argument("--format", choices=["svg", "png", "pdf", "dot", "json"], default=None)
+    p.add_argument("--theme", choices=["light", "dark", "transparent"], default="light")
+    p.add_argument("--dpi", type=int, default=96, help="PNG resolution (96 = 1 px per layout px)")
+    p.add_argument("--collapse", type=int, default=None, metavar="DEPTH",
+                   help="expand nested sub-graphs down to DEPTH levels (0 = all collapsed); default: automatic")
+    p.add_argument("--direction", choices=["TB", "LR"], default="TB")
+    p.add_argument("--legend", action="store_true", help="add a legend of node colours")
+    p.add_argument("--highlight", default="", metavar="QUERY",
+                   help="outline the nodes a graph search matches: a primitive, an input name, :LINE or LINE")
+    p.add_argument("--layout-budget", type=float, default=5.0, metavar="S",
+                   help="seconds Graphviz may take before the fast layered layout is used")
+    p.add_argument("--long-edges", choices=LONG_EDGES, default="auto",
+                   help="draw edges longer than 1200 x 800 px as their two ends: auto (where there are 64 or more, "
+                        "as the window does), ends (always) or whole (never)")
+
+
+def run(opts: argparse.Namespace) -> int:
+    from jaxscope.exporter import export, highlight_paths
+    from jaxscope.layout.engine import auto_expanded, expanded_to_depth
+    from jaxscope.runtime.layout_process import LayoutClient, LayoutError
+
+    with LayoutClient(budget_s=opts.layout_budget) as layouts:
+        # As in the app: the layout process starts now (while the worker imports jax) and lays out
+        # the graph as the trace reply arrives. A --collapse depth needs the graph first.
+        stream = layouts.stream(direction=opts.direction) if opts.collapse is None else None
+        result = run_trace(opts, jaxpr_text=False, diagnose=False, tap=stream.feed if stream is not None else None)
+        graph = result.graph
+        layout = None
+        if stream is not None:
+            stream.bind(graph)
+            try:
+                layout = stream.future.result()
+            except LayoutError:  # e.g. dot over budget before the graph was bound: ask again below
+                layout = None
+        if layout is None:
+            expanded = auto_expanded(graph) if opts.collapse is None else expanded_to_depth(graph, opts.collapse)
+            layout = layouts.layout(graph, expanded, direction=opts.direction)
+    for note in layout.notes:
+        print(f"jaxscope: note: {note}", file=sys.stderr)
+    try:
+        marks = highlight_paths(graph, layout, opts.highlight) if opts.highlight else frozenset()
+        fmt = export(graph, layout, opts.output, theme=opts.theme, dpi=opts.dpi, fmt=opts.format, legend=opts.legend, highlight=marks,
+                     long_edges=opts.long_edges)
+    except (ValueError, OSError) as exc:
+        raise CliError(f"cannot write {opts.output}: {exc}") from None
+    top = graph.top
+    print(f"wrote {opts.output} ({fmt}: {top.total_eqns} equations, {len(layout.nodes)} nodes drawn)")
+    return 0

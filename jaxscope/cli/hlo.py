@@ -1,0 +1,41 @@
+"""`jaxscope hlo`: the StableHLO or the compiled HLO of a function, with XLA's cost analysis."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from jaxscope.cli.common import CliError, add_target
+from jaxscope.session import resolve_call, worker_job
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("hlo", help="print (or write) the StableHLO or the compiled HLO of a function, with XLA's cost analysis")
+    add_target(p)
+    p.add_argument("--stage", choices=["stablehlo", "compiled"], default="stablehlo",
+                   help="stablehlo: what jit hands XLA (with source locations); compiled: what XLA made of it")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the text here (e.g. f.mlir, f.hlo) instead of stdout")
+
+
+def run(opts: argparse.Namespace) -> int:
+    from jaxscope.schema.codec import from_jsonable
+    from jaxscope.schema.hlo import HloRequest, HloResult
+
+    ref, args = resolve_call(opts.target, opts.args)
+    timeouts = {"lower": opts.timeout, "compile": opts.timeout} if opts.timeout else None
+    request = HloRequest(ref, args, opts.stage)
+    result = worker_job("hlo", request, lambda d: from_jsonable(HloResult, d), timeouts, opts.debug)
+    if opts.output:
+        try:
+            with open(opts.output, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(result.text)
+        except OSError as exc:
+            raise CliError(f"cannot write {opts.output}: {exc}") from None
+        print(f"wrote {opts.output} ({opts.stage}: {result.text.count(chr(10))} lines)")
+    else:
+        sys.stdout.write(result.text if result.text.endswith("\n") else result.text + "\n")
+    summary = result.summary()
+    if summary:
+        print(f"jaxscope: {summary}", file=sys.stderr)
+    return 0

@@ -1,0 +1,62 @@
+"""The `jaxscope` command: its parser and the dispatch to one module per sub-command.
+
+Exit codes: 0 ok, 2 bad usage / spec / missing target, 3 the user's code failed,
+4 timeout or cancel, 5 the worker crashed or jaxscope failed (`jaxscope.session.EXIT_CODES`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from jaxscope.about import __version__
+from jaxscope.cli import explain, export, hlo, jaxpr, list_functions, open_app, retrace, run
+from jaxscope.session import SessionError
+
+COMMANDS = {  # name -> module; the order is that of `jaxscope --help`
+    "export": export,
+    "jaxpr": jaxpr,
+    "explain": explain,
+    "hlo": hlo,
+    "retrace": retrace,
+    "run": run,
+    "list": list_functions,
+    "open": open_app,
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="jaxscope",
+        description="See what JAX does to a Python function: its jaxpr as a graph, exported headless.",
+    )
+    parser.add_argument("--version", action="version", version=f"jaxscope {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in COMMANDS.values():
+        module.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command line; returns its exit code."""
+    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] not in {*COMMANDS, "-h", "--help", "--version"}:
+        argv.insert(0, "open")  # `jaxscope file.py::f` opens the app
+    opts = parser.parse_args(argv)
+    debug = getattr(opts, "debug", False)
+    try:
+        return COMMANDS.get(opts.command, open_app).run(opts)  # no command: the app alone
+    except SessionError as exc:
+        print(f"jaxscope: {exc}", file=sys.stderr)
+        return exc.code
+    except KeyboardInterrupt:
+        print("jaxscope: interrupted", file=sys.stderr)
+        return 4
+    except Exception as exc:
+        if debug:
+            raise
+        print(f"jaxscope: internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)", file=sys.stderr)
+        return 5
+
+

@@ -1,0 +1,39 @@
+"""`jaxscope retrace`: would jit trace the function again for other arguments, and why."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from jaxscope.cli.common import CliError, add_target
+from jaxscope.session import resolve_call, worker_job
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("retrace", help="would jit trace the function again for other arguments? and why")
+    add_target(p)
+    p.add_argument("--vs", required=True, metavar="SPEC", help="the second call's arguments, e.g. 'f32[16,4], use_bias=False'")
+    p.add_argument("--json", action="store_true", help="print the verdict and reasons as JSON")
+
+
+def run(opts: argparse.Namespace) -> int:
+    import json
+    from dataclasses import asdict
+
+    from jaxscope.analysis.retrace import RetraceRequest, RetraceResult
+    from jaxscope.schema.codec import from_jsonable
+    from jaxscope.spec import argspec
+
+    ref, before = resolve_call(opts.target, opts.args)
+    try:
+        argspec.parse_call(opts.vs)
+    except argspec.SpecError as exc:
+        raise CliError(f"bad --vs:\n{exc}") from None
+    timeouts = {"trace": opts.timeout} if opts.timeout else None
+    request = RetraceRequest(ref, before, opts.vs)
+    result = worker_job("retrace", request, lambda d: from_jsonable(RetraceResult, d), timeouts, opts.debug)
+    if opts.json:
+        print(json.dumps(asdict(result), sort_keys=True, indent=1))
+    else:
+        print(result.summary())
+    return 0

@@ -1,0 +1,182 @@
+"""Trace this target with these inputs: the one way the CLI and the API turn a target string and
+its argument text into a worker's result, and a worker's failure into a message and an exit code.
+
+Imports neither jax nor Qt: the worker does the tracing in its own process.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from jaxscope.schema.trace import ErrorInfo, FunctionRef, TraceResult
+
+EXIT_CODES = {
+    "spec": 2,
+    "not-found": 2,
+    "syntax": 3,
+    "import": 3,
+    "user-code": 3,
+    "tracer": 3,
+    "exit": 3,
+    "memory": 3,
+    "timeout": 4,
+    "cancelled": 4,
+    "crash": 5,
+    "internal": 5,
+}
+
+
+class SessionError(Exception):
+    """A target that cannot be traced, with the message to show and the CLI's exit code for it."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def resolve_call(target: str, args: str | None) -> tuple[FunctionRef, str]:
+    """Parse the target and pick the argument specs: --args, else the file's JAXSCOPE_ARGS."""
+    from jaxscope.spec import argspec
+    from jaxscope.spec.discover import EXAMPLES_VAR, DiscoveryError, discover_file
+    from jaxscope.spec.target import TargetError, parse_target
+
+    if "::" not in target and target.endswith(".py"):
+        target = default_target(target)
+    try:
+        ref = parse_target(target)
+    except TargetError as exc:
+        raise SessionError(str(exc)) from None
+    if ref.path:
+        ref = replace(ref, path=os.path.abspath(ref.path))
+    if args is None and ref.path:
+        try:
+            info = discover_file(ref.path)
+        except DiscoveryError as exc:
+            raise SessionError(str(exc), 3 if exc.line else 2) from None
+        args = info.example_args.get(ref.qualname)
+        fn = info.get(ref.qualname)
+        if args is None:
+            if fn is not None and any(p.default is None and p.kind in ("positional", "positional_only") for p in fn.params):
+                names = ", ".join(p.name for p in fn.params)
+                raise SessionError(
+                    f"{ref.qualname}({names}) needs arguments: pass --args (e.g. --args 'f32[8,128]') "
+                    f"or add {EXAMPLES_VAR} = {{{ref.qualname!r}: '...'}} to {target.rsplit('::', 1)[0]}"
+                )
+            args = ""
+    try:
+        argspec.parse_call(args or "")
+    except argspec.SpecError as exc:
+        raise SessionError(f"bad --args:\n{exc}") from None
+    return ref, args or ""
+
+
+def default_target(path: str) -> str:
+    """`file.py` -> `file.py::f` for its JAXSCOPE_MAIN, its one function with inputs, or its only function."""
+    from jaxscope.spec.discover import MAIN_VAR, DiscoveryError, default_function, discover_file
+
+    try:
+        info = discover_file(path)
+    except DiscoveryError as exc:
+        raise SessionError(str(exc), 3 if exc.line else 2) from None
+    fn = default_function(info)
+    if fn is None:
+        names = ", ".join(f.name for f in info.functions) or "none"
+        raise SessionError(f"{path} has several functions ({names}): name one as {path}::NAME, or set {MAIN_VAR} = 'NAME' in the file")
+    return f"{path}::{fn.name}"
+
+
+def trace(
+    target: str,
+    args: str | None,
+    *,
+    timeout: float | None = None,
+    debug: bool = False,
+    jaxpr_text: bool = False,
+    record_flow: bool = False,
+    diagnose: bool = True,
+    tap: Callable[[bytes | None], None] | None = None,
+) -> TraceResult:
+    """Trace `target` with the call `args` (None: the file's own) in a one-off worker; a failure
+    becomes a SessionError with the worker's explanation. `tap` gets the reply's raw lines
+    (`WorkerClient.submit`)."""
+    from jaxscope.runtime.worker_client import WorkerClient, WorkerError
+    from jaxscope.schema.trace import TraceRequest
+
+    timeouts = {"trace": timeout} if timeout else None
+    client = WorkerClient(spare=False, timeouts=timeouts)  # first: it imports jax while the target is resolved
+    try:
+        ref, call = resolve_call(target, args)
+        request = TraceRequest(function=ref, args=call, jaxpr_text=jaxpr_text, record_flow=record_flow, diagnose=diagnose)
+        future = client.trace(request, tap=tap)
+        try:
+            return future.result()
+        except WorkerError as exc:
+            text = format_error(exc.info, debug)
+            retry = _static_retry(ref, call, exc.info.argument)
+            if retry:
+                text += f"\ntry it static: --args {retry!r}"
+            raise SessionError(text, EXIT_CODES.get(exc.info.kind, 5)) from None
+    finally:
+        # The worker's exit (freeing a big program) takes ~0.2 s at 10k equations: it happens
+        # while the command goes on (a non-daemon thread: the process still waits for it at exit).
+        threading.Thread(target=client.close, name="worker-close").start()
+
+
+def worker_job(
+    op: str, request: Any, decode: Callable[[Any], Any], timeouts: dict[str, float] | None, debug: bool, env: dict[str, str] | None = None
+) -> Any:
+    """Run one request in a one-off worker; a failure becomes the SessionError (and exit code) for its kind."""
+    from jaxscope.runtime.worker_client import WorkerClient, WorkerError
+
+    with WorkerClient(spare=False, timeouts=timeouts, env=env) as client:
+        future = client.submit(op, request, decode)
+        try:
+            return future.result()
+        except WorkerError as exc:
+            raise SessionError(format_error(exc.info, debug), EXIT_CODES.get(exc.info.kind, 5)) from None
+
+
+def _static_retry(ref: FunctionRef, args: str, argument: str) -> str:
+    """The --args that make `argument` static, when a tracer error names a traced scalar."""
+    from jaxscope.spec.discover import DiscoveryError, discover_file
+    from jaxscope.spec.static_fix import make_static, static_suggestion
+
+    if not argument or not ref.path:
+        return ""
+    try:
+        fn = discover_file(ref.path).get(ref.qualname)
+    except DiscoveryError:
+        return ""
+    value = static_suggestion(fn, args, argument) if fn is not None else None
+    return make_static(fn, args, argument, value) if fn is not None and value is not None else ""
+
+
+def format_error(info: ErrorInfo, debug: bool) -> str:
+    """The worker's explanation of a failure, with the offending source line (and, with `debug`,
+    the user frames of the traceback and the worker's last output)."""
+    text = info.summary()
+    if info.location is not None:
+        code = _source_line(info.location.file, info.location.line)
+        if code:
+            text += f"\n  {info.location.line} | {code}"
+    if debug and info.traceback:
+        text += "\ntraceback (user frames):" + "".join(f"\n  {f.file}:{f.line} in {f.function}: {f.code}" for f in info.traceback)
+    if info.stderr_tail and (debug or info.kind == "crash"):
+        tail = info.stderr_tail.strip().splitlines()[-20:]
+        text += "\nworker output (last lines):\n  " + "\n  ".join(tail)
+    return text
+
+
+def _source_line(path: str, line: int) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for i, text in enumerate(fh, 1):
+                if i == line:
+                    return text.rstrip()
+    except OSError:
+        pass
+    return ""
