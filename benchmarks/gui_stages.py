@@ -2,7 +2,7 @@
 
     python benchmarks/gui_stages.py FILE ARGS_FILE --reps 3 [--extras] [--png] [--pan N]
 
-Drives the real `jaxscope.qt.controller.Controller` (worker process + layout process) and a real
+Drives the real `jaxscope.qt.app.controller.Controller` (worker process + layout process) and a real
 `QtGraphView`: ``Controller.trace(TraceRequest)`` -> ``trace_finished`` -> ``auto_expanded`` ->
 ``Controller.layout`` -> ``layout_finished`` -> ``QtGraphView.set_graph`` -> first paint
 (``viewport().grab()``), with a 10 ms QTimer measuring how late the GUI event loop runs the whole
@@ -32,15 +32,15 @@ from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+from jaxscope.qt.app.controller import Controller  # noqa: E402
+from jaxscope.qt.app.ir_side import AUTO_COMPILE_MAX_EQNS  # noqa: E402
 from PySide6.QtCore import QCoreApplication, QEventLoop, QSettings, Qt, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from jaxscope.layout.body import expandable  # noqa: E402
 from jaxscope.layout.engine import auto_expanded  # noqa: E402
 from jaxscope.layout.preview import Region  # noqa: E402
-from jaxscope.qt.controller import Controller  # noqa: E402
-from jaxscope.qt.graph_view import QtGraphView  # noqa: E402
-from jaxscope.qt.ir_mixin import AUTO_COMPILE_MAX_EQNS  # noqa: E402
+from jaxscope.qt.graph.view import QtGraphView  # noqa: E402
 from jaxscope.runtime.layout_process import LayoutClient  # noqa: E402
 from jaxscope.runtime.worker_client import DEFAULT_TIMEOUTS, WorkerClient  # noqa: E402
 from jaxscope.schema.graph import Graph
@@ -380,7 +380,7 @@ def app_open(path: str, function: str, args: str, timeout_s: float) -> dict[str,
     and the GUI loop's lateness from there until the printed jaxpr is shown too. What the
     Controller-level runs above leave out: the window's own work on the GUI thread (line colours,
     flow marks, node sources, the jaxpr pane, the parameter list)."""
-    from jaxscope.qt.main_window import MainWindow
+    from jaxscope.qt.app.window import MainWindow
 
     win = MainWindow(theme="light")
     win.confirm_run = lambda _path: True
@@ -545,7 +545,7 @@ def main() -> int:
             extras: dict[str, Any] = {}
             try:  # what the main window does on the GUI thread when a trace arrives (app, not Controller)
                 from jaxscope.ir import linking
-                from jaxscope.qt.jaxpr_view import QtJaxprView
+                from jaxscope.qt.panes.jaxpr_view import QtJaxprView
 
                 jv = QtJaxprView()
                 t = time.perf_counter()

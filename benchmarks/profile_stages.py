@@ -53,8 +53,8 @@ def main() -> int:
 
     from jaxscope.ir import linking
     from jaxscope.layout.engine import auto_expanded, compute_layout
-    from jaxscope.qt.graph_view import QtGraphView
-    from jaxscope.qt.jaxpr_view import QtJaxprView
+    from jaxscope.qt.graph.view import QtGraphView
+    from jaxscope.qt.panes.jaxpr_view import QtJaxprView
     from jaxscope.render.svg import render_svg
     from jaxscope.runtime import protocol
     from jaxscope.runtime.layout_process import layout_from_wire, layout_to_wire

@@ -85,7 +85,9 @@ def main() -> int:
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, folder)
     app = QApplication.instance() or QApplication([sys.argv[0]])  # noqa: F841 - kept alive for the run
 
-    from jaxscope.qt import graph_view, jaxpr_view, main_window
+    from jaxscope.qt.app import window as main_window
+    from jaxscope.qt.graph import view as graph_view
+    from jaxscope.qt.panes import jaxpr_view
 
     marks: list[tuple[float, float, str]] = []
     for cls, names in (

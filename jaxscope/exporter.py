@@ -1,7 +1,7 @@
 """Write a laid-out graph to a file: svg, png, pdf, dot or json, picked by suffix or `fmt`.
 
 * ``svg``: `svg.render_svg` (deterministic, self-contained, no Graphviz).
-* ``png`` / ``pdf``: that SVG rasterised by QtSvg (`jaxscope.qt.raster`, imported only for
+* ``png`` / ``pdf``: that SVG rasterised by QtSvg (`jaxscope.qt.graph.raster`, imported only for
   these two formats, so the others never load Qt). PNG size is ``dpi / 96`` pixels per px, the
   long side capped at `PNG_MAX_PX`; a PNG scaled down so far that its labels would be under
   `MIN_LABEL_PX` high is an overview: boxes, edges and clusters painted straight from the layout
@@ -84,7 +84,7 @@ def export(
         if dpi <= 0:
             raise ValueError(f"dpi must be positive, got {dpi}")
         if fmt == "png" and labels.FONT_SIZE * png_scale(layout, dpi) < MIN_LABEL_PX:  # an overview: painted from the layout, no SVG written and parsed again
-            from jaxscope.qt.raster import overview_png
+            from jaxscope.qt.graph.raster import overview_png
 
             _write_with(path, lambda tmp: overview_png(
                 graph, layout, tmp, theme=theme, title=title, legend=legend, highlight=highlight, dpi=dpi, max_px=PNG_MAX_PX,
@@ -94,7 +94,7 @@ def export(
         svg_text = render_svg(  # no image shows a tooltip
             graph, layout, theme=theme, title=title, legend=legend, highlight=highlight, tooltips=False, long_edges=long_edges
         )
-        from jaxscope.qt.raster import svg_to_pdf, svg_to_png  # the one place core touches Qt
+        from jaxscope.qt.graph.raster import svg_to_pdf, svg_to_png  # the one place core touches Qt
 
         if fmt == "png":
             _write_with(path, lambda tmp: svg_to_png(svg_text, tmp, dpi=dpi, max_px=PNG_MAX_PX))

@@ -35,7 +35,7 @@ def big_graph_shot(app: QApplication) -> None:
     import workloads
 
     from jaxscope.api import graph as traced_graph
-    from jaxscope.qt.graph_view import QtGraphView
+    from jaxscope.qt.graph.view import QtGraphView
 
     w = workloads.make("gpt", "10k")
     path = w.write(tempfile.mkdtemp())
@@ -72,7 +72,7 @@ def main() -> int:
     QCoreApplication.setOrganizationName("jaxscope-screenshots")
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, tempfile.mkdtemp())
-    from jaxscope.qt.main_window import MainWindow
+    from jaxscope.qt.app.window import MainWindow
 
     only = set(sys.argv[1:])
     if not only or BIG_GRAPH in only:

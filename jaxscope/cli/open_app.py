@@ -21,6 +21,6 @@ def run(opts: argparse.Namespace) -> int:
     )
     if headless:
         raise CliError("no display to open the desktop app on; use `jaxscope export TARGET -o graph.svg` headless", 2)
-    from jaxscope.qt.app import main as gui_main
+    from jaxscope.qt.app.main import main as gui_main
 
     return int(gui_main(opts))

@@ -1,1 +1,2 @@
-"""The PySide6 side of jaxscope: raster export now, the desktop app later (the only package that imports Qt)."""
+"""The desktop app (PySide6), the only package that imports Qt: `app/` the window and its
+collaborators, `graph/` the graph view and its scene, `panes/` the text views, panels and dialogs."""

@@ -555,7 +555,7 @@ VALID: dict[type, Any] = {
 }
 
 # What a decoder may raise on JSON that does not fit the declared types: the same exceptions as
-# the plain recursive definition in tests/core/test_serialize.py (ValueError for a non-object
+# the plain recursive definition in tests/schema/test_codec.py (ValueError for a non-object
 # dataclass, TypeError for a missing field or a non-iterable, AttributeError for a non-object dict).
 DECODE_ERRORS = (ValueError, TypeError, AttributeError)
 

@@ -13,7 +13,7 @@ def window(qtbot, tmp_path):
     QCoreApplication.setOrganizationName("jaxscope-tests")
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
-    from jaxscope.qt.main_window import MainWindow
+    from jaxscope.qt.app.window import MainWindow
 
     w = MainWindow(theme="light")
     w.confirm_run = lambda path: True  # the run-this-file question (tested on its own)

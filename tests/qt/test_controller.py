@@ -6,7 +6,7 @@ import threading
 from concurrent.futures import Future
 from typing import Any
 
-from jaxscope.qt.controller import Controller
+from jaxscope.qt.app.controller import Controller
 
 
 class _ResolvedWorker:

@@ -20,8 +20,8 @@ from PySide6.QtGui import QColor, QImage, QWheelEvent  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from jaxscope.layout.engine import auto_expanded, compute_layout  # noqa: E402
-from jaxscope.qt.graph_items import TEXT_LOD, TINY_PX, EdgeTileItem, NodeTileItem  # noqa: E402
-from jaxscope.qt.graph_view import QtGraphView, tooltip_html  # noqa: E402
+from jaxscope.qt.graph.scene_items import TEXT_LOD, TINY_PX, EdgeTileItem, NodeTileItem  # noqa: E402
+from jaxscope.qt.graph.view import QtGraphView, tooltip_html  # noqa: E402
 from jaxscope.render.svg import NodeIndex, node_tooltip  # noqa: E402
 from jaxscope.schema.graph import Body, Edge, Graph, Node, SourceLoc
 from jaxscope.schema.layout import Layout
@@ -285,7 +285,7 @@ def test_collapse_then_expand_again_shows_the_kept_scene(make_view):
 
 
 def test_values_between_the_same_two_boxes_are_drawn_as_one_curve():
-    from jaxscope.qt.scene_model import build_model
+    from jaxscope.qt.graph.scene_model import build_model
     from jaxscope.schema.layout import EdgePath
 
     graph, layout = laid_out("basics_predict")
@@ -306,7 +306,7 @@ def test_scene_model_tiles_boxes_and_edges_by_their_centres():
     it is bigger than a box tile."""
     import random
 
-    from jaxscope.qt.scene_model import EDGE_TILE_H, EDGE_TILE_W, TILE_H, TILE_W, build_model
+    from jaxscope.qt.graph.scene_model import EDGE_TILE_H, EDGE_TILE_W, TILE_H, TILE_W, build_model
     from jaxscope.schema.layout import EdgePath, NodeBox
 
     graph, layout = laid_out("basics_predict")
@@ -583,7 +583,7 @@ def test_a_first_paint_that_shows_every_tile_as_a_blob_comes_before_the_tile_ite
     """A big drawing seen whole paints every tile as a blob: `model_for` leaves the tile items for
     after that first paint (gpt-50k: ~6.5k items, 30-45 ms before it), which is the same picture;
     the view then makes them a few per event-loop turn, or all at once when a zoom shows them."""
-    from jaxscope.qt import graph_view
+    from jaxscope.qt.graph import view as graph_view
 
     graph = big_graph(6000)
     view = make_view(graph, compute_layout(graph, frozenset(), engine="layered"))
@@ -717,7 +717,7 @@ def test_the_window_draws_an_edge_and_its_arrowhead_as_the_svg_export_does():
     """`edge_shapes` (the window's tiles) and the SVG writer both draw `edge_shape.arrowed`: the same
     curve end and the same triangle, for a cubic, a polyline and an edge too short to shorten."""
     from jaxscope.layout.edge_shape import arrowed
-    from jaxscope.qt.batch_item import edge_shapes
+    from jaxscope.qt.graph.batch_item import edge_shapes
 
     for pts in (
         [(10.0, 0.0), (10.0, 40.0), (60.0, 60.0), (60.0, 100.0)],
@@ -761,7 +761,7 @@ def test_long_edges_are_made_for_the_screen_only_and_draw_what_unculled_ones_dra
     of every long edge of the drawing: 0.38 s at mlp-50k), and an edge drawn as its two ends is
     culled by the boxes of those. Zoomed in and panned about, it shows exactly what the same item
     shows culled by that whole rect and by each curve's quarters."""
-    import jaxscope.qt.edge_items as edge_items
+    import jaxscope.qt.graph.edge_items as edge_items
 
     graph = two_chains(600, 40)
     layout = compute_layout(graph, frozenset(), engine="layered")
@@ -855,7 +855,7 @@ def test_many_long_edges_are_drawn_as_their_ends_and_whole_where_selected_or_hig
 def test_a_scene_too_big_to_keep_is_freed_before_the_next_is_built(make_view, monkeypatch):
     """A 50k-box scene is tens of MB: the one shown goes at once, not when the event loop next
     runs, so that two are never alive together; a small one is kept to be shown again."""
-    import jaxscope.qt.graph_view as graph_view
+    import jaxscope.qt.graph.view as graph_view
 
     graph, layout = laid_out("cond")
     view = make_view(graph, layout)
@@ -933,7 +933,7 @@ def test_models_of_one_graph_share_their_resolved_paths(make_view):
     nodes and families, and gets the records a fresh build gets; another graph's are not used."""
     from dataclasses import astuple
 
-    from jaxscope.qt.scene_model import build_model
+    from jaxscope.qt.graph.scene_model import build_model
 
     graph, collapsed = laid_out("cond", frozenset())
     _, grown = laid_out("cond")
@@ -990,7 +990,7 @@ def test_a_far_paint_makes_no_records_and_a_record_is_its_box(make_view, qtbot):
 
 def test_commonest_per_group_breaks_ties_as_a_counter_filled_in_order_does():
     """A tile's blob colour: its commonest family, ties to the one met first (counted in numpy)."""
-    from jaxscope.qt.scene_model import commonest, commonest_per_group
+    from jaxscope.qt.graph.scene_model import commonest, commonest_per_group
 
     rng = random.Random(7)
     for _ in range(200):
@@ -1058,7 +1058,7 @@ def test_the_items_made_ahead_with_a_model_are_the_scenes_and_take_the_current_t
 def test_a_dropped_scenes_records_and_items_are_let_go_a_slice_per_event_loop_turn(make_view, qtbot, monkeypatch):
     """Replacing a big scene deletes its Qt items at once and lets go of its records and items'
     Python side over the next event-loop turns, a slice at a time, never all in one go."""
-    import jaxscope.qt.graph_view as graph_view
+    import jaxscope.qt.graph.view as graph_view
 
     monkeypatch.setattr(graph_view, "RELEASE_SLICE", 50)
     graph = big_graph(400)

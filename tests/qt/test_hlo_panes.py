@@ -57,7 +57,7 @@ def test_the_ir_is_parsed_and_its_fusions_found_off_the_gui_thread(qtbot, window
     import threading
 
     from jaxscope.ir.hlo_links import IrLinks
-    from jaxscope.qt import ir_mixin
+    from jaxscope.qt.app import ir_side as ir_mixin
 
     calls: list[tuple[str, bool, bool]] = []  # (name, on the GUI thread, collector on)
     gui = threading.current_thread()

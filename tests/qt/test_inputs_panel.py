@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jaxscope.qt.inputs_panel import InputsPanel
+from jaxscope.qt.panes.inputs_panel import InputsPanel
 from jaxscope.spec import argspec
 from jaxscope.spec.discover import discover_source
 
@@ -46,8 +46,8 @@ def test_long_inputs_are_checked_on_a_thread_and_a_trace_does_not_wait(qtbot, mo
     checks the text too), and the verdict shows when it comes, unless the text changed meanwhile."""
     import threading
 
-    from jaxscope.qt import inputs_panel
-    from jaxscope.qt.inputs_panel import ASYNC_CHARS, ASYNC_DELAY_S
+    from jaxscope.qt.panes import inputs_panel
+    from jaxscope.qt.panes.inputs_panel import ASYNC_CHARS, ASYNC_DELAY_S
 
     threads: list[str] = []  # from where each long text was parsed apart
     here: list[int] = []  # long texts parsed in this process

@@ -12,8 +12,8 @@ from PySide6.QtCore import QPoint, Qt
 from jaxscope.layout.body import to_layout
 from jaxscope.layout.engine import compute_layout, compute_tenths
 from jaxscope.layout.preview import Region, region_part
-from jaxscope.qt.controller import Controller
-from jaxscope.qt.graph_view import QtGraphView
+from jaxscope.qt.app.controller import Controller
+from jaxscope.qt.graph.view import QtGraphView
 from jaxscope.runtime.layout_process import LayoutClient
 from jaxscope.schema.graph import Graph
 from jaxscope.schema.layout import Layout

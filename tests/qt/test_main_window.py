@@ -85,8 +85,9 @@ def test_export_through_the_dialog(qtbot, window, tmp_path, monkeypatch):
 def test_an_image_of_the_graph_draws_long_edges_as_the_view_does(qtbot, window, tmp_path, monkeypatch):
     """Export (dialog and `export_graph`) and Copy Graph Image draw long edges whole or as their
     two ends, as the graph view shows them now."""
-    from jaxscope.qt import export_job, main_window
-    from jaxscope.qt.graph_view import QtGraphView
+    from jaxscope.qt.app import export_job
+    from jaxscope.qt.app import window as main_window
+    from jaxscope.qt.graph.view import QtGraphView
 
     w = window
     open_and_wait(qtbot, w, f"{BASICS}::predict")
@@ -286,7 +287,7 @@ def test_a_trace_is_prepared_off_the_gui_thread_with_the_collector_paused(qtbot,
     import threading
 
     from jaxscope.layout import engine as layout
-    from jaxscope.qt import main_window
+    from jaxscope.qt.app import window as main_window
 
     calls: list[tuple[str, bool, bool]] = []  # (name, on the GUI thread, collector on)
     gui = threading.current_thread()

@@ -13,7 +13,7 @@ from jaxscope.exporter import export
 from jaxscope.render.svg import render_svg
 
 QtGui = pytest.importorskip("PySide6.QtGui")
-raster = pytest.importorskip("jaxscope.qt.raster")
+raster = pytest.importorskip("jaxscope.qt.graph.raster")
 
 
 def read_png(path) -> "QtGui.QImage":
@@ -149,7 +149,7 @@ def test_headless_export_sets_offscreen_itself(tmp_path):
     """No DISPLAY, no QT_QPA_PLATFORM: raster must pick offscreen instead of letting Qt abort."""
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
     code = (
-        "import os, sys; from jaxscope.qt.raster import svg_to_png;"
+        "import os, sys; from jaxscope.qt.graph.raster import svg_to_png;"
         "svg_to_png('<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"20\" height=\"10\">"
         "<text x=\"1\" y=\"9\">hi</text></svg>', sys.argv[1]);"
         "print('platform', os.environ.get('QT_QPA_PLATFORM'))"

@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from jaxscope.analysis.verdicts import fmt_float, fmt_seconds
-from jaxscope.qt.run_panel import COLUMNS, STATE_COLOURS, RunPanel
+from jaxscope.qt.panes.run_panel import COLUMNS, STATE_COLOURS, RunPanel
 from jaxscope.schema.run import DeviceInfo, InputLeaf, NanOrigin, RunResult
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures"

@@ -1,4 +1,4 @@
-"""The source and jaxpr panes (jaxscope.qt.source_view / jaxpr_view / highlight), headless."""
+"""The source and jaxpr panes (jaxscope.qt.panes.source_view / jaxpr_view / highlight), headless."""
 
 from __future__ import annotations
 
@@ -15,7 +15,9 @@ from pygments.lexers.python import PythonLexer  # noqa: E402
 from pygments.token import Comment, Keyword, Name, String  # noqa: E402
 
 from jaxscope.ir import linking  # noqa: E402
-from jaxscope.qt.highlight import (  # noqa: E402
+from jaxscope.qt.panes.jaxpr_view import QtJaxprView  # noqa: E402
+from jaxscope.qt.panes.source_view import QtSourceView  # noqa: E402
+from jaxscope.qt.panes.syntax_colours import (
     LineLexer,
     PygmentsHighlighter,
     TokenFormats,
@@ -23,8 +25,6 @@ from jaxscope.qt.highlight import (  # noqa: E402
     python_string_openers,
     style_for_theme,
 )
-from jaxscope.qt.jaxpr_view import QtJaxprView  # noqa: E402
-from jaxscope.qt.source_view import QtSourceView  # noqa: E402
 from jaxscope.schema.trace import TraceResult  # noqa: E402
 from tests.conftest import HOSTILE  # noqa: E402
 
@@ -411,7 +411,7 @@ def test_a_text_inserted_in_parts_is_the_text_set_at_once():
     blocks and text as `setPlainText`, empty lines, a line longer than a part and no final newline too."""
     from PySide6.QtGui import QTextDocument
 
-    from jaxscope.qt.source_view import INSERT_CHARS, insert_in_parts
+    from jaxscope.qt.panes.source_view import INSERT_CHARS, insert_in_parts
 
     lines = ["a = b", "", "x" * (3 * INSERT_CHARS), "\tc", ""] * 7 + ["  last"]
     for text in ("\n".join(lines), "\n".join(lines) + "\n", "\n" * (INSERT_CHARS + 5)):

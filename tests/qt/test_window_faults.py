@@ -284,7 +284,7 @@ def test_corrupt_settings_give_defaults(qtbot, tmp_path, variant):
             s.setValue(key, value)
         s.sync()
         del s
-    from jaxscope.qt.main_window import MainWindow
+    from jaxscope.qt.app.window import MainWindow
 
     w = MainWindow(theme="light")
     w.confirm_run = lambda path: True
@@ -365,7 +365,7 @@ def test_hostile_strings_stay_literal(qtbot, window, tmp_path):
     diags = w.diagnostics.diagnostics()
     assert any("printed at trace time" in d.summary() for d in diags), diags
     # graph: the named scope reaches the tooltip as text; what Qt shows is escaped
-    from jaxscope.qt.graph_view import tooltip_html
+    from jaxscope.qt.graph.view import tooltip_html
 
     scoped = next(n for n in graph.top.nodes if n.kind == "eqn" and "<b>scope</b>" in n.name_stack)
     rect = w.graph.scene_node_rect(scoped.id)
@@ -416,7 +416,7 @@ def test_a_window_closed_right_after_a_request_leaves_no_timer_behind(qtbot, tmp
     QCoreApplication.setOrganizationName("jaxscope-tests")
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
-    from jaxscope.qt.main_window import MainWindow
+    from jaxscope.qt.app.window import MainWindow
 
     w = MainWindow(theme="light")
     w._on_busy(True)  # what a trace request does first

@@ -35,26 +35,26 @@ from jaxscope.exporter import export
 from jaxscope.ir import linking
 from jaxscope.ir.hlo_links import IrLinks
 from jaxscope.layout.engine import auto_expanded
-from jaxscope.qt import prefs
-from jaxscope.qt import theme as themes
-from jaxscope.qt.controller import Controller
-from jaxscope.qt.diagnostics_panel import DiagnosticsPanel
-from jaxscope.qt.document import Document, nearest_visible, owner_chain
-from jaxscope.qt.export_job import ExportJobs
-from jaxscope.qt.flow_paint import legend_items
-from jaxscope.qt.graph_view import QtGraphView
-from jaxscope.qt.guide_panel import GuidePanel
-from jaxscope.qt.inputs_panel import InputsPanel, plain_label
-from jaxscope.qt.ir_mixin import IrMixin
-from jaxscope.qt.ir_tabs import IrTabs
-from jaxscope.qt.jaxpr_view import QtJaxprView
-from jaxscope.qt.jobs_mixin import JobsMixin
-from jaxscope.qt.log_pane import LogPane
-from jaxscope.qt.problems_panel import ProblemsPanel
-from jaxscope.qt.retrace_dialog import RetraceDialog
-from jaxscope.qt.run_panel import RunPanel
-from jaxscope.qt.scene_model import SceneModel
-from jaxscope.qt.source_view import QtSourceView
+from jaxscope.qt.app import prefs
+from jaxscope.qt.app import theme as themes
+from jaxscope.qt.app.controller import Controller
+from jaxscope.qt.app.document import Document, nearest_visible, owner_chain
+from jaxscope.qt.app.export_job import ExportJobs
+from jaxscope.qt.app.ir_side import IrMixin
+from jaxscope.qt.app.jobs import JobsMixin
+from jaxscope.qt.graph.scene_model import SceneModel
+from jaxscope.qt.graph.view import QtGraphView
+from jaxscope.qt.panes.diagnostics_panel import DiagnosticsPanel
+from jaxscope.qt.panes.flow_paint import legend_items
+from jaxscope.qt.panes.guide_panel import GuidePanel
+from jaxscope.qt.panes.inputs_panel import InputsPanel, plain_label
+from jaxscope.qt.panes.ir_tabs import IrTabs
+from jaxscope.qt.panes.jaxpr_view import QtJaxprView
+from jaxscope.qt.panes.log_pane import LogPane
+from jaxscope.qt.panes.problems_panel import ProblemsPanel
+from jaxscope.qt.panes.retrace_dialog import RetraceDialog
+from jaxscope.qt.panes.run_panel import RunPanel
+from jaxscope.qt.panes.source_view import QtSourceView
 from jaxscope.render.svg import render_svg
 from jaxscope.runtime import protocol
 from jaxscope.schema.codec import gc_paused

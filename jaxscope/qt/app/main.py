@@ -9,7 +9,7 @@ import sys
 from PySide6.QtCore import QCoreApplication, QTimer
 from PySide6.QtWidgets import QApplication
 
-from jaxscope.qt import theme as themes
+from jaxscope.qt.app import theme as themes
 
 
 def main(opts: argparse.Namespace | None = None) -> int:
@@ -17,7 +17,7 @@ def main(opts: argparse.Namespace | None = None) -> int:
     QCoreApplication.setApplicationName("jaxscope")
     app = QApplication.instance() or QApplication(sys.argv[:1])
     assert isinstance(app, QApplication)
-    from jaxscope.qt.main_window import MainWindow  # after QApplication: widgets need it
+    from jaxscope.qt.app.window import MainWindow  # after QApplication: widgets need it
 
     window = MainWindow()
     themes.apply(app, window.theme)

@@ -12,7 +12,7 @@ from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen, QPolygonF
 from PySide6.QtWidgets import QStyleOptionGraphicsItem, QWidget
 
 from jaxscope.layout.edge_shape import draws_partial
-from jaxscope.qt.batch_item import (
+from jaxscope.qt.graph.batch_item import (
     ARROW_W,
     DIM_OPACITY,
     FAR_LOD,
@@ -26,7 +26,7 @@ from jaxscope.qt.batch_item import (
     partial_shapes,
     scene_pen,
 )
-from jaxscope.qt.scene_model import SceneModel
+from jaxscope.qt.graph.scene_model import SceneModel
 from jaxscope.render.svg import EDGE_W
 
 Group = tuple[bool, bool, bool]  # routed, dimmed, drawn partially

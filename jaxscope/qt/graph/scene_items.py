@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem
 
-from jaxscope.qt.batch_item import (
+from jaxscope.qt.graph.batch_item import (
     ARROW_LEN,
     ARROW_W,
     CARD_OFFSET,
@@ -59,10 +59,10 @@ from jaxscope.qt.batch_item import (
     label_font,
     lod_of,
 )
-from jaxscope.qt.cluster_items import ClusterItem, ClusterTitleItem
-from jaxscope.qt.edge_items import EdgeTileItem
-from jaxscope.qt.node_items import NodeTileItem, OverviewItem
-from jaxscope.qt.scene_model import CELL, TILE_H, TILE_W, GridIndex, NodeRec, SceneModel, build_model
+from jaxscope.qt.graph.cluster_items import ClusterItem, ClusterTitleItem
+from jaxscope.qt.graph.edge_items import EdgeTileItem
+from jaxscope.qt.graph.node_items import NodeTileItem, OverviewItem
+from jaxscope.qt.graph.scene_model import CELL, TILE_H, TILE_W, GridIndex, NodeRec, SceneModel, build_model
 from jaxscope.render.svg import EDGE_W
 
 __all__ = [

@@ -10,7 +10,7 @@ from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QStyleOptionGraphicsItem, QWidget
 
 from jaxscope.layout import labels
-from jaxscope.qt.batch_item import (
+from jaxscope.qt.graph.batch_item import (
     BASELINE,
     CARD_OFFSET,
     DIM_OPACITY,
@@ -28,7 +28,7 @@ from jaxscope.qt.batch_item import (
     lod_of,
     scene_pen,
 )
-from jaxscope.qt.scene_model import NodeRec, SceneModel, commonest
+from jaxscope.qt.graph.scene_model import NodeRec, SceneModel, commonest
 
 
 def tiny_look(model: SceneModel, state: ViewState, tile: int) -> tuple[str, bool]:

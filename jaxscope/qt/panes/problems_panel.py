@@ -8,7 +8,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
-from jaxscope.qt.inputs_panel import plain_label
+from jaxscope.qt.panes.inputs_panel import plain_label
 from jaxscope.schema.trace import ErrorInfo
 
 OUTPUT_LINES = 40  # of a dead worker's stderr: faulthandler's stack fits; the Log pane has all of it

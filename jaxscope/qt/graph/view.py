@@ -32,11 +32,11 @@ from PySide6.QtWidgets import QApplication, QFrame, QGraphicsScene, QGraphicsVie
 from jaxscope.analysis.graph_query import Dataflow, SearchIndex
 from jaxscope.layout.edge_shape import draws_partial
 from jaxscope.layout.preview import Region
-from jaxscope.qt.batch_item import Palette, ViewState
-from jaxscope.qt.edge_items import EdgeTileItem
-from jaxscope.qt.graph_items import SceneItems, build_items, warm_items
-from jaxscope.qt.node_items import NodeTileItem
-from jaxscope.qt.scene_model import Resolved, SceneModel, build_model
+from jaxscope.qt.graph.batch_item import Palette, ViewState
+from jaxscope.qt.graph.edge_items import EdgeTileItem
+from jaxscope.qt.graph.node_items import NodeTileItem
+from jaxscope.qt.graph.scene_items import SceneItems, build_items, warm_items
+from jaxscope.qt.graph.scene_model import Resolved, SceneModel, build_model
 from jaxscope.render.styles import Theme, get_theme
 from jaxscope.render.svg import node_tooltip
 from jaxscope.runtime import protocol

@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Optional, Union, get_args, get_origin
 
 import pytest
-from test_layout import sample_graph  # tests/core is on sys.path (rootdir-less test dirs)
 
 from jaxscope.layout.engine import compute_layout, expanded_to_depth
 from jaxscope.schema.codec import dumps, from_jsonable, gc_paused, loads, maker, to_jsonable
 from jaxscope.schema.graph import Graph, SourceLoc
 from jaxscope.schema.layout import Layout, NodeBox
 from jaxscope.schema.trace import ErrorInfo, Frame, TraceRequest, TraceResult
+from tests.graphs import sample_graph
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures"
 FIXTURE_FILES = sorted(p for p in FIXTURES.glob("*.json") if not p.name.startswith("run_"))  # run_*: RunResults

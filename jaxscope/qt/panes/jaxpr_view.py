@@ -12,8 +12,8 @@ from PySide6.QtGui import QTextCursor, QTextDocument
 from PySide6.QtWidgets import QWidget
 
 from jaxscope.ir.jaxpr_lexer import JaxprLexer
-from jaxscope.qt.highlight import LazyHighlighter, style_for_theme
-from jaxscope.qt.source_view import CodeView
+from jaxscope.qt.panes.source_view import CodeView
+from jaxscope.qt.panes.syntax_colours import LazyHighlighter, style_for_theme
 
 
 class QtJaxprView(CodeView):

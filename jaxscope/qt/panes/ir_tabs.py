@@ -23,8 +23,8 @@ from PySide6.QtWidgets import (
 
 from jaxscope.ir.hlo_lexer import HloLexer, StableHloLexer
 from jaxscope.ir.hlo_links import FusionInfo
-from jaxscope.qt.inputs_panel import plain_label
-from jaxscope.qt.jaxpr_view import QtJaxprView
+from jaxscope.qt.panes.inputs_panel import plain_label
+from jaxscope.qt.panes.jaxpr_view import QtJaxprView
 
 STAGES = ("stablehlo", "compiled")
 

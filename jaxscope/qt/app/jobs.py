@@ -13,8 +13,8 @@ from PySide6.QtWidgets import QInputDialog
 
 from jaxscope.analysis.retrace import RetraceRequest, RetraceResult
 from jaxscope.analysis.verdicts import diverging
-from jaxscope.qt import prefs
-from jaxscope.qt.retrace_dialog import RetraceDialog
+from jaxscope.qt.app import prefs
+from jaxscope.qt.panes.retrace_dialog import RetraceDialog
 from jaxscope.runtime.devices import device_env
 from jaxscope.schema.codec import from_jsonable
 from jaxscope.schema.run import RunRequest, RunResult, run_result_from_jsonable

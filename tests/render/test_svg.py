@@ -2,7 +2,7 @@
 text formats (svg, dot, json). Raster formats are tested in tests/qt/test_raster.py.
 
 Regenerate the goldens after an intended change with
-``JAXSCOPE_UPDATE_GOLDENS=1 .venv/bin/python -m pytest tests/core`` and review the diff.
+``JAXSCOPE_UPDATE_GOLDENS=1 .venv/bin/python -m pytest tests/render`` and review the diff.
 """
 
 from __future__ import annotations

@@ -42,8 +42,8 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QApplication, QPlainTextDocumentLayout, QPlainTextEdit, QToolTip, QWidget
 
 from jaxscope.analysis.flow_marks import LineMark
-from jaxscope.qt import flow_paint
-from jaxscope.qt.highlight import (
+from jaxscope.qt.panes import flow_paint
+from jaxscope.qt.panes.syntax_colours import (
     EditorColours,
     LazyHighlighter,
     LineLexer,

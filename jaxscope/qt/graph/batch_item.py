@@ -16,8 +16,8 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QStyleOptionGrap
 
 from jaxscope.layout import labels
 from jaxscope.layout.edge_shape import ARROW_LEN, ARROW_W, STUB_LEN, arrowed, partial_edge  # noqa: F401 - ARROW_*: the items' sizes
-from jaxscope.qt.curve import add_curve
-from jaxscope.qt.scene_model import SceneModel
+from jaxscope.qt.graph.curve import add_curve
+from jaxscope.qt.graph.scene_model import SceneModel
 from jaxscope.render.styles import Theme
 from jaxscope.render.svg import CARD_OFFSET  # drawn as the SVG export draws them
 

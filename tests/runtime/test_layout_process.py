@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from test_layout import mk_body, mk_graph, sample_graph  # tests/core is on sys.path (rootdir-less test dirs)
 
 from jaxscope.layout import dot as dot_layout
 from jaxscope.layout import engine as layout
@@ -36,6 +35,7 @@ from jaxscope.schema.graph_wire import graph_to_wire
 from jaxscope.schema.layout import Layout
 from jaxscope.schema.layout_tables import NodeTable
 from tests.conftest import chain_with_owner
+from tests.graphs import mk_body, mk_graph, sample_graph
 
 needs_dot = pytest.mark.skipif(not dot_layout.dot_available(), reason="no pygraphviz")
 

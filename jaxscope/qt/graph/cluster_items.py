@@ -7,8 +7,8 @@ from PySide6.QtGui import QPainter, QPen
 from PySide6.QtWidgets import QStyleOptionGraphicsItem, QWidget
 
 from jaxscope.layout import labels
-from jaxscope.qt.batch_item import BASELINE, FAR_LOD, TEXT_LOD, BatchItem, ViewState, lod_of, scene_pen
-from jaxscope.qt.scene_model import SceneModel
+from jaxscope.qt.graph.batch_item import BASELINE, FAR_LOD, TEXT_LOD, BatchItem, ViewState, lod_of, scene_pen
+from jaxscope.qt.graph.scene_model import SceneModel
 
 
 class ClusterItem(BatchItem):

@@ -40,7 +40,7 @@ from PySide6.QtSvg import QSvgRenderer
 from PySide6.QtWidgets import QApplication
 
 from jaxscope.layout.edge_shape import partial_edge, partial_edges
-from jaxscope.qt.curve import add_curve
+from jaxscope.qt.graph.curve import add_curve
 from jaxscope.render.styles import Theme, family, get_theme
 from jaxscope.render.svg import EDGE_W, HIGHLIGHT, HIGHLIGHT_PAD, HIGHLIGHT_W, svg_frame
 from jaxscope.schema.graph import Graph, Node

@@ -1,0 +1,2 @@
+"""The window's panes: source, jaxpr and IR code views, the panels (inputs, run, problems, guide,
+diagnostics, log) and dialogs."""
