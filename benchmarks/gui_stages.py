@@ -32,16 +32,16 @@ from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from jaxscope.qt.app.controller import Controller  # noqa: E402
-from jaxscope.qt.app.ir_side import AUTO_COMPILE_MAX_EQNS  # noqa: E402
 from PySide6.QtCore import QCoreApplication, QEventLoop, QSettings, Qt, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from jaxscope.layout.body import expandable  # noqa: E402
 from jaxscope.layout.engine import auto_expanded  # noqa: E402
 from jaxscope.layout.preview import Region  # noqa: E402
+from jaxscope.qt.app.controller import Controller  # noqa: E402
+from jaxscope.qt.app.ir_side import AUTO_COMPILE_MAX_EQNS  # noqa: E402
 from jaxscope.qt.graph.view import QtGraphView  # noqa: E402
-from jaxscope.runtime.layout_process import LayoutClient  # noqa: E402
+from jaxscope.runtime.layout_client import LayoutClient  # noqa: E402
 from jaxscope.runtime.worker_client import DEFAULT_TIMEOUTS, WorkerClient  # noqa: E402
 from jaxscope.schema.graph import Graph
 from jaxscope.schema.hlo import HloRequest  # noqa: E402

@@ -95,7 +95,7 @@ def _trace_target(target: str, args: Sequence[Any], kwargs: dict[str, Any], args
 
 def _layout(graph: Graph, collapse: int | None, direction: str, budget_s: float) -> Layout:
     from jaxscope.layout.engine import auto_expanded, expanded_to_depth
-    from jaxscope.runtime.layout_process import LayoutClient
+    from jaxscope.runtime.layout_client import LayoutClient
 
     expanded = auto_expanded(graph) if collapse is None else expanded_to_depth(graph, collapse)
     with LayoutClient(budget_s=budget_s) as layouts:  # dot runs in a child with a budget: it can hang

@@ -33,7 +33,8 @@ def add_parser(sub: Any) -> None:
 def run(opts: argparse.Namespace) -> int:
     from jaxscope.exporter import export, highlight_paths
     from jaxscope.layout.engine import auto_expanded, expanded_to_depth
-    from jaxscope.runtime.layout_process import LayoutClient, LayoutError
+    from jaxscope.layout.wire import LayoutError
+    from jaxscope.runtime.layout_client import LayoutClient
 
     with LayoutClient(budget_s=opts.layout_budget) as layouts:
         # As in the app: the layout process starts now (while the worker imports jax) and lays out

@@ -85,7 +85,7 @@ from jaxscope.layout.body import (
 from jaxscope.layout.dot import dot_available, run_dot
 from jaxscope.layout.layered import LAYER_GAP, NODE_GAP, layered_layout
 from jaxscope.layout.types import BodyLayout, Children, Placed, Point, Tenths
-from jaxscope.schema.codec import gc_paused
+from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.graph import Body, Graph, Node
 from jaxscope.schema.layout import Layout
 from jaxscope.schema.layout_tables import EdgeTable, NodeTable
@@ -101,7 +101,6 @@ __all__ = [
     "compute_layout",
     "compute_tenths",
     "expanded_to_depth",
-    "gc_paused",
     "trim",
     "visible_count",
     "warm",

@@ -16,7 +16,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from jaxscope.schema.codec import gc_paused
+from jaxscope.schema.collector import gc_paused
 
 PROTOCOL_VERSION = 1
 
@@ -29,20 +29,6 @@ def _finite(obj: Any) -> Any:
     if isinstance(obj, (list, tuple)):
         return [_finite(v) for v in obj]
     return obj
-
-
-FREEZE_MIN_NODES = 5000  # decoded graphs and layouts this big are moved out of the cyclic GC's reach
-
-
-def freeze_decoded(n_nodes: int) -> None:
-    """After decoding `n_nodes` graph nodes or boxes (or building a scene of that many boxes): move
-    what lives now into the GC's permanent generation (call with the GC paused, right after).
-
-    A graph of 10k equations is ~500k objects; every full collection rescanned all of them for
-    ~100 ms (~0.5 s at 50k), a freeze of whichever thread triggered it, the GUI's included.
-    Graphs and layouts are acyclic (frozen dataclasses, tuples): reference counting still frees them."""
-    if n_nodes >= FREEZE_MIN_NODES:
-        gc.freeze()
 
 
 PART_ITEMS = 2000  # a list longer than this travels in separate lines of at most this many items
@@ -168,5 +154,5 @@ def read(stream: BinaryIO, on_line: Callable[[bytes], None] | None = None) -> di
             if not parts:
                 return data
             message = _join(data, parts)
-            gc.freeze()  # a big message, alive now: no collection rescans it (see freeze_decoded)
+            gc.freeze()  # a big message, alive now: no collection rescans it (see `collector`)
             return message

@@ -21,9 +21,9 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from jaxscope.runtime import protocol
 from jaxscope.runtime.worker_process import OutputCallback, WorkerProcess, describe_exit, worker_env
-from jaxscope.schema.codec import from_jsonable, gc_paused, to_jsonable
+from jaxscope.schema.codec import from_jsonable, to_jsonable
+from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.graph import Graph
 from jaxscope.schema.graph_wire import SENT_AHEAD, graph_from_jsonable
 from jaxscope.schema.trace import ErrorInfo, ErrorKind, TraceRequest, TraceResult, result_from_jsonable
@@ -338,16 +338,16 @@ class WorkerClient:
             return
         if event == "graph":
             try:
-                with gc_paused():
+                with gc_paused() as pause:
                     job.graph = graph_from_jsonable(message.get("graph"))
-                    protocol.freeze_decoded(sum(len(b.nodes) for b in job.graph.bodies.values()))
+                    pause.freeze_at_end(job.graph)
             except Exception:  # noqa: BLE001 - the result says what went wrong, if anything did
                 job.graph = None
             return
         self._ensure_spare_soon()
         if message.get("ok"):
             try:
-                with gc_paused():
+                with gc_paused() as pause:
                     data = message["result"]
                     result = job.decode(data)
                     if isinstance(data, dict) and data.get("graph") == SENT_AHEAD:
@@ -355,8 +355,7 @@ class WorkerClient:
                             raise ValueError("the graph sent ahead of the result did not arrive")
                         result = replace(result, graph=job.graph)
                     else:
-                        graph = getattr(result, "graph", None)
-                        protocol.freeze_decoded(sum(len(b.nodes) for b in graph.bodies.values()) if graph is not None else 0)
+                        pause.freeze_at_end(getattr(result, "graph", None))
             except Exception as exc:
                 job.future.set_exception(WorkerError(ErrorInfo(kind="internal", message=f"bad result from worker: {exc}")))
                 return

@@ -15,7 +15,6 @@ a list where a tuple is declared, an int for a float) takes the general path for
 from __future__ import annotations
 
 import dataclasses
-import gc
 import inspect
 import itertools
 import json
@@ -25,38 +24,9 @@ import typing
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, Union, get_args, get_origin
 
+from jaxscope.schema.collector import gc_paused
+
 T = TypeVar("T")
-
-
-_pause_lock = threading.Lock()
-_pauses = 0  # gc_paused regions open now, in every thread
-_resume = False  # whether the collector was on when the first of them began
-
-
-class gc_paused:  # noqa: N801 - used like a function: `with gc_paused(): ...`
-    """Pause the cyclic GC: building a layout (or decoding one) allocates hundreds of thousands of
-    small acyclic containers, and the collector would rescan the whole heap again and again
-    (1.5-4x slower at 20-50k nodes). Nests, also across threads: the collector runs again when the
-    last region open in any thread ends (the reader, IR and scene threads pause it at once; one
-    thread's region ending must not let a collection into another's). A class rather than a
-    generator for its low cost."""
-
-    __slots__ = ()
-
-    def __enter__(self) -> None:
-        global _pauses, _resume
-        with _pause_lock:
-            if _pauses == 0:
-                _resume = gc.isenabled()
-                gc.disable()
-            _pauses += 1
-
-    def __exit__(self, *exc: object) -> None:
-        global _pauses
-        with _pause_lock:
-            _pauses -= 1
-            if _pauses == 0 and _resume:
-                gc.enable()
 
 
 # ------------------------------------------------------------------------------- public

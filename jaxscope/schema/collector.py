@@ -42,13 +42,18 @@ class gc_paused:  # noqa: N801 - used like a function: `with gc_paused(): ...`
     def __init__(self, freeze: Sized | None = None) -> None:
         self._freeze = freeze
 
-    def __enter__(self) -> None:
+    def freeze_at_end(self, graph: Sized | None) -> None:
+        """Freeze for `graph` at the end of the block: for a graph only decoded inside it."""
+        self._freeze = graph
+
+    def __enter__(self) -> gc_paused:
         global _pauses, _resume
         with _pause_lock:
             if _pauses == 0:
                 _resume = gc.isenabled()
                 gc.disable()
             _pauses += 1
+        return self
 
     def __exit__(self, *exc: object) -> None:
         global _pauses

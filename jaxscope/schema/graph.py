@@ -99,6 +99,12 @@ class Graph:
     def top(self) -> Body:
         return self.bodies[self.root]
 
+    @property
+    def node_total(self) -> int:
+        """Nodes over every distinct body, each counted once: the graph's size in memory (what
+        `collector.gc_paused(freeze=graph)` measures), not the equations it stands for (`Body.total_eqns`)."""
+        return sum(len(b.nodes) for b in self.bodies.values())
+
 
 # ---------------------------------------------------------------------------- layout data
 

@@ -6,7 +6,8 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from jaxscope.schema.codec import dumps, from_jsonable, gc_paused
+from jaxscope.schema.codec import dumps, from_jsonable
+from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.flow import FlowReport
 from jaxscope.schema.graph import SCHEMA_VERSION, Graph, SourceLoc
 

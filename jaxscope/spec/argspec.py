@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import ast
 import cmath
-import io
 import keyword
 import math
-import re
 import tokenize
 from dataclasses import dataclass
+
+from jaxscope.spec.tokens import PREFIX, SUFFIX, Token, tokens_of
 
 # ---------------------------------------------------------------------------- dtypes
 
@@ -237,13 +237,10 @@ def _short_repr(value: object, fallback: str) -> str:
 
 # ---------------------------------------------------------------------------- the parser
 
-_PREFIX = "_("
-_SUFFIX = "\n)"  # the newline ends a trailing comment
 _OPEN = {"(": ")", "[": "]", "{": "}"}
 _CLOSE = {v: k for k, v in _OPEN.items()}
 _UNPACKING = "*args/**kwargs are not supported: write each argument out"
 
-_Token = tuple[int, int, int, str]  # (type, start, end, string), offsets into the text
 
 
 class _Parser:
@@ -252,7 +249,7 @@ class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text
         self.clean = text.replace("\r\n", " \n").replace("\r", "\n")  # same length: offsets hold
-        self.tokens: list[_Token] = []
+        self.tokens: list[Token] = []
         self.truncated = False  # the tokenizer stopped inside the text: the checks saw a prefix
         self.new = self.clean  # after the rewrite
         self.origin: list[int] = list(range(len(self.clean) + 1))  # index in `new` -> in `text`
@@ -275,7 +272,7 @@ class _Parser:
     def _new_index(self, lineno: int, col: int, *, byte_col: bool) -> int:
         """(line, column) in the wrapped rewritten text -> index into `new`, clamped to it."""
         if self._lines is None:
-            self._lines = (_PREFIX + self.new + _SUFFIX).split("\n")
+            self._lines = (PREFIX + self.new + SUFFIX).split("\n")
             self._starts = [0]
             for x in self._lines:
                 self._starts.append(self._starts[-1] + len(x) + 1)
@@ -285,7 +282,7 @@ class _Parser:
         if byte_col and not line.isascii():  # AST columns count UTF-8 bytes
             col = len(line.encode("utf-8")[: max(col, 0)].decode("utf-8", errors="ignore"))
         absolute = self._starts[lineno - 1] + min(max(col, 0), len(line))
-        return min(max(absolute - len(_PREFIX), 0), len(self.new))
+        return min(max(absolute - len(PREFIX), 0), len(self.new))
 
     def _token_at(self, offset: int) -> str:
         for _, start, end, string in self.tokens:
@@ -320,7 +317,7 @@ class _Parser:
         """Report a positional argument after a keyword one at the argument itself."""
         depth = 0
         seen_keyword = False
-        segment: list[_Token] = []
+        segment: list[Token] = []
         for tok in [*self.tokens, (tokenize.OP, len(self.clean), len(self.clean), ",")]:
             kind, _, _, string = tok
             if kind == tokenize.OP and string in _OPEN:
@@ -376,7 +373,7 @@ class _Parser:
         self._check_brackets()
         self._check_argument_order()
         self._rewrite_empty_shapes()
-        wrapped = _PREFIX + self.new + _SUFFIX
+        wrapped = PREFIX + self.new + SUFFIX
         try:
             body = ast.parse(wrapped, mode="eval").body
         except (RecursionError, MemoryError):  # "-" * 3000 + "1": CPython's parser gives up on depth
@@ -407,7 +404,7 @@ class _Parser:
                 closer[stack.pop()] = i
         found: list[SpecError] = []
         for a, b in [(-1, len(tokens)), *closer.items()]:
-            opening, closing = (_PREFIX, _SUFFIX) if a < 0 or tokens[a][3] == "(" else (tokens[a][3], "\n" + _OPEN[tokens[a][3]])
+            opening, closing = (PREFIX, SUFFIX) if a < 0 or tokens[a][3] == "(" else (tokens[a][3], "\n" + _OPEN[tokens[a][3]])
             start = tokens[a][2] if a >= 0 else 0
             end = tokens[b][1] if b < len(tokens) else len(text)
             # each item: (start, end, what the brackets nested in it hold as (start, length)); a comma ends it
@@ -549,80 +546,3 @@ class _Parser:
                 raise self.error(f"shape dimensions must be non-negative integers, got {dim_text!r}{hint}", dim_start, dim_text)
             shape.append(value)
         return ArraySpec(DTYPES[node.value.id], tuple(shape))
-
-
-# A regex tokenizer for the everyday spec (names, numbers, plain strings, brackets and the few
-# operators made of these characters): much faster than `tokenize`, which took 0.17 s of a
-# 50k-equation model's 43 kB spec. Anything else (line breaks, comments, string prefixes,
-# escapes, 0x/1j/1_0 numbers, other operators) is left to `tokenize`; a test checks that both
-# give the same tokens.
-_FAST_TOKEN = re.compile(
-    r"""[ \t]+
-    | (?P<name>[A-Za-z_]\w*)
-    | (?P<number>(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+|\d+)
-    | (?P<string>'[^'\\\n]*'|"[^"\\\n]*")
-    | (?P<op>\*\*=|\.\.\.|->|:=|==|\+=|-=|\*=|\*\*|<<=|>>=|<<|>>|<=|>=|[\[\](){},:=*.+\-<>])""",
-    re.VERBOSE | re.ASCII,
-)
-_FAST_KIND = {"name": tokenize.NAME, "number": tokenize.NUMBER, "string": tokenize.STRING, "op": tokenize.OP}
-_AFTER_NUMBER = re.compile(r"[\w.]", re.ASCII)  # 1j, 0x1, 1_0, 1.2.3: tokenize's business
-_LEADING_ZERO = re.compile(r"0\d")
-
-
-def tokens_of(text: str) -> tuple[list[_Token], bool]:
-    """`python_tokens(text)`, by the fast path where it applies."""
-    fast = fast_tokens(text)
-    return (fast, False) if fast is not None else python_tokens(text)
-
-
-def fast_tokens(text: str) -> list[_Token] | None:
-    """`python_tokens(text)[0]` for a text of the everyday kind, else None."""
-    if "<>" in text:  # one token since Python 3.12, two before
-        return None
-    tokens: list[_Token] = []
-    match = _FAST_TOKEN.match
-    pos, n = 0, len(text)
-    prev_name_end = -1
-    while pos < n:
-        m = match(text, pos)
-        if m is None:
-            return None
-        kind = m.lastgroup
-        end = m.end()
-        if kind is not None:
-            string = m.group()
-            if kind == "number" and ((end < n and _AFTER_NUMBER.match(text, end)) or _LEADING_ZERO.match(string)):
-                return None
-            if kind == "string" and (prev_name_end == pos or (end - pos == 2 and text[end : end + 1] == string[0])):
-                return None  # b'..', f'..', r'..' (one token for tokenize); a triple-quoted string
-            if kind == "name":
-                prev_name_end = end
-            tokens.append((_FAST_KIND[kind], pos, end, string))
-        pos = end
-    return tokens
-
-
-def python_tokens(text: str) -> tuple[list[_Token], bool]:
-    """`tokenize`'s tokens of `text` (offsets into it; no NL/NEWLINE/COMMENT), and whether it
-    stopped at an error inside the text (the parser then reports it)."""
-    tokens: list[_Token] = []
-    wrapped = _PREFIX + text + _SUFFIX
-    starts = [0] + [i + 1 for i, c in enumerate(wrapped) if c == "\n"]
-    limit = len(text)
-
-    def offset(row: int, col: int) -> int:
-        return starts[min(max(row, 1), len(starts)) - 1] + col - len(_PREFIX)
-
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(wrapped).readline):
-            start, end = offset(*tok.start), offset(*tok.end)
-            if tok.type == tokenize.ERRORTOKEN and not tok.string.isspace():
-                return tokens, True
-            if 0 <= start < limit and tok.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT):
-                tokens.append((tok.type, start, min(end, limit), tok.string))
-    except tokenize.TokenError as exc:
-        row, col = exc.args[1] if len(exc.args) > 1 else (len(starts), 0)
-        return tokens, offset(row, col) < limit
-    except SyntaxError as exc:  # IndentationError, and the C tokenizer's errors (3.12+)
-        return tokens, offset(exc.lineno or 1, (exc.offset or 1) - 1) < limit
-    return tokens, False

@@ -8,7 +8,7 @@ from typing import Any
 import jax
 
 from jaxscope.ir.hlo_links import hlo_ops, hlo_ops_to_wire, ops_to_wire, stablehlo_ops
-from jaxscope.schema.codec import gc_paused
+from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.hlo import HloRequest, HloResult
 from jaxscope.worker.trace import Phase, last_graph, prepare, runtime_failure, trace_failure
 

@@ -10,7 +10,8 @@ from collections.abc import Callable
 from typing import Any, BinaryIO
 
 from jaxscope.runtime import protocol
-from jaxscope.schema.codec import from_jsonable, gc_paused, to_jsonable
+from jaxscope.schema.codec import from_jsonable, to_jsonable
+from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.graph_wire import graph_to_wire, to_wire_jsonable
 from jaxscope.schema.trace import ErrorInfo, TraceRequest
 

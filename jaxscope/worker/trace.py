@@ -14,7 +14,7 @@ import numpy as np
 
 from jaxscope.analysis.flow import mark_staged
 from jaxscope.ir import linking
-from jaxscope.schema.codec import gc_paused
+from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.flow import RECORDING_STOPPED
 from jaxscope.schema.graph import Graph
 from jaxscope.schema.trace import Diagnostic, ErrorInfo, FunctionRef, JaxprText, TraceRequest, TraceResult

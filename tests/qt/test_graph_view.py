@@ -1010,7 +1010,7 @@ def test_a_layout_read_from_the_wire_is_drawn_without_making_its_edges(make_view
     edges in tiles; both match the EdgePaths, repeats of one curve included."""
     import dataclasses
 
-    from jaxscope.runtime.layout_process import layout_from_wire, layout_to_wire
+    from jaxscope.layout.wire import layout_from_wire, layout_to_wire
     from jaxscope.schema.layout import EdgePath
     from jaxscope.schema.layout_tables import EdgeTable
 

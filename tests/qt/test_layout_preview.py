@@ -14,7 +14,7 @@ from jaxscope.layout.engine import compute_layout, compute_tenths
 from jaxscope.layout.preview import Region, region_part
 from jaxscope.qt.app.controller import Controller
 from jaxscope.qt.graph.view import QtGraphView
-from jaxscope.runtime.layout_process import LayoutClient
+from jaxscope.runtime.layout_client import LayoutClient
 from jaxscope.schema.graph import Graph
 from jaxscope.schema.layout import Layout
 from tests.conftest import chain_with_owner

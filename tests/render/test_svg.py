@@ -508,7 +508,7 @@ def test_long_edges_are_drawn_as_their_two_ends_where_the_window_would(sample):
     does, where there are 64 or more (`long_edges="auto"`); "ends" always, "whole" never; the arrow
     stays at the target."""
     from jaxscope.layout.edge_shape import LONG_H, LONG_W, PARTIAL_MIN, STUB_LEN, long_edge_ids
-    from jaxscope.runtime.layout_process import layout_from_wire, layout_to_wire
+    from jaxscope.layout.wire import layout_from_wire, layout_to_wire
 
     graph = two_chains()
     layout = compute_layout(graph, frozenset(), engine="layered")

@@ -17,18 +17,13 @@ import pytest
 
 from jaxscope.layout import dot as dot_layout
 from jaxscope.layout import engine as layout
+from jaxscope.layout import wire
 from jaxscope.layout.engine import compute_layout, compute_tenths, expanded_to_depth
 from jaxscope.layout.preview import Region
-from jaxscope.runtime import layout_process as layout_client
-from jaxscope.runtime import protocol
-from jaxscope.runtime.layout_process import (
-    LayoutClient,
-    LayoutError,
-    layout_from_wire,
-    layout_to_wire,
-    layout_wire_lines,
-    serve,
-)
+from jaxscope.layout.wire import LayoutError, layout_from_wire, layout_to_wire, layout_wire_lines
+from jaxscope.runtime import layout_server, protocol
+from jaxscope.runtime.layout_client import LayoutClient
+from jaxscope.runtime.layout_server import serve
 from jaxscope.schema.codec import dumps, from_jsonable, loads, to_jsonable
 from jaxscope.schema.graph import Body, Edge, Graph, Node, SourceLoc
 from jaxscope.schema.graph_wire import graph_to_wire
@@ -94,7 +89,7 @@ def test_the_wire_carries_whole_tenths_and_reads_back_the_very_layout(direction)
 def test_a_worker_error_halfway_through_a_layout_fails_it_at_once(monkeypatch):
     """Chunks are written as they are encoded, after the "ok": an error line among them ends the
     read with the worker's message (rather than waiting out the line count)."""
-    import jaxscope.runtime.layout_process as lc
+    from jaxscope.layout import wire as lc
 
     monkeypatch.setattr(lc, "WIRE_ITEMS", 7)
     header, first, *_ = layout_to_wire(compute_layout(chain_graph(40))).splitlines()
@@ -105,7 +100,7 @@ def test_a_worker_error_halfway_through_a_layout_fails_it_at_once(monkeypatch):
 
 
 def test_big_layouts_travel_in_chunks_and_come_back_whole(client, monkeypatch):
-    import jaxscope.runtime.layout_process as lc
+    from jaxscope.layout import wire as lc
 
     g = chain_graph(40)
     lay = compute_layout(g)
@@ -120,7 +115,7 @@ def test_big_layouts_travel_in_chunks_and_come_back_whole(client, monkeypatch):
 def test_edges_along_one_curve_share_its_points_when_read(monkeypatch):
     import dataclasses
 
-    import jaxscope.runtime.layout_process as lc
+    from jaxscope.layout import wire as lc
     from jaxscope.schema.layout import EdgePath
 
     lay = compute_layout(chain_graph(10))
@@ -142,7 +137,7 @@ def test_a_read_layouts_edges_are_columns_made_into_edge_paths_on_demand(monkeyp
 
     import numpy as np
 
-    import jaxscope.runtime.layout_process as lc
+    from jaxscope.layout import wire as lc
     from jaxscope.schema.layout import EdgePath
     from jaxscope.schema.layout_tables import EdgeTable
 
@@ -276,7 +271,7 @@ def test_a_failing_warm_step_only_stops_warming(monkeypatch):
         yield  # a generator, as `warm` is
 
     monkeypatch.setattr(layout, "warm", broken)
-    monkeypatch.setattr(layout_client, "WARM_IDLE_S", 0.0)
+    monkeypatch.setattr(layout_server, "WARM_IDLE_S", 0.0)
     g = sample_graph()
     r, w = os.pipe()
     with os.fdopen(r, "rb") as stdin, os.fdopen(w, "wb") as feed:
@@ -435,7 +430,7 @@ def test_a_big_layout_sends_the_part_the_view_shows_ahead_of_the_whole(client):
 
 def test_a_malformed_region_or_a_failing_part_only_costs_the_preview(capsys, monkeypatch):
     from jaxscope.layout.preview import Region
-    from jaxscope.runtime.layout_process import _preview_lines
+    from jaxscope.runtime.layout_server import _preview_lines
 
     graph, owner = chain_with_owner()
     grown = compute_tenths(graph, [owner])
@@ -443,13 +438,13 @@ def test_a_malformed_region_or_a_failing_part_only_costs_the_preview(capsys, mon
         assert _preview_lines(grown, bad) == []
     with pytest.raises(ValueError):
         Region.from_json([1, 2])
-    base = layout_client.layout_from_wire(layout_client.layout_to_wire(compute_layout(graph, ())))
+    base = wire.layout_from_wire(wire.layout_to_wire(compute_layout(graph, ())))
     # a failing part costs only itself (its traceback goes to the layout process's stderr)
     def broken(t: Any, region: Any) -> None:
         raise IndexError("a bug in the preview")
 
     with monkeypatch.context() as m:
-        m.setattr(layout_client, "region_part", broken)
+        m.setattr(layout_server, "region_part", broken)
         assert _preview_lines(grown, region_around(base, owner).to_json()) == []
     assert "a bug in the preview" in capsys.readouterr().err
     # an owner the layout does not draw: the rect as it was

@@ -10,8 +10,9 @@ import threading
 import pytest
 
 from jaxscope.layout.engine import auto_expanded, compute_layout
-from jaxscope.runtime import layout_process as layout_client
-from jaxscope.runtime.layout_process import LayoutClient, LayoutError
+from jaxscope.layout.wire import LayoutError
+from jaxscope.runtime import layout_client
+from jaxscope.runtime.layout_client import LayoutClient
 from jaxscope.runtime.worker_client import WorkerClient, WorkerError
 from jaxscope.schema.trace import FunctionRef, TraceRequest
 

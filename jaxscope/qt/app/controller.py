@@ -18,7 +18,7 @@ from PySide6.QtCore import QObject, Qt, Signal, Slot
 
 from jaxscope.layout.preview import Region
 from jaxscope.runtime.devices import device_env
-from jaxscope.runtime.layout_process import LayoutClient, LayoutStream
+from jaxscope.runtime.layout_client import LayoutClient, LayoutStream
 from jaxscope.runtime.worker_client import WorkerClient, WorkerError
 from jaxscope.schema.codec import from_jsonable
 from jaxscope.schema.graph import Graph

@@ -14,8 +14,7 @@ from PySide6.QtWidgets import QInputDialog
 
 from jaxscope.ir import linking
 from jaxscope.ir.hlo_links import FusionInfo, IrLinks, fusions, hlo_links, stablehlo_links
-from jaxscope.runtime import protocol
-from jaxscope.schema.codec import gc_paused
+from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.hlo import HloRequest, HloResult, Stage
 from jaxscope.schema.trace import ErrorInfo, JaxprText, TraceRequest, TraceResult
 
@@ -50,9 +49,8 @@ class IrMixin:
         make = self.jaxpr.document_maker()
 
         def parse(printed: JaxprText) -> tuple[linking.JaxprLinks, QTextDocument]:
-            with gc_paused():  # a line map per equation: as for `MainWindow._prepare_trace`
+            with gc_paused(freeze=graph):  # a line map per equation: as for `MainWindow._prepare_trace`
                 links = linking.jaxpr_links(graph, printed.text, printed.equations)
-                protocol.freeze_decoded(graph.top.total_eqns)
             return links, make(printed.text)
 
         self.controller.jaxpr(replace(result.request, jaxpr_text=False), parse)
@@ -95,14 +93,13 @@ class IrMixin:
         make = self.ir.views[stage].document_maker()
 
         def parse(done: HloResult) -> tuple[IrLinks, list[FusionInfo], QTextDocument]:
-            with gc_paused():  # an op map per line: as for the jaxpr's
+            with gc_paused(freeze=graph):  # an op map per line: as for the jaxpr's
                 if stage == "stablehlo":
                     links, found = stablehlo_links(graph, done.text, done.ops), []
                 else:  # the fusions too: on the GUI thread they took 50-70 ms at 1k equations
                     links, fused = hlo_links(graph, done.text, done.ops)
                     found = fusions(fused, links, file)
                 links.colour_index(file)
-                protocol.freeze_decoded(graph.top.total_eqns)
             return links, found, make(done.text)
 
         self.controller.hlo(HloRequest(result.request.function, result.request.args, stage), parse)

@@ -56,8 +56,7 @@ from jaxscope.qt.panes.retrace_dialog import RetraceDialog
 from jaxscope.qt.panes.run_panel import RunPanel
 from jaxscope.qt.panes.source_view import QtSourceView
 from jaxscope.render.svg import render_svg
-from jaxscope.runtime import protocol
-from jaxscope.schema.codec import gc_paused
+from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.flow import recording_stopped
 from jaxscope.schema.graph import Graph, SourceLoc
 from jaxscope.schema.layout import Layout
@@ -482,13 +481,12 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
         (those two walk every node: ~12 ms at mlp-50k, and ~35 ms of the GUI thread while the
         other threads decoded the trace)."""
         graph = result.graph
-        with gc_paused():  # ~100k small containers: a collection midway held the GIL 46 ms (mlp-50k)
+        with gc_paused(freeze=graph):  # ~100k small containers: a collection midway held the GIL 46 ms (mlp-50k)
             self.graph.prepare_graph(graph)
             path = result.request.function.path
             if path:
                 linking.nodes_by_line(graph, path)
             prep = _trace_prep(result)
-            protocol.freeze_decoded(graph.top.total_eqns)
         return prep
 
     def _prepare_layout(self, graph: Graph, layout: Layout) -> SceneModel | None:

@@ -39,8 +39,7 @@ from jaxscope.qt.graph.scene_items import SceneItems, build_items, warm_items
 from jaxscope.qt.graph.scene_model import Resolved, SceneModel, build_model
 from jaxscope.render.styles import Theme, get_theme
 from jaxscope.render.svg import node_tooltip
-from jaxscope.runtime import protocol
-from jaxscope.schema.codec import gc_paused
+from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.graph import Graph
 from jaxscope.schema.layout import Layout
 
@@ -170,7 +169,9 @@ class QtGraphView(QGraphicsView):
         kept = self._scenes.get((id(graph), id(layout)))
         if kept is not None and kept.layout is layout:
             return None
-        with gc_paused():
+        # the model is frozen once built: else the next collection, on whichever thread, rescans
+        # it all (gpt-50k: a 263 ms pause of the GUI thread)
+        with gc_paused(freeze=graph):
             model = build_model(graph, layout, self._resolved_for(graph))
             # What carries over to the new scene needs its look-ups (read here from another thread:
             # if that changes meanwhile, the look-ups are made when first asked for)
@@ -200,9 +201,6 @@ class QtGraphView(QGraphicsView):
             ahead = (model, state, items)
             with self._ahead_lock:
                 self._ahead = [*self._ahead[-1:], ahead]
-            # out of the collector's reach before it runs again: else the next collection, on
-            # whichever thread, rescans it all (gpt-50k: a 263 ms pause of the GUI thread)
-            protocol.freeze_decoded(len(model.nodes))
             return model
 
     def prepare_graph(self, graph: Graph) -> None:
@@ -363,7 +361,8 @@ class QtGraphView(QGraphicsView):
             self._update_long_edges()  # the long item's pixmap cache holds the old palette and selection
         else:
             scene = QGraphicsScene(self)
-            with gc_paused():  # ~10 small objects per node; the collector would rescan them all
+            # ~10 small objects per node; the collector would rescan them all (100 ms at 50k boxes)
+            with gc_paused(freeze=graph):
                 if model is None or model.graph is not graph or model.layout is not layout:
                     model = build_model(graph, layout, resolved)
                 with self._ahead_lock:
@@ -378,7 +377,6 @@ class QtGraphView(QGraphicsView):
                     state, items = self._new_items(model)
                 for item in items.items:
                     scene.addItem(item)
-                protocol.freeze_decoded(len(model.nodes))  # a full collection over a 50k-box scene: 100 ms frozen
             self._built = _Built(graph, layout, scene, model, items, state, preview)
         while self._scenes and (
             len(self._scenes) > SCENE_CACHE_SIZE or sum(len(b.model.nodes) for b in self._scenes.values()) > SCENE_CACHE_NODES

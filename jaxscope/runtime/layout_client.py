@@ -2,12 +2,12 @@
 
 pygraphviz holds the GIL for the whole of a dot run and dot is superlinear, so a GUI must never
 run dot itself. `LayoutClient` keeps one long-lived worker process
-(``python -m jaxscope.runtime.layout_process``; not multiprocessing, so the caller's ``__main__`` is
+(``python -m jaxscope.runtime.layout_server``; not multiprocessing, so the caller's ``__main__`` is
 never re-imported) and talks to it over its stdin/stdout, one JSON document per line, never pickle:
 
     client -> worker   {"op": "layout", "id": n, "graph_key": k, "has_graph": bool,
                         "expanded": [...], "opts": {...}, "region": [...] (optional)}
-                       <the Graph: {"graph": graph_wire.graph_to_wire(g)} as core.protocol lines>  (if has_graph)
+                       <the Graph: {"graph": graph_wire.graph_to_wire(g)} as runtime.protocol lines>  (if has_graph)
     worker -> client   {"id": n, "event": "started"}            graph decoded, laying out
                        {"id": n, "event": "dot", "n": boxes}     a dot run starts ...
                        {"id": n, "event": "dot-done", "n": ...}  ... and ends (0 or more pairs)
@@ -40,15 +40,13 @@ Requests run one at a time, in order, on one background thread, so every method 
 from any thread. `cancel()` drops queued requests and kills the worker if one is running; their
 futures raise CancelledError.
 
-The Graph crosses the pipe as `core.protocol` lines (its long lists in parts), the Layout in the
+The Graph crosses the pipe as `runtime.protocol` lines (its long lists in parts), the Layout in the
 compact array form of `layout_to_wire` / `layout_from_wire` below, also in chunks; the Layout read
 back keeps its edges as those columns (`layout_tables.EdgeTable`), EdgePaths made on demand.
 """
 
 from __future__ import annotations
 
-import base64
-import collections
 import concurrent.futures
 import json
 import os
@@ -58,210 +56,23 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import orjson
-
-from jaxscope.layout.body import cluster_boxes, from_layout
-from jaxscope.layout.preview import Region, region_part
-from jaxscope.layout.types import Tenths
+from jaxscope.layout.preview import Region
+from jaxscope.layout.wire import LAYOUT_OPTIONS, LayoutError, WireReader, layout_from_wire, wire_lines
 from jaxscope.runtime import protocol
-from jaxscope.schema.codec import from_jsonable, gc_paused
+from jaxscope.runtime.pipes import PipeLines, widen_pipes
+from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.graph import Graph
-from jaxscope.schema.graph_wire import graph_from_jsonable, graph_to_wire
+from jaxscope.schema.graph_wire import graph_to_wire
 from jaxscope.schema.layout import Layout
-from jaxscope.schema.layout_tables import EdgeTable, NodeTable
 
 DEFAULT_BUDGET_S = 5.0
 DECODE_TIMEOUT_S = 120.0  # reading the request in the worker; generous, it is plain Python
 TOTAL_LIMIT_S = 60.0  # a whole layout (at least; 10x the budget when that is more)
 BIND_WAIT_S = 30.0  # a stream laid out again waits this long for its caller to bind the graph
-_OPTS = ("direction", "max_span", "dot_max_nodes", "engine")
-
-
-def _idle_s() -> float:
-    """Quiet time before `warm` runs (JAXSCOPE_LAYOUT_IDLE_S, default 1 s)."""
-    try:
-        return max(0.0, float(os.environ.get("JAXSCOPE_LAYOUT_IDLE_S", "1.0")))
-    except ValueError:
-        return 1.0
-
-
-WARM_IDLE_S = _idle_s()
-
-
-# ------------------------------------------------------------------------------- wire codec
-#
-# A Layout is mostly numbers: on the wire it goes as integer tenths of a px (`{"wire": 5, ...}`),
-# written straight from `compute_tenths`'s columns (`layout_tables`): the strings as lists, the
-# coordinates as base64 bytes, which the reader keeps as numpy arrays: 75k edges decode in ~10 ms
-# instead of ~0.1 s of JSON ints, and nothing is gathered again for the scene.
-
-WIRE_VERSION = 5
-WIRE_ITEMS = 3000  # nodes (or edges) per line: no single json.loads holds the GUI's GIL for long
-_NODE_KEYS = {"paths", "boxes", "dtype"}
-_EDGE_KEYS = {"src", "dst", "routed", "aval", "lens", "pts", "dtype"}
-
-
-def layout_to_wire(layout: Layout) -> str:
-    """Lines of JSON text for `layout`, whose coordinates are whole tenths of a px as
-    `compute_layout` makes them (read them with `layout_from_wire`): a header that says how many
-    lines follow, then the nodes and the edges in chunks."""
-    with gc_paused():
-        return "\n".join(layout_wire_lines(from_layout(layout)))
-
-
-def layout_wire_lines(t: Tenths) -> Iterator[str]:
-    """`layout_to_wire`'s lines for a layout in columns, each encoded when asked for: the worker
-    writes a chunk while the client decodes the one before."""
-    n_nodes, n_edges = len(t.nodes), len(t.edges)
-    header = {
-        "wire": WIRE_VERSION,
-        "lines": -(-n_nodes // WIRE_ITEMS) + -(-n_edges // WIRE_ITEMS),
-        "width": t.width,
-        "height": t.height,
-        "engine": t.engine,
-        "notes": t.notes,
-        "clusters": t.clusters,
-    }
-    yield _json_line(header)
-    for i in range(0, n_nodes, WIRE_ITEMS):
-        nodes = t.nodes.cut(i, min(i + WIRE_ITEMS, n_nodes))
-        dtype = _int_type(nodes.boxes)
-        yield _json_line({"nodes": {"paths": nodes.paths, "boxes": _b64(nodes.boxes, dtype), "dtype": dtype}})
-    for i in range(0, n_edges, WIRE_ITEMS):
-        part = t.edges.cut(i, min(i + WIRE_ITEMS, n_edges))
-        dtype = _int_type(part.pts)
-        yield _json_line({"edges": {
-            "src": part.src, "dst": part.dst, "routed": part.routed, "aval": part.aval,
-            "lens": _b64(np.diff(part.start), "<i4"), "pts": _b64(part.pts, dtype), "dtype": dtype,
-        }})
-
-
-def _int_type(a: np.ndarray) -> str:
-    """Little-endian int32 if every value of `a` fits, else int64."""
-    return "<i4" if not a.size or (int(a.min()) >= -(2**31) and int(a.max()) < 2**31) else "<i8"
-
-
-def _b64(a: np.ndarray, dtype: str) -> str:
-    return base64.b64encode(a.astype(dtype).tobytes()).decode("ascii")
-
-
-def _unb64(text: Any, dtype: Any) -> np.ndarray:
-    if dtype not in ("<i4", "<i8"):
-        raise ValueError(f"its dtype is {dtype!r}")
-    return np.frombuffer(base64.b64decode(text, validate=True), dtype=dtype).astype(np.int64)
-
-
-def _json_line(data: Any) -> str:
-    """One wire line: only strings, bools and ints, so orjson encodes it (~6x faster than `json`)."""
-    return orjson.dumps(data).decode("utf-8")
-
-
-def wire_lines(header: str | bytes) -> int:
-    """How many more lines belong to the layout whose first line is `header`."""
-    try:
-        data = json.loads(header)
-    except ValueError:
-        return 0
-    return int(data.get("lines", 0)) if isinstance(data, dict) and data.get("wire") == WIRE_VERSION else 0
-
-
-def layout_from_wire(text: str | bytes) -> Layout:
-    """The Layout `layout_to_wire` wrote (or a plain `Layout.to_json` text)."""
-    lines = text.splitlines()
-    with gc_paused():
-        reader = WireReader(lines[0] if lines else "null")
-        for line in lines[1:]:
-            reader.feed(line)
-        return reader.layout()
-
-
-class WireReader:
-    """Decodes a layout's wire lines one at a time, as they arrive (see `layout_wire_lines`);
-    call it with the cyclic GC paused."""
-
-    def __init__(self, header: str | bytes) -> None:
-        self.data = json.loads(header)
-        self.compact = isinstance(self.data, dict) and self.data.get("wire") == WIRE_VERSION
-        self.paths: list[str] = []
-        self.boxes: list[np.ndarray] = []
-        self.src: list[str] = []
-        self.dst: list[str] = []
-        self.routed: list[bool] = []
-        self.aval: list[str] = []
-        self.lens: list[np.ndarray] = []
-        self.pts: list[np.ndarray] = []
-
-    def feed(self, line: str | bytes) -> None:
-        if not line.strip():
-            return
-        chunk = orjson.loads(line)  # ints and paths: ~1.6x json's speed here (not on the string-heavy graph)
-        if "error" in chunk:  # the worker failed halfway through writing the layout
-            raise LayoutError(str(chunk["error"]))
-        nodes = chunk.get("nodes")
-        if nodes is not None:
-            self._feed_nodes(nodes)
-        edges = chunk.get("edges")
-        if edges is not None:
-            self._feed_edges(edges)
-
-    def _feed_nodes(self, nodes: Any) -> None:
-        try:
-            _check_keys(nodes, _NODE_KEYS)
-            boxes = _unb64(nodes["boxes"], nodes["dtype"])
-            if len(boxes) != 4 * len(nodes["paths"]):
-                raise ValueError(f"it has {len(nodes['paths'])} paths and {len(boxes)} coordinates")
-        except (ValueError, TypeError, KeyError) as exc:
-            raise LayoutError(f"a node chunk of the layout is malformed: {exc}") from None
-        self.paths += nodes["paths"]
-        self.boxes.append(boxes.reshape(-1, 4))
-
-    def _feed_edges(self, edges: Any) -> None:
-        try:
-            _check_keys(edges, _EDGE_KEYS)
-            lens = _unb64(edges["lens"], "<i4")
-            pts = _unb64(edges["pts"], edges["dtype"])
-            n = len(lens)
-            if not len(edges["src"]) == len(edges["dst"]) == len(edges["routed"]) == len(edges["aval"]) == n:
-                raise ValueError("its columns have different lengths")
-            if int(lens.sum()) != len(pts) or (lens % 2).any() or (lens < 0).any():
-                raise ValueError("its point counts do not add up to its coordinates")
-        except (ValueError, TypeError, KeyError) as exc:
-            raise LayoutError(f"an edge chunk of the layout is malformed: {exc}") from None
-        self.src += edges["src"]
-        self.dst += edges["dst"]
-        self.routed += edges["routed"]
-        self.aval += edges["aval"]
-        self.lens.append(lens)
-        self.pts.append(pts)
-
-    def layout(self) -> Layout:
-        data = self.data
-        if not self.compact:
-            return from_jsonable(Layout, data)  # the generic form: `serialize.dumps`, always one line
-        lens = np.concatenate([np.zeros(0, dtype=np.int64), *self.lens])
-        start = np.zeros(len(lens) + 1, dtype=np.int64)
-        np.cumsum(lens, out=start[1:])
-        pts = np.concatenate([np.zeros(0, dtype=np.int64), *self.pts])
-        boxes = np.concatenate([np.zeros((0, 4), dtype=np.int64), *self.boxes])
-        return Layout(
-            width=data["width"] / 10,
-            height=data["height"] / 10,
-            nodes=NodeTable(self.paths, boxes),  # type: ignore[arg-type]  # a Sequence[NodeBox]
-            edges=EdgeTable(self.src, self.dst, self.routed, self.aval, pts, start),  # type: ignore[arg-type]  # a Sequence[EdgePath]
-            clusters=cluster_boxes(data["clusters"]),
-            engine=data["engine"],
-            notes=tuple(data["notes"]),
-        )
-
-
-def _check_keys(chunk: Any, keys: set[str]) -> None:
-    if not isinstance(chunk, dict) or set(chunk) != keys:
-        raise ValueError(f"its keys are {sorted(chunk) if isinstance(chunk, dict) else type(chunk).__name__}")
 
 
 STREAM_END = {"event": "done", "ok": False, "stream_end": True}  # after a stream's lines: ends it if the reply never came
@@ -270,10 +81,6 @@ STREAM_END = {"event": "done", "ok": False, "stream_end": True}  # after a strea
 def _holds(worker: _Worker, graph: Graph | None) -> bool:
     held = worker.graph
     return graph is not None and (held is graph or (isinstance(held, _Request) and held.graph is graph))
-
-
-class LayoutError(RuntimeError):
-    """compute_layout raised in the worker; the message holds its traceback."""
 
 
 class _WorkerGone(Exception):
@@ -294,15 +101,15 @@ class _Worker:
         root = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         self.proc = subprocess.Popen(
-            [python, "-u", "-m", "jaxscope.runtime.layout_process"],
+            [python, "-u", "-m", "jaxscope.runtime.layout_server"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=env,
             close_fds=True,
         )
-        _widen_pipes(self.proc.stdin, self.proc.stdout)
-        self.lines = _Lines(self.proc.stdout, "layout-worker-out")  # read in big chunks on a thread of its own
+        widen_pipes(self.proc.stdin, self.proc.stdout)
+        self.lines = PipeLines(self.proc.stdout, "layout-worker-out")  # read in big chunks on a thread of its own
         self.stderr_tail = b""
         self.graph: Graph | _Request | None = None  # the graph object this worker holds (a stream's: its request)
         self.graph_key = 0
@@ -454,7 +261,7 @@ class LayoutClient:
         """Queue a layout; the Future resolves to a Layout (or raises LayoutError/CancelledError).
         With a `region` (what the view shows, see `layout_preview`), a big layout's part in it
         goes to `on_preview` first, on the client's thread, before the Future resolves."""
-        unknown = set(opts) - set(_OPTS)
+        unknown = set(opts) - set(LAYOUT_OPTIONS)
         if unknown:
             raise TypeError(f"unknown layout option(s): {', '.join(sorted(unknown))}")
         future: concurrent.futures.Future[Layout] = concurrent.futures.Future()
@@ -475,7 +282,7 @@ class LayoutClient:
     def stream(self, expanded: Collection[str] | None = None, *, budget_s: float | None = None, **opts: Any) -> LayoutStream:
         """Queue a layout of the graph in a trace reply yet to come: pass `feed` as the trace's tap.
         `expanded` None: the layout process opens what `auto_expanded` picks (see `LayoutStream.expanded`)."""
-        unknown = set(opts) - set(_OPTS)
+        unknown = set(opts) - set(LAYOUT_OPTIONS)
         if unknown:
             raise TypeError(f"unknown layout option(s): {', '.join(sorted(unknown))}")
         future: concurrent.futures.Future[Layout] = concurrent.futures.Future()
@@ -734,12 +541,11 @@ class LayoutClient:
             if request.expanded is None:
                 request.expanded = [str(p) for p in reply.get("expanded") or ()]
             header = worker.read(TOTAL_LIMIT_S)  # already being written: do not time out on it
-            with gc_paused():
+            with gc_paused(freeze=request.graph):
                 reader = WireReader(header)
                 for _ in range(wire_lines(header)):  # decoded while the worker encodes the next one
                     reader.feed(worker.read(TOTAL_LIMIT_S))
                 layout = reader.layout()
-                protocol.freeze_decoded(len(layout.nodes))
             return layout
         worker.graph = None  # it may not hold the graph now: send it again next time
         raise LayoutError(str(reply.get("error", "layout failed in the worker")))
@@ -757,214 +563,3 @@ class LayoutClient:
                 return message
 
 
-# ------------------------------------------------------------------------------- worker side
-
-
-def serve(stdin: Any = None, stdout: Any = None) -> None:
-    """The worker loop: read requests from stdin, write answers to stdout (binary streams)."""
-    from jaxscope.layout.engine import auto_expanded, compute_tenths, trim, warm
-
-    stdin = stdin or sys.stdin.buffer
-    stdout = stdout or sys.stdout.buffer
-    # Anything else printing to fd 1 (Graphviz warnings, a stray print) must not corrupt the
-    # protocol: keep the real stdout for answers and point fd 1 at stderr.
-    out = os.fdopen(os.dup(stdout.fileno()), "wb") if hasattr(stdout, "fileno") else stdout
-    try:
-        os.dup2(2, stdout.fileno())
-    except (OSError, ValueError, AttributeError):
-        pass
-    graph: Graph | None = None
-    graph_key = None
-    cache: dict = {}  # sub-layouts of `graph`
-    answers: dict[str, str] = {}  # the last few answers for `graph`, by request: no re-encoding
-
-    def write(*lines: str) -> None:
-        for line in lines:
-            out.write(line.encode("utf-8"))
-            out.write(b"\n")
-        out.flush()
-
-    lines = _Lines(stdin)
-    warming: Iterator[str] | None = None  # `warm` for the last answer, run while no request waits
-    idle = WARM_IDLE_S
-    while True:
-        raw = lines.readline() if warming is None else lines.next_within(idle)
-        if raw is None:  # idle: lay out one more body the user may expand next
-            idle = 0.0
-            try:
-                if next(warming, None) is None:
-                    warming = None
-            except Exception:  # only a head start was lost: the request lays it out again
-                traceback.print_exc()
-                warming = None
-            continue
-        if not raw:
-            return
-        try:
-            request = json.loads(raw)
-        except ValueError:
-            continue
-        if not isinstance(request, dict):
-            continue
-        op = request.get("op")
-        if op == "quit":
-            return
-        if op != "layout":
-            continue
-        rid = request.get("id")
-        warming = None
-        try:
-            if request.get("has_graph"):
-                graph = None
-                cache, answers = {}, {}
-                graph = _read_graph(lines, streamed=request.get("has_graph") == "stream")
-                graph_key = request.get("graph_key")
-            elif graph is None or graph_key != request.get("graph_key"):
-                raise RuntimeError("the layout worker does not hold the requested graph")
-            write(json.dumps({"id": rid, "event": "started"}))
-            opts = {k: v for k, v in (request.get("opts") or {}).items() if k in _OPTS}
-            chosen = request.get("expanded")
-            expanded = tuple(sorted(auto_expanded(graph))) if chosen is None else tuple(chosen)
-            ok = json.dumps({"id": rid, "ok": True, "expanded": expanded})
-            key = json.dumps([expanded, sorted(opts.items())])
-            if key in answers:
-                write(ok, answers[key])
-            else:
-
-                def progress(event: str, n: int, rid: Any = rid) -> None:
-                    write(json.dumps({"id": rid, "event": event, "n": n}))
-
-                layout = compute_tenths(graph, expanded, cache=cache, progress=progress, **opts)
-                trim(cache)  # a very long session
-                preview = _preview_lines(layout, request.get("region"))
-                if preview:
-                    write(json.dumps({"id": rid, "event": "preview", "lines": len(preview)}), *preview)
-                write(ok)
-                sent = []
-                with gc_paused():
-                    for line in layout_wire_lines(layout):
-                        write(line)
-                        sent.append(line)
-                if len(answers) >= 4:
-                    del answers[next(iter(answers))]
-                answers[key] = "\n".join(sent)
-            warming, idle = warm(graph, expanded, cache, **opts), WARM_IDLE_S
-        except Exception:
-            write(json.dumps({"id": rid, "ok": False, "error": traceback.format_exc()[-4000:]}))
-
-
-def _preview_lines(layout: Tenths, region: Any) -> list[str]:
-    """The wire lines of `layout`'s part in `region` (a `Region.to_json`), or none: no region, a
-    malformed one, or no part worth sending ahead (`layout_preview.region_part`). A preview that
-    fails costs only itself, never the layout."""
-    if region is None:
-        return []
-    try:
-        part = region_part(layout, Region.from_json(region))
-        return list(layout_wire_lines(part)) if part is not None else []
-    except ValueError:
-        return []
-    except Exception:  # noqa: BLE001 - see the docstring
-        traceback.print_exc()
-        return []
-
-
-class _Lines:
-    """A pipe's lines, read on a thread (the layout process's stdin; the client's end of its
-    stdout): a reader can wait with a timeout, and the layout process's loop can tell whether a
-    request is waiting (a buffered pipe cannot say so without blocking) and use the idle time.
-    The thread reads what the pipe has (up to 1 MB, `_widen_pipes`) and hands over all its whole
-    lines at once: a streamed trace reply is thousands of lines, and one hand-over per line cost a
-    second at 10k equations (the two threads taking turns with the GIL). A 72k-box layout's 8.7 MB
-    now leave the layout process in 5-25 ms instead of 50-100 (it waited on a 64 KB pipe read in
-    8 KB lines)."""
-
-    def __init__(self, stream: Any, name: str = "layout-stdin") -> None:
-        self._queue: queue.SimpleQueue[list[bytes]] = queue.SimpleQueue()
-        self._ready: collections.deque[bytes] = collections.deque()
-        threading.Thread(target=self._pump, args=(stream,), name=name, daemon=True).start()
-
-    def _pump(self, stream: Any) -> None:
-        read = getattr(stream, "read1", stream.read)
-        rest = b""
-        try:
-            while chunk := read(1 << 20):
-                lines = (rest + chunk if rest else chunk).split(b"\n")
-                rest = lines.pop()
-                if lines:  # no newline: a line is b"" only at the end of input (no copy made)
-                    self._queue.put([line or b"\n" for line in lines])
-        except (OSError, ValueError):  # the pipe closed under us: the end of input
-            pass
-        finally:
-            self._queue.put([rest, b""] if rest else [b""])  # b"": the end of input
-
-    def readline(self) -> bytes:
-        if not self._ready:
-            self._ready.extend(self._queue.get())
-        return self._take()
-
-    def next_within(self, timeout: float) -> bytes | None:
-        """The next line, or None when none arrives within `timeout` seconds."""
-        if not self._ready:
-            try:
-                self._ready.extend(self._queue.get(timeout=timeout) if timeout > 0 else self._queue.get_nowait())
-            except queue.Empty:
-                return None
-        return self._take()
-
-    def _take(self) -> bytes:
-        line = self._ready.popleft()
-        if not line:  # the end of input stays the end for every later read
-            self._ready.append(line)
-        return line
-
-
-PIPE_BYTES = 1 << 20  # Linux's default limit for an unprivileged process (/proc/sys/fs/pipe-max-size)
-
-
-def _widen_pipes(*streams: Any) -> None:
-    """Pipes of `PIPE_BYTES` where the OS allows it (Linux): a layout or a graph of megabytes
-    then goes through in fewer reads and writes, each a turn at the GIL for the reading thread."""
-    try:
-        import fcntl
-
-        setsize = fcntl.F_SETPIPE_SZ  # type: ignore[attr-defined]  # Linux only
-    except (ImportError, AttributeError):
-        return
-    for stream in streams:
-        try:
-            fcntl.fcntl(stream.fileno(), setsize, PIPE_BYTES)
-        except (OSError, ValueError, AttributeError):
-            pass
-
-
-def _read_graph(stdin: Any, streamed: bool) -> Graph:
-    """The Graph that follows a request: its own message, or (`streamed`) the one in a worker's
-    trace reply, forwarded line by line (phase events first; the reply is the "done" message)."""
-    with gc_paused():
-        while True:
-            message = protocol.read(stdin)
-            if message is None:
-                raise RuntimeError("the graph did not arrive")
-            if not streamed:
-                graph = graph_from_jsonable(message["graph"])
-                break
-            if message.get("event") == "graph":  # a trace's graph, ahead of its result
-                graph = graph_from_jsonable(message["graph"])
-                break
-            if message.get("event") == "done":
-                result = message.get("result") if message.get("ok") else None
-                if not isinstance(result, dict) or "graph" not in result:
-                    raise RuntimeError("the trace ended without a graph")
-                graph = graph_from_jsonable(result["graph"])
-                break
-        protocol.freeze_decoded(sum(len(b.nodes) for b in graph.bodies.values()))
-    return graph
-
-
-if __name__ == "__main__":
-    serve()
-    # Straight out: a normal interpreter exit would wait on stdin's lock, which the reader thread
-    # (`_Lines`) holds while it blocks in a read, until the client kills the process a second later.
-    sys.stderr.flush()
-    os._exit(0)

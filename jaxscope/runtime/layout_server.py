@@ -1,0 +1,171 @@
+"""The layout process (`python -m jaxscope.runtime.layout_server`): reads layout requests on stdin,
+lays out with `jaxscope.layout.engine`, writes the answers on stdout. See `layout_client` for the
+protocol; `LayoutClient` starts and talks to it."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from collections.abc import Iterator
+from typing import Any
+
+from jaxscope.layout.preview import Region, region_part
+from jaxscope.layout.types import Tenths
+from jaxscope.layout.wire import LAYOUT_OPTIONS, layout_wire_lines
+from jaxscope.runtime import protocol
+from jaxscope.runtime.pipes import PipeLines
+from jaxscope.schema.collector import gc_paused
+from jaxscope.schema.graph import Graph
+from jaxscope.schema.graph_wire import graph_from_jsonable
+
+
+def _idle_s() -> float:
+    """Quiet time before `warm` runs (JAXSCOPE_LAYOUT_IDLE_S, default 1 s)."""
+    try:
+        return max(0.0, float(os.environ.get("JAXSCOPE_LAYOUT_IDLE_S", "1.0")))
+    except ValueError:
+        return 1.0
+
+
+WARM_IDLE_S = _idle_s()
+
+
+def serve(stdin: Any = None, stdout: Any = None) -> None:
+    """The worker loop: read requests from stdin, write answers to stdout (binary streams)."""
+    from jaxscope.layout.engine import auto_expanded, compute_tenths, trim, warm
+
+    stdin = stdin or sys.stdin.buffer
+    stdout = stdout or sys.stdout.buffer
+    # Anything else printing to fd 1 (Graphviz warnings, a stray print) must not corrupt the
+    # protocol: keep the real stdout for answers and point fd 1 at stderr.
+    out = os.fdopen(os.dup(stdout.fileno()), "wb") if hasattr(stdout, "fileno") else stdout
+    try:
+        os.dup2(2, stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+    graph: Graph | None = None
+    graph_key = None
+    cache: dict = {}  # sub-layouts of `graph`
+    answers: dict[str, str] = {}  # the last few answers for `graph`, by request: no re-encoding
+
+    def write(*lines: str) -> None:
+        for line in lines:
+            out.write(line.encode("utf-8"))
+            out.write(b"\n")
+        out.flush()
+
+    lines = PipeLines(stdin)
+    warming: Iterator[str] | None = None  # `warm` for the last answer, run while no request waits
+    idle = WARM_IDLE_S
+    while True:
+        raw = lines.readline() if warming is None else lines.next_within(idle)
+        if raw is None:  # idle: lay out one more body the user may expand next
+            idle = 0.0
+            try:
+                if next(warming, None) is None:
+                    warming = None
+            except Exception:  # only a head start was lost: the request lays it out again
+                traceback.print_exc()
+                warming = None
+            continue
+        if not raw:
+            return
+        try:
+            request = json.loads(raw)
+        except ValueError:
+            continue
+        if not isinstance(request, dict):
+            continue
+        op = request.get("op")
+        if op == "quit":
+            return
+        if op != "layout":
+            continue
+        rid = request.get("id")
+        warming = None
+        try:
+            if request.get("has_graph"):
+                graph = None
+                cache, answers = {}, {}
+                graph = _read_graph(lines, streamed=request.get("has_graph") == "stream")
+                graph_key = request.get("graph_key")
+            elif graph is None or graph_key != request.get("graph_key"):
+                raise RuntimeError("the layout worker does not hold the requested graph")
+            write(json.dumps({"id": rid, "event": "started"}))
+            opts = {k: v for k, v in (request.get("opts") or {}).items() if k in LAYOUT_OPTIONS}
+            chosen = request.get("expanded")
+            expanded = tuple(sorted(auto_expanded(graph))) if chosen is None else tuple(chosen)
+            ok = json.dumps({"id": rid, "ok": True, "expanded": expanded})
+            key = json.dumps([expanded, sorted(opts.items())])
+            if key in answers:
+                write(ok, answers[key])
+            else:
+
+                def progress(event: str, n: int, rid: Any = rid) -> None:
+                    write(json.dumps({"id": rid, "event": event, "n": n}))
+
+                layout = compute_tenths(graph, expanded, cache=cache, progress=progress, **opts)
+                trim(cache)  # a very long session
+                preview = _preview_lines(layout, request.get("region"))
+                if preview:
+                    write(json.dumps({"id": rid, "event": "preview", "lines": len(preview)}), *preview)
+                write(ok)
+                sent = []
+                with gc_paused():
+                    for line in layout_wire_lines(layout):
+                        write(line)
+                        sent.append(line)
+                if len(answers) >= 4:
+                    del answers[next(iter(answers))]
+                answers[key] = "\n".join(sent)
+            warming, idle = warm(graph, expanded, cache, **opts), WARM_IDLE_S
+        except Exception:
+            write(json.dumps({"id": rid, "ok": False, "error": traceback.format_exc()[-4000:]}))
+
+
+def _preview_lines(layout: Tenths, region: Any) -> list[str]:
+    """The wire lines of `layout`'s part in `region` (a `Region.to_json`), or none: no region, a
+    malformed one, or no part worth sending ahead (`layout_preview.region_part`). A preview that
+    fails costs only itself, never the layout."""
+    if region is None:
+        return []
+    try:
+        part = region_part(layout, Region.from_json(region))
+        return list(layout_wire_lines(part)) if part is not None else []
+    except ValueError:
+        return []
+    except Exception:  # noqa: BLE001 - see the docstring
+        traceback.print_exc()
+        return []
+
+
+def _read_graph(stdin: Any, streamed: bool) -> Graph:
+    """The Graph that follows a request: its own message, or (`streamed`) the one in a worker's
+    trace reply, forwarded line by line (phase events first; the reply is the "done" message)."""
+    with gc_paused() as pause:
+        while True:
+            message = protocol.read(stdin)
+            if message is None:
+                raise RuntimeError("the graph did not arrive")
+            if not streamed:
+                graph = graph_from_jsonable(message["graph"])
+                break
+            if message.get("event") == "graph":  # a trace's graph, ahead of its result
+                graph = graph_from_jsonable(message["graph"])
+                break
+            if message.get("event") == "done":
+                result = message.get("result") if message.get("ok") else None
+                if not isinstance(result, dict) or "graph" not in result:
+                    raise RuntimeError("the trace ended without a graph")
+                graph = graph_from_jsonable(result["graph"])
+                break
+        pause.freeze_at_end(graph)
+    return graph
+if __name__ == "__main__":
+    serve()
+    # Straight out: a normal interpreter exit would wait on stdin's lock, which the reader thread
+    # (`PipeLines`) holds while it blocks in a read, until the client kills the process a second later.
+    sys.stderr.flush()
+    os._exit(0)
