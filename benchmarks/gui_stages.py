@@ -314,13 +314,13 @@ class Bench:
         """A first expand as a user makes it: zoomed in to 1 on the owner's box, double-clicked (the
         view anchors it and sends what it shows). Timed to the first paint and to the whole one."""
         view = self.view
-        view._zoom_by(1.0 / view._scale(), view.viewport().rect().center())
+        view.zoom_by(1.0 / view.zoom(), view.viewport().rect().center())
         rect = view.scene_node_rect(owner)
         if rect is None:
             raise RuntimeError(f"{owner} is not drawn")
-        view._centre(rect.center())
+        view.centre_at(rect.center())
         view.viewport().grab()
-        view._anchor = (owner, view.mapFromScene(rect.topLeft()))  # what the double-click sets
+        view.keep_place_of(owner)  # what the double-click does
         got = self.relayout(graph, frozenset(expanded | {owner}), timeout_s, view.preview_region(owner))
         view.fit_all()
         view.viewport().grab()
@@ -451,7 +451,7 @@ def pan_and_fit(view: QtGraphView, pans: int) -> dict[str, Any]:
     vp = view.viewport()
     content = view.content_rect()
     if hasattr(view, "_set_scale"):
-        view._set_scale(1.0)
+        view.set_scale(1.0)
     view.centerOn(content.center())
     zoom = view.zoom()
     vp.repaint()

@@ -114,7 +114,7 @@ def main() -> int:
     stage("scene", lambda: view.set_graph(graph, layout, "light"))
     stage("paint_fit", lambda: view.viewport().grab())
     if hasattr(view, "_set_scale"):
-        view._set_scale(1.0)
+        view.set_scale(1.0)
     view.centerOn(view.content_rect().center())
     stage("paint_zoom1", lambda: view.viewport().grab())
     stage("svg", lambda: render_svg(graph, layout))

@@ -44,7 +44,7 @@ def big_graph_shot(app: QApplication) -> None:
     view.resize(1400, 900)
     view.show()
     view.set_graph(image.graph, image.layout, "light")
-    model = view._model
+    model = view.model
     long_at = model.long_edges_at()
     middle = model.nodes[len(model.nodes) // 2]
     view.zoom_to(0.45, QPointF(middle.x + middle.w / 2, middle.y))

@@ -116,7 +116,7 @@ def test_stub_copies_select_together(make_view, sample, qtbot):
 def test_select_paths_emits_and_centres(make_view, qtbot):
     graph, layout = laid_out("basics_predict")
     view = make_view(graph, layout)
-    view._set_scale(2.0)
+    view.set_scale(2.0)
     view.centerOn(0, 0)
     with qtbot.waitSignal(view.selection_changed) as blocker:
         view.select_paths(["e12", "e0:0/e1", "nope"])
@@ -200,7 +200,7 @@ def test_re_layouts_that_keep_the_view_do_not_creep(make_view, qtbot):
     jit = next(box.path for box in layout.nodes if NodeIndex(graph).get(box.path).label == "jit")
     expanded = compute_layout(graph, frozenset([jit]))
     view = make_view(graph, layout)
-    view._set_scale(0.37)  # scene px are not whole device px
+    view.set_scale(0.37)  # scene px are not whole device px
     view.centerOn(QPointF(101.3, 77.7))
     start = view.grab().toImage()
     where = view.mapFromScene(view.scene_node_rect(jit).topLeft())
@@ -237,7 +237,7 @@ def test_keep_view_keeps_zoom_and_selection(make_view, qtbot):
     graph, layout = laid_out("basics_predict")
     view = make_view(graph, layout)
     view.select_paths(["e3", "e0:0/e1"])
-    view._set_scale(1.7)
+    view.set_scale(1.7)
     view.centerOn(view.scene_node_rect("e3").center())
     collapsed = compute_layout(graph, frozenset())
     with qtbot.waitSignal(view.selection_changed) as blocker:  # e0:0/e1 is gone
@@ -276,8 +276,8 @@ def test_collapse_then_expand_again_shows_the_kept_scene(make_view):
     view.set_theme("dark")
     view.set_graph(graph, layout, "dark", keep_view=True)  # the same Layout object: no rebuild
     assert view.scene() is first and view.selected_paths() == ["e3"]
-    assert all(item.state.palette.background == view._state.palette.background for item in node_tiles(view))
-    assert view._state.palette.background is not None and view._state.palette.background.lightness() < 128
+    assert all(item.state.palette.background == view.view_state.palette.background for item in node_tiles(view))
+    assert view.view_state.palette.background is not None and view.view_state.palette.background.lightness() < 128
     other, other_layout = laid_out("cond")
     view.set_graph(other, other_layout, "dark")
     view.set_graph(graph, layout, "dark")  # another graph came between: the kept scenes are gone
@@ -399,7 +399,7 @@ def test_dataflow_cones(make_view):
     view.highlight_dataflow("e4", "up")
     assert view.highlighted
     cone = view.dataflow_cone("e4", "up")
-    lit = {view._model.nodes[i].base for i in view._state.cone_nodes}
+    lit = {view.model.nodes[i].base for i in view.view_state.cone_nodes}
     assert lit == cone and "e12" not in lit
     assert not view.grab().isNull()
     view.clear_highlight()
@@ -412,7 +412,7 @@ def test_dataflow_cones(make_view):
 def test_fit_all_shows_everything(make_view, qtbot):
     graph, layout = laid_out("basics_loss")
     view = make_view(graph, layout)
-    view._set_scale(3.0)
+    view.set_scale(3.0)
     view.centerOn(0, 0)
     qtbot.keyClick(view, Qt.Key.Key_F)
     visible = view.mapToScene(view.viewport().rect()).boundingRect()
@@ -459,7 +459,7 @@ def test_line_colours_and_theme(make_view):
     graph, layout = laid_out("basics_predict")
     view = make_view(graph, layout)
     view.set_line_colours({"e3": "#ff0000", "e0:0/e1": "#00aa00", "nope": "#0000ff", "e4": "not a colour"})
-    assert set(view._model.nodes[i].base for i in view._state.stripes) == {"e3", "e0:0/e1"}
+    assert set(view.model.nodes[i].base for i in view.view_state.stripes) == {"e3", "e0:0/e1"}
     image = view.grab().toImage()
     rect = view.scene_node_rect("e3")
     inside = view.mapFromScene(QPointF(rect.left() + 2.5, rect.center().y()))
@@ -471,8 +471,8 @@ def test_line_colours_and_theme(make_view):
     assert view.backgroundBrush().color() == QColor("#16191e")
     assert not view.grab().isNull()
     view.set_line_colours({"e3#1": "#ff0000"})  # a stub copy's path stands for its base
-    assert set(view._model.nodes[i].base for i in view._state.stripes) == {"e3"}
-    assert all(c == QColor("#ff0000") for c in view._state.stripes.values())
+    assert set(view.model.nodes[i].base for i in view.view_state.stripes) == {"e3"}
+    assert all(c == QColor("#ff0000") for c in view.view_state.stripes.values())
 
 
 SHOTS = os.environ.get("JAXSCOPE_SHOTS")  # a folder to keep the screenshots in, to look at them
@@ -537,7 +537,7 @@ def test_big_graph_builds_and_renders(make_view):
     # fit-all: every tile is a few px, and the overview stands for them all
     view.select_paths(["e10000"], center=False)
     view.search(":17")
-    items = view._built.items
+    items = view.scenes.shown.items
     overview = view.grab().toImage()
     assert items.overview.isVisible() and not any(layer.isVisible() for layer in items.layers)
     assert items.overview.painted == len(layout.nodes)
@@ -551,7 +551,7 @@ def test_big_graph_builds_and_renders(make_view):
     assert differing_pixels(overview, view.grab().toImage()) > 1000
     items.overview.setVisible(True)
     for scale in (0.05, 0.2, 1.0):  # every level of detail; a tile of a box or two can be tiny at any
-        view._set_scale(scale)
+        view.set_scale(scale)
         view.centerOn(view.scene_node_rect("e10000").center())
         shown = view.grab().toImage()
         assert all(layer.isVisible() for layer in items.layers)
@@ -564,9 +564,9 @@ def test_big_graph_builds_and_renders(make_view):
             assert 0 < n_tiny < len(node_tiles(view))
             # the overview outlines the selected boxes of its tiles only (the others' own tiles do)
             ov = items.overview
-            node_tiles_ = view._model.node_tiles
+            node_tiles_ = view.model.node_tiles
             small, large = node_tiles_[ov.order[0]][0], node_tiles_[ov.order[-1]][0]
-            view.select_paths([view._model.nodes[i].path for i in (small, large)], center=False)
+            view.select_paths([view.model.nodes[i].path for i in (small, large)], center=False)
             assert ov._within(ov.count) == {small}
             view.select_paths(["e10000"], center=False)
         items.set_scale(1e9)
@@ -590,27 +590,27 @@ def test_a_first_paint_that_shows_every_tile_as_a_blob_comes_before_the_tile_ite
     view.resize(300, 220)
     view.fit_all()
     view.grab()
-    assert view._built.items.all_tiny(view.zoom()) and not view._built.items.pending  # set_graph's own build: all made
+    assert view.scenes.shown.items.all_tiny(view.zoom()) and not view.scenes.shown.items.pending  # set_graph's own build: all made
     view.select_paths(["e3000"], center=False)
     grown = compute_layout(graph, frozenset(), engine="layered")  # another layout of the graph shown, as an expand
     model = view.model_for(graph, grown)
-    items = view._ahead[-1][2]
+    items = view.scenes.ahead[-1][2]
     assert items.pending and items.node_items == [] and items.edge_items == [] and items.long_item is not None
     view.set_graph(graph, grown, keep_view=True, model=model)
-    assert view._built.items is items and items.pending
+    assert view.scenes.shown.items is items and items.pending
     first = view.grab().toImage()
     assert items.overview.painted == len(grown.nodes) and view.selected_paths() == ["e3000"]
     view.select_paths(["e10"], center=False)  # a tile not made yet: the overview outlines it
     view.select_paths(["e3000"], center=False)
     turns = 0
     while items.pending:
-        view._make_tiles()  # what each event-loop turn does
+        view.make_pending_tiles()  # what each event-loop turn does
         turns += 1
     assert turns == -(-(len(model.node_tiles) + len(model.edge_tiles)) // graph_view.TILES_PER_TURN)
     assert [t.tile for t in items.node_items] == list(range(len(model.node_tiles)))
     assert [t.indices for t in items.edge_items] == [ids for ids, _ in model.edge_tiles]
     assert differing_pixels(first, view.grab().toImage()) == 0
-    view._set_scale(0.05)  # the tiles themselves now
+    view.set_scale(0.05)  # the tiles themselves now
     view.centerOn(view.scene_node_rect("e3000").center())
     view.grab()
     assert all(layer.isVisible() for layer in items.layers) and any(t.painted for t in items.node_items)
@@ -619,10 +619,10 @@ def test_a_first_paint_that_shows_every_tile_as_a_blob_comes_before_the_tile_ite
     view.grab()
     again = compute_layout(graph, frozenset(), engine="layered")
     view.set_graph(graph, again, keep_view=True, model=view.model_for(graph, again))
-    pending = view._built.items
+    pending = view.scenes.shown.items
     assert pending.pending
-    view._set_scale(1.0)
-    assert not pending.pending and len(pending.node_items) == len(view._model.node_tiles)
+    view.set_scale(1.0)
+    assert not pending.pending and len(pending.node_items) == len(view.model.node_tiles)
     view.centerOn(view.scene_node_rect("e3000").center())
     view.grab()
     assert any(t.painted for t in pending.node_items) and view.path_at(centre_of(view, "e3000")) == "e3000"
@@ -646,7 +646,7 @@ def test_tiles_get_their_bounds_and_blob_colours_from_the_model_and_a_warmed_mod
     graph = long_chain(("add", "mul", "exp", "add", "dot_general", "reduce_sum", "add"))
     layout = compute_layout(graph, frozenset(), engine="layered")
     view = make_view(graph, layout)
-    model = view._model
+    model = view.model
     tiles = node_tiles(view)
     assert len(tiles) > 5 and model.long_edges
     for tile in tiles:
@@ -655,20 +655,20 @@ def test_tiles_get_their_bounds_and_blob_colours_from_the_model_and_a_warmed_mod
             union = union.united(model.nodes[i].rect)
         assert tile.extent == union
         counts = collections.Counter(model.nodes[i].fam for i in tile.indices)
-        assert model.tile_fams()[tile.tile] == counts.most_common(1)[0][0]
-    assert len(set(model.tile_fams())) > 1
+        assert model.tile_families()[tile.tile] == counts.most_common(1)[0][0]
+    assert len(set(model.tile_families())) > 1
     for scale in (view.zoom(), 0.02):  # fit-all, and every tile a blob
-        view._set_scale(scale)
+        view.set_scale(scale)
         cold = view.grab().toImage()
         again = compute_layout(graph, frozenset(), engine="layered")
         warmed = view.model_for(graph, again)
-        assert warmed is not None and warmed._tile_fams is not None
+        assert warmed is not None and warmed._tile_families is not None
         assert view.long_edges_partial and not set(warmed._far_lines) & set(warmed.long_edges)  # drawn as their ends: nothing far off
         view.set_long_edges_whole(True)
         assert set(view.model_for(graph, again)._far_lines) >= set(warmed.long_edges)  # whole: their far lines warmed
         view.set_long_edges_whole(False)
         view.set_graph(graph, again, keep_view=True, model=warmed)
-        assert view._model is warmed
+        assert view.model is warmed
         assert differing_pixels(cold, view.grab().toImage()) == 0
 
 
@@ -677,7 +677,7 @@ def test_long_edges_are_culled_by_their_curve_quarters(make_view):
     `QRectF.intersects` per bounding box (far) or per quarter of the curve (nearer)."""
     graph = long_chain()
     view = make_view(graph, compute_layout(graph, frozenset(), engine="layered"))
-    model = view._model
+    model = view.model
     item = next(i for i in view.scene().items() if isinstance(i, EdgeTileItem) and i.cull_each)
     assert len(item.indices) > 100
 
@@ -766,7 +766,7 @@ def test_long_edges_are_made_for_the_screen_only_and_draw_what_unculled_ones_dra
     graph = two_chains(600, 40)
     layout = compute_layout(graph, frozenset(), engine="layered")
     culled, whole = make_view(graph, layout), make_view(graph, layout)
-    item = culled._built.items.long_item
+    item = culled.scenes.shown.items.long_item
     assert item is not None and item.partial
     on_device, exposed_edges = edge_items._on_device, edge_items.EdgeTileItem._exposed_edges
 
@@ -783,7 +783,7 @@ def test_long_edges_are_made_for_the_screen_only_and_draw_what_unculled_ones_dra
     assert differing_pixels(grab(culled), grab(whole)) == 0
     made = len(item._partial_shapes) + len(item._shapes)
     assert 0 < made < len(item.indices) // 4
-    assert len(whole._built.items.long_item._partial_shapes) > 3 * made
+    assert len(whole.scenes.shown.items.long_item._partial_shapes) > 3 * made
     for dy in (120, 370, -60, 800):
         for view in (culled, whole):
             bar = view.verticalScrollBar()
@@ -798,7 +798,7 @@ def test_many_long_edges_are_drawn_as_their_ends_and_whole_where_selected_or_hig
 
     graph = two_chains()
     view = make_view(graph, compute_layout(graph, frozenset(), engine="layered"))
-    model, item = view._model, view._built.items.long_item
+    model, item = view.model, view.scenes.shown.items.long_item
     assert item is not None and len(item.indices) >= PARTIAL_MIN and view.long_edges_partial
 
     def whole() -> set[int]:
@@ -820,7 +820,7 @@ def test_many_long_edges_are_drawn_as_their_ends_and_whole_where_selected_or_hig
     view.clear_selection()
     assert whole() == set()
     view.highlight_dataflow(dst, "up")
-    assert j in whole() and whole() == {k for k in item.indices if k in view._state.cone_edges}
+    assert j in whole() and whole() == {k for k in item.indices if k in view.view_state.cone_edges}
     view.clear_highlight()
     assert differing_pixels(partial_image, view.grab().toImage()) == 0
 
@@ -834,7 +834,7 @@ def test_many_long_edges_are_drawn_as_their_ends_and_whole_where_selected_or_hig
     view.set_graph(graph, compute_layout(graph, frozenset(), engine="layered", max_span=2), keep_view=True)
     view.set_long_edges_whole(True)
     view.set_graph(graph, item.model.layout, keep_view=True)
-    assert view._built.items.long_item is item and not item.partial
+    assert view.scenes.shown.items.long_item is item and not item.partial
     shown = view.grab().toImage()
     item.update()
     assert differing_pixels(shown, view.grab().toImage()) == 0 and differing_pixels(shown, partial_image) > 0
@@ -842,7 +842,7 @@ def test_many_long_edges_are_drawn_as_their_ends_and_whole_where_selected_or_hig
     view.set_graph(graph, other := compute_layout(graph, frozenset(), engine="layered", max_span=3), keep_view=True)
     view.set_theme("dark")  # and a theme switched meanwhile
     view.set_graph(graph, item.model.layout, "dark", keep_view=True)
-    assert view._built.items.long_item is item and other is not item.model.layout
+    assert view.scenes.shown.items.long_item is item and other is not item.model.layout
     shown = view.grab().toImage()
     item.update()
     assert differing_pixels(shown, view.grab().toImage()) == 0
@@ -855,7 +855,7 @@ def test_many_long_edges_are_drawn_as_their_ends_and_whole_where_selected_or_hig
 def test_a_scene_too_big_to_keep_is_freed_before_the_next_is_built(make_view, monkeypatch):
     """A 50k-box scene is tens of MB: the one shown goes at once, not when the event loop next
     runs, so that two are never alive together; a small one is kept to be shown again."""
-    import jaxscope.qt.graph.view as graph_view
+    from jaxscope.qt.graph import scene_cache
 
     graph, layout = laid_out("cond")
     view = make_view(graph, layout)
@@ -867,7 +867,7 @@ def test_a_scene_too_big_to_keep_is_freed_before_the_next_is_built(make_view, mo
     view.set_graph(graph, layout, keep_view=True)
     assert view.scene() is kept  # shown again, not rebuilt
 
-    monkeypatch.setattr(graph_view, "SCENE_CACHE_NODES", 0)
+    monkeypatch.setattr(scene_cache, "KEPT_NODES", 0)
     old = view.scene()
     view.set_graph(graph, other, keep_view=True)
     assert view.scene() is not old and old.items() == []  # before any event was processed
@@ -884,11 +884,11 @@ def test_a_scene_model_built_ahead_is_used_and_a_kept_scene_needs_none(make_view
     model = view.model_for(graph, other)
     assert model is not None and model.layout is other
     view.set_graph(graph, other, keep_view=True, model=model)
-    assert view._model is model
+    assert view.model is model
     assert view.model_for(graph, layout) is None  # the first scene is kept: swapped back, not built
     stale = view.model_for(graph, compute_layout(graph, frozenset()))
     view.set_graph(graph, layout, keep_view=True, model=stale)  # another layout's model: not used
-    assert view._model is not stale and view._model.layout is layout
+    assert view.model is not stale and view.model.layout is layout
 
 
 def test_a_model_built_ahead_brings_the_stripes_of_the_colours_given(make_view):
@@ -902,9 +902,9 @@ def test_a_model_built_ahead_brings_the_stripes_of_the_colours_given(make_view):
     assert model is not None and model._stripes is not None and model._stripes[0] is colours
     made = model._stripes[1]
     view.set_graph(graph, other, keep_view=True, model=model, line_colours=colours)
-    assert view._state.stripes is made and {model.nodes[i].base for i in made} == {"e3"}  # e0 is collapsed
+    assert view.view_state.stripes is made and {model.nodes[i].base for i in made} == {"e3"}  # e0 is collapsed
     view.set_line_colours(colours)  # a copy: made anew, alike
-    assert view._state.stripes is not made and view._state.stripes == made
+    assert view.view_state.stripes is not made and view.view_state.stripes == made
 
 
 def test_a_model_built_ahead_makes_its_look_ups_only_for_what_carries_over(make_view):
@@ -915,7 +915,7 @@ def test_a_model_built_ahead_makes_its_look_ups_only_for_what_carries_over(make_
     view = make_view(graph, layout)
     other = compute_layout(graph, frozenset(), engine="layered")
     bare = view.model_for(graph, other)
-    assert bare is not None and bare._by_base is None and bare._tile_fams is not None
+    assert bare is not None and bare._by_base is None and bare._tile_families is not None
     base = bare.nodes[0].base
     assert base in bare.by_base and bare.by_base._grouped is None  # a membership test groups nothing
     assert bare.by_base[base] == [i for i, r in enumerate(bare.nodes) if r.base == base]
@@ -939,7 +939,7 @@ def test_models_of_one_graph_share_their_resolved_paths(make_view):
     _, grown = laid_out("cond")
     assert len(grown.nodes) > len(collapsed.nodes)
     view = make_view(graph, collapsed)
-    resolved = view._model.resolved
+    resolved = view.model.resolved
     seen = dict(resolved)
     model = view.model_for(graph, grown)
     assert model is not None and model.resolved is resolved
@@ -947,7 +947,7 @@ def test_models_of_one_graph_share_their_resolved_paths(make_view):
     fresh = build_model(graph, grown)
     assert fresh.resolved is not resolved
     assert [astuple(r) for r in model.nodes] == [astuple(r) for r in fresh.nodes]
-    owners = [r.path for r in view._model.nodes if r.owner]  # the cond, collapsed
+    owners = [r.path for r in view.model.nodes if r.owner]  # the cond, collapsed
     assert owners and all(resolved[p][4] for p in owners)
     other, other_layout = laid_out("scan")
     assert build_model(other, other_layout, resolved).resolved is not resolved
@@ -965,7 +965,7 @@ def test_a_far_paint_makes_no_records_and_a_record_is_its_box(make_view, qtbot):
     graph = Graph("big", {"b0": dataclasses.replace(body, edges=body.edges + fan_out)})
     layout = compute_layout(graph, engine="layered")
     view = make_view(graph, layout)
-    model = view._model
+    model = view.model
     view.viewport().grab()
     assert sum(r is not None for r in model.nodes.made) == 0
     view.zoom_to(1.0)
@@ -1021,7 +1021,7 @@ def test_a_layout_read_from_the_wire_is_drawn_without_making_its_edges(make_view
     read = layout_from_wire(layout_to_wire(layout))
     assert isinstance(read.edges, EdgeTable) and read == layout
     view = make_view(graph, read)
-    model = view._model
+    model = view.model
     assert model.edge_routed == [x.routed for x in layout.edges]
     assert model.edge_line.tolist() == [[*x.points[0], *x.points[-1]] for x in layout.edges]
     view.resize(1200, 900)
@@ -1041,10 +1041,10 @@ def test_the_items_made_ahead_with_a_model_are_the_scenes_and_take_the_current_t
     view = make_view(graph, layout)
     other = compute_layout(graph, frozenset())
     model = view.model_for(graph, other)
-    [(made, state, items)] = view._ahead
+    [(made, state, items)] = view.scenes.ahead
     assert made is model and state._font is None and state._metrics is None
     view.set_graph(graph, other, "dark", keep_view=True, model=model)  # the theme switched meanwhile
-    assert view._built.items is items and view._state is state and view._ahead == []
+    assert view.scenes.shown.items is items and view.view_state is state and view.scenes.ahead == []
     assert set(view.scene().items()) >= set(items.items)
     assert state.palette.background is not None and state.palette.background.lightness() < 128
     view.viewport().grab()
@@ -1052,18 +1052,18 @@ def test_the_items_made_ahead_with_a_model_are_the_scenes_and_take_the_current_t
     third = compute_layout(graph, auto_expanded(graph), direction="LR")
     view.model_for(graph, third)
     view.set_graph(graph, compute_layout(graph, frozenset(), direction="LR"), keep_view=True)  # not the one made ahead
-    assert view._ahead == []
+    assert view.scenes.ahead == []
 
 
 def test_a_dropped_scenes_records_and_items_are_let_go_a_slice_per_event_loop_turn(make_view, qtbot, monkeypatch):
     """Replacing a big scene deletes its Qt items at once and lets go of its records and items'
     Python side over the next event-loop turns, a slice at a time, never all in one go."""
-    import jaxscope.qt.graph.view as graph_view
+    from jaxscope.qt.graph import scene_cache
 
-    monkeypatch.setattr(graph_view, "RELEASE_SLICE", 50)
+    monkeypatch.setattr(scene_cache, "RELEASE_SLICE", 50)
     graph = big_graph(400)
     view = make_view(graph, compute_layout(graph, engine="layered"))
-    old_model, old_items = view._model, view._built.items
+    old_model, old_items = view.model, view.scenes.shown.items
     made = old_model.nodes.made  # the records made so far (None where none was asked for)
     sizes = [len(made)]
     other, other_layout = laid_out("cond")
@@ -1072,9 +1072,9 @@ def test_a_dropped_scenes_records_and_items_are_let_go_a_slice_per_event_loop_tu
     for _ in range(200):
         QApplication.processEvents()
         sizes.append(len(made))
-        if not view._releasing:
+        if not view.scenes.releasing:
             break
-    assert not view._releasing and made == [] and old_items.node_items == []
+    assert not view.scenes.releasing and made == [] and old_items.node_items == []
     steps = [a - b for a, b in zip(sizes, sizes[1:]) if a != b]
     assert len(steps) >= 400 // 50 and max(steps) <= 50  # a slice per turn
     assert view.node_count == len(other_layout.nodes) and not view.grab().isNull()
@@ -1092,7 +1092,7 @@ def test_a_new_graphs_model_comes_with_the_draw_lists_of_its_first_paint(qtbot):
     qtbot.waitExposed(view)
     model = view.model_for(graph, layout)
     assert model is not None
-    [(_, state, items)] = view._ahead
+    [(_, state, items)] = view.scenes.ahead
     groups = {t.tile: t._groups for t in items.node_items if t._groups_version == state.version}
     lines = {id(t): dict(t._group_lines) for t in items.edge_items if t._group_lines}
     assert groups and lines  # some tiles are drawn batched, some edges as far lines
@@ -1115,14 +1115,14 @@ def test_a_relayout_of_the_graph_shown_comes_with_the_draw_lists_of_what_the_vie
     view.show()
     qtbot.waitExposed(view)
     view.set_graph(graph, compute_layout(graph, engine="layered"))
-    view._set_scale(view._scale() * 3)
+    view.set_scale(view.zoom() * 3)
     view.viewport().grab()
-    assert view._seen is not None
-    scale, seen = view._seen
+    assert view.last_paint is not None
+    scale, seen = view.last_paint
     relaid = compute_layout(graph, engine="layered")  # another Layout of the same graph
     model = view.model_for(graph, relaid)
     assert model is not None
-    [(_, state, items)] = view._ahead
+    [(_, state, items)] = view.scenes.ahead
     warmed = {t.tile for t in items.node_items if t._groups_version == state.version}
     big_enough = [t for t in items.node_items if max(t.extent.width(), t.extent.height()) * scale >= TINY_PX]
     shown = {t.tile for t in big_enough if t.extent.intersects(seen)}
@@ -1143,11 +1143,11 @@ def test_a_graphs_boxes_are_resolved_ahead_for_its_first_model(qtbot):
     view = QtGraphView()
     qtbot.addWidget(view)
     view.prepare_graph(graph)
-    pre = view._pre_resolved
+    pre = view.scenes.prepared
     assert pre is not None and {n.id for n in graph.top.nodes} <= set(pre)
     assert view.model_for(other, compute_layout(other, engine="layered")).resolved is not pre  # type: ignore[union-attr]
     model = view.model_for(graph, layout)
-    assert model is not None and model.resolved is pre and view._pre_resolved is None
+    assert model is not None and model.resolved is pre and view.scenes.prepared is None
     assert [model.nodes[i].node for i in range(len(model.nodes))] == [
         next(n for n in graph.top.nodes if n.id == box.path.partition("#")[0]) for box in layout.nodes
     ]

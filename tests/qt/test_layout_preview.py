@@ -32,8 +32,8 @@ def view_at_owner(qtbot: Any, graph: Graph, layout: Layout, owner: str) -> QtGra
     view.show()
     qtbot.waitExposed(view)
     view.set_graph(graph, layout)
-    view._set_scale(1.0)
-    view._centre(view.scene_node_rect(owner).center())
+    view.set_scale(1.0)
+    view.centre_at(view.scene_node_rect(owner).center())
     return view
 
 
@@ -67,7 +67,7 @@ def test_a_preview_stands_in_front_at_the_place_the_whole_layout_takes(qtbot):
     cluster = next(c for c in whole.clusters if c.path == f"{owner}:0")
     assert on_screen(view, cluster.x, cluster.y) == corner  # the owner's corner stays put, as it will
     assert view.selected_paths() == [owner, far, "e1197"]  # the view's state as it was
-    drawn = {view._model.nodes[i].path for i in view._state.selected}
+    drawn = {view.model.nodes[i].path for i in view.view_state.selected}
     assert drawn == {"e1197"}  # the owner is a cluster now; e10 is not in the part
     view.viewport().grab()
 
@@ -75,8 +75,8 @@ def test_a_preview_stands_in_front_at_the_place_the_whole_layout_takes(qtbot):
     assert not view.previewing and view.node_count == len(whole.nodes)
     assert on_screen(view, cluster.x, cluster.y) == corner
     assert view.selected_paths() == [far, "e1197"]  # the owner is drawn as its cluster now
-    assert (id(graph), id(before)) in view._scenes  # the scene before is kept for a collapse, the preview is not
-    assert all(not b.preview for b in view._scenes.values())
+    assert (id(graph), id(before)) in view.scenes.kept  # the scene before is kept for a collapse, the preview is not
+    assert all(not b.preview for b in view.scenes.kept.values())
 
 
 def test_a_failed_layout_puts_the_scene_before_the_preview_back(qtbot):
@@ -91,13 +91,13 @@ def test_a_failed_layout_puts_the_scene_before_the_preview_back(qtbot):
     view.set_theme("dark")  # while the preview is shown: the scene put back is drawn as the view is now
     view.select_paths(["e1199"], center=False)
     view.end_preview()
-    assert not view.previewing and view._built.layout is before and view.node_count == len(before.nodes)
-    assert view._state.palette.theme.name == "dark" and view.backgroundBrush().color().lightness() < 128
-    assert {view._model.nodes[i].path for i in view._state.selected} == {"e1199"}
-    assert view.scene() is view._built.scene
+    assert not view.previewing and view.scenes.shown.layout is before and view.node_count == len(before.nodes)
+    assert view.view_state.palette.theme.name == "dark" and view.backgroundBrush().color().lightness() < 128
+    assert {view.model.nodes[i].path for i in view.view_state.selected} == {"e1199"}
+    assert view.scene() is view.scenes.shown.scene
     view.viewport().grab()
     view.end_preview()  # nothing in front: nothing to do
-    assert view._built.layout is before
+    assert view.scenes.shown.layout is before
     # a preview is only for the graph shown, after a toggle of it
     other, _ = chain_with_owner(2500)
     view.show_preview(other, to_layout(part_t))

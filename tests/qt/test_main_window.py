@@ -251,8 +251,8 @@ def test_expanding_a_cluster_of_a_big_graph_shows_its_part_first(qtbot, window, 
     assert owner not in w.doc.expanded and len(w.doc.layout.nodes) > 2000
     view = w.graph
     qtbot.wait(100)  # the window's second fit after an open
-    view._zoom_by(1.0 / view._scale(), view.viewport().rect().center())  # zoomed in, as a user would to click a box
-    view._centre(view.scene_node_rect(owner).center())
+    view.zoom_by(1.0 / view.zoom(), view.viewport().rect().center())  # zoomed in, as a user would to click a box
+    view.centre_at(view.scene_node_rect(owner).center())
     corner = view.mapFromScene(view.scene_node_rect(owner).topLeft())
     seen: list[bool] = []
     w.controller.layout_preview.connect(lambda *a: seen.append(view.previewing))
@@ -269,13 +269,13 @@ def test_expanding_a_cluster_of_a_big_graph_shows_its_part_first(qtbot, window, 
     from jaxscope.layout.preview import region_part
 
     shown = w.doc.layout
-    view._anchor = (f"{owner}", view.mapFromScene(cluster.x, cluster.y))
+    view.keep_place_of(owner)
     part = region_part(compute_tenths(w.doc.graph, ()), view.preview_region(owner))
     assert part is not None
     w._on_layout_preview(w.doc.graph, to_layout(part), frozenset())
     assert view.previewing
     w._on_layout_failed("layout failed: the layout process died")
-    assert not view.previewing and view._built.layout is shown and "died" in w.problem.text()
+    assert not view.previewing and view.scenes.shown.layout is shown and "died" in w.problem.text()
 
 
 def test_a_trace_is_prepared_off_the_gui_thread_with_the_collector_paused(qtbot, window, monkeypatch):

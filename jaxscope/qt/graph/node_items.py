@@ -28,7 +28,8 @@ from jaxscope.qt.graph.batch_item import (
     lod_of,
     scene_pen,
 )
-from jaxscope.qt.graph.scene_model import NodeRec, SceneModel, commonest
+from jaxscope.qt.graph.scene_index import NodeRec
+from jaxscope.qt.graph.scene_model import SceneModel, commonest
 
 
 def tiny_look(model: SceneModel, state: ViewState, tile: int) -> tuple[str, bool]:
@@ -36,10 +37,10 @@ def tiny_look(model: SceneModel, state: ViewState, tile: int) -> tuple[str, bool
     among the boxes in the highlight cone (lit), or among all of them (dimmed) if none is."""
     cone = state.cone_nodes
     if cone is None:
-        return model.tile_fams()[tile], True
-    fams = model.fams
-    lit = Counter(map(fams.__getitem__, [i for i in model.node_tiles[tile] if i in cone]))
-    return (commonest(lit), True) if lit else (model.tile_fams()[tile], False)
+        return model.tile_families()[tile], True
+    families = model.families
+    lit = Counter(map(families.__getitem__, [i for i in model.node_tiles[tile] if i in cone]))
+    return (commonest(lit), True) if lit else (model.tile_families()[tile], False)
 
 
 class NodeTileItem(BatchItem):
@@ -68,11 +69,11 @@ class NodeTileItem(BatchItem):
         if self._groups_version != self.state.version:
             cone = self.state.cone_nodes
             by: dict[tuple[str, bool], list[QRectF]] = {}
-            fams, nodes, ids = self.model.fams, self.model.nodes, self.indices
+            families, nodes, ids = self.model.families, self.model.nodes, self.indices
             # From the model's columns, not its records: a batched paint of a whole big drawing
             # would otherwise make every box's record.
             for i, x, y, w, h in zip(ids, *(a[ids].tolist() for a in (nodes.x, nodes.y, nodes.w, nodes.h))):
-                by.setdefault((fams[i], cone is not None and i not in cone), []).append(QRectF(x, y, w, h))
+                by.setdefault((families[i], cone is not None and i not in cone), []).append(QRectF(x, y, w, h))
             # dimmed first, so in-cone boxes are drawn over them
             self._groups = [(fam, dim, rects) for (fam, dim), rects in sorted(by.items(), key=lambda kv: not kv[0][1])]
             self._groups_version = self.state.version

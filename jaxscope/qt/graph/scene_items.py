@@ -62,7 +62,8 @@ from jaxscope.qt.graph.batch_item import (
 from jaxscope.qt.graph.cluster_items import ClusterItem, ClusterTitleItem
 from jaxscope.qt.graph.edge_items import EdgeTileItem
 from jaxscope.qt.graph.node_items import NodeTileItem, OverviewItem
-from jaxscope.qt.graph.scene_model import CELL, TILE_H, TILE_W, GridIndex, NodeRec, SceneModel, build_model
+from jaxscope.qt.graph.scene_index import CELL, GridIndex, NodeRec
+from jaxscope.qt.graph.scene_model import TILE_H, TILE_W, SceneModel, build_model
 from jaxscope.render.svg import EDGE_W
 
 __all__ = [

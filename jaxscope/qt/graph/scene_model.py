@@ -12,7 +12,7 @@ fit-all first paint needs ahead, on the thread that built the model.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, compress
 from operator import attrgetter as _get
@@ -25,8 +25,8 @@ from PySide6.QtGui import QColor
 
 from jaxscope.layout import labels
 from jaxscope.layout.edge_shape import LONG_H, LONG_W, STUB_LEN
-from jaxscope.render.styles import family
-from jaxscope.schema.graph import Graph, Node
+from jaxscope.qt.graph.scene_index import EMPTY_I, BoxIndex, GridIndex, NodeRecs, Resolved
+from jaxscope.schema.graph import Graph
 from jaxscope.schema.layout import ClusterBox, EdgePath, Layout
 from jaxscope.schema.layout_tables import EdgeTable, NodeTable, node_paths
 
@@ -35,169 +35,6 @@ TILE_W, TILE_H = LONG_W, LONG_H  # an edge bigger than a tile is a long one, kep
 # tiles became 1.8k, ~15 ms less of every scene build (one item each), pans and first zoom-1
 # paints unchanged.
 EDGE_TILE_W, EDGE_TILE_H = 2 * TILE_W, 2 * TILE_H
-CELL = 256.0  # hit-test grid cell, scene px
-_EMPTY_I = np.zeros(0, dtype=np.int64)
-
-
-@dataclass(slots=True)
-class NodeRec:
-    """One drawn box (a stub copy is its own record); `base` is the path without ``#k``."""
-
-    path: str
-    base: str
-    node: Node | None
-    x: float  # top-left corner and size, scene px
-    y: float
-    w: float
-    h: float
-    kind: str
-    fam: str
-    owner: bool  # a collapsed owner of sub-graphs (double-click expands it)
-    tile: int = -1
-    lines: list[str] | None = None  # computed on first full-detail paint
-    _rect: QRectF | None = None
-
-    @property
-    def rect(self) -> QRectF:
-        """The box as a QRectF, made on first use (most boxes of a big graph never need one)."""
-        r = self._rect
-        if r is None:
-            r = self._rect = QRectF(self.x, self.y, self.w, self.h)
-        return r
-
-    def contains(self, x: float, y: float, slop: float = 0.0) -> bool:
-        return self.x - slop <= x <= self.x + self.w + slop and self.y - slop <= y <= self.y + self.h + slop
-
-    def text_lines(self) -> list[str]:
-        if self.lines is None:
-            self.lines = labels.node_lines(self.node) if self.node is not None else [labels.ellipsize(self.path)]
-        return self.lines
-
-
-class NodeRecs(Sequence[NodeRec]):
-    """`SceneModel.nodes`: box i's NodeRec, made from the columns when first asked for and kept.
-    A paint asks for the visible tiles' boxes only (a far one for none): making all 72k up front
-    took ~0.2 s of every open and expand of a 50k-box drawing."""
-
-    __slots__ = ("paths", "x", "y", "w", "h", "tile", "resolved", "made")
-
-    def __init__(
-        self, paths: list[str], x: np.ndarray, y: np.ndarray, w: np.ndarray, h: np.ndarray, tile: np.ndarray,
-        resolved: Resolved,
-    ) -> None:
-        self.paths = paths
-        self.x, self.y, self.w, self.h, self.tile = x, y, w, h, tile  # top-left corner and size, scene px
-        self.resolved = resolved
-        self.made: list[NodeRec | None] = [None] * len(paths)
-
-    def __len__(self) -> int:
-        return len(self.paths)
-
-    def __getitem__(self, i: int) -> NodeRec:  # type: ignore[override]  # no slices
-        rec = self.made[i]
-        if rec is None:
-            path = self.paths[i]
-            base, node, kind, fam, owner = self.resolved[path]
-            rec = self.made[i] = NodeRec(
-                path, base, node, float(self.x[i]), float(self.y[i]), float(self.w[i]), float(self.h[i]), kind, fam,
-                owner, int(self.tile[i]),
-            )
-        return rec
-
-    def __iter__(self) -> Iterator[NodeRec]:
-        for i in range(len(self.paths)):
-            yield self[i]
-
-
-class BoxIndex(Mapping[str, list[int]]):
-    """Base path -> the indices of its boxes (the original's and its stub copies'), ascending.
-    Made in C and numpy: a list per base made in Python took ~45 ms of every 72k-box open and
-    expand (mlp-50k draws ~20k stub copies). The grouping of stub copies is made on the first
-    look-up of boxes: a membership test (is the selection still drawn?) needs only the bases."""
-
-    __slots__ = ("_bases", "_last", "_grouped")
-
-    def __init__(self, bases: list[str]) -> None:
-        self._bases = bases
-        self._last = dict(zip(bases, range(len(bases))))  # each base's last box, in first-seen order
-        self._grouped: tuple[np.ndarray, np.ndarray] | None = None
-
-    def _groups(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """The boxes grouped by their base's last box (order, codes in that order); None without
-        stub copies."""
-        if self._grouped is None and len(self._last) < len(self._bases):
-            bases = self._bases
-            code = np.fromiter(map(self._last.__getitem__, bases), dtype=np.int64, count=len(bases))
-            order = np.argsort(code, kind="stable")  # a group's boxes stay ascending
-            self._grouped = (order, code[order])
-        return self._grouped
-
-    def warm(self) -> None:
-        """Group the stub copies now (on the thread that makes the model)."""
-        self._groups()
-
-    def __getitem__(self, base: str) -> list[int]:
-        k = self._last[base]
-        grouped = self._groups()
-        if grouped is None:
-            return [k]
-        order, code = grouped
-        a, b = np.searchsorted(code, (k, k + 1)).tolist()
-        return [k] if b - a == 1 else order[a:b].tolist()
-
-    def __contains__(self, base: object) -> bool:
-        return base in self._last
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._last)
-
-    def __len__(self) -> int:
-        return len(self._last)
-
-    def firsts(self) -> Iterator[tuple[str, int]]:
-        """(base, its first box) for every base, in first-seen order, without a list made per base."""
-        last = np.fromiter(self._last.values(), dtype=np.int64, count=len(self._last))
-        grouped = self._groups()
-        if grouped is not None:
-            order, code = grouped
-            starts = np.flatnonzero(np.concatenate([[True], code[1:] != code[:-1]]))
-            first_of = np.arange(len(code))
-            first_of[code[starts]] = order[starts]
-            last = first_of[last]
-        return zip(self._last, last.tolist())
-
-
-class GridIndex:
-    """Rects bucketed into square cells by their centre (a rect bigger than a cell goes into
-    every cell it covers); a point query reads the 3×3 cells around the point."""
-
-    def __init__(self, cell: float = CELL) -> None:
-        self.cell = cell
-        self.buckets: dict[tuple[int, int], list[int]] = {}
-
-    def insert(self, key: int, x0: float, y0: float, x1: float, y1: float) -> None:
-        c = self.cell
-        buckets = self.buckets
-        if x1 - x0 <= c and y1 - y0 <= c:
-            cell = (int((x0 + x1) / 2 // c), int((y0 + y1) / 2 // c))
-            bucket = buckets.get(cell)
-            if bucket is None:
-                buckets[cell] = [key]
-            else:
-                bucket.append(key)
-            return
-        for gx in range(int(x0 // c), int(x1 // c) + 1):
-            for gy in range(int(y0 // c), int(y1 // c) + 1):
-                buckets.setdefault((gx, gy), []).append(key)
-
-    def near(self, x: float, y: float) -> set[int]:
-        """Keys of every rect that may contain (x, y)."""
-        gx, gy = int(x // self.cell), int(y // self.cell)
-        out: set[int] = set()
-        for dx in (-1, 0, 1):
-            for dy in (-1, 0, 1):
-                out.update(self.buckets.get((gx + dx, gy + dy), ()))
-        return out
 
 
 @dataclass(slots=True)
@@ -227,8 +64,8 @@ class SceneModel:
     _by_path: dict[str, int] | None = None
     _ends: list[tuple[str, str]] | None = None
     _long_at: dict[str, list[int]] | None = None
-    _fams: list[str] | None = None
-    _tile_fams: list[str] | None = None
+    _families: list[str] | None = None
+    _tile_families: list[str] | None = None
     _far_lines: dict[int, QLineF] = field(default_factory=dict)
     _long_cull: dict[bool, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     _end_cull: tuple[np.ndarray, np.ndarray] | None = None
@@ -241,7 +78,7 @@ class SceneModel:
         that carrying a selection, search or highlight over reads when the scene is set (~9 ms at
         mlp-50k's 72k boxes; without any, the first click makes it). Call it before the model is
         shared."""
-        self.tile_fams()
+        self.tile_families()
         if lookups:
             self.by_base.warm()
         ids, _ = self.long_edge_cull(False)
@@ -263,10 +100,10 @@ class SceneModel:
         return self._bases  # type: ignore[return-value]
 
     def _resolve(self) -> None:
-        """`bases` and `fams` from one lookup of every path, in C (each lookup of 72k fresh path
+        """`bases` and `families` from one lookup of every path, in C (each lookup of 72k fresh path
         strings, hashed for the first time, took ~15 ms)."""
         got = list(map(self.resolved.__getitem__, self.nodes.paths))
-        self._bases, self._fams = list(map(_BASE, got)), list(map(_FAM, got))
+        self._bases, self._families = list(map(_BASE, got)), list(map(_FAM, got))
 
     def stripes(self, colours: dict[str, str]) -> dict[int, QColor]:
         """Record index -> its source-line stripe, for `colours` (base path -> ``#rrggbb``; a stub
@@ -291,19 +128,19 @@ class SceneModel:
         return self._by_path
 
     @property
-    def fams(self) -> list[str]:
+    def families(self) -> list[str]:
         """Each record's family (made on first use): tiles count them in C for their far colour."""
-        if self._fams is None:
+        if self._families is None:
             self._resolve()
-        return self._fams  # type: ignore[return-value]
+        return self._families  # type: ignore[return-value]
 
-    def tile_fams(self) -> list[str]:
+    def tile_families(self) -> list[str]:
         """Each node tile's commonest family, ties to the one seen first (made on first use): the
         colour of the blob a tiny tile is drawn as, when no dataflow cone is highlighted. Counted
         in numpy (a Counter per tile: ~15 ms at mlp-50k's 2.4k tiles)."""
-        if self._tile_fams is None:
-            self._tile_fams = commonest_per_group(self.fams, self.nodes.tile, len(self.node_tiles))
-        return self._tile_fams
+        if self._tile_families is None:
+            self._tile_families = commonest_per_group(self.families, self.nodes.tile, len(self.node_tiles))
+        return self._tile_families
 
     def far_lines(self, js: Iterable[int]) -> list[QLineF]:
         """Edges `js` as straight first-to-last-point lines (the far level of detail), each made once."""
@@ -327,7 +164,7 @@ class SceneModel:
             if quarters:
                 cubic, c, ids = self._long_cubics()
             else:
-                cubic, c, ids = _EMPTY_I, np.zeros((0, 4, 2)), np.array(self.long_edges, dtype=np.int64)
+                cubic, c, ids = EMPTY_I, np.zeros((0, 4, 2)), np.array(self.long_edges, dtype=np.int64)
             boxes = self.edge_box[ids].reshape(-1, 4)
             if len(cubic):
                 parts = _quarter_points(c)  # (n, 4, 4, 2)
@@ -431,7 +268,7 @@ def commonest_per_group(values: list[str], group: np.ndarray, groups: int) -> li
     counts = np.bincount(key, minlength=groups * len(names))
     order = np.argsort(key, kind="stable")  # each key's first item first
     first = np.full(groups * len(names), len(values), dtype=np.int64)
-    starts = np.flatnonzero(np.concatenate([[True], key[order][1:] != key[order][:-1]])) if len(key) else _EMPTY_I
+    starts = np.flatnonzero(np.concatenate([[True], key[order][1:] != key[order][:-1]])) if len(key) else EMPTY_I
     first[key[order][starts]] = order[starts]
     score = np.where(counts > 0, counts * (len(values) + 1) - first, -1).reshape(groups, len(names))
     return [names[k] for k in score.argmax(axis=1).tolist()]
@@ -461,32 +298,6 @@ def _quarter_points(c: np.ndarray) -> np.ndarray:
     m = (e + f) / 2
     quarters = np.stack([np.stack([q0, a, e, m], 2), np.stack([m, f, d, q3], 2)], 2)  # (n, 2, 2, 4, 2)
     return quarters.reshape(len(c), 4, 4, 2)
-
-
-class _Resolver:
-    """Base path -> Node, caching the body of every path prefix (``e4:1/``): resolving 50k paths
-    one by one from the root (`model.resolve`) would dominate building the scene."""
-
-    def __init__(self, graph: Graph) -> None:
-        self.graph = graph
-        self.bodies: dict[str, dict[str, Node] | None] = {"": self._nodes(graph.root)}
-
-    def _nodes(self, body_id: str) -> dict[str, Node]:
-        return {n.id: n for n in self.graph.bodies[body_id].nodes}
-
-    def get(self, base: str) -> Node | None:
-        prefix, _, local = base.rpartition("/")
-        nodes = self.bodies.get(prefix, False)
-        if nodes is False:
-            owner_path, _, index = prefix.rpartition(":")
-            owner = self.get(owner_path) if owner_path else None  # its body is cached: no walk from the root
-            try:
-                ref = owner.subgraphs[int(index)] if owner is not None else None
-                nodes = self._nodes(ref.body) if ref is not None else None
-            except (IndexError, ValueError, KeyError):
-                nodes = None
-            self.bodies[prefix] = nodes
-        return nodes.get(local) if nodes else None
 
 
 def build_model(graph: Graph, layout: Layout, resolved: Resolved | None = None) -> SceneModel:
@@ -552,31 +363,7 @@ def _tiles(
     return groups, bounds, keys, tile
 
 
-Resolution = tuple[str, "Node | None", str, str, bool]  # base path, node, kind, family, collapsed owner?
 _BASE, _FAM = itemgetter(0), itemgetter(3)
-
-
-class Resolved(dict[str, Resolution]):
-    """Box path -> what its record takes from the graph, for one graph: made once a path, then
-    shared by every model of that graph (an expand re-draws mostly the same boxes)."""
-
-    def __init__(self, graph: Graph) -> None:
-        super().__init__()
-        self.graph = graph
-        self._get: Callable[[str], Node | None] | None = None
-
-    def __missing__(self, path: str) -> Resolution:
-        if self._get is None:
-            self._get = _Resolver(self.graph).get
-        base = path.partition("#")[0] if "#" in path else path  # the same str, not a copy
-        node = self._get(base)
-        if node is None:
-            r: Resolution = (base, None, "eqn", "other", False)
-        else:
-            bodies = self.graph.bodies
-            r = (base, node, node.kind, family(node), bool(node.subgraphs) and all(ref.body in bodies for ref in node.subgraphs))
-        self[path] = r
-        return r
 
 
 def _build_nodes(

@@ -10,9 +10,7 @@ queries: hit tests through the tiles' buckets, dataflow cones over a networkx Di
 from __future__ import annotations
 
 import html
-import threading
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable
 
 from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
@@ -35,8 +33,9 @@ from jaxscope.layout.preview import Region
 from jaxscope.qt.graph.batch_item import Palette, ViewState
 from jaxscope.qt.graph.edge_items import EdgeTileItem
 from jaxscope.qt.graph.node_items import NodeTileItem
+from jaxscope.qt.graph.scene_cache import Ahead, BuiltScene, SceneCache
 from jaxscope.qt.graph.scene_items import SceneItems, build_items, warm_items
-from jaxscope.qt.graph.scene_model import Resolved, SceneModel, build_model
+from jaxscope.qt.graph.scene_model import SceneModel, build_model
 from jaxscope.render.styles import Theme, get_theme
 from jaxscope.render.svg import node_tooltip
 from jaxscope.schema.collector import gc_paused
@@ -51,49 +50,13 @@ AA_MIN_SCALE = 0.5  # antialias when zoomed in this far (few nodes are visible t
 AA_MAX_NODES = 3000  # ... or when the whole graph is small enough to be cheap anyway
 PIXMAP_CACHE_KB = 96 * 1024  # room for the long-edge layer's screenful (and Qt's own pixmaps)
 HIT_SLOP = 2.0  # scene px of tolerance around a box for clicks
-# boxes kept in earlier scenes of the same graph, as layouts are (controller.LAYOUT_CACHE_BOXES):
-# a scene is ~0.5 KB a box over its layout; one of mlp-50k's 72.5k boxes fits
-SCENE_CACHE_NODES = 100_000
-SCENE_CACHE_SIZE = 3
-
-
 def fit_scale(width: int, height: int, rect: QRectF, max_scale: float) -> float:
     """The scale that shows `rect` whole in a viewport of `width` x `height` px (with `FIT_PADDING`)."""
     w, h = max(width - 2 * FIT_PADDING, 10), max(height - 2 * FIT_PADDING, 10)
     return min(w / max(rect.width(), 1e-6), h / max(rect.height(), 1e-6), max_scale)
 
 
-@dataclass
-class _Built:
-    """One graph's built scene: what `set_graph` swaps back in when it gets the same layout again."""
-
-    graph: Graph
-    layout: Layout
-    scene: QGraphicsScene
-    model: SceneModel
-    items: SceneItems
-    state: ViewState
-    preview: bool = False  # a re-layout's part (`show_preview`): never kept, never swapped back in
-
-
-RELEASE_SLICE = 2000  # records or items of a dropped scene let go per event-loop turn
 TILES_PER_TURN = 1000  # tile items made per event-loop turn after a first paint that needed none
-
-
-def _let_go(built: _Built) -> Iterator[None]:
-    """Let go of a dropped scene's records and items a slice at a time, yielding between slices:
-    at 50k boxes, freeing them at once held the GUI thread ~0.1 s when a new program replaced it.
-    Its Qt items are deleted already (`_drop_scene`); this is their Python side and the model's."""
-    items, model = built.items, built.model
-    lists: list[list] = [items.node_items, items.edge_items, items.items, model.nodes.made]
-    del items, model
-    for seq in lists:
-        while seq:
-            del seq[-RELEASE_SLICE:]
-            yield
-
-
-_DONE = object()
 
 
 def tooltip_html(text: str) -> str:
@@ -132,14 +95,7 @@ class QtGraphView(QGraphicsView):
         self._long_whole = False  # see set_long_edges_whole
         self._model: SceneModel | None = None
         self._node_items: list[NodeTileItem] = []
-        self._built: _Built | None = None
-        # The last two `model_for`s, with their items (a preview's and its whole layout's): made on
-        # another thread, taken by `_switch_scene`.
-        self._ahead: list[tuple[SceneModel, ViewState, SceneItems]] = []
-        self._ahead_lock = threading.Lock()
-        self._held: _Built | None = None  # the scene a preview stands in front of (`show_preview`)
-        self._releasing: list[Iterator[None]] = []  # dropped scenes being let go (`_let_go`)
-        self._scenes: dict[tuple[int, int], _Built] = {}  # earlier scenes of this graph, oldest first
+        self.scenes = SceneCache(self)
         self._selected: dict[str, None] = {}  # base paths, ordered
         self._dag: Dataflow | None = None
         self._search_keys: SearchIndex | None = None
@@ -155,8 +111,7 @@ class QtGraphView(QGraphicsView):
         self._panning = False
         self._anchor: tuple[str, QPoint] | None = None  # owner path + where it was, for keep_view
         self._viewport_px = (0, 0)  # its last size, for `model_for` on another thread (read, not asked of Qt)
-        self._seen: tuple[float, QRectF] | None = None  # the last paint's scale and scene rect, likewise
-        self._pre_resolved: Resolved | None = None  # `prepare_graph`'s, for the next graph's first model
+        self.last_paint: tuple[float, QRectF] | None = None  # the last paint's scale and scene rect, likewise
         self._apply_background()
         self._update_detail()
 
@@ -166,13 +121,12 @@ class QtGraphView(QGraphicsView):
         """The scene model `set_graph(graph, layout)` would build, built now and warmed for a first
         paint, with the stripes of `line_colours` (by default the current ones), from any thread (it
         holds no QObject): None when a scene of that layout is kept (nothing to build)."""
-        kept = self._scenes.get((id(graph), id(layout)))
-        if kept is not None and kept.layout is layout:
+        if self.scenes.is_kept(graph, layout):
             return None
         # the model is frozen once built: else the next collection, on whichever thread, rescans
         # it all (gpt-50k: a 263 ms pause of the GUI thread)
         with gc_paused(freeze=graph):
-            model = build_model(graph, layout, self._resolved_for(graph))
+            model = build_model(graph, layout, self.scenes.resolved_for(graph))
             # What carries over to the new scene needs its look-ups (read here from another thread:
             # if that changes meanwhile, the look-ups are made when first asked for)
             carried = bool(self._selected or self._highlight or self._search_text)
@@ -183,13 +137,13 @@ class QtGraphView(QGraphicsView):
             # The scene's items too (not in a scene yet, they belong to no thread): ~9k tiles at
             # gpt-50k took 0.07-0.1 s of the GUI thread. Only the last ones are kept for `set_graph`.
             state, items = self._new_items(model, tiles=False)
-            built, (vw, vh) = self._built, self._viewport_px
+            built, (vw, vh) = self.scenes.shown, self._viewport_px
             first: tuple[float, QRectF | None] | None = None  # the first paint's scale (and rect)
             if (built is None or built.graph is not graph) and vw > 0:
                 # A new graph is shown whole: its tiles' draw lists for that scale, made here too
                 # (gpt_jit-50k: ~50 ms of a 67 ms first paint, 2-3x that while other threads run)
                 first = (fit_scale(vw, vh, model.content, FIT_MAX_SCALE), None)
-            elif built is not None and built.graph is graph and (seen := self._seen) is not None:
+            elif built is not None and built.graph is graph and (seen := self.last_paint) is not None:
                 # A cluster of the graph shown was toggled: the view keeps its scale, and a grown
                 # owner its top-left corner on screen, so the last paint's rect is the next one's
                 # (gpt_jit-50k: ~45 ms of a 56 ms first paint after an expand)
@@ -198,9 +152,7 @@ class QtGraphView(QGraphicsView):
                 items.make_tiles()
             if first is not None:
                 warm_items(items, *first)
-            ahead = (model, state, items)
-            with self._ahead_lock:
-                self._ahead = [*self._ahead[-1:], ahead]
+            self.scenes.put_ahead(Ahead(model, state, items))
             return model
 
     def prepare_graph(self, graph: Graph) -> None:
@@ -208,22 +160,7 @@ class QtGraphView(QGraphicsView):
         model of its first layout, while the layout process lays it out (that model resolved every
         box itself: ~25 ms at 10k equations, ~0.1 s at 50k, between the layout's arrival and the
         first paint)."""
-        resolved = Resolved(graph)
-        for node in graph.top.nodes:
-            resolved[node.id]  # noqa: B018 - resolved on first look-up (`Resolved.__missing__`)
-        self._pre_resolved = resolved  # published whole
-
-    def _resolved_for(self, graph: Graph) -> Resolved | None:
-        """The shown model's resolved paths, if it is of `graph` (another graph's would keep that
-        graph alive), else `prepare_graph`'s (taken once); attribute reads: safe from any thread."""
-        built = self._built
-        if built is not None and built.graph is graph:
-            return built.model.resolved
-        pre = self._pre_resolved
-        if pre is not None and pre.graph is graph:
-            self._pre_resolved = None
-            return pre
-        return None
+        self.scenes.prepare(graph)
 
     def _new_items(self, model: SceneModel, tiles: bool = True) -> tuple[ViewState, SceneItems]:
         """A fresh view state in the current theme and the scene items of `model` drawing from it
@@ -273,7 +210,7 @@ class QtGraphView(QGraphicsView):
         else:
             self._search_text = ""
         if keep_view and scale > 0:
-            self._set_scale(scale)
+            self.set_scale(scale)
             self._restore_anchor(centre)
         else:
             self._anchor = None
@@ -299,7 +236,7 @@ class QtGraphView(QGraphicsView):
         state (selection, search, highlight) is not touched: it carries over to the whole layout
         as it would have. `model`: `model_for(graph, part)`'s, if made. Painted before it returns:
         a preview is there to be on screen at once."""
-        built = self._built
+        built = self.scenes.shown
         if built is None or built.graph is not graph or self._anchor is None:
             return  # only in front of the graph shown, for the toggle the anchor is kept for
         centre, scale, anchor = self._view_centre(), self._scale(), self._anchor
@@ -307,7 +244,7 @@ class QtGraphView(QGraphicsView):
         self._apply_background()
         self._apply_line_colours()
         self._state.selected = self._records_of(self._selected)
-        self._set_scale(scale)
+        self.set_scale(scale)
         self._restore_anchor(centre)
         self._anchor = anchor  # the whole layout is put where the preview was
         self.viewport().repaint()
@@ -316,11 +253,11 @@ class QtGraphView(QGraphicsView):
         """Back to the scene a preview stands in front of (its layout failed or was cancelled), as
         the view's state is now (the theme, the long-edge switch or the selection may have changed
         while the preview was shown)."""
-        built = self._built
-        if built is None or not built.preview or self._held is None:
+        built = self.scenes.shown
+        if built is None or not built.preview or self.scenes.held is None:
             return
-        held, self._held = self._held, None
-        self._drop_scene(built)
+        held, self.scenes.held = self.scenes.held, None
+        self.scenes.drop(built)
         self._show(held)
         self._anchor = None
         self._state.selected = self._records_of(self._selected)
@@ -332,32 +269,31 @@ class QtGraphView(QGraphicsView):
     @property
     def previewing(self) -> bool:
         """Whether a preview (`show_preview`) is on screen."""
-        return self._built is not None and self._built.preview
+        return self.scenes.shown is not None and self.scenes.shown.preview
 
     def _switch_scene(self, graph: Graph, layout: Layout, model: SceneModel | None = None, preview: bool = False) -> None:
         """Show a scene of `layout`: the one built for it earlier if it is still kept (a cluster
         collapsed and expanded again: no rebuild), else a new one. The scene shown until now is
         kept for a while if it is of the same graph and small enough."""
-        resolved = self._resolved_for(graph)
-        built, self._built = self._built, None
+        scenes = self.scenes
+        resolved = scenes.resolved_for(graph)
+        built, scenes.shown = scenes.shown, None
         if built is not None and built.preview:  # it gives way: what it stood in front of is the old scene again
-            self._drop_scene(built)
-            built, self._held = self._held, None
+            scenes.drop(built)
+            built, scenes.held = scenes.held, None
         if preview:  # kept as it is (neither cached nor dropped) until the whole layout replaces the preview
-            self._held, built = built, None
+            scenes.held, built = built, None
         if built is not None:
-            if built.graph is graph and len(built.model.nodes) <= SCENE_CACHE_NODES:
-                self._scenes[(id(built.graph), id(built.layout))] = built
-            else:  # gone before the next one is built: both at once were 65 MB more at 50k boxes (deleting takes ~80 ms)
+            # a scene not kept is gone before the next one is built: both at once were 65 MB more
+            # at 50k boxes (deleting takes ~80 ms)
+            if not scenes.keep_or_drop(built, graph):
                 self._model, self._node_items, self._dag, self._search_keys = None, [], None, None
-                self._drop_scene(built)
             built = None
-        for key in [k for k, b in self._scenes.items() if b.graph is not graph]:
-            self._drop_scene(self._scenes.pop(key))
-        again = self._scenes.pop((id(graph), id(layout)), None)
-        if again is not None and again.layout is layout:
+        scenes.drop_other_graphs(graph)
+        again = scenes.take_kept(graph, layout)
+        if again is not None:
             again.state.reset(Palette(self._theme))
-            self._built = again
+            scenes.shown = again
             self._update_long_edges()  # the long item's pixmap cache holds the old palette and selection
         else:
             scene = QGraphicsScene(self)
@@ -365,60 +301,38 @@ class QtGraphView(QGraphicsView):
             with gc_paused(freeze=graph):
                 if model is None or model.graph is not graph or model.layout is not layout:
                     model = build_model(graph, layout, resolved)
-                with self._ahead_lock:
-                    ahead = next((a for a in self._ahead if a[0] is model), None)
-                    # a preview's whole layout may be made meanwhile: the rest goes with the whole one's scene
-                    self._ahead = [a for a in self._ahead if a is not ahead] if preview else []
+                ahead = scenes.take_ahead(model, keep_rest=preview)
                 if ahead is not None:  # its items, made with it by `model_for`
-                    state, items = ahead[1], ahead[2]
+                    state, items = ahead.state, ahead.items
                     if state.palette.theme is not self._theme:
                         state.reset(Palette(self._theme))
                 else:
                     state, items = self._new_items(model)
                 for item in items.items:
                     scene.addItem(item)
-            self._built = _Built(graph, layout, scene, model, items, state, preview)
-        while self._scenes and (
-            len(self._scenes) > SCENE_CACHE_SIZE or sum(len(b.model.nodes) for b in self._scenes.values()) > SCENE_CACHE_NODES
-        ):
-            self._drop_scene(self._scenes.pop(next(iter(self._scenes))))
-        self._show(self._built)
+            scenes.shown = BuiltScene(graph, layout, scene, model, items, state, preview)
+        scenes.trim()
+        self._show(scenes.shown)
 
-    def _show(self, built: _Built) -> None:
+    def _show(self, built: BuiltScene) -> None:
         """Make `built` the scene shown, drawing long edges as the view's switch says."""
-        self._built = built
+        self.scenes.shown = built
         self._scene, self._model, self._node_items, self._state = built.scene, built.model, built.items.node_items, built.state
         self._state.long_whole = self._long_whole
         self.setScene(built.scene)
         if built.items.pending:
-            QTimer.singleShot(0, self, self._make_tiles)
+            QTimer.singleShot(0, self, self.make_pending_tiles)
 
-    def _make_tiles(self) -> None:
+    def make_pending_tiles(self) -> None:
         """Make the tile items of the scene shown that were left for after its first paint, a few
         per event-loop turn (~1k items: ~5 ms), so that the GUI answers meanwhile."""
-        built = self._built
+        built = self.scenes.shown
         if built is None or not built.items.pending:
             return
         with gc_paused():
             done = built.items.make_tiles(TILES_PER_TURN)
         if not done:
-            QTimer.singleShot(0, self, self._make_tiles)
-
-    def _drop_scene(self, built: _Built) -> None:
-        """Delete a scene's items now, the scene itself once the event loop runs, and the Python
-        side of both (the model too, unless still held elsewhere) over the next event-loop turns."""
-        built.scene.clear()
-        built.scene.setParent(None)  # type: ignore[call-overload]
-        built.scene.deleteLater()
-        self._releasing.append(_let_go(built))
-        if len(self._releasing) == 1:
-            QTimer.singleShot(0, self, self._release_step)
-
-    def _release_step(self) -> None:
-        if next(self._releasing[0], _DONE) is _DONE:
-            self._releasing.pop(0)
-        if self._releasing:
-            QTimer.singleShot(0, self, self._release_step)
+            QTimer.singleShot(0, self, self.make_pending_tiles)
 
     def set_theme(self, theme: Theme | str) -> None:
         """Repaint in another theme (colours only; nothing is rebuilt)."""
@@ -454,12 +368,22 @@ class QtGraphView(QGraphicsView):
         return long_item is not None and long_item.partial
 
     def _long_item(self) -> EdgeTileItem | None:
-        return self._built.items.long_item if self._built is not None else None
+        return self.scenes.shown.items.long_item if self.scenes.shown is not None else None
 
     def _update_long_edges(self) -> None:
         long_item = self._long_item()
         if long_item is not None:
             long_item.update()
+
+    @property
+    def model(self) -> SceneModel | None:
+        """The scene model shown (None before the first graph)."""
+        return self._model
+
+    @property
+    def view_state(self) -> ViewState:
+        """What the tile items paint from: palette, selection, matches, dimming, long-edge mode."""
+        return self._state
 
     @property
     def node_count(self) -> int:
@@ -486,10 +410,10 @@ class QtGraphView(QGraphicsView):
     # ------------------------------------------------------------------ zoom and pan
 
     def zoom_in(self) -> None:
-        self._zoom_by(ZOOM_STEP, self.viewport().rect().center())
+        self.zoom_by(ZOOM_STEP, self.viewport().rect().center())
 
     def zoom_out(self) -> None:
-        self._zoom_by(1 / ZOOM_STEP, self.viewport().rect().center())
+        self.zoom_by(1 / ZOOM_STEP, self.viewport().rect().center())
 
     def zoom(self) -> float:
         """The current scale (1.0: one scene px per device-independent px)."""
@@ -499,8 +423,8 @@ class QtGraphView(QGraphicsView):
         """Zoom to `scale` (clamped as the wheel's is) around `centre` (scene px; default: the view's)."""
         target = self._view_centre() if centre is None else centre
         self._auto_fit = False
-        self._set_scale(scale)
-        self._centre(target)
+        self.set_scale(scale)
+        self.centre_at(target)
 
     def fit_all(self) -> None:
         """Zoom (at most to `FIT_MAX_SCALE`) and centre so the whole drawing is visible."""
@@ -511,7 +435,7 @@ class QtGraphView(QGraphicsView):
 
     def _fit_rect(self, rect: QRectF, max_scale: float) -> None:
         vp = self.viewport().rect()
-        self._set_scale(fit_scale(vp.width(), vp.height(), rect, max_scale))
+        self.set_scale(fit_scale(vp.width(), vp.height(), rect, max_scale))
         self.centerOn(rect.center())
 
     def _scale(self) -> float:
@@ -525,20 +449,20 @@ class QtGraphView(QGraphicsView):
         fit = min(vp.width() / max(c.width(), 1.0), vp.height() / max(c.height(), 1.0))
         return max(min(fit * 0.5, 0.05), 1e-5)
 
-    def _set_scale(self, s: float) -> None:
+    def set_scale(self, s: float) -> None:
         s = min(max(s, self._min_scale()), MAX_SCALE)
         self.setTransform(QTransform.fromScale(s, s))
         self._update_scene_rect()
         self._update_detail()
 
-    def _zoom_by(self, factor: float, anchor: QPoint) -> None:
+    def zoom_by(self, factor: float, anchor: QPoint) -> None:
         """Scale by `factor`, keeping the scene point under `anchor` (viewport px) where it is."""
         self._auto_fit = False
         target = self.mapToScene(anchor)
-        self._set_scale(self._scale() * factor)
-        self._put(target, anchor)
+        self.set_scale(self._scale() * factor)
+        self.scroll_to(target, anchor)
 
-    def _put(self, scene_point: QPointF, viewport_point: QPoint | QPointF) -> None:
+    def scroll_to(self, scene_point: QPointF, viewport_point: QPoint | QPointF) -> None:
         """Scroll so that `scene_point` shows at `viewport_point`, to the nearest device px: the
         scroll bars are the view's position (the scene rect always leaves room, so Qt adds no
         indent), and `centerOn` truncates, which crept ~1 px per re-layout that kept the view."""
@@ -556,8 +480,8 @@ class QtGraphView(QGraphicsView):
         c = self._viewport_centre()
         return inverse.map(QPointF(self.horizontalScrollBar().value() + c.x(), self.verticalScrollBar().value() + c.y()))
 
-    def _centre(self, scene_point: QPointF) -> None:
-        self._put(scene_point, self._viewport_centre())
+    def centre_at(self, scene_point: QPointF) -> None:
+        self.scroll_to(scene_point, self._viewport_centre())
 
     def _update_scene_rect(self) -> None:
         """The drawing plus a viewport's worth of room on every side, so the view can always be
@@ -575,8 +499,8 @@ class QtGraphView(QGraphicsView):
         small = self.node_count <= AA_MAX_NODES
         self.setRenderHint(QPainter.RenderHint.Antialiasing, small or scale >= AA_MIN_SCALE)
         self.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
-        if self._built is not None:
-            self._built.items.set_scale(scale)
+        if self.scenes.shown is not None:
+            self.scenes.shown.items.set_scale(scale)
 
     def _apply_background(self) -> None:
         bg = self._state.palette.background
@@ -810,7 +734,7 @@ class QtGraphView(QGraphicsView):
     # ------------------------------------------------------------------ events
 
     def paintEvent(self, event: QPaintEvent) -> None:
-        self._seen = (self._scale(), self.mapToScene(self.viewport().rect()).boundingRect())
+        self.last_paint = (self._scale(), self.mapToScene(self.viewport().rect()).boundingRect())
         super().paintEvent(event)
 
     def viewportEvent(self, event: QEvent) -> bool:
@@ -902,12 +826,17 @@ class QtGraphView(QGraphicsView):
             cluster = self.cluster_title_at(scene_pos)
             if cluster is not None:
                 owner = cluster.rpartition(":")[0]
-                rect = self._owner_rect(owner)
-                if rect is not None:
-                    self._anchor = (owner, self.mapFromScene(rect.topLeft()))
+                self.keep_place_of(owner)
                 self._auto_fit = False
                 self.toggle_cluster_requested.emit(owner)
         event.accept()
+
+    def keep_place_of(self, owner: str) -> None:
+        """Keep `owner` where it is on screen through the re-layout of its toggle (what a
+        double-click on its cluster title does; see `show_preview`)."""
+        rect = self._owner_rect(owner)
+        if rect is not None:
+            self._anchor = (owner, self.mapFromScene(rect.topLeft()))
 
     def _owner_rect(self, owner: str) -> QRectF | None:
         """Where an owner is drawn: its box when collapsed, its clusters' union when expanded."""
@@ -928,14 +857,14 @@ class QtGraphView(QGraphicsView):
         if anchor is not None:
             rect = self._owner_rect(anchor[0])
             if rect is not None:
-                self._put(rect.topLeft(), anchor[1])
+                self.scroll_to(rect.topLeft(), anchor[1])
                 return
-        self._centre(centre)
+        self.centre_at(centre)
 
     def wheelEvent(self, event: QWheelEvent) -> None:
         delta = event.angleDelta()
         if delta.y():
-            self._zoom_by(2.0 ** (delta.y() / 480.0), event.position().toPoint())
+            self.zoom_by(2.0 ** (delta.y() / 480.0), event.position().toPoint())
         elif delta.x():
             self._auto_fit = False
             h = self.horizontalScrollBar()
@@ -968,7 +897,7 @@ class QtGraphView(QGraphicsView):
             self.fit_all()
         else:
             self._update_scene_rect()
-            self._centre(centre)
+            self.centre_at(centre)
 
     # ------------------------------------------------------------------ repaint helpers
 
@@ -980,8 +909,8 @@ class QtGraphView(QGraphicsView):
         for t in {model.nodes[i].tile for i in ids}:
             if t < len(made):  # a tile not made yet is tiny: the overview draws it
                 made[t].update()
-        if self._built is not None and self._built.items.overview.isVisible():
-            self._built.items.overview.update()
+        if self.scenes.shown is not None and self.scenes.shown.items.overview.isVisible():
+            self.scenes.shown.items.overview.update()
 
     def _update_all(self) -> None:
         for item in self._scene.items():
