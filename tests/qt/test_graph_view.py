@@ -21,7 +21,8 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from jaxscope.layout.engine import auto_expanded, compute_layout  # noqa: E402
 from jaxscope.qt.graph.scene_items import TEXT_LOD, TINY_PX, EdgeTileItem, NodeTileItem  # noqa: E402
-from jaxscope.qt.graph.view import QtGraphView, tooltip_html  # noqa: E402
+from jaxscope.qt.graph.tooltips import tooltip_html  # noqa: E402
+from jaxscope.qt.graph.view import QtGraphView  # noqa: E402
 from jaxscope.render.svg import NodeIndex, node_tooltip  # noqa: E402
 from jaxscope.schema.graph import Body, Edge, Graph, Node, SourceLoc
 from jaxscope.schema.layout import Layout

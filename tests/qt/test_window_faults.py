@@ -365,7 +365,7 @@ def test_hostile_strings_stay_literal(qtbot, window, tmp_path):
     diags = w.diagnostics.diagnostics()
     assert any("printed at trace time" in d.summary() for d in diags), diags
     # graph: the named scope reaches the tooltip as text; what Qt shows is escaped
-    from jaxscope.qt.graph.view import tooltip_html
+    from jaxscope.qt.graph.tooltips import tooltip_html
 
     scoped = next(n for n in graph.top.nodes if n.kind == "eqn" and "<b>scope</b>" in n.name_stack)
     rect = w.graph.scene_node_rect(scoped.id)

@@ -10,17 +10,20 @@ Plain Python around a few Qt objects: any thread may read it and hand in a model
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from PySide6.QtCore import QObject, QTimer
+from PySide6.QtCore import QObject, QRectF, QTimer
 from PySide6.QtWidgets import QGraphicsScene
 
-from jaxscope.qt.graph.batch_item import ViewState
+from jaxscope.layout.edge_shape import draws_partial
+from jaxscope.qt.graph.batch_item import Palette, ViewState
 from jaxscope.qt.graph.scene_index import Resolved
-from jaxscope.qt.graph.scene_items import SceneItems
-from jaxscope.qt.graph.scene_model import SceneModel
+from jaxscope.qt.graph.scene_items import SceneItems, build_items, warm_items
+from jaxscope.qt.graph.scene_model import SceneModel, build_model
+from jaxscope.render.styles import Theme
+from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.graph import Graph
 from jaxscope.schema.layout import Layout
 
@@ -126,6 +129,31 @@ class SceneCache:
             return pre
         return None
 
+    def build_ahead(
+        self, graph: Graph, layout: Layout, theme: Theme, first_paint: Callable[[SceneModel], tuple[float, QRectF | None] | None],
+        *, long_whole: bool, lookups: bool, colours: dict[str, str],
+    ) -> SceneModel:
+        """Build the scene model of (graph, layout) on this thread, warmed for its first paint
+        (`first_paint(model)`: its scale and rect, if known), with its items (not in a scene yet,
+        they belong to no thread: ~9k tiles at gpt-50k took 0.07-0.1 s of the GUI thread); kept
+        for `build_scene` (only the last two)."""
+        # frozen once built: else the next collection, on whichever thread, rescans it all
+        # (gpt-50k: a 263 ms pause of the GUI thread)
+        with gc_paused(freeze=graph):
+            model = build_model(graph, layout, self.resolved_for(graph))
+            model.warm(long_lines=not draws_partial(len(model.long_edges), long_whole), lookups=lookups)
+            if colours:
+                model.stripes(colours)
+            state = ViewState(Palette(theme))
+            items = build_items(model, state, tiles=False)
+            first = first_paint(model)
+            if first is None or not items.all_tiny(first[0]):  # else the tiles are made after the first paint
+                items.make_tiles()
+            if first is not None:
+                warm_items(items, *first)
+            self.put_ahead(Ahead(model, state, items))
+            return model
+
     # -- on the GUI thread
 
     def keep_or_drop(self, built: BuiltScene, graph: Graph) -> bool:
@@ -141,6 +169,28 @@ class SceneCache:
     def drop_other_graphs(self, graph: Graph) -> None:
         for key in [k for k, b in self.kept.items() if b.graph is not graph]:
             self.drop(self.kept.pop(key))
+
+    def build_scene(
+        self, graph: Graph, layout: Layout, model: SceneModel | None, resolved: Resolved | None, theme: Theme, preview: bool,
+    ) -> BuiltScene:
+        """A new scene of (graph, layout): from `model` and the items built ahead with it if it is
+        of this layout, else built here."""
+        scene = QGraphicsScene(self.owner)
+        # ~10 small objects per node; the collector would rescan them all (100 ms at 50k boxes)
+        with gc_paused(freeze=graph):
+            if model is None or model.graph is not graph or model.layout is not layout:
+                model = build_model(graph, layout, resolved)
+            ahead = self.take_ahead(model, keep_rest=preview)
+            if ahead is not None:
+                state, items = ahead.state, ahead.items
+                if state.palette.theme is not theme:
+                    state.reset(Palette(theme))
+            else:
+                state = ViewState(Palette(theme))
+                items = build_items(model, state)
+            for item in items.items:
+                scene.addItem(item)
+        return BuiltScene(graph, layout, scene, model, items, state, preview)
 
     def take_kept(self, graph: Graph, layout: Layout) -> BuiltScene | None:
         again = self.kept.pop((id(graph), id(layout)), None)

@@ -20,7 +20,7 @@ from operator import itemgetter
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QLineF, QRectF
+from PySide6.QtCore import QLineF, QPointF, QRectF
 from PySide6.QtGui import QColor
 
 from jaxscope.layout import labels
@@ -246,6 +246,25 @@ class SceneModel:
             if i > best and nodes[i].contains(x, y, slop):
                 best = i
         return best if best >= 0 else None
+
+    def cluster_title_at(self, scene_pos: QPointF) -> str | None:
+        """The path of the cluster whose title band is at `scene_pos` (the deepest one)."""
+        hits = [k for k in self.title_grid.near(scene_pos.x(), scene_pos.y())
+                if self.title_rect(self.clusters[k]).contains(scene_pos)]
+        if not hits:
+            return None
+        return self.clusters[max(hits, key=lambda k: self.clusters[k].depth)].path
+
+    def owner_rect(self, owner: str) -> QRectF | None:
+        """Where an owner is drawn: its box when collapsed, its clusters' union when expanded."""
+        if owner in self.by_path:
+            return QRectF(self.nodes[self.by_path[owner]].rect)
+        rect = QRectF()
+        prefix = owner + ":"
+        for c in self.clusters:
+            if c.path.startswith(prefix) and c.path[len(prefix):].isdigit():
+                rect = rect.united(QRectF(c.x, c.y, c.w, c.h))
+        return rect if not rect.isNull() else None
 
     def title_rect(self, c: ClusterBox) -> QRectF:
         return QRectF(c.x, c.y, c.w, min(labels.TITLE_H, c.h))

@@ -1,71 +1,50 @@
-"""The interactive graph: pan, zoom, select, search, dataflow highlight, over batched scene items.
+"""The interactive graph: select, search, dataflow highlight, expand and collapse, over batched
+scene items; zoom and pan come from `ZoomPanView`.
 
 The view is built from plain data (a `Graph` and its `Layout`), never from JAX: the window gets
 both from the worker and the layout process and calls `set_graph` again (``keep_view=True``)
-whenever a cluster is expanded or collapsed. Drawing lives in `graph_items` (a few tile items,
-level of detail, no per-node QGraphicsItems); this module keeps the interaction state and the
-queries: hit tests through the tiles' buckets, dataflow cones over a networkx DiGraph, search.
+whenever a cluster is expanded or collapsed. Drawing lives in `scene_items` (a few tile items,
+level of detail, no per-node QGraphicsItems), the scenes in `SceneCache`, what the user singled
+out in `Focus`; this module wires them to the widget and its events.
 """
 
 from __future__ import annotations
 
-import html
 from collections.abc import Iterable
 
 from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QBrush,
     QHelpEvent,
-    QKeyEvent,
     QMouseEvent,
     QPainter,
     QPaintEvent,
     QPixmapCache,
-    QResizeEvent,
-    QTransform,
-    QWheelEvent,
 )
-from PySide6.QtWidgets import QApplication, QFrame, QGraphicsScene, QGraphicsView, QToolTip, QWidget
+from PySide6.QtWidgets import QGraphicsScene, QToolTip, QWidget
 
-from jaxscope.analysis.graph_query import Dataflow, SearchIndex
-from jaxscope.layout.edge_shape import draws_partial
 from jaxscope.layout.preview import Region
 from jaxscope.qt.graph.batch_item import Palette, ViewState
 from jaxscope.qt.graph.edge_items import EdgeTileItem
+from jaxscope.qt.graph.focus import Focus
 from jaxscope.qt.graph.node_items import NodeTileItem
-from jaxscope.qt.graph.scene_cache import Ahead, BuiltScene, SceneCache
-from jaxscope.qt.graph.scene_items import SceneItems, build_items, warm_items
-from jaxscope.qt.graph.scene_model import SceneModel, build_model
+from jaxscope.qt.graph.scene_cache import BuiltScene, SceneCache
+from jaxscope.qt.graph.scene_model import SceneModel
+from jaxscope.qt.graph.tooltips import box_tooltip, cluster_tooltip, tooltip_html
+from jaxscope.qt.graph.zoom_pan import FIT_MAX_SCALE, ZoomPanView, fit_scale
 from jaxscope.render.styles import Theme, get_theme
-from jaxscope.render.svg import node_tooltip
 from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.graph import Graph
 from jaxscope.schema.layout import Layout
 
-MAX_SCALE = 4.0
-FIT_MAX_SCALE = 1.25  # fit_all never blows a small graph up beyond this
-FIT_PADDING = 16  # viewport px around the drawing after fit_all
-ZOOM_STEP = 1.25
 AA_MIN_SCALE = 0.5  # antialias when zoomed in this far (few nodes are visible then) ...
 AA_MAX_NODES = 3000  # ... or when the whole graph is small enough to be cheap anyway
 PIXMAP_CACHE_KB = 96 * 1024  # room for the long-edge layer's screenful (and Qt's own pixmaps)
 HIT_SLOP = 2.0  # scene px of tolerance around a box for clicks
-def fit_scale(width: int, height: int, rect: QRectF, max_scale: float) -> float:
-    """The scale that shows `rect` whole in a viewport of `width` x `height` px (with `FIT_PADDING`)."""
-    w, h = max(width - 2 * FIT_PADDING, 10), max(height - 2 * FIT_PADDING, 10)
-    return min(w / max(rect.width(), 1e-6), h / max(rect.height(), 1e-6), max_scale)
-
-
 TILES_PER_TURN = 1000  # tile items made per event-loop turn after a first paint that needed none
 
 
-def tooltip_html(text: str) -> str:
-    """QToolTip reads rich text: user strings (labels, params, file names) are escaped, and the
-    lines kept as they are, in monospace."""
-    return f"<pre>{html.escape(text, quote=False)}</pre>"
-
-
-class QtGraphView(QGraphicsView):
+class QtGraphView(ZoomPanView):
     """A pannable, zoomable view of one laid-out graph (see the module docstring)."""
 
     selection_changed = Signal(list)  # base node paths, in selection order
@@ -81,37 +60,16 @@ class QtGraphView(QGraphicsView):
         self.setScene(self._scene)
         # the long-edge layer's pixmap cache is a screenful (33 MB at 4K); Qt's default limit is 10 MB
         QPixmapCache.setCacheLimit(max(QPixmapCache.cacheLimit(), PIXMAP_CACHE_KB))
-        self.setFrameShape(QFrame.Shape.NoFrame)
-        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.NoAnchor)
-        self.setResizeAnchor(QGraphicsView.ViewportAnchor.NoAnchor)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.SmartViewportUpdate)
-        self.setOptimizationFlag(QGraphicsView.OptimizationFlag.DontAdjustForAntialiasing, True)
-        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
-        self.setMouseTracking(True)
         self._theme: Theme = get_theme("light")
         self._state = ViewState(Palette(self._theme))
         self._long_whole = False  # see set_long_edges_whole
         self._model: SceneModel | None = None
         self._node_items: list[NodeTileItem] = []
         self.scenes = SceneCache(self)
-        self._selected: dict[str, None] = {}  # base paths, ordered
-        self._dag: Dataflow | None = None
-        self._search_keys: SearchIndex | None = None
-        self._search_text = ""
-        self._matches: list[str] = []
-        self._match_index = -1
-        self._highlight: tuple[str, str] | None = None  # (path, direction) of the dataflow cone shown
+        self.focus = Focus()
         self._line_colours: dict[str, str] = {}
-        self._auto_fit = True  # refit on resize until the user moves the view
-        self._press: QPoint | None = None
-        self._press_button = Qt.MouseButton.NoButton
-        self._last: QPoint = QPoint()
-        self._panning = False
         self._anchor: tuple[str, QPoint] | None = None  # owner path + where it was, for keep_view
-        self._viewport_px = (0, 0)  # its last size, for `model_for` on another thread (read, not asked of Qt)
-        self.last_paint: tuple[float, QRectF] | None = None  # the last paint's scale and scene rect, likewise
+        self.last_paint: tuple[float, QRectF] | None = None  # the last paint's scale and scene rect (read on other threads)
         self._apply_background()
         self._update_detail()
 
@@ -123,37 +81,25 @@ class QtGraphView(QGraphicsView):
         holds no QObject): None when a scene of that layout is kept (nothing to build)."""
         if self.scenes.is_kept(graph, layout):
             return None
-        # the model is frozen once built: else the next collection, on whichever thread, rescans
-        # it all (gpt-50k: a 263 ms pause of the GUI thread)
-        with gc_paused(freeze=graph):
-            model = build_model(graph, layout, self.scenes.resolved_for(graph))
-            # What carries over to the new scene needs its look-ups (read here from another thread:
-            # if that changes meanwhile, the look-ups are made when first asked for)
-            carried = bool(self._selected or self._highlight or self._search_text)
-            model.warm(long_lines=not draws_partial(len(model.long_edges), self._long_whole), lookups=carried)
-            colours = self._line_colours if line_colours is None else line_colours
-            if colours:
-                model.stripes(colours)
-            # The scene's items too (not in a scene yet, they belong to no thread): ~9k tiles at
-            # gpt-50k took 0.07-0.1 s of the GUI thread. Only the last ones are kept for `set_graph`.
-            state, items = self._new_items(model, tiles=False)
-            built, (vw, vh) = self.scenes.shown, self._viewport_px
-            first: tuple[float, QRectF | None] | None = None  # the first paint's scale (and rect)
-            if (built is None or built.graph is not graph) and vw > 0:
-                # A new graph is shown whole: its tiles' draw lists for that scale, made here too
-                # (gpt_jit-50k: ~50 ms of a 67 ms first paint, 2-3x that while other threads run)
-                first = (fit_scale(vw, vh, model.content, FIT_MAX_SCALE), None)
-            elif built is not None and built.graph is graph and (seen := self.last_paint) is not None:
-                # A cluster of the graph shown was toggled: the view keeps its scale, and a grown
-                # owner its top-left corner on screen, so the last paint's rect is the next one's
-                # (gpt_jit-50k: ~45 ms of a 56 ms first paint after an expand)
-                first = seen
-            if first is None or not items.all_tiny(first[0]):  # else the tiles are made after the first paint
-                items.make_tiles()
-            if first is not None:
-                warm_items(items, *first)
-            self.scenes.put_ahead(Ahead(model, state, items))
-            return model
+        colours = self._line_colours if line_colours is None else line_colours
+        # What carries over to the new scene needs its look-ups (read here from another thread:
+        # if that changes meanwhile, the look-ups are made when first asked for)
+        return self.scenes.build_ahead(graph, layout, self._theme, self._first_paint, long_whole=self._long_whole,
+                                       lookups=self.focus.carries_over, colours=colours)
+
+    def _first_paint(self, model: SceneModel) -> tuple[float, QRectF | None] | None:
+        """The scale (and scene rect) of the first paint of `model`'s scene, if known ahead."""
+        built, (vw, vh) = self.scenes.shown, self._viewport_px
+        if (built is None or built.graph is not model.graph) and vw > 0:
+            # A new graph is shown whole: its tiles' draw lists for that scale, made ahead too
+            # (gpt_jit-50k: ~50 ms of a 67 ms first paint, 2-3x that while other threads run)
+            return fit_scale(vw, vh, model.content, FIT_MAX_SCALE), None
+        if built is not None and built.graph is model.graph:
+            # A cluster of the graph shown was toggled: the view keeps its scale, and a grown
+            # owner its top-left corner on screen, so the last paint's rect is the next one's
+            # (gpt_jit-50k: ~45 ms of a 56 ms first paint after an expand)
+            return self.last_paint
+        return None
 
     def prepare_graph(self, graph: Graph) -> None:
         """From any thread, as soon as a trace's graph is here: resolve its top-level boxes for the
@@ -161,12 +107,6 @@ class QtGraphView(QGraphicsView):
         box itself: ~25 ms at 10k equations, ~0.1 s at 50k, between the layout's arrival and the
         first paint)."""
         self.scenes.prepare(graph)
-
-    def _new_items(self, model: SceneModel, tiles: bool = True) -> tuple[ViewState, SceneItems]:
-        """A fresh view state in the current theme and the scene items of `model` drawing from it
-        (without `tiles`, its tile items are made later: `SceneItems.make_tiles`)."""
-        state = ViewState(Palette(self._theme))
-        return state, build_items(model, state, tiles)
 
     def set_graph(
         self, graph: Graph, layout: Layout, theme: Theme | str = "light", keep_view: bool = False,
@@ -184,31 +124,31 @@ class QtGraphView(QGraphicsView):
         """
         centre = self._view_centre()
         scale = self._scale()
-        old_selection = list(self._selected)
-        current = self._matches[self._match_index] if self._match_index >= 0 else None
+        focus = self.focus
+        old_selection = list(focus.selected)
+        current = focus.current_match
         self._theme = get_theme(theme) if isinstance(theme, str) else theme
         self._switch_scene(graph, layout, model)
         model = self._model
         assert model is not None
-        self._dag = None
-        self._search_keys = None
+        focus.forget_model()
         self._apply_background()
         if line_colours is not None:
             self._line_colours = line_colours
         self._apply_line_colours()
         kept = [p for p in old_selection if p in model.by_base] if keep_view else []
         self._set_selection(kept, emit=kept != old_selection)
-        self._matches, self._match_index = [], -1
-        highlight, self._highlight = self._highlight, None
+        focus.matches, focus.match_index = [], -1
+        highlight, focus.highlight = focus.highlight, None
         if keep_view:
-            if self._search_text:
-                self.search(self._search_text)
-                if current in self._matches:
-                    self._match_index = self._matches.index(current)
+            if focus.search_text:
+                self.search(focus.search_text)
+                if current in focus.matches:
+                    focus.match_index = focus.matches.index(current)
             if highlight is not None and highlight[0].partition("#")[0] in model.by_base:
                 self.highlight_dataflow(*highlight)
         else:
-            self._search_text = ""
+            focus.search_text = ""
         if keep_view and scale > 0:
             self.set_scale(scale)
             self._restore_anchor(centre)
@@ -243,7 +183,7 @@ class QtGraphView(QGraphicsView):
         self._switch_scene(graph, part, model, preview=True)
         self._apply_background()
         self._apply_line_colours()
-        self._state.selected = self._records_of(self._selected)
+        self._state.selected = self.focus.records_of(self._model, self.focus.selected)
         self.set_scale(scale)
         self._restore_anchor(centre)
         self._anchor = anchor  # the whole layout is put where the preview was
@@ -260,7 +200,7 @@ class QtGraphView(QGraphicsView):
         self.scenes.drop(built)
         self._show(held)
         self._anchor = None
-        self._state.selected = self._records_of(self._selected)
+        self._state.selected = self.focus.records_of(self._model, self.focus.selected)
         self._state.selection_version += 1
         self._update_scene_rect()
         self._update_detail()
@@ -287,7 +227,8 @@ class QtGraphView(QGraphicsView):
             # a scene not kept is gone before the next one is built: both at once were 65 MB more
             # at 50k boxes (deleting takes ~80 ms)
             if not scenes.keep_or_drop(built, graph):
-                self._model, self._node_items, self._dag, self._search_keys = None, [], None, None
+                self._model, self._node_items = None, []
+                self.focus.forget_model()
             built = None
         scenes.drop_other_graphs(graph)
         again = scenes.take_kept(graph, layout)
@@ -296,21 +237,7 @@ class QtGraphView(QGraphicsView):
             scenes.shown = again
             self._update_long_edges()  # the long item's pixmap cache holds the old palette and selection
         else:
-            scene = QGraphicsScene(self)
-            # ~10 small objects per node; the collector would rescan them all (100 ms at 50k boxes)
-            with gc_paused(freeze=graph):
-                if model is None or model.graph is not graph or model.layout is not layout:
-                    model = build_model(graph, layout, resolved)
-                ahead = scenes.take_ahead(model, keep_rest=preview)
-                if ahead is not None:  # its items, made with it by `model_for`
-                    state, items = ahead.state, ahead.items
-                    if state.palette.theme is not self._theme:
-                        state.reset(Palette(self._theme))
-                else:
-                    state, items = self._new_items(model)
-                for item in items.items:
-                    scene.addItem(item)
-            scenes.shown = BuiltScene(graph, layout, scene, model, items, state, preview)
+            scenes.shown = scenes.build_scene(graph, layout, model, resolved, self._theme, preview)
         scenes.trim()
         self._show(scenes.shown)
 
@@ -403,94 +330,15 @@ class QtGraphView(QGraphicsView):
             i = ids[0]
         return QRectF(model.nodes[i].rect)
 
+    def has_content(self) -> bool:
+        return self._model is not None
+
+    def _escape(self) -> None:
+        self.clear_selection()
+
     def content_rect(self) -> QRectF:
         """The drawing's extent in scene coordinates (the layout's width × height)."""
         return QRectF(self._model.content) if self._model is not None else QRectF()
-
-    # ------------------------------------------------------------------ zoom and pan
-
-    def zoom_in(self) -> None:
-        self.zoom_by(ZOOM_STEP, self.viewport().rect().center())
-
-    def zoom_out(self) -> None:
-        self.zoom_by(1 / ZOOM_STEP, self.viewport().rect().center())
-
-    def zoom(self) -> float:
-        """The current scale (1.0: one scene px per device-independent px)."""
-        return self._scale()
-
-    def zoom_to(self, scale: float, centre: QPointF | None = None) -> None:
-        """Zoom to `scale` (clamped as the wheel's is) around `centre` (scene px; default: the view's)."""
-        target = self._view_centre() if centre is None else centre
-        self._auto_fit = False
-        self.set_scale(scale)
-        self.centre_at(target)
-
-    def fit_all(self) -> None:
-        """Zoom (at most to `FIT_MAX_SCALE`) and centre so the whole drawing is visible."""
-        if self._model is None:
-            return
-        self._auto_fit = True
-        self._fit_rect(self._model.content, FIT_MAX_SCALE)
-
-    def _fit_rect(self, rect: QRectF, max_scale: float) -> None:
-        vp = self.viewport().rect()
-        self.set_scale(fit_scale(vp.width(), vp.height(), rect, max_scale))
-        self.centerOn(rect.center())
-
-    def _scale(self) -> float:
-        return self.transform().m11()
-
-    def _min_scale(self) -> float:
-        if self._model is None:
-            return 0.01
-        c = self._model.content
-        vp = self.viewport().rect()
-        fit = min(vp.width() / max(c.width(), 1.0), vp.height() / max(c.height(), 1.0))
-        return max(min(fit * 0.5, 0.05), 1e-5)
-
-    def set_scale(self, s: float) -> None:
-        s = min(max(s, self._min_scale()), MAX_SCALE)
-        self.setTransform(QTransform.fromScale(s, s))
-        self._update_scene_rect()
-        self._update_detail()
-
-    def zoom_by(self, factor: float, anchor: QPoint) -> None:
-        """Scale by `factor`, keeping the scene point under `anchor` (viewport px) where it is."""
-        self._auto_fit = False
-        target = self.mapToScene(anchor)
-        self.set_scale(self._scale() * factor)
-        self.scroll_to(target, anchor)
-
-    def scroll_to(self, scene_point: QPointF, viewport_point: QPoint | QPointF) -> None:
-        """Scroll so that `scene_point` shows at `viewport_point`, to the nearest device px: the
-        scroll bars are the view's position (the scene rect always leaves room, so Qt adds no
-        indent), and `centerOn` truncates, which crept ~1 px per re-layout that kept the view."""
-        p = self.transform().map(QPointF(scene_point))
-        self.horizontalScrollBar().setValue(round(p.x() - viewport_point.x()))
-        self.verticalScrollBar().setValue(round(p.y() - viewport_point.y()))
-
-    def _viewport_centre(self) -> QPointF:
-        vp = self.viewport()
-        return QPointF(vp.width() / 2, vp.height() / 2)
-
-    def _view_centre(self) -> QPointF:
-        """The scene point at the viewport's exact centre (`mapToScene` takes whole px only)."""
-        inverse, _ = self.transform().inverted()
-        c = self._viewport_centre()
-        return inverse.map(QPointF(self.horizontalScrollBar().value() + c.x(), self.verticalScrollBar().value() + c.y()))
-
-    def centre_at(self, scene_point: QPointF) -> None:
-        self.scroll_to(scene_point, self._viewport_centre())
-
-    def _update_scene_rect(self) -> None:
-        """The drawing plus a viewport's worth of room on every side, so the view can always be
-        centred anywhere (zooming around the cursor never hits a scroll limit)."""
-        if self._model is None:
-            return
-        vp = self.viewport().rect()
-        room = max(vp.width(), vp.height(), 100) / max(self._scale(), 1e-6)
-        self.setSceneRect(self._model.content.adjusted(-room, -room, room, room))
 
     def _update_detail(self) -> None:
         """After a zoom: antialiasing only where it is cheap (zoomed in, or a small graph: perf §4),
@@ -519,21 +367,16 @@ class QtGraphView(QGraphicsView):
             self._reveal(found)
 
     def selected_paths(self) -> list[str]:
-        return list(self._selected)
+        return list(self.focus.selected)
 
     def clear_selection(self) -> None:
         self._set_selection([])
 
-    def _records_of(self, paths: Iterable[str]) -> set[int]:
-        """The record indices of the boxes drawn for these base paths (stub copies too)."""
-        model = self._model
-        return {i for p in paths for i in model.by_base.get(p, ())} if model is not None else set()
-
     def _set_selection(self, paths: list[str], emit: bool = True) -> None:
-        old = list(self._selected)
-        new_ids = self._records_of(paths)
+        old = list(self.focus.selected)
+        new_ids = self.focus.records_of(self._model, paths)
         changed_ids = new_ids ^ self._state.selected
-        self._selected = dict.fromkeys(paths)
+        self.focus.selected = dict.fromkeys(paths)
         self._state.selected = new_ids
         self._update_nodes(changed_ids)
         if changed_ids:
@@ -550,52 +393,27 @@ class QtGraphView(QGraphicsView):
         for p in paths:
             for i in model.by_base[p]:
                 rect = rect.united(model.nodes[i].rect)
-        self._auto_fit = False
-        visible = self.mapToScene(self.viewport().rect()).boundingRect()
-        margin = 2 * FIT_PADDING / max(self._scale(), 1e-6)
-        if rect.width() + margin > visible.width() or rect.height() + margin > visible.height():
-            self._fit_rect(rect, self._scale())  # zoom out, never in
-        else:
-            self.centerOn(rect.center())
+        self.reveal_rect(rect)
 
     # ------------------------------------------------------------------ dataflow
-
-    def _graph_dag(self) -> Dataflow:
-        """The visible dataflow (stubs folded into their node), built once per layout."""
-        if self._dag is None:
-            model = self._model
-            self._dag = Dataflow(model.by_base if model else (), model.edge_ends() if model else ())
-        return self._dag
-
-    def _cones(self, path: str, direction: str) -> tuple[set[str], set[str]]:
-        return self._graph_dag().cones(path, direction)
 
     def dataflow_cone(self, path: str, direction: str = "both") -> set[str]:
         """Base paths of the nodes `path` depends on ("up"), that depend on it ("down"), or
         both, over the visible graph; `path` itself included; empty if it is not drawn."""
-        up, down = self._cones(path, direction)
-        model = self._model
-        return {p for p in up | down if model is not None and p in model.by_base}
+        return self.focus.cone(self._model, path, direction)
 
     def highlight_dataflow(self, path: str, direction: str = "both") -> None:
         """Dim everything outside the dataflow cone of `path` (see `dataflow_cone`)."""
-        up, down = self._cones(path, direction)
-        model = self._model
-        if model is None or not (up or down):
+        found = self.focus.cone_records(self._model, path, direction)
+        if found is None:
             self.clear_highlight()
             return
-        cone = up | down
-        node_ids = self._records_of(cone)
-        edge_ids = {
-            j for j, (src, dst) in enumerate(model.edge_ends())
-            if (src in up and dst in up) or (src in down and dst in down)
-        }
-        self._state.set_cone(node_ids, edge_ids)
-        self._highlight = (path, direction)
+        self._state.set_cone(*found)
+        self.focus.highlight = (path, direction)
         self._update_all()
 
     def clear_highlight(self) -> None:
-        self._highlight = None
+        self.focus.highlight = None
         if self._state.cone_nodes is not None:
             self._state.set_cone(None, set())
             self._update_all()
@@ -610,33 +428,20 @@ class QtGraphView(QGraphicsView):
         """Base paths (layout order) whose label, avals or ``file:line`` contain `text`
         (case-insensitive); ``:12`` or ``line 12`` match line 12 exactly, ``model.py:12`` that
         line in a matching file. The matches are outlined; `next_match` walks them."""
-        model = self._model
-        self._search_text = text.strip()
-        matches = self._index().search(text) if model is not None else []
-        self._matches = matches
-        self._match_index = -1
-        ids = {i for p in matches for i in model.by_base[p]} if model is not None else set()
+        ids = self.focus.search(self._model, text)
         changed = ids ^ self._state.matches
         self._state.matches = ids
         self._update_nodes(changed)
-        return list(matches)
-
-    def _index(self) -> SearchIndex:
-        """The search index of the drawn nodes, built on first search."""
-        if self._search_keys is None:
-            model = self._model
-            assert model is not None
-            self._search_keys = SearchIndex((base, model.nodes[i].node) for base, i in model.by_base.firsts())
-        return self._search_keys
+        return list(self.focus.matches)
 
     @property
     def match_count(self) -> int:
-        return len(self._matches)
+        return len(self.focus.matches)
 
     @property
     def current_match_index(self) -> int:
         """Index into the last search's matches of the one shown, or -1."""
-        return self._match_index
+        return self.focus.match_index
 
     def next_match(self) -> str | None:
         return self._step_match(+1)
@@ -645,16 +450,10 @@ class QtGraphView(QGraphicsView):
         return self._step_match(-1)
 
     def _step_match(self, step: int) -> str | None:
-        if not self._matches:
-            return None
-        n = len(self._matches)
-        if self._match_index < 0:
-            self._match_index = 0 if step > 0 else n - 1
-        else:
-            self._match_index = (self._match_index + step) % n
-        path = self._matches[self._match_index]
-        self.select_paths([path], center=False)
-        self._centre_on(path)
+        path = self.focus.step(step)
+        if path is not None:
+            self.select_paths([path], center=False)
+            self._centre_on(path)
         return path
 
     def _centre_on(self, path: str) -> None:
@@ -698,14 +497,7 @@ class QtGraphView(QGraphicsView):
 
     def cluster_title_at(self, scene_pos: QPointF) -> str | None:
         """The path of the cluster whose title band is at `scene_pos` (the deepest one)."""
-        model = self._model
-        if model is None:
-            return None
-        hits = [k for k in model.title_grid.near(scene_pos.x(), scene_pos.y())
-                if model.title_rect(model.clusters[k]).contains(scene_pos)]
-        if not hits:
-            return None
-        return model.clusters[max(hits, key=lambda k: model.clusters[k].depth)].path
+        return self._model.cluster_title_at(scene_pos) if self._model is not None else None
 
     def tooltip_at(self, viewport_pos: QPoint) -> str:
         """Plain text for the tooltip at a viewport position ("" for nothing)."""
@@ -715,21 +507,9 @@ class QtGraphView(QGraphicsView):
         scene_pos = self.mapToScene(viewport_pos)
         i = self.node_at(scene_pos)
         if i is not None:
-            rec = model.nodes[i]
-            if rec.node is None:
-                return rec.path
-            text = node_tooltip(rec.node, rec.base)
-            if rec.owner:
-                text += "\ndouble-click to expand"
-            long = len(model.long_edges_at().get(rec.base, ())) if self.long_edges_partial else 0
-            if long and i not in self._state.selected:
-                text += f"\n{long} long edge{'s' if long > 1 else ''} drawn as {'their' if long > 1 else 'its'} ends: click the box to see {'them' if long > 1 else 'it'} whole"
-            return text
+            return box_tooltip(model, i, self.long_edges_partial and i not in self._state.selected)
         cluster = self.cluster_title_at(scene_pos)
-        if cluster is not None:
-            title = next(c.title for c in model.clusters if c.path == cluster)
-            return f"{title}\npath: {cluster}\ndouble-click to collapse"
-        return ""
+        return cluster_tooltip(model, cluster) if cluster is not None else ""
 
     # ------------------------------------------------------------------ events
 
@@ -748,63 +528,13 @@ class QtGraphView(QGraphicsView):
             return True
         return super().viewportEvent(event)
 
-    def mousePressEvent(self, event: QMouseEvent) -> None:
-        if event.button() in (Qt.MouseButton.LeftButton, Qt.MouseButton.MiddleButton):
-            self._press = self._last = event.position().toPoint()
-            self._press_button = event.button()
-            self._panning = False
-            event.accept()
-            return
-        super().mousePressEvent(event)
-
-    def mouseMoveEvent(self, event: QMouseEvent) -> None:
-        if self._press is not None:
-            pos = event.position().toPoint()
-            if not self._panning and (pos - self._press).manhattanLength() >= QApplication.startDragDistance():
-                self._panning = True
-                self._auto_fit = False
-                self.viewport().setCursor(Qt.CursorShape.ClosedHandCursor)
-            if self._panning:
-                delta = pos - self._last
-                self._last = pos
-                h, v = self.horizontalScrollBar(), self.verticalScrollBar()
-                h.setValue(h.value() - delta.x())
-                v.setValue(v.value() - delta.y())
-            event.accept()
-            return
-        super().mouseMoveEvent(event)
-
-    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
-        if self._press is not None and event.button() == self._press_button:
-            clicked = not self._panning and event.button() == Qt.MouseButton.LeftButton
-            self._press = None
-            self._panning = False
-            self.viewport().unsetCursor()
-            if clicked:
-                self._click(event.position().toPoint(), event.modifiers())
-            event.accept()
-            return
-        super().mouseReleaseEvent(event)
-
     def _click(self, pos: QPoint, modifiers: Qt.KeyboardModifier) -> None:
         i = self.node_at(self.mapToScene(pos))
-        ctrl = bool(modifiers & Qt.KeyboardModifier.ControlModifier)
-        shift = bool(modifiers & Qt.KeyboardModifier.ShiftModifier)
-        if i is None:
-            if not (ctrl or shift):
-                self.clear_selection()
-            return
-        assert self._model is not None
-        base = self._model.nodes[i].base
-        paths = list(self._selected)
-        if ctrl and base in self._selected:
-            paths.remove(base)  # Ctrl-click toggles
-        elif ctrl or shift:
-            if base not in self._selected:
-                paths.append(base)
-        else:
-            paths = [base]
-        self._set_selection(paths)
+        base = self._model.nodes[i].base if i is not None and self._model is not None else None
+        ctrl, shift = (bool(modifiers & m) for m in (Qt.KeyboardModifier.ControlModifier, Qt.KeyboardModifier.ShiftModifier))
+        paths = self.focus.clicked(base, ctrl, shift)
+        if paths is not None:
+            self._set_selection(paths)
 
     def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
         if event.button() != Qt.MouseButton.LeftButton or self._model is None:
@@ -839,18 +569,7 @@ class QtGraphView(QGraphicsView):
             self._anchor = (owner, self.mapFromScene(rect.topLeft()))
 
     def _owner_rect(self, owner: str) -> QRectF | None:
-        """Where an owner is drawn: its box when collapsed, its clusters' union when expanded."""
-        model = self._model
-        if model is None:
-            return None
-        if owner in model.by_path:
-            return QRectF(model.nodes[model.by_path[owner]].rect)
-        rect = QRectF()
-        prefix = owner + ":"
-        for c in model.clusters:
-            if c.path.startswith(prefix) and c.path[len(prefix):].isdigit():
-                rect = rect.united(QRectF(c.x, c.y, c.w, c.h))
-        return rect if not rect.isNull() else None
+        return self._model.owner_rect(owner) if self._model is not None else None
 
     def _restore_anchor(self, centre: QPointF) -> None:
         anchor, self._anchor = self._anchor, None
@@ -860,44 +579,6 @@ class QtGraphView(QGraphicsView):
                 self.scroll_to(rect.topLeft(), anchor[1])
                 return
         self.centre_at(centre)
-
-    def wheelEvent(self, event: QWheelEvent) -> None:
-        delta = event.angleDelta()
-        if delta.y():
-            self.zoom_by(2.0 ** (delta.y() / 480.0), event.position().toPoint())
-        elif delta.x():
-            self._auto_fit = False
-            h = self.horizontalScrollBar()
-            h.setValue(h.value() - delta.x())
-        event.accept()
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:
-        key = event.key()
-        if key in (Qt.Key.Key_Plus, Qt.Key.Key_Equal):
-            self.zoom_in()
-        elif key in (Qt.Key.Key_Minus, Qt.Key.Key_Underscore):
-            self.zoom_out()
-        elif key in (Qt.Key.Key_F, Qt.Key.Key_0):
-            self.fit_all()
-        elif key == Qt.Key.Key_Escape:
-            self.clear_selection()
-        else:
-            super().keyPressEvent(event)
-            return
-        event.accept()
-
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        centre = self._view_centre()
-        super().resizeEvent(event)
-        vp = self.viewport().rect()
-        self._viewport_px = (vp.width(), vp.height())
-        if self._model is None:
-            return
-        if self._auto_fit:
-            self.fit_all()
-        else:
-            self._update_scene_rect()
-            self.centre_at(centre)
 
     # ------------------------------------------------------------------ repaint helpers
 
