@@ -96,7 +96,7 @@ def main() -> int:
             w.source.line_clicked.emit(line)
         if dock == "run":  # per-equation jit vs eager, then the values of the node that differs most
             w.run_panel.per_equation.setChecked(True)
-            w.run_function()
+            w.jobs.run_function()
             while w.run_panel.verdict_state == "" and time.time() - t0 < 240:
                 settle(app, 0.05)
             if w.run_panel.divergence.rowCount():

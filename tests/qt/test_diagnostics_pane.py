@@ -51,7 +51,7 @@ def test_retrace_with_the_argument_static(qtbot, window, tmp_path):
     assert w.open_target(f"{path}::f", "f32[3], i32[]")
     qtbot.waitUntil(lambda: "tracer error" in w.problem.text(), timeout=TIMEOUT)
     assert w.problem_static.isVisibleTo(w) and "`n`" in w.problem_static.text()
-    assert w.retrace_static("4")
+    assert w.jobs.retrace_static("4")
     assert w.inputs.current_args() == "f32[3], 4"
     qtbot.waitUntil(lambda: w.doc.result is not None and w.doc.layout is not None, timeout=TIMEOUT)
     assert [n.label for n in w.doc.graph.top.nodes if n.kind == "eqn"] == ["sin"] * 4
@@ -62,7 +62,7 @@ def test_would_it_retrace_dialog(qtbot, window):
     w = window
     basics = ROOT / "examples" / "basics.py"
     open_and_wait(qtbot, w, f"{basics}::predict")
-    dialog = w.retrace_dialog()
+    dialog = w.jobs.retrace_dialog()
     assert dialog is not None and dialog.after.text() == w.doc.result.request.args
     dialog.after.setText(dialog.after.text().replace("f32[16,4]", "f32[8,4]"))
     dialog.check.click()

@@ -26,7 +26,7 @@ def line_of(marker: str) -> int:
 def test_ir_panes_link_both_ways_and_show_fusions(qtbot, window):
     w = window
     open_and_wait(qtbot, w, f"{CASES}::fusable")
-    qtbot.waitUntil(lambda: "compiled" in w._ir_links, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: "compiled" in w.ir_side.links, timeout=TIMEOUT)
     assert "flops" in w.ir.status.text()
     stable, compiled = w.ir.views["stablehlo"], w.ir.views["compiled"]
     assert "stablehlo.sine" in stable.toPlainText() and compiled.toPlainText().startswith("HloModule")
@@ -79,7 +79,7 @@ def test_the_ir_is_parsed_and_its_fusions_found_off_the_gui_thread(qtbot, window
     real_colours = IrLinks.line_colours
     monkeypatch.setattr(IrLinks, "line_colours", lambda self, *a: coloured.append(threading.current_thread() is gui) or real_colours(self, *a))
     open_and_wait(qtbot, window, f"{CASES}::fusable")
-    qtbot.waitUntil(lambda: "compiled" in window._ir_links and bool(window.ir.fusion_list()), timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: "compiled" in window.ir_side.links and bool(window.ir.fusion_list()), timeout=TIMEOUT)
     assert [name for name, _, _ in calls] == ["stablehlo_links", "hlo_links", "fusions"]
     assert [c for c in calls if c[1] or c[2]] == []
     assert len(window.ir.fusion_list()) == 1
@@ -97,9 +97,9 @@ def test_cancelling_a_long_compile_keeps_the_app_usable(qtbot, window, tmp_path)
         "JAXSCOPE_ARGS = {'deep': 'f32[8,16], f32[16,16]'}\n"
     )
     open_and_wait(qtbot, w, f"{path}::deep")
-    qtbot.waitUntil(lambda: "stablehlo" in w._ir_links, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: "stablehlo" in w.ir_side.links, timeout=TIMEOUT)
     assert not w.ir.compile_button.isHidden()  # too big to compile without asking
-    w.request_compile()
+    w.ir_side.request_compile()
     qtbot.waitUntil(lambda: "compiling with XLA… (Cancel" in w.ir.status.text(), timeout=TIMEOUT)
     ticks = []
     from PySide6.QtCore import QTimer
@@ -120,7 +120,7 @@ def test_run_pane_compares_jit_and_eager_and_shows_the_first_nan(qtbot, window):
     w = window
     open_traced(qtbot, w, f"{RUN_CASES}::log_neg", "f32[16]")
     w.run_panel.seed.setValue(3)
-    assert w.run_function()
+    assert w.jobs.run_function()
     qtbot.waitUntil(lambda: w.run_panel.verdict_state != "", timeout=TIMEOUT)
     assert w.run_panel.verdict_state == "fail" and "NaN" in w.run_panel.verdict.text()
     assert w.run_panel.device.count() >= 1 and w.run_panel.device.currentText().startswith("cpu:0")
@@ -138,7 +138,7 @@ def test_per_equation_divergence_colours_the_graph(qtbot, window):
     w.run_panel.per_equation.setChecked(True)
     results = []
     w.controller.job_finished.connect(lambda op, r: results.append(r))
-    assert w.run_function()
+    assert w.jobs.run_function()
     qtbot.waitUntil(lambda: bool(results), timeout=TIMEOUT)
     (result,) = results
     assert [d.primitive for d in result.divergence] == ["exp", "log"]
@@ -160,7 +160,7 @@ def test_device_setup_restarts_the_worker_and_the_run_uses_the_chosen_device(qtb
     assert w.settings.value("run/cpuDevices", type=int) == 2
     open_traced(qtbot, w, f"{RUN_CASES}::add", "f32[4], f32[4]")
     w.run_panel.device.setCurrentIndex(w.run_panel.device.findData("cpu:1"))
-    assert w.run_function()
+    assert w.jobs.run_function()
     qtbot.waitUntil(lambda: w.run_panel.verdict_state != "", timeout=TIMEOUT)
     assert w.run_panel.verdict_state == "ok" and "cpu:1" in w.run_panel.context.text()
     assert w.phase_label.text() == "add: jit vs eager OK on cpu:1"
@@ -169,13 +169,13 @@ def test_device_setup_restarts_the_worker_and_the_run_uses_the_chosen_device(qtb
 def test_find_in_the_ir_text_of_the_shown_tab(qtbot, window):
     w = window
     open_and_wait(qtbot, w, f"{CASES}::fusable")
-    qtbot.waitUntil(lambda: "compiled" in w._ir_links, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: "compiled" in w.ir_side.links, timeout=TIMEOUT)
     w.ir.setCurrentIndex(1)  # StableHLO
-    assert w.find_text("stablehlo.sine")
+    assert w.ir_side.find_text("stablehlo.sine")
     assert "stablehlo.sine" in w.ir.views["stablehlo"].textCursor().block().text()
     w.ir.setCurrentIndex(2)  # compiled HLO: the same query, repeated with Ctrl+G
-    assert not w.find_text()
-    assert w.find_text("fusion") and w.find_text() and w.find_text(backward=True)
+    assert not w.ir_side.find_text()
+    assert w.ir_side.find_text("fusion") and w.ir_side.find_text() and w.ir_side.find_text(backward=True)
 
 
 def test_a_run_right_after_the_trace_does_not_lose_the_ir(qtbot, window):
@@ -185,7 +185,7 @@ def test_a_run_right_after_the_trace_does_not_lose_the_ir(qtbot, window):
 
     def run_at_once(result) -> None:  # right after the window's own handler asked for the jaxpr
         seen["jaxpr_text"] = w.doc.result.jaxpr_text
-        seen["ran"] = w.run_function()  # takes the worker from the jaxpr job (one job at a time)
+        seen["ran"] = w.jobs.run_function()  # takes the worker from the jaxpr job (one job at a time)
 
     w.controller.trace_finished.connect(run_at_once)
     assert w.open_target(f"{RUN_CASES}::add", "f32[4], f32[4]")
@@ -194,7 +194,7 @@ def test_a_run_right_after_the_trace_does_not_lose_the_ir(qtbot, window):
     assert not seen["jaxpr_text"] and seen["ran"]  # the graph comes first, the printed jaxpr after it
     qtbot.waitUntil(lambda: w.run_panel.verdict_state != "", timeout=TIMEOUT)
     assert w.run_panel.verdict_state == "ok"  # the IR steps never preempt it
-    qtbot.waitUntil(lambda: bool(w.doc.result.jaxpr_text) and "stablehlo" in w._ir_links, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: bool(w.doc.result.jaxpr_text) and "stablehlo" in w.ir_side.links, timeout=TIMEOUT)
     assert "add" in w.jaxpr.toPlainText()
 
 
@@ -205,7 +205,7 @@ def test_device_out_of_memory_in_the_run_pane_keeps_the_document(qtbot, window, 
     open_traced(qtbot, w, f"{case}::big", "f32[]")
     qtbot.waitUntil(lambda: bool(w.doc.result.jaxpr_text), timeout=TIMEOUT)  # the printed jaxpr joins the result
     good, layout = w.doc.result, w.doc.layout
-    assert w.run_function()
+    assert w.jobs.run_function()
     qtbot.waitUntil(lambda: w.run_panel.verdict_state != "", timeout=TIMEOUT)
     text = w.run_panel.verdict.text()
     assert w.run_panel.verdict_state == "fail" and "memory" in text and "RESOURCE_EXHAUSTED" in text, text

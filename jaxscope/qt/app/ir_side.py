@@ -1,19 +1,20 @@
 """The main window's IR side: lowering and compiling each trace, and linking the IR tabs.
 
-A mixin of `MainWindow` (it uses the window's document, controller, panes and selection helpers),
-kept apart because it is its own idea: what XLA gets and makes, next to the jaxpr graph.
+Composed into `MainWindow` (it uses the window's document, controller, panes and selection helpers
+through `WindowHost`), kept apart because it is its own idea: what XLA gets and makes, next to the
+jaxpr graph.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QInputDialog
 
 from jaxscope.ir import linking
 from jaxscope.ir.hlo_links import FusionInfo, IrLinks, fusions, hlo_links, stablehlo_links
+from jaxscope.qt.app.host import WindowHost
 from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.hlo import HloRequest, HloResult, Stage
 from jaxscope.schema.trace import ErrorInfo, JaxprText, TraceRequest, TraceResult
@@ -21,76 +22,68 @@ from jaxscope.schema.trace import ErrorInfo, JaxprText, TraceRequest, TraceResul
 AUTO_COMPILE_MAX_EQNS = 3000  # XLA:CPU needs ~0.5 s at 1k unrolled equations, ~20 s at 13k: ask first above this
 
 
-class IrMixin:
-    """Needs from the window: doc, controller, graph, ir, jaxpr, source, auto_compile, settings, statusBar(),
-    _palette(), _select_nodes(), _graph_selected(), _links, _ir_links, _text_query."""
+class IrSide:
+    """The window's IR side (see the module docstring); `links`: stage -> the links of the IR text shown."""
 
-    doc: Any
-    controller: Any
-    graph: Any
-    ir: Any
-    jaxpr: Any
-    source: Any
-    auto_compile: Any
-    settings: Any
-    _links: Any
-    _ir_links: dict[str, IrLinks]
-    _text_query: str
+    def __init__(self, host: WindowHost) -> None:
+        self.host = host
+        self.links: dict[str, IrLinks] = {}  # stage -> links of the IR text now shown
+        self.text_query = ""  # the last Find in IR Text query
 
-    def _start_ir(self, result: TraceResult, links: linking.JaxprLinks | None = None) -> None:
+    def start(self, result: TraceResult, links: linking.JaxprLinks | None = None) -> None:
         """After a trace: the printed jaxpr, then StableHLO (then compiled HLO), each from the worker
         with its linking done off the GUI thread; the graph and the source links are usable meanwhile.
         `links`: the graph's node sources, if made already (off the GUI thread)."""
         graph = result.graph
-        self._links = links if links is not None else linking.jaxpr_links(graph, "")  # node sources now, jaxpr lines when the text comes
-        self._ir_links = {}
-        self.jaxpr.set_text("")
-        self.ir.clear("printing the jaxpr…")
-        make = self.jaxpr.document_maker()
+        self.host.jaxpr_links = links if links is not None else linking.jaxpr_links(graph, "")  # node sources now, jaxpr lines when the text comes
+        self.links = {}
+        self.host.jaxpr.set_text("")
+        self.host.ir.clear("printing the jaxpr…")
+        make = self.host.jaxpr.document_maker()
 
         def parse(printed: JaxprText) -> tuple[linking.JaxprLinks, QTextDocument]:
             with gc_paused(freeze=graph):  # a line map per equation: as for `MainWindow._prepare_trace`
                 links = linking.jaxpr_links(graph, printed.text, printed.equations)
             return links, make(printed.text)
 
-        self.controller.jaxpr(replace(result.request, jaxpr_text=False), parse)
+        self.host.controller.jaxpr(replace(result.request, jaxpr_text=False), parse)
 
-    def _on_jaxpr_finished(self, printed: JaxprText, made: tuple[linking.JaxprLinks, QTextDocument]) -> None:
-        current = self.doc.result
+    def on_jaxpr_finished(self, printed: JaxprText, made: tuple[linking.JaxprLinks, QTextDocument]) -> None:
+        current = self.host.doc.result
         if current is None or (printed.request.function, printed.request.args) != (current.request.function, current.request.args):
             return
         links, document = made
-        self.doc.result = replace(current, jaxpr_text=printed.text)
-        self.jaxpr.set_text(printed.text, document)
-        self._links = links
-        self._graph_selected(self.graph.selected_paths())  # mark the selection's jaxpr lines
-        if not self.controller.worker.busy:  # never preempt a job the user asked for: _resume_ir follows it
+        self.host.doc.result = replace(current, jaxpr_text=printed.text)
+        self.host.jaxpr.set_text(printed.text, document)
+        self.host.jaxpr_links = links
+        self.host.graph_selected(self.host.graph.selected_paths())  # mark the selection's jaxpr lines
+        if not self.host.controller.worker.busy:  # never preempt a job the user asked for: _resume_ir follows it
             self._request_hlo("stablehlo")
 
-    def _on_jaxpr_failed(self, request: TraceRequest, info: ErrorInfo) -> None:
-        current = self.doc.result
+    def on_jaxpr_failed(self, request: TraceRequest, info: ErrorInfo) -> None:
+        current = self.host.doc.result
         if info.kind != "cancelled" and current is not None and request.function == current.request.function:
-            self.ir.set_status(f"printing the jaxpr failed: {info.summary()}")
+            self.host.ir.set_status(f"printing the jaxpr failed: {info.summary()}")
 
-    def _resume_ir(self) -> None:
+    def resume(self) -> None:
         """Pick the IR up again after a job the user asked for took the worker (one job at a time)."""
-        result = self.doc.result
-        if result is None or self.controller.worker.busy:
+        result = self.host.doc.result
+        if result is None or self.host.controller.worker.busy:
             return
         if not result.jaxpr_text:
-            self._start_ir(result)
-        elif "stablehlo" not in self._ir_links:
+            self.start(result)
+        elif "stablehlo" not in self.links:
             self._request_hlo("stablehlo")
 
     def _request_hlo(self, stage: Stage) -> None:
-        result = self.doc.result
+        result = self.host.doc.result
         if result is None:
             return
         if stage == "stablehlo":
-            self._ir_links = {}
-            self.ir.clear("lowering to StableHLO…")
-        graph, file = result.graph, self.doc.path
-        make = self.ir.views[stage].document_maker()
+            self.links = {}
+            self.host.ir.clear("lowering to StableHLO…")
+        graph, file = result.graph, self.host.doc.path
+        make = self.host.ir.views[stage].document_maker()
 
         def parse(done: HloResult) -> tuple[IrLinks, list[FusionInfo], QTextDocument]:
             with gc_paused(freeze=graph):  # an op map per line: as for the jaxpr's
@@ -102,81 +95,81 @@ class IrMixin:
                 links.colour_index(file)
             return links, found, make(done.text)
 
-        self.controller.hlo(HloRequest(result.request.function, result.request.args, stage), parse)
+        self.host.controller.hlo(HloRequest(result.request.function, result.request.args, stage), parse)
 
     def request_compile(self) -> None:
         """Compile the traced program with XLA now (also when automatic compiling is off)."""
-        if self.doc.result is not None and "stablehlo" in self._ir_links:
-            self.ir.set_status("compiling with XLA…", compiling=True)
+        if self.host.doc.result is not None and "stablehlo" in self.links:
+            self.host.ir.set_status("compiling with XLA…", compiling=True)
             self._request_hlo("compiled")
 
-    def _toggle_auto_compile(self, on: bool) -> None:
-        self.settings.setValue("autoCompile", bool(on))
+    def toggle_auto_compile(self, on: bool) -> None:
+        self.host.settings.setValue("autoCompile", bool(on))
 
-    def _on_hlo_phase(self, phase: str) -> None:
+    def on_hlo_phase(self, phase: str) -> None:
         if phase == "compile":
-            self.ir.set_status("compiling with XLA… (Cancel or Esc stops it; the graph stays usable)", compiling=True)
+            self.host.ir.set_status("compiling with XLA… (Cancel or Esc stops it; the graph stays usable)", compiling=True)
 
-    def _on_hlo_finished(self, result: HloResult, made: tuple[IrLinks, list[FusionInfo], QTextDocument]) -> None:
-        current = self.doc.result
+    def on_hlo_finished(self, result: HloResult, made: tuple[IrLinks, list[FusionInfo], QTextDocument]) -> None:
+        current = self.host.doc.result
         if current is None or result.request.args != current.request.args or result.request.function != current.request.function:
             return
         stage = result.request.stage
         links, found, document = made
-        self._ir_links[stage] = links
-        self.ir.set_text(stage, result.text, document)
-        self._apply_ir_colours()
+        self.links[stage] = links
+        self.host.ir.set_text(stage, result.text, document)
+        self.apply_colours()
         if stage == "stablehlo":
             big = current.graph.top.total_eqns > AUTO_COMPILE_MAX_EQNS
-            busy = self.controller.worker.busy  # the user asked for something else meanwhile: never preempt it
-            if self.auto_compile.isChecked() and not big and not busy:
+            busy = self.host.controller.worker.busy  # the user asked for something else meanwhile: never preempt it
+            if self.host.auto_compile.isChecked() and not big and not busy:
                 self.request_compile()
             else:
                 why = f"over {AUTO_COMPILE_MAX_EQNS} equations" if big else ("the worker is busy" if busy else "automatic compiling is off")
-                self.ir.set_status(f"StableHLO ready; not compiled ({why}).", can_compile=True)
+                self.host.ir.set_status(f"StableHLO ready; not compiled ({why}).", can_compile=True)
             return
-        self.ir.set_fusions(found)
-        self.ir.set_status(result.summary())
+        self.host.ir.set_fusions(found)
+        self.host.ir.set_status(result.summary())
 
-    def _on_hlo_failed(self, request: HloRequest, info: ErrorInfo) -> None:
+    def on_hlo_failed(self, request: HloRequest, info: ErrorInfo) -> None:
         if info.kind == "cancelled":
-            self.ir.set_status(f"{request.stage} cancelled.", can_compile=request.stage == "compiled")
+            self.host.ir.set_status(f"{request.stage} cancelled.", can_compile=request.stage == "compiled")
         else:
-            self.ir.set_status(f"{request.stage} failed: {info.summary()}", can_compile=request.stage == "compiled")
+            self.host.ir.set_status(f"{request.stage} failed: {info.summary()}", can_compile=request.stage == "compiled")
 
-    def _apply_ir_colours(self) -> None:
-        palette = self._palette()
-        for stage, links in self._ir_links.items():
-            self.ir.views[stage].set_line_colour_indices(links.colour_index(self.doc.path), palette)
+    def apply_colours(self) -> None:
+        palette = self.host.palette_colours()
+        for stage, links in self.links.items():
+            self.host.ir.views[stage].set_line_colour_indices(links.colour_index(self.host.doc.path), palette)
 
-    def _ir_line_clicked(self, stage: str, line: int) -> None:
-        links = self._ir_links.get(stage)
-        if links is None or self._links is None:
+    def ir_line_clicked(self, stage: str, line: int) -> None:
+        links = self.links.get(stage)
+        if links is None or self.host.jaxpr_links is None:
             return
         paths = links.nodes_for_line(line)
-        self._select_nodes(paths)
-        self._graph_selected(paths)
-        self.ir.views[stage].mark_lines([line], scroll=False)
+        self.host.select_nodes(paths)
+        self.host.graph_selected(paths)
+        self.host.ir.views[stage].mark_lines([line], scroll=False)
 
-    def _fusion_selected(self, fusion: FusionInfo) -> None:
-        self._select_nodes(list(fusion.nodes))
-        self._graph_selected(list(fusion.nodes))
-        self.source.mark_lines(list(fusion.source_lines))
-        self.ir.views["compiled"].mark_lines([fusion.line])
+    def fusion_selected(self, fusion: FusionInfo) -> None:
+        self.host.select_nodes(list(fusion.nodes))
+        self.host.graph_selected(list(fusion.nodes))
+        self.host.source.mark_lines(list(fusion.source_lines))
+        self.host.ir.views["compiled"].mark_lines([fusion.line])
 
     def find_text_dialog(self) -> None:
-        text, ok = QInputDialog.getText(self, "Find in IR Text", "Text in the shown tab (jaxpr, StableHLO or HLO):", text=self._text_query)
+        text, ok = QInputDialog.getText(self.host.window(), "Find in IR Text", "Text in the shown tab (jaxpr, StableHLO or HLO):", text=self.text_query)
         if ok and text:
             self.find_text(text)
 
     def find_text(self, text: str | None = None, backward: bool = False) -> bool:
         """Find in the IR tab on screen, wrapping around; Ctrl+G / Ctrl+Shift+G repeat the last query."""
         if text is not None:
-            self._text_query = text
-        views = [self.jaxpr, self.ir.views["stablehlo"], self.ir.views["compiled"]]
-        index = self.ir.currentIndex()
-        view = views[index] if index < len(views) else self.jaxpr
-        found = bool(self._text_query) and view.find(self._text_query, backward=backward)
-        if self._text_query and not found:
-            self.statusBar().showMessage(f"{self._text_query!r} not found in this tab", 4000)
+            self.text_query = text
+        views = [self.host.jaxpr, self.host.ir.views["stablehlo"], self.host.ir.views["compiled"]]
+        index = self.host.ir.currentIndex()
+        view = views[index] if index < len(views) else self.host.jaxpr
+        found = bool(self.text_query) and view.find(self.text_query, backward=backward)
+        if self.text_query and not found:
+            self.host.statusBar().showMessage(f"{self.text_query!r} not found in this tab", 4000)
         return found

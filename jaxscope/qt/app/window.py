@@ -33,15 +33,14 @@ from jaxscope.analysis.flow_marks import LineMark, line_marks, static_values
 from jaxscope.analysis.guide import Example, find, list_examples, parse_guide
 from jaxscope.exporter import export
 from jaxscope.ir import linking
-from jaxscope.ir.hlo_links import IrLinks
 from jaxscope.layout.engine import auto_expanded
 from jaxscope.qt.app import prefs
 from jaxscope.qt.app import theme as themes
 from jaxscope.qt.app.controller import Controller
 from jaxscope.qt.app.document import Document, nearest_visible, owner_chain
 from jaxscope.qt.app.export_job import ExportJobs
-from jaxscope.qt.app.ir_side import IrMixin
-from jaxscope.qt.app.jobs import JobsMixin
+from jaxscope.qt.app.ir_side import IrSide
+from jaxscope.qt.app.jobs import Jobs
 from jaxscope.qt.graph.scene_model import SceneModel
 from jaxscope.qt.graph.view import QtGraphView
 from jaxscope.qt.panes.diagnostics_panel import DiagnosticsPanel
@@ -52,7 +51,6 @@ from jaxscope.qt.panes.ir_tabs import IrTabs
 from jaxscope.qt.panes.jaxpr_view import QtJaxprView
 from jaxscope.qt.panes.log_pane import LogPane
 from jaxscope.qt.panes.problems_panel import ProblemsPanel
-from jaxscope.qt.panes.retrace_dialog import RetraceDialog
 from jaxscope.qt.panes.run_panel import RunPanel
 from jaxscope.qt.panes.source_view import QtSourceView
 from jaxscope.render.svg import render_svg
@@ -130,27 +128,26 @@ class WelcomePage(QWidget):
         self.recent.addItems(items)
 
 
-class MainWindow(IrMixin, JobsMixin, QMainWindow):
+class MainWindow(QMainWindow):
     def __init__(self, controller: Controller | None = None, theme: str = "system") -> None:
         super().__init__()
         self.setWindowTitle("jaxscope")
         self.setAcceptDrops(True)
         self.doc = Document()
         self.settings = QSettings()
+        self.jobs = Jobs(self)
+        self.ir_side = IrSide(self)
         self.exports = ExportJobs(self)
-        self.controller = controller or Controller(parent=self, **self._device_setup())
+        self.controller = controller or Controller(parent=self, **self.jobs.device_setup())
         self.theme = themes.resolve(prefs.read(self.settings, "theme", theme) or theme)
         self._started = 0.0
         self._phase = ""
-        self._links: linking.JaxprLinks | None = None
+        self.jaxpr_links: linking.JaxprLinks | None = None
         self._by_line: dict[int, list[str]] = {}
         self._node_colours: tuple[Graph, str, str, dict[str, str]] | None = None  # (graph, file, theme, colours)
-        self._problem_info: ErrorInfo | None = None
+        self.problem_info: ErrorInfo | None = None
         self._pending_select: list[str] = []  # select these once the layout that reveals them is shown
-        self._retrace: RetraceDialog | None = None
         self._helpers: set[str] = set()  # other user files the last graph's equations came from (watched)
-        self._text_query = ""  # the last Find in IR Text query
-        self._ir_links: dict[str, IrLinks] = {}  # stage -> links of the IR text now shown
 
         self.graph = QtGraphView()
         self.graph.setObjectName("graphView")
@@ -273,13 +270,13 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
         trace_menu.addAction(self._action("&Cancel", self.controller.cancel, "Esc"))
         trace_menu.addAction(self._action("Restart &Worker", self.restart_worker, name="restartWorkerAction"))
         trace_menu.addSeparator()
-        trace_menu.addAction(self._action("Would It &Retrace…", self.retrace_dialog, "Ctrl+R", "retraceAction"))
-        self.auto_compile = self._action("Compile HLO After Each Trace", self._toggle_auto_compile, name="autoCompileAction")
+        trace_menu.addAction(self._action("Would It &Retrace…", self.jobs.retrace_dialog, "Ctrl+R", "retraceAction"))
+        self.auto_compile = self._action("Compile HLO After Each Trace", self.ir_side.toggle_auto_compile, name="autoCompileAction")
         self.auto_compile.setCheckable(True)
         self.auto_compile.setChecked(prefs.read(self.settings, "autoCompile", True))
         trace_menu.addAction(self.auto_compile)
-        trace_menu.addAction(self._action("&Compile HLO Now", self.request_compile, "Ctrl+Shift+H"))
-        trace_menu.addAction(self._action("Run &jit vs Eager", lambda: self.run_function(), "Ctrl+Shift+R", "runAction"))
+        trace_menu.addAction(self._action("&Compile HLO Now", self.ir_side.request_compile, "Ctrl+Shift+H"))
+        trace_menu.addAction(self._action("Run &jit vs Eager", lambda: self.jobs.run_function(), "Ctrl+Shift+R", "runAction"))
         view = bar.addMenu("&View")
         view.addAction(self._action("&Fit Graph", lambda: self.graph.fit_all(), "Ctrl+0"))
         view.addAction(self._action("Zoom &In", lambda: self.graph.zoom_in(), QKeySequence.StandardKey.ZoomIn))
@@ -294,9 +291,9 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
         view.addAction(self._action("&Find in Graph…", self.find_dialog, QKeySequence.StandardKey.Find))
         view.addAction(self._action("Find &Next", lambda: self.graph.next_match(), QKeySequence.StandardKey.FindNext))
         view.addAction(self._action("Find &Previous", lambda: self.graph.previous_match(), QKeySequence.StandardKey.FindPrevious))
-        view.addAction(self._action("Find in IR &Text…", self.find_text_dialog, "Ctrl+Shift+F"))
-        view.addAction(self._action("Find Next in Text", lambda: self.find_text(), "Ctrl+G"))
-        view.addAction(self._action("Find Previous in Text", lambda: self.find_text(backward=True), "Ctrl+Shift+G"))
+        view.addAction(self._action("Find in IR &Text…", self.ir_side.find_text_dialog, "Ctrl+Shift+F"))
+        view.addAction(self._action("Find Next in Text", lambda: self.ir_side.find_text(), "Ctrl+G"))
+        view.addAction(self._action("Find Previous in Text", lambda: self.ir_side.find_text(backward=True), "Ctrl+Shift+G"))
         view.addSeparator()
         for name in ("light", "dark"):
             view.addAction(self._action(f"{name.title()} Theme", lambda checked=False, n=name: self.set_theme(n)))
@@ -320,33 +317,33 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
         c.layout_failed.connect(self._on_layout_failed)
         c.output.connect(self._append_log)
         c.busy_changed.connect(self._on_busy)
-        c.hlo_finished.connect(self._on_hlo_finished)
-        c.hlo_failed.connect(self._on_hlo_failed)
-        c.hlo_phase.connect(self._on_hlo_phase)
-        c.jaxpr_finished.connect(self._on_jaxpr_finished)
-        c.jaxpr_failed.connect(self._on_jaxpr_failed)
-        self.ir.ir_line_clicked.connect(self._ir_line_clicked)
-        self.ir.fusion_selected.connect(self._fusion_selected)
-        self.ir.compile_requested.connect(self.request_compile)
+        c.hlo_finished.connect(self.ir_side.on_hlo_finished)
+        c.hlo_failed.connect(self.ir_side.on_hlo_failed)
+        c.hlo_phase.connect(self.ir_side.on_hlo_phase)
+        c.jaxpr_finished.connect(self.ir_side.on_jaxpr_finished)
+        c.jaxpr_failed.connect(self.ir_side.on_jaxpr_failed)
+        self.ir.ir_line_clicked.connect(self.ir_side.ir_line_clicked)
+        self.ir.fusion_selected.connect(self.ir_side.fusion_selected)
+        self.ir.compile_requested.connect(self.ir_side.request_compile)
         self.ir.cancel_requested.connect(c.cancel)
-        c.job_finished.connect(self._on_job_finished)
-        c.job_failed.connect(self._on_job_failed)
-        self.run_panel.run_requested.connect(self.run_function)
+        c.job_finished.connect(self.jobs.on_job_finished)
+        c.job_failed.connect(self.jobs.on_job_failed)
+        self.run_panel.run_requested.connect(self.jobs.run_function)
         self.run_panel.node_requested.connect(lambda path: self.show_nodes([path]))
-        self.run_panel.setup_requested.connect(self.set_device_setup)
+        self.run_panel.setup_requested.connect(self.jobs.set_device_setup)
         self.exports.finished.connect(lambda path, fmt: self.statusBar().showMessage(f"exported {fmt} to {path}", 5000))
-        self.exports.failed.connect(lambda path, message: self._show_problem(f"export to {path} failed: {message}"))
+        self.exports.failed.connect(lambda path, message: self.show_problem(f"export to {path} failed: {message}"))
         self.run_panel.set_setup(**c.device_setup)
         c.devices_changed.connect(lambda devices: self.run_panel.set_devices(devices, self.run_panel.device.currentData() or ""))
         self.run_panel.set_devices(c.devices)
         self.cancel_button.clicked.connect(c.cancel)
         self.inputs.trace_requested.connect(self._trace)
-        self.graph.selection_changed.connect(self._graph_selected)
+        self.graph.selection_changed.connect(self.graph_selected)
         self.graph.toggle_cluster_requested.connect(self.toggle_cluster)
         self.source.line_clicked.connect(self._source_line_clicked)
         self.jaxpr.line_clicked.connect(self._jaxpr_line_clicked)
         self.problem_goto.clicked.connect(self._goto_problem)
-        self.problem_static.clicked.connect(self.retrace_static)
+        self.problem_static.clicked.connect(self.jobs.retrace_static)
         self.problems.restart_requested.connect(self.restart_worker)
         self.diagnostics.activated.connect(self.show_diagnostic)
         self.guide.show_requested.connect(self.show_query)
@@ -362,7 +359,7 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
             module = discover_file(path)
         except DiscoveryError as exc:
             if path != self.doc.path or self.doc.result is None:
-                self._show_problem(str(exc))
+                self.show_problem(str(exc))
                 return False
             if exc.line is not None:  # a save broke the open file: show it, keep the last good result (stale)
                 with open(path, encoding="utf-8", errors="replace") as fh:
@@ -428,7 +425,7 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
 
     def _trace(self, function: str, args: str) -> None:
         if not self.may_run(self.doc.path):
-            self._show_problem(f"View only: {os.path.basename(self.doc.path)} was not run. Trace (F5) to be asked again.")
+            self.show_problem(f"View only: {os.path.basename(self.doc.path)} was not run. Trace (F5) to be asked again.")
             return
         if self.doc.function != function:
             self.doc.user_toggled = False
@@ -451,12 +448,12 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
         self.doc.result = result
         self.doc.stale = False
         self.stale_banner.hide()
-        self._show_problem("")
+        self.show_problem("")
         graph = result.graph
         prep = self.controller.prepared(result) or _trace_prep(result)  # made here only if that failed
         if not keep:
             self.doc.expanded = prep.expanded
-        self._start_ir(result, prep.links)
+        self.ir_side.start(result, prep.links)
         self._by_line = linking.nodes_by_line(graph, self.doc.path)
         self._apply_source_colours()
         self._watch_helpers(prep.helpers)
@@ -464,12 +461,12 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
         self._show_diagnostics(result)
         self.controller.layout(graph, self.doc.expanded)
 
-    def _palette(self) -> list[str]:
+    def palette_colours(self) -> list[str]:
         return linking.PALETTE_DARK if self.theme == "dark" else linking.PALETTE_LIGHT
 
     def _apply_source_colours(self) -> None:
         """Line colours shared by source lines and their nodes; they follow the theme."""
-        palette = self._palette()
+        palette = self.palette_colours()
         line_colours = linking.line_colours(self.doc.graph, self.doc.path) if self.doc.graph else {}
         self.source.set_line_colours({line: palette[i % len(palette)] for line, i in line_colours.items()})
 
@@ -503,7 +500,7 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
             return {}
         made = self._node_colours
         if made is None or made[0] is not graph or made[1:3] != (self.doc.path, self.theme):
-            made = self._node_colours = (graph, self.doc.path, self.theme, linking.node_colours(graph, self.doc.path, self._palette()))
+            made = self._node_colours = (graph, self.doc.path, self.theme, linking.node_colours(graph, self.doc.path, self.palette_colours()))
         return made[3]
 
     def _apply_graph_colours(self) -> None:
@@ -535,6 +532,9 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
         if any(d.severity != "info" for d in result.diagnostics):
             self.docks["diagnostics"].raise_()
 
+    def resume_ir(self) -> None:
+        self.ir_side.resume()
+
     def show_query(self, query: str) -> list[str]:
         """A guide link: select what `query` finds anywhere in the graph, expanding what hides it."""
         if self.doc.graph is None:
@@ -564,7 +564,7 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
     @Slot(str)
     def _on_layout_failed(self, message: str) -> None:
         self.graph.end_preview()
-        self._show_problem(message)
+        self.show_problem(message)
 
     @Slot(object, object, object)
     def _on_layout_finished(self, graph: Graph, layout: Layout, expanded: frozenset[str]) -> None:
@@ -582,7 +582,7 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
         if selected:
             self.graph.select_paths(selected, center=False)
         if self._pending_select:
-            self._select_nodes(self._pending_select)
+            self.select_nodes(self._pending_select)
             self._pending_select = []
         eqns = graph.top.total_eqns
         self.phase_label.setText(f"{graph.function}: {eqns} equations, {len(layout.nodes)} nodes drawn ({layout.engine})")
@@ -595,7 +595,7 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
             self.doc.stale = True
             self.stale_banner.setText("The last trace failed; showing the previous result (stale). See Problems.")
             self.stale_banner.show()
-        self._show_problem(info.summary(), info)
+        self.show_problem(info.summary(), info)
         loc = info.location
         if loc is not None and self.doc.path and linking.same_file(loc.file, self.doc.path):
             why = f"{info.exc_type or info.kind}: {info.message.splitlines()[0] if info.message else ''}"
@@ -636,18 +636,18 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
 
     # ------------------------------------------------------------------ linking
 
-    def _graph_selected(self, paths: list[str]) -> None:
-        if self.doc.graph is None or self._links is None:
+    def graph_selected(self, paths: list[str]) -> None:
+        if self.doc.graph is None or self.jaxpr_links is None:
             return
-        sources = self._links.sources
+        sources = self.jaxpr_links.sources
         lines = sorted({sources[p].line for p in paths if p in sources and linking.same_file(sources[p].file, self.doc.path)})
         self.source.mark_lines(lines)
-        self.jaxpr.mark_lines(sorted({ln for p in paths for ln in self._links.lines_for_node(p)}))
-        for stage, links in self._ir_links.items():
+        self.jaxpr.mark_lines(sorted({ln for p in paths for ln in self.jaxpr_links.lines_for_node(p)}))
+        for stage, links in self.ir_side.links.items():
             self.ir.views[stage].mark_lines(links.lines_for_nodes(paths))
         self.run_panel.show_values(paths[0] if len(paths) == 1 else "")
 
-    def _select_nodes(self, paths: list[str]) -> None:
+    def select_nodes(self, paths: list[str]) -> None:
         visible = self.doc.visible_paths()
         shown = sorted({v for p in paths if (v := nearest_visible(p, visible)) is not None})
         # an expanded owner (e.g. a `jit` drawn as a cluster) stands for what is drawn inside it
@@ -657,21 +657,21 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
         self.graph.blockSignals(False)
 
     def _source_line_clicked(self, line: int) -> None:
-        if self.doc.graph is None or self._links is None:
+        if self.doc.graph is None or self.jaxpr_links is None:
             return
         paths = self._by_line.get(line, [])
-        self._select_nodes(paths)
+        self.select_nodes(paths)
         self.source.mark_lines([line], scroll=False)
-        self.jaxpr.mark_lines(sorted({ln for p in paths for ln in self._links.lines_for_node(p)}))
-        for stage, links in self._ir_links.items():
+        self.jaxpr.mark_lines(sorted({ln for p in paths for ln in self.jaxpr_links.lines_for_node(p)}))
+        for stage, links in self.ir_side.links.items():
             self.ir.views[stage].mark_lines(links.lines_for_source(self.doc.path, line))
 
     def _jaxpr_line_clicked(self, line: int) -> None:
-        if self.doc.graph is None or self._links is None:
+        if self.doc.graph is None or self.jaxpr_links is None:
             return
-        paths = self._links.nodes_for_line(line)
-        self._select_nodes(paths)
-        sources = self._links.sources
+        paths = self.jaxpr_links.nodes_for_line(line)
+        self.select_nodes(paths)
+        sources = self.jaxpr_links.sources
         self.source.mark_lines(sorted({sources[p].line for p in paths if p in sources}))
         self.jaxpr.mark_lines([line], scroll=False)
 
@@ -713,9 +713,9 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
     def _update_elapsed(self) -> None:
         self.elapsed_label.setText(f"{time.monotonic() - self._started:.1f} s")
 
-    def _show_problem(self, text: str, info: ErrorInfo | None = None) -> None:
+    def show_problem(self, text: str, info: ErrorInfo | None = None) -> None:
         self.problems.show_problem(text, info)
-        self._problem_info = info
+        self.problem_info = info
         self.problem_goto.setVisible(bool(info and info.location))
         fn = self.inputs.current()
         suggestion = static_suggestion(fn, self.inputs.current_args(), info.argument) if (info and info.argument and fn) else None
@@ -732,18 +732,18 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
     def restart_worker(self) -> None:
         """Fresh workers (after a crash loop the client no longer restarts them itself), then trace again."""
         self.controller.worker.restart()
-        self._show_problem("")
+        self.show_problem("")
         if self.doc.path and self.inputs.current() is not None:
             self.inputs.request_trace()
 
     def show_nodes(self, paths: list[str]) -> None:
         """Select nodes by path, expanding the clusters that hide them."""
         self.reveal(*paths)
-        self._select_nodes(paths)
-        self._graph_selected(paths)
+        self.select_nodes(paths)
+        self.graph_selected(paths)
 
     def _goto_problem(self) -> None:
-        info = self._problem_info
+        info = self.problem_info
         if info is not None and info.location is not None and linking.same_file(info.location.file, self.doc.path):
             self.source.mark_lines([info.location.line])
 
@@ -843,7 +843,7 @@ class MainWindow(IrMixin, JobsMixin, QMainWindow):
         if self.doc.result is not None:  # colours only: no re-trace, no re-layout
             self._apply_source_colours()
             self._apply_graph_colours()
-            self._apply_ir_colours()
+            self.ir_side.apply_colours()
             self._show_flow(self.doc.result)
 
     def _apply_theme(self) -> None:

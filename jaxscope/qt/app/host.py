@@ -1,0 +1,52 @@
+"""What the window's collaborators (`IrSide`, `Jobs`) use of it: a typed seam instead of mixins that
+reach into the window's private state. `MainWindow` satisfies it."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from PySide6.QtCore import QSettings
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QDockWidget, QLabel, QStatusBar, QWidget
+
+from jaxscope.ir import linking
+from jaxscope.qt.app.controller import Controller
+from jaxscope.qt.app.document import Document
+from jaxscope.qt.graph.view import QtGraphView
+from jaxscope.qt.panes.inputs_panel import InputsPanel
+from jaxscope.qt.panes.ir_tabs import IrTabs
+from jaxscope.qt.panes.jaxpr_view import QtJaxprView
+from jaxscope.qt.panes.run_panel import RunPanel
+from jaxscope.qt.panes.source_view import QtSourceView
+from jaxscope.schema.trace import ErrorInfo
+
+
+class WindowHost(Protocol):
+    doc: Document
+    settings: QSettings
+    controller: Controller
+    graph: QtGraphView
+    source: QtSourceView
+    jaxpr: QtJaxprView
+    ir: IrTabs
+    inputs: InputsPanel
+    run_panel: RunPanel
+    docks: dict[str, QDockWidget]
+    phase_label: QLabel
+    auto_compile: QAction
+    jaxpr_links: linking.JaxprLinks | None  # the graph's node sources and jaxpr lines
+    problem_info: ErrorInfo | None  # the failure shown in Problems
+
+    def window(self) -> QWidget: ...  # the parent of the dialogs a collaborator opens
+
+    def statusBar(self) -> QStatusBar: ...  # noqa: N802 - Qt's name
+
+    def palette_colours(self) -> list[str]: ...
+
+    def select_nodes(self, paths: list[str]) -> None: ...
+
+    def graph_selected(self, paths: list[str]) -> None: ...
+
+    def show_problem(self, text: str, info: ErrorInfo | None = None) -> None: ...
+
+    def resume_ir(self) -> None: ...  # after a job: pick the IR up again (`IrSide.resume`)
