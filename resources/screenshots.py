@@ -91,7 +91,7 @@ def main() -> int:
         settle(app, 1.0)
         w.docks[dock].raise_()
         if query:
-            w.show_query(query)
+            w.selection.show_query(query)
         if line:
             w.source.line_clicked.emit(line)
         if dock == "run":  # per-equation jit vs eager, then the values of the node that differs most

@@ -90,13 +90,13 @@ def test_open_every_example_from_the_menu_with_its_guide(qtbot, window, monkeypa
         assert w.docks["guide"].isVisibleTo(w) and w.guide.guide is not None
         assert w.guide.browser.toPlainText().startswith(example.title)
         text, query = w.guide.guide.links()[0]
-        assert w.show_query(query), (example.name, text, query)
+        assert w.selection.show_query(query), (example.name, text, query)
     # a link to a node inside a collapsed sub-graph expands it and selects the node
     w.doc.layout = None
     assert w.open_target(str(ROOT / "examples" / "prng.py"))
     qtbot.waitUntil(lambda: w.doc.layout is not None, timeout=TIMEOUT)
     layout = w.doc.layout
-    paths = w.show_query("random_bits")
+    paths = w.selection.show_query("random_bits")
     assert paths and all("/" in p for p in paths)  # only inside library sub-graphs
     qtbot.waitUntil(lambda: w.doc.layout is not layout, timeout=TIMEOUT)
     assert set(w.graph.selected_paths()) == set(paths)

@@ -148,7 +148,7 @@ def test_per_equation_divergence_colours_the_graph(qtbot, window):
         assert set(w.graph.line_colours()) == {d.path for d in found}
         w.run_panel.divergence.cellClicked.emit(0, 0)
         assert w.graph.selected_paths() == [found[0].path]
-    w.show_nodes(["e0"])  # any compared node, diverging or not: its values
+    w.selection.show_nodes(["e0"])  # any compared node, diverging or not: its values
     assert w.run_panel.values.text().startswith("e0 exp") and "eager" in w.run_panel.values.text()
 
 

@@ -72,38 +72,37 @@ def test_export_through_the_dialog(qtbot, window, tmp_path, monkeypatch):
     out = tmp_path / "g.svg"
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(out), "SVG (*.svg)"))
     with qtbot.waitSignal(w.exports.finished, timeout=TIMEOUT) as done:  # written off the GUI thread
-        w.export_dialog()
+        w.graph_export.dialog()
     assert done.args == [str(out), "svg"] and "exported svg" in w.statusBar().currentMessage()
     root = ET.fromstring(out.read_text())
     assert "dot_general" in "".join(root.itertext())
-    assert not w.graph_image().isNull()
+    assert not w.graph_export.image().isNull()
     with qtbot.waitSignal(w.exports.failed, timeout=TIMEOUT):  # a folder that does not exist: said, nothing lost
         w.exports.start(w.doc.graph, w.doc.layout, str(tmp_path / "missing" / "g.png"), "light")
     assert "export to" in w.problem.text() and w.doc.layout is not None
 
 
 def test_an_image_of_the_graph_draws_long_edges_as_the_view_does(qtbot, window, tmp_path, monkeypatch):
-    """Export (dialog and `export_graph`) and Copy Graph Image draw long edges whole or as their
+    """Export (dialog and `GraphExport.export`) and Copy Graph Image draw long edges whole or as their
     two ends, as the graph view shows them now."""
-    from jaxscope.qt.app import export_job
-    from jaxscope.qt.app import window as main_window
+    from jaxscope.qt.app import export_job, graph_export
     from jaxscope.qt.graph.view import QtGraphView
 
     w = window
     open_and_wait(qtbot, w, f"{BASICS}::predict")
     asked: list[str] = []
-    for module in (main_window, export_job):
+    for module in (graph_export, export_job):
         real = module.export
         monkeypatch.setattr(module, "export", lambda *a, real=real, **k: asked.append(k["long_edges"]) or real(*a, **k))
-    w.export_graph(str(tmp_path / "a.svg"))  # a small graph: no long edges drawn as ends
+    w.graph_export.export(str(tmp_path / "a.svg"))  # a small graph: no long edges drawn as ends
     monkeypatch.setattr(QtGraphView, "long_edges_partial", property(lambda self: True))
-    w.export_graph(str(tmp_path / "b.svg"))
+    w.graph_export.export(str(tmp_path / "b.svg"))
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(tmp_path / "c.png"), "PNG (*.png)"))
     with qtbot.waitSignal(w.exports.finished, timeout=TIMEOUT):
-        w.export_dialog()
-    real_svg = main_window.render_svg
-    monkeypatch.setattr(main_window, "render_svg", lambda *a, **k: asked.append(k["long_edges"]) or real_svg(*a, **k))
-    assert not w.graph_image().isNull()
+        w.graph_export.dialog()
+    real_svg = graph_export.render_svg
+    monkeypatch.setattr(graph_export, "render_svg", lambda *a, **k: asked.append(k["long_edges"]) or real_svg(*a, **k))
+    assert not w.graph_export.image().isNull()
     assert asked == ["whole", "ends", "ends", "ends"]
 
 
@@ -148,7 +147,7 @@ def test_welcome_page_and_recent_files(qtbot, window, tmp_path):
     assert w.stack.currentIndex() == 0
     shutil.copy(BASICS, tmp_path / "basics.py")
     open_and_wait(qtbot, w, f"{tmp_path / 'basics.py'}::predict")
-    assert w.recent_files()[0].endswith("basics.py::predict")
+    assert w.recent.items()[0].endswith("basics.py::predict")
     assert w.stack.currentIndex() == 1
 
 
@@ -174,7 +173,7 @@ def test_source_pane_marks_what_tracing_baked_in(qtbot, window, monkeypatch):
     assert "`training` was False" in w.source.flow_tooltip(line_of(path, "if training:"))
     # a trace whose recording the worker gave up (too many calls): no marks, the legend says why
     gave_up = dataclasses.replace(w.doc.result, flow=None, warnings=(f"{RECORDING_STOPPED} after 1,500,000 Python calls",))
-    w._show_flow(gave_up)
+    w.display.show_flow(gave_up)
     assert w.source.flow_marks() == {} and "too many Python calls" in w.flow_legend.text()
     # and its next trace is not recorded (it would stop again); another function's is, as is any after a full recording
     asked = []
@@ -286,8 +285,9 @@ def test_a_trace_is_prepared_off_the_gui_thread_with_the_collector_paused(qtbot,
     import gc
     import threading
 
+    from jaxscope.ir import linking
     from jaxscope.layout import engine as layout
-    from jaxscope.qt.app import window as main_window
+    from jaxscope.qt.app import trace_display
 
     calls: list[tuple[str, bool, bool]] = []  # (name, on the GUI thread, collector on)
     gui = threading.current_thread()
@@ -301,12 +301,12 @@ def test_a_trace_is_prepared_off_the_gui_thread_with_the_collector_paused(qtbot,
 
         monkeypatch.setattr(module, name, wrapped)
 
-    spy(main_window, "auto_expanded")
-    spy(main_window.linking, "helper_files")
-    spy(main_window.linking, "jaxpr_links")
+    spy(trace_display, "auto_expanded")
+    spy(linking, "helper_files")
+    spy(linking, "jaxpr_links")
     parsed: list[int] = []
-    real_parse = main_window.linking.jaxpr_equations
-    monkeypatch.setattr(main_window.linking, "jaxpr_equations", lambda text: parsed.append(len(text)) or real_parse(text))
+    real_parse = linking.jaxpr_equations
+    monkeypatch.setattr(linking, "jaxpr_equations", lambda text: parsed.append(len(text)) or real_parse(text))
     open_and_wait(qtbot, window, f"{BASICS}::predict")
     names = [name for name, _, _ in calls]
     assert {"auto_expanded", "helper_files", "jaxpr_links"} <= set(names)

@@ -171,7 +171,7 @@ def test_hang_times_out_or_is_cancelled(qtbot, traced, case, phase, how):
     ticker = Ticker()
     save(path, faulty)
     if how == "cancel":
-        qtbot.waitUntil(lambda: w._phase == phase and w.cancel_button.isVisible(), timeout=TIMEOUT)
+        qtbot.waitUntil(lambda: w.status.phase == phase and w.cancel_button.isVisible(), timeout=TIMEOUT)
         qtbot.mouseClick(w.cancel_button, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: w.doc.stale, timeout=10_000)
         assert f"cancelled error during {phase}" in w.problem.text()
@@ -290,7 +290,7 @@ def test_corrupt_settings_give_defaults(qtbot, tmp_path, variant):
     w.confirm_run = lambda path: True
     qtbot.addWidget(w)
     w.show()
-    assert w.theme == "light" and w.recent_files() == [] and w.auto_compile.isChecked()
+    assert w.theme == "light" and w.recent.items() == [] and w.auto_compile.isChecked()
     assert w.controller.device_setup == {"cpu_devices": 1, "platforms": ""}
     assert w.docks["problems"].isVisibleTo(w) and w.docks["inputs"].isVisibleTo(w)  # the default dock layout
     w.auto_compile.setChecked(False)
@@ -298,7 +298,7 @@ def test_corrupt_settings_give_defaults(qtbot, tmp_path, variant):
     assert w.open_target(f"{CASES / 'ok.py'}::f", "f32[3]")
     qtbot.waitUntil(lambda: w.doc.layout is not None, timeout=TIMEOUT)
     assert eqn_labels(w) == ["sin", "mul"]
-    assert w.recent_files() == [f"{CASES / 'ok.py'}::f"]  # rewritten cleanly
+    assert w.recent.items() == [f"{CASES / 'ok.py'}::f"]  # rewritten cleanly
     w.close()
 
 
@@ -376,7 +376,7 @@ def test_hostile_strings_stay_literal(qtbot, window, tmp_path):
     assert rich_text_leaks(w) == []
     # PNG export of that graph
     out = tmp_path / "hostile.png"
-    assert w.export_graph(str(out)) == "png"
+    assert w.graph_export.export(str(out)) == "png"
     data = out.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = struct.unpack(">II", data[16:24])
@@ -419,7 +419,7 @@ def test_a_window_closed_right_after_a_request_leaves_no_timer_behind(qtbot, tmp
     from jaxscope.qt.app.window import MainWindow
 
     w = MainWindow(theme="light")
-    w._on_busy(True)  # what a trace request does first
+    w.status.set_busy(True, lambda: w.controller.worker.busy)  # what a trace request does first
     w.controller.close()
     w.deleteLater()
     qtbot.wait(700)  # past the 500 ms timer: it would raise on the deleted button

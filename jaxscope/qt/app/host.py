@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QDockWidget, QLabel, QStatusBar, QWidget
 from jaxscope.ir import linking
 from jaxscope.qt.app.controller import Controller
 from jaxscope.qt.app.document import Document
+from jaxscope.qt.app.linked_selection import LinkedSelection
 from jaxscope.qt.graph.view import QtGraphView
 from jaxscope.qt.panes.inputs_panel import InputsPanel
 from jaxscope.qt.panes.ir_tabs import IrTabs
@@ -36,16 +37,13 @@ class WindowHost(Protocol):
     auto_compile: QAction
     jaxpr_links: linking.JaxprLinks | None  # the graph's node sources and jaxpr lines
     problem_info: ErrorInfo | None  # the failure shown in Problems
+    selection: LinkedSelection
 
     def window(self) -> QWidget: ...  # the parent of the dialogs a collaborator opens
 
     def statusBar(self) -> QStatusBar: ...  # noqa: N802 - Qt's name
 
     def palette_colours(self) -> list[str]: ...
-
-    def select_nodes(self, paths: list[str]) -> None: ...
-
-    def graph_selected(self, paths: list[str]) -> None: ...
 
     def show_problem(self, text: str, info: ErrorInfo | None = None) -> None: ...
 

@@ -56,7 +56,7 @@ class IrSide:
         self.host.doc.result = replace(current, jaxpr_text=printed.text)
         self.host.jaxpr.set_text(printed.text, document)
         self.host.jaxpr_links = links
-        self.host.graph_selected(self.host.graph.selected_paths())  # mark the selection's jaxpr lines
+        self.host.selection.graph_selected(self.host.graph.selected_paths())  # mark the selection's jaxpr lines
         if not self.host.controller.worker.busy:  # never preempt a job the user asked for: _resume_ir follows it
             self._request_hlo("stablehlo")
 
@@ -147,13 +147,13 @@ class IrSide:
         if links is None or self.host.jaxpr_links is None:
             return
         paths = links.nodes_for_line(line)
-        self.host.select_nodes(paths)
-        self.host.graph_selected(paths)
+        self.host.selection.select_nodes(paths)
+        self.host.selection.graph_selected(paths)
         self.host.ir.views[stage].mark_lines([line], scroll=False)
 
     def fusion_selected(self, fusion: FusionInfo) -> None:
-        self.host.select_nodes(list(fusion.nodes))
-        self.host.graph_selected(list(fusion.nodes))
+        self.host.selection.select_nodes(list(fusion.nodes))
+        self.host.selection.graph_selected(list(fusion.nodes))
         self.host.source.mark_lines(list(fusion.source_lines))
         self.host.ir.views["compiled"].mark_lines([fusion.line])
 

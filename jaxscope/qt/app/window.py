@@ -2,49 +2,43 @@
 
 from __future__ import annotations
 
-import html
 import os
-import re
-import time
-from typing import NamedTuple
 
 from PySide6.QtCore import QByteArray, QFileSystemWatcher, QSettings, Qt, QTimer, Slot
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QImage, QKeySequence, QPainter
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
-    QFileDialog,
     QFrame,
-    QHBoxLayout,
-    QInputDialog,
     QLabel,
-    QListWidget,
     QMainWindow,
-    QMessageBox,
-    QPushButton,
     QScrollArea,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
 
-from jaxscope.about import EXAMPLES_DIR, __version__
-from jaxscope.analysis.flow_marks import LineMark, line_marks, static_values
-from jaxscope.analysis.guide import Example, find, list_examples, parse_guide
-from jaxscope.exporter import export
+from jaxscope.about import EXAMPLES_DIR
+from jaxscope.analysis.flow_marks import LineMark
+from jaxscope.analysis.guide import Example, list_examples, parse_guide
 from jaxscope.ir import linking
-from jaxscope.layout.engine import auto_expanded
-from jaxscope.qt.app import prefs
+from jaxscope.ir.hlo_links import IrLinks
+from jaxscope.qt.app import dialogs, prefs
 from jaxscope.qt.app import theme as themes
 from jaxscope.qt.app.controller import Controller
-from jaxscope.qt.app.document import Document, nearest_visible, owner_chain
+from jaxscope.qt.app.document import Document
 from jaxscope.qt.app.export_job import ExportJobs
+from jaxscope.qt.app.graph_export import GraphExport
 from jaxscope.qt.app.ir_side import IrSide
 from jaxscope.qt.app.jobs import Jobs
+from jaxscope.qt.app.linked_selection import LinkedSelection
+from jaxscope.qt.app.recent import RecentTargets
+from jaxscope.qt.app.status_line import StatusLine
+from jaxscope.qt.app.trace_display import TraceDisplay, TracePrep, recording_gave_up, trace_prep
+from jaxscope.qt.app.welcome import WelcomePage
 from jaxscope.qt.graph.scene_model import SceneModel
 from jaxscope.qt.graph.view import QtGraphView
 from jaxscope.qt.panes.diagnostics_panel import DiagnosticsPanel
-from jaxscope.qt.panes.flow_paint import legend_items
 from jaxscope.qt.panes.guide_panel import GuidePanel
 from jaxscope.qt.panes.inputs_panel import InputsPanel, plain_label
 from jaxscope.qt.panes.ir_tabs import IrTabs
@@ -53,79 +47,14 @@ from jaxscope.qt.panes.log_pane import LogPane
 from jaxscope.qt.panes.problems_panel import ProblemsPanel
 from jaxscope.qt.panes.run_panel import RunPanel
 from jaxscope.qt.panes.source_view import QtSourceView
-from jaxscope.render.svg import render_svg
 from jaxscope.schema.collector import gc_paused
-from jaxscope.schema.flow import recording_stopped
 from jaxscope.schema.graph import Graph, SourceLoc
 from jaxscope.schema.layout import Layout
-from jaxscope.schema.trace import Diagnostic, ErrorInfo, FunctionRef, TraceRequest, TraceResult
-from jaxscope.spec import argspec
+from jaxscope.schema.trace import ErrorInfo, FunctionRef, TraceRequest, TraceResult
 from jaxscope.spec.discover import DiscoveryError, default_function, discover_file
 from jaxscope.spec.static_fix import static_suggestion
 
-MAX_RECENT = 10
 STATE_VERSION = 2  # bump when docks change: an old saved state would misplace the new ones
-PHASE_TEXT = {  # the status bar while the worker (or the layout process) works
-    "startup": "starting the worker (importing jax)…", "load": "running the file…", "trace": "tracing…",
-    "graph": "building the graph…", "layout": "laying out…", "inputs": "making the inputs…",
-    "compile": "compiling with XLA…", "run": "running jitted…", "eager": "running eagerly…", "compare": "comparing…",
-    "nan": "looking for the first NaN…", "divergence": "comparing every equation…",
-}  # fmt: skip
-
-
-class TracePrep(NamedTuple):
-    """What `MainWindow._prepare_trace` makes of a trace for the GUI thread."""
-
-    links: linking.JaxprLinks  # the node sources (the jaxpr lines come with the printed jaxpr)
-    expanded: frozenset[str]  # `auto_expanded`: the clusters a first layout opens
-    helpers: set[str]  # `linking.helper_files`: the other user files to watch
-
-
-def _trace_prep(result: TraceResult) -> TracePrep:
-    """What the window walks a new trace's every node for (see `MainWindow._prepare_trace`)."""
-    graph = result.graph
-    return TracePrep(linking.jaxpr_links(graph, ""), auto_expanded(graph), linking.helper_files(graph, result.request.function.path or ""))
-
-
-def _recording_stopped(result: TraceResult) -> bool:
-    """Whether the worker's control-flow recorder gave up on this trace (a program too big for it:
-    past its call budget, under Python's trace hook ~2.5x the trace time before 3.12). Then the
-    next trace of that function is not recorded: it would cost as much and stop again."""
-    return result.flow is None and recording_stopped(result.warnings) is not None
-
-
-class WelcomePage(QWidget):
-    """Open File…, Open Example…, and the recent files."""
-
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__()
-        title = QLabel("jaxscope")
-        title.setStyleSheet("font-size: 28px; font-weight: 600;")
-        subtitle = plain_label("See what jax.jit sees: open a Python file and trace one of its functions.")
-        open_file = QPushButton("Open File…")
-        open_file.clicked.connect(window.open_file_dialog)
-        open_example = QPushButton("Open Example…")
-        open_example.clicked.connect(window.open_example_dialog)
-        self.recent = QListWidget()
-        self.recent.setObjectName("recentList")
-        self.recent.itemActivated.connect(lambda item: window.open_target(item.text()))
-        buttons = QHBoxLayout()
-        buttons.addWidget(open_file)
-        buttons.addWidget(open_example)
-        buttons.addStretch(1)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(48, 40, 48, 40)
-        layout.addWidget(title)
-        layout.addWidget(subtitle)
-        layout.addSpacing(16)
-        layout.addLayout(buttons)
-        layout.addSpacing(16)
-        layout.addWidget(plain_label("Recent"))
-        layout.addWidget(self.recent, 1)
-
-    def set_recent(self, items: list[str]) -> None:
-        self.recent.clear()
-        self.recent.addItems(items)
 
 
 class MainWindow(QMainWindow):
@@ -138,15 +67,13 @@ class MainWindow(QMainWindow):
         self.jobs = Jobs(self)
         self.ir_side = IrSide(self)
         self.exports = ExportJobs(self)
+        self.graph_export = GraphExport(self)
+        self.selection = LinkedSelection(self)
+        self.display = TraceDisplay(self)
         self.controller = controller or Controller(parent=self, **self.jobs.device_setup())
         self.theme = themes.resolve(prefs.read(self.settings, "theme", theme) or theme)
-        self._started = 0.0
-        self._phase = ""
         self.jaxpr_links: linking.JaxprLinks | None = None
-        self._by_line: dict[int, list[str]] = {}
-        self._node_colours: tuple[Graph, str, str, dict[str, str]] | None = None  # (graph, file, theme, colours)
         self.problem_info: ErrorInfo | None = None
-        self._pending_select: list[str] = []  # select these once the layout that reveals them is shown
         self._helpers: set[str] = set()  # other user files the last graph's equations came from (watched)
 
         self.graph = QtGraphView()
@@ -161,7 +88,7 @@ class MainWindow(QMainWindow):
         wl.setSpacing(0)
         wl.addWidget(self.stale_banner)
         wl.addWidget(self.graph, 1)
-        self.welcome = WelcomePage(self)
+        self.welcome = WelcomePage(self.open_file_dialog, self.open_example_dialog, self.open_target)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.welcome)
         self.stack.addWidget(workspace)
@@ -206,17 +133,8 @@ class MainWindow(QMainWindow):
         self._dock("run", "Run: jit vs eager", run_scroll, Qt.DockWidgetArea.BottomDockWidgetArea, tab_with="problems")
         self.docks["problems"].raise_()
 
-        self.phase_label = plain_label("starting the worker…")
-        self.elapsed_label = plain_label("")
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setObjectName("cancelButton")
-        self.cancel_button.hide()
-        self.statusBar().addWidget(self.phase_label, 1)
-        self.statusBar().addPermanentWidget(self.elapsed_label)
-        self.statusBar().addPermanentWidget(self.cancel_button)
-        self._tick = QTimer(self)
-        self._tick.setInterval(100)
-        self._tick.timeout.connect(self._update_elapsed)
+        self.status = StatusLine(self.statusBar())
+        self.phase_label, self.cancel_button = self.status.phase_label, self.status.cancel_button
 
         self.watcher = QFileSystemWatcher(self)
         self._reload_timer = QTimer(self)
@@ -227,7 +145,7 @@ class MainWindow(QMainWindow):
         self._make_actions()
         self._connect()
         self._apply_theme()
-        self.welcome.set_recent(self.recent_files())
+        self.recent = RecentTargets(self.settings, self.recent_menu, self.welcome, self.open_target)
         self._restore_layout()
 
     # ------------------------------------------------------------------ construction
@@ -261,8 +179,8 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self._action("Open &Example…", self.open_example_dialog, "Ctrl+Shift+O"))
         self.recent_menu = file_menu.addMenu("Open &Recent")
         file_menu.addSeparator()
-        file_menu.addAction(self._action("&Export Graph…", self.export_dialog, "Ctrl+E", "exportAction"))
-        file_menu.addAction(self._action("&Copy Graph Image", self.copy_image, "Ctrl+Shift+C"))
+        file_menu.addAction(self._action("&Export Graph…", self.graph_export.dialog, "Ctrl+E", "exportAction"))
+        file_menu.addAction(self._action("&Copy Graph Image", self.graph_export.copy_image, "Ctrl+Shift+C"))
         file_menu.addSeparator()
         file_menu.addAction(self._action("&Quit", self.close, QKeySequence.StandardKey.Quit))
         trace_menu = bar.addMenu("&Trace")
@@ -303,11 +221,10 @@ class MainWindow(QMainWindow):
         help_menu = bar.addMenu("&Help")
         help_menu.addAction(self._action("&Keyboard Shortcuts", self.show_shortcuts))
         help_menu.addAction(self._action("&About jaxscope", self.show_about))
-        self._refresh_recent_menu()
 
     def _connect(self) -> None:
         c = self.controller
-        c.phase_changed.connect(self._on_phase)
+        c.phase_changed.connect(self.status.set_phase)
         c.prepare = self._prepare_trace
         c.prepare_layout = self._prepare_layout
         c.trace_finished.connect(self._on_trace_finished)
@@ -315,8 +232,8 @@ class MainWindow(QMainWindow):
         c.layout_finished.connect(self._on_layout_finished)
         c.layout_preview.connect(self._on_layout_preview)
         c.layout_failed.connect(self._on_layout_failed)
-        c.output.connect(self._append_log)
-        c.busy_changed.connect(self._on_busy)
+        c.output.connect(lambda _stream, text: self.log.append_text(text))
+        c.busy_changed.connect(lambda busy: self.status.set_busy(busy, lambda: self.controller.worker.busy))
         c.hlo_finished.connect(self.ir_side.on_hlo_finished)
         c.hlo_failed.connect(self.ir_side.on_hlo_failed)
         c.hlo_phase.connect(self.ir_side.on_hlo_phase)
@@ -329,7 +246,7 @@ class MainWindow(QMainWindow):
         c.job_finished.connect(self.jobs.on_job_finished)
         c.job_failed.connect(self.jobs.on_job_failed)
         self.run_panel.run_requested.connect(self.jobs.run_function)
-        self.run_panel.node_requested.connect(lambda path: self.show_nodes([path]))
+        self.run_panel.node_requested.connect(lambda path: self.selection.show_nodes([path]))
         self.run_panel.setup_requested.connect(self.jobs.set_device_setup)
         self.exports.finished.connect(lambda path, fmt: self.statusBar().showMessage(f"exported {fmt} to {path}", 5000))
         self.exports.failed.connect(lambda path, message: self.show_problem(f"export to {path} failed: {message}"))
@@ -338,15 +255,15 @@ class MainWindow(QMainWindow):
         self.run_panel.set_devices(c.devices)
         self.cancel_button.clicked.connect(c.cancel)
         self.inputs.trace_requested.connect(self._trace)
-        self.graph.selection_changed.connect(self.graph_selected)
+        self.graph.selection_changed.connect(self.selection.graph_selected)
         self.graph.toggle_cluster_requested.connect(self.toggle_cluster)
-        self.source.line_clicked.connect(self._source_line_clicked)
-        self.jaxpr.line_clicked.connect(self._jaxpr_line_clicked)
+        self.source.line_clicked.connect(self.selection.source_line_clicked)
+        self.jaxpr.line_clicked.connect(self.selection.jaxpr_line_clicked)
         self.problem_goto.clicked.connect(self._goto_problem)
         self.problem_static.clicked.connect(self.jobs.retrace_static)
         self.problems.restart_requested.connect(self.restart_worker)
-        self.diagnostics.activated.connect(self.show_diagnostic)
-        self.guide.show_requested.connect(self.show_query)
+        self.diagnostics.activated.connect(self.selection.show_diagnostic)
+        self.guide.show_requested.connect(self.selection.show_query)
         self.watcher.fileChanged.connect(lambda _path: self._reload_timer.start())
 
     # ------------------------------------------------------------------ documents
@@ -389,9 +306,9 @@ class MainWindow(QMainWindow):
         self.docks["source"].setWindowTitle(f"Source — {os.path.basename(path)}")
         self.stack.setCurrentIndex(1)
         self.setWindowTitle(f"jaxscope — {os.path.basename(path)}")
-        self._remember(path + (f"::{function}" if function else ""))
+        self.recent.remember(path + (f"::{function}" if function else ""))
         for warning in module.warnings:
-            self._append_log("jaxscope", f"warning: {warning}\n")
+            self.log.append_text(f"warning: {warning}\n")
         if function and module.get(function) is not None:
             self.inputs.request_trace()
         return True
@@ -413,15 +330,7 @@ class MainWindow(QMainWindow):
 
     def confirm_run(self, path: str) -> bool:
         """The question itself (tests replace it)."""
-        box = QMessageBox(self)
-        box.setWindowTitle("Run this file?")
-        box.setTextFormat(Qt.TextFormat.PlainText)
-        box.setText(f"Tracing {os.path.basename(path)} runs its top-level code, and the code it imports, with your "
-                    f"privileges (jaxscope isolates crashes, it is not a sandbox).\n\n{path}")
-        run = box.addButton("Run", QMessageBox.ButtonRole.AcceptRole)
-        box.addButton("View Only", QMessageBox.ButtonRole.RejectRole)
-        box.exec()
-        return box.clickedButton() is run
+        return dialogs.confirm_run(self, path)
 
     def _trace(self, function: str, args: str) -> None:
         if not self.may_run(self.doc.path):
@@ -431,7 +340,7 @@ class MainWindow(QMainWindow):
             self.doc.user_toggled = False
         self.doc.function, self.doc.args = function, args
         previous = self.doc.result
-        record = previous is None or previous.request.function.qualname != function or not _recording_stopped(previous)
+        record = previous is None or previous.request.function.qualname != function or not recording_gave_up(previous)
         request = TraceRequest(FunctionRef(qualname=function, path=self.doc.path), args=args, jaxpr_text=False, record_flow=record)
         # laid out as the reply arrives, with the clusters `_on_trace_finished` will ask for open
         keep = self._keeps_expanded(request.function)
@@ -450,25 +359,16 @@ class MainWindow(QMainWindow):
         self.stale_banner.hide()
         self.show_problem("")
         graph = result.graph
-        prep = self.controller.prepared(result) or _trace_prep(result)  # made here only if that failed
+        prep = self.controller.prepared(result) or trace_prep(result)  # made here only if that failed
         if not keep:
             self.doc.expanded = prep.expanded
         self.ir_side.start(result, prep.links)
-        self._by_line = linking.nodes_by_line(graph, self.doc.path)
-        self._apply_source_colours()
+        self.selection.by_line = linking.nodes_by_line(graph, self.doc.path)
+        self.display.apply_source_colours()
         self._watch_helpers(prep.helpers)
-        self._show_flow(result)
-        self._show_diagnostics(result)
+        self.display.show_flow(result)
+        self.display.show_diagnostics(result)
         self.controller.layout(graph, self.doc.expanded)
-
-    def palette_colours(self) -> list[str]:
-        return linking.PALETTE_DARK if self.theme == "dark" else linking.PALETTE_LIGHT
-
-    def _apply_source_colours(self) -> None:
-        """Line colours shared by source lines and their nodes; they follow the theme."""
-        palette = self.palette_colours()
-        line_colours = linking.line_colours(self.doc.graph, self.doc.path) if self.doc.graph else {}
-        self.source.set_line_colours({line: palette[i % len(palette)] for line, i in line_colours.items()})
 
     def _prepare_trace(self, result: TraceResult) -> TracePrep:
         """Off the GUI thread (`Controller.prepare`), what a trace's window needs: the graph's
@@ -483,77 +383,23 @@ class MainWindow(QMainWindow):
             path = result.request.function.path
             if path:
                 linking.nodes_by_line(graph, path)
-            prep = _trace_prep(result)
+            prep = trace_prep(result)
         return prep
 
     def _prepare_layout(self, graph: Graph, layout: Layout) -> SceneModel | None:
         """On the layout client's thread: the scene model with its source-line stripes (at mlp-50k
         the colour map and the stripes took ~80 ms of the GUI thread when the scene was set)."""
-        return self.graph.model_for(graph, layout, self._graph_colours(graph))
+        return self.graph.model_for(graph, layout, self.display.graph_colours(graph))
 
-    def _graph_colours(self, graph: Graph | None = None) -> dict[str, str]:
-        """Node path -> the colour of its source line, made once per trace and theme (every layout
-        of the trace shows them); of the document's graph by default. From any thread."""
-        if graph is None:
-            graph = self.doc.graph
-        if graph is None:
-            return {}
-        made = self._node_colours
-        if made is None or made[0] is not graph or made[1:3] != (self.doc.path, self.theme):
-            made = self._node_colours = (graph, self.doc.path, self.theme, linking.node_colours(graph, self.doc.path, self.palette_colours()))
-        return made[3]
-
-    def _apply_graph_colours(self) -> None:
-        if self.doc.graph is not None:
-            self.graph.set_line_colours(self._graph_colours())
-
-    def _show_flow(self, result: TraceResult) -> None:
-        """Source-pane marks of what tracing baked in (when the recorder ran)."""
-        file_flow = result.flow.file(self.doc.path) if result.flow is not None else None
-        if file_flow is None:
-            self.source.set_flow_marks({})
-            note = ""
-            if _recording_stopped(result):
-                note = "control-flow marks are off: this program makes too many Python calls while it is traced"
-            self.flow_legend.setText(html.escape(note))
-            return
-        fn = self.inputs.current()
-        call = self.inputs.parse(result.request.args)  # parsed already when the trace was asked for
-        statics = static_values(fn, call) if fn is not None and not isinstance(call, argspec.SpecError) else {}
-        self.source.set_flow_marks(line_marks(file_flow, result.graph, self.doc.path, statics, source=self.source.toPlainText()))
-        swatch = '<span style="color:{0}">&#9612;</span>&nbsp;{1}'
-        items = [swatch.format(colour or "#8e5ad6", html.escape(text)) for colour, text in legend_items(self.theme)]
-        self.flow_legend.setText("&nbsp;&nbsp; ".join(items))
-
-    def _show_diagnostics(self, result: TraceResult) -> None:
-        self.diagnostics.set_diagnostics(result.diagnostics, self.doc.path)
-        count = len(result.diagnostics)
-        self.docks["diagnostics"].setWindowTitle(f"Diagnostics ({count})" if count else "Diagnostics")
-        if any(d.severity != "info" for d in result.diagnostics):
-            self.docks["diagnostics"].raise_()
+    def palette_colours(self) -> list[str]:
+        return self.display.palette()
 
     def resume_ir(self) -> None:
         self.ir_side.resume()
 
-    def show_query(self, query: str) -> list[str]:
-        """A guide link: select what `query` finds anywhere in the graph, expanding what hides it."""
-        if self.doc.graph is None:
-            return []
-        paths = find(self.doc.graph, query)
-        self.show_nodes(paths)
-        line = re.match(r"^\s*:(\d+)\s*$", query)
-        if line:
-            self.source.mark_lines([int(line.group(1))])
-        self.statusBar().showMessage(f"{len(paths)} node{'s' if len(paths) != 1 else ''} for {query!r}", 4000)
-        return paths
-
-    def show_diagnostic(self, diagnostic: Diagnostic) -> None:
-        """Select the diagnostic's nodes (expanding what hides them) and mark its lines."""
-        if diagnostic.nodes:
-            self.show_nodes(list(diagnostic.nodes))
-        lines = sorted({loc.line for loc in diagnostic.locations if linking.same_file(loc.file, self.doc.path)})
-        if lines:
-            self.source.mark_lines(lines)
+    @property
+    def ir_links(self) -> dict[str, IrLinks]:
+        return self.ir_side.links
 
     @Slot(object, object, object)
     def _on_layout_preview(self, graph: Graph, part: Layout, expanded: frozenset[str]) -> None:
@@ -574,20 +420,20 @@ class MainWindow(QMainWindow):
         selected = self.graph.selected_paths() if keep else []
         self.doc.layout, self.doc.expanded = layout, expanded
         self.graph.set_graph(
-            graph, layout, self.theme, keep_view=keep, model=self.controller.prepared_layout(layout), line_colours=self._graph_colours()
+            graph, layout, self.theme, keep_view=keep, model=self.controller.prepared_layout(layout), line_colours=self.display.graph_colours()
         )
         if not keep:
             self.graph.fit_all()
             QTimer.singleShot(0, self.graph, self.graph.fit_all)  # again once pending dock/geometry changes settle
         if selected:
             self.graph.select_paths(selected, center=False)
-        if self._pending_select:
-            self.select_nodes(self._pending_select)
-            self._pending_select = []
+        if self.selection.pending:
+            self.selection.select_nodes(self.selection.pending)
+            self.selection.pending = []
         eqns = graph.top.total_eqns
         self.phase_label.setText(f"{graph.function}: {eqns} equations, {len(layout.nodes)} nodes drawn ({layout.engine})")
         for note in layout.notes:
-            self._append_log("jaxscope", f"layout: {note}\n")
+            self.log.append_text(f"layout: {note}\n")
 
     @Slot(object)
     def _on_trace_failed(self, info: ErrorInfo) -> None:
@@ -604,7 +450,7 @@ class MainWindow(QMainWindow):
             self.source.set_flow_marks({loc.line: LineMark(loc.line, "error", why=why)})
             self.source.scroll_to_line(loc.line)
         if info.stderr_tail:
-            self._append_log("worker", info.stderr_tail[-4000:])
+            self.log.append_text(info.stderr_tail[-4000:])
         self.phase_label.setText(f"{info.kind} error")
 
     def toggle_cluster(self, owner: str) -> None:
@@ -634,84 +480,11 @@ class MainWindow(QMainWindow):
         if path and os.path.exists(path):
             self.open_target(f"{path}::{self.doc.function}" if self.doc.function else path, self.doc.args or None)
 
-    # ------------------------------------------------------------------ linking
-
-    def graph_selected(self, paths: list[str]) -> None:
-        if self.doc.graph is None or self.jaxpr_links is None:
-            return
-        sources = self.jaxpr_links.sources
-        lines = sorted({sources[p].line for p in paths if p in sources and linking.same_file(sources[p].file, self.doc.path)})
-        self.source.mark_lines(lines)
-        self.jaxpr.mark_lines(sorted({ln for p in paths for ln in self.jaxpr_links.lines_for_node(p)}))
-        for stage, links in self.ir_side.links.items():
-            self.ir.views[stage].mark_lines(links.lines_for_nodes(paths))
-        self.run_panel.show_values(paths[0] if len(paths) == 1 else "")
-
-    def select_nodes(self, paths: list[str]) -> None:
-        visible = self.doc.visible_paths()
-        shown = sorted({v for p in paths if (v := nearest_visible(p, visible)) is not None})
-        # an expanded owner (e.g. a `jit` drawn as a cluster) stands for what is drawn inside it
-        shown += sorted(v for p in paths if p in self.doc.expanded for v in visible if v.startswith(p + ":"))
-        self.graph.blockSignals(True)
-        self.graph.select_paths(shown)
-        self.graph.blockSignals(False)
-
-    def _source_line_clicked(self, line: int) -> None:
-        if self.doc.graph is None or self.jaxpr_links is None:
-            return
-        paths = self._by_line.get(line, [])
-        self.select_nodes(paths)
-        self.source.mark_lines([line], scroll=False)
-        self.jaxpr.mark_lines(sorted({ln for p in paths for ln in self.jaxpr_links.lines_for_node(p)}))
-        for stage, links in self.ir_side.links.items():
-            self.ir.views[stage].mark_lines(links.lines_for_source(self.doc.path, line))
-
-    def _jaxpr_line_clicked(self, line: int) -> None:
-        if self.doc.graph is None or self.jaxpr_links is None:
-            return
-        paths = self.jaxpr_links.nodes_for_line(line)
-        self.select_nodes(paths)
-        sources = self.jaxpr_links.sources
-        self.source.mark_lines(sorted({sources[p].line for p in paths if p in sources}))
-        self.jaxpr.mark_lines([line], scroll=False)
-
-    def reveal(self, *paths: str) -> bool:
-        """Expand the clusters that hide `paths` (diagnostics, tutorials); True when a re-layout started.
-
-        The paths are selected again once the new layout is on screen."""
-        chain = {owner for path in paths for owner in owner_chain(path)}
-        if not chain or chain <= self.doc.expanded or self.doc.graph is None:
-            return False
-        self.doc.user_toggled = True
-        self._pending_select = list(paths)
-        self.controller.layout(self.doc.graph, self.doc.expanded | chain)
-        return True
-
     # ------------------------------------------------------------------ status, problems, log
-
-    @Slot(str)
-    def _on_phase(self, phase: str) -> None:
-        self._phase = phase
-        self.phase_label.setText(PHASE_TEXT.get(phase, phase))
 
     def _toggle_long_edges(self, on: bool) -> None:
         self.graph.set_long_edges_whole(bool(on))
         self.settings.setValue("longEdgesWhole", bool(on))
-
-    @Slot(bool)
-    def _on_busy(self, busy: bool) -> None:
-        if busy:
-            self._started = time.monotonic()
-            self._tick.start()
-            # with the button as the timer's context: a window closed meanwhile cancels it (it raised in CI)
-            QTimer.singleShot(500, self.cancel_button, lambda: self.cancel_button.setVisible(self.controller.worker.busy))
-        else:
-            self._tick.stop()
-            self.cancel_button.hide()
-            self.elapsed_label.setText(f"{time.monotonic() - self._started:.2f} s")
-
-    def _update_elapsed(self) -> None:
-        self.elapsed_label.setText(f"{time.monotonic() - self._started:.1f} s")
 
     def show_problem(self, text: str, info: ErrorInfo | None = None) -> None:
         self.problems.show_problem(text, info)
@@ -736,65 +509,15 @@ class MainWindow(QMainWindow):
         if self.doc.path and self.inputs.current() is not None:
             self.inputs.request_trace()
 
-    def show_nodes(self, paths: list[str]) -> None:
-        """Select nodes by path, expanding the clusters that hide them."""
-        self.reveal(*paths)
-        self.select_nodes(paths)
-        self.graph_selected(paths)
-
     def _goto_problem(self) -> None:
         info = self.problem_info
         if info is not None and info.location is not None and linking.same_file(info.location.file, self.doc.path):
             self.source.mark_lines([info.location.line])
 
-    @Slot(str, str)
-    def _append_log(self, stream: str, text: str) -> None:
-        self.log.append_text(text)
-
-    # ------------------------------------------------------------------ export
-
-    def export_graph(self, path: str) -> str:
-        """Write the current graph with the CLI's exporter; returns the format written."""
-        if self.doc.graph is None or self.doc.layout is None:
-            raise ValueError("nothing to export yet: trace a function first")
-        return export(self.doc.graph, self.doc.layout, path, theme=self.theme, long_edges=self._long_edges_shown())
-
-    def _long_edges_shown(self) -> str:
-        """How the graph view draws long edges now: an image of the graph draws them the same way."""
-        return "ends" if self.graph.long_edges_partial else "whole"
-
-    def export_dialog(self) -> None:
-        if self.doc.graph is None:
-            return
-        default = os.path.splitext(self.doc.path)[0] + f"_{self.doc.function}.svg"
-        path, _ = QFileDialog.getSaveFileName(self, "Export Graph", default, "SVG (*.svg);;PNG (*.png);;PDF (*.pdf);;DOT (*.dot);;JSON (*.json)")
-        if path and self.doc.layout is not None:
-            self.statusBar().showMessage(f"exporting to {path}…")
-            self.exports.start(self.doc.graph, self.doc.layout, path, self.theme, self._long_edges_shown())
-
-    def graph_image(self, scale: float = 1.0) -> QImage:
-        from PySide6.QtSvg import QSvgRenderer
-
-        assert self.doc.graph is not None and self.doc.layout is not None
-        svg = render_svg(self.doc.graph, self.doc.layout, theme=self.theme, long_edges=self._long_edges_shown())
-        renderer = QSvgRenderer(QByteArray(svg.encode()))
-        size = renderer.defaultSize() * scale
-        image = QImage(size, QImage.Format.Format_ARGB32)
-        image.fill(0)
-        painter = QPainter(image)
-        renderer.render(painter)
-        painter.end()
-        return image
-
-    def copy_image(self) -> None:
-        if self.doc.graph is not None and self.doc.layout is not None:
-            QApplication.clipboard().setImage(self.graph_image(2.0))
-            self.statusBar().showMessage("graph image copied", 3000)
-
     # ------------------------------------------------------------------ dialogs
 
     def open_file_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open Python File", os.getcwd(), "Python (*.py)")
+        path = dialogs.ask_python_file(self)
         if path:
             self.open_target(path)
 
@@ -802,35 +525,22 @@ class MainWindow(QMainWindow):
         return list_examples(EXAMPLES_DIR)
 
     def open_example_dialog(self) -> None:
-        items = self.examples()
-        labels = [f"{e.title}  ({e.name}.py)" + (f" — {e.summary}" if e.summary else "") for e in items]
-        label, ok = QInputDialog.getItem(self, "Open Example", "Tutorial:", labels, 0, False)
-        if ok and label in labels:
-            self.open_target(items[labels.index(label)].path)
+        path = dialogs.ask_example(self, self.examples())
+        if path:
+            self.open_target(path)
 
     def find_dialog(self) -> None:
-        text, ok = QInputDialog.getText(self, "Find in Graph", "Primitive, input name, shape or line (:12):")
-        if ok and text:
+        text = dialogs.ask_graph_query(self)
+        if text:
             count = len(self.graph.search(text))
             self.statusBar().showMessage(f"{count} match{'es' if count != 1 else ''} for {text!r}", 4000)
 
     def show_shortcuts(self) -> None:
-        rows = [f"{a.text().replace('&', ''):<24} {a.shortcut().toString()}" for a in self.actions() if not a.shortcut().isEmpty()]
-        box = QMessageBox(self)
-        box.setWindowTitle("Keyboard Shortcuts")
-        box.setTextFormat(Qt.TextFormat.PlainText)
-        box.setText("\n".join(rows))
-        box.exec()
+        dialogs.show_shortcuts(self, self.actions())
 
     def show_about(self) -> None:
-        from PySide6 import __version__ as pyside_version
-
-        jax_version = self.controller.worker.worker_info().get("jax_version", "?") if self.controller.worker else "?"
-        box = QMessageBox(self)
-        box.setWindowTitle("About jaxscope")
-        box.setTextFormat(Qt.TextFormat.PlainText)
-        box.setText(f"jaxscope {__version__}\njax {jax_version} (in the worker)\nQt / PySide6 {pyside_version}")
-        box.exec()
+        worker = self.controller.worker
+        dialogs.show_about(self, str(worker.worker_info().get("jax_version", "?")) if worker else "?")
 
     # ------------------------------------------------------------------ theme, settings, events
 
@@ -841,10 +551,10 @@ class MainWindow(QMainWindow):
         self.theme = themes.apply(app, name)
         self._apply_theme()
         if self.doc.result is not None:  # colours only: no re-trace, no re-layout
-            self._apply_source_colours()
-            self._apply_graph_colours()
+            self.display.apply_source_colours()
+            self.display.apply_graph_colours()
             self.ir_side.apply_colours()
-            self._show_flow(self.doc.result)
+            self.display.show_flow(self.doc.result)
 
     def _apply_theme(self) -> None:
         if self.guide.guide is not None:
@@ -852,22 +562,6 @@ class MainWindow(QMainWindow):
         self.source.set_theme(self.theme)
         self.ir.set_theme(self.theme)
         self.graph.set_theme(self.theme)
-
-    def recent_files(self) -> list[str]:
-        items = prefs.read_strings(self.settings, "recent")
-        return [v for v in items if os.path.exists(v.rpartition("::")[0] or v)][:MAX_RECENT]
-
-    def _remember(self, target: str) -> None:
-        items = [target] + [t for t in self.recent_files() if t != target]
-        self.settings.setValue("recent", items[:MAX_RECENT])
-        self.welcome.set_recent(items[:MAX_RECENT])
-        self._refresh_recent_menu()
-
-    def _refresh_recent_menu(self) -> None:
-        self.recent_menu.clear()
-        for target in self.recent_files():
-            action = self.recent_menu.addAction(target)
-            action.triggered.connect(lambda checked=False, t=target: self.open_target(t))
 
     def _restore_layout(self) -> None:
         geometry = prefs.read(self.settings, "geometry", QByteArray())

@@ -107,8 +107,9 @@ def _renderer(svg_text: str) -> tuple[QSvgRenderer, float, float]:
     return renderer, w, h
 
 
-def svg_to_png(svg_text: str, path: str, dpi: int = 96, max_px: int = 16000) -> tuple[int, int]:
-    """Render `svg_text` to a PNG file at `dpi` (96 = one pixel per px); returns its pixel size."""
+def svg_to_image(svg_text: str, dpi: int = 96, max_px: int = 16000) -> QImage:
+    """`svg_text` rendered at `dpi` (96 = one pixel per px), the long side capped at `max_px`: the
+    one raster of an SVG, for the PNG export and the window's clipboard image alike."""
     if dpi <= 0:
         raise ValueError(f"dpi must be positive, got {dpi}")
     renderer, w, h = _renderer(svg_text)
@@ -121,7 +122,12 @@ def svg_to_png(svg_text: str, path: str, dpi: int = 96, max_px: int = 16000) -> 
         renderer.render(painter, QRectF(0.0, 0.0, w * scale, h * scale))
     finally:
         painter.end()
-    return _save_png(image, path)
+    return image
+
+
+def svg_to_png(svg_text: str, path: str, dpi: int = 96, max_px: int = 16000) -> tuple[int, int]:
+    """Render `svg_text` to a PNG file at `dpi` (96 = one pixel per px); returns its pixel size."""
+    return _save_png(svg_to_image(svg_text, dpi, max_px), path)
 
 
 def _canvas(w: float, h: float, dpi: int, max_px: int, background: QColor | None = None) -> tuple[QImage, float]:

@@ -1,0 +1,61 @@
+"""The window's small modal questions and notices, as functions of their parent and data."""
+
+from __future__ import annotations
+
+import os
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QWidget
+
+from jaxscope.about import __version__
+from jaxscope.analysis.guide import Example
+
+
+def ask_python_file(parent: QWidget) -> str | None:
+    path, _ = QFileDialog.getOpenFileName(parent, "Open Python File", os.getcwd(), "Python (*.py)")
+    return path or None
+
+
+def ask_example(parent: QWidget, items: list[Example]) -> str | None:
+    """The path of the tutorial picked, or None."""
+    labels = [f"{e.title}  ({e.name}.py)" + (f" — {e.summary}" if e.summary else "") for e in items]
+    label, ok = QInputDialog.getItem(parent, "Open Example", "Tutorial:", labels, 0, False)
+    return items[labels.index(label)].path if ok and label in labels else None
+
+
+def ask_graph_query(parent: QWidget) -> str | None:
+    text, ok = QInputDialog.getText(parent, "Find in Graph", "Primitive, input name, shape or line (:12):")
+    return text if ok and text else None
+
+
+def confirm_run(parent: QWidget, path: str) -> bool:
+    """Whether the user lets jaxscope run `path`'s top-level code (tracing imports it)."""
+    box = QMessageBox(parent)
+    box.setWindowTitle("Run this file?")
+    box.setTextFormat(Qt.TextFormat.PlainText)
+    box.setText(f"Tracing {os.path.basename(path)} runs its top-level code, and the code it imports, with your "
+                f"privileges (jaxscope isolates crashes, it is not a sandbox).\n\n{path}")
+    run = box.addButton("Run", QMessageBox.ButtonRole.AcceptRole)
+    box.addButton("View Only", QMessageBox.ButtonRole.RejectRole)
+    box.exec()
+    return box.clickedButton() is run
+
+
+def _notice(parent: QWidget, title: str, text: str) -> None:
+    box = QMessageBox(parent)
+    box.setWindowTitle(title)
+    box.setTextFormat(Qt.TextFormat.PlainText)
+    box.setText(text)
+    box.exec()
+
+
+def show_shortcuts(parent: QWidget, actions: list[QAction]) -> None:
+    rows = [f"{a.text().replace('&', ''):<24} {a.shortcut().toString()}" for a in actions if not a.shortcut().isEmpty()]
+    _notice(parent, "Keyboard Shortcuts", "\n".join(rows))
+
+
+def show_about(parent: QWidget, jax_version: str) -> None:
+    from PySide6 import __version__ as pyside_version
+
+    _notice(parent, "About jaxscope", f"jaxscope {__version__}\njax {jax_version} (in the worker)\nQt / PySide6 {pyside_version}")

@@ -1,0 +1,71 @@
+"""The window's pictures of the graph: File → Export Graph (any format, on a thread: `ExportJobs`),
+`export` (the same, synchronously) and Copy Graph Image. Each draws long edges as the view does
+now, and every raster goes through `raster.svg_to_image` (fonts narrowed, size capped) as the PNG
+export does, so the copied image and the exported PNG match."""
+
+from __future__ import annotations
+
+import os
+from typing import Protocol
+
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QApplication, QFileDialog, QStatusBar, QWidget
+
+from jaxscope.exporter import export
+from jaxscope.qt.app.document import Document
+from jaxscope.qt.app.export_job import ExportJobs
+from jaxscope.qt.graph import raster
+from jaxscope.qt.graph.view import QtGraphView
+from jaxscope.render.svg import render_svg
+
+FORMATS = "SVG (*.svg);;PNG (*.png);;PDF (*.pdf);;DOT (*.dot);;JSON (*.json)"
+
+
+class ExportHost(Protocol):
+    doc: Document
+    theme: str
+    graph: QtGraphView
+    exports: ExportJobs
+
+    def window(self) -> QWidget: ...
+
+    def statusBar(self) -> QStatusBar: ...  # noqa: N802 - Qt's name
+
+
+class GraphExport:
+    def __init__(self, host: ExportHost) -> None:
+        self.host = host
+
+    def long_edges(self) -> str:
+        """How the graph view draws long edges now: an image of the graph draws them the same way."""
+        return "ends" if self.host.graph.long_edges_partial else "whole"
+
+    def export(self, path: str) -> str:
+        """Write the current graph with the CLI's exporter; returns the format written."""
+        doc = self.host.doc
+        if doc.graph is None or doc.layout is None:
+            raise ValueError("nothing to export yet: trace a function first")
+        return export(doc.graph, doc.layout, path, theme=self.host.theme, long_edges=self.long_edges())
+
+    def dialog(self) -> None:
+        doc = self.host.doc
+        if doc.graph is None:
+            return
+        default = os.path.splitext(doc.path)[0] + f"_{doc.function}.svg"
+        path, _ = QFileDialog.getSaveFileName(self.host.window(), "Export Graph", default, FORMATS)
+        if path and doc.layout is not None:
+            self.host.statusBar().showMessage(f"exporting to {path}…")
+            self.host.exports.start(doc.graph, doc.layout, path, self.host.theme, self.long_edges())
+
+    def image(self, scale: float = 1.0) -> QImage:
+        """The graph as the PNG export draws it, `scale` pixels per px."""
+        doc = self.host.doc
+        assert doc.graph is not None and doc.layout is not None
+        svg = render_svg(doc.graph, doc.layout, theme=self.host.theme, long_edges=self.long_edges())
+        return raster.svg_to_image(svg, dpi=round(96 * scale))
+
+    def copy_image(self) -> None:
+        doc = self.host.doc
+        if doc.graph is not None and doc.layout is not None:
+            QApplication.clipboard().setImage(self.image(2.0))
+            self.host.statusBar().showMessage("graph image copied", 3000)

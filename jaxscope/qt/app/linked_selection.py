@@ -1,0 +1,123 @@
+"""One selection across the window's panes: nodes picked in the graph mark their source, jaxpr
+and IR lines; a line clicked in the source or the jaxpr selects its nodes; a guide link, a
+diagnostic or a run result selects nodes anywhere in the graph, expanding the clusters that hide
+them (selected again once that layout is on screen)."""
+
+from __future__ import annotations
+
+import re
+from typing import Protocol
+
+from PySide6.QtWidgets import QStatusBar
+
+from jaxscope.analysis.guide import find
+from jaxscope.ir import linking
+from jaxscope.ir.hlo_links import IrLinks
+from jaxscope.qt.app.controller import Controller
+from jaxscope.qt.app.document import Document, nearest_visible, owner_chain
+from jaxscope.qt.graph.view import QtGraphView
+from jaxscope.qt.panes.ir_tabs import IrTabs
+from jaxscope.qt.panes.jaxpr_view import QtJaxprView
+from jaxscope.qt.panes.run_panel import RunPanel
+from jaxscope.qt.panes.source_view import QtSourceView
+from jaxscope.schema.trace import Diagnostic
+
+
+class SelectionHost(Protocol):
+    doc: Document
+    controller: Controller
+    graph: QtGraphView
+    source: QtSourceView
+    jaxpr: QtJaxprView
+    ir: IrTabs
+    run_panel: RunPanel
+    jaxpr_links: linking.JaxprLinks | None
+
+    @property
+    def ir_links(self) -> dict[str, IrLinks]: ...
+
+    def statusBar(self) -> QStatusBar: ...  # noqa: N802 - Qt's name
+
+
+class LinkedSelection:
+    def __init__(self, host: SelectionHost) -> None:
+        self.host = host
+        self.by_line: dict[int, list[str]] = {}  # source line of the open file -> its nodes
+        self.pending: list[str] = []  # select these once the layout that reveals them is shown
+
+    def graph_selected(self, paths: list[str]) -> None:
+        if self.host.doc.graph is None or self.host.jaxpr_links is None:
+            return
+        sources = self.host.jaxpr_links.sources
+        lines = sorted({sources[p].line for p in paths if p in sources and linking.same_file(sources[p].file, self.host.doc.path)})
+        self.host.source.mark_lines(lines)
+        self.host.jaxpr.mark_lines(sorted({ln for p in paths for ln in self.host.jaxpr_links.lines_for_node(p)}))
+        for stage, links in self.host.ir_links.items():
+            self.host.ir.views[stage].mark_lines(links.lines_for_nodes(paths))
+        self.host.run_panel.show_values(paths[0] if len(paths) == 1 else "")
+
+    def select_nodes(self, paths: list[str]) -> None:
+        visible = self.host.doc.visible_paths()
+        shown = sorted({v for p in paths if (v := nearest_visible(p, visible)) is not None})
+        # an expanded owner (e.g. a `jit` drawn as a cluster) stands for what is drawn inside it
+        shown += sorted(v for p in paths if p in self.host.doc.expanded for v in visible if v.startswith(p + ":"))
+        self.host.graph.blockSignals(True)
+        self.host.graph.select_paths(shown)
+        self.host.graph.blockSignals(False)
+
+    def source_line_clicked(self, line: int) -> None:
+        if self.host.doc.graph is None or self.host.jaxpr_links is None:
+            return
+        paths = self.by_line.get(line, [])
+        self.select_nodes(paths)
+        self.host.source.mark_lines([line], scroll=False)
+        self.host.jaxpr.mark_lines(sorted({ln for p in paths for ln in self.host.jaxpr_links.lines_for_node(p)}))
+        for stage, links in self.host.ir_links.items():
+            self.host.ir.views[stage].mark_lines(links.lines_for_source(self.host.doc.path, line))
+
+    def jaxpr_line_clicked(self, line: int) -> None:
+        if self.host.doc.graph is None or self.host.jaxpr_links is None:
+            return
+        paths = self.host.jaxpr_links.nodes_for_line(line)
+        self.select_nodes(paths)
+        sources = self.host.jaxpr_links.sources
+        self.host.source.mark_lines(sorted({sources[p].line for p in paths if p in sources}))
+        self.host.jaxpr.mark_lines([line], scroll=False)
+
+    def reveal(self, *paths: str) -> bool:
+        """Expand the clusters that hide `paths` (diagnostics, tutorials); True when a re-layout started.
+
+        The paths are selected again once the new layout is on screen."""
+        chain = {owner for path in paths for owner in owner_chain(path)}
+        if not chain or chain <= self.host.doc.expanded or self.host.doc.graph is None:
+            return False
+        self.host.doc.user_toggled = True
+        self.pending = list(paths)
+        self.host.controller.layout(self.host.doc.graph, self.host.doc.expanded | chain)
+        return True
+
+    def show_nodes(self, paths: list[str]) -> None:
+        """Select nodes by path, expanding the clusters that hide them."""
+        self.reveal(*paths)
+        self.select_nodes(paths)
+        self.graph_selected(paths)
+
+    def show_query(self, query: str) -> list[str]:
+        """A guide link: select what `query` finds anywhere in the graph, expanding what hides it."""
+        if self.host.doc.graph is None:
+            return []
+        paths = find(self.host.doc.graph, query)
+        self.show_nodes(paths)
+        line = re.match(r"^\s*:(\d+)\s*$", query)
+        if line:
+            self.host.source.mark_lines([int(line.group(1))])
+        self.host.statusBar().showMessage(f"{len(paths)} node{'s' if len(paths) != 1 else ''} for {query!r}", 4000)
+        return paths
+
+    def show_diagnostic(self, diagnostic: Diagnostic) -> None:
+        """Select the diagnostic's nodes (expanding what hides them) and mark its lines."""
+        if diagnostic.nodes:
+            self.show_nodes(list(diagnostic.nodes))
+        lines = sorted({loc.line for loc in diagnostic.locations if linking.same_file(loc.file, self.host.doc.path)})
+        if lines:
+            self.host.source.mark_lines(lines)

@@ -1,0 +1,112 @@
+"""How a trace shows in the window's panes besides the graph: the colours that link source lines
+to their nodes (per theme), the control-flow marks and their legend, the diagnostics; and what a
+trace needs made off the GUI thread (`trace_prep`)."""
+
+from __future__ import annotations
+
+import html
+from typing import NamedTuple, Protocol
+
+from PySide6.QtWidgets import QDockWidget, QLabel
+
+from jaxscope.analysis.flow_marks import line_marks, static_values
+from jaxscope.ir import linking
+from jaxscope.layout.engine import auto_expanded
+from jaxscope.qt.app.document import Document
+from jaxscope.qt.graph.view import QtGraphView
+from jaxscope.qt.panes.diagnostics_panel import DiagnosticsPanel
+from jaxscope.qt.panes.flow_paint import legend_items
+from jaxscope.qt.panes.inputs_panel import InputsPanel
+from jaxscope.qt.panes.source_view import QtSourceView
+from jaxscope.schema.flow import recording_stopped
+from jaxscope.schema.graph import Graph
+from jaxscope.schema.trace import TraceResult
+from jaxscope.spec import argspec
+
+
+class TracePrep(NamedTuple):
+    """What `MainWindow._prepare_trace` makes of a trace for the GUI thread."""
+
+    links: linking.JaxprLinks  # the node sources (the jaxpr lines come with the printed jaxpr)
+    expanded: frozenset[str]  # `auto_expanded`: the clusters a first layout opens
+    helpers: set[str]  # `linking.helper_files`: the other user files to watch
+
+
+def trace_prep(result: TraceResult) -> TracePrep:
+    """What the window walks a new trace's every node for (see `MainWindow._prepare_trace`)."""
+    graph = result.graph
+    return TracePrep(linking.jaxpr_links(graph, ""), auto_expanded(graph), linking.helper_files(graph, result.request.function.path or ""))
+
+
+def recording_gave_up(result: TraceResult) -> bool:
+    """Whether the worker's control-flow recorder gave up on this trace (a program too big for it:
+    past its call budget, under Python's trace hook ~2.5x the trace time before 3.12). Then the
+    next trace of that function is not recorded: it would cost as much and stop again."""
+    return result.flow is None and recording_stopped(result.warnings) is not None
+
+
+class DisplayHost(Protocol):
+    doc: Document
+    theme: str
+    graph: QtGraphView
+    source: QtSourceView
+    inputs: InputsPanel
+    diagnostics: DiagnosticsPanel
+    docks: dict[str, QDockWidget]
+    flow_legend: QLabel
+
+
+class TraceDisplay:
+    def __init__(self, host: DisplayHost) -> None:
+        self.host = host
+        self._node_colours: tuple[Graph, str, str, dict[str, str]] | None = None  # (graph, file, theme, colours)
+
+    def palette(self) -> list[str]:
+        return linking.PALETTE_DARK if self.host.theme == "dark" else linking.PALETTE_LIGHT
+
+    def apply_source_colours(self) -> None:
+        """Line colours shared by source lines and their nodes; they follow the theme."""
+        palette = self.palette()
+        line_colours = linking.line_colours(self.host.doc.graph, self.host.doc.path) if self.host.doc.graph else {}
+        self.host.source.set_line_colours({line: palette[i % len(palette)] for line, i in line_colours.items()})
+
+    def graph_colours(self, graph: Graph | None = None) -> dict[str, str]:
+        """Node path -> the colour of its source line, made once per trace and theme (every layout
+        of the trace shows them); of the document's graph by default. From any thread."""
+        if graph is None:
+            graph = self.host.doc.graph
+        if graph is None:
+            return {}
+        made = self._node_colours
+        if made is None or made[0] is not graph or made[1:3] != (self.host.doc.path, self.host.theme):
+            made = self._node_colours = (graph, self.host.doc.path, self.host.theme, linking.node_colours(graph, self.host.doc.path, self.palette()))
+        return made[3]
+
+    def apply_graph_colours(self) -> None:
+        if self.host.doc.graph is not None:
+            self.host.graph.set_line_colours(self.graph_colours())
+
+    def show_flow(self, result: TraceResult) -> None:
+        """Source-pane marks of what tracing baked in (when the recorder ran)."""
+        file_flow = result.flow.file(self.host.doc.path) if result.flow is not None else None
+        if file_flow is None:
+            self.host.source.set_flow_marks({})
+            note = ""
+            if recording_gave_up(result):
+                note = "control-flow marks are off: this program makes too many Python calls while it is traced"
+            self.host.flow_legend.setText(html.escape(note))
+            return
+        fn = self.host.inputs.current()
+        call = self.host.inputs.parse(result.request.args)  # parsed already when the trace was asked for
+        statics = static_values(fn, call) if fn is not None and not isinstance(call, argspec.SpecError) else {}
+        self.host.source.set_flow_marks(line_marks(file_flow, result.graph, self.host.doc.path, statics, source=self.host.source.toPlainText()))
+        swatch = '<span style="color:{0}">&#9612;</span>&nbsp;{1}'
+        items = [swatch.format(colour or "#8e5ad6", html.escape(text)) for colour, text in legend_items(self.host.theme)]
+        self.host.flow_legend.setText("&nbsp;&nbsp; ".join(items))
+
+    def show_diagnostics(self, result: TraceResult) -> None:
+        self.host.diagnostics.set_diagnostics(result.diagnostics, self.host.doc.path)
+        count = len(result.diagnostics)
+        self.host.docks["diagnostics"].setWindowTitle(f"Diagnostics ({count})" if count else "Diagnostics")
+        if any(d.severity != "info" for d in result.diagnostics):
+            self.host.docks["diagnostics"].raise_()
