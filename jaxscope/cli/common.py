@@ -27,7 +27,7 @@ def add_target(p: argparse.ArgumentParser) -> None:
     p.add_argument("--debug", action="store_true", help="show full tracebacks and the worker's output")
 
 
-def run_trace(
+def trace_target(
     opts: argparse.Namespace,
     *,
     jaxpr_text: bool,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from jaxscope.cli.common import CliError, add_target, run_trace
+from jaxscope.cli.common import CliError, add_target, trace_target
 
 
 def add_parser(sub: Any) -> None:
@@ -35,7 +35,7 @@ def run(opts: argparse.Namespace) -> int:
     from jaxscope.spec import argspec
     from jaxscope.spec.discover import DiscoveryError, discover_file
 
-    result = run_trace(opts, jaxpr_text=False, record_flow=True)
+    result = trace_target(opts, jaxpr_text=False, record_flow=True)
     flow = result.flow
     stopped = recording_stopped(result.warnings)
     if flow is None and stopped:

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from jaxscope.cli.common import CliError, add_target, run_trace
+from jaxscope.cli.common import CliError, add_target, trace_target
 from jaxscope.layout.edge_shape import LONG_EDGES
 
 
@@ -40,7 +40,7 @@ def run(opts: argparse.Namespace) -> int:
         # As in the app: the layout process starts now (while the worker imports jax) and lays out
         # the graph as the trace reply arrives. A --collapse depth needs the graph first.
         stream = layouts.stream(direction=opts.direction) if opts.collapse is None else None
-        result = run_trace(opts, jaxpr_text=False, diagnose=False, tap=stream.feed if stream is not None else None)
+        result = trace_target(opts, jaxpr_text=False, diagnose=False, tap=stream.feed if stream is not None else None)
         graph = result.graph
         layout = None
         if stream is not None:

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from jaxscope.cli.common import add_target, run_trace
+from jaxscope.cli.common import add_target, trace_target
 
 
 def add_parser(sub: Any) -> None:
@@ -15,6 +15,6 @@ def add_parser(sub: Any) -> None:
 
 
 def run(opts: argparse.Namespace) -> int:
-    result = run_trace(opts, jaxpr_text=True)
+    result = trace_target(opts, jaxpr_text=True)
     sys.stdout.write(result.jaxpr_text.rstrip("\n") + "\n")
     return 0

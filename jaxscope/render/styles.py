@@ -1,4 +1,4 @@
-"""Node families and colour themes, shared by the SVG/DOT exporters and (later) the Qt app.
+"""Node families and colour themes, shared by the SVG/DOT exporters and the Qt app.
 
 A node's *family* groups primitives by what they do (element-wise maths, linear algebra,
 indexing, control flow, ...); renderers colour a node by its family. Input, output, constant and

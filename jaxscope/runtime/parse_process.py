@@ -4,7 +4,8 @@
 mlp-50k's 52k characters of specs ~30 ms alone and 60-230 ms while other threads want the GIL,
 so the window's GUI thread stood still that long even with the parse on a thread of its own. A
 child process parses the text instead (~0.14 s of wall time, mostly its start); the caller pays
-only for unpickling the result (~7 ms, in Python code that lets other threads run). Imports
+only for unpickling the result (~7 ms, in Python code that lets other threads run; a pickle,
+not JSON: the child is jaxscope's own parser, given text only, and runs no user code). Imports
 neither jax nor Qt, here or in the child.
 """
 

@@ -1,7 +1,9 @@
 """Frozen dataclasses <-> plain JSON values.
 
-JSON (never pickle) crosses every process boundary, so a result can be saved, attached to a bug
-report and replayed as a test fixture. Unknown keys are ignored and missing keys take their
+Results cross the worker and layout process boundaries as JSON, so a result can be saved,
+attached to a bug report and replayed as a test fixture. (One exception, not a result: the
+argument-spec parse of `runtime.parse_process` comes back pickled from a child of our own, which
+never runs user code.) Unknown keys are ignored and missing keys take their
 defaults, so an older reader survives a newer writer.
 
 `to_jsonable` / `from_jsonable` (and `dumps` / `loads`, the same with the JSON text step) do the

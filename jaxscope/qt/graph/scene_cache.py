@@ -56,7 +56,7 @@ class Ahead(NamedTuple):
     items: SceneItems
 
 
-def _let_go(built: BuiltScene) -> Iterator[None]:
+def _release_in_slices(built: BuiltScene) -> Iterator[None]:
     """Let go of a dropped scene's records and items a slice at a time, yielding between slices:
     at 50k boxes, freeing them at once held the GUI thread ~0.1 s when a new program replaced it.
     Its Qt items are deleted already (`SceneCache.drop`); this is their Python side and the model's."""
@@ -82,7 +82,7 @@ class SceneCache:
         self.kept: dict[tuple[int, int], BuiltScene] = {}  # earlier scenes of this graph, oldest first
         self.lock = threading.Lock()
         self._ahead: list[Ahead] = []  # the last two `model_for`s (a preview's and its whole layout's)
-        self.releasing: list[Iterator[None]] = []  # dropped scenes being let go (`_let_go`)
+        self.releasing: list[Iterator[None]] = []  # dropped scenes being let go (`_release_in_slices`)
         self.prepared: Resolved | None = None  # `prepare`'s, for the next graph's first model
 
     # -- built ahead, on any thread
@@ -207,7 +207,7 @@ class SceneCache:
         built.scene.clear()
         built.scene.setParent(None)  # type: ignore[call-overload]  # PySide6's stubs want a QObject
         built.scene.deleteLater()
-        self.releasing.append(_let_go(built))
+        self.releasing.append(_release_in_slices(built))
         if len(self.releasing) == 1:
             QTimer.singleShot(0, self.owner, self._release_step)
 

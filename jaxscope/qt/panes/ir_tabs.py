@@ -26,7 +26,6 @@ from jaxscope.ir.hlo_links import FusionInfo
 from jaxscope.qt.panes.inputs_panel import plain_label
 from jaxscope.qt.panes.jaxpr_view import QtJaxprView
 
-STAGES = ("stablehlo", "compiled")
 
 
 class IrTabs(QTabWidget):
