@@ -88,7 +88,7 @@ def test_a_trace_is_prepared_off_the_gui_thread_and_bound_before_it_is_handed_ov
     controller.trace_finished.connect(lambda r: seen.append(controller.prepared(r)))
     with qtbot.waitSignal(controller.trace_finished, timeout=5000):
         controller.trace("request")  # type: ignore[arg-type]
-    (got, thread), = seen
+    ((got, thread),) = seen
     assert got is result and thread is not threading.main_thread()
     assert layouts.bound and layouts.bound[0][0] == "the graph" and layouts.bound[0][1] is not threading.main_thread()
     assert controller.prepared(object()) is None
@@ -123,10 +123,12 @@ def test_a_layout_is_prepared_off_the_gui_thread_once(qtbot):
     controller = Controller(worker=_ResolvedWorker(), layouts=_LayoutsAnsweringLater(layout))  # type: ignore[arg-type]
     controller.prepare_layout = lambda graph, lay: (graph, lay, threading.current_thread())
     got: list[Any] = []
-    controller.layout_finished.connect(lambda graph, lay, expanded: got.append((controller.prepared_layout(lay), controller.prepared_layout(lay))))
+    controller.layout_finished.connect(
+        lambda graph, lay, expanded: got.append((controller.prepared_layout(lay), controller.prepared_layout(lay)))
+    )
     with qtbot.waitSignal(controller.layout_finished, timeout=5000):
         controller.layout("graph", ["e1"])  # type: ignore[arg-type]
-    ((graph, lay, thread), again), = got
+    (((graph, lay, thread), again),) = got
     assert graph == "graph" and lay is layout and thread is not threading.main_thread()
     assert again is None  # handed over once
     controller._layout_ahead.make(lambda: "a model", layout)

@@ -66,8 +66,8 @@ def test_would_it_retrace_dialog(qtbot, window):
     assert dialog is not None and dialog.after.text() == w.doc.result.request.args
     dialog.after.setText(dialog.after.text().replace("f32[16,4]", "f32[8,4]"))
     dialog.check.click()
-    qtbot.waitUntil(lambda: "jit would" in dialog.result.toPlainText(), timeout=TIMEOUT)
-    text = dialog.result.toPlainText()
+    qtbot.waitUntil(lambda: "jit would" in dialog.answer.toPlainText(), timeout=TIMEOUT)
+    text = dialog.answer.toPlainText()
     assert text.startswith("jit would RETRACE") and "`x`: shape changed: f32[16,4] → f32[8,4]" in text
     dialog.after.setText("f32[")
     dialog.check.click()
@@ -82,7 +82,7 @@ def test_open_every_example_from_the_menu_with_its_guide(qtbot, window, monkeypa
     examples = w.examples()
     assert [e.name for e in examples][:2] == ["basics", "jit_tracing"]
     for example in examples:
-        monkeypatch.setattr(QInputDialog, "getItem", lambda *a, **k: (a[3][examples.index(example)], True))
+        monkeypatch.setattr(QInputDialog, "getItem", lambda *a, example=example, **k: (a[3][examples.index(example)], True))
         w.doc.layout = None
         w.open_example_dialog()
         qtbot.waitUntil(lambda: w.doc.layout is not None, timeout=TIMEOUT)

@@ -15,19 +15,19 @@ QtCore = pytest.importorskip("PySide6.QtCore")
 QtGui = pytest.importorskip("PySide6.QtGui")
 pytest.importorskip("pytestqt")
 
-from PySide6.QtCore import QPoint, QPointF, Qt  # noqa: E402
-from PySide6.QtGui import QColor, QImage, QWheelEvent  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QColor, QImage, QWheelEvent
+from PySide6.QtWidgets import QApplication
 
-from jaxscope.layout.engine import auto_expanded, compute_layout  # noqa: E402
-from jaxscope.qt.graph.scene_items import TEXT_LOD, TINY_PX, EdgeTileItem, NodeTileItem  # noqa: E402
-from jaxscope.qt.graph.tooltips import tooltip_html  # noqa: E402
-from jaxscope.qt.graph.view import QtGraphView  # noqa: E402
-from jaxscope.render.svg import NodeIndex, node_tooltip  # noqa: E402
+from jaxscope.layout.engine import auto_expanded, compute_layout
+from jaxscope.qt.graph.scene_items import TEXT_LOD, TINY_PX, EdgeTileItem, NodeTileItem
+from jaxscope.qt.graph.tooltips import tooltip_html
+from jaxscope.qt.graph.view import QtGraphView
+from jaxscope.render.svg import NodeIndex, node_tooltip
 from jaxscope.schema.graph import Body, Edge, Graph, Node, SourceLoc
 from jaxscope.schema.layout import Layout
-from jaxscope.schema.trace import TraceResult  # noqa: E402
-from tests.conftest import two_chains  # noqa: E402
+from jaxscope.schema.trace import TraceResult
+from tests.conftest import two_chains
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures"
 NAMES = ("basics_predict", "basics_loss", "cond", "scan")
@@ -139,14 +139,13 @@ def test_click_selects_ctrl_adds_empty_clears(make_view, qtbot):
     with qtbot.waitSignal(view.selection_changed) as blocker:
         qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=centre_of(view, "e3"))
     assert blocker.args == [["e3"]]
-    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ControlModifier,
-                     pos=centre_of(view, "e0:0/e0"))
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ControlModifier, pos=centre_of(view, "e0:0/e0"))
     assert view.selected_paths() == ["e3", "e0:0/e0"]
-    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ShiftModifier,
-                     pos=centre_of(view, "e4"))
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ShiftModifier, pos=centre_of(view, "e4"))
     assert view.selected_paths() == ["e3", "e0:0/e0", "e4"]
-    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ControlModifier,
-                     pos=centre_of(view, "e3"))  # Ctrl toggles
+    qtbot.mouseClick(
+        view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ControlModifier, pos=centre_of(view, "e3")
+    )  # Ctrl toggles
     assert view.selected_paths() == ["e0:0/e0", "e4"]
     qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(3, 3))  # empty corner
     assert view.selected_paths() == []
@@ -300,7 +299,6 @@ def test_values_between_the_same_two_boxes_are_drawn_as_one_curve():
     assert np.isnan(model.edge_box[[1, 4]]).all() and len(model.edges) == 5
 
 
-
 def test_scene_model_tiles_boxes_and_edges_by_their_centres():
     """The model's tiles (bucketed in numpy) against a plain reference: a box goes to the tile of its
     centre, an edge to the edge tile (twice as big each way) of its bounding box's centre, unless
@@ -315,9 +313,14 @@ def test_scene_model_tiles_boxes_and_edges_by_their_centres():
     paths = [b.path for b in layout.nodes]
     boxes = tuple(NodeBox(rng.choice(paths), rng.uniform(50, 5000), rng.uniform(30, 3000), rng.uniform(20, 90), 30.0) for _ in range(300))
     cubic = lambda x, y, dx, dy: ((x, y), (x + dx / 3, y + dy / 3), (x + 2 * dx / 3, y + 2 * dy / 3), (x + dx, y + dy))  # noqa: E731
-    edges = [EdgePath("a", "b", cubic(rng.uniform(0, 5000), rng.uniform(0, 3000), rng.uniform(-300, 300), rng.uniform(10, 400))) for _ in range(200)]
+    edges = [
+        EdgePath("a", "b", cubic(rng.uniform(0, 5000), rng.uniform(0, 3000), rng.uniform(-300, 300), rng.uniform(10, 400)))
+        for _ in range(200)
+    ]
     edges += [EdgePath("a", "b", ((10.0, 10.0),)), EdgePath("a", "b", cubic(0.0, 0.0, 3000.0, 50.0))]
-    edges += [EdgePath("a", "c", ((100.0, 100.0), (130.0, 90.0), (160.0, 140.0), (200.0, 200.0), (260.0, 230.0), (250.0, 300.0), (300.0, 320.0)))]
+    edges += [
+        EdgePath("a", "c", ((100.0, 100.0), (130.0, 90.0), (160.0, 140.0), (200.0, 200.0), (260.0, 230.0), (250.0, 300.0), (300.0, 320.0)))
+    ]
     model = build_model(graph, Layout(5100.0, 3100.0, boxes, tuple(edges), (), layout.engine, ()))
 
     want: dict[tuple[int, int], list[int]] = {}
@@ -343,6 +346,7 @@ def test_scene_model_tiles_boxes_and_edges_by_their_centres():
             tiled.setdefault((int((min(xs) + max(xs)) / 2 // EDGE_TILE_W), int((min(ys) + max(ys)) / 2 // EDGE_TILE_H)), []).append(j)
     assert [ids for ids, _ in model.edge_tiles] == [tiled[k] for k in sorted(tiled)]
     assert list(model.long_edges) == [201]
+
 
 # --------------------------------------------------------------------------- search
 
@@ -437,8 +441,16 @@ def test_zoom_changes_the_transform(make_view, qtbot):
     # the wheel zooms around the cursor: the scene point under it stays put
     pos = centre_of(view, "e3")
     target = view.mapToScene(pos)
-    event = QWheelEvent(QPointF(pos), QPointF(view.viewport().mapToGlobal(pos)), QPoint(0, 0), QPoint(0, 240),
-                        Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase, False)
+    event = QWheelEvent(
+        QPointF(pos),
+        QPointF(view.viewport().mapToGlobal(pos)),
+        QPoint(0, 0),
+        QPoint(0, 240),
+        Qt.MouseButton.NoButton,
+        Qt.KeyboardModifier.NoModifier,
+        Qt.ScrollPhase.NoScrollPhase,
+        False,
+    )
     QApplication.sendEvent(view.viewport(), event)
     assert view.transform().m11() > s * 1.3
     assert (view.mapFromScene(target) - pos).manhattanLength() <= 2
@@ -506,8 +518,7 @@ def big_graph(n: int, seed: int = 0) -> Graph:
     ids = [node.id for node in nodes]
     edges = []
     for i in range(n):
-        nodes.append(Node(f"e{i}", "eqn", prims[i % len(prims)], avals=("f32[8,8]",),
-                          source=SourceLoc("model.py", i % 500 + 1)))
+        nodes.append(Node(f"e{i}", "eqn", prims[i % len(prims)], avals=("f32[8,8]",), source=SourceLoc("model.py", i % 500 + 1)))
         for port in range(1 if i % 3 else 2):
             edges.append(Edge(ids[max(0, len(ids) - 1 - int(rnd.expovariate(0.2)))], f"e{i}", 0, port))
         ids.append(f"e{i}")
@@ -698,7 +709,10 @@ def test_long_edges_are_culled_by_their_curve_quarters(make_view):
         if len(pts) != 4:
             return [bounds(j)]
         quarters = [q for half in halves(pts) for q in halves(half)]
-        return [QtCore.QRectF(QPointF(min(p[0] for p in q), min(p[1] for p in q)), QPointF(max(p[0] for p in q), max(p[1] for p in q))) for q in quarters]
+        return [
+            QtCore.QRectF(QPointF(min(p[0] for p in q), min(p[1] for p in q)), QPointF(max(p[0] for p in q), max(p[1] for p in q)))
+            for q in quarters
+        ]
 
     rnd = random.Random(1)
     width, height = view.content_rect().width(), view.content_rect().height()
@@ -741,7 +755,10 @@ def test_partial_edge_is_the_two_ends_of_the_curve_itself():
     def at(c, t):
         (x0, y0), (x1, y1), (x2, y2), (x3, y3) = c
         u = 1 - t
-        return (u**3 * x0 + 3 * u * u * t * x1 + 3 * u * t * t * x2 + t**3 * x3, u**3 * y0 + 3 * u * u * t * y1 + 3 * u * t * t * y2 + t**3 * y3)
+        return (
+            u**3 * x0 + 3 * u * u * t * x1 + 3 * u * t * t * x2 + t**3 * x3,
+            u**3 * y0 + 3 * u * u * t * y1 + 3 * u * t * t * y2 + t**3 * y3,
+        )
 
     ends = partial_edge(curve, 48.0)
     assert ends is not None
@@ -774,8 +791,11 @@ def test_long_edges_are_made_for_the_screen_only_and_draw_what_unculled_ones_dra
     def grab(view):
         reference = view is whole
         monkeypatch.setattr(edge_items, "_on_device", (lambda painter, exposed: exposed) if reference else on_device)
-        monkeypatch.setattr(edge_items.EdgeTileItem, "_exposed_edges", (
-            lambda item, area, quarters, ends=False: exposed_edges(item, area, quarters)) if reference else exposed_edges)
+        monkeypatch.setattr(
+            edge_items.EdgeTileItem,
+            "_exposed_edges",
+            (lambda item, area, quarters, ends=False: exposed_edges(item, area, quarters)) if reference else exposed_edges,
+        )
         return view.grab().toImage()
 
     middle = culled.content_rect().center()

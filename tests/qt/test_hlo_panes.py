@@ -77,7 +77,9 @@ def test_the_ir_is_parsed_and_its_fusions_found_off_the_gui_thread(qtbot, window
         monkeypatch.setattr(hlo_links, name, lambda graph, text, _n=name, _r=real_ops: parsed.append(_n) or _r(graph, text))
     coloured: list[bool] = []  # on the GUI thread?
     real_colours = IrLinks.line_colours
-    monkeypatch.setattr(IrLinks, "line_colours", lambda self, *a: coloured.append(threading.current_thread() is gui) or real_colours(self, *a))
+    monkeypatch.setattr(
+        IrLinks, "line_colours", lambda self, *a: coloured.append(threading.current_thread() is gui) or real_colours(self, *a)
+    )
     open_and_wait(qtbot, window, f"{CASES}::fusable")
     qtbot.waitUntil(lambda: "compiled" in window.ir_side.links and bool(window.ir.fusion_list()), timeout=TIMEOUT)
     assert [name for name, _, _ in calls] == ["stablehlo_links", "hlo_links", "fusions"]

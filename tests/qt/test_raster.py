@@ -16,7 +16,7 @@ QtGui = pytest.importorskip("PySide6.QtGui")
 raster = pytest.importorskip("jaxscope.qt.graph.raster")
 
 
-def read_png(path) -> "QtGui.QImage":
+def read_png(path) -> QtGui.QImage:
     image = QtGui.QImage(str(path))
     assert not image.isNull(), path
     return image

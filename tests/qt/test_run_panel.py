@@ -68,7 +68,15 @@ def test_fma_result_is_close_amber_with_explanation_and_times(panel):
     assert cells[9] == "yes"
     assert not panel.explanation.isHidden() and "FMA" in panel.explanation.text()
     times = panel.times.text()
-    for seconds in (result.trace_s, result.lower_s, result.compile_s, result.first_call_s, result.steady_s, result.eager_s, result.eager_first_s):
+    for seconds in (
+        result.trace_s,
+        result.lower_s,
+        result.compile_s,
+        result.first_call_s,
+        result.steady_s,
+        result.eager_s,
+        result.eager_first_s,
+    ):
         assert fmt_seconds(seconds) in times
     assert "median of 3" in times and f"{result.eager_s / result.steady_s:.1f}×" in times
 
@@ -139,7 +147,9 @@ def test_run_requested_payload(qtbot, panel):
     assert panel.rtol.placeholderText() == panel.atol.placeholderText() == "default by dtype"
     with qtbot.waitSignal(panel.run_requested, timeout=1000) as blocker:
         qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
-    assert blocker.args == [{"device": "gpu:0", "seed": 0, "repeats": 10, "rtol": None, "atol": None, "find_nan": False, "per_equation": False}]
+    assert blocker.args == [
+        {"device": "gpu:0", "seed": 0, "repeats": 10, "rtol": None, "atol": None, "find_nan": False, "per_equation": False}
+    ]
     panel.seed.setValue(7)
     panel.repeats.setValue(3)
     panel.rtol.setText("1e-3")

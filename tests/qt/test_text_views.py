@@ -11,12 +11,12 @@ QtCore = pytest.importorskip("PySide6.QtCore")
 QtGui = pytest.importorskip("PySide6.QtGui")
 QtTest = pytest.importorskip("PySide6.QtTest")
 
-from pygments.lexers.python import PythonLexer  # noqa: E402
-from pygments.token import Comment, Keyword, Name, String  # noqa: E402
+from pygments.lexers.python import PythonLexer
+from pygments.token import Comment, Keyword, Name, String
 
-from jaxscope.ir import linking  # noqa: E402
-from jaxscope.qt.panes.jaxpr_view import QtJaxprView  # noqa: E402
-from jaxscope.qt.panes.source_view import QtSourceView  # noqa: E402
+from jaxscope.ir import linking
+from jaxscope.qt.panes.jaxpr_view import QtJaxprView
+from jaxscope.qt.panes.source_view import QtSourceView
 from jaxscope.qt.panes.syntax_colours import (
     LineLexer,
     PygmentsHighlighter,
@@ -25,8 +25,8 @@ from jaxscope.qt.panes.syntax_colours import (
     python_string_openers,
     style_for_theme,
 )
-from jaxscope.schema.trace import TraceResult  # noqa: E402
-from tests.conftest import HOSTILE  # noqa: E402
+from jaxscope.schema.trace import TraceResult
+from tests.conftest import HOSTILE
 
 Qt = QtCore.Qt
 QPoint = QtCore.QPoint

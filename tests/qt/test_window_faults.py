@@ -107,8 +107,10 @@ def assert_kept(w, path: pathlib.Path, good, layout) -> None:
 def assert_next_request_works(qtbot, w, path: pathlib.Path, good) -> None:
     save(path, FIXED)
     qtbot.waitUntil(lambda: w.doc.result is not good and not w.doc.stale, timeout=TIMEOUT)
-    qtbot.waitUntil(lambda: w.doc.layout is not None and w.doc.layout.nodes and w.doc.graph is not None
-                    and eqn_labels(w) == ["cos", "add"], timeout=TIMEOUT)
+    qtbot.waitUntil(
+        lambda: w.doc.layout is not None and w.doc.layout.nodes and w.doc.graph is not None and eqn_labels(w) == ["cos", "add"],
+        timeout=TIMEOUT,
+    )
     assert w.doc.result.request.args == ARGS
     assert w.problem.text() == "No problems." and not w.stale_banner.isVisibleTo(w)
     assert not w.problems.restart.isVisibleTo(w) and not w.problems.output.isVisibleTo(w)
@@ -118,7 +120,11 @@ def assert_next_request_works(qtbot, w, path: pathlib.Path, good) -> None:
 FAULTS = [
     ("syntax_error.py", ["syntax error", "expected ':'"], "def f(x)"),
     ("nul_bytes.py", ["syntax error", "not a Python source file: binary data (a NUL byte on line 2)"], None),
-    ("import_error.py", ["import error during load", "No module named 'a_module_that", sys.executable], "import a_module"),  # the worker's interpreter
+    (
+        "import_error.py",
+        ["import error during load", "No module named 'a_module_that", sys.executable],
+        "import a_module",
+    ),  # the worker's interpreter
     ("raises_in_call.py", ["user-code error", "ValueError: user bug: bad value"], 'raise ValueError("user bug'),
     ("tracer_bool.py", ["tracer error", "TracerBoolConversionError", "lax.cond"], "if x.sum() > 0:"),
     ("sys_exit.py", ["exit error", "user code called sys.exit(3)"], None),
@@ -157,11 +163,14 @@ def test_fault_on_save_keeps_the_last_good_result(qtbot, traced, case, says, lin
     assert_next_request_works(qtbot, w, path, good)
 
 
-@pytest.mark.parametrize(("case", "phase", "how"), [
-    ("infinite_loop.py", "trace", "timeout"),
-    ("loop_at_import.py", "load", "timeout"),
-    ("infinite_loop.py", "trace", "cancel"),
-])
+@pytest.mark.parametrize(
+    ("case", "phase", "how"),
+    [
+        ("infinite_loop.py", "trace", "timeout"),
+        ("loop_at_import.py", "load", "timeout"),
+        ("infinite_loop.py", "trace", "cancel"),
+    ],
+)
 def test_hang_times_out_or_is_cancelled(qtbot, traced, case, phase, how):
     w, path = traced
     good, layout = w.doc.result, w.doc.layout
@@ -279,8 +288,16 @@ def test_corrupt_settings_give_defaults(qtbot, tmp_path, variant):
         ini.write_text(GARBAGE_INI, encoding="utf-8")
     else:  # readable values, each of the wrong type or out of range
         s = QSettings()
-        for key, value in {"theme": ["dark"], "recent": 42, "trustedFiles": {"a": 1}, "geometry": 3.5, "state": "x",
-                           "autoCompile": "maybe", "run/cpuDevices": ["1", "2"], "run/backends": 7}.items():
+        for key, value in {
+            "theme": ["dark"],
+            "recent": 42,
+            "trustedFiles": {"a": 1},
+            "geometry": 3.5,
+            "state": "x",
+            "autoCompile": "maybe",
+            "run/cpuDevices": ["1", "2"],
+            "run/backends": 7,
+        }.items():
             s.setValue(key, value)
         s.sync()
         del s
@@ -340,8 +357,9 @@ def rich_text_leaks(root: QWidget) -> list[str]:
             for i in range(widget.topLevelItemCount()):
                 item = widget.topLevelItem(i)
                 texts += [("item tooltip", item.toolTip(c)) for c in range(widget.columnCount())]
-        leaks += [f"{type(widget).__name__}#{widget.objectName()} {what}: {text[:80]!r}"
-                  for what, text in texts if any(m in text for m in MARKUP)]
+        leaks += [
+            f"{type(widget).__name__}#{widget.objectName()} {what}: {text[:80]!r}" for what, text in texts if any(m in text for m in MARKUP)
+        ]
     return leaks
 
 

@@ -106,7 +106,9 @@ class Controller(QObject):
             # GIL; submitted from the GUI thread while a 50k graph was being decoded, that wait
             # took 19 ms of the open's first `_on_trace_finished`.
             pool.submit(int)
-        self._layout_done.connect(self._on_layout_done, Qt.ConnectionType.QueuedConnection)  # a cached layout too: later, never inside layout()
+        self._layout_done.connect(
+            self._on_layout_done, Qt.ConnectionType.QueuedConnection
+        )  # a cached layout too: later, never inside layout()
         self._layout_part.connect(self._on_layout_part)
         self._layouts: dict[tuple[Any, ...], tuple[Graph, Layout]] = {}  # oldest first
         self._layouts_lock = threading.Lock()  # filled from the layout client's thread
@@ -180,15 +182,16 @@ class Controller(QObject):
         """The printed jaxpr of the last trace, after the graph; `link(result)` runs off the GUI thread."""
         self._background("jaxpr", request, lambda d: from_jsonable(JaxprText, d), link, None)
 
-    def _background(self, op: str, request: Any, decode: Callable[[Any], Any], link: Callable[[Any], Any],
-                    on_phase: Callable[[str], None] | None) -> None:
+    def _background(
+        self, op: str, request: Any, decode: Callable[[Any], Any], link: Callable[[Any], Any], on_phase: Callable[[str], None] | None
+    ) -> None:
         gen = self._ir_gen = next(self._gen)
         future = self.worker.submit(op, request, decode, on_phase)
 
         def done(f: Future[Any]) -> None:
             try:
                 result = f.result()
-            except BaseException as exc:  # noqa: BLE001 - reported on the GUI thread
+            except BaseException as exc:
                 self._ir_done.emit(gen, op, request, None, exc)
                 return
             linked = self._parser.submit(link, result)
@@ -325,6 +328,9 @@ class Controller(QObject):
         if not done.cancelled() and done.exception() is None and stream.expanded == expanded:
             future.set_result(done.result())
             return
+        if stream.graph is None:  # never bound: the trace gave no graph
+            future.set_exception(RuntimeError("the traced graph never reached the layout"))
+            return
         try:
             again = self.layouts.submit(stream.graph, expanded, **options)
         except RuntimeError as exc:  # closed
@@ -394,7 +400,7 @@ class _Handover:
     def make(self, hook: Callable[..., Any] | None, key: Any, *args: Any) -> None:
         try:
             self._made = (key, hook(*args)) if hook is not None else None
-        except Exception:  # noqa: BLE001 - only the head start is lost: the GUI thread makes it itself
+        except Exception:
             self._made = None
 
     def take(self, key: Any) -> Any:

@@ -29,7 +29,7 @@ class ExportHost(Protocol):
 
     def window(self) -> QWidget: ...
 
-    def statusBar(self) -> QStatusBar: ...  # noqa: N802 - Qt's name
+    def statusBar(self) -> QStatusBar: ...
 
 
 class GraphExport:

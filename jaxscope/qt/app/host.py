@@ -41,7 +41,7 @@ class WindowHost(Protocol):
 
     def window(self) -> QWidget: ...  # the parent of the dialogs a collaborator opens
 
-    def statusBar(self) -> QStatusBar: ...  # noqa: N802 - Qt's name
+    def statusBar(self) -> QStatusBar: ...
 
     def palette_colours(self) -> list[str]: ...
 

@@ -35,7 +35,9 @@ class IrSide:
         with its linking done off the GUI thread; the graph and the source links are usable meanwhile.
         `links`: the graph's node sources, if made already (off the GUI thread)."""
         graph = result.graph
-        self.host.jaxpr_links = links if links is not None else linking.jaxpr_links(graph, "")  # node sources now, jaxpr lines when the text comes
+        self.host.jaxpr_links = (
+            links if links is not None else linking.jaxpr_links(graph, "")
+        )  # node sources now, jaxpr lines when the text comes
         self.links = {}
         self.host.jaxpr.set_text("")
         self.host.ir.clear("printing the jaxpr…")
@@ -158,7 +160,9 @@ class IrSide:
         self.host.ir.views["compiled"].mark_lines([fusion.line])
 
     def find_text_dialog(self) -> None:
-        text, ok = QInputDialog.getText(self.host.window(), "Find in IR Text", "Text in the shown tab (jaxpr, StableHLO or HLO):", text=self.text_query)
+        text, ok = QInputDialog.getText(
+            self.host.window(), "Find in IR Text", "Text in the shown tab (jaxpr, StableHLO or HLO):", text=self.text_query
+        )
         if ok and text:
             self.find_text(text)
 

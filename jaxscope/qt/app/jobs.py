@@ -75,9 +75,10 @@ class Jobs:
     def device_setup(self) -> dict[str, Any]:
         """The saved worker device setup; anything unreadable gives the default (1 CPU device, all backends)."""
         try:
-            setup = {"cpu_devices": prefs.read(self.host.settings, "run/cpuDevices", 1), "platforms": prefs.read(self.host.settings, "run/backends", "")}
-            device_env(**setup)  # validates
-            return setup
+            cpu_devices = prefs.read(self.host.settings, "run/cpuDevices", 1)
+            platforms = prefs.read(self.host.settings, "run/backends", "")
+            device_env(cpu_devices, platforms)  # validates
+            return {"cpu_devices": cpu_devices, "platforms": platforms}
         except (TypeError, ValueError):
             return {"cpu_devices": 1, "platforms": ""}
 
@@ -93,15 +94,16 @@ class Jobs:
         if op == "retrace" and self.retrace is not None and isinstance(result, RetraceResult):
             self.retrace.show_result(result)
         elif op == "run" and isinstance(result, RunResult):
-            self.host.run_panel.set_devices(list(result.devices), result.device)
+            self.host.run_panel.set_devices(list(result.devices), result.device.name if result.device else "")
             self.host.run_panel.set_result(result)
             where = f" on {result.device.name}" if result.device else ""
             self.host.phase_label.setText(f"{result.request.function.qualname}: jit vs eager {'OK' if result.ok else 'FAIL'}{where}")
             if result.divergence:  # colour where jit and eager part; the next layout restores line colours
                 found = diverging(result)
                 worst = max((d.max_rel for d in found), default=0.0)
-                self.host.graph.set_line_colours({d.path: DIVERGENCE_COLOURS[0 if d.nonfinite_mismatch or d.max_rel >= worst / 2 else 1]
-                                             for d in found})
+                self.host.graph.set_line_colours(
+                    {d.path: DIVERGENCE_COLOURS[0 if d.nonfinite_mismatch or d.max_rel >= worst / 2 else 1] for d in found}
+                )
         self.host.resume_ir()
 
     def on_job_failed(self, op: str, info: ErrorInfo) -> None:

@@ -36,7 +36,7 @@ class SelectionHost(Protocol):
     @property
     def ir_links(self) -> dict[str, IrLinks]: ...
 
-    def statusBar(self) -> QStatusBar: ...  # noqa: N802 - Qt's name
+    def statusBar(self) -> QStatusBar: ...
 
 
 class LinkedSelection:

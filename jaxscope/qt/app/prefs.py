@@ -20,7 +20,7 @@ def read(settings: QSettings, key: str, default: T) -> T:
     try:
         raw = settings.value(key)
         value = settings.value(key, default, type=kind)
-    except Exception:  # noqa: BLE001 - PySide's unpickling errors, conversion errors: all mean "unreadable"
+    except Exception:
         return default
     if kind is bool and not (isinstance(raw, bool) or raw in ("true", "false")):
         return default  # the bool conversion turns anything (a rect, "maybe") into True or False
@@ -29,4 +29,5 @@ def read(settings: QSettings, key: str, default: T) -> T:
 
 def read_strings(settings: QSettings, key: str) -> list[str]:
     """A list of strings (paths, targets); other items are dropped."""
-    return [v for v in read(settings, key, []) if isinstance(v, str)]
+    values: list[object] = read(settings, key, [])
+    return [v for v in values if isinstance(v, str)]

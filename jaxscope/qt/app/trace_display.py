@@ -79,7 +79,12 @@ class TraceDisplay:
             return {}
         made = self._node_colours
         if made is None or made[0] is not graph or made[1:3] != (self.host.doc.path, self.host.theme):
-            made = self._node_colours = (graph, self.host.doc.path, self.host.theme, linking.node_colours(graph, self.host.doc.path, self.palette()))
+            made = self._node_colours = (
+                graph,
+                self.host.doc.path,
+                self.host.theme,
+                linking.node_colours(graph, self.host.doc.path, self.palette()),
+            )
         return made[3]
 
     def apply_graph_colours(self) -> None:
@@ -99,7 +104,9 @@ class TraceDisplay:
         fn = self.host.inputs.current()
         call = self.host.inputs.parse(result.request.args)  # parsed already when the trace was asked for
         statics = static_values(fn, call) if fn is not None and not isinstance(call, argspec.SpecError) else {}
-        self.host.source.set_flow_marks(line_marks(file_flow, result.graph, self.host.doc.path, statics, source=self.host.source.toPlainText()))
+        self.host.source.set_flow_marks(
+            line_marks(file_flow, result.graph, self.host.doc.path, statics, source=self.host.source.toPlainText())
+        )
         swatch = '<span style="color:{0}">&#9612;</span>&nbsp;{1}'
         items = [swatch.format(colour or "#8e5ad6", html.escape(text)) for colour, text in legend_items(self.host.theme)]
         self.host.flow_legend.setText("&nbsp;&nbsp; ".join(items))

@@ -162,7 +162,9 @@ class MainWindow(QMainWindow):
             self.addDockWidget(area, dock)
         self.docks[name] = dock
 
-    def _action(self, text: str, slot: object, shortcut: QKeySequence | str | None = None, name: str = "") -> QAction:
+    def _action(
+        self, text: str, slot: object, shortcut: QKeySequence | QKeySequence.StandardKey | str | None = None, name: str = ""
+    ) -> QAction:
         action = QAction(text, self)
         if shortcut is not None:
             action.setShortcut(QKeySequence(shortcut))
@@ -202,7 +204,8 @@ class MainWindow(QMainWindow):
         self.long_edges_whole = self._action("Draw Long Edges &Whole", self._toggle_long_edges, name="longEdgesAction")
         self.long_edges_whole.setCheckable(True)
         self.long_edges_whole.setChecked(prefs.read(self.settings, "longEdgesWhole", False))
-        self.long_edges_whole.setToolTip("Off: where a graph has many long edges, draw each one's two ends (select a box to see its own whole)")
+        self.long_edges_whole.setToolTip("Off: where a graph has many long edges, draw each one's two ends "
+                                         "(select a box to see its own whole)")
         self.graph.set_long_edges_whole(self.long_edges_whole.isChecked())
         view.addAction(self.long_edges_whole)
         view.addSeparator()
@@ -419,9 +422,8 @@ class MainWindow(QMainWindow):
         keep = self.doc.layout is not None and self.doc.result is not None and self.doc.layout is not layout
         selected = self.graph.selected_paths() if keep else []
         self.doc.layout, self.doc.expanded = layout, expanded
-        self.graph.set_graph(
-            graph, layout, self.theme, keep_view=keep, model=self.controller.prepared_layout(layout), line_colours=self.display.graph_colours()
-        )
+        model, colours = self.controller.prepared_layout(layout), self.display.graph_colours()
+        self.graph.set_graph(graph, layout, self.theme, keep_view=keep, model=model, line_colours=colours)
         if not keep:
             self.graph.fit_all()
             QTimer.singleShot(0, self.graph, self.graph.fit_all)  # again once pending dock/geometry changes settle
@@ -580,17 +582,17 @@ class MainWindow(QMainWindow):
         self.resizeDocks([d["source"], d["jaxpr"]], [520, 460], Qt.Orientation.Horizontal)
         self.resizeDocks([d["problems"]], [120], Qt.Orientation.Vertical)
 
-    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt API)
+    def closeEvent(self, event: QCloseEvent) -> None:
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("state", self.saveState(STATE_VERSION))
         self.controller.close()
         super().closeEvent(event)
 
-    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         if any(u.toLocalFile().endswith(".py") for u in event.mimeData().urls()):
             event.acceptProposedAction()
 
-    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802
+    def dropEvent(self, event: QDropEvent) -> None:
         for url in event.mimeData().urls():
             if url.toLocalFile().endswith(".py"):
                 self.open_target(url.toLocalFile())

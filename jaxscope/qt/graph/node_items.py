@@ -4,6 +4,7 @@ painter's scale (one blob, batched rects, or the full SVG look with shapes and t
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen
@@ -240,7 +241,9 @@ def _draw_shape(painter: QPainter, r: QRectF, radius: float) -> None:
         painter.drawRoundedRect(r, radius, radius)
 
 
-def paint_outlines(painter: QPainter, st: ViewState, nodes: list[NodeRec], lod: float, far: bool, within: frozenset[int] | None) -> None:
+def paint_outlines(
+    painter: QPainter, st: ViewState, nodes: Sequence[NodeRec], lod: float, far: bool, within: frozenset[int] | None
+) -> None:
     """Search matches and the selection among the boxes `within` (None: all of them)."""
     pal = st.palette
     painter.setBrush(Qt.BrushStyle.NoBrush)

@@ -149,7 +149,7 @@ def _canvas(w: float, h: float, dpi: int, max_px: int, background: QColor | None
 def _save_png(image: QImage, path: str) -> tuple[int, int]:
     if image.width() * image.height() > FAST_PNG_PIXELS:
         _write_png(image, path, FAST_PNG_LEVEL)
-    elif not image.save(path, "PNG"):
+    elif not image.save(path, "PNG"):  # type: ignore[call-overload]  # str works, bytes raise: the stubs are wrong
         raise OSError(f"could not write PNG {path!r}")
     return image.width(), image.height()
 
@@ -174,7 +174,7 @@ def _write_png(image: QImage, path: str, level: int) -> None:
                 n, stride = band.height(), band.bytesPerLine()
                 rows = np.zeros((n, 1 + 4 * w), np.uint8)  # a 0 (no filter) byte, then the row's RGBA
                 rows[:, 1:] = np.frombuffer(band.constBits(), np.uint8, count=n * stride).reshape(n, stride)[:, : 4 * w]
-                data = pack.compress(rows)
+                data = pack.compress(rows.data)
                 if data:
                     fh.write(chunk(b"IDAT", data))
             fh.write(chunk(b"IDAT", pack.flush()) + chunk(b"IEND", b""))

@@ -114,7 +114,7 @@ class SceneCache:
         """Resolve `graph`'s top-level boxes now, for the model of its first layout (any thread)."""
         resolved = Resolved(graph)
         for node in graph.top.nodes:
-            resolved[node.id]  # noqa: B018 - resolved on first look-up (`Resolved.__missing__`)
+            resolved[node.id]
         self.prepared = resolved  # published whole
 
     def resolved_for(self, graph: Graph) -> Resolved | None:
@@ -205,7 +205,7 @@ class SceneCache:
         """Delete a scene's items now, the scene itself once the event loop runs, and the Python
         side of both (the model too, unless still held elsewhere) over the next event-loop turns."""
         built.scene.clear()
-        built.scene.setParent(None)  # type: ignore[call-overload]  # PySide6's stubs want a QObject
+        built.scene.setParent(None)
         built.scene.deleteLater()
         self.releasing.append(_release_in_slices(built))
         if len(self.releasing) == 1:

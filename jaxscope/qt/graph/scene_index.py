@@ -193,8 +193,9 @@ class _Resolver:
 
     def get(self, base: str) -> Node | None:
         prefix, _, local = base.rpartition("/")
-        nodes = self.bodies.get(prefix, False)
-        if nodes is False:
+        if prefix in self.bodies:
+            nodes = self.bodies[prefix]
+        else:
             owner_path, _, index = prefix.rpartition(":")
             owner = self.get(owner_path) if owner_path else None  # its body is cached: no walk from the root
             try:

@@ -124,7 +124,7 @@ class SceneItems:
     hidden: list[int] = field(default_factory=lambda: [0, 0])  # how many of each are hidden now (the smallest)
     pending: bool = False  # tile items still to make (`make_tiles`)
 
-    def tiles(self, kind: int) -> Sequence[BatchItem]:
+    def tiles(self, kind: int) -> Sequence[NodeTileItem | EdgeTileItem]:
         """The node (0) or edge (1) tile items made so far, by tile index."""
         return self.node_items if kind == 0 else self.edge_items
 
@@ -146,15 +146,15 @@ class SceneItems:
         edge_layer, node_layer = self.layers
         left = budget if budget is not None else len(model.node_tiles) + len(model.edge_tiles)
         while left > 0 and len(self.node_items) < len(model.node_tiles):
-            tile = NodeTileItem(model, state, len(self.node_items))
-            tile.setParentItem(node_layer)
-            self.node_items.append(tile)
+            node_tile = NodeTileItem(model, state, len(self.node_items))
+            node_tile.setParentItem(node_layer)
+            self.node_items.append(node_tile)
             left -= 1
         while left > 0 and len(self.edge_items) < len(model.edge_tiles):
             ids, bounds = model.edge_tiles[len(self.edge_items)]
-            tile = EdgeTileItem(model, state, ids, bounds)
-            tile.setParentItem(edge_layer)
-            self.edge_items.append(tile)
+            edge_tile = EdgeTileItem(model, state, ids, bounds)
+            edge_tile.setParentItem(edge_layer)
+            self.edge_items.append(edge_tile)
             left -= 1
         self.pending = len(self.node_items) < len(model.node_tiles) or len(self.edge_items) < len(model.edge_tiles)
         return not self.pending

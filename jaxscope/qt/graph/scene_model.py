@@ -115,9 +115,10 @@ class SceneModel:
             given = colours
             if any("#" in path for path in colours):
                 colours = {path.partition("#")[0]: colour for path, colour in colours.items()}
-            made = {colour: c for colour in set(colours.values()) if (c := QColor(colour)).isValid()}
+            made: dict[str | None, QColor] = {colour: c for colour in set(colours.values()) if (c := QColor(colour)).isValid()}
             per_box = list(map(made.get, map(colours.get, self.bases)))  # None: no stripe
-            got = self._stripes = (given, dict(compress(enumerate(per_box), per_box)))
+            stripes: dict[int, QColor] = {i: c for i, c in compress(enumerate(per_box), per_box) if c is not None}
+            got = self._stripes = (given, stripes)
         return got[1]
 
     @property

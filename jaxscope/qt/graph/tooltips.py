@@ -27,7 +27,9 @@ def box_tooltip(model: SceneModel, i: int, long_ends_shown: bool) -> str:
     long = len(model.long_edges_at().get(rec.base, ())) if long_ends_shown else 0
     if long:
         them = "them" if long > 1 else "it"
-        text += f"\n{long} long edge{'s' if long > 1 else ''} drawn as {'their' if long > 1 else 'its'} ends: click the box to see {them} whole"
+        text += (
+            f"\n{long} long edge{'s' if long > 1 else ''} drawn as {'their' if long > 1 else 'its'} ends: click the box to see {them} whole"
+        )
     return text
 
 

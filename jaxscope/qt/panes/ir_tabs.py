@@ -27,7 +27,6 @@ from jaxscope.qt.panes.inputs_panel import plain_label
 from jaxscope.qt.panes.jaxpr_view import QtJaxprView
 
 
-
 class IrTabs(QTabWidget):
     """Tabs: jaxpr (given), StableHLO, Compiled HLO, Fusions; a status line for lowering/compiling."""
 

@@ -41,11 +41,11 @@ class RetraceDialog(QDialog):
         self.after.setFont(mono)
         self.error = plain_label()
         self.error.setStyleSheet("color: #c0392b;")
-        self.result = QPlainTextEdit()
-        self.result.setObjectName("retraceResult")
-        self.result.setReadOnly(True)
-        self.result.setFont(mono)
-        self.result.setPlaceholderText("Change a shape, a dtype or a static value above, then Check.")
+        self.answer = QPlainTextEdit()
+        self.answer.setObjectName("retraceResult")
+        self.answer.setReadOnly(True)
+        self.answer.setFont(mono)
+        self.answer.setPlaceholderText("Change a shape, a dtype or a static value above, then Check.")
         self.check = QPushButton("Check")
         self.check.setDefault(True)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
@@ -57,7 +57,7 @@ class RetraceDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(self.error)
-        layout.addWidget(self.result, 1)
+        layout.addWidget(self.answer, 1)
         layout.addWidget(buttons)
         self.resize(760, 420)
         self.check.clicked.connect(self._check)
@@ -70,11 +70,11 @@ class RetraceDialog(QDialog):
             self.error.setText(exc.message)
             return
         self.error.setText("")
-        self.result.setPlainText("asking JAX…")
+        self.answer.setPlainText("asking JAX…")
         self.check_requested.emit(self._before, self.after.text())
 
     def show_result(self, result: RetraceResult) -> None:
-        self.result.setPlainText(result.summary())
+        self.answer.setPlainText(result.summary())
 
     def show_error(self, info: ErrorInfo) -> None:
-        self.result.setPlainText(info.summary())
+        self.answer.setPlainText(info.summary())

@@ -104,7 +104,9 @@ class _FitTable(QTableWidget):
         """Call after filling: measures the columns once (a big pytree has many rows) and sets the height."""
         self.resizeRowsToContents()
         header = self.horizontalHeader()
-        self._width = 2 * self.frameWidth() + sum(max(header.sectionSizeHint(c), self.sizeHintForColumn(c)) for c in range(self.columnCount()))
+        self._width = 2 * self.frameWidth() + sum(
+            max(header.sectionSizeHint(c), self.sizeHintForColumn(c)) for c in range(self.columnCount())
+        )
         self._width += self.verticalScrollBar().sizeHint().width() if self.rowCount() > self.most else 0
         if not header.stretchLastSection():  # shrink-wrapped: no empty grid to the right
             self.setMaximumWidth(self._width)
@@ -135,6 +137,8 @@ FIELD_W = 220  # px, the widest an option field grows
 class RunPanel(QWidget):
     """Device, seed, repeats, tolerances and the Run button; below, the comparison of the last run."""
 
+    _result: RunResult | None  # the run shown (`set_result`), None after `clear`
+
     run_requested = Signal(object)  # dict: device, seed, repeats, rtol, atol, find_nan, per_equation
     node_requested = Signal(str)  # graph node path of the first NaN/Inf equation
     setup_requested = Signal(int, str)  # simulated CPU device count, backends ("" all, "cpu"): restarts the worker
@@ -145,8 +149,11 @@ class RunPanel(QWidget):
         self._nan_path = ""
         self.device = _named(QComboBox(), "runDevice", "Device the jitted function runs on; eager runs on the same device")
         self.device.setPlaceholderText("JAX's default device")
-        self.cpu_devices = _named(QSpinBox(), "runCpuDevices",
-                                  "Simulated CPU devices (XLA's --xla_force_host_platform_device_count); changing it restarts the worker")
+        self.cpu_devices = _named(
+            QSpinBox(),
+            "runCpuDevices",
+            "Simulated CPU devices (XLA's --xla_force_host_platform_device_count); changing it restarts the worker",
+        )
         self.cpu_devices.setRange(1, MAX_CPU_DEVICES)
         self.cpu_devices.setKeyboardTracking(False)  # one restart when the number is typed, not one per digit
         self.backends = _named(QComboBox(), "runBackends", "Backends the worker starts (JAX_PLATFORMS); changing it restarts the worker")
@@ -163,9 +170,12 @@ class RunPanel(QWidget):
             edit.setPlaceholderText("default by dtype")
             edit.textChanged.connect(self.options)
             edit.returnPressed.connect(self.request_run)
-        self.per_equation = _named(QCheckBox("Per equation"), "runPerEquation",
-                                   "Compare every intermediate, jit vs eager, and colour the graph where they differ")
-        self.find_nan = _named(QCheckBox("Find first NaN"), "runFindNan", "Look for the first equation making NaN/Inf even when the outputs are finite")
+        self.per_equation = _named(
+            QCheckBox("Per equation"), "runPerEquation", "Compare every intermediate, jit vs eager, and colour the graph where they differ"
+        )
+        self.find_nan = _named(
+            QCheckBox("Find first NaN"), "runFindNan", "Look for the first equation making NaN/Inf even when the outputs are finite"
+        )
         self.run_button = _named(QPushButton("Run"), "runButton", "Run jitted on the device and eagerly with the same inputs; compare")
         self.status = _named(plain_label(), "runStatus")
         self.error = _named(plain_label(), "runOptionsError")
@@ -174,8 +184,11 @@ class RunPanel(QWidget):
         form.addWidget(plain_label("Device"), 0, 0)
         form.addWidget(self.device, 0, 1, 1, 3)
         self.device.setMaximumWidth(2 * FIELD_W + 120)
-        rows = ((("CPU devices", self.cpu_devices), ("Backends", self.backends)), (("Seed", self.seed), ("Repeats", self.repeats)),
-                (("rtol", self.rtol), ("atol", self.atol)))
+        rows = (
+            (("CPU devices", self.cpu_devices), ("Backends", self.backends)),
+            (("Seed", self.seed), ("Repeats", self.repeats)),
+            (("rtol", self.rtol), ("atol", self.atol)),
+        )
         for row, pairs in enumerate(rows, 1):
             for col, (text, field) in enumerate(pairs):
                 form.addWidget(plain_label(text), row, 2 * col)
@@ -193,7 +206,8 @@ class RunPanel(QWidget):
         self.context = _named(plain_label(), "runContext")
         self.leaves = _named(_FitTable(COLUMNS, stretch_last=False), "runLeaves")
         for column, tip in enumerate(_HEADERS.values()):
-            self.leaves.horizontalHeaderItem(column).setToolTip(tip)
+            if (header := self.leaves.horizontalHeaderItem(column)) is not None:
+                header.setToolTip(tip)
         self.nan_label = _named(plain_label(), "runFirstNan")
         self.nan_button = _named(QPushButton("Show in graph"), "runShowNan", "Select the first equation that made NaN/Inf in the graph")
         self.divergence = _named(_FitTable(["Equation", "Primitive", "Line", "Max abs", "Max rel"], stretch_last=False), "runDivergence")
@@ -243,7 +257,7 @@ class RunPanel(QWidget):
         self._ticker.timeout.connect(lambda: self.status.setText(f"running… {self._clock.elapsed() / 1000:.1f} s"))
         self.run_button.clicked.connect(self.request_run)
         self.nan_button.clicked.connect(lambda: self.node_requested.emit(self._nan_path))
-        self.divergence.cellClicked.connect(lambda row, _col: self.node_requested.emit(self.divergence.item(row, 0).text()))
+        self.divergence.cellClicked.connect(lambda row, _col: self._divergence_clicked(row))
         self.inputs_toggle.toggled.connect(self._show_inputs)
         self.cpu_devices.valueChanged.connect(self._setup_changed)
         self.backends.currentIndexChanged.connect(self._setup_changed)
@@ -317,6 +331,10 @@ class RunPanel(QWidget):
         else:
             self._ticker.stop()
 
+    def _divergence_clicked(self, row: int) -> None:
+        if (item := self.divergence.item(row, 0)) is not None:
+            self.node_requested.emit(item.text())
+
     def set_result(self, result: RunResult) -> None:
         """Show a finished run (and end the running state)."""
         self.set_running(False)
@@ -374,7 +392,7 @@ class RunPanel(QWidget):
         """Forget the shown result (the options stay)."""
         self._state = ""
         self._nan_path = ""
-        self._result: RunResult | None = None
+        self._result = None
         for label in (self.verdict, self.context, self.nan_label, self.values, self.explanation, self.warnings, self.times):
             _say(label, "")
         self.leaves.setRowCount(0)
@@ -392,9 +410,11 @@ class RunPanel(QWidget):
             return False
         line = f", line {found.source.line}" if found.source else ""
         width = max((len(v) for v in found.jit_preview + found.eager_preview), default=0)
-        rows = [f"{found.path} {found.primitive}{line}: {found.aval}, max abs {fmt_float(found.max_abs)}, max rel {fmt_float(found.max_rel)}",
-                "  jit   " + "  ".join(v.rjust(width) for v in found.jit_preview),
-                "  eager " + "  ".join(v.rjust(width) for v in found.eager_preview)]
+        rows = [
+            f"{found.path} {found.primitive}{line}: {found.aval}, max abs {fmt_float(found.max_abs)}, max rel {fmt_float(found.max_rel)}",
+            "  jit   " + "  ".join(v.rjust(width) for v in found.jit_preview),
+            "  eager " + "  ".join(v.rjust(width) for v in found.eager_preview),
+        ]
         _say(self.values, "\n".join(rows))
         return True
 
@@ -411,7 +431,8 @@ class RunPanel(QWidget):
             cells = [
                 "out" + lf.path, str(list(lf.shape)), lf.dtype, fmt_float(lf.max_abs), fmt_float(lf.max_rel),
                 "-" if lf.max_ulp is None else str(lf.max_ulp), f"{lf.n_diff}/{lf.size}",
-                nonfinite_text(lf.jit_nan, lf.jit_posinf, lf.jit_neginf), nonfinite_text(lf.eager_nan, lf.eager_posinf, lf.eager_neginf), verdict,
+                nonfinite_text(lf.jit_nan, lf.jit_posinf, lf.jit_neginf),
+                nonfinite_text(lf.eager_nan, lf.eager_posinf, lf.eager_neginf), verdict,
             ]  # fmt: skip
         tip = [f"out{lf.path}: {lf.kind} {lf.dtype}{list(lf.shape) if lf.kind == 'array' else ''}"]
         if lf.jit_preview or lf.eager_preview:

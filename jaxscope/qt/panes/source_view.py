@@ -119,13 +119,13 @@ class _Gutter(QWidget):
         self.editor = editor
         self.setCursor(Qt.CursorShape.PointingHandCursor)
 
-    def sizeHint(self) -> QSize:  # noqa: N802 (Qt override)
+    def sizeHint(self) -> QSize:
         return QSize(self.editor.gutter_width(), 0)
 
-    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
+    def paintEvent(self, event: QPaintEvent) -> None:
         self.editor.paint_gutter(self, event)
 
-    def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
         if event.button() == Qt.MouseButton.LeftButton:
             line = self.editor.line_at(int(event.position().y()))
             if line is not None:
@@ -331,7 +331,7 @@ class CodeView(QPlainTextEdit):
         else:
             self._gutter.update(0, rect.y(), self._gutter.width(), rect.height())
 
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+    def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         cr = self.contentsRect()
         self._gutter.setGeometry(QRect(cr.left(), cr.top(), self.viewportMargins().left(), cr.height()))
@@ -369,7 +369,7 @@ class CodeView(QPlainTextEdit):
 
     # ------------------------------------------------------------------ painting marks and clicks
 
-    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
+    def paintEvent(self, event: QPaintEvent) -> None:
         if self._line_colours or self._mark_set:
             self._paint_line_backgrounds(event)
         super().paintEvent(event)
@@ -416,12 +416,12 @@ class CodeView(QPlainTextEdit):
         if run:
             painter.drawRoundedRect(QRectF(1.0, run[0].top() + 0.75, right - 1.0, run[-1].bottom() - run[0].top() - 1.5), 3, 3)
 
-    def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802
+    def mousePressEvent(self, event: QMouseEvent) -> None:
         if event.button() == Qt.MouseButton.LeftButton:
             self._press = event.position().toPoint()
         super().mousePressEvent(event)
 
-    def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
         super().mouseReleaseEvent(event)
         press, self._press = self._press, None
         if event.button() != Qt.MouseButton.LeftButton or press is None:
@@ -435,8 +435,8 @@ class CodeView(QPlainTextEdit):
 
 def _strong(colour: QColor, dark: bool) -> QColor:
     """The chip colour: the soft line colour made vivid enough to read as a marker in the gutter."""
-    h, s, l, a = colour.getHslF()
-    return QColor.fromHslF(h, min(1.0, s + 0.25), 0.45 if dark else 0.62, a)
+    saturation = min(1.0, colour.hslSaturationF() + 0.25)
+    return QColor.fromHslF(colour.hslHueF(), saturation, 0.45 if dark else 0.62, colour.alphaF())
 
 
 def lexer_for_path(path: str) -> Lexer:
@@ -471,7 +471,7 @@ class QtSourceView(CodeView):
         mark = self._flow.get(line)
         return flow_paint.tooltip(mark) if mark is not None else ""
 
-    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
+    def paintEvent(self, event: QPaintEvent) -> None:
         super().paintEvent(event)
         if self._flow:
             painter = QPainter(self.viewport())

@@ -208,7 +208,7 @@ class PygmentsHighlighter(QSyntaxHighlighter):
 
     def __init__(self, lexer: Lexer, style: str = "default", document: QTextDocument | None = None,
                  triple_quotes: bool | None = None) -> None:
-        super().__init__(document)
+        super().__init__(document)  # type: ignore[arg-type]  # None (no document yet) works; PySide6's stubs omit it
         if triple_quotes is None:
             triple_quotes = "python" in (getattr(lexer, "aliases", None) or ())
         self.triple_quotes = triple_quotes
@@ -226,7 +226,7 @@ class PygmentsHighlighter(QSyntaxHighlighter):
             self.formats = TokenFormats(style)
             self.rehighlight()
 
-    def highlightBlock(self, text: str) -> None:  # noqa: N802 (Qt override)
+    def highlightBlock(self, text: str) -> None:
         state = self.previousBlockState()
         opener = self._openers[state] if 0 < state < len(self._openers) else ""
         spans, end = self.line_lexer.spans_and_end(text, opener, track_end=self.triple_quotes)
@@ -260,7 +260,7 @@ class LazyHighlighter(QObject):
         editor.updateRequest.connect(lambda _rect, _dy: self.highlight_visible())
         editor.viewport().installEventFilter(self)  # a taller viewport shows more blocks
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() in (QEvent.Type.Resize, QEvent.Type.Show):
             self.highlight_visible()
         return False
