@@ -166,7 +166,6 @@ def test_node_colours_follow_their_line(predict):
         for path in paths:
             assert colours[path] == L.PALETTE_DARK[index[line]]
     assert L.node_colours(predict.graph, BASICS)["e1"] == L.PALETTE_LIGHT[index[25]]
-    assert L.palette_colour(3, "dark") == L.PALETTE_DARK[3] and L.palette_colour(13) == L.PALETTE_LIGHT[3]
 
 
 def _lightness(hex_: str) -> float:
@@ -186,9 +185,14 @@ def test_palettes_are_soft_and_distinct():
 # ---------------------------------------------------------------------------- jaxpr comments
 
 
-def test_jaxpr_line_locs_on_the_fixture(predict):
+def line_locs(text: str) -> dict[int, L.Loc]:
+    """1-based jaxpr line -> the (file, line, col) its comment prints, as `jaxpr_equations` reads it."""
+    return {n: head.loc for n, head in L.jaxpr_equations(text)[0].items() if head.loc is not None}
+
+
+def test_jaxpr_comment_locations_on_the_fixture(predict):
     text = predict.jaxpr_text
-    locs = L.jaxpr_line_locs(text)
+    locs = line_locs(text)
     top_dot = jaxpr_line(text, "j:f32[16,3] = dot_general[")
     assert locs[top_dot] == (BASICS, 25, 10)
     assert locs[jaxpr_line(text, "= tanh i")] == (BASICS, 20, 11)
@@ -214,11 +218,11 @@ def test_jaxpr_line_locs_on_the_fixture(predict):
     ],
 )
 def test_jaxpr_comment_edge_cases(line, expected):
-    assert L.jaxpr_line_locs(f"{{ lambda ; b:f32[]. let\n{line}\n  in (a,) }}").get(2) == expected
+    assert line_locs(f"{{ lambda ; b:f32[]. let\n{line}\n  in (a,) }}").get(2) == expected
 
 
-def test_jaxpr_line_locs_empty_text():
-    assert L.jaxpr_line_locs("") == {}
+def test_jaxpr_comment_locations_empty_text():
+    assert line_locs("") == {}
     assert L.jaxpr_equations("") == ({}, {})
 
 
@@ -283,7 +287,7 @@ def test_primitive_narrows_a_shared_location(predict):
     text = predict.jaxpr_text
     links = L.jaxpr_links(predict.graph, text)
     bcast, add = jaxpr_line(text, "k:f32[1,3] = broadcast_in_dim"), jaxpr_line(text, "l:f32[16,3] = add j k")
-    assert L.jaxpr_line_locs(text)[bcast] == L.jaxpr_line_locs(text)[add]  # one expression, one location
+    assert line_locs(text)[bcast] == line_locs(text)[add]  # one expression, one location
     assert links.nodes_for_line(bcast) == ["e2"] and links.nodes_for_line(add) == ["e3"]
     assert links.lines_for_node("e3") == [add]
     # Two broadcast_in_dims at the same spot in softmax: location and primitive cannot tell them apart.
@@ -300,13 +304,6 @@ def test_source_line_to_jaxpr_lines(predict):
     assert links.lines_for_source_line(BASICS, softmax) == expected
     assert links.lines_for_source_line(str(ROOT / BASICS), softmax) == expected
     assert links.lines_for_source_line(BASICS, 1) == [] and links.lines_for_source_line("x.py", softmax) == []
-
-
-def test_one_off_wrappers(predict):
-    text = predict.jaxpr_text
-    top_dot = jaxpr_line(text, "j:f32[16,3] = dot_general[")
-    assert L.jaxpr_lines_for_node(predict.graph, text, "e1") == [top_dot]
-    assert L.nodes_for_jaxpr_line(predict.graph, text, top_dot) == ["e1"]
 
 
 def test_links_into_cond_branches_and_scan_bodies():
@@ -417,22 +414,9 @@ def test_lexer_leaves_nothing_unclassified_in_the_fixtures():
             assert not bad, (line, bad)
 
 
-def test_one_off_wrappers_reuse_the_index_for_the_same_trace(predict, monkeypatch):
-    calls = []
-    real = L.jaxpr_equations
-    monkeypatch.setattr(L, "jaxpr_equations", lambda text: calls.append(1) or real(text))
-    text = predict.jaxpr_text
-    for path in ("e1", "e2", "e3", "e0:0/e3"):
-        L.jaxpr_lines_for_node(predict.graph, text, path)
-    L.nodes_for_jaxpr_line(predict.graph, text, 3)
-    assert len(calls) <= 1
-    other = load("cond")
-    assert L.nodes_for_jaxpr_line(other.graph, other.jaxpr_text, jaxpr_line(other.jaxpr_text, "= sub g")) == ["e3:0/e0"]
-
-
 def test_jaxpr_lines_count_newlines_only_like_the_view():
     text = "{ lambda ; a:f32[]. let\n    b:f32[] = foo[name=x\x85y\u2028z] a   # m.py:3:4 (f)\n    c:f32[] = sin b  # m.py:4:4 (f)\n  in (c,) }"
-    assert L.jaxpr_line_locs(text) == {2: ("m.py", 3, 4), 3: ("m.py", 4, 4)}
+    assert line_locs(text) == {2: ("m.py", 3, 4), 3: ("m.py", 4, 4)}
     assert set(L.jaxpr_equations(text)[0]) == {2, 3}
 
 
