@@ -12,7 +12,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1] / "jaxscope"
 
 def test_core_and_cli_import_neither_jax_nor_qt():
     code = (
-        "import sys, jaxscope.spec, jaxscope.layout, jaxscope.ir, jaxscope.analysis, jaxscope.render, jaxscope.cli, jaxscope.runtime.worker_client, jaxscope.schema.graph, jaxscope.schema.trace, jaxscope.schema.layout;"
+        "import sys, jaxscope.spec, jaxscope.layout, jaxscope.ir, jaxscope.analysis, jaxscope.render, jaxscope.cli,"
+        " jaxscope.runtime.worker_client, jaxscope.schema.graph, jaxscope.schema.trace, jaxscope.schema.layout;"
         "import jaxscope.spec.argspec, jaxscope.spec.discover, jaxscope.layout.engine, jaxscope.render.svg, jaxscope.exporter;"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('jax', 'jaxlib', 'PySide6', 'shiboken6', 'pygraphviz'));"
         "print(bad); sys.exit(1 if bad else 0)"

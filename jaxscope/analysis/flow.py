@@ -172,7 +172,8 @@ def _ifexp(node: ast.IfExp, h, mk) -> Construct:  # type: ignore[no-untyped-def]
             return mk(node, "ifexp", "body taken", test=text, count=h(test_line))
         if o:
             return mk(node, "ifexp", "else taken", test=text, count=h(test_line))
-    return mk(node, "ifexp", "line ran", detail="branches share a line; which one ran is not recorded", test=text, count=max(n, h(test_line)))
+    return mk(node, "ifexp", "line ran", detail="branches share a line; which one ran is not recorded",
+              test=text, count=max(n, h(test_line)))
 
 
 def _match(node: ast.Match, h, mk) -> Construct:  # type: ignore[no-untyped-def]

@@ -146,7 +146,7 @@ _EMPTY: tuple = ("", (), ())
 _MAX_DEPTH = 200
 
 
-class _Bad(Exception):
+class _LocSyntaxError(Exception):
     pass
 
 
@@ -170,12 +170,12 @@ def _parse_loc(text: str) -> tuple:
 
     def expect(i: int, value: str) -> int:
         if toks[i][1] != value:
-            raise _Bad
+            raise _LocSyntaxError
         return i + 1
 
     def expr(i: int, depth: int) -> tuple[int, tuple]:
         if depth > _MAX_DEPTH:
-            raise _Bad
+            raise _LocSyntaxError
         kind, val = toks[i]
         if kind == "ref":
             return i + 1, ("r", val)
@@ -208,7 +208,7 @@ def _parse_loc(text: str) -> tuple:
             while toks[i][1] == "<" or nest:  # fused<metadata>[...]: skip the metadata
                 nest += {"<": 1, ">": -1}.get(toks[i][1], 0)
                 if toks[i][0] == "end":
-                    raise _Bad
+                    raise _LocSyntaxError
                 i += 1
             i, kids = expect(i, "["), []
             while toks[i][1] != "]":
@@ -217,13 +217,13 @@ def _parse_loc(text: str) -> tuple:
                 if toks[i][1] == ",":
                     i += 1
                 elif toks[i][1] != "]":
-                    raise _Bad
+                    raise _LocSyntaxError
             return i + 1, ("f", tuple(kids))
-        raise _Bad
+        raise _LocSyntaxError
 
     try:
         return expr(0, 0)[1]
-    except (_Bad, IndexError, ValueError, RecursionError):
+    except (_LocSyntaxError, IndexError, ValueError, RecursionError):
         return _UNKNOWN
 
 

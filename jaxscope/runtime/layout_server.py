@@ -136,7 +136,7 @@ def _preview_lines(layout: Tenths, region: Any) -> list[str]:
         return list(layout_wire_lines(part)) if part is not None else []
     except ValueError:
         return []
-    except Exception:  # noqa: BLE001 - see the docstring
+    except Exception:  # see the docstring
         traceback.print_exc()
         return []
 

@@ -106,7 +106,7 @@ def _is_dataclass_type(tp: Any) -> bool:
 
 
 def _gen(src: str, env: dict[str, Any], name: str) -> Any:
-    exec(src, env)  # noqa: S102 - generated from dataclass field names and cached helpers only
+    exec(src, env)  # generated from dataclass field names and cached helpers only
     return env[name]
 
 
@@ -116,7 +116,7 @@ def maker(cls: type[T]) -> Callable[..., T]:
     where the frozen class's `__init__` goes through `object.__setattr__` field by field (a
     5-field NodeBox: 1.5 -> 0.7 µs). Every field must be given, in order; same objects."""
     names = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
-    if not getattr(cls, "__dataclass_params__").frozen or "__slots__" not in vars(cls) or hasattr(cls, "__post_init__"):
+    if not cls.__dataclass_params__.frozen or "__slots__" not in vars(cls) or hasattr(cls, "__post_init__"):
         raise TypeError(f"{cls.__name__} is not a frozen slotted dataclass without __post_init__")
     env: dict[str, Any] = {f"_s{k}": getattr(cls, name).__set__ for k, name in enumerate(names)}
     env.update(_new=object.__new__, _cls=cls)

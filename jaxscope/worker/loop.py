@@ -142,7 +142,7 @@ def _handle(message: dict[str, Any], replies: BinaryIO) -> dict[str, Any]:
         return {"ok": True, "result": {"pong": True}}
     ops = _ops()
     if op in ops:
-        from jaxscope.worker.trace import TraceFailed
+        from jaxscope.worker.trace import TraceError
 
         request_type, runner = ops[op]
         ahead: list[Any] = []
@@ -154,7 +154,7 @@ def _handle(message: dict[str, Any], replies: BinaryIO) -> dict[str, Any]:
         extra = {"on_graph": send_graph} if op == "trace" else {}
         try:
             result = runner(from_jsonable(request_type, message["request"]), phase, **extra)
-        except TraceFailed as exc:
+        except TraceError as exc:
             return {"ok": False, "error": to_jsonable(exc.info)}
         with gc_paused():  # see run_trace: the traced program is still alive
             return {"ok": True, "result": to_wire_jsonable(result, sent=ahead[0] if ahead else None)}

@@ -127,7 +127,9 @@ class Recording:
         hits = self.hits()
         loops = self.loop_calls()
         files: list[FileFlow] = []
-        notes: list[str] = ["recording was interrupted (the trace hook was removed mid-trace): hits are partial"] if self.interrupted else []
+        notes: list[str] = []
+        if self.interrupted:
+            notes.append("recording was interrupted (the trace hook was removed mid-trace): hits are partial")
         for path in sorted(hits):
             try:
                 source = read(path)
@@ -287,7 +289,8 @@ class MonitorRecorder(Recording):
         ev = sys.monitoring.events
         return [
             (ev.PY_START, self._started), (ev.PY_RESUME, self._resumed), (ev.PY_THROW, self._resumed),
-            (ev.LINE, self._line), (ev.JUMP, self._jumped), (ev.PY_RETURN, self._left), (ev.PY_YIELD, self._left), (ev.PY_UNWIND, self._left),
+            (ev.LINE, self._line), (ev.JUMP, self._jumped),
+            (ev.PY_RETURN, self._left), (ev.PY_YIELD, self._left), (ev.PY_UNWIND, self._left),
         ]
 
     def _start(self) -> None:
