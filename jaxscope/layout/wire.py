@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import orjson
@@ -173,7 +173,7 @@ class WireReader:
     def layout(self) -> Layout:
         data = self.data
         if not self.compact:
-            return from_jsonable(Layout, data)  # the generic form: `serialize.dumps`, always one line
+            return cast(Layout, from_jsonable(Layout, data))  # decoded JSON: the generic form: `serialize.dumps`, always one line
         lens = np.concatenate([np.zeros(0, dtype=np.int64), *self.lens])
         start = np.zeros(len(lens) + 1, dtype=np.int64)
         np.cumsum(lens, out=start[1:])
