@@ -168,7 +168,7 @@ def _staged_roles(graph: Graph, file: str) -> dict[int, str]:
 
 def _construct_nodes(tree: ast.AST) -> dict[tuple[int, int], ast.AST]:
     kinds = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.IfExp, ast.Match)
-    return {(n.lineno, n.col_offset): n for n in ast.walk(tree) if isinstance(n, kinds)}  # type: ignore[attr-defined]
+    return {(n.lineno, n.col_offset): n for n in ast.walk(tree) if isinstance(n, kinds)}
 
 
 def _span(stmts: list[ast.stmt]) -> tuple[int, int]:

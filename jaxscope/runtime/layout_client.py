@@ -58,7 +58,7 @@ import time
 import traceback
 from collections.abc import Callable, Collection
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from jaxscope.layout.preview import Region
 from jaxscope.layout.wire import LAYOUT_OPTIONS, LayoutError, WireReader, layout_from_wire, wire_lines
@@ -108,7 +108,9 @@ class _Worker:
             env=env,
             close_fds=True,
         )
-        widen_pipes(self.proc.stdin, self.proc.stdout)
+        assert self.proc.stdin is not None and self.proc.stdout is not None  # both PIPEs
+        self.stdin: IO[bytes] = self.proc.stdin
+        widen_pipes(self.stdin, self.proc.stdout)
         self.lines = PipeLines(self.proc.stdout, "layout-worker-out")  # read in big chunks on a thread of its own
         self.stderr_tail = b""
         self.graph: Graph | _Request | None = None  # the graph object this worker holds (a stream's: its request)
@@ -125,17 +127,17 @@ class _Worker:
     def send(self, *lines: str) -> None:
         try:
             for line in lines:
-                self.proc.stdin.write(line.encode("utf-8"))
-                self.proc.stdin.write(b"\n")
-            self.proc.stdin.flush()
+                self.stdin.write(line.encode("utf-8"))
+                self.stdin.write(b"\n")
+            self.stdin.flush()
         except (OSError, ValueError) as exc:
             raise _WorkerGoneError(self.describe_exit()) from exc
 
     def send_raw(self, line: bytes) -> None:
         """One line already framed (it ends with a newline)."""
         try:
-            self.proc.stdin.write(line)
-            self.proc.stdin.flush()
+            self.stdin.write(line)
+            self.stdin.flush()
         except (OSError, ValueError) as exc:
             raise _WorkerGoneError(self.describe_exit()) from exc
 
@@ -168,7 +170,8 @@ class _Worker:
             pass
         for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             try:
-                stream.close()
+                if stream is not None:  # never: all three are PIPEs
+                    stream.close()
             except (OSError, ValueError):
                 pass
 

@@ -408,8 +408,9 @@ class _Parser:
             start = tokens[a][2] if a >= 0 else 0
             end = tokens[b][1] if b < len(tokens) else len(text)
             # each item: (start, end, what the brackets nested in it hold as (start, length)); a comma ends it
-            items: list[tuple[int, int, list[tuple[int, int]]]] = []
-            i, at, held, emptied = a + 1, start, False, []
+            items: list[tuple[int, int, list[tuple[int, int]] | None]] = []  # None: an item without a token
+            emptied: list[tuple[int, int]] = []
+            i, at, held = a + 1, start, False
             while i < b:
                 kind, t0, t1, string = tokens[i]
                 if kind == tokenize.OP and string == ",":

@@ -19,7 +19,7 @@ from jaxscope.analysis.verdicts import default_tolerances
 from jaxscope.schema.run import LeafComparison
 
 PREVIEW = 6
-_SIGNED = {2: np.int16, 4: np.int32, 8: np.int64}
+_SIGNED: dict[int, type[np.signedinteger[Any]]] = {2: np.int16, 4: np.int32, 8: np.int64}
 
 
 def compare_outputs(jit_out: Any, eager_out: Any, rtol: float | None, atol: float | None) -> list[LeafComparison]:

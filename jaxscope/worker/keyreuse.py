@@ -140,8 +140,9 @@ class _Finder:
             elif prim in ALIASES and len(ins) == len(outs):
                 outs = list(ins)
             elif prim in DERIVED and len(outs) == 1 and ins and ins[0] in desc:
-                outs = [("d", ins[0], prim, _params_key(eqn.params))]
-                desc.setdefault(outs[0], _derived_desc(desc[ins[0]], prim, eqn.params))
+                derived: Token = ("d", ins[0], prim, _params_key(eqn.params))
+                outs = [derived]
+                desc.setdefault(derived, _derived_desc(desc[ins[0]], prim, eqn.params))
             elif subjaxprs(eqn.params):
                 consumed, outs = self.call(eqn, prefix + path, ins, desc)
             for t, salt in consumed.items():

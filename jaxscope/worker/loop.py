@@ -20,12 +20,15 @@ def _user_modules() -> dict[str, float]:
     """path -> mtime of each user module: the client recycles the worker when one changes."""
     from jaxscope.worker.userframes import user_modules
 
-    out = {}
+    out: dict[str, float] = {}
     for module in user_modules():
+        path = module.__file__
+        if path is None:  # never: user_modules keeps the modules with a file
+            continue
         try:
-            out[module.__file__] = os.stat(module.__file__).st_mtime
+            out[path] = os.stat(path).st_mtime
         except OSError:
-            out[module.__file__] = -1.0
+            out[path] = -1.0
     return out
 
 

@@ -60,7 +60,7 @@ def run_retrace(request: RetraceRequest, phase: Phase) -> RetraceResult:
     first = runs[0]
     capture = _Capture()
     logger = logging.getLogger("jax")
-    old = jax.config.jax_explain_cache_misses
+    old = jax.config.jax_explain_cache_misses  # type: ignore[attr-defined]  # a flag: jax sets it on Config at runtime
     logger.addHandler(capture)
     jax.config.update("jax_explain_cache_misses", True)
     try:

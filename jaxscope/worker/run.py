@@ -11,6 +11,7 @@ Phases (for the client's time limits): load, inputs, trace, compile, run, eager,
 
 from __future__ import annotations
 
+import functools
 import statistics
 import time
 from collections.abc import Callable
@@ -131,8 +132,8 @@ def _place(prep: Prepared, args: list[Any], kwargs: dict[str, Any], device: Any)
     def put(value: Any) -> Any:
         return jax.device_put(value, device)
 
-    args = [a if i in prep.static_argnums else _guard(lambda a=a: put(a), "inputs") for i, a in enumerate(args)]
-    kwargs = {k: v if k in prep.static_argnames else _guard(lambda v=v: put(v), "inputs") for k, v in kwargs.items()}
+    args = [a if i in prep.static_argnums else _guard(functools.partial(put, a), "inputs") for i, a in enumerate(args)]
+    kwargs = {k: v if k in prep.static_argnames else _guard(functools.partial(put, v), "inputs") for k, v in kwargs.items()}
     return args, kwargs
 
 
