@@ -179,11 +179,12 @@ class WireReader:
         np.cumsum(lens, out=start[1:])
         pts = np.concatenate([np.zeros(0, dtype=np.int64), *self.pts])
         boxes = np.concatenate([np.zeros((0, 4), dtype=np.int64), *self.boxes])
+        edges = EdgeTable(self.src, self.dst, self.routed, self.aval, pts, start)
         return Layout(
             width=data["width"] / 10,
             height=data["height"] / 10,
-            nodes=NodeTable(self.paths, boxes),  # type: ignore[arg-type]  # a Sequence[NodeBox]
-            edges=EdgeTable(self.src, self.dst, self.routed, self.aval, pts, start),  # type: ignore[arg-type]  # a Sequence[EdgePath]
+            nodes=NodeTable(self.paths, boxes),  # type: ignore[arg-type]  # a table stands in for the tuple
+            edges=edges,  # type: ignore[arg-type]  # a table stands in for the tuple
             clusters=cluster_boxes(data["clusters"]),
             engine=data["engine"],
             notes=tuple(data["notes"]),

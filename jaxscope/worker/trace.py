@@ -277,9 +277,13 @@ def run_trace(request: TraceRequest, phase: Phase, on_graph: Callable[[Graph], N
         if request.diagnose:
             t5 = time.perf_counter()
             try:
-                codes = {code for code, _ in recorder.calls} if recorder is not None else {getattr(target, "__code__", None)} - {None}
+                if recorder is not None:
+                    codes = {code for code, _ in recorder.calls}
+                else:
+                    target_code = getattr(target, "__code__", None)
+                    codes = set() if target_code is None else {target_code}
                 ran = recorder.hits() if recorder is not None else None
-                diagnostics = tuple(diagnose(graph, closed, target, watch, codes, ran, arg_names))  # type: ignore[arg-type]
+                diagnostics = tuple(diagnose(graph, closed, target, watch, codes, ran, arg_names))
             except Exception as exc:  # same rule: a diagnostics bug costs a warning, not the graph
                 warnings.append(f"diagnostics failed: {type(exc).__name__}: {exc}")
             timings["diagnose"] = time.perf_counter() - t5
