@@ -27,9 +27,9 @@ from typing import Any
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-import report  # noqa: E402
-import stages  # noqa: E402
-import workloads  # noqa: E402
+import report  # noqa: E402 - after sys.path gets this directory
+import stages  # noqa: E402 - after sys.path gets this directory
+import workloads  # noqa: E402 - after sys.path gets this directory
 
 REPS = {"1k": 3, "10k": 3, "50k": 1}
 QUICK_S = 2.0  # a 50k workload whose bare make_jaxpr takes less gets 3 runs too (gpt_jit-50k: one ~1.5 s open

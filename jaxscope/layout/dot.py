@@ -33,7 +33,7 @@ Point = tuple[float, float]
 
 def dot_available() -> bool:
     try:
-        import pygraphviz  # noqa: F401
+        import pygraphviz  # noqa: F401 - imported only to see whether it loads
     except Exception:  # ImportError, or a broken libgvc
         return False
     return True

@@ -382,7 +382,10 @@ def test_a_regions_part_is_what_meets_the_rect_moved_with_the_toggled_owner():
     cluster = next(c for c in whole.clusters if c.path == f"{owner}:0")
     dx, dy = cluster.x - region.ax, cluster.y - region.ay  # where the owner's top-left went
     x0, y0, x1, y1 = region.x0 + dx, region.y0 + dy, region.x1 + dx, region.y1 + dy
-    meets = lambda bx0, by0, bx1, by1: bx1 >= x0 and bx0 <= x1 and by1 >= y0 and by0 <= y1  # noqa: E731
+
+    def meets(bx0: float, by0: float, bx1: float, by1: float) -> bool:
+        return bx1 >= x0 and bx0 <= x1 and by1 >= y0 and by0 <= y1
+
     want = [b for b in whole.nodes if meets(b.x - b.w / 2, b.y - b.h / 2, b.x + b.w / 2, b.y + b.h / 2)]
     shown = to_layout(part)
     assert list(shown.nodes) == want and 0 < len(want) < len(whole.nodes) // 10

@@ -14,9 +14,9 @@ from jaxscope.schema.trace import FunctionRef, TraceRequest, TraceResult
 
 jax = pytest.importorskip("jax")
 
-from jaxscope.worker import pyflow  # noqa: E402
-from jaxscope.worker.pyflow import Recorder  # noqa: E402
-from jaxscope.worker.trace import TraceError, run_trace  # noqa: E402
+from jaxscope.worker import pyflow  # noqa: E402 - after pytest.importorskip("jax")
+from jaxscope.worker.pyflow import Recorder  # noqa: E402 - after pytest.importorskip("jax")
+from jaxscope.worker.trace import TraceError, run_trace  # noqa: E402 - after pytest.importorskip("jax")
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
 CASES = os.path.join(HERE, "flow_cases.py")
@@ -163,7 +163,7 @@ def test_recorder_restores_the_previous_trace_function_even_on_errors():
     try:
         with pytest.raises(ZeroDivisionError):
             with Recorder():
-                1 / 0  # noqa: B018
+                1 / 0  # noqa: B018 - raises inside the recording on purpose
         assert sys.gettrace() is other
     finally:
         sys.settrace(before)

@@ -17,10 +17,10 @@ from jaxscope.schema.trace import FunctionRef, TraceRequest
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
 
-from jaxscope.worker.compare import compare_arrays, compare_leaf, max_ulp  # noqa: E402
-from jaxscope.worker.run import run_function  # noqa: E402
-from jaxscope.worker.run_inputs import generate  # noqa: E402
-from jaxscope.worker.trace import Prepared, TraceError, prepare, run_trace  # noqa: E402
+from jaxscope.worker.compare import compare_arrays, compare_leaf, max_ulp  # noqa: E402 - after pytest.importorskip("jax")
+from jaxscope.worker.run import run_function  # noqa: E402 - after pytest.importorskip("jax")
+from jaxscope.worker.run_inputs import generate  # noqa: E402 - after pytest.importorskip("jax")
+from jaxscope.worker.trace import Prepared, TraceError, prepare, run_trace  # noqa: E402 - after pytest.importorskip("jax")
 
 CORPUS = os.path.join(os.path.dirname(__file__), "corpus", "run_cases.py")
 

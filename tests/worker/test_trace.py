@@ -13,7 +13,7 @@ from jaxscope.schema.trace import FunctionRef, TraceRequest, TraceResult
 
 jax = pytest.importorskip("jax")
 
-from jaxscope.worker.trace import TraceError, run_trace  # noqa: E402
+from jaxscope.worker.trace import TraceError, run_trace  # noqa: E402 - after pytest.importorskip("jax")
 
 CORPUS = os.path.join(os.path.dirname(__file__), "corpus", "higher_order.py")
 
