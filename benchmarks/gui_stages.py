@@ -32,20 +32,20 @@ from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QCoreApplication, QEventLoop, QSettings, Qt, QTimer  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+from PySide6.QtCore import QCoreApplication, QEventLoop, QSettings, Qt, QTimer
+from PySide6.QtWidgets import QApplication
 
-from jaxscope.layout.body import expandable  # noqa: E402
-from jaxscope.layout.engine import auto_expanded  # noqa: E402
-from jaxscope.layout.preview import Region  # noqa: E402
-from jaxscope.qt.app.controller import Controller  # noqa: E402
-from jaxscope.qt.app.ir_side import AUTO_COMPILE_MAX_EQNS  # noqa: E402
-from jaxscope.qt.graph.view import QtGraphView  # noqa: E402
-from jaxscope.runtime.layout_client import LayoutClient  # noqa: E402
-from jaxscope.runtime.worker_client import DEFAULT_TIMEOUTS, WorkerClient  # noqa: E402
+from jaxscope.layout.body import expandable
+from jaxscope.layout.engine import auto_expanded
+from jaxscope.layout.preview import Region
+from jaxscope.qt.app.controller import Controller
+from jaxscope.qt.app.ir_side import AUTO_COMPILE_MAX_EQNS
+from jaxscope.qt.graph.view import QtGraphView
+from jaxscope.runtime.layout_client import LayoutClient
+from jaxscope.runtime.worker_client import DEFAULT_TIMEOUTS, WorkerClient
 from jaxscope.schema.graph import Graph
-from jaxscope.schema.hlo import HloRequest  # noqa: E402
-from jaxscope.schema.layout import Layout  # noqa: E402
+from jaxscope.schema.hlo import HloRequest
+from jaxscope.schema.layout import Layout
 from jaxscope.schema.trace import FunctionRef, TraceRequest, TraceResult
 
 TICK_MS = 10

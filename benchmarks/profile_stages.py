@@ -27,12 +27,13 @@ import shutil
 import sys
 import tempfile
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import workloads  # noqa: E402
+import workloads
 
 
 def main() -> int:

@@ -75,7 +75,8 @@ def targets(rec: dict[str, Any]) -> list[dict[str, Any]]:
     def add(tid: str, what: str, value: float | None, limit: float, unit: str = "s", fmt: str = "{:.2f}") -> None:
         ok = None if value is None else value <= limit
         shown = "n/a" if value is None else fmt.format(value) + f" {unit}"
-        out.append({"id": tid, "what": what, "value": shown, "limit": f"≤ {fmt.format(limit)} {unit}", "verdict": _verdict(ok), "raw": value})
+        limit_text = f"≤ {fmt.format(limit)} {unit}"
+        out.append({"id": tid, "what": what, "value": shown, "limit": limit_text, "verdict": _verdict(ok), "raw": value})
 
     if s.get("ratio_limit_s") is not None:
         add("T1", "open→interactive ≤ 1.5×make_jaxpr + 0.3 s", s.get("total_s"), s["ratio_limit_s"])
@@ -95,7 +96,8 @@ def targets(rec: dict[str, Any]) -> list[dict[str, Any]]:
         add("T3", "GUI loop blocked during SVG export (max lateness; exported on a thread)", blocked, BLOCK_MS, "ms", "{:.0f}")
     ir_loop = (gui.get("app") or {}).get("ir_loop") or {}
     if ir_loop.get("ticks"):
-        add("T3", "GUI loop blocked while the window lowers (and compiles) and shows the IR (max lateness)", ir_loop["max_ms"], BLOCK_MS, "ms", "{:.0f}")
+        ir_what = "GUI loop blocked while the window lowers (and compiles) and shows the IR (max lateness)"
+        add("T3", ir_what, ir_loop["max_ms"], BLOCK_MS, "ms", "{:.0f}")
     cancel = gui.get("cancel") or {}
     if "to_failed_ms" in cancel:
         add("T3", "cancel: cancel() to trace_failed", cancel["to_failed_ms"], CANCEL_MS, "ms", "{:.0f}")
@@ -176,7 +178,8 @@ def jpviz_text(jp: dict[str, Any], eqns: int | None) -> str:
     if "error" in jp:
         return f"jpviz {jp.get('version', '?')} fails on this JAX: {jp['error']}"
     total = f" of {eqns:,} equations" if eqns else ""
-    return f"jpviz {jp.get('version', '?')}: {jp['total_s']:.2f} s, draws {jp['nodes']} node(s){total} — useless on this JAX (written for jax<0.5)"
+    return (f"jpviz {jp.get('version', '?')}: {jp['total_s']:.2f} s, draws {jp['nodes']} node(s){total}"
+            " — useless on this JAX (written for jax<0.5)")
 
 
 def table(rec: dict[str, Any]) -> str:
@@ -190,7 +193,8 @@ def table(rec: dict[str, Any]) -> str:
         lines.append(f"   !! jaxscope run failed: ...{gui['error'][-700:]}")
     rows: list[tuple[str, str, str]] = []
     bare = rec.get("bare") or {}
-    rows.append(("bare jax.make_jaxpr (fresh process, warm)", _s(s.get("bare_s")), "" if "error" not in bare else f"error: {bare['error'][:80]}"))
+    bare_note = "" if "error" not in bare else f"error: {bare['error'][:80]}"
+    rows.append(("bare jax.make_jaxpr (fresh process, warm)", _s(s.get("bare_s")), bare_note))
     rows.append(("worker: trace (jit(f).trace)", _s(s.get("worker_trace_s")), ""))
     rows.append(("worker: graph build", _s(s.get("worker_graph_s")), ""))
     rows.append(("worker: load + diagnose", _s(s.get("worker_other_s")), f"diagnose {_s(s.get('worker_diagnose_s'))}"))
@@ -198,20 +202,24 @@ def table(rec: dict[str, Any]) -> str:
     rows.append(("auto_expanded (GUI thread)", _s(s.get("auto_expanded_s")), f"{s.get('expanded', '?')} owners expanded"))
     notes = "; ".join(s.get("layout_notes") or [])
     rows.append(("layout (layout process)", _s(s.get("layout_s")),
-                 f"{s.get('engine', '?')}, {s.get('nodes_drawn', 0) or 0:,} nodes / {s.get('edges_drawn', 0) or 0:,} edges" + (f"; {notes[:60]}" if notes else "")))  # fmt: skip
+                 f"{s.get('engine', '?')}, {s.get('nodes_drawn', 0) or 0:,} nodes / {s.get('edges_drawn', 0) or 0:,} edges"
+                 + (f"; {notes[:60]}" if notes else "")))  # fmt: skip
     rows.append(("scene build (QtGraphView.set_graph)", _s(s.get("scene_s")), ""))
     rows.append(("first paint (viewport grab)", _s(s.get("paint_s")), ""))
     ratio = f"{s['ratio']:.2f}× make_jaxpr" if s.get("ratio") else ""
     rows.append(("OPEN → INTERACTIVE", _s(s.get("total_s")), ratio))
     rows.append(("then: jaxpr text, printed and linked", _s(s.get("jaxpr_after_s")),
-                 f"worker print {_s(s.get('jaxpr_print_s'))}, {(s.get('jaxpr_text_mb') or 0):.1f} MB; not in the total: the graph is usable"))  # fmt: skip
+                 f"worker print {_s(s.get('jaxpr_print_s'))}, {(s.get('jaxpr_text_mb') or 0):.1f} MB; "
+                 "not in the total: the graph is usable"))  # fmt: skip
     rows.append(("GUI loop lateness, trace+layout", f"max {_ms(s.get('loop_max_ms'))}",
-                 f"p99 {_ms(s.get('loop_p99_ms'))}; trace part max {_ms(s.get('loop_trace_max_ms'))}, layout part max {_ms(s.get('loop_layout_max_ms'))}"))  # fmt: skip
-    rows.append(("GUI loop lateness incl. scene build", f"max {_ms(s.get('loop_with_scene_max_ms'))}", f"p99 {_ms(s.get('loop_with_scene_p99_ms'))}"))
+                 f"p99 {_ms(s.get('loop_p99_ms'))}; trace part max {_ms(s.get('loop_trace_max_ms'))}, "
+                 f"layout part max {_ms(s.get('loop_layout_max_ms'))}"))  # fmt: skip
+    rows.append(("GUI loop lateness incl. scene build", f"max {_ms(s.get('loop_with_scene_max_ms'))}",
+                 f"p99 {_ms(s.get('loop_with_scene_p99_ms'))}"))
     svg = gui.get("svg") or {}
     blocked = (svg.get("loop") or {}).get("max_ms")
-    rows.append(("SVG export (core.export to a file, GUI-process thread)", _s(svg.get("s")),
-                 (f"{svg.get('mb', 0):.1f} MB" + (f"; GUI loop max lateness {_ms(blocked)}" if blocked is not None else "")) if svg else ""))
+    svg_note = (f"{svg.get('mb', 0):.1f} MB" + (f"; GUI loop max lateness {_ms(blocked)}" if blocked is not None else "")) if svg else ""
+    rows.append(("SVG export (core.export to a file, GUI-process thread)", _s(svg.get("s")), svg_note))
     png = gui.get("png") or {}
     if png:
         rows.append(("PNG export (core.export, capped)", _s(png.get("s")), f"{png.get('mb', 0):.1f} MB"))
@@ -222,7 +230,8 @@ def table(rec: dict[str, Any]) -> str:
     ex = gui.get("app_extras") or {}
     if ex and "error" not in ex:
         rows.append(("app extras on GUI thread (not in total)", _s(sum(ex.values())),
-                     f"jaxpr pane {_s(ex.get('jaxpr_pane_s'))}, node sources {_s(ex.get('jaxpr_links_s'))}, line maps {_s(ex.get('line_maps_s'))}"))  # fmt: skip
+                     f"jaxpr pane {_s(ex.get('jaxpr_pane_s'))}, node sources {_s(ex.get('jaxpr_links_s'))}, "
+                     f"line maps {_s(ex.get('line_maps_s'))}"))  # fmt: skip
     app = gui.get("app") or {}
     if app:
         if "error" in app:
@@ -231,16 +240,20 @@ def table(rec: dict[str, Any]) -> str:
             loop = app.get("loop") or {}
             rows.append(("app (MainWindow): open → graph on screen", _s(app.get("graph_s")),
                          f"jaxpr shown at {_s(app.get('jaxpr_s'))}; GUI loop max lateness {_ms(loop.get('max_ms'))} "
-                         f"(p99 {_ms(loop.get('p99_ms'))}), scene build included; control-flow marks {'on' if app.get('flow') else 'off'}"))  # fmt: skip
+                         f"(p99 {_ms(loop.get('p99_ms'))}), scene build included; "
+                         f"control-flow marks {'on' if app.get('flow') else 'off'}"))  # fmt: skip
             ir = app.get("ir_loop") or {}
             if app.get("ir_s") is not None:
-                what = "StableHLO lowered, compiled by XLA, both shown" if app.get("ir_stages") == 2 else "StableHLO lowered and shown (compiling is asked for, above the auto-compile limit)"
+                what = ("StableHLO lowered, compiled by XLA, both shown" if app.get("ir_stages") == 2
+                        else "StableHLO lowered and shown (compiling is asked for, above the auto-compile limit)")
                 rows.append(("app (MainWindow): open → IR shown", _s(app.get("ir_s")),
-                             f"{what}; GUI loop max lateness from the jaxpr on {_ms(ir.get('max_ms'))} (p99 {_ms(ir.get('p99_ms'))})"))  # fmt: skip
+                             f"{what}; GUI loop max lateness from the jaxpr on {_ms(ir.get('max_ms'))} "
+                             f"(p99 {_ms(ir.get('p99_ms'))})"))  # fmt: skip
     for e in gui.get("expand") or []:
         z = e.get("zoomed")
         if z is not None:
-            part = f"{z['preview_nodes']:,} of {z['nodes_drawn']:,} nodes first" if z.get("preview_nodes") else "no part first (a small layout)"
+            part = (f"{z['preview_nodes']:,} of {z['nodes_drawn']:,} nodes first" if z.get("preview_nodes")
+                    else "no part first (a small layout)")
             shown = z.get("loop_with_preview") or z["loop"]
             rows.append((f"expand {e['owner']} ({e['eqns']:,} eqns) zoomed in on it", _s(z["first_paint_s"]),
                          f"first paint ({part}); the whole layout painted at {_s(z['total_s'])}; GUI loop max "
@@ -253,11 +266,13 @@ def table(rec: dict[str, Any]) -> str:
     pan = gui.get("pan") or {}
     if pan:
         rows.append(("pan at zoom 1 / fit-all repaint", f"{pan['pan_median_ms']:.1f} ms",
-                     f"pan max {pan['pan_max_ms']:.1f} ms; fit-all median {pan['fit_median_ms']:.0f} ms (zoom {pan['fit_zoom']:.3f})"))  # fmt: skip
+                     f"pan max {pan['pan_max_ms']:.1f} ms; "
+                     f"fit-all median {pan['fit_median_ms']:.0f} ms (zoom {pan['fit_zoom']:.3f})"))  # fmt: skip
     cancel = gui.get("cancel") or {}
     if cancel:
         if "to_failed_ms" in cancel:
-            rows.append(("cancel a running trace", f"{cancel['to_failed_ms']:.0f} ms", f"cancel() call {cancel['call_ms']:.1f} ms, after {cancel['after_s']:.2f} s"))
+            rows.append(("cancel a running trace", f"{cancel['to_failed_ms']:.0f} ms",
+                         f"cancel() call {cancel['call_ms']:.1f} ms, after {cancel['after_s']:.2f} s"))
         else:
             rows.append(("cancel a running trace", "n/a", cancel.get("error", "")))
     rows.append(("NAIVE: jaxpr → DOT → dot → SVG", naive_text(rec.get("naive") or {}, s), ""))
@@ -277,7 +292,8 @@ def table(rec: dict[str, Any]) -> str:
 
 def summary_table(records: list[dict[str, Any]], extra: list[dict[str, Any]]) -> str:
     lines = ["", "== SUMMARY (open → interactive vs bare make_jaxpr; naive baseline; targets)"]
-    head = f"   {'workload':<13} {'eqns':>7} {'make_jaxpr':>10} {'jaxscope':>9} {'ratio':>6} {'T1 bound':>9} {'naive':>16} {'pass':>5} {'miss':>5}"
+    head = (f"   {'workload':<13} {'eqns':>7} {'make_jaxpr':>10} {'jaxscope':>9} {'ratio':>6} {'T1 bound':>9} "
+            f"{'naive':>16} {'pass':>5} {'miss':>5}")
     lines.append(head)
     for rec in records:
         s = rec["summary"]
@@ -297,7 +313,8 @@ def summary_table(records: list[dict[str, Any]], extra: list[dict[str, Any]]) ->
         eq = s.get("total_eqns") or s.get("bare_total") or 0
         lines.append(
             f"   {rec['name']:<13} {eq:>7,} {_s(s.get('bare_s'), '', '{:.2f}'):>10} {_s(s.get('total_s'), '', '{:.2f}'):>9} "
-            f"{(format(s['ratio'], '.2f') + '×') if s.get('ratio') else 'n/a':>6} {_s(s.get('ratio_limit_s'), '', '{:.2f}'):>9} {naive:>16} {n_pass:>5} {n_miss:>5}"
+            f"{(format(s['ratio'], '.2f') + '×') if s.get('ratio') else 'n/a':>6} {_s(s.get('ratio_limit_s'), '', '{:.2f}'):>9} "
+            f"{naive:>16} {n_pass:>5} {n_miss:>5}"
         )
     lines.append("   (seconds; † not run: a smaller size of the same workload already exceeded the naive timeout;")
     lines.append("    ‡ not run above --naive-max-size)")
@@ -309,7 +326,8 @@ def summary_table(records: list[dict[str, Any]], extra: list[dict[str, Any]]) ->
         lines.append("     none")
     for name, t in missed:
         lines.append(f"     {name:<13} {t['id']} {t['what']}: {t['value']} ({t['limit']})")
-    passed = sum(t["verdict"] == PASS for rec in records for t in rec.get("targets") or []) + sum(1 for t in extra if t and t["verdict"] == PASS)
+    passed = (sum(t["verdict"] == PASS for rec in records for t in rec.get("targets") or [])
+              + sum(1 for t in extra if t and t["verdict"] == PASS))
     total = passed + len(missed)
     lines.append(f"   {passed} of {total} target checks pass.")
     for t in extra:

@@ -135,7 +135,8 @@ def gui(w: Workload, path: str, reps: int, timeout: float, png: bool = False, ex
 
 def naive(w: Workload, path: str, timeout: float) -> dict[str, Any]:
     svg = os.path.join(os.path.dirname(path), f"naive_{w.name}.svg")
-    lines, timed_out, err = run_lines([PY, os.path.join(HERE, "naive.py"), path, w.function, python_args(w.args), svg], timeout, start_on="ready")
+    cmd = [PY, os.path.join(HERE, "naive.py"), path, w.function, python_args(w.args), svg]
+    lines, timed_out, err = run_lines(cmd, timeout, start_on="ready")
     done = [x for x in lines if "total_s" in x]
     if timed_out:
         return {"timeout_s": timeout}
@@ -178,7 +179,8 @@ JPVIZ_SCRIPT = textwrap.dedent('''
         g = jpviz.draw(jax.jit(getattr(m, fn_name)))(*args)
         t1 = time.perf_counter()
         def count(gr):
-            return len([n for n in gr.get_nodes() if n.get_name() not in ("node", "edge", "graph")]) + sum(count(s) for s in gr.get_subgraphs())
+            own = [n for n in gr.get_nodes() if n.get_name() not in ("node", "edge", "graph")]
+            return len(own) + sum(count(s) for s in gr.get_subgraphs())
         nodes = count(g)
         text = g.to_string()
         pygraphviz.AGraph(string=text).draw(out, prog="dot")  # pydot needs a `dot` executable; the library does the same

@@ -31,10 +31,10 @@ from typing import Any
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import gui_stages  # noqa: E402
-import workloads  # noqa: E402
-from PySide6.QtCore import QCoreApplication, QSettings, Qt, QTimer  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+import gui_stages
+import workloads
+from PySide6.QtCore import QCoreApplication, QSettings, Qt, QTimer
+from PySide6.QtWidgets import QApplication
 
 WAITING = (" in wait", " in _drain", " in _read_err", " in _read", " in get", " in _worker", " in _watch", " in readline", " in _pump")
 
@@ -99,7 +99,7 @@ def main() -> int:
             _timed(marks, cls, name)
 
     dump_path = os.path.join(folder, "stacks.txt")
-    dump_file = open(dump_path, "w")  # noqa: SIM115 - faulthandler writes to it until the end
+    dump_file = open(dump_path, "w")  # faulthandler writes to it until the end
     over = opts.over_ms / 1000
     stalls: list[tuple[float, float]] = []
     last = [0.0]
@@ -161,7 +161,8 @@ def main() -> int:
     timer.stop()
     dump_file.close()
 
-    print(f"{opts.workload}: graph on screen {result.get('graph_s', float('nan')):.2f} s, jaxpr at {result.get('jaxpr_s', float('nan')):.2f} s")
+    print(f"{opts.workload}: graph on screen {result.get('graph_s', float('nan')):.2f} s, "
+          f"jaxpr at {result.get('jaxpr_s', float('nan')):.2f} s")
     t0 = stalls[0][0] if stalls else 0.0
     for a, b in stalls:
         ran = [f"{name} {1000 * (s - a):+.0f}..{1000 * (e - a):+.0f} ms" for s, e, name in marks if e >= a - 0.005 and s <= b + 0.005]

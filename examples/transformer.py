@@ -71,7 +71,7 @@ def init(key, vocab=64, seq=16, d_model=32, d_mlp=128, n_layers=2):
     def dense(n_in, n_out):
         return jax.random.normal(next(keys), (n_in, n_out)) / jnp.sqrt(n_in)
 
-    layer = lambda: {  # noqa: E731
+    layer = lambda: {  # noqa: E731 - a lambda keeps the example short
         "ln1_scale": jnp.ones(d_model), "ln1_bias": jnp.zeros(d_model),
         "wqkv": dense(d_model, 3 * d_model), "wo": dense(d_model, d_model),
         "ln2_scale": jnp.ones(d_model), "ln2_bias": jnp.zeros(d_model),

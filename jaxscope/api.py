@@ -162,7 +162,11 @@ def export(
                     static_argnames=static_argnames, args_spec=args_spec, timeout=timeout,
                     want_text=text_fmt == "jaxpr")
     if text_fmt is not None:
-        text = traced.jaxpr_text() if text_fmt == "jaxpr" else traced.mlir_text()  # type: ignore[misc]
+        if text_fmt == "jaxpr":
+            text = traced.jaxpr_text()
+        else:
+            assert traced.mlir_text is not None  # a live function (a target string was refused above)
+            text = traced.mlir_text()
         _write_text(path, text)
         return text_fmt
     layout = _layout(traced.graph, collapse, direction, layout_budget)

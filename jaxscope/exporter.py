@@ -83,7 +83,8 @@ def export(
         assert layout is not None
         if dpi <= 0:
             raise ValueError(f"dpi must be positive, got {dpi}")
-        if fmt == "png" and labels.FONT_SIZE * png_scale(layout, dpi) < MIN_LABEL_PX:  # an overview: painted from the layout, no SVG written and parsed again
+        # an overview: painted from the layout, no SVG written and parsed again
+        if fmt == "png" and labels.FONT_SIZE * png_scale(layout, dpi) < MIN_LABEL_PX:
             from jaxscope.qt.graph.raster import overview_png
 
             _write_with(path, lambda tmp: overview_png(

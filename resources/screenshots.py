@@ -9,8 +9,8 @@ import time
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QCoreApplication, QPointF, QSettings, Qt  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+from PySide6.QtCore import QCoreApplication, QPointF, QSettings, Qt
+from PySide6.QtWidgets import QApplication
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -51,7 +51,10 @@ def big_graph_shot(app: QApplication) -> None:
     settle(app, 0.2)
     seen = view.mapToScene(view.viewport().rect()).boundingRect()
     aim = seen.center().x(), seen.center().y() - seen.height() * 0.25
-    picks = [r for r in model.nodes if r.node is not None and r.node.kind == "eqn" and 1 <= len(long_at.get(r.base, ())) <= 3 and seen.contains(r.rect)]
+    picks = [
+        r for r in model.nodes
+        if r.node is not None and r.node.kind == "eqn" and 1 <= len(long_at.get(r.base, ())) <= 3 and seen.contains(r.rect)
+    ]
     pick = min(picks, key=lambda r: abs(r.x - aim[0]) + abs(r.y - aim[1]))
     view.select_paths([pick.base], center=False)
     settle(app, 0.5)

@@ -2,11 +2,11 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # before anything imports Qt
 
-import pathlib  # noqa: E402
+import pathlib
 
-import pytest  # noqa: E402
+import pytest
 
-from jaxscope.layout import labels  # noqa: E402
+from jaxscope.layout import labels
 from jaxscope.schema.graph import Body, Edge, Graph, Node, SourceLoc, SubgraphRef, resolve
 from jaxscope.schema.layout import ClusterBox, EdgePath, Layout, NodeBox
 

@@ -13,7 +13,9 @@ Pure: no jax, no Qt. Line-level only: where two alternatives share one line (`a 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import replace
+from typing import Protocol
 
 from jaxscope.schema.flow import (
     STAGED_ROLE_PREFIXES,
@@ -25,6 +27,24 @@ from jaxscope.schema.flow import (
     normalized_path,
 )
 from jaxscope.schema.graph import Graph
+
+Hits = Callable[[int], int]  # line -> times a 'line' event fired there
+
+
+class _Make(Protocol):
+    """`analyse`'s Construct maker: file and position come from the node."""
+
+    def __call__(
+        self,
+        node: ast.stmt | ast.expr,
+        kind: ConstructKind,
+        verdict: Verdict,
+        *,
+        detail: str = "",
+        test: str = "",
+        count: int = 0,
+        per_call: tuple[int, ...] = (),
+    ) -> Construct: ...
 
 
 def _text(node: ast.AST, limit: int = 80) -> str:
@@ -38,9 +58,8 @@ def _text(node: ast.AST, limit: int = 80) -> str:
 def _first_line(stmts: list[ast.stmt]) -> int:
     """The line a statement list's first line event is reported at (decorators come first)."""
     first = stmts[0]
-    decos = getattr(first, "decorator_list", None)
-    if decos:
-        return decos[0].lineno
+    if isinstance(first, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and first.decorator_list:
+        return first.decorator_list[0].lineno
     return first.lineno
 
 
@@ -57,19 +76,33 @@ def analyse(source: str, path: str, hits: dict[int, int], loop_calls: dict[int, 
     except (SyntaxError, ValueError):
         return FileFlow(path=path, line_hits=line_hits)
     lines = source.splitlines()
-    h = lambda ln: hits.get(ln, 0)  # noqa: E731
     out: list[Construct] = []
     elifs: set[int] = set()  # ids of If nodes that are elif clauses
 
-    def mk(node: ast.AST, kind: ConstructKind, verdict: Verdict, **kw: object) -> Construct:
+    def h(line: int) -> int:
+        return hits.get(line, 0)
+
+    def mk(
+        node: ast.stmt | ast.expr,
+        kind: ConstructKind,
+        verdict: Verdict,
+        *,
+        detail: str = "",
+        test: str = "",
+        count: int = 0,
+        per_call: tuple[int, ...] = (),
+    ) -> Construct:
         return Construct(
             file=path,
-            line=node.lineno,  # type: ignore[attr-defined]
-            end_line=getattr(node, "end_lineno", None) or node.lineno,  # type: ignore[attr-defined]
+            line=node.lineno,
+            end_line=node.end_lineno or node.lineno,
             kind=kind,
             verdict=verdict,
-            col=getattr(node, "col_offset", 0),
-            **kw,  # type: ignore[arg-type]
+            detail=detail,
+            test=test,
+            count=count,
+            per_call=per_call,
+            col=node.col_offset,
         )
 
     for node in ast.walk(tree):
@@ -97,7 +130,7 @@ def analyse(source: str, path: str, hits: dict[int, int], loop_calls: dict[int, 
     return FileFlow(path=path, line_hits=line_hits, constructs=tuple(out))
 
 
-def _if(node: ast.If, kind: ConstructKind, h, mk) -> Construct:  # type: ignore[no-untyped-def]
+def _if(node: ast.If, kind: ConstructKind, h: Hits, mk: _Make) -> Construct:
     test = h(node.lineno)
     body_line = _first_line(node.body)
     text = _text(node.test)
@@ -121,12 +154,12 @@ def _if(node: ast.If, kind: ConstructKind, h, mk) -> Construct:  # type: ignore[
     return mk(node, kind, "else taken", detail=detail, test=text, count=test)
 
 
-def _loop(node: ast.For | ast.AsyncFor | ast.While, h, loop_calls, mk) -> Construct:  # type: ignore[no-untyped-def]
-    kind: ConstructKind = "while" if isinstance(node, ast.While) else "for"
-    if kind == "while":
-        text = _text(node.test)  # type: ignore[union-attr]
+def _loop(node: ast.For | ast.AsyncFor | ast.While, h: Hits, loop_calls: dict[int, list[int]] | None, mk: _Make) -> Construct:
+    kind: ConstructKind
+    if isinstance(node, ast.While):
+        kind, text = "while", _text(node.test)
     else:
-        text = f"{_text(node.target)} in {_text(node.iter)}"  # type: ignore[union-attr]
+        kind, text = "for", f"{_text(node.target)} in {_text(node.iter)}"
     header = h(node.lineno)
     if header == 0:
         return mk(node, kind, "never reached", test=text)
@@ -158,7 +191,7 @@ def _loop(node: ast.For | ast.AsyncFor | ast.While, h, loop_calls, mk) -> Constr
     return mk(node, kind, "unrolled", detail=detail, test=text, count=total, per_call=per_call)
 
 
-def _ifexp(node: ast.IfExp, h, mk) -> Construct:  # type: ignore[no-untyped-def]
+def _ifexp(node: ast.IfExp, h: Hits, mk: _Make) -> Construct:
     test_line, body_line, else_line = node.test.lineno, node.body.lineno, node.orelse.lineno
     text = _text(node.test)
     n = h(node.lineno)
@@ -172,10 +205,11 @@ def _ifexp(node: ast.IfExp, h, mk) -> Construct:  # type: ignore[no-untyped-def]
             return mk(node, "ifexp", "body taken", test=text, count=h(test_line))
         if o:
             return mk(node, "ifexp", "else taken", test=text, count=h(test_line))
-    return mk(node, "ifexp", "line ran", detail="branches share a line; which one ran is not recorded", test=text, count=max(n, h(test_line)))
+    return mk(node, "ifexp", "line ran", detail="branches share a line; which one ran is not recorded",
+              test=text, count=max(n, h(test_line)))
 
 
-def _match(node: ast.Match, h, mk) -> Construct:  # type: ignore[no-untyped-def]
+def _match(node: ast.Match, h: Hits, mk: _Make) -> Construct:
     text = _text(node.subject)
     n = h(node.lineno)
     if n == 0:

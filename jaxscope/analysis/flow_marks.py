@@ -168,7 +168,7 @@ def _staged_roles(graph: Graph, file: str) -> dict[int, str]:
 
 def _construct_nodes(tree: ast.AST) -> dict[tuple[int, int], ast.AST]:
     kinds = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.IfExp, ast.Match)
-    return {(n.lineno, n.col_offset): n for n in ast.walk(tree) if isinstance(n, kinds)}  # type: ignore[attr-defined]
+    return {(n.lineno, n.col_offset): n for n in ast.walk(tree) if isinstance(n, kinds)}
 
 
 def _span(stmts: list[ast.stmt]) -> tuple[int, int]:
@@ -248,7 +248,7 @@ def _construct_why(c: Construct, node: ast.AST | None, static_values: dict[str, 
     return f"{head} — {c.verdict}" + (f" ({c.detail})" if c.detail else "")
 
 
-def _function_statements(tree: ast.AST) -> list[list[ast.stmt]]:
+def _function_statements(tree: ast.Module) -> list[list[ast.stmt]]:
     """For each function (def/async def), the statements whose innermost function it is.
     Docstrings and statements without bytecode (global/nonlocal) are left out."""
     out: list[list[ast.stmt]] = []
@@ -273,7 +273,7 @@ def _function_statements(tree: ast.AST) -> list[list[ast.stmt]]:
             for case in getattr(s, "cases", []) or []:
                 visit_block(case.body, acc)
 
-    visit_block(tree.body, None)  # type: ignore[attr-defined]
+    visit_block(tree.body, None)
     return out
 
 

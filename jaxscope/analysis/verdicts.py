@@ -60,7 +60,8 @@ def verdict(leaves: Sequence[LeafComparison]) -> tuple[bool, str, str]:
         most = f", up to {max(ulps)} ULP" if ulps else ""
         parts.append(f"jit and eager agree within tolerance ({len(near)} of {len(arrays)} arrays differ slightly{most})")
     elif arrays:
-        parts.append(f"jit and eager agree exactly on {'all ' if len(arrays) > 1 else ''}{len(arrays)} output array{'s' if len(arrays) != 1 else ''}")
+        every, plural = "all " if len(arrays) > 1 else "", "s" if len(arrays) != 1 else ""
+        parts.append(f"jit and eager agree exactly on {every}{len(arrays)} output array{plural}")
     else:
         parts.append("no array outputs to compare")
     if nan:

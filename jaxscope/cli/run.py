@@ -40,7 +40,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--repeats", type=int, default=10, metavar="N", help="steady-state jitted runs; the median is shown (default 10)")
     p.add_argument("--rtol", type=float, default=None, help="relative tolerance for every output (default: by dtype)")
     p.add_argument("--atol", type=float, default=None, help="absolute tolerance for every output (default: by dtype)")
-    p.add_argument("--per-equation", action="store_true", help="compare every intermediate (nested jits included), jit vs eager, to see where they part")
+    p.add_argument("--per-equation", action="store_true",
+                   help="compare every intermediate (nested jits included), jit vs eager, to see where they part")
     p.add_argument("--find-nan", action="store_true", help="locate the first equation making NaN/Inf even if the outputs are finite")
     p.add_argument("--json", action="store_true", help="print the whole result as JSON")
 

@@ -45,7 +45,7 @@ _HLO_DTYPES = r"(?:pred|[su](?:2|4|8|16|32|64)|f8e\w+|f4e\w+|f16|bf16|f32|f64|c6
 _HLO_TYPE = rf"\b{_HLO_DTYPES}\[[^\[\]\n]*\](?:\{{[^{{}}\n]*\}})?"
 
 
-class StableHloLexer(RegexLexer):
+class StableHloLexer(RegexLexer):  # type: ignore[misc]  # pygments has no type stubs here: RegexLexer is Any
     """Tokens: ``%ssa`` values, ``@symbols``, ``dialect.op`` names, ``tensor<...>`` types,
     ``name = value`` attributes, ``dense<...>`` literals, and ``loc(...)`` as comments."""
 
@@ -97,7 +97,7 @@ class StableHloLexer(RegexLexer):
     }
 
 
-class HloLexer(RegexLexer):
+class HloLexer(RegexLexer):  # type: ignore[misc]  # pygments has no type stubs here: RegexLexer is Any
     """Tokens: ``HloModule``/``ENTRY``/``ROOT``, computation and instruction names, shapes with
     layouts (``f32[4]{0}``), opcodes, ``name=value`` attributes, the stack-frame tables, and
     ``metadata={...}`` and ``/*index=5*/`` as comments."""

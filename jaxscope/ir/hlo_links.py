@@ -72,9 +72,11 @@ class IrLinks:
     def nodes_for_line(self, n: int) -> list[str]:
         """Equations behind IR line `n`: same source line and primitive, else all of that line."""
         op = self._ops.get(n)
-        if op is None or op[1] is None:
+        if op is None:
             return []
         prim, frame = op
+        if frame is None:
+            return []
         by_key = self._nodes_by_key
         if by_key is None:  # a loop's source line can hold thousands of equations: no scan of them per IR line
             by_key = {}

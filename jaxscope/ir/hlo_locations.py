@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 Frame = tuple[str, int, int]  # (file, line, col)
 UserFile = Callable[[str], bool]
@@ -78,7 +79,8 @@ def build_index(entries: Iterable[tuple[int, Frame | None, tuple[Frame, ...]]]) 
 
 def user_picker(user_file: UserFile | None) -> Callable[[tuple[Frame, ...]], Frame | None]:
     """frames -> the innermost user frame; the predicate runs once per distinct file."""
-    pred, cache = user_file or default_user_file, {}
+    pred = user_file or default_user_file
+    cache: dict[str, bool] = {}
 
     def pick(frames: tuple[Frame, ...]) -> Frame | None:
         for fr in frames:
@@ -141,12 +143,16 @@ _FAST_REF = re.compile(_REF)
 _FAST_NAME = re.compile(rf'"((?:[^"\\]|\\.)*)"\(({_REF})\)')
 _FAST_CALLSITE = re.compile(rf"callsite\(({_REF}) at ({_REF})\)")
 _FAST_FILE = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+):(\d+)(?: to (?:\d+)?:\d+)?')
-_UNKNOWN: tuple = ("u",)
-_EMPTY: tuple = ("", (), ())
+# A parsed location expression, tagged by its first item (see `_parse_loc`): the shapes differ by
+# tag, which a tuple type cannot express, so the items are Any.
+LocNode = tuple[Any, ...]
+Resolved = tuple[str, tuple[Frame, ...], tuple[str, ...]]  # (name, frames, function names)
+_UNKNOWN: LocNode = ("u",)
+_EMPTY: Resolved = ("", (), ())
 _MAX_DEPTH = 200
 
 
-class _Bad(Exception):
+class _LocSyntaxError(Exception):
     pass
 
 
@@ -154,7 +160,7 @@ def _tokens(text: str) -> list[tuple[str, str]]:
     return [(_KINDS[m.lastindex - 1], m.group(m.lastindex)) for m in _TOKEN.finditer(text) if m.lastindex]
 
 
-def _parse_loc(text: str) -> tuple:
+def _parse_loc(text: str) -> LocNode:
     """A location expression -> nested tuples ("u"), ("r", alias), ("l", file, line, col),
     ("n", name, child|None), ("c", callee, caller), ("f", children); ("u") if unparsable."""
     if _FAST_REF.fullmatch(text):  # the printed forms, without tokenizing
@@ -170,12 +176,12 @@ def _parse_loc(text: str) -> tuple:
 
     def expect(i: int, value: str) -> int:
         if toks[i][1] != value:
-            raise _Bad
+            raise _LocSyntaxError
         return i + 1
 
-    def expr(i: int, depth: int) -> tuple[int, tuple]:
+    def expr(i: int, depth: int) -> tuple[int, LocNode]:
         if depth > _MAX_DEPTH:
-            raise _Bad
+            raise _LocSyntaxError
         kind, val = toks[i]
         if kind == "ref":
             return i + 1, ("r", val)
@@ -208,7 +214,7 @@ def _parse_loc(text: str) -> tuple:
             while toks[i][1] == "<" or nest:  # fused<metadata>[...]: skip the metadata
                 nest += {"<": 1, ">": -1}.get(toks[i][1], 0)
                 if toks[i][0] == "end":
-                    raise _Bad
+                    raise _LocSyntaxError
                 i += 1
             i, kids = expect(i, "["), []
             while toks[i][1] != "]":
@@ -217,13 +223,13 @@ def _parse_loc(text: str) -> tuple:
                 if toks[i][1] == ",":
                     i += 1
                 elif toks[i][1] != "]":
-                    raise _Bad
+                    raise _LocSyntaxError
             return i + 1, ("f", tuple(kids))
-        raise _Bad
+        raise _LocSyntaxError
 
     try:
         return expr(0, 0)[1]
-    except (_Bad, IndexError, ValueError, RecursionError):
+    except (_LocSyntaxError, IndexError, ValueError, RecursionError):
         return _UNKNOWN
 
 
@@ -272,13 +278,13 @@ def parse_stablehlo(text: str, user_file: UserFile | None = None) -> StableHloMa
     """
     if not isinstance(text, str):
         raise TypeError(f"parse_stablehlo expects str, not {type(text).__name__}")
-    aliases: dict[str, tuple] = {}
-    pending: list[tuple[int, tuple, str]] = []  # (line, loc expression, op)
+    aliases: dict[str, LocNode] = {}
+    pending: list[tuple[int, LocNode, str]] = []  # (line, loc expression, op)
     starts: dict[int, tuple[int, str]] = {}  # indentation -> (line, op) of the latest op start
     has_loc: set[int] = set()
-    parsed: dict[str, tuple] = {}  # expression text -> node: op lines repeat a few aliases
+    parsed: dict[str, LocNode] = {}  # expression text -> node: op lines repeat a few aliases
 
-    def parse(expr: str) -> tuple:
+    def parse(expr: str) -> LocNode:
         if (node := parsed.get(expr)) is None:
             node = parsed[expr] = _parse_loc(expr)
         return node
@@ -309,16 +315,16 @@ def parse_stablehlo(text: str, user_file: UserFile | None = None) -> StableHloMa
             pending.append((n, parse(expr), op))
             has_loc.add(n)
 
-    memo: dict[str, tuple] = {}
+    memo: dict[str, Resolved] = {}
 
-    def deref(node: tuple) -> tuple:
+    def deref(node: LocNode) -> LocNode:
         for _ in range(_MAX_DEPTH):
             if node[0] != "r":
                 return node
             node = aliases.get(node[1], _UNKNOWN)
         return _UNKNOWN
 
-    def resolve(node: tuple, depth: int = 0) -> tuple[str, tuple[Frame, ...], tuple[str, ...]]:
+    def resolve(node: LocNode, depth: int = 0) -> Resolved:
         kind = node[0]
         if depth > _MAX_DEPTH or kind == "u":
             return _EMPTY

@@ -106,6 +106,10 @@ _CALL_KEYS = ("calls=", "to_apply=", "body=", "condition=", "select=", "scatter=
 _KIND = re.compile(r"\bkind=(k\w+)")
 
 
+# An instruction's metadata resolved: (op_name, primitive, frames, functions, user frame).
+_Located = tuple[str, str, tuple[Frame, ...], tuple[str, ...], Frame | None]
+
+
 def _close(s: str, i: int) -> int:
     """Index just past the parenthesis group opening at s[i] (len(s) when unbalanced)."""
     depth = 0
@@ -129,7 +133,7 @@ def _metadata(attrs: str) -> str:
     return ""
 
 
-def _instr(line: str, m: re.Match) -> tuple[str, str]:
+def _instr(line: str, m: re.Match[str]) -> tuple[str, str]:
     """(opcode, operands and attributes) of an instruction line whose `name = ` prefix `m` matched."""
     i = m.end()
     i = _close(line, i) if line.startswith("(", i) else line.find(" ", i)  # past the shape
@@ -151,7 +155,7 @@ def parse_hlo(text: str, user_file: UserFile | None = None) -> HloModuleMap:
     locs: dict[int, dict[str, int]] = {}
     parents: dict[int, tuple[int, int]] = {}  # frame id -> (location id, real parent id)
     raw: list[tuple[int, str, str, str, bool, str]] = []  # line, name, opcode, comp, root, attrs
-    comps: dict[str, list] = {}  # name -> [line, end_line, is_entry]
+    comps: dict[str, tuple[int, int, bool]] = {}  # name -> (line, end_line, is_entry)
     module, entry, section, comp = "", "", "", ""
     for n, line in enumerate(text.split("\n"), 1):
         line = line.rstrip()
@@ -173,10 +177,10 @@ def parse_hlo(text: str, user_file: UserFile | None = None) -> HloModuleMap:
             module = line[10:].split(",", 1)[0].strip()
         elif not comp and (c := _COMP.match(line)) and (c.group(3) is None or _ARROW.search(c.group(3))):
             comp = c.group(2)
-            comps[comp] = [n, n, bool(c.group(1))]
+            comps[comp] = (n, n, bool(c.group(1)))
             entry = comp if c.group(1) else entry
         elif comp and line.startswith("}"):
-            comps[comp][1], comp = n, ""
+            comps[comp], comp = (comps[comp][0], n, comps[comp][2]), ""
         elif comp and (m := _INSTR.match(line)):
             opcode, attrs = _instr(line, m)
             raw.append((n, m.group(2), opcode, comp, bool(m.group(1)), attrs))
@@ -197,9 +201,9 @@ def parse_hlo(text: str, user_file: UserFile | None = None) -> HloModuleMap:
         return stacks.get(fid if not chain else chain[0], ((), ()))
 
     pick = user_picker(user_file)
-    located: dict[str, tuple] = {"": ("", "", (), (), None)}  # metadata text -> its resolution
+    located: dict[str, _Located] = {"": ("", "", (), (), None)}  # metadata text -> its resolution
 
-    def locate(text: str) -> tuple:
+    def locate(text: str) -> _Located:
         meta = {k: unescape(v[1:-1]) if v[:1] == '"' else v for k, v in _META_KV.findall(text)}
         frames, funcs = stack(int(meta["stack_frame_id"])) if meta.get("stack_frame_id", "").isdigit() else ((), ())
         if not frames and meta.get("source_file") and meta.get("source_line", "").isdigit():
@@ -212,7 +216,7 @@ def parse_hlo(text: str, user_file: UserFile | None = None) -> HloModuleMap:
         meta = _metadata(attrs) if "metadata=" in attrs else ""
         if (loc := located.get(meta)) is None:
             loc = located[meta] = locate(meta)
-        called = ()
+        called: tuple[str, ...] = ()
         if any(k in attrs for k in _CALL_KEYS):
             called = tuple(x.strip().lstrip("%") for _, v in _CALLS.findall(attrs) for x in v.strip("{}").split(",") if x.strip())
         kind = _KIND.search(attrs) if opcode == "fusion" else None
@@ -229,7 +233,10 @@ def parse_hlo(text: str, user_file: UserFile | None = None) -> HloModuleMap:
             if ins.opcode != "parameter":
                 out.append(ins)
             if ins.opcode == "fusion":
-                out.extend(i for c in ins.called if c not in seen and not seen.add(c) for i in inside(c, seen))
+                for c in ins.called:
+                    if c not in seen:
+                        seen.add(c)
+                        out.extend(inside(c, seen))
         return out
 
     fusions: dict[str, HloFusion] = {}
@@ -240,8 +247,8 @@ def parse_hlo(text: str, user_file: UserFile | None = None) -> HloModuleMap:
             body = inside(ins.called[0], seen)
             fusions[ins.name] = HloFusion(ins.line, ins.name, ins.fusion_kind, ins.called[0], ins.computation, tuple(body))
             fusion_lines[ins.line] = ins.name
-            for c in filter(None, map(comps.get, seen)):  # nested fused computations belong to it too
-                fusion_lines.update((k, ins.name) for k in range(c[0], c[1] + 1))
+            for span in filter(None, map(comps.get, seen)):  # nested fused computations belong to it too
+                fusion_lines.update((k, ins.name) for k in range(span[0], span[1] + 1))
     computations = {k: HloComputation(k, v[0], v[1], v[2], k in fused) for k, v in comps.items()}
     index = build_index((n, i.user, i.frames) for n, i in instrs.items())
     return HloModuleMap(module, entry, instrs, computations, fusions, index, fusion_lines)

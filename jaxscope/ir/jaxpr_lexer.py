@@ -29,7 +29,7 @@ _NUM = r"-?(?:inf|nan|\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)"
 _LIT = rf"(?:{_NUM}|True|False)"
 
 
-class JaxprLexer(RegexLexer):
+class JaxprLexer(RegexLexer):  # type: ignore[misc]  # pygments has no type stubs here: RegexLexer is Any
     """Tokens: ``{ lambda``, ``let``, ``in``, ``;``, binders with types, primitive names,
     ``name=value`` params, typed literals (``2.0:f32[]``) and ``# file:line:col (fn)`` comments."""
 

@@ -205,12 +205,6 @@ def node_colours(graph: Graph, file: str, palette: list[str] | None = None) -> d
     return out
 
 
-def palette_colour(index: int, theme: str = "light") -> str:
-    """The hex colour for a palette index in a theme ("light" or "dark")."""
-    pal = PALETTE_DARK if theme == "dark" else PALETTE_LIGHT
-    return pal[index % len(pal)]
-
-
 # ---------------------------------------------------------------------------- jaxpr text
 
 _LOC = re.compile(r"(?P<file>.+):(?P<line>\d+):(?P<col>\d+)(?:\s+\((?P<func>.*)\))?\s*$")
@@ -242,18 +236,6 @@ def parse_loc(comment: str) -> Loc | None:
     if m is None:
         return None
     return m.group("file").strip(), int(m.group("line")), int(m.group("col"))
-
-
-def jaxpr_line_locs(text: str) -> dict[int, Loc]:
-    """1-based jaxpr line -> (file, line, col) from its ``# file:line:col (function)`` comment."""
-    out: dict[int, Loc] = {}
-    for number, line in enumerate(text.split("\n"), 1):  # "\n" only, as Qt splits blocks
-        _code, comment = split_comment(line)
-        if comment:
-            loc = parse_loc(comment)
-            if loc is not None:
-                out[number] = loc
-    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -456,39 +438,3 @@ def jaxpr_links(graph: Graph, text: str, equations: dict[str, Any] | None = None
     heads, owner = sent_or_parsed(equations, equations_from_wire, lambda: jaxpr_equations(text))
     entries = _root_entries(graph)
     return JaxprLinks(heads, owner, {p: loc for p, loc, _ in entries}, {p: label for p, _, label in entries})
-
-
-_last_links: list[tuple[Graph, str, JaxprLinks]] = []
-
-
-def cached_jaxpr_links(graph: Graph, text: str) -> JaxprLinks:
-    """`jaxpr_links` for the same (graph, text) objects as last time, without rebuilding it."""
-    if _last_links and _last_links[0][0] is graph and _last_links[0][1] is text:
-        return _last_links[0][2]
-    links = jaxpr_links(graph, text)
-    _last_links[:] = [(graph, text, links)]
-    return links
-
-
-def jaxpr_lines_for_node(graph: Graph, text: str, path: str) -> list[int]:
-    """Jaxpr lines whose printed location is node `path`'s (the index is kept for the latest trace)."""
-    return cached_jaxpr_links(graph, text).lines_for_node(path)
-
-
-def nodes_for_jaxpr_line(graph: Graph, text: str, line: int) -> list[str]:
-    """Nodes located where the equation on jaxpr `line` is (the index is kept for the latest trace)."""
-    return cached_jaxpr_links(graph, text).nodes_for_line(line)
-
-
-def jaxpr_line_colours(text: str, colours: dict[int, int], file: str) -> dict[int, int]:
-    """Jaxpr line (heads and continuations) -> the palette index of its source line in `file`."""
-    heads, owner = jaxpr_equations(text)
-    files = _matching_files((h.loc[0] for h in heads.values() if h.loc), file)
-    out: dict[int, int] = {}
-    for number, head in heads.items():
-        if head.loc and head.loc[0] in files and head.loc[1] in colours:
-            out[number] = colours[head.loc[1]]
-    for number, head_line in owner.items():
-        if head_line in out:
-            out[number] = out[head_line]
-    return dict(sorted(out.items()))

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from itertools import compress
 from math import floor
 from operator import sub
+from typing import Any
 
 import numpy as np
 
@@ -29,6 +30,10 @@ STUB_FANOUT = 2  # input/const nodes with more distinct consumers than this are 
 STUB_KINDS = ("input", "const")
 CLUSTER_PAD = 10.0  # px around a sub-graph's contents inside its cluster box
 CLUSTER_GAP = 12.0  # px between the clusters of one owner
+
+# One sub-graph of an expanded owner, placed by `compose` (tenths, relative to the owner box's
+# top-left): (index, ref, its layout, cluster x, y, w, h, the layout's offset x, y in the cluster).
+ComposedSub = tuple[int, SubgraphRef, BodyLayout, int, int, int, int, int, int]
 
 
 
@@ -87,7 +92,7 @@ def flatten(
         flatten(c.child, f"{prefix}{c.path}/", dx + c.dx, dy + c.dy, depth + 1, nodes, edges, clusters, engines, notes)
 
 
-def cluster_boxes(rows: Iterable[Sequence]) -> tuple[ClusterBox, ...]:
+def cluster_boxes(rows: Iterable[Sequence[Any]]) -> tuple[ClusterBox, ...]:
     """(path, title, x, y, w, h, depth) rows in tenths -> ClusterBoxes."""
     return tuple([ClusterBox(p, title, x / 10, y / 10, w / 10, h / 10, d) for p, title, x, y, w, h, d in rows])
 
@@ -122,11 +127,11 @@ def from_layout(layout: Layout) -> Tenths:
     )
 
 
-def compose(subs: list[tuple[int, SubgraphRef, BodyLayout]], lr: bool) -> tuple[int, int, list]:
+def compose(subs: list[tuple[int, SubgraphRef, BodyLayout]], lr: bool) -> tuple[int, int, list[ComposedSub]]:
     """Size of an expanded owner's box, and its clusters relative to the box's top-left
     (all in tenths of a px)."""
     pad, title_h, gap = tenths(CLUSTER_PAD), tenths(labels.TITLE_H), tenths(CLUSTER_GAP)
-    placed = []
+    placed: list[ComposedSub] = []
     cursor = bw = bh = 0
     for i, ref, child in subs:
         title_w = tenths(len(labels.ellipsize(ref.role)) * labels.CHAR_W + 2 * labels.PAD_X)
@@ -259,8 +264,8 @@ def structure(ctx: LayoutContext, body: Body, notes: list[str]) -> Structure:
     if stub_item:
         item_of_edge: list[tuple[int, int]] = []
         for e in edges:
-            copies = stub_item.get(e.src)
-            item = index[e.src] if copies is None else copies[e.dst]
+            stubs = stub_item.get(e.src)
+            item = index[e.src] if stubs is None else stubs[e.dst]
             item_of_edge.append((item, index[e.dst]))
     else:
         item_of_edge = [(index[e.src], index[e.dst]) for e in edges]
@@ -268,7 +273,7 @@ def structure(ctx: LayoutContext, body: Body, notes: list[str]) -> Structure:
     return paths, index, sizes, edges, item_of_edge, pair_list, ghosts
 
 
-def place_fresh(ctx: LayoutContext, body: Body, composed: dict[str, tuple[int, int, list]]) -> Placed:
+def place_fresh(ctx: LayoutContext, body: Body, composed: dict[str, tuple[int, int, list[ComposedSub]]]) -> Placed:
     """Every item of `body` placed by an engine (`ctx.place`), expanded owners at their clusters' size."""
     notes: list[str] = []
     paths, index, sizes, edges, item_of_edge, pair_list, ghosts = structure(ctx, body, notes)
@@ -299,14 +304,18 @@ def place_fresh(ctx: LayoutContext, body: Body, composed: dict[str, tuple[int, i
     bxs = [floor((cx - min_x) * 10.0 + 0.5) for cx in cxs]
     bys = [floor((cy - min_y) * 10.0 + 0.5) for cy in cys]
     boxes = np.array([(x, y, w, h) for x, y, (w, h) in zip(bxs, bys, sizes)], dtype=np.int64).reshape(-1, 4)
-    troutes = {k: [(tenths(px - min_x), tenths(py - min_y)) for px, py in pts] for k, pts in routes.items()}
+    troutes: dict[tuple[int, int], list[Point]] = {
+        k: [(tenths(px - min_x), tenths(py - min_y)) for px, py in pts] for k, pts in routes.items()
+    }
     return Placed(
         paths, index, edges, item_of_edge, set(short), ghosts, sizes, boxes, troutes, use_dot,
         frozenset(composed), tuple(notes), {},
     )
 
 
-def place_grown(ctx: LayoutContext, body: Body, composed: dict[str, tuple[int, int, list]], base: Placed) -> Placed | None:
+def place_grown(
+    ctx: LayoutContext, body: Body, composed: dict[str, tuple[int, int, list[ComposedSub]]], base: Placed
+) -> Placed | None:
     """`base` grown (`grow`) to the owners now expanded, or None when too much changed."""
     idx = base.index
     changed = [idx[i] for i in composed.keys() ^ base.composed]  # expanded or collapsed
@@ -347,11 +356,11 @@ def layout_body(
     max_x = int((boxes[:, 0] + (boxes[:, 2] + 1) // 2).max()) if len(boxes) else 0
     max_y = int((boxes[:, 1] + (boxes[:, 3] + 1) // 2).max()) if len(boxes) else 0
     for pts in troutes.values():
-        for px, py in pts:
+        for px, py in pts:  # whole tenths, as the boxes
             if px > max_x:
-                max_x = px
+                max_x = int(px)
             if py > max_y:
-                max_y = py
+                max_y = int(py)
 
     clusters: list[Cluster] = []
     if composed or ghosts:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TextIO
 
 PT_PER_IN = 72.0
 RANKSEP_IN = 0.4  # 28.8 px between ranks: room for the curves
@@ -33,7 +33,7 @@ Point = tuple[float, float]
 
 def dot_available() -> bool:
     try:
-        import pygraphviz  # noqa: F401
+        import pygraphviz  # noqa: F401 - imported only to see whether it loads
     except Exception:  # ImportError, or a broken libgvc
         return False
     return True
@@ -110,7 +110,7 @@ def run_dot(
 class _DropSizeWarning:
     """A stand-in for sys.stderr that drops pygraphviz's size warning and passes the rest on."""
 
-    def __init__(self, stream: Any) -> None:
+    def __init__(self, stream: TextIO) -> None:
         self._stream = stream
 
     def write(self, text: str) -> int:

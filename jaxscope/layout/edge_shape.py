@@ -80,7 +80,8 @@ def long_edge_ids(edges: Sequence[EdgePath]) -> list[int]:
         some, lo, hi = edges.bounds()
         span = (hi - lo) / 10.0  # tenths -> px
         long = (edges.point_counts()[some] >= 2) & ((span[:, 0] > LONG_W) | (span[:, 1] > LONG_H))
-        return some[long].tolist()
+        ids: list[int] = some[long].tolist()
+        return ids
     out = []
     for j, e in enumerate(edges):
         if len(e.points) >= 2:

@@ -51,12 +51,12 @@ def smooth_flat(a: Point, b: Point, lr: bool) -> tuple[int, ...]:
     return (rx0, floor(y0 + 0.5), rx0, floor(y0 + d + 0.5), rx3, floor(y3 - d + 0.5), rx3, floor(y3 + 0.5))
 
 
-def out_anchor(box: tuple[float, float, float, float], lr: bool) -> Point:
+def out_anchor(box: Sequence[float], lr: bool) -> Point:
     x, y, w, h = box
     return (x + w / 2, y) if lr else (x, y + h / 2)
 
 
-def in_anchor(box: tuple[float, float, float, float], lr: bool) -> Point:
+def in_anchor(box: Sequence[float], lr: bool) -> Point:
     x, y, w, h = box
     return (x - w / 2, y) if lr else (x, y - h / 2)
 
@@ -141,13 +141,14 @@ def body_edges(
             ]
 
     def box(item: int) -> list[int]:
-        return boxes[item].tolist()
+        xywh: list[int] = boxes[item].tolist()  # (cx, cy, w, h) in whole tenths
+        return xywh
 
     def inner_box(c: Cluster, local_id: str) -> tuple[int, int, int, int]:
         x, y, w, h = c.child.box(local_id)
         return (x + c.dx, y + c.dy, w, h)
 
-    def sources(e, item: int) -> list[tuple[str, Point, bool]]:
+    def sources(e: Edge, item: int) -> list[tuple[str, Point, bool]]:
         if e.src in children:
             found = [
                 (f"{c.path}/{out_map[e.src_port]}", out_anchor(inner_box(c, out_map[e.src_port]), lr), True)
@@ -160,7 +161,7 @@ def body_edges(
             ]
         return [(paths[item], out_anchor(box(item), lr), False)]
 
-    def targets(e, item: int) -> list[tuple[str, Point, bool]]:
+    def targets(e: Edge, item: int) -> list[tuple[str, Point, bool]]:
         if e.dst in children:
             found = [
                 (f"{c.path}/{in_map[e.dst_port]}", in_anchor(inner_box(c, in_map[e.dst_port]), lr), True)

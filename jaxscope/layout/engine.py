@@ -84,7 +84,7 @@ from jaxscope.layout.body import (
 )
 from jaxscope.layout.dot import dot_available, run_dot
 from jaxscope.layout.layered import LAYER_GAP, NODE_GAP, layered_layout
-from jaxscope.layout.types import BodyLayout, Children, Placed, Point, Tenths
+from jaxscope.layout.types import BodyLayout, Children, LayoutCache, Placed, Point, SizeKey, Tenths
 from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.graph import Body, Graph, Node
 from jaxscope.schema.layout import Layout
@@ -110,6 +110,11 @@ MARGIN = 8.0  # px around the whole drawing
 ENGINES = ("auto", "dot", "layered")
 WARM_DOT_S = 0.5  # after a dot run this long, `warm` leaves the (bigger) dot bodies left out
 _SLOW_DOT = "warm: slow dot"  # its key in the cache
+
+Opts = tuple[str, int, int, str]  # direction, max_span, dot_max_nodes, engine
+# A body's layout in the cache: the options, the body id, and (owner id, sub-graph index, its key) of
+# each expanded sub-graph.
+LayoutKey = tuple[Opts, str, tuple[tuple[str, int, "LayoutKey"], ...]]
 DOT_MAX_NODES = 1000  # dot takes ~0.5 s at 1k boxes here and seconds at 2.5k; the layered engine 0.05 s at 1.5k
 
 
@@ -124,7 +129,7 @@ def compute_layout(
     max_span: int = 4,
     dot_max_nodes: int = DOT_MAX_NODES,
     engine: str = "auto",
-    cache: dict | None = None,
+    cache: LayoutCache | None = None,
     progress: Callable[[str, int], None] | None = None,
 ) -> Layout:
     """Lay out the visible part of `graph` (see the module docstring).
@@ -150,7 +155,7 @@ def compute_tenths(
     max_span: int = 4,
     dot_max_nodes: int = DOT_MAX_NODES,
     engine: str = "auto",
-    cache: dict | None = None,
+    cache: LayoutCache | None = None,
     progress: Callable[[str, int], None] | None = None,
 ) -> Tenths:
     """`compute_layout`, as rows in integer tenths of a px (what the layout process sends)."""
@@ -185,7 +190,7 @@ def compute_tenths(
 
 def visible_count(graph: Graph, expanded: Collection[str]) -> int:
     """How many nodes are drawn (stub copies not counted; expanded owners not counted)."""
-    memo: dict[tuple, int] = {}
+    memo: dict[tuple[str, tuple[str, ...]], int] = {}
 
     def count(body_id: str, rel: Iterable[str]) -> int:
         body = graph.bodies[body_id]
@@ -273,7 +278,7 @@ def auto_expanded(graph: Graph, max_visible: int = 600) -> frozenset[str]:
 def warm(
     graph: Graph,
     expanded: Collection[str],
-    cache: dict,
+    cache: LayoutCache,
     *,
     direction: str = "TB",
     max_span: int = 4,
@@ -324,7 +329,7 @@ def warm(
 CACHE_MAX = 16384  # entries of a layout cache before `trim` drops the oldest half of its layouts
 
 
-def trim(cache: dict, limit: int = CACHE_MAX) -> None:
+def trim(cache: LayoutCache, limit: int = CACHE_MAX) -> None:
     """Bound a long session's cache: past `limit` entries, drop the oldest body layouts (they are
     made again on demand) down to half of it, but keep every body's base (its engine placement):
     without it the next expand of a 50k-box body places all of it anew (~1 s), not grows it."""
@@ -341,16 +346,16 @@ def trim(cache: dict, limit: int = CACHE_MAX) -> None:
 class Context:
     """One `compute_layout` call: its options, the sub-layout cache and the engines."""
 
-    def __init__(self, graph: Graph, direction: str, max_span: int, dot_max_nodes: int, engine: str, cache: dict):
+    def __init__(self, graph: Graph, direction: str, max_span: int, dot_max_nodes: int, engine: str, cache: LayoutCache):
         self.graph = graph
         self.lr = direction == "LR"
         self.max_span = max_span
         self.dot_max_nodes = dot_max_nodes
         self.engine = engine
         self.cache = cache
-        self.opts = (direction, max_span, dot_max_nodes, engine)
+        self.opts: Opts = (direction, max_span, dot_max_nodes, engine)
         self._dot_ok: bool | None = None
-        self.size_memo: dict[tuple, tuple[int, int]] = {}  # node_size depends on these fields only
+        self.size_memo: dict[SizeKey, tuple[int, int]] = {}  # node_size depends on these fields only
         self.progress: Callable[[str, int], None] | None = None
 
     def wants_dot(self, n_items: int) -> bool:
@@ -362,12 +367,12 @@ class Context:
             self._dot_ok = dot_available()
         return self._dot_ok
 
-    def layout(self, body_id: str, rel: Iterable[str]) -> tuple[BodyLayout, tuple]:
+    def layout(self, body_id: str, rel: Iterable[str]) -> tuple[BodyLayout, LayoutKey]:
         """The (cached) layout of `body_id` with `rel` expanded, and its normalised cache key."""
         body = self.graph.bodies[body_id]
         local, inner = split_rel(rel)
         children: Children = {}
-        parts = []
+        parts: list[tuple[str, int, LayoutKey]] = []
         if local:
             for node in self._owners(body_id, body, local):
                 if expandable(self.graph, node):
@@ -377,7 +382,7 @@ class Context:
                         subs.append((i, ref, child))
                         parts.append((node.id, i, child_key))
                     children[node.id] = subs
-        key = (self.opts, body_id, tuple(parts))
+        key: LayoutKey = (self.opts, body_id, tuple(parts))
         hit = self.cache.get(key)
         if hit is None:
             base = (self.opts, body_id)  # the body's last placement by an engine: layouts grow from it

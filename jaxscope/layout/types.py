@@ -5,6 +5,7 @@ Kept apart from the engine so that `body`, `edges` and `engine` import them one 
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -17,6 +18,14 @@ Point = tuple[float, float]
 
 
 Children = dict[str, list[tuple[int, SubgraphRef, "BodyLayout"]]]  # owner id -> its laid-out sub-graphs
+
+# What a node's size depends on: its (kind, label, avals, params).
+SizeKey = tuple[str, str, tuple[str, ...], tuple[tuple[str, str], ...]]
+
+# The sub-layouts `compute_layout` keeps between calls on one graph: a layout key (`engine.LayoutKey`)
+# -> BodyLayout, (options, body id) -> the body's engine placement (Placed), a str -> a flag of `warm`;
+# the value's type goes with the key's shape.
+LayoutCache = dict[Hashable, Any]
 
 
 @dataclass(slots=True)
@@ -103,7 +112,7 @@ class LayoutContext(Protocol):
     graph: Graph
     lr: bool
     max_span: int
-    size_memo: dict[tuple, tuple[int, int]]
+    size_memo: dict[SizeKey, tuple[int, int]]
 
     def place(
         self, name: str, px_sizes: list[Point], short: list[tuple[int, int]], pair_list: list[tuple[int, int]],

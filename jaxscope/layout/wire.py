@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import orjson
@@ -173,17 +173,18 @@ class WireReader:
     def layout(self) -> Layout:
         data = self.data
         if not self.compact:
-            return from_jsonable(Layout, data)  # the generic form: `serialize.dumps`, always one line
+            return cast(Layout, from_jsonable(Layout, data))  # decoded JSON: the generic form: `serialize.dumps`, always one line
         lens = np.concatenate([np.zeros(0, dtype=np.int64), *self.lens])
         start = np.zeros(len(lens) + 1, dtype=np.int64)
         np.cumsum(lens, out=start[1:])
         pts = np.concatenate([np.zeros(0, dtype=np.int64), *self.pts])
         boxes = np.concatenate([np.zeros((0, 4), dtype=np.int64), *self.boxes])
+        edges = EdgeTable(self.src, self.dst, self.routed, self.aval, pts, start)
         return Layout(
             width=data["width"] / 10,
             height=data["height"] / 10,
-            nodes=NodeTable(self.paths, boxes),  # type: ignore[arg-type]  # a Sequence[NodeBox]
-            edges=EdgeTable(self.src, self.dst, self.routed, self.aval, pts, start),  # type: ignore[arg-type]  # a Sequence[EdgePath]
+            nodes=NodeTable(self.paths, boxes),  # type: ignore[arg-type]  # a table stands in for the tuple
+            edges=edges,  # type: ignore[arg-type]  # a table stands in for the tuple
             clusters=cluster_boxes(data["clusters"]),
             engine=data["engine"],
             notes=tuple(data["notes"]),

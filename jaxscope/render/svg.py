@@ -32,6 +32,8 @@ scripts and tests. With the ``transparent`` theme text and edges use ``currentCo
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from jaxscope.layout import labels
 from jaxscope.layout.edge_shape import arrowed, check_long_edges, partial_edge, partial_edges
 from jaxscope.render import sanitize
@@ -324,7 +326,7 @@ class _SvgWriter:
     def _edge(self, e: EdgePath, partial: bool = False) -> None:
         """One edge's group, appended as one string (the parts are joined with newlines anyway);
         `partial`: drawn as its two ends (one path of two parts), if it is long enough for that."""
-        pts = e.points
+        pts: Sequence[Point] = e.points
         if len(pts) < 2:
             return
         ends = partial_edge(pts) if partial else None
@@ -340,7 +342,7 @@ class _SvgWriter:
         arrow = ""
         if arrowhead is not None:
             (tx, ty), (ax, ay), (bx, by) = arrowhead
-            d = _nz("M%.1f,%.1f L%.1f,%.1f L%.1f,%.1f Z" % (tx, ty, ax, ay, bx, by))
+            d = _nz("M%.1f,%.1f L%.1f,%.1f L%.1f,%.1f Z" % (tx, ty, ax, ay, bx, by))  # noqa: UP031 - 1.5x faster than an f-string
             arrow = f'\n<path class="arrow" d="{d}" fill="{colour}" stroke="none"/>'
         self.out.append(
             f'<g{attrs} data-src="{xml_attr(e.src)}" data-dst="{xml_attr(e.dst)}">{title}\n<path d="{head}{_path_d(pts)}"/>{arrow}\n</g>'
@@ -370,7 +372,7 @@ class _SvgWriter:
         x, y = box.x - box.w / 2, box.y - box.h / 2
         fill = f'fill="{style.fill}"' + (f' fill-opacity="{t.fill_opacity:g}"' if t.fill_opacity != 1 else "")
         stroke = f'stroke="{style.border}"'
-        geom = _nz('x="%.1f" y="%.1f" width="%.1f" height="%.1f"' % (x, y, box.w, box.h))
+        geom = _nz('x="%.1f" y="%.1f" width="%.1f" height="%.1f"' % (x, y, box.w, box.h))  # noqa: UP031 - 1.5x faster than an f-string
         if kind == "literal":
             self.out.append(
                 f'<ellipse cx="{_f(box.x)}" cy="{_f(box.y)}" rx="{_f(box.w / 2)}" ry="{_f(box.h / 2)}" '
@@ -413,7 +415,7 @@ class _SvgWriter:
             colour = t.muted if muted else t.text
             opacity = f' fill-opacity="{t.muted_opacity:g}"' if muted and t.muted_opacity != 1 else ""
             y = top + (i + 0.5) * labels.LINE_H + _BASELINE
-            xy = _nz('x="%.1f" y="%.1f"' % (box.x, y))
+            xy = _nz('x="%.1f" y="%.1f"' % (box.x, y))  # noqa: UP031 - 1.5x faster than an f-string
             self.out.append(f'<text {xy} text-anchor="middle" fill="{colour}"{opacity}{_space(line)}>{xml_text(line)}</text>')
 
     # ---------------------------------------------------------------- legend
@@ -471,10 +473,10 @@ def _space(text: str) -> str:
     return ' xml:space="preserve"' if "  " in text or text[:1].isspace() or text[-1:].isspace() else ""
 
 
-def _path_d(pts: list[Point]) -> str:
+def _path_d(pts: Sequence[Point]) -> str:
     if len(pts) == 4:  # one cubic, by far the commonest: one format for the whole path
         (a, b), (c, d), (e, f), (g, h) = pts
-        return _nz("M%.1f,%.1f C%.1f,%.1f %.1f,%.1f %.1f,%.1f" % (a, b, c, d, e, f, g, h))
+        return _nz("M%.1f,%.1f C%.1f,%.1f %.1f,%.1f %.1f,%.1f" % (a, b, c, d, e, f, g, h))  # noqa: UP031 - 1.5x faster than an f-string
     first = f"M{_f(pts[0][0])},{_f(pts[0][1])}"
     if (len(pts) - 1) % 3 == 0:
         parts = [first]

@@ -58,7 +58,7 @@ import time
 import traceback
 from collections.abc import Callable, Collection
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from jaxscope.layout.preview import Region
 from jaxscope.layout.wire import LAYOUT_OPTIONS, LayoutError, WireReader, layout_from_wire, wire_lines
@@ -83,11 +83,11 @@ def _holds(worker: _Worker, graph: Graph | None) -> bool:
     return graph is not None and (held is graph or (isinstance(held, _Request) and held.graph is graph))
 
 
-class _WorkerGone(Exception):
+class _WorkerGoneError(Exception):
     pass
 
 
-class _Timeout(TimeoutError):
+class _LayoutTimeoutError(TimeoutError):
     def __init__(self, in_dot: bool) -> None:
         super().__init__("dot budget" if in_dot else "time limit")
         self.in_dot = in_dot
@@ -108,7 +108,9 @@ class _Worker:
             env=env,
             close_fds=True,
         )
-        widen_pipes(self.proc.stdin, self.proc.stdout)
+        assert self.proc.stdin is not None and self.proc.stdout is not None  # both PIPEs
+        self.stdin: IO[bytes] = self.proc.stdin
+        widen_pipes(self.stdin, self.proc.stdout)
         self.lines = PipeLines(self.proc.stdout, "layout-worker-out")  # read in big chunks on a thread of its own
         self.stderr_tail = b""
         self.graph: Graph | _Request | None = None  # the graph object this worker holds (a stream's: its request)
@@ -125,27 +127,27 @@ class _Worker:
     def send(self, *lines: str) -> None:
         try:
             for line in lines:
-                self.proc.stdin.write(line.encode("utf-8"))
-                self.proc.stdin.write(b"\n")
-            self.proc.stdin.flush()
+                self.stdin.write(line.encode("utf-8"))
+                self.stdin.write(b"\n")
+            self.stdin.flush()
         except (OSError, ValueError) as exc:
-            raise _WorkerGone(self.describe_exit()) from exc
+            raise _WorkerGoneError(self.describe_exit()) from exc
 
     def send_raw(self, line: bytes) -> None:
         """One line already framed (it ends with a newline)."""
         try:
-            self.proc.stdin.write(line)
-            self.proc.stdin.flush()
+            self.stdin.write(line)
+            self.stdin.flush()
         except (OSError, ValueError) as exc:
-            raise _WorkerGone(self.describe_exit()) from exc
+            raise _WorkerGoneError(self.describe_exit()) from exc
 
     def read(self, timeout: float) -> bytes:
-        """The next line; TimeoutError after `timeout` s, _WorkerGone at end of output."""
+        """The next line; TimeoutError after `timeout` s, _WorkerGoneError at end of output."""
         line = self.lines.next_within(max(0.0, timeout))
         if line is None:
             raise TimeoutError
         if not line:
-            raise _WorkerGone(self.describe_exit())
+            raise _WorkerGoneError(self.describe_exit())
         return line
 
     def describe_exit(self) -> str:
@@ -168,7 +170,8 @@ class _Worker:
             pass
         for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             try:
-                stream.close()
+                if stream is not None:  # never: all three are PIPEs
+                    stream.close()
             except (OSError, ValueError):
                 pass
 
@@ -176,7 +179,7 @@ class _Worker:
         try:
             self.send(json.dumps({"op": "quit"}))
             self.proc.wait(timeout=1.0)
-        except (_WorkerGone, subprocess.TimeoutExpired):
+        except (_WorkerGoneError, subprocess.TimeoutExpired):
             pass
         self.kill()
 
@@ -362,7 +365,7 @@ class LayoutClient:
                 self._current = request
             try:
                 result = self._serve(request)
-            except BaseException as exc:  # noqa: BLE001 - everything goes to the future
+            except BaseException as exc:  # everything goes to the future
                 if request.cancelled:
                     request.future.set_exception(concurrent.futures.CancelledError())
                 else:
@@ -398,10 +401,10 @@ class LayoutClient:
             return self._remote(request, request.opts, budget, limit)
         except LayoutError:
             raise
-        except (TimeoutError, _WorkerGone) as exc:
+        except (TimeoutError, _WorkerGoneError) as exc:
             if request.cancelled:
                 raise concurrent.futures.CancelledError() from None
-            if isinstance(exc, _Timeout) and exc.in_dot:
+            if isinstance(exc, _LayoutTimeoutError) and exc.in_dot:
                 note = f"dot exceeded its {budget:g} s budget; used the layered layout"
             elif isinstance(exc, TimeoutError):
                 if request.opts.get("engine") == "layered":
@@ -414,7 +417,7 @@ class LayoutClient:
             layout = self._remote(request, opts, budget, limit)
         except LayoutError:
             raise
-        except (TimeoutError, _WorkerGone):
+        except (TimeoutError, _WorkerGoneError):
             if request.cancelled:
                 raise concurrent.futures.CancelledError() from None
             from jaxscope.layout.engine import auto_expanded, compute_layout
@@ -434,7 +437,7 @@ class LayoutClient:
 
     def _remote(self, request: _Request, opts: dict[str, Any], budget: float, limit: float) -> Layout:
         """One request to the worker. `budget`: seconds of dot time (summed over the dot runs of
-        this layout); `limit`: seconds for the whole layout. _Timeout when either runs out."""
+        this layout); `limit`: seconds for the whole layout. _LayoutTimeoutError when either runs out."""
         if request.cancelled:
             raise concurrent.futures.CancelledError()
         worker = self._ensure_worker()
@@ -478,7 +481,7 @@ class LayoutClient:
             try:
                 reply = self._expect(worker, rid, DECODE_TIMEOUT_S)
             except TimeoutError:
-                raise _Timeout(in_dot=False) from None
+                raise _LayoutTimeoutError(in_dot=False) from None
             if reply.get("event") == "started":
                 deadline = time.monotonic() + limit
                 dot_left, dot_since = budget, None
@@ -488,11 +491,11 @@ class LayoutClient:
                     if dot_since is not None:
                         timeout = min(timeout, dot_left - (now - dot_since))
                         if timeout <= 0:  # spent, even if dot's answer is already queued (a zero budget means no dot)
-                            raise _Timeout(in_dot=True)
+                            raise _LayoutTimeoutError(in_dot=True)
                     try:
                         reply = self._expect(worker, rid, timeout)
                     except TimeoutError:
-                        raise _Timeout(in_dot=dot_since is not None) from None
+                        raise _LayoutTimeoutError(in_dot=dot_since is not None) from None
                     event = reply.get("event")
                     if event == "preview":
                         self._preview(worker, reply, request)
@@ -505,7 +508,7 @@ class LayoutClient:
                     else:
                         break
             return self._finish(worker, rid, reply, request)
-        except (TimeoutError, _WorkerGone):
+        except (TimeoutError, _WorkerGoneError):
             self._drop_worker(worker)
             raise
 
@@ -533,7 +536,7 @@ class LayoutClient:
         try:
             part = layout_from_wire(b"\n".join(lines))
             request.on_preview(part)
-        except Exception:  # noqa: BLE001 - see the docstring
+        except Exception:  # see the docstring
             traceback.print_exc()
 
     def _finish(self, worker: _Worker, rid: int, reply: dict[str, Any], request: _Request) -> Layout:

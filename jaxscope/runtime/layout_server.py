@@ -61,7 +61,7 @@ def serve(stdin: Any = None, stdout: Any = None) -> None:
     idle = WARM_IDLE_S
     while True:
         raw = lines.readline() if warming is None else lines.next_within(idle)
-        if raw is None:  # idle: lay out one more body the user may expand next
+        if raw is None and warming is not None:  # idle (only next_within gives None): lay out a body the user may expand next
             idle = 0.0
             try:
                 if next(warming, None) is None:
@@ -136,7 +136,7 @@ def _preview_lines(layout: Tenths, region: Any) -> list[str]:
         return list(layout_wire_lines(part)) if part is not None else []
     except ValueError:
         return []
-    except Exception:  # noqa: BLE001 - see the docstring
+    except Exception:  # see the docstring
         traceback.print_exc()
         return []
 

@@ -68,7 +68,7 @@ def widen_pipes(*streams: Any) -> None:
     try:
         import fcntl
 
-        setsize = fcntl.F_SETPIPE_SZ  # type: ignore[attr-defined]  # Linux only
+        setsize = fcntl.F_SETPIPE_SZ  # Linux only: AttributeError elsewhere
     except (ImportError, AttributeError):
         return
     for stream in streams:

@@ -131,7 +131,7 @@ def _lines(message: dict[str, Any], plain: bool = False) -> Iterator[bytes]:
 def read(stream: BinaryIO, on_line: Callable[[bytes], None] | None = None) -> dict[str, Any] | None:
     """The next message (its parts put back in place), or None at end of stream. `on_line` gets
     each raw line before it is decoded (to forward a reply to another process as it arrives)."""
-    parts: dict[int, list[Any]] = {}
+    parts: dict[int, list[Any] | str] = {}  # a long list's or a long string's parts
     with contextlib.ExitStack() as paused:  # from the first part of a message to its end
         while True:
             line = stream.readline()

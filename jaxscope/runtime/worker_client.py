@@ -341,7 +341,7 @@ class WorkerClient:
                 with gc_paused() as pause:
                     job.graph = graph_from_jsonable(message.get("graph"))
                     pause.freeze_at_end(job.graph)
-            except Exception:  # noqa: BLE001 - the result says what went wrong, if anything did
+            except Exception:  # the result says what went wrong, if anything did
                 job.graph = None
             return
         self._ensure_spare_soon()

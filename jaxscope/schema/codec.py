@@ -24,11 +24,14 @@ import threading
 import types
 import typing
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Any, TypeVar, Union, cast, get_args, get_origin
 
 from jaxscope.schema.collector import gc_paused
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+DC = TypeVar("DC", bound="DataclassInstance")
 
 
 # ------------------------------------------------------------------------------- public
@@ -108,23 +111,24 @@ def _is_dataclass_type(tp: Any) -> bool:
 
 
 def _gen(src: str, env: dict[str, Any], name: str) -> Any:
-    exec(src, env)  # noqa: S102 - generated from dataclass field names and cached helpers only
+    exec(src, env)  # generated from dataclass field names and cached helpers only
     return env[name]
 
 
-def maker(cls: type[T]) -> Callable[..., T]:
+def maker(cls: type[DC]) -> Callable[..., DC]:
     """A positional constructor for a frozen, slotted dataclass without a `__post_init__`, for the
     decoders that make tens of thousands of them: it fills the slots through their descriptors,
     where the frozen class's `__init__` goes through `object.__setattr__` field by field (a
     5-field NodeBox: 1.5 -> 0.7 µs). Every field must be given, in order; same objects."""
-    names = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
-    if not getattr(cls, "__dataclass_params__").frozen or "__slots__" not in vars(cls) or hasattr(cls, "__post_init__"):
+    names = [f.name for f in dataclasses.fields(cls)]
+    params = getattr(cls, "__dataclass_params__")  # noqa: B009 - typeshed declares no __dataclass_params__
+    if not params.frozen or "__slots__" not in vars(cls) or hasattr(cls, "__post_init__"):
         raise TypeError(f"{cls.__name__} is not a frozen slotted dataclass without __post_init__")
     env: dict[str, Any] = {f"_s{k}": getattr(cls, name).__set__ for k, name in enumerate(names)}
     env.update(_new=object.__new__, _cls=cls)
     body = "".join(f"    _s{k}(o, {name})\n" for k, name in enumerate(names))
     src = f"def make({', '.join(names)}):\n    o = _new(_cls)\n{body}    return o\n"
-    return _gen(src, env, "make")
+    return cast("Callable[..., DC]", _gen(src, env, "make"))  # made by exec
 
 
 # -- encoding

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from typing import Any
+from typing import Any, cast
 
 from jaxscope.schema.codec import from_jsonable, maker, to_jsonable
 from jaxscope.schema.graph import Body, Edge, Graph, Node, SourceLoc, SubgraphRef
@@ -91,7 +91,7 @@ def graph_from_jsonable(data: Any) -> Graph:
     """A Graph from its wire form or its readable form."""
     if isinstance(data, dict) and "wire" in data:
         return graph_from_wire(data)
-    return from_jsonable(Graph, data)
+    return cast(Graph, from_jsonable(Graph, data))  # decoded JSON
 
 
 SENT_AHEAD = {"wire": "sent"}  # a result's graph that went ahead in its own "graph" event

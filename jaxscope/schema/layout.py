@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from jaxscope.schema.codec import dumps, loads
 
@@ -63,4 +64,4 @@ class Layout:
 
     @staticmethod
     def from_json(text: str | bytes) -> Layout:
-        return loads(Layout, text)
+        return cast(Layout, loads(Layout, text))  # decoded JSON

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from jaxscope.schema.codec import dumps, from_jsonable
 from jaxscope.schema.collector import gc_paused
@@ -103,7 +103,7 @@ def result_from_jsonable(data: dict[str, Any]) -> TraceResult:
     from jaxscope.schema.graph_wire import split_wire_graph  # it imports this module
 
     rest, graph = split_wire_graph(data)
-    result = from_jsonable(TraceResult, rest)
+    result = cast(TraceResult, from_jsonable(TraceResult, rest))  # decoded JSON
     return result if graph is None else replace(result, graph=graph)
 
 

@@ -262,10 +262,11 @@ class _Parser:
     def error(self, message: str, start: int | None, token: str = "") -> SpecError:
         return SpecError(message, self.text, start, token)
 
-    def span(self, node: ast.AST) -> tuple[int, str]:
+    def span(self, node: ast.expr | ast.keyword) -> tuple[int, str]:
         """Offset into the text and the user's source text of a node of the parsed tree."""
-        start = self.origin[self._new_index(node.lineno, node.col_offset, byte_col=True)]  # type: ignore[attr-defined]
-        end_new = self._new_index(node.end_lineno, node.end_col_offset, byte_col=True)  # type: ignore[attr-defined]
+        assert node.end_lineno is not None and node.end_col_offset is not None  # ast.parse sets every end
+        start = self.origin[self._new_index(node.lineno, node.col_offset, byte_col=True)]
+        end_new = self._new_index(node.end_lineno, node.end_col_offset, byte_col=True)
         end = self.origin[end_new - 1] + 1 if end_new > 0 else 0
         return start, self.text[start : max(start, end)]
 
@@ -408,8 +409,9 @@ class _Parser:
             start = tokens[a][2] if a >= 0 else 0
             end = tokens[b][1] if b < len(tokens) else len(text)
             # each item: (start, end, what the brackets nested in it hold as (start, length)); a comma ends it
-            items: list[tuple[int, int, list[tuple[int, int]]]] = []
-            i, at, held, emptied = a + 1, start, False, []
+            items: list[tuple[int, int, list[tuple[int, int]] | None]] = []  # None: an item without a token
+            emptied: list[tuple[int, int]] = []
+            i, at, held = a + 1, start, False
             while i < b:
                 kind, t0, t1, string = tokens[i]
                 if kind == tokenize.OP and string == ",":
@@ -478,18 +480,20 @@ class _Parser:
         if isinstance(node, (ast.Tuple, ast.List)):
             items = tuple(self.value(e) for e in node.elts)
             is_tuple = isinstance(node, ast.Tuple)
-            if all(isinstance(s, StaticValue) for s in items):
-                values = [s.value for s in items]  # type: ignore[union-attr]
+            statics = [s for s in items if isinstance(s, StaticValue)]
+            if len(statics) == len(items):
+                values = [s.value for s in statics]
                 return StaticValue(tuple(values) if is_tuple else values)
             return TupleSpec(items) if is_tuple else ListSpec(items)
         if isinstance(node, ast.Dict):
             return self.dict(node)
         if isinstance(node, ast.Set):
             items = tuple(self.value(e) for e in node.elts)
-            if not all(isinstance(s, StaticValue) for s in items):
+            statics = [s for s in items if isinstance(s, StaticValue)]
+            if len(statics) != len(items):
                 raise self.error("a set cannot hold array specs: use a tuple or a list", *self.span(node))
             try:
-                return StaticValue({s.value for s in items})  # type: ignore[union-attr]
+                return StaticValue({s.value for s in statics})
             except TypeError:
                 raise self.error("set items must be hashable", *self.span(node)) from None
         if isinstance(node, ast.Starred):
@@ -525,8 +529,9 @@ class _Parser:
                 start, token = self.span(key_node)
                 raise self.error(f"duplicate dict key {_short_repr(key.value, token)}", start, token)
             items.append((key.value, self.value(value_node)))
-        if all(isinstance(s, StaticValue) for _, s in items):
-            return StaticValue({k: s.value for k, s in items})  # type: ignore[union-attr]
+        statics = [(k, s) for k, s in items if isinstance(s, StaticValue)]
+        if len(statics) == len(items):
+            return StaticValue({k: s.value for k, s in statics})
         return DictSpec(tuple(items))
 
     def array(self, node: ast.Subscript) -> ArraySpec:

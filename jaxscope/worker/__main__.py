@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import argparse
 import faulthandler
+import io
 import os
 import signal
 import sys
 
 
-def _protect_channels(proto_fd: int) -> tuple[object, object]:
+def _protect_channels(proto_fd: int) -> tuple[io.BufferedReader, io.BufferedWriter]:
     requests = os.fdopen(os.dup(0), "rb")
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
@@ -41,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from jaxscope.worker.loop import serve
 
-    return serve(requests, replies)  # type: ignore[arg-type]
+    return serve(requests, replies)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ ordered integers (sign-magnitude to two's complement), so -0 and +0 are 0 ULP ap
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, TypedDict
 
 import jax
 import jax.numpy as jnp
@@ -19,7 +19,7 @@ from jaxscope.analysis.verdicts import default_tolerances
 from jaxscope.schema.run import LeafComparison
 
 PREVIEW = 6
-_SIGNED = {2: np.int16, 4: np.int32, 8: np.int64}
+_SIGNED: dict[int, type[np.signedinteger[Any]]] = {2: np.int16, 4: np.int32, 8: np.int64}
 
 
 def compare_outputs(jit_out: Any, eager_out: Any, rtol: float | None, atol: float | None) -> list[LeafComparison]:
@@ -86,12 +86,25 @@ def _safe_equal(x: Any, y: Any) -> bool:
         return False
 
 
+class _Common(TypedDict):
+    """The LeafComparison fields every outcome of `compare_arrays` shares."""
+
+    path: str
+    shape: tuple[int, ...]
+    dtype: str
+    size: int
+    rtol: float
+    atol: float
+
+
 def compare_arrays(path: str, a: np.ndarray, b: np.ndarray, rtol: float, atol: float, note: str = "") -> LeafComparison:
     """Errors, ULP, NaN/Inf counts and the allclose verdict for two arrays of one dtype."""
-    base = {"path": path, "shape": tuple(int(s) for s in a.shape), "dtype": a.dtype.name, "size": int(a.size), "rtol": rtol, "atol": atol}
+    base: _Common = {
+        "path": path, "shape": tuple(int(s) for s in a.shape), "dtype": a.dtype.name, "size": int(a.size), "rtol": rtol, "atol": atol
+    }
     if a.shape != b.shape:
         shape_note = f"shapes differ: jit {a.shape}, eager {b.shape}"
-        return LeafComparison(**base, allclose=False, note="; ".join(filter(None, [note, shape_note])))  # type: ignore[arg-type]
+        return LeafComparison(**base, allclose=False, note="; ".join(filter(None, [note, shape_note])))
     inexact = bool(jnp.issubdtype(a.dtype, jnp.inexact))
     complex_ = bool(jnp.issubdtype(a.dtype, jnp.complexfloating))
     wide = np.complex128 if complex_ else np.float64
@@ -114,7 +127,7 @@ def compare_arrays(path: str, a: np.ndarray, b: np.ndarray, rtol: float, atol: f
         ok_close = bool(np.all(err[finite] <= atol + rtol * np.abs(y[finite])))
     ulp = max_ulp(a, b, finite) if inexact and not complex_ else None
     return LeafComparison(
-        **base,  # type: ignore[arg-type]
+        **base,
         max_abs=max_abs,
         max_rel=max_rel,
         max_ulp=ulp,

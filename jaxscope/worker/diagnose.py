@@ -11,13 +11,14 @@ from __future__ import annotations
 import dis
 import sys
 from collections.abc import Iterable
-from types import CodeType, ModuleType
-from typing import Any, TextIO
+from types import CodeType, FrameType, ModuleType
+from typing import Any, Literal, TextIO
 
 import jax
 
-from jaxscope.analysis.diagnostics import Diagnostic, constant_diagnostics, node_locations
+from jaxscope.analysis.diagnostics import constant_diagnostics, node_locations
 from jaxscope.schema.graph import Graph, SourceLoc
+from jaxscope.schema.trace import Diagnostic
 from jaxscope.worker.keyreuse import find_key_reuse
 from jaxscope.worker.userframes import is_user_file, user_modules
 
@@ -35,10 +36,10 @@ class _Tee:
         self.records: dict[tuple[str, int], list[Any]] = {}  # (file, line) -> [SourceLoc, text]
 
     def write(self, text: str) -> int:
-        frame = sys._getframe(1)
+        frame: FrameType | None = sys._getframe(1)
         depth = 0
         while frame is not None and depth < 40 and not is_user_file(frame.f_code.co_filename):
-            frame, depth = frame.f_back, depth + 1  # type: ignore[assignment]
+            frame, depth = frame.f_back, depth + 1
         if frame is not None and depth < 40 and text:
             code = frame.f_code
             key = (code.co_filename, frame.f_lineno)
@@ -73,10 +74,10 @@ class TraceWatch:
         self._before = {m.__name__: {k: _fingerprint(v) for k, v in vars(m).items() if not k.startswith("__")} for m in self.modules}
         self._stdout = sys.stdout
         self._tee = _Tee(sys.stdout)
-        sys.stdout = self._tee  # type: ignore[assignment]
+        sys.stdout = self._tee
         return self
 
-    def __exit__(self, *exc: object) -> bool:
+    def __exit__(self, *exc: object) -> Literal[False]:
         if sys.stdout is self._tee:
             sys.stdout = self._stdout
         for module in self.modules:
@@ -115,8 +116,10 @@ def name_sites(codes: Iterable[CodeType], ran: dict[str, dict[int, int]] | None)
             if ins.opname not in _LOADS and ins.opname not in _STORES:
                 continue
             pos = ins.positions
-            line = pos.lineno if pos is not None and pos.lineno else None
-            if line is None or (lines is not None and line not in lines):
+            if pos is None or not pos.lineno:
+                continue
+            line = pos.lineno
+            if lines is not None and line not in lines:
                 continue
             loc = SourceLoc(code.co_filename, line, pos.col_offset or 0, pos.end_lineno or line, pos.end_col_offset or 0, code.co_qualname)
             out.setdefault(str(ins.argval), {}).setdefault((loc.file, loc.line), loc)

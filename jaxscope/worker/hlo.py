@@ -14,7 +14,7 @@ from jaxscope.worker.trace import Phase, last_graph, prepare, runtime_failure, t
 
 
 def run_hlo(request: HloRequest, phase: Phase) -> HloResult:
-    """Lower (and compile) the function; failures become TraceFailed with the phase they hit."""
+    """Lower (and compile) the function; failures become TraceError with the phase they hit."""
     prep = prepare(request.function, request.args, phase)
     timings: dict[str, float] = {}
     phase("lower")
@@ -63,7 +63,7 @@ def _op_map(request: HloRequest, text: str, timings: dict[str, float]) -> dict[s
             if request.stage == "stablehlo":
                 return ops_to_wire(stablehlo_ops(graph, text))
             return hlo_ops_to_wire(*hlo_ops(graph, text))
-    except Exception:  # noqa: BLE001 - only the head start is lost
+    except Exception:  # only the head start is lost
         return None
     finally:
         timings["op_map"] = time.perf_counter() - t

@@ -117,14 +117,6 @@ def eqn_frames(eqn: Any) -> tuple[tuple[Any, int], ...] | None:
     return tuple(zip(*tb.raw_frames(), strict=True))
 
 
-def with_outputs(jaxpr: Any, outvars: list[Any], names: list[str]) -> Any:
-    """`jaxpr` returning `outvars` instead (its DebugInfo must name exactly as many results)."""
-    info = jaxpr.debug_info
-    if info is not None:
-        info = info._replace(result_paths=tuple(names))
-    return jaxpr.replace(outvars=outvars, debug_info=info)
-
-
 def name_stack(eqn: Any) -> str:
     return str(getattr(eqn.source_info, "name_stack", ""))
 

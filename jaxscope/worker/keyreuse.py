@@ -140,8 +140,9 @@ class _Finder:
             elif prim in ALIASES and len(ins) == len(outs):
                 outs = list(ins)
             elif prim in DERIVED and len(outs) == 1 and ins and ins[0] in desc:
-                outs = [("d", ins[0], prim, _params_key(eqn.params))]
-                desc.setdefault(outs[0], _derived_desc(desc[ins[0]], prim, eqn.params))
+                derived: Token = ("d", ins[0], prim, _params_key(eqn.params))
+                outs = [derived]
+                desc.setdefault(derived, _derived_desc(desc[ins[0]], prim, eqn.params))
             elif subjaxprs(eqn.params):
                 consumed, outs = self.call(eqn, prefix + path, ins, desc)
             for t, salt in consumed.items():
@@ -182,15 +183,9 @@ class _Finder:
                 forwards.append({})
                 continue
             omap, invariant, carried = plan
-
-            def outer(salt: Token | None) -> Token | None:
-                if salt is None or salt[0] == "lit":
-                    return salt
-                return ins[omap[salt[1]]] if salt[0] == "in" else ("sub", path, k, salt)
-
             for m, us in summary.consumed.items():
                 t = ins[omap[m]]
-                salt = outer(us[0].salt) if len(us) == 1 else None
+                salt = _outer_salt(us[0].salt, ins, omap, path, k) if len(us) == 1 else None
                 consumed[t] = salt if consumed.get(t, salt) == salt else None  # cond: once, any branch
                 same_key = m in invariant or (m in carried and summary.forwards.get(carried[m]) == m)
                 fixed = [u for u in us if _invariant_salt(u.salt, invariant)]
@@ -204,6 +199,13 @@ class _Finder:
                 if len(sources) == 1 and (o := sources.pop()) is not None:
                     outs[j] = ins[o]
         return consumed, outs
+
+
+def _outer_salt(salt: Token | None, ins: list[Token | None], omap: list[int], path: str, k: int) -> Token | None:
+    """A body's fold_in salt as the calling equation (at `path`, its `k`-th body) sees it."""
+    if salt is None or salt[0] == "lit":
+        return salt
+    return ins[omap[salt[1]]] if salt[0] == "in" else ("sub", path, k, salt)
 
 
 def _invariant_salt(salt: Token | None, invariant: set[int]) -> bool:

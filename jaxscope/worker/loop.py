@@ -20,12 +20,15 @@ def _user_modules() -> dict[str, float]:
     """path -> mtime of each user module: the client recycles the worker when one changes."""
     from jaxscope.worker.userframes import user_modules
 
-    out = {}
+    out: dict[str, float] = {}
     for module in user_modules():
+        path = module.__file__
+        if path is None:  # never: user_modules keeps the modules with a file
+            continue
         try:
-            out[module.__file__] = os.stat(module.__file__).st_mtime
+            out[path] = os.stat(path).st_mtime
         except OSError:
-            out[module.__file__] = -1.0
+            out[path] = -1.0
     return out
 
 
@@ -142,7 +145,7 @@ def _handle(message: dict[str, Any], replies: BinaryIO) -> dict[str, Any]:
         return {"ok": True, "result": {"pong": True}}
     ops = _ops()
     if op in ops:
-        from jaxscope.worker.trace import TraceFailed
+        from jaxscope.worker.trace import TraceError
 
         request_type, runner = ops[op]
         ahead: list[Any] = []
@@ -154,7 +157,7 @@ def _handle(message: dict[str, Any], replies: BinaryIO) -> dict[str, Any]:
         extra = {"on_graph": send_graph} if op == "trace" else {}
         try:
             result = runner(from_jsonable(request_type, message["request"]), phase, **extra)
-        except TraceFailed as exc:
+        except TraceError as exc:
             return {"ok": False, "error": to_jsonable(exc.info)}
         with gc_paused():  # see run_trace: the traced program is still alive
             return {"ok": True, "result": to_wire_jsonable(result, sent=ahead[0] if ahead else None)}

@@ -23,8 +23,9 @@ import sys
 import threading
 import time
 from bisect import bisect_right
+from collections.abc import Callable
 from types import CodeType, FrameType
-from typing import Any
+from typing import Any, Literal
 
 from jaxscope.analysis.flow import analyse
 from jaxscope.schema.flow import FileFlow, FlowReport
@@ -37,6 +38,9 @@ from jaxscope.worker.userframes import is_user_file
 CALL_BUDGET = 1_000_000
 _TOOL_NAME = "jaxscope-flow"
 _TOOL_IDS = (4, 3)  # free by convention (0-2: debugger, coverage, profiler; 5: optimizer)
+# sys.monitoring on Python 3.12+ (None before, where no MonitorRecorder is made). Any: mypy checks
+# against Python 3.11, whose typeshed has no sys.monitoring.
+_monitoring: Any = getattr(sys, "monitoring", None)
 
 
 def Recorder(budget: int | None = None) -> Recording:  # noqa: N802 - used like a class
@@ -74,7 +78,7 @@ class Recording:
         self._start()
         return self
 
-    def __exit__(self, *exc: object) -> bool:
+    def __exit__(self, *exc: object) -> Literal[False]:
         self._finish()
         self.record_s = time.perf_counter() - self._t0
         return False
@@ -120,14 +124,16 @@ class Recording:
             out.setdefault(path, {})[ln] = [c.get(ln, 0) for c in by_code[code]]
         return out
 
-    def report(self, read=None) -> FlowReport:  # type: ignore[no-untyped-def]
+    def report(self, read: Callable[[str], str] | None = None) -> FlowReport:
         """Analyse every user file that had hits; `read(path) -> str` reads a source (default: disk)."""
         t0 = time.perf_counter()
         read = read or _read
         hits = self.hits()
         loops = self.loop_calls()
         files: list[FileFlow] = []
-        notes: list[str] = ["recording was interrupted (the trace hook was removed mid-trace): hits are partial"] if self.interrupted else []
+        notes: list[str] = []
+        if self.interrupted:
+            notes.append("recording was interrupted (the trace hook was removed mid-trace): hits are partial")
         for path in sorted(hits):
             try:
                 source = read(path)
@@ -216,10 +222,10 @@ class MonitorRecorder(Recording):
         if user is None:
             user = self._is_user(code)
             if user:
-                ev = sys.monitoring.events
-                sys.monitoring.set_local_events(self._tool, code, ev.LINE | ev.JUMP | ev.PY_RESUME | ev.PY_RETURN | ev.PY_YIELD)
+                ev = _monitoring.events
+                _monitoring.set_local_events(self._tool, code, ev.LINE | ev.JUMP | ev.PY_RESUME | ev.PY_RETURN | ev.PY_YIELD)
         if not user:
-            return sys.monitoring.DISABLE
+            return _monitoring.DISABLE
         self._push(code)
         return None
 
@@ -257,7 +263,7 @@ class MonitorRecorder(Recording):
 
     def _jumped(self, code: CodeType, offset: int, target: int) -> Any:
         if target > offset:
-            return sys.monitoring.DISABLE  # forward jumps never count: not asked for again here
+            return _monitoring.DISABLE  # forward jumps never count: not asked for again here
         stack = self._stacks.get(code)
         if stack:
             line = self._line_at(code, target)
@@ -284,14 +290,15 @@ class MonitorRecorder(Recording):
             stack.pop()
 
     def _callbacks(self) -> list[tuple[int, Any]]:
-        ev = sys.monitoring.events
+        ev = _monitoring.events
         return [
             (ev.PY_START, self._started), (ev.PY_RESUME, self._resumed), (ev.PY_THROW, self._resumed),
-            (ev.LINE, self._line), (ev.JUMP, self._jumped), (ev.PY_RETURN, self._left), (ev.PY_YIELD, self._left), (ev.PY_UNWIND, self._left),
+            (ev.LINE, self._line), (ev.JUMP, self._jumped),
+            (ev.PY_RETURN, self._left), (ev.PY_YIELD, self._left), (ev.PY_UNWIND, self._left),
         ]
 
     def _start(self) -> None:
-        mon = sys.monitoring
+        mon = _monitoring
         mon.use_tool_id(self._tool, _TOOL_NAME)
         for event, callback in self._callbacks():
             mon.register_callback(self._tool, event, callback)
@@ -303,7 +310,7 @@ class MonitorRecorder(Recording):
         self._switch_off()
 
     def _switch_off(self) -> None:
-        mon = sys.monitoring
+        mon = _monitoring
         if mon.get_tool(self._tool) != _TOOL_NAME:
             return
         mon.set_events(self._tool, 0)
@@ -312,7 +319,7 @@ class MonitorRecorder(Recording):
                 mon.set_local_events(self._tool, code, 0)
 
     def _finish(self) -> None:
-        mon = sys.monitoring
+        mon = _monitoring
         # someone freed the tool id mid-trace (a debugger reset): the hits are partial
         self.interrupted = mon.get_tool(self._tool) != _TOOL_NAME
         if self.interrupted:

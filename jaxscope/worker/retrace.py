@@ -31,7 +31,7 @@ class _Capture(logging.Handler):
 
 
 def run_retrace(request: RetraceRequest, phase: Phase) -> RetraceResult:
-    """Trace with `before`, then `after`, through one jit; raise TraceFailed if either fails."""
+    """Trace with `before`, then `after`, through one jit; raise TraceError if either fails."""
     before = prepare(request.function, request.before, phase)
     after_call = parse_call(request.after)
     after = bind(before.fn, after_call, request.function.qualname)
@@ -60,7 +60,7 @@ def run_retrace(request: RetraceRequest, phase: Phase) -> RetraceResult:
     first = runs[0]
     capture = _Capture()
     logger = logging.getLogger("jax")
-    old = jax.config.jax_explain_cache_misses
+    old = jax.config.jax_explain_cache_misses  # type: ignore[attr-defined]  # a flag: jax sets it on Config at runtime
     logger.addHandler(capture)
     jax.config.update("jax_explain_cache_misses", True)
     try:

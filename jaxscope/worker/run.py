@@ -11,6 +11,7 @@ Phases (for the client's time limits): load, inputs, trace, compile, run, eager,
 
 from __future__ import annotations
 
+import functools
 import statistics
 import time
 from collections.abc import Callable
@@ -25,7 +26,7 @@ from jaxscope.worker.divergence import per_equation
 from jaxscope.worker.errors import classify
 from jaxscope.worker.first_nan import find_first_nonfinite, flat_dynamic
 from jaxscope.worker.run_inputs import describe, from_user, generate, list_devices, pick_device, user_maker
-from jaxscope.worker.trace import Phase, Prepared, TraceFailed, prepare, runtime_failure, trace_failure
+from jaxscope.worker.trace import Phase, Prepared, TraceError, prepare, runtime_failure, trace_failure
 
 T = TypeVar("T")
 
@@ -34,7 +35,7 @@ EAGER_REPEATS = 3
 
 
 def run_function(request: RunRequest, phase: Phase) -> RunResult:
-    """Run one request; raise TraceFailed (with a classified ErrorInfo) on any failure."""
+    """Run one request; raise TraceError (with a classified ErrorInfo) on any failure."""
     prep = prepare(request.function, request.args, phase)
     devices = list_devices()
     device, device_info = pick_device(request.device, devices)
@@ -93,7 +94,8 @@ def run_function(request: RunRequest, phase: Phase) -> RunResult:
         phase("nan")
         first_nan = _replay("first-NaN search", find_first_nonfinite, None, device, prep, traced.jaxpr, args, kwargs, warnings)
         if first_nan is None and any(lf.jit_nan or lf.jit_posinf or lf.jit_neginf for lf in leaves):
-            warnings.append("no equation made NaN/Inf when evaluated one by one: the compiled program makes them (fusion or simplification)")
+            warnings.append("no equation made NaN/Inf when evaluated one by one: "
+                            "the compiled program makes them (fusion or simplification)")
     divergence: tuple[EqnDivergence, ...] = ()
     if request.per_equation:
         phase("divergence")
@@ -130,8 +132,8 @@ def _place(prep: Prepared, args: list[Any], kwargs: dict[str, Any], device: Any)
     def put(value: Any) -> Any:
         return jax.device_put(value, device)
 
-    args = [a if i in prep.static_argnums else _guard(lambda a=a: put(a), "inputs") for i, a in enumerate(args)]
-    kwargs = {k: v if k in prep.static_argnames else _guard(lambda v=v: put(v), "inputs") for k, v in kwargs.items()}
+    args = [a if i in prep.static_argnums else _guard(functools.partial(put, a), "inputs") for i, a in enumerate(args)]
+    kwargs = {k: v if k in prep.static_argnames else _guard(functools.partial(put, v), "inputs") for k, v in kwargs.items()}
     return args, kwargs
 
 
@@ -143,10 +145,10 @@ def _timed(call: Callable[[], Any], phase: str) -> tuple[Any, float]:
 
 
 def _guard(call: Callable[[], Any], phase: str) -> Any:
-    """Run `call`; any failure becomes a TraceFailed for `phase` (device OOM as kind "memory")."""
+    """Run `call`; any failure becomes a TraceError for `phase` (device OOM as kind "memory")."""
     try:
         return call()
-    except TraceFailed:
+    except TraceError:
         raise
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):

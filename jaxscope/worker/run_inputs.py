@@ -33,7 +33,7 @@ from jaxscope.schema.run import DeviceInfo, InputLeaf
 from jaxscope.schema.trace import ErrorInfo
 from jaxscope.worker import jax_compat as jc
 from jaxscope.worker.compare import as_host, preview
-from jaxscope.worker.trace import Prepared, TraceFailed, trace_failure
+from jaxscope.worker.trace import Prepared, TraceError, trace_failure
 
 INPUTS_VAR = "JAXSCOPE_INPUTS"
 _ALIASES = {"cuda": "gpu", "rocm": "gpu"}
@@ -85,7 +85,7 @@ def pick_device(name: str, devices: list[tuple[Any, DeviceInfo]]) -> tuple[Any, 
         if platform == info.platform and (not index or index == str(info.id)):
             return device, info
     names = ", ".join(info.name for _, info in devices)
-    raise TraceFailed(
+    raise TraceError(
         ErrorInfo(
             kind="spec",
             phase="device",
@@ -171,15 +171,18 @@ def from_user(maker: Any, prep: Prepared, qualname: str, seed: int) -> tuple[lis
     args = [a if i in prep.static_argnums else jax.tree.map(jnp.asarray, a) for i, a in enumerate(args)]
     kwargs = {k: v if k in prep.static_argnames else jax.tree.map(jnp.asarray, v) for k, v in kwargs.items()}
     warnings: list[str] = []
-    for name, given, spec in [*((f"argument {i}", args[i], prep.args[i]) for i in range(len(args))), *((k, kwargs[k], prep.kwargs[k]) for k in kwargs)]:
+    named = [*((f"argument {i}", args[i], prep.args[i]) for i in range(len(args))), *((k, kwargs[k], prep.kwargs[k]) for k in kwargs)]
+    for name, given, spec in named:
         got, want = _avals(given), _avals(spec)
         if got != want:
-            warnings.append(f"{where}: {name} is {', '.join(got) or 'static'}, the spec says {', '.join(want) or 'static'}; the given values run")
+            warnings.append(
+                f"{where}: {name} is {', '.join(got) or 'static'}, the spec says {', '.join(want) or 'static'}; the given values run"
+            )
     return args, kwargs, warnings
 
 
-def _spec(message: str) -> TraceFailed:
-    return TraceFailed(ErrorInfo(kind="spec", phase="inputs", message=message))
+def _spec(message: str) -> TraceError:
+    return TraceError(ErrorInfo(kind="spec", phase="inputs", message=message))
 
 
 def _avals(tree: Any) -> list[str]:

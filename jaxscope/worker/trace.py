@@ -28,7 +28,7 @@ from jaxscope.worker.to_graph import build_graph
 Phase = Callable[[str], None]
 
 
-class TraceFailed(Exception):
+class TraceError(Exception):
     def __init__(self, info: ErrorInfo) -> None:
         super().__init__(info.message)
         self.info = info
@@ -76,7 +76,8 @@ def constant_names(fn: Any) -> dict[int, str]:
         globs = getattr(f, "__globals__", None)
         if isinstance(globs, dict):
             add(globs, "")
-        for cell_name, cell in zip(getattr(getattr(f, "__code__", None), "co_freevars", ()), getattr(f, "__closure__", None) or (), strict=False):
+        freevars = getattr(getattr(f, "__code__", None), "co_freevars", ())
+        for cell_name, cell in zip(freevars, getattr(f, "__closure__", None) or (), strict=False):
             try:
                 value = cell.cell_contents
             except ValueError:
@@ -111,7 +112,7 @@ class Prepared:
 
 
 def prepare(function: FunctionRef, args_text: str, phase: Phase) -> Prepared:
-    """Parse the specs, load the user's module, check the arity; raise TraceFailed on any failure.
+    """Parse the specs, load the user's module, check the arity; raise TraceError on any failure.
     With the collector paused, as for the trace: gpt_jit-50k's 43k-character specs and its module
     took 0.07-0.14 s with it, 0.05-0.08 s without."""
     t0 = time.perf_counter()
@@ -122,7 +123,7 @@ def prepare(function: FunctionRef, args_text: str, phase: Phase) -> Prepared:
             module = load_module(function)
             fn = find_function(module, function)
         except LoadError as exc:
-            raise TraceFailed(exc.info) from None
+            raise TraceError(exc.info) from None
         prep = bind(fn, call, function.qualname)
     prep.load_s = time.perf_counter() - t0
     return prep
@@ -145,34 +146,34 @@ def bind(fn: Any, call: argspec.CallSpec, qualname: str) -> Prepared:
 
 
 def parse_call(args_text: str) -> argspec.CallSpec:
-    """argspec.parse_call, failing as a TraceFailed of kind "spec"."""
+    """argspec.parse_call, failing as a TraceError of kind "spec"."""
     try:
         return argspec.parse_call(args_text)
     except argspec.SpecError as exc:
-        raise TraceFailed(ErrorInfo(kind="spec", phase="args", message=str(exc))) from None
+        raise TraceError(ErrorInfo(kind="spec", phase="args", message=str(exc))) from None
 
 
-def trace_failure(exc: BaseException, phase: str = "trace") -> TraceFailed:
-    """The TraceFailed for an exception raised by `jit(...).trace` (user code, or a bad static)."""
+def trace_failure(exc: BaseException, phase: str = "trace") -> TraceError:
+    """The TraceError for an exception raised by `jit(...).trace` (user code, or a bad static)."""
     if isinstance(exc, ValueError) and "static" in str(exc) and "hashable" in str(exc).lower():
-        return TraceFailed(
+        return TraceError(
             ErrorInfo(kind="spec", phase=phase, message=str(exc), hint="static arguments must be hashable: use a tuple, not a list or dict")
         )
-    return TraceFailed(classify(exc, phase))
+    return TraceError(classify(exc, phase))
 
 
-def runtime_failure(exc: BaseException, phase: str) -> TraceFailed:
+def runtime_failure(exc: BaseException, phase: str) -> TraceError:
     """Classify an exception from compiling or running; out-of-memory on the device gets its own hint."""
     failed = trace_failure(exc, phase)
     text = str(exc)
     if "Traceback (most recent call last)" in text:  # a host callback raised: keep its last line
         head, _, tail = text.partition("Traceback (most recent call last)")
         last = [ln for ln in tail.strip().splitlines() if ln.strip()][-1:]
-        failed = TraceFailed(replace(failed.info, message=(head.rstrip(": \n") + ": " + "".join(last)).strip(": ")))
+        failed = TraceError(replace(failed.info, message=(head.rstrip(": \n") + ": " + "".join(last)).strip(": ")))
     if "RESOURCE_EXHAUSTED" in text or "out of memory" in text.lower():
-        failed = TraceFailed(replace(failed.info, kind="memory", hint="the device ran out of memory: try smaller shapes or another device"))
+        failed = TraceError(replace(failed.info, kind="memory", hint="the device ran out of memory: try smaller shapes or another device"))
     elif phase == "compile" and not failed.info.hint:
-        failed = TraceFailed(replace(failed.info, hint="XLA could not compile the program"))
+        failed = TraceError(replace(failed.info, hint="XLA could not compile the program"))
     return failed
 
 
@@ -210,7 +211,7 @@ def run_jaxpr_text(request: TraceRequest, phase: Phase) -> JaxprText:
 
 
 def run_trace(request: TraceRequest, phase: Phase, on_graph: Callable[[Graph], None] | None = None) -> TraceResult:
-    """Do one trace; raise TraceFailed with a structured error on any failure. `on_graph` gets the
+    """Do one trace; raise TraceError with a structured error on any failure. `on_graph` gets the
     graph as soon as it is built, before the diagnostics (the loop sends it ahead of the result)."""
     timings: dict[str, float] = {}
     prep = prepare(request.function, request.args, phase)
@@ -276,9 +277,13 @@ def run_trace(request: TraceRequest, phase: Phase, on_graph: Callable[[Graph], N
         if request.diagnose:
             t5 = time.perf_counter()
             try:
-                codes = {code for code, _ in recorder.calls} if recorder is not None else {getattr(target, "__code__", None)} - {None}
+                if recorder is not None:
+                    codes = {code for code, _ in recorder.calls}
+                else:
+                    target_code = getattr(target, "__code__", None)
+                    codes = set() if target_code is None else {target_code}
                 ran = recorder.hits() if recorder is not None else None
-                diagnostics = tuple(diagnose(graph, closed, target, watch, codes, ran, arg_names))  # type: ignore[arg-type]
+                diagnostics = tuple(diagnose(graph, closed, target, watch, codes, ran, arg_names))
             except Exception as exc:  # same rule: a diagnostics bug costs a warning, not the graph
                 warnings.append(f"diagnostics failed: {type(exc).__name__}: {exc}")
             timings["diagnose"] = time.perf_counter() - t5
@@ -310,7 +315,7 @@ def _check_arity(fn: Any, args: list[Any], kwargs: dict[str, Any], qualname: str
     try:
         sig.bind(*args, **kwargs)
     except TypeError as exc:
-        raise TraceFailed(
+        raise TraceError(
             ErrorInfo(
                 kind="spec",
                 phase="args",

@@ -11,7 +11,7 @@ import os
 import sys
 import sysconfig
 import traceback
-from types import ModuleType, TracebackType
+from types import CodeType, ModuleType, TracebackType
 
 from jaxscope.about import PACKAGE_DIR
 from jaxscope.schema.graph import SourceLoc
@@ -76,9 +76,9 @@ def innermost_location(tb: TracebackType | None) -> SourceLoc | None:
     return _loc_from_code(code, lasti, lineno)
 
 
-def _loc_from_code(code: object, lasti: int, lineno: int) -> SourceLoc:
+def _loc_from_code(code: CodeType, lasti: int, lineno: int) -> SourceLoc:
     line, col, end_line, end_col = lineno, 0, lineno, 0
-    positions = list(code.co_positions()) if hasattr(code, "co_positions") else []  # type: ignore[attr-defined]
+    positions = list(code.co_positions()) if hasattr(code, "co_positions") else []
     index = lasti // 2
     if 0 <= index < len(positions):
         pl, pel, pc, pec = positions[index]
@@ -86,10 +86,10 @@ def _loc_from_code(code: object, lasti: int, lineno: int) -> SourceLoc:
             line, end_line = pl, pel or pl
             col, end_col = pc or 0, pec or 0
     return SourceLoc(
-        file=code.co_filename,  # type: ignore[attr-defined]
+        file=code.co_filename,
         line=line,
         col=col,
         end_line=end_line,
         end_col=end_col,
-        function=getattr(code, "co_qualname", code.co_name),  # type: ignore[attr-defined]
+        function=getattr(code, "co_qualname", code.co_name),
     )

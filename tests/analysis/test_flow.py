@@ -183,7 +183,8 @@ def _graph() -> Graph:
     def eqn(i: int, label: str, line: int, subs=()):
         return Node(id=f"e{i}", kind="eqn", label=label, source=SourceLoc(file="/u/m.py", line=line), subgraphs=subs)
 
-    top = Body("b0", "top", (eqn(0, "cond", 9, (SubgraphRef("cond branch 0 (false)", "b1"), SubgraphRef("cond branch 1 (true)", "b2"))), eqn(1, "jit", 10, (SubgraphRef("jit(f)", "b3"),))), (), 2, 5)
+    branches = (SubgraphRef("cond branch 0 (false)", "b1"), SubgraphRef("cond branch 1 (true)", "b2"))
+    top = Body("b0", "top", (eqn(0, "cond", 9, branches), eqn(1, "jit", 10, (SubgraphRef("jit(f)", "b3"),))), (), 2, 5)
     b1 = Body("b1", "false", (eqn(0, "sub", 3),), (), 1, 1)
     b2 = Body("b2", "true", (eqn(0, "mul", 5), eqn(1, "jit", 5, (SubgraphRef("jit(g)", "b4"),))), (), 2, 2)
     b3 = Body("b3", "jit", (eqn(0, "sin", 12),), (), 1, 1)
@@ -203,5 +204,8 @@ def test_mark_staged_uses_staged_bodies_only():
 
 
 def test_core_flow_imports_no_jax():
-    code = "import sys, jaxscope.analysis.flow, jaxscope.schema.graph, jaxscope.schema.trace, jaxscope.schema.layout; assert 'jax' not in sys.modules and 'PySide6' not in sys.modules"
+    code = (
+        "import sys, jaxscope.analysis.flow, jaxscope.schema.graph, jaxscope.schema.trace, jaxscope.schema.layout;"
+        " assert 'jax' not in sys.modules and 'PySide6' not in sys.modules"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)

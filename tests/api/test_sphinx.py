@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("sphinx")
 
-from sphinx.application import Sphinx  # noqa: E402
+from sphinx.application import Sphinx
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 

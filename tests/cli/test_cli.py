@@ -81,7 +81,8 @@ def test_export_draws_many_long_edges_as_their_ends_unless_asked_whole(tmp_path)
 
 
 def test_jaxpr_and_list():
-    out = jaxscope("jaxpr", f"{BASICS}::predict", "--args", "{'w1': f32[4,8], 'b1': f32[8], 'w2': f32[8,3], 'b2': f32[3]}, f32[2,4], use_bias=False")
+    args = "{'w1': f32[4,8], 'b1': f32[8], 'w2': f32[8,3], 'b2': f32[3]}, f32[2,4], use_bias=False"
+    out = jaxscope("jaxpr", f"{BASICS}::predict", "--args", args)
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("{ lambda")
     assert "dot_general" in out.stdout and "basics.py" in out.stdout

@@ -18,7 +18,9 @@ pytest.importorskip("jax")
 
 
 def jaxscope(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "jaxscope", *args], capture_output=True, text=True, timeout=180, cwd=ROOT, env=dict(os.environ))
+    return subprocess.run(
+        [sys.executable, "-m", "jaxscope", *args], capture_output=True, text=True, timeout=180, cwd=ROOT, env=dict(os.environ)
+    )
 
 
 def line_of(fragment: str) -> int:

@@ -19,8 +19,8 @@ from jaxscope.spec.discover import default_function, discover_file
 
 pytest.importorskip("jax")
 
-from jaxscope.worker.retrace import run_retrace  # noqa: E402
-from jaxscope.worker.trace import TraceFailed, run_trace  # noqa: E402
+from jaxscope.worker.retrace import run_retrace
+from jaxscope.worker.trace import TraceError, run_trace
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 FILES = sorted(EXAMPLES.glob("*.py"))
@@ -34,9 +34,9 @@ def trace(name: str, function: str, args: str | None = None) -> TraceResult:
     return run_trace(TraceRequest(FunctionRef(function, path), args), lambda p: None)
 
 
-def failure(name: str, function: str) -> TraceFailed:
+def failure(name: str, function: str) -> TraceError:
     path = str(EXAMPLES / f"{name}.py")
-    with pytest.raises(TraceFailed) as info:
+    with pytest.raises(TraceError) as info:
         run_trace(TraceRequest(FunctionRef(function, path), discover_file(path).example_args[function]), lambda p: None)
     return info.value
 
@@ -111,7 +111,8 @@ def test_control_flow_static_if_python_loop_and_staged_cond() -> None:
 
 def test_prng_reuse_is_diagnosed_and_the_fix_is_clean() -> None:
     (reuse,) = [d for d in trace("prng", "reused_key").diagnostics if d.kind == "key-reuse"]
-    assert {loc.line for loc in reuse.locations} == {line_of("prng", "b = jax.random.normal(key, x.shape)  # same key") - 1, line_of("prng", "# same key")}
+    reused_at = line_of("prng", "b = jax.random.normal(key, x.shape)  # same key")
+    assert {loc.line for loc in reuse.locations} == {reused_at - 1, line_of("prng", "# same key")}
     for function in ("sample", "fixed_key"):
         assert not [d for d in trace("prng", function).diagnostics if d.kind == "key-reuse"], function
     assert {"random_split", "random_fold_in"} <= set(labels(trace("prng", "sample")))

@@ -276,7 +276,10 @@ def test_unknown_and_name_without_child():
 
 
 def test_user_file_predicate():
-    expr = 'callsite("a"("/venv/lib/site-packages/jax/_src/x.py":1:0) at callsite("b"("<frozen runpy>":2:0) at "c"("/home/me/model.py":3:0)))'
+    expr = (
+        'callsite("a"("/venv/lib/site-packages/jax/_src/x.py":1:0)'
+        ' at callsite("b"("<frozen runpy>":2:0) at "c"("/home/me/model.py":3:0)))'
+    )
     assert one(expr).user == ("/home/me/model.py", 3, 0)
     m = parse_stablehlo(f"%0 = stablehlo.sine %a loc({expr})", user_file=lambda f: f.endswith("x.py"))
     assert m.ops[1].user[0].endswith("jax/_src/x.py")
@@ -372,7 +375,9 @@ def test_hand_written_hlo():
 
 
 def test_hlo_frame_cycles_end():
-    text = HLO_SNIPPET.replace("3 {file_location_id=1 parent_frame_id=3}", "3 {file_location_id=1 parent_frame_id=5}\n4 {file_location_id=2 parent_frame_id=5}")
+    text = HLO_SNIPPET.replace(
+        "3 {file_location_id=1 parent_frame_id=3}", "3 {file_location_id=1 parent_frame_id=5}\n4 {file_location_id=2 parent_frame_id=5}"
+    )
     m = parse_hlo(text)
     t = next(i for i in m.instructions.values() if i.name == "t")
     assert t.frames == (("u.py", 10, 4), ("u.py", 20, 8))  # 3 -> 4 -> 4 (itself): the cycle ends the stack
@@ -426,7 +431,10 @@ def test_five_megabytes_parse():
 
     n = 27_000
     head = HLO_SNIPPET.split("%inner")[0]
-    body = [f'  %a.{i} = f32[4]{{0}} add(%a.{i - 1}, %a.{i - 1}), metadata={{op_name="jit(f)/add" stack_frame_id={i % 3 + 1}}}' for i in range(n)]
+    body = [
+        f'  %a.{i} = f32[4]{{0}} add(%a.{i - 1}, %a.{i - 1}), metadata={{op_name="jit(f)/add" stack_frame_id={i % 3 + 1}}}'
+        for i in range(n)
+    ]
     text = head + "ENTRY %main () -> f32[4] {\n" + "\n".join(body) + "\n}\n"
     text = text + text.replace("ENTRY %main", "%other")
     assert len(text) > 5_000_000

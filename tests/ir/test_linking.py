@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation
 
-from jaxscope.ir import linking as L
+from jaxscope.ir import linking
 from jaxscope.ir.jaxpr_lexer import JaxprLexer
 from jaxscope.schema.graph import Body, Graph, Node, SourceLoc, SubgraphRef
 from jaxscope.schema.trace import TraceResult
@@ -60,7 +60,7 @@ def body(bid: str, *nodes: Node) -> Body:
 
 
 def test_node_sources_reach_into_sub_graphs(predict):
-    sources = L.node_sources(predict.graph)
+    sources = linking.node_sources(predict.graph)
     assert len(sources) == 13 + 4  # top-level equations + the four inside jit(layer)
     assert sources["e1"].line == source_line(BASICS, 'out = h @ params["w2"]')
     assert sources["e0:0/e3"].line == source_line(BASICS, "jnp.tanh(x @ w + b)")
@@ -78,14 +78,14 @@ def test_shared_body_appears_under_every_owner():
         Node("in0", "input", "x", source=loc(1)),
     )
     graph = Graph("f", {"b0": top, "b1": mid, "b2": inner})
-    assert list(L.node_sources(graph)) == ["e0", "e0:0/e0", "e1", "e1:0/e0", "e1:0/e0:0/e0", "e1:1/e0"]
-    assert L.node_labels(graph)["e1:0/e0:0/e0"] == "sin"
+    assert list(linking.node_sources(graph)) == ["e0", "e0:0/e0", "e1", "e1:0/e0", "e1:0/e0:0/e0", "e1:1/e0"]
+    assert linking.node_labels(graph)["e1:0/e0:0/e0"] == "sin"
 
 
 def test_node_sources_survive_cycles_and_dangling_refs():
     a = body("b0", eqn("e0", "while", loc(2), (SubgraphRef("body", "b1"), SubgraphRef("gone", "b9"))))
     b = body("b1", eqn("e0", "add", loc(3), (SubgraphRef("loop", "b0"),)))  # not a real jaxpr shape
-    sources = L.node_sources(Graph("f", {"b0": a, "b1": b}))
+    sources = linking.node_sources(Graph("f", {"b0": a, "b1": b}))
     assert sources["e0"].line == 2 and sources["e0:0/e0"].line == 3
 
 
@@ -94,8 +94,8 @@ def test_node_sources_scale_to_50k_paths():
     top = body("b0", *(eqn(f"e{i}", "jit", loc(100 + i), (SubgraphRef("jit", "b1"),)) for i in range(1000)))
     graph = Graph("f", {"b0": top, "b1": inner})
     t = time.perf_counter()
-    sources = L.node_sources(graph)
-    by_line = L.nodes_by_line(graph, "/p/m.py")
+    sources = linking.node_sources(graph)
+    by_line = linking.nodes_by_line(graph, "/p/m.py")
     elapsed = time.perf_counter() - t
     assert len(sources) == 1000 + 50_000
     assert len(by_line[10]) == 1000 * 8  # i % 7 == 0 for 8 of the 50 inner equations
@@ -119,54 +119,53 @@ def test_node_sources_scale_to_50k_paths():
     ],
 )
 def test_same_file(a, b, same):
-    assert L.same_file(a, b) is same
-    assert L.same_file(b, a) is same
+    assert linking.same_file(a, b) is same
+    assert linking.same_file(b, a) is same
 
 
 def test_nodes_by_line_on_the_fixture(predict):
-    by_line = L.nodes_by_line(predict.graph, BASICS)
+    by_line = linking.nodes_by_line(predict.graph, BASICS)
     assert by_line[source_line(BASICS, 'out = h @ params["w2"]')] == ["e1"]
     tanh_line = source_line(BASICS, "jnp.tanh(x @ w + b)")
     assert by_line[tanh_line] == ["e0:0/e0", "e0:0/e1", "e0:0/e2", "e0:0/e3"]
     softmax = by_line[source_line(BASICS, "jax.nn.softmax")]
-    assert softmax == sorted(softmax, key=L.natural_key) and softmax.index("e9") < softmax.index("e10")
+    assert softmax == sorted(softmax, key=linking.natural_key) and softmax.index("e9") < softmax.index("e10")
     assert list(by_line) == sorted(by_line)
 
 
 def test_nodes_by_line_matches_absolute_and_relative_spellings(predict):
-    rel = L.nodes_by_line(predict.graph, BASICS)
-    assert L.nodes_by_line(predict.graph, str(ROOT / BASICS)) == rel
-    assert L.nodes_by_line(predict.graph, "basics.py") == rel
-    assert L.nodes_by_line(predict.graph, "other.py") == {}
+    rel = linking.nodes_by_line(predict.graph, BASICS)
+    assert linking.nodes_by_line(predict.graph, str(ROOT / BASICS)) == rel
+    assert linking.nodes_by_line(predict.graph, "basics.py") == rel
+    assert linking.nodes_by_line(predict.graph, "other.py") == {}
 
 
 def test_exact_file_match_wins_over_a_suffix_match():
     top = body("b0", eqn("e0", "sin", loc(1, file="/x/a/m.py")), eqn("e1", "cos", loc(2, file="m.py")))
     graph = Graph("f", {"b0": top})
-    assert L.nodes_by_line(graph, "m.py") == {2: ["e1"]}
-    assert L.nodes_by_line(graph, "/x/a/m.py") == {1: ["e0"]}
+    assert linking.nodes_by_line(graph, "m.py") == {2: ["e1"]}
+    assert linking.nodes_by_line(graph, "/x/a/m.py") == {1: ["e0"]}
 
 
 # ---------------------------------------------------------------------------- colours
 
 
 def test_line_colours_in_line_order_cycling(predict):
-    colours = L.line_colours(predict.graph, BASICS)
-    lines = sorted(L.nodes_by_line(predict.graph, BASICS))
+    colours = linking.line_colours(predict.graph, BASICS)
+    lines = sorted(linking.nodes_by_line(predict.graph, BASICS))
     assert list(colours) == lines
     assert [colours[n] for n in lines] == list(range(len(lines)))
-    assert [L.line_colours(predict.graph, BASICS, n=2)[n] for n in lines] == [i % 2 for i in range(len(lines))]
+    assert [linking.line_colours(predict.graph, BASICS, n=2)[n] for n in lines] == [i % 2 for i in range(len(lines))]
 
 
 def test_node_colours_follow_their_line(predict):
-    by_line = L.nodes_by_line(predict.graph, BASICS)
-    colours = L.node_colours(predict.graph, BASICS, L.PALETTE_DARK)
-    index = L.line_colours(predict.graph, BASICS)
+    by_line = linking.nodes_by_line(predict.graph, BASICS)
+    colours = linking.node_colours(predict.graph, BASICS, linking.PALETTE_DARK)
+    index = linking.line_colours(predict.graph, BASICS)
     for line, paths in by_line.items():
         for path in paths:
-            assert colours[path] == L.PALETTE_DARK[index[line]]
-    assert L.node_colours(predict.graph, BASICS)["e1"] == L.PALETTE_LIGHT[index[25]]
-    assert L.palette_colour(3, "dark") == L.PALETTE_DARK[3] and L.palette_colour(13) == L.PALETTE_LIGHT[3]
+            assert colours[path] == linking.PALETTE_DARK[index[line]]
+    assert linking.node_colours(predict.graph, BASICS)["e1"] == linking.PALETTE_LIGHT[index[25]]
 
 
 def _lightness(hex_: str) -> float:
@@ -175,20 +174,25 @@ def _lightness(hex_: str) -> float:
 
 
 def test_palettes_are_soft_and_distinct():
-    assert len(L.PALETTE_LIGHT) == len(L.PALETTE_DARK) == 10
-    for pal in (L.PALETTE_LIGHT, L.PALETTE_DARK):
+    assert len(linking.PALETTE_LIGHT) == len(linking.PALETTE_DARK) == 10
+    for pal in (linking.PALETTE_LIGHT, linking.PALETTE_DARK):
         assert all(re.fullmatch(r"#[0-9a-f]{6}", c) for c in pal)
         assert len(set(pal)) == len(pal)
-    assert all(_lightness(c) > 0.8 for c in L.PALETTE_LIGHT)  # dark text stays readable
-    assert all(_lightness(c) < 0.3 for c in L.PALETTE_DARK)  # light text stays readable
+    assert all(_lightness(c) > 0.8 for c in linking.PALETTE_LIGHT)  # dark text stays readable
+    assert all(_lightness(c) < 0.3 for c in linking.PALETTE_DARK)  # light text stays readable
 
 
 # ---------------------------------------------------------------------------- jaxpr comments
 
 
-def test_jaxpr_line_locs_on_the_fixture(predict):
+def line_locs(text: str) -> dict[int, linking.Loc]:
+    """1-based jaxpr line -> the (file, line, col) its comment prints, as `jaxpr_equations` reads it."""
+    return {n: head.loc for n, head in linking.jaxpr_equations(text)[0].items() if head.loc is not None}
+
+
+def test_jaxpr_comment_locations_on_the_fixture(predict):
     text = predict.jaxpr_text
-    locs = L.jaxpr_line_locs(text)
+    locs = line_locs(text)
     top_dot = jaxpr_line(text, "j:f32[16,3] = dot_general[")
     assert locs[top_dot] == (BASICS, 25, 10)
     assert locs[jaxpr_line(text, "= tanh i")] == (BASICS, 20, 11)
@@ -214,12 +218,12 @@ def test_jaxpr_line_locs_on_the_fixture(predict):
     ],
 )
 def test_jaxpr_comment_edge_cases(line, expected):
-    assert L.jaxpr_line_locs(f"{{ lambda ; b:f32[]. let\n{line}\n  in (a,) }}").get(2) == expected
+    assert line_locs(f"{{ lambda ; b:f32[]. let\n{line}\n  in (a,) }}").get(2) == expected
 
 
-def test_jaxpr_line_locs_empty_text():
-    assert L.jaxpr_line_locs("") == {}
-    assert L.jaxpr_equations("") == ({}, {})
+def test_jaxpr_comment_locations_empty_text():
+    assert line_locs("") == {}
+    assert linking.jaxpr_equations("") == ({}, {})
 
 
 # ---------------------------------------------------------------------------- equations spanning lines
@@ -227,7 +231,7 @@ def test_jaxpr_line_locs_empty_text():
 
 def test_continuation_lines_belong_to_their_equation(predict):
     text = predict.jaxpr_text
-    heads, owner = L.jaxpr_equations(text)
+    heads, owner = linking.jaxpr_equations(text)
     jit = jaxpr_line(text, "= jit[")
     inner_dot = jaxpr_line(text, "g:f32[16,8] = dot_general[")
     top_dot = jaxpr_line(text, "j:f32[16,3] = dot_general[")
@@ -251,11 +255,11 @@ WRAPPED = """\
           w:f32[3] = erf_inv v                                           # 
         in (w,) }
     ] r
-  in (u,) }"""
+  in (u,) }"""  # noqa: W291 - "erf_inv v  # " ends in the empty comment JAX prints for an internal frame
 
 
 def test_wrapped_operands_continue_a_one_line_equation():
-    heads, owner = L.jaxpr_equations(WRAPPED)
+    heads, owner = linking.jaxpr_equations(WRAPPED)
     assert owner[6] == 5  # "1.0:f32[]" finishes v's operands
     assert heads[7].loc is None and heads[7].primitive == "erf_inv"
     assert owner[8] == 2 and owner[9] == 2 and owner[3] == 2
@@ -266,7 +270,7 @@ def test_wrapped_operands_continue_a_one_line_equation():
 
 def test_jaxpr_links_on_predict(predict):
     text = predict.jaxpr_text
-    links = L.jaxpr_links(predict.graph, text)
+    links = linking.jaxpr_links(predict.graph, text)
     top_dot = jaxpr_line(text, "j:f32[16,3] = dot_general[")
     assert links.nodes_for_line(top_dot) == ["e1"]
     assert links.nodes_for_line(top_dot + 2) == ["e1"]  # a continuation line
@@ -281,20 +285,21 @@ def test_jaxpr_links_on_predict(predict):
 
 def test_primitive_narrows_a_shared_location(predict):
     text = predict.jaxpr_text
-    links = L.jaxpr_links(predict.graph, text)
+    links = linking.jaxpr_links(predict.graph, text)
     bcast, add = jaxpr_line(text, "k:f32[1,3] = broadcast_in_dim"), jaxpr_line(text, "l:f32[16,3] = add j k")
-    assert L.jaxpr_line_locs(text)[bcast] == L.jaxpr_line_locs(text)[add]  # one expression, one location
+    assert line_locs(text)[bcast] == line_locs(text)[add]  # one expression, one location
     assert links.nodes_for_line(bcast) == ["e2"] and links.nodes_for_line(add) == ["e3"]
     assert links.lines_for_node("e3") == [add]
     # Two broadcast_in_dims at the same spot in softmax: location and primitive cannot tell them apart.
     first, second = (jaxpr_line(text, "= broadcast_in_dim[broadcast_dimensions=(0,)]", k) for k in (0, 1))
     assert links.nodes_for_line(first) == links.nodes_for_line(second) == ["e6", "e11"]
-    assert links.lines_for_loc(BASICS, 28, 11, "no_such_prim") == list(range(jaxpr_line(text, "reduce_max"), jaxpr_line(text, "= div r t") + 1))
+    softmax_lines = list(range(jaxpr_line(text, "reduce_max"), jaxpr_line(text, "= div r t") + 1))
+    assert links.lines_for_loc(BASICS, 28, 11, "no_such_prim") == softmax_lines
 
 
 def test_source_line_to_jaxpr_lines(predict):
     text = predict.jaxpr_text
-    links = L.jaxpr_links(predict.graph, text)
+    links = linking.jaxpr_links(predict.graph, text)
     softmax = source_line(BASICS, "jax.nn.softmax")
     expected = list(range(jaxpr_line(text, "reduce_max"), jaxpr_line(text, "= div r t") + 1))
     assert links.lines_for_source_line(BASICS, softmax) == expected
@@ -302,22 +307,15 @@ def test_source_line_to_jaxpr_lines(predict):
     assert links.lines_for_source_line(BASICS, 1) == [] and links.lines_for_source_line("x.py", softmax) == []
 
 
-def test_one_off_wrappers(predict):
-    text = predict.jaxpr_text
-    top_dot = jaxpr_line(text, "j:f32[16,3] = dot_general[")
-    assert L.jaxpr_lines_for_node(predict.graph, text, "e1") == [top_dot]
-    assert L.nodes_for_jaxpr_line(predict.graph, text, top_dot) == ["e1"]
-
-
 def test_links_into_cond_branches_and_scan_bodies():
     cond = load("cond")
-    links = L.jaxpr_links(cond.graph, cond.jaxpr_text)
+    links = linking.jaxpr_links(cond.graph, cond.jaxpr_text)
     sub, mul = jaxpr_line(cond.jaxpr_text, "= sub g 1.0"), jaxpr_line(cond.jaxpr_text, "= mul i 2.0")
     assert links.nodes_for_line(sub) == ["e3:0/e0"] and links.nodes_for_line(mul) == ["e3:1/e0"]
     assert links.nodes_for_line(jaxpr_line(cond.jaxpr_text, "branches=(")) == ["e3"]
     assert links.nodes_for_line(jaxpr_line(cond.jaxpr_text, "] e b")) == ["e3"]
     scan = load("scan")
-    links = L.jaxpr_links(scan.graph, scan.jaxpr_text)
+    links = linking.jaxpr_links(scan.graph, scan.jaxpr_text)
     assert links.nodes_for_line(jaxpr_line(scan.jaxpr_text, "= add e f")) == ["e1:0/e0"]
     assert links.nodes_for_line(jaxpr_line(scan.jaxpr_text, "num_carry=1")) == ["e1"]
     assert links.lines_for_node("e1:0/e1") == [jaxpr_line(scan.jaxpr_text, "= mul g 2.0")]
@@ -338,23 +336,12 @@ def test_hoisted_body_links_to_every_call():
     top = body("b0", eqn("e0", "jit", loc(12, 8), (SubgraphRef("jit", "b1"),)),
                eqn("e1", "jit", loc(13, 8), (SubgraphRef("jit", "b1"),)))
     graph = Graph("f", {"b0": top, "b1": inner})
-    links = L.jaxpr_links(graph, HOISTED)
+    links = linking.jaxpr_links(graph, HOISTED)
     assert links.nodes_for_line(2) == ["e0:0/e0", "e1:0/e0"]
     assert links.lines_for_node("e1:0/e0") == [2]
     assert links.nodes_for_line(1) == [] and links.nodes_for_line(3) == []
     assert links.nodes_for_line(6) == ["e1"]
     assert links.lines_for_node("e0", ) == [5]
-
-
-def test_jaxpr_line_colours_cover_continuations(predict):
-    text = predict.jaxpr_text
-    colours = L.line_colours(predict.graph, BASICS)
-    jc = L.jaxpr_line_colours(text, colours, BASICS)
-    top_dot = jaxpr_line(text, "j:f32[16,3] = dot_general[")
-    assert {jc[n] for n in range(top_dot, top_dot + 4)} == {colours[25]}
-    assert jc[jaxpr_line(text, "= tanh i")] == colours[20]
-    assert 1 not in jc
-    assert L.jaxpr_line_colours(text, colours, "other.py") == {}
 
 
 def test_jaxpr_parsing_scales_to_50k_lines():
@@ -365,7 +352,7 @@ def test_jaxpr_parsing_scales_to_50k_lines():
     text = "{ lambda ; a:f32[4,4] b:f32[4,4]. let\n" + "".join(eq.format(v=f"v{i}", n=i % 300 + 1) for i in range(12_500)) + "  in (a,) }"
     assert text.count("\n") >= 50_000
     t = time.perf_counter()
-    heads, owner = L.jaxpr_equations(text)
+    heads, owner = linking.jaxpr_equations(text)
     elapsed = time.perf_counter() - t
     assert len(heads) == 25_000 and len(owner) == 25_000
     assert elapsed < 10, elapsed  # ~0.3 s here
@@ -417,23 +404,13 @@ def test_lexer_leaves_nothing_unclassified_in_the_fixtures():
             assert not bad, (line, bad)
 
 
-def test_one_off_wrappers_reuse_the_index_for_the_same_trace(predict, monkeypatch):
-    calls = []
-    real = L.jaxpr_equations
-    monkeypatch.setattr(L, "jaxpr_equations", lambda text: calls.append(1) or real(text))
-    text = predict.jaxpr_text
-    for path in ("e1", "e2", "e3", "e0:0/e3"):
-        L.jaxpr_lines_for_node(predict.graph, text, path)
-    L.nodes_for_jaxpr_line(predict.graph, text, 3)
-    assert len(calls) <= 1
-    other = load("cond")
-    assert L.nodes_for_jaxpr_line(other.graph, other.jaxpr_text, jaxpr_line(other.jaxpr_text, "= sub g")) == ["e3:0/e0"]
-
-
 def test_jaxpr_lines_count_newlines_only_like_the_view():
-    text = "{ lambda ; a:f32[]. let\n    b:f32[] = foo[name=x\x85y\u2028z] a   # m.py:3:4 (f)\n    c:f32[] = sin b  # m.py:4:4 (f)\n  in (c,) }"
-    assert L.jaxpr_line_locs(text) == {2: ("m.py", 3, 4), 3: ("m.py", 4, 4)}
-    assert set(L.jaxpr_equations(text)[0]) == {2, 3}
+    text = (
+        "{ lambda ; a:f32[]. let\n    b:f32[] = foo[name=x\x85y\u2028z] a   # m.py:3:4 (f)\n"
+        "    c:f32[] = sin b  # m.py:4:4 (f)\n  in (c,) }"
+    )
+    assert line_locs(text) == {2: ("m.py", 3, 4), 3: ("m.py", 4, 4)}
+    assert set(linking.jaxpr_equations(text)[0]) == {2, 3}
 
 
 @given(st.one_of(st.text(alphabet="e0123456789:/#²٣x", max_size=12), st.integers(0, 10**9).map(lambda n: f"e{n}")))
@@ -441,14 +418,14 @@ def test_jaxpr_lines_count_newlines_only_like_the_view():
 def test_natural_key_matches_the_plain_split(path):
     """The fast path for ``e<digits>`` gives what splitting on digit runs gives (a run is decimal
     digits; a lone "²" stays text)."""
-    assert L.natural_key(path) == tuple(int(t) if t.isdecimal() else t for t in re.split(r"(\d+)", path))
+    assert linking.natural_key(path) == tuple(int(t) if t.isdecimal() else t for t in re.split(r"(\d+)", path))
 
 
 def test_nodes_by_line_answers_again_from_its_last_graph():
     graph = Graph("f", {"b0": Body("b0", "f", (Node("e0", "eqn", "sin", source=SourceLoc("m.py", 3, 0)),), (), 1, 1)})
-    first = L.nodes_by_line(graph, "m.py")
-    assert first == {3: ["e0"]} and L.nodes_by_line(graph, "m.py") is first
-    assert L.nodes_by_line(graph, "other.py") == {} and L.nodes_by_line(graph, "m.py") == first
+    first = linking.nodes_by_line(graph, "m.py")
+    assert first == {3: ["e0"]} and linking.nodes_by_line(graph, "m.py") is first
+    assert linking.nodes_by_line(graph, "other.py") == {} and linking.nodes_by_line(graph, "m.py") == first
 
 
 # ---------------------------------------------------------------------------- the line map on the wire
@@ -456,22 +433,22 @@ def test_nodes_by_line_answers_again_from_its_last_graph():
 
 def test_the_line_map_travels_as_columns_and_comes_back_the_same(predict):
     for text in (predict.jaxpr_text, WRAPPED, ""):
-        heads, owner = L.jaxpr_equations(text)
-        wire = L.equations_to_wire(heads, owner)
+        heads, owner = linking.jaxpr_equations(text)
+        wire = linking.equations_to_wire(heads, owner)
         assert all(isinstance(v, int) for v in wire["rows"] + wire["owner"])
-        assert L.equations_from_wire(wire) == (heads, owner)
+        assert linking.equations_from_wire(wire) == (heads, owner)
 
 
 def test_a_malformed_line_map_costs_only_itself(predict, monkeypatch):
     text = predict.jaxpr_text
-    good = L.equations_to_wire(*L.jaxpr_equations(text))
+    good = linking.equations_to_wire(*linking.jaxpr_equations(text))
     for bad in ({}, {**good, "rows": good["rows"][:-1]}, {**good, "files": []}, {**good, "owner": [1]}, {**good, "prims": None}):
         with pytest.raises(ValueError):
-            L.equations_from_wire(bad)
-        links = L.jaxpr_links(predict.graph, text, bad)  # parsed from the text instead
-        assert links.heads == L.jaxpr_equations(text)[0]
+            linking.equations_from_wire(bad)
+        links = linking.jaxpr_links(predict.graph, text, bad)  # parsed from the text instead
+        assert links.heads == linking.jaxpr_equations(text)[0]
     calls: list[str] = []
-    real = L.jaxpr_equations
-    monkeypatch.setattr(L, "jaxpr_equations", lambda t: calls.append(t) or real(t))
-    links = L.jaxpr_links(predict.graph, text, good)
+    real = linking.jaxpr_equations
+    monkeypatch.setattr(linking, "jaxpr_equations", lambda t: calls.append(t) or real(t))
+    links = linking.jaxpr_links(predict.graph, text, good)
     assert calls == [] and links.heads == real(text)[0] and links.owner == real(text)[1]

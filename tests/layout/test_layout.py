@@ -87,7 +87,7 @@ def check_invariants(graph, expanded, lay: Layout):
         groups.setdefault(body_of(n.path), []).append(n)
     for c in lay.clusters:
         groups.setdefault(body_of(c.path), []).append(
-            Node_like(c.path, c.x + c.w / 2, c.y + c.h / 2, c.w, c.h)
+            NodeLike(c.path, c.x + c.w / 2, c.y + c.h / 2, c.w, c.h)
         )
     for members in groups.values():
         for i, a in enumerate(members):
@@ -116,7 +116,7 @@ def check_invariants(graph, expanded, lay: Layout):
         if path in by_path:
             return by_path[path]
         c = clusters[path]
-        return Node_like(path, c.x + c.w / 2, c.y + c.h / 2, c.w, c.h)
+        return NodeLike(path, c.x + c.w / 2, c.y + c.h / 2, c.w, c.h)
 
     for e in lay.edges:
         assert len(e.points) >= 4 and (len(e.points) - 1) % 3 == 0
@@ -138,7 +138,7 @@ def check_invariants(graph, expanded, lay: Layout):
             assert ok, (prefix, edge)
 
 
-class Node_like:
+class NodeLike:
     def __init__(self, path, x, y, w, h):
         self.path, self.x, self.y, self.w, self.h = path, x, y, w, h
 

@@ -369,8 +369,8 @@ def test_a_document_made_on_another_thread_shows_like_set_text(qtbot):
 
 def test_screenshots_render_in_both_themes(qtbot, tmp_path):
     colours = linking.line_colours(PREDICT.graph, "examples/basics.py")
-    jcolours = linking.jaxpr_line_colours(PREDICT.jaxpr_text, colours, "examples/basics.py")
     links = linking.jaxpr_links(PREDICT.graph, PREDICT.jaxpr_text)
+    jcolours = {ln: colours[src.line] for p, src in links.sources.items() if src.line in colours for ln in links.lines_for_node(p)}
     for theme in ("light", "dark"):
         pal = linking.PALETTE_DARK if theme == "dark" else linking.PALETTE_LIGHT
         src = show(qtbot, QtSourceView())

@@ -19,7 +19,10 @@ def test_device_env_sets_backends_only_when_asked():
     assert device_env(1, "cpu") == {"XLA_FLAGS": "", "JAX_PLATFORMS": "cpu"}
 
 
-@pytest.mark.parametrize(("count", "platforms", "fragment"), [(0, "", "between 1 and 64"), (65, "", "between 1 and 64"), (1, "tpu;rm -rf", "backends must be")])
+@pytest.mark.parametrize(
+    ("count", "platforms", "fragment"),
+    [(0, "", "between 1 and 64"), (65, "", "between 1 and 64"), (1, "tpu;rm -rf", "backends must be")],
+)
 def test_bad_setups_say_what_is_wrong(count, platforms, fragment):
     with pytest.raises(ValueError, match=fragment):
         device_env(count, platforms)

@@ -170,7 +170,8 @@ def test_a_read_layouts_edges_are_columns_made_into_edge_paths_on_demand(monkeyp
     assert to_jsonable(back) == to_jsonable(lay) and loads(Layout, dumps(back)) == lay
     header = text.splitlines()[0]
     good = {"src": ["e0"], "dst": ["e1"], "routed": [True], "aval": ["f32[8]"], "dtype": "<i4",
-            "lens": base64.b64encode(np.array([8], "<i4").tobytes()).decode(), "pts": base64.b64encode(np.arange(8, dtype="<i4").tobytes()).decode()}
+            "lens": base64.b64encode(np.array([8], "<i4").tobytes()).decode(),
+            "pts": base64.b64encode(np.arange(8, dtype="<i4").tobytes()).decode()}
     lc.WireReader(header).feed(json.dumps({"edges": good}))
     for bad, match in [
         ({k: v for k, v in good.items() if k != "aval"}, "keys"),
@@ -381,7 +382,10 @@ def test_a_regions_part_is_what_meets_the_rect_moved_with_the_toggled_owner():
     cluster = next(c for c in whole.clusters if c.path == f"{owner}:0")
     dx, dy = cluster.x - region.ax, cluster.y - region.ay  # where the owner's top-left went
     x0, y0, x1, y1 = region.x0 + dx, region.y0 + dy, region.x1 + dx, region.y1 + dy
-    meets = lambda bx0, by0, bx1, by1: bx1 >= x0 and bx0 <= x1 and by1 >= y0 and by0 <= y1  # noqa: E731
+
+    def meets(bx0: float, by0: float, bx1: float, by1: float) -> bool:
+        return bx1 >= x0 and bx0 <= x1 and by1 >= y0 and by0 <= y1
+
     want = [b for b in whole.nodes if meets(b.x - b.w / 2, b.y - b.h / 2, b.x + b.w / 2, b.y + b.h / 2)]
     shown = to_layout(part)
     assert list(shown.nodes) == want and 0 < len(want) < len(whole.nodes) // 10
@@ -465,14 +469,15 @@ def test_a_tables_iteration_converts_its_columns_a_block_at_a_time(monkeypatch):
 
     lay = compute_layout(chain_graph(12))
     e = lay.edges[2]
-    lay = dataclasses.replace(lay, edges=lay.edges[:5] + (EdgePath(e.src, e.dst, e.points[:1] + e.points, not e.routed, "f32[1]"),) + lay.edges[5:])
+    odd = EdgePath(e.src, e.dst, e.points[:1] + e.points, not e.routed, "f32[1]")
+    lay = dataclasses.replace(lay, edges=lay.edges[:5] + (odd,) + lay.edges[5:])
     back = layout_from_wire(layout_to_wire(lay))
     monkeypatch.setattr(lt, "ITER_BLOCK", 4)
     sizes: list[int] = []
     real = np.ndarray.tolist
 
     class Spy(np.ndarray):
-        def tolist(self):  # noqa: D102
+        def tolist(self):
             sizes.append(self.size)
             return real(self)
 

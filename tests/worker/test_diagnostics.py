@@ -12,7 +12,7 @@ from jaxscope.schema.trace import Diagnostic, FunctionRef, TraceRequest, TraceRe
 
 jax = pytest.importorskip("jax")
 
-from jaxscope.worker.trace import run_trace  # noqa: E402
+from jaxscope.worker.trace import run_trace  # noqa: E402 - after pytest.importorskip("jax")
 
 CASES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus", "purity_cases.py")
 

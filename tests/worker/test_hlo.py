@@ -15,8 +15,8 @@ from jaxscope.schema.trace import FunctionRef, TraceRequest, TraceResult
 
 pytest.importorskip("jax")
 
-from jaxscope.worker.hlo import run_hlo  # noqa: E402
-from jaxscope.worker.trace import TraceFailed, run_trace  # noqa: E402
+from jaxscope.worker.hlo import run_hlo
+from jaxscope.worker.trace import TraceError, run_trace
 
 CASES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus", "hlo_cases.py")
 ARGS = {"structured": "f32[8]", "fusable": "f32[1024]"}
@@ -82,7 +82,7 @@ def test_stablehlo_keeps_user_locations_and_not_jaxscope_frames() -> None:
 
 
 def test_a_failing_function_fails_in_its_phase() -> None:
-    with pytest.raises(TraceFailed) as info:
+    with pytest.raises(TraceError) as info:
         run_hlo(HloRequest(FunctionRef("structured", CASES), "f32[8], f32[8]"), lambda p: None)
     assert info.value.info.kind == "spec"
 
@@ -106,7 +106,8 @@ def test_the_worker_sends_the_stablehlo_op_map_of_the_graph_it_traced_last() -> 
     assert done.ops is not None and "op_map" in done.timings
     assert ops_from_wire(done.ops) == expected and any(frame for _, frame in expected.values())
     links = stablehlo_links(graph, done.text, done.ops)
-    assert links.lines_for_nodes(list(linking.node_sources(graph))) == stablehlo_links(graph, done.text).lines_for_nodes(list(linking.node_sources(graph)))
+    nodes = list(linking.node_sources(graph))
+    assert links.lines_for_nodes(nodes) == stablehlo_links(graph, done.text).lines_for_nodes(nodes)
     assert ops_from_wire(ops_to_wire(expected)) == expected
     # lowering a function other than the last trace: no map (the window parses the text itself)
     other = run_hlo(HloRequest(FunctionRef("fusable", CASES), ARGS["fusable"], "stablehlo"), lambda p: None)
@@ -136,7 +137,8 @@ def test_the_worker_sends_the_compiled_hlo_op_map_and_fusions() -> None:
     assert fused and any(frame for _, frame in ops.values())
     sent_links, sent_fused = hlo_links(graph, done.text, done.ops)
     assert fusions(sent_fused, sent_links, CASES) == fusions(*reversed(hlo_links(graph, done.text)), CASES)
-    for bad in ({**done.ops, "fusions": [["f", "kLoop", 3]]}, {**done.ops, "fusions": None}, {k: v for k, v in done.ops.items() if k != "fusions"}):
+    no_fusions = {k: v for k, v in done.ops.items() if k != "fusions"}
+    for bad in ({**done.ops, "fusions": [["f", "kLoop", 3]]}, {**done.ops, "fusions": None}, no_fusions):
         with pytest.raises(ValueError):
             hlo_ops_from_wire(bad)
         assert hlo_links(graph, done.text, bad)[1] == fused  # a malformed map costs only itself

@@ -10,12 +10,12 @@ import pytest
 
 pytest.importorskip("jax")
 
-from jaxscope.exporter import to_json  # noqa: E402
-from jaxscope.layout.engine import auto_expanded, compute_layout  # noqa: E402
-from jaxscope.render.dot import render_dot  # noqa: E402
-from jaxscope.render.svg import render_svg  # noqa: E402
-from jaxscope.schema.trace import FunctionRef, TraceRequest  # noqa: E402
-from jaxscope.worker.trace import run_trace  # noqa: E402
+from jaxscope.exporter import to_json
+from jaxscope.layout.engine import auto_expanded, compute_layout
+from jaxscope.render.dot import render_dot
+from jaxscope.render.svg import render_svg
+from jaxscope.schema.trace import FunctionRef, TraceRequest
+from jaxscope.worker.trace import run_trace
 
 CORPUS = os.path.join(os.path.dirname(__file__), "corpus", "hostile.py")
 KEY = '<b>k</b>\\N"'

@@ -13,8 +13,8 @@ jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
 random = jax.random
 
-from jaxscope.worker.keyreuse import KeyReuse, find_key_reuse  # noqa: E402
-from jaxscope.worker.to_graph import build_graph  # noqa: E402
+from jaxscope.worker.keyreuse import KeyReuse, find_key_reuse  # noqa: E402 - after pytest.importorskip("jax")
+from jaxscope.worker.to_graph import build_graph  # noqa: E402 - after pytest.importorskip("jax")
 
 KEY = random.key(0)
 RAW = random.PRNGKey(0)

@@ -14,9 +14,9 @@ from jaxscope.schema.trace import FunctionRef, TraceRequest, TraceResult
 
 jax = pytest.importorskip("jax")
 
-from jaxscope.worker import pyflow  # noqa: E402
-from jaxscope.worker.pyflow import Recorder  # noqa: E402
-from jaxscope.worker.trace import TraceFailed, run_trace  # noqa: E402
+from jaxscope.worker import pyflow  # noqa: E402 - after pytest.importorskip("jax")
+from jaxscope.worker.pyflow import Recorder  # noqa: E402 - after pytest.importorskip("jax")
+from jaxscope.worker.trace import TraceError, run_trace  # noqa: E402 - after pytest.importorskip("jax")
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
 CASES = os.path.join(HERE, "flow_cases.py")
@@ -76,7 +76,11 @@ def test_if_elif_else_on_a_static_argument(mode, if_verdict, elif_verdict, ran, 
 
 @pytest.mark.parametrize(
     ("a", "b", "outer", "inner"),
-    [("True", "True", "body taken", "body taken"), ("True", "False", "body taken", "else taken"), ("False", "True", "else taken", "never reached")],
+    [
+        ("True", "True", "body taken", "body taken"),
+        ("True", "False", "body taken", "else taken"),
+        ("False", "True", "else taken", "never reached"),
+    ],
 )
 def test_nested_if(a, b, outer, inner):
     result = trace("nested", f"f32[3], {a}, {b}")
@@ -159,7 +163,7 @@ def test_recorder_restores_the_previous_trace_function_even_on_errors():
     try:
         with pytest.raises(ZeroDivisionError):
             with Recorder():
-                1 / 0  # noqa: B018
+                1 / 0  # noqa: B018 - raises inside the recording on purpose
         assert sys.gettrace() is other
     finally:
         sys.settrace(before)
@@ -167,7 +171,7 @@ def test_recorder_restores_the_previous_trace_function_even_on_errors():
 
 def test_trace_errors_propagate_and_the_recorder_is_removed():
     before = sys.gettrace()
-    with pytest.raises(TraceFailed) as info:
+    with pytest.raises(TraceError) as info:
         trace("bad_if", "f32[3]")
     assert info.value.info.kind == "tracer"
     assert info.value.info.location is not None and info.value.info.location.line == line("BAD_IF")

@@ -11,8 +11,8 @@ from jaxscope.schema.trace import FunctionRef
 
 pytest.importorskip("jax")
 
-from jaxscope.worker.retrace import run_retrace  # noqa: E402
-from jaxscope.worker.trace import TraceFailed  # noqa: E402
+from jaxscope.worker.retrace import run_retrace
+from jaxscope.worker.trace import TraceError
 
 BASICS = str(pathlib.Path(__file__).resolve().parents[2] / "examples" / "basics.py")
 PARAMS = "{'w1': f32[4,8], 'b1': f32[8], 'w2': f32[8,3], 'b2': f32[3]}"
@@ -48,6 +48,6 @@ def test_static_vs_traced_is_not_run_through_one_jit() -> None:
 
 
 def test_a_failing_second_call_is_an_error_with_its_phase() -> None:
-    with pytest.raises(TraceFailed) as info:
+    with pytest.raises(TraceError) as info:
         retrace(f"{PARAMS}, f32[16,4]", f"{PARAMS}, f32[16,5]")
     assert info.value.info.phase == "trace (after)"

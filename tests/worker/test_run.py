@@ -17,10 +17,10 @@ from jaxscope.schema.trace import FunctionRef, TraceRequest
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
 
-from jaxscope.worker.compare import compare_arrays, compare_leaf, max_ulp  # noqa: E402
-from jaxscope.worker.run import run_function  # noqa: E402
-from jaxscope.worker.run_inputs import generate  # noqa: E402
-from jaxscope.worker.trace import Prepared, TraceFailed, prepare, run_trace  # noqa: E402
+from jaxscope.worker.compare import compare_arrays, compare_leaf, max_ulp  # noqa: E402 - after pytest.importorskip("jax")
+from jaxscope.worker.run import run_function  # noqa: E402 - after pytest.importorskip("jax")
+from jaxscope.worker.run_inputs import generate  # noqa: E402 - after pytest.importorskip("jax")
+from jaxscope.worker.trace import Prepared, TraceError, prepare, run_trace  # noqa: E402 - after pytest.importorskip("jax")
 
 CORPUS = os.path.join(os.path.dirname(__file__), "corpus", "run_cases.py")
 
@@ -187,13 +187,13 @@ def test_file_inputs_convention():
 
 
 def test_bad_device_lists_available():
-    with pytest.raises(TraceFailed) as err:
+    with pytest.raises(TraceError) as err:
         run("add", "f32[2], f32[2]", device="gpu:3")
     assert err.value.info.kind == "spec" and "available: cpu:0" in err.value.info.message
 
 
 def test_runtime_exception_is_a_clear_error():
-    with pytest.raises(TraceFailed) as err:
+    with pytest.raises(TraceError) as err:
         run("fails_at_run", "f32[3]")
     info = err.value.info
     assert info.kind == "user-code" and info.phase == "run" and "boom at run time" in info.message

@@ -13,7 +13,7 @@ from jaxscope.schema.trace import FunctionRef, TraceRequest, TraceResult
 
 jax = pytest.importorskip("jax")
 
-from jaxscope.worker.trace import TraceFailed, run_trace  # noqa: E402
+from jaxscope.worker.trace import TraceError, run_trace  # noqa: E402 - after pytest.importorskip("jax")
 
 CORPUS = os.path.join(os.path.dirname(__file__), "corpus", "higher_order.py")
 
@@ -144,7 +144,7 @@ def test_result_round_trips_through_json():
     ],
 )
 def test_trace_failures_are_structured(name, args, kind, fragment):
-    with pytest.raises(TraceFailed) as err:
+    with pytest.raises(TraceError) as err:
         trace(name, args)
     assert err.value.info.kind == kind
     assert fragment in err.value.info.message + err.value.info.hint
@@ -187,7 +187,7 @@ def test_the_collector_is_paused_while_jax_traces_and_back_after(tmp_path):
     result = run_trace(TraceRequest(FunctionRef(qualname="f", path=str(path)), args="f32[3]"), lambda phase: None)
     assert "sin" in primitives(result.graph)
     assert gc.isenabled() and sys.modules["gc_probe"].SEEN == [False, False]  # loading the file, tracing
-    with pytest.raises(TraceFailed):
+    with pytest.raises(TraceError):
         run_trace(TraceRequest(FunctionRef(qualname="bad", path=str(path)), args="f32[3]"), lambda phase: None)
     assert gc.isenabled() and sys.modules["gc_probe"].SEEN == [False, False]  # the file is loaded afresh each time
 
