@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test bench docs-images clean
+.PHONY: run test check bench docs-images clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -17,8 +17,13 @@ $(STAMP): pyproject.toml | $(BIN)/python
 run: $(STAMP)
 	$(BIN)/jaxscope examples/basics.py::predict
 
-test: $(STAMP)
+# the checkers first (seconds), then the suite; tests/test_architecture.py runs the import contracts
+test: $(STAMP) check
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+check: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 # one SVG per tutorial (its JAXSCOPE_MAIN function, with its own inputs), light and dark
 docs-images: $(STAMP)
@@ -34,4 +39,4 @@ bench: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python benchmarks/run_all.py $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) build .pytest_cache
+	rm -rf $(VENV) build .pytest_cache .mypy_cache .ruff_cache
