@@ -54,7 +54,7 @@ def ensure_app() -> QGuiApplication:
     global _app
     app = QGuiApplication.instance()
     if app is not None:
-        return app  # type: ignore[return-value]
+        return app  # type: ignore[return-value]  # instance() is typed QCoreApplication; a GUI app is the only kind made here
     if (
         sys.platform not in ("win32", "darwin")
         and not os.environ.get("DISPLAY")

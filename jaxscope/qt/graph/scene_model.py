@@ -97,7 +97,8 @@ class SceneModel:
         """Each record's base path (made on first use)."""
         if self._bases is None:
             self._resolve()
-        return self._bases  # type: ignore[return-value]
+        assert self._bases is not None  # `_resolve` made it
+        return self._bases
 
     def _resolve(self) -> None:
         """`bases` and `families` from one lookup of every path, in C (each lookup of 72k fresh path
@@ -133,7 +134,8 @@ class SceneModel:
         """Each record's family (made on first use): tiles count them in C for their far colour."""
         if self._families is None:
             self._resolve()
-        return self._families  # type: ignore[return-value]
+        assert self._families is not None  # `_resolve` made it
+        return self._families
 
     def tile_families(self) -> list[str]:
         """Each node tile's commonest family, ties to the one seen first (made on first use): the

@@ -43,7 +43,7 @@ class QtJaxprView(CodeView):
     def _set_highlight_style(self, style: str) -> None:
         self.highlighter.set_style(style)
 
-    def find(self, text: str, backward: bool = False) -> bool:  # type: ignore[override]
+    def find(self, text: str, backward: bool = False) -> bool:  # type: ignore[override]  # one find for every code view, not QPlainTextEdit's flags
         """Select the next (or previous) match of `text`, case-insensitive, wrapping around the ends."""
         if not text:
             return False

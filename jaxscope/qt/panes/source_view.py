@@ -27,6 +27,7 @@ from PySide6.QtGui import (
     QFont,
     QFontDatabase,
     QFontMetricsF,
+    QHelpEvent,
     QMouseEvent,
     QPainter,
     QPaintEvent,
@@ -482,12 +483,12 @@ class QtSourceView(CodeView):
             painter.end()
 
     def event(self, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.ToolTip and self._flow:
-            pos = self.viewport().mapFromGlobal(event.globalPos())  # type: ignore[attr-defined]
+        if event.type() == QEvent.Type.ToolTip and self._flow and isinstance(event, QHelpEvent):
+            pos = self.viewport().mapFromGlobal(event.globalPos())
             line = self.line_at(pos.y()) if pos.x() >= 0 else None
             text = self.flow_tooltip(line) if line else ""
             if text:
-                QToolTip.showText(event.globalPos(), "<pre>" + html.escape(text, quote=False) + "</pre>", self)  # type: ignore[attr-defined]
+                QToolTip.showText(event.globalPos(), "<pre>" + html.escape(text, quote=False) + "</pre>", self)
             else:
                 QToolTip.hideText()
             return True
