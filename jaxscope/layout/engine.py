@@ -103,13 +103,13 @@ __all__ = [
     "expanded_to_depth",
     "trim",
     "visible_count",
-    "warm",
+    "lay_out_ahead",
 ]
 
 MARGIN = 8.0  # px around the whole drawing
 ENGINES = ("auto", "dot", "layered")
-WARM_DOT_S = 0.5  # after a dot run this long, `warm` leaves the (bigger) dot bodies left out
-_SLOW_DOT = "warm: slow dot"  # its key in the cache
+AHEAD_DOT_S = 0.5  # after a dot run this long, `lay_out_ahead` leaves the (bigger) dot bodies left out
+_SLOW_DOT = "ahead: slow dot"  # its key in the cache
 
 Opts = tuple[str, int, int, str]  # direction, max_span, dot_max_nodes, engine
 # A body's layout in the cache: the options, the body id, and (owner id, sub-graph index, its key) of
@@ -275,7 +275,7 @@ def auto_expanded(graph: Graph, max_visible: int = 600) -> frozenset[str]:
     return frozenset(chosen)
 
 
-def warm(
+def lay_out_ahead(
     graph: Graph,
     expanded: Collection[str],
     cache: LayoutCache,
@@ -292,7 +292,7 @@ def warm(
     their parent. It caches what `compute_layout` would cache for them on demand (from the same
     bases: a body never laid out before gets its base here, as it would then). A body that
     would go to dot with more than `dot_items` boxes is skipped, and so is every dot body after a
-    dot run that took `WARM_DOT_S`: a dot run cannot be interrupted, and a request arriving
+    dot run that took `AHEAD_DOT_S`: a dot run cannot be interrupted, and a request arriving
     meanwhile waits for it."""
     seen: set[str] = set()
     found: list[Body] = []
@@ -321,7 +321,7 @@ def warm(
         start = time.monotonic()
         with gc_paused():
             ctx.layout(body.id, ())
-        if to_dot and time.monotonic() - start > WARM_DOT_S:
+        if to_dot and time.monotonic() - start > AHEAD_DOT_S:
             cache[_SLOW_DOT] = True  # for this graph, from now on
         yield body.id
 

@@ -23,7 +23,7 @@ Children = dict[str, list[tuple[int, SubgraphRef, "BodyLayout"]]]  # owner id ->
 SizeKey = tuple[str, str, tuple[str, ...], tuple[tuple[str, str], ...]]
 
 # The sub-layouts `compute_layout` keeps between calls on one graph: a layout key (`engine.LayoutKey`)
-# -> BodyLayout, (options, body id) -> the body's engine placement (Placed), a str -> a flag of `warm`;
+# -> BodyLayout, (options, body id) -> the body's engine placement (Placed), a str -> a flag of `lay_out_ahead`;
 # the value's type goes with the key's shape.
 LayoutCache = dict[Hashable, Any]
 

@@ -25,9 +25,9 @@ worker reads up to the reply's "done" message and answers ``{"id": n, "ok": true
 
 The worker keeps the last graph it was sent (a graph object goes over once per worker) and a
 cache of sub-layouts for it, so expanding one cluster re-lays out only what changed. When no
-request has come for `WARM_IDLE_S` after an answer, it lays out the sub-graphs of the owners
+request has come for `AHEAD_IDLE_S` after an answer, it lays out the sub-graphs of the owners
 still collapsed in that answer, one at a time, checking for a request between two
-(`layout.warm`): the first expand of an owner then only grows its parent's drawing.
+(`layout.engine.lay_out_ahead`): the first expand of an owner then only grows its parent's drawing.
 
 The budget (default 5 s) is dot time: the client adds up the time between "dot" and "dot-done"
 events. When it runs out, the worker is killed (the only way to stop dot), the same request is

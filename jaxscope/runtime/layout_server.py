@@ -22,19 +22,19 @@ from jaxscope.schema.graph_wire import graph_from_jsonable
 
 
 def _idle_s() -> float:
-    """Quiet time before `warm` runs (JAXSCOPE_LAYOUT_IDLE_S, default 1 s)."""
+    """Quiet time before `lay_out_ahead` runs (JAXSCOPE_LAYOUT_IDLE_S, default 1 s)."""
     try:
         return max(0.0, float(os.environ.get("JAXSCOPE_LAYOUT_IDLE_S", "1.0")))
     except ValueError:
         return 1.0
 
 
-WARM_IDLE_S = _idle_s()
+AHEAD_IDLE_S = _idle_s()
 
 
 def serve(stdin: Any = None, stdout: Any = None) -> None:
     """The worker loop: read requests from stdin, write answers to stdout (binary streams)."""
-    from jaxscope.layout.engine import auto_expanded, compute_tenths, trim, warm
+    from jaxscope.layout.engine import auto_expanded, compute_tenths, lay_out_ahead, trim
 
     stdin = stdin or sys.stdin.buffer
     stdout = stdout or sys.stdout.buffer
@@ -57,18 +57,18 @@ def serve(stdin: Any = None, stdout: Any = None) -> None:
         out.flush()
 
     lines = PipeLines(stdin)
-    warming: Iterator[str] | None = None  # `warm` for the last answer, run while no request waits
-    idle = WARM_IDLE_S
+    ahead: Iterator[str] | None = None  # `lay_out_ahead` for the last answer, run while no request waits
+    idle = AHEAD_IDLE_S
     while True:
-        raw = lines.readline() if warming is None else lines.next_within(idle)
-        if raw is None and warming is not None:  # idle (only next_within gives None): lay out a body the user may expand next
+        raw = lines.readline() if ahead is None else lines.next_within(idle)
+        if raw is None and ahead is not None:  # idle (only next_within gives None): lay out a body the user may expand next
             idle = 0.0
             try:
-                if next(warming, None) is None:
-                    warming = None
+                if next(ahead, None) is None:
+                    ahead = None
             except Exception:  # only a head start was lost: the request lays it out again
                 traceback.print_exc()
-                warming = None
+                ahead = None
             continue
         if not raw:
             return
@@ -84,7 +84,7 @@ def serve(stdin: Any = None, stdout: Any = None) -> None:
         if op != "layout":
             continue
         rid = request.get("id")
-        warming = None
+        ahead = None
         try:
             if request.get("has_graph"):
                 graph = None
@@ -120,7 +120,7 @@ def serve(stdin: Any = None, stdout: Any = None) -> None:
                 if len(answers) >= 4:
                     del answers[next(iter(answers))]
                 answers[key] = "\n".join(sent)
-            warming, idle = warm(graph, expanded, cache, **opts), WARM_IDLE_S
+            ahead, idle = lay_out_ahead(graph, expanded, cache, **opts), AHEAD_IDLE_S
         except Exception:
             write(json.dumps({"id": rid, "ok": False, "error": traceback.format_exc()[-4000:]}))
 

@@ -356,15 +356,15 @@ def test_warm_lays_out_the_collapsed_sub_graphs_ahead(engine, monkeypatch):
     compute_layout(g, {"e1"}, engine=engine, cache=cache)
     # Still collapsed and visible: e2's block (the same body as e1's, already laid out), the cond's
     # two branches and the while's body and cond; smallest first.
-    assert list(layout.warm(g, {"e1"}, cache, engine=engine)) == ["b2", "b3", "b5", "b4"]
-    assert list(layout.warm(g, {"e1"}, cache, engine=engine)) == []  # nothing left
+    assert list(layout.lay_out_ahead(g, {"e1"}, cache, engine=engine)) == ["b2", "b3", "b5", "b4"]
+    assert list(layout.lay_out_ahead(g, {"e1"}, cache, engine=engine)) == []  # nothing left
     placed = []
     real_place = layout.Context.place
     monkeypatch.setattr(layout.Context, "place", lambda self, name, *a: placed.append(name) or real_place(self, name, *a))
     warmed = compute_layout(g, {"e1", "e4", "e5"}, engine=engine, cache=cache)
     assert placed == []  # the clusters were ready, and the parent grew
     check_invariants(g, {"e1", "e4", "e5"}, warmed)
-    # What warm cached is what laying out on demand caches.
+    # What laying out ahead cached is what laying out on demand caches.
     fresh: dict = {}
     compute_layout(g, {"e1", "e4"}, engine=engine, cache=fresh)
     assert fresh[(("TB", 4, layout.DOT_MAX_NODES, engine), "b2", ())] == cache[(("TB", 4, layout.DOT_MAX_NODES, engine), "b2", ())]
@@ -372,11 +372,11 @@ def test_warm_lays_out_the_collapsed_sub_graphs_ahead(engine, monkeypatch):
 
 def test_warm_leaves_big_dot_runs_out(monkeypatch):
     g = sample_graph()
-    assert list(layout.warm(g, (), {}, engine="dot", dot_items=1)) == []
-    assert list(layout.warm(g, (), {}, dot_items=1, dot_max_nodes=1)) == ["b2", "b3", "b5", "b1", "b4"]  # layered
+    assert list(layout.lay_out_ahead(g, (), {}, engine="dot", dot_items=1)) == []
+    assert list(layout.lay_out_ahead(g, (), {}, dot_items=1, dot_max_nodes=1)) == ["b2", "b3", "b5", "b1", "b4"]  # layered
     if HAVE_DOT:
-        monkeypatch.setattr(layout, "WARM_DOT_S", 0.0)  # every dot run is "slow": no second one
-        assert list(layout.warm(g, (), {}, engine="dot")) == ["b2"]
+        monkeypatch.setattr(layout, "AHEAD_DOT_S", 0.0)  # every dot run is "slow": no second one
+        assert list(layout.lay_out_ahead(g, (), {}, engine="dot")) == ["b2"]
 
 
 # ------------------------------------------------------------------------------- stubs, long edges

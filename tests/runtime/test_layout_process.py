@@ -221,7 +221,7 @@ def test_submit_from_another_thread(client):
 
 def test_warming_between_requests_changes_no_answer(monkeypatch):
     # No idle wait: the worker lays out collapsed sub-graphs right after each answer, so requests
-    # arrive while it warms. Every answer is still the layout of that history (warming caches what
+    # arrive while it warms. Every answer is still the layout of that history (ahead caches what
     # laying out on demand would), and requests are served.
     monkeypatch.setenv("JAXSCOPE_LAYOUT_IDLE_S", "0")
     g = sample_graph()
@@ -230,7 +230,7 @@ def test_warming_between_requests_changes_no_answer(monkeypatch):
     with LayoutClient() as warm_client:
         for k, expanded in enumerate(walk):
             if k % 2:
-                time.sleep(0.3)  # let warming finish now and then
+                time.sleep(0.3)  # let ahead finish now and then
             assert warm_client.layout(g, expanded) == compute_layout(g, expanded, cache=kept)
 
 
@@ -269,17 +269,17 @@ def test_serve_ends_at_the_end_of_its_input_even_mid_graph():
 def test_a_failing_warm_step_only_stops_warming(monkeypatch):
     def broken(*args, **kwargs):
         raise RecursionError("boom")
-        yield  # a generator, as `warm` is
+        yield  # a generator, as `lay_out_ahead` is
 
-    monkeypatch.setattr(layout, "warm", broken)
-    monkeypatch.setattr(layout_server, "WARM_IDLE_S", 0.0)
+    monkeypatch.setattr(layout, "lay_out_ahead", broken)
+    monkeypatch.setattr(layout_server, "AHEAD_IDLE_S", 0.0)
     g = sample_graph()
     r, w = os.pipe()
     with os.fdopen(r, "rb") as stdin, os.fdopen(w, "wb") as feed:
         out = _Sink()
         t = threading.Thread(target=serve, args=(stdin, out), daemon=True)
         t.start()
-        for rid in (1, 2):  # the second request comes after the failed warm step
+        for rid in (1, 2):  # the second request comes after the failed step of laying out ahead
             header = {"op": "layout", "id": rid, "has_graph": rid == 1, "graph_key": 1, "expanded": [], "opts": {}}
             feed.write(json.dumps(header).encode() + b"\n")
             if rid == 1:
