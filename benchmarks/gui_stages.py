@@ -214,7 +214,7 @@ class Bench:
         guard.stop()
 
     # -- stages
-    def lay_out_ahead(self) -> None:
+    def warm(self) -> None:
         t = time.perf_counter()
         info = self.worker.worker_info()
         emit("worker_startup_s", time.perf_counter() - t)
