@@ -81,19 +81,27 @@ class WorkerProcess:
         self.tap: Callable[[bytes | None], None] | None = None  # gets the reply lines of the job in flight, then None
         self._send_lock = threading.Lock()
         read_fd, write_fd = os.pipe()
+        # The worker's lifeline: this process holds the write end (never written, not inherited by
+        # other children) for as long as it lives; the worker reads EOF when it is gone, however it
+        # went (killed, crashed, timed out), and kills its own process group (`worker.__main__`).
+        lifeline_r, self._lifeline = os.pipe()
         try:
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", "jaxscope.worker", "--proto-fd", str(write_fd)],
+                [sys.executable, "-m", "jaxscope.worker", "--proto-fd", str(write_fd), "--parent-fd", str(lifeline_r)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                pass_fds=(write_fd,),
+                pass_fds=(write_fd, lifeline_r),
                 start_new_session=True,
                 env=env if env is not None else worker_env(),
                 cwd=os.getcwd(),
             )
+        except BaseException:
+            os.close(self._lifeline)
+            raise
         finally:
             os.close(write_fd)
+            os.close(lifeline_r)
         self._replies: BinaryIO = os.fdopen(read_fd, "rb")
         self.pid = self._proc.pid
         assert self._proc.stdout is not None and self._proc.stderr is not None
@@ -206,6 +214,7 @@ class WorkerProcess:
             t.join(timeout=2)  # so the stderr tail is complete when the exit is reported
         self.exit_code = code
         self._replies.close()
+        os.close(self._lifeline)
         self._on_exit(self, code)
 
 

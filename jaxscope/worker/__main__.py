@@ -1,7 +1,10 @@
-"""`python -m jaxscope.worker --proto-fd N`: the only process that imports jax or user code.
+"""`python -m jaxscope.worker --proto-fd N [--parent-fd M]`: the only process that imports jax or
+user code.
 
 Requests arrive on stdin, replies leave on fd N; fd 0 is then pointed at /dev/null and fds 1/2
 stay the (drained) stdout/stderr pipes, so nothing the user's code does can touch the protocol.
+Fd M is the parent's lifeline: at its EOF the parent is gone and the worker kills its own process
+group, user code in a loop and the processes it started included.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import io
 import os
 import signal
 import sys
+import threading
 
 
 def _protect_channels(proto_fd: int) -> tuple[io.BufferedReader, io.BufferedWriter]:
@@ -31,10 +35,33 @@ def _limit_memory() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit_mb * 2**20, limit_mb * 2**20))
 
 
+def _die_with_parent(fd: int) -> None:
+    """Watch the parent's lifeline on a thread of its own: the main thread may be running user code
+    that never returns (a Python loop still lets this thread have the GIL every few ms)."""
+
+    def watch() -> None:
+        while True:
+            try:
+                if not os.read(fd, 1):
+                    break
+            except InterruptedError:
+                continue
+            except OSError:
+                break
+        if os.getpgrp() == os.getpid():  # our own group (started with start_new_session): its children too
+            os.killpg(os.getpid(), signal.SIGKILL)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="parent-lifeline", daemon=True).start()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m jaxscope.worker")
     parser.add_argument("--proto-fd", type=int, required=True)
+    parser.add_argument("--parent-fd", type=int, default=None, help="a pipe whose EOF means the parent is gone")
     opts = parser.parse_args(argv)
+    if opts.parent_fd is not None:
+        _die_with_parent(opts.parent_fd)
     requests, replies = _protect_channels(opts.proto_fd)
     faulthandler.enable(file=sys.stderr, all_threads=True)
     signal.signal(signal.SIGINT, signal.default_int_handler)

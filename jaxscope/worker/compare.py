@@ -121,7 +121,7 @@ def compare_arrays(path: str, a: np.ndarray, b: np.ndarray, rtol: float, atol: f
     if finite.any():
         tiny = float(jnp.finfo(a.dtype).tiny) if inexact else 1.0
         rel = err / np.maximum(np.abs(np.where(finite, y, 1.0)), tiny)
-        max_abs, max_rel = _clamp(float(err.max())), _clamp(float(rel.max()))
+        max_abs, max_rel = _clamp(float(np.max(err))), _clamp(float(np.max(rel)))
         if max_abs:
             worst = tuple(int(i) for i in np.unravel_index(int(np.argmax(err)), a.shape))
         ok_close = bool(np.all(err[finite] <= atol + rtol * np.abs(y[finite])))

@@ -78,9 +78,9 @@ def _compare(path: str, eqn: Any, var: Any, a: Any, b: Any, cache: dict[Any, Sou
     x, y = np.asarray(a).astype(np.float64), np.asarray(b).astype(np.float64)
     finite = np.isfinite(x) & np.isfinite(y)
     diff = np.abs(x - y)[finite]
-    max_abs = float(diff.max()) if diff.size else 0.0
+    max_abs = float(np.max(diff)) if diff.size else 0.0
     denom = np.maximum(np.abs(y[finite]), np.finfo(np.float32).tiny)
-    max_rel = float((diff / denom).max()) if diff.size else 0.0
+    max_rel = float(np.max(diff / denom)) if diff.size else 0.0
     mismatch = int(np.count_nonzero(np.isfinite(x) != np.isfinite(y)))
     return EqnDivergence(path, eqn.primitive.name, jc.eqn_source(eqn, cache), jc.aval_str(var.aval), max_abs, max_rel,
                          mismatch, preview(np.asarray(a)), preview(np.asarray(b)))
