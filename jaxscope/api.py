@@ -145,8 +145,8 @@ def export(
     an accent outline. `long_edges`: "auto" draws edges longer than 1200 x 800 px as their two ends
     where there are 64 or more (as the window does), "ends" always, "whole" never. Same input, same bytes.
     """
-    from jaxscope.exporter import _write_text, resolve_format
     from jaxscope.exporter import export as write
+    from jaxscope.exporter import resolve_format, write_text
     from jaxscope.layout.edge_shape import check_long_edges
     from jaxscope.render.styles import get_theme
 
@@ -167,7 +167,7 @@ def export(
         else:
             assert traced.mlir_text is not None  # a live function (a target string was refused above)
             text = traced.mlir_text()
-        _write_text(path, text)
+        write_text(path, text)
         return text_fmt
     layout = _layout(traced.graph, collapse, direction, layout_budget)
     marks = _highlight(traced.graph, layout, highlight)

@@ -29,6 +29,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+import stat
 import tempfile
 from collections.abc import Callable
 from typing import Any
@@ -74,11 +76,11 @@ def export(
         raise ValueError(f"{fmt} export needs a layout")
     if fmt == "svg":
         assert layout is not None
-        _write_text(path, svg_parts(graph, layout, theme=theme, title=title, legend=legend, highlight=highlight, long_edges=long_edges))
+        write_text(path, svg_parts(graph, layout, theme=theme, title=title, legend=legend, highlight=highlight, long_edges=long_edges))
     elif fmt == "dot":
-        _write_text(path, render_dot(graph, layout, theme=theme))
+        write_text(path, render_dot(graph, layout, theme=theme))
     elif fmt == "json":
-        _write_text(path, to_json(graph, layout))
+        write_text(path, to_json(graph, layout))
     else:
         assert layout is not None
         if dpi <= 0:
@@ -87,7 +89,7 @@ def export(
         if fmt == "png" and labels.FONT_SIZE * png_scale(layout, dpi) < MIN_LABEL_PX:
             from jaxscope.qt.graph.raster import overview_png
 
-            _write_with(path, lambda tmp: overview_png(
+            write_output(path, check=_ends_with(b"IEND", "PNG"), write=lambda tmp: overview_png(
                 graph, layout, tmp, theme=theme, title=title, legend=legend, highlight=highlight, dpi=dpi, max_px=PNG_MAX_PX,
                 long_edges=long_edges,
             ))
@@ -98,9 +100,9 @@ def export(
         from jaxscope.qt.graph.raster import svg_to_pdf, svg_to_png  # the one place core touches Qt
 
         if fmt == "png":
-            _write_with(path, lambda tmp: svg_to_png(svg_text, tmp, dpi=dpi, max_px=PNG_MAX_PX))
+            write_output(path, lambda tmp: svg_to_png(svg_text, tmp, dpi=dpi, max_px=PNG_MAX_PX), _ends_with(b"IEND", "PNG"))
         else:
-            _write_with(path, lambda tmp: svg_to_pdf(svg_text, tmp, title=title or graph.function))
+            write_output(path, lambda tmp: svg_to_pdf(svg_text, tmp, title=title or graph.function), _ends_with(b"%%EOF", "PDF"))
     return fmt
 
 
@@ -171,31 +173,65 @@ def read_json(text: str | bytes) -> tuple[Graph, Layout | None]:
     return graph, layout
 
 
-def _write_text(path: str, text: str | list[str]) -> None:
+def write_text(path: str, text: str | list[str]) -> None:
+    """Write `text` (or its slices) to `path` as `write_output` does."""
+
     def write(tmp: str) -> None:
         with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
             for part in [text] if isinstance(text, str) else text:  # a slice at a time: short GIL holds
                 fh.write(part)
 
-    _write_with(path, write)
+    write_output(path, write)
 
 
-def _write_with(path: str, write: Callable[[str], object]) -> None:
-    """Run `write(temp_path)` next to `path`, then move the result over `path` atomically."""
-    target = os.path.abspath(path)
-    directory = os.path.dirname(target)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(target)}.", suffix=".tmp")
+def write_output(path: str, write: Callable[[str], object], check: Callable[[str], None] | None = None) -> None:
+    """Write an output file so that no failure costs the previous one, and through links.
+
+    `write(tmp)` writes a temporary file, which is synced to disk (a full disk shows here at the
+    latest) and, with `check`, checked whole (`check(tmp)` raises for a file cut short by a writer
+    that ignores write errors, as Qt's PDF writer does). Only then does it become the output: moved
+    over a regular file atomically; for a symlink, over the file it points to (the link stays); for
+    a file with several hard links, copied into it (every link sees it; a failure while copying can
+    cut that file short); for anything else (a FIFO, a device), copied into it, never replacing it.
+    """
+    target = os.path.realpath(path)
+    try:
+        info: os.stat_result | None = os.stat(target)
+    except FileNotFoundError:
+        info = None
+    regular = info is None or stat.S_ISREG(info.st_mode)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target) if regular else None, prefix=f".{os.path.basename(target)}.", suffix=".tmp")
     os.close(fd)
     try:
         write(tmp)
-        os.chmod(tmp, _file_mode(target))
-        os.replace(tmp, target)
-    except BaseException:
+        fd = os.open(tmp, os.O_RDONLY)
         try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if check is not None:
+            check(tmp)
+        if regular and (info is None or info.st_nlink == 1):
+            os.chmod(tmp, _file_mode(target))
+            os.replace(tmp, target)
+        else:
+            with open(tmp, "rb") as src, open(target, "wb") as dst:  # into the existing file, device or pipe
+                shutil.copyfileobj(src, dst, 1 << 20)
+    finally:
+        if os.path.exists(tmp):
             os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+
+
+def _ends_with(marker: bytes, what: str) -> Callable[[str], None]:
+    """A `write_output` check: the file's last KB holds `marker` (a PDF's ``%%EOF``, a PNG's ``IEND``)."""
+
+    def check(tmp: str) -> None:
+        with open(tmp, "rb") as fh:
+            fh.seek(max(0, os.path.getsize(tmp) - 1024))
+            if marker not in fh.read():
+                raise OSError(f"the {what} was cut short while it was written (is the disk full?)")
+
+    return check
 
 
 def _file_mode(target: str) -> int:

@@ -28,8 +28,9 @@ def run(opts: argparse.Namespace) -> int:
     result = worker_job("hlo", request, lambda d: from_jsonable(HloResult, d), timeouts, opts.debug)
     if opts.output:
         try:
-            with open(opts.output, "w", encoding="utf-8", newline="\n") as fh:
-                fh.write(result.text)
+            from jaxscope.exporter import write_text
+
+            write_text(opts.output, result.text)  # the previous file stays if this fails
         except OSError as exc:
             raise CliError(f"cannot write {opts.output}: {exc}") from None
         print(f"wrote {opts.output} ({opts.stage}: {result.text.count(chr(10))} lines)")
