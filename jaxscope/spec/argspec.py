@@ -243,6 +243,21 @@ _UNPACKING = "*args/**kwargs are not supported: write each argument out"
 
 
 
+MAX_DEPTH = 200  # expression nesting a spec may have (CPython's parser alone allows 200 brackets)
+_NOT_NESTING = frozenset("()[]{},:=")  # operator tokens that add no expression level by themselves
+
+
+def _deeper_than(node: ast.AST, limit: int) -> bool:
+    """Whether the tree under `node` is more than `limit` levels deep (walked without recursion)."""
+    stack = [(node, 1)]
+    while stack:
+        current, depth = stack.pop()
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(current))
+    return False
+
+
 class _Parser:
     """One parse of one text: a tokenize pre-pass (checks, ``NAME[]`` rewrite), then the AST walk."""
 
@@ -381,6 +396,11 @@ class _Parser:
             raise self._locate_error() or self.error("the text is nested too deeply to parse", None) from None
         except SyntaxError as exc:
             raise self._error_at(self._new_index(exc.lineno or 1, (exc.offset or 1) - 1, byte_col=False), exc.msg) from None
+        # Python 3.13's parser takes "-" * 3000 + "1" (3.11 and 3.12 give up), and the walks below
+        # would not; only operators nest without brackets, so a text with few of them is not walked
+        operators = sum(1 for kind, _, _, string in self.tokens if kind == tokenize.OP and string not in _NOT_NESTING)
+        if operators > MAX_DEPTH // 2 and _deeper_than(body, MAX_DEPTH):
+            raise self.error("the text is nested too deeply to parse", None)
         last_line = wrapped.count("\n") + 1
         if not (isinstance(body, ast.Call) and body.func.col_offset == 0 and (body.end_lineno, body.end_col_offset) == (last_line, 1)):
             raise self.error("unbalanced brackets", None)  # only if the pre-pass stopped early
