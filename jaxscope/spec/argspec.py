@@ -42,6 +42,11 @@ SHORT: dict[str, str] = {long: short for short, long in SHORT_TO_LONG.items()}
 """Canonical (long) dtype name -> its jaxpr short name."""
 DTYPES: dict[str, str] = {**SHORT_TO_LONG, **{long: long for long in SHORT}}
 """Every accepted dtype name -> its canonical (long, numpy-style) name."""
+ITEM_BYTES: dict[str, int] = {
+    "float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int8": 1, "int16": 2, "int32": 4, "int64": 8,
+    "uint8": 1, "uint16": 2, "uint32": 4, "uint64": 8, "bool": 1, "complex64": 8, "complex128": 16, "key": 8,
+}  # fmt: skip
+MAX_ARRAY_BYTES = 2**63 - 1
 
 ACCEPTED_FORMS = """\
 accepted forms (written as the arguments of a Python call, separated by commas):
@@ -569,5 +574,13 @@ class _Parser:
                 dim_start, dim_text = self.span(dim)
                 hint = " (symbolic dimensions are not supported yet)" if isinstance(dim, ast.Name) else ""
                 raise self.error(f"shape dimensions must be non-negative integers, got {dim_text!r}{hint}", dim_start, dim_text)
+            if value > MAX_ARRAY_BYTES:
+                dim_start, dim_text = self.span(dim)
+                raise self.error(f"shape dimension {dim_text} is beyond what XLA takes (2**63 - 1)", dim_start, dim_text)
             shape.append(value)
-        return ArraySpec(DTYPES[node.value.id], tuple(shape))
+        dtype = DTYPES[node.value.id]
+        size = math.prod(shape) * ITEM_BYTES.get(dtype, 4)
+        if size > MAX_ARRAY_BYTES:  # XLA aborts on a shape whose byte size overflows int64
+            start, token = self.span(node)
+            raise self.error(f"{token!r} would take {size:.3g} bytes: more than XLA can address (2**63 - 1)", start, token)
+        return ArraySpec(dtype, tuple(shape))

@@ -137,7 +137,8 @@ IDENTIFIERS = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True).filte
 # Strategies are built once, at import: one built per draw costs Hypothesis its set-up every time.
 BEFORE = st.sampled_from(["", "", " ", "  ", "\n", "\t"])
 AFTER = st.sampled_from(["", "", " ", "\n", " # note\n", "\r\n"])
-DIMS = st.lists(st.integers(0, 2**40) | st.integers(0, 16), max_size=4)
+# shapes XLA can address (at most 2**63 - 1 bytes): one big dimension, or a few small ones
+DIMS = st.lists(st.integers(0, 2**40), max_size=1) | st.lists(st.integers(0, 2**14) | st.integers(0, 16), max_size=4)
 SCALAR_SHAPE = st.sampled_from(["", " ", "()"])
 DTYPE = st.sampled_from(DTYPE_NAMES)
 
@@ -274,7 +275,7 @@ def check_spec(text: str) -> None:
 @given(call_text())
 @example("f32[8,128], {\"b\": f32[128]}, 3, training=True")
 @example("1e999j, -1e999-1e999j, (1e999+1e999j,)")  # format_call printed "infj": no round trip
-@example("0x" + "f" * 4000 + ", f32[0x" + "f" * 4000 + "]")  # format_call raised ValueError (int repr limit)
+@example("0x" + "f" * 4000 + ", u8[0x7fffffffffffffff]")  # format_call raised ValueError (int repr limit)
 @example("{(1e999j,): f32[2]}")
 def test_valid_specs_parse_and_round_trip(text: str) -> None:
     assert check_call(text) is not None, text

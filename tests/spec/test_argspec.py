@@ -433,3 +433,19 @@ def test_a_syntax_error_in_a_long_list_is_located_like_in_a_short_one(broken: st
 def test_deep_nesting_is_still_reported_as_such():
     assert err("-" * 3000 + "1").message == "the text is nested too deeply to parse"
     assert "too many nested parentheses" in err("[" * 300 + "]" * 300).message
+
+
+@pytest.mark.parametrize(("text", "fragment", "token"), [
+    ("f32[99999999999999999999]", "beyond what XLA takes", "99999999999999999999"),
+    ("x=f32[9223372036854775807]", "more than XLA can address", "f32[9223372036854775807]"),
+    ("f32[0, 99999999999999999999999]", "beyond what XLA takes", "99999999999999999999999"),
+])
+def test_arrays_xla_cannot_address_are_refused_up_front(text, fragment, token):
+    error = err(text)
+    assert fragment in error.message
+    assert_points(error, text, token)
+
+
+def test_big_arrays_xla_can_address_are_kept():
+    assert parse_spec("f32[100000, 100000]") == ArraySpec(F32, (100000, 100000))
+    assert parse_spec("u8[9223372036854775807]") == ArraySpec("uint8", (2**63 - 1,))
