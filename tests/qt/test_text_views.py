@@ -463,3 +463,21 @@ def test_line_colours_by_palette_index_are_the_colours_themselves(qtbot):
     assert not isinstance(by_index._line_colours, dict) and by_index._line_colours._indices is indices
     by_index.set_text(text)
     assert by_index.line_colours() == {}
+
+
+def test_the_log_pane_shows_a_huge_line_cut_and_says_how_much_it_left_out(qtbot):
+    """`print("z" * 10_000_000)` in traced code: the line arrives in 64 KB chunks; the pane keeps
+    a few thousand of its characters and a note, and the lines after it whole."""
+    from jaxscope.qt.panes.log_pane import MAX_LINE_CHARS, LogPane
+
+    pane = LogPane()
+    qtbot.addWidget(pane)
+    chunk = "z" * 65536
+    for _ in range(152):  # ~10 MB
+        pane.append_text(chunk)
+    pane.append_text("\nafter\n")
+    pane.append_text("short line\n")
+    pane.flush()
+    lines = pane.toPlainText().split("\n")
+    assert lines[0] == "z" * MAX_LINE_CHARS + f" … [{152 * 65536 - MAX_LINE_CHARS:,} more characters on this line]"
+    assert lines[1:] == ["after", "short line", ""]
