@@ -421,7 +421,7 @@ def test_saving_a_helper_module_retraces(qtbot, window, tmp_path):
     save(main, "import helper_ops\n\n\ndef f(x):\n    return helper_ops.act(x) * 2.0\n")
     assert w.open_target(f"{main}::f", ARGS)
     wait_idle_with_ir(qtbot, w)
-    assert eqn_labels(w) == ["sin", "mul"] and str(helper) in w.watcher.files()
+    assert eqn_labels(w) == ["sin", "mul"] and str(helper) in w.files.files()
     first = w.doc.result
     save(helper, "import jax.numpy as jnp\n\n\ndef act(x):\n    return jnp.cos(x)\n")  # only the helper changes
     qtbot.waitUntil(lambda: w.doc.result is not first and w.doc.layout is not None and eqn_labels(w) == ["cos", "mul"], timeout=TIMEOUT)
@@ -441,3 +441,22 @@ def test_a_window_closed_right_after_a_request_leaves_no_timer_behind(qtbot, tmp
     w.controller.close()
     w.deleteLater()
     qtbot.wait(700)  # past the 500 ms timer: it would raise on the deleted button
+
+
+def test_a_file_deleted_and_created_again_is_traced_again(qtbot, window, tmp_path):
+    """An editor that deletes and recreates on save (or a checkout): the graph shown is marked
+    stale while the file is gone, and traced again when it is back."""
+    w = window
+    w.auto_compile.setChecked(False)
+    main = tmp_path / "model.py"
+    save(main, "import jax.numpy as jnp\n\n\ndef f(x):\n    return jnp.sin(x)\n")
+    assert w.open_target(f"{main}::f", ARGS)
+    wait_idle_with_ir(qtbot, w)
+    first = w.doc.result
+    main.unlink()
+    qtbot.waitUntil(lambda: w.doc.stale and w.stale_banner.isVisible(), timeout=TIMEOUT)
+    assert "deleted or moved" in w.stale_banner.text() and "is gone" in w.problem.text()
+    assert w.doc.result is first and eqn_labels(w) == ["sin"]
+    save(main, "import jax.numpy as jnp\n\n\ndef f(x):\n    return jnp.cos(x)\n")
+    qtbot.waitUntil(lambda: w.doc.result is not first and w.doc.layout is not None and eqn_labels(w) == ["cos"], timeout=TIMEOUT)
+    assert not w.doc.stale and not w.stale_banner.isVisible()

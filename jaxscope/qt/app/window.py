@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import QByteArray, QFileSystemWatcher, QSettings, Qt, QTimer, Slot
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
@@ -28,6 +28,7 @@ from jaxscope.qt.app import theme as themes
 from jaxscope.qt.app.controller import Controller
 from jaxscope.qt.app.document import Document
 from jaxscope.qt.app.export_job import ExportJobs
+from jaxscope.qt.app.file_watch import FileWatch
 from jaxscope.qt.app.graph_export import GraphExport
 from jaxscope.qt.app.ir_side import IrSide
 from jaxscope.qt.app.jobs import Jobs
@@ -74,7 +75,6 @@ class MainWindow(QMainWindow):
         self.theme = themes.resolve(prefs.read(self.settings, "theme", theme) or theme)
         self.jaxpr_links: linking.JaxprLinks | None = None
         self.problem_info: ErrorInfo | None = None
-        self._helpers: set[str] = set()  # other user files the last graph's equations came from (watched)
 
         self.graph = QtGraphView()
         self.graph.setObjectName("graphView")
@@ -136,11 +136,7 @@ class MainWindow(QMainWindow):
         self.status = StatusLine(self.statusBar())
         self.phase_label, self.cancel_button = self.status.phase_label, self.status.cancel_button
 
-        self.watcher = QFileSystemWatcher(self)
-        self._reload_timer = QTimer(self)
-        self._reload_timer.setSingleShot(True)
-        self._reload_timer.setInterval(300)  # editors write in bursts; wait for the last one
-        self._reload_timer.timeout.connect(self._file_changed_settled)
+        self.files = FileWatch(self)
 
         self._make_actions()
         self._connect()
@@ -267,7 +263,8 @@ class MainWindow(QMainWindow):
         self.problems.restart_requested.connect(self.restart_worker)
         self.diagnostics.activated.connect(self.selection.show_diagnostic)
         self.guide.show_requested.connect(self.selection.show_query)
-        self.watcher.fileChanged.connect(lambda _path: self._reload_timer.start())
+        self.files.changed.connect(self._file_changed)
+        self.files.vanished.connect(self._file_vanished)
 
     # ------------------------------------------------------------------ documents
 
@@ -288,11 +285,11 @@ class MainWindow(QMainWindow):
             self._on_trace_failed(ErrorInfo(kind="syntax", message=exc.message, location=loc))
             return False
         if self.doc.path and self.doc.path != path:
-            self.watcher.removePath(self.doc.path)
             self.doc = Document()
+            self.files.watch(path, set())
+        else:
+            self.files.watch(path)
         self.doc.path = path
-        if path not in self.watcher.files():
-            self.watcher.addPath(path)
         with open(path, encoding="utf-8", errors="replace") as fh:
             self.source.set_source(fh.read(), path)
         guide = parse_guide(module.docstring) if module.docstring else None
@@ -368,7 +365,7 @@ class MainWindow(QMainWindow):
         self.ir_side.start(result, prep.links)
         self.selection.by_line = linking.nodes_by_line(graph, self.doc.path)
         self.display.apply_source_colours()
-        self._watch_helpers(prep.helpers)
+        self.files.watch(self.doc.path, prep.helpers)  # saving a helper module re-traces too
         self.display.show_flow(result)
         self.display.show_diagnostics(result)
         self.controller.layout(graph, self.doc.expanded)
@@ -464,23 +461,18 @@ class MainWindow(QMainWindow):
         self.doc.user_toggled = True
         self.controller.layout(graph, frozenset(expanded), region=self.graph.preview_region(owner))
 
-    def _watch_helpers(self, wanted: set[str]) -> None:
-        """Watch the other user files the traced equations came from (`linking.helper_files`):
-        saving a helper module re-traces too (the worker that imported the old version is then
-        replaced)."""
-        for path in self._helpers - wanted:
-            self.watcher.removePath(path)
-        for path in wanted - set(self.watcher.files()):
-            self.watcher.addPath(path)
-        self._helpers = wanted
-
-    def _file_changed_settled(self) -> None:
+    def _file_changed(self) -> None:
         path = self.doc.path
-        for watched in ([path] if path else []) + sorted(self._helpers):
-            if os.path.exists(watched) and watched not in self.watcher.files():
-                self.watcher.addPath(watched)  # editors that save by rename drop the watch
         if path and os.path.exists(path):
             self.open_target(f"{path}::{self.doc.function}" if self.doc.function else path, self.doc.args or None)
+
+    def _file_vanished(self, path: str) -> None:
+        if path != self.doc.path or self.doc.result is None or self.doc.stale:
+            return
+        self.doc.stale = True
+        self.stale_banner.setText(f"{os.path.basename(path)} was deleted or moved; showing the last result (stale).")
+        self.stale_banner.show()
+        self.show_problem(f"{path} is gone (deleted or moved away): the graph shown is from before; saving it again re-traces.")
 
     # ------------------------------------------------------------------ status, problems, log
 
