@@ -19,7 +19,7 @@ from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QAbstractButton, QLabel, QTreeWidget, QWidget
 
 from jaxscope.runtime.worker_client import CRASH_LIMIT
-from tests.qt.conftest import TIMEOUT
+from tests.qt.conftest import TIMEOUT, open_and_wait
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CASES = ROOT / "tests" / "faults" / "cases"
@@ -460,3 +460,41 @@ def test_a_file_deleted_and_created_again_is_traced_again(qtbot, window, tmp_pat
     save(main, "import jax.numpy as jnp\n\n\ndef f(x):\n    return jnp.cos(x)\n")
     qtbot.waitUntil(lambda: w.doc.result is not first and w.doc.layout is not None and eqn_labels(w) == ["cos"], timeout=TIMEOUT)
     assert not w.doc.stale and not w.stale_banner.isVisible()
+
+
+def test_two_windows_merge_their_recent_and_trusted_files(qtbot, tmp_path):
+    """Each window holds its own copy of the settings: the second to write must not drop what the
+    first wrote (it did: the trusted and recent files of the first window to close were lost)."""
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QMenu
+
+    from jaxscope.qt.app import prefs
+    from jaxscope.qt.app.recent import RecentTargets
+    from jaxscope.qt.app.welcome import WelcomePage
+
+    ini = str(tmp_path / "shared.ini")
+    first, second = QSettings(ini, QSettings.Format.IniFormat), QSettings(ini, QSettings.Format.IniFormat)
+    second.value("recent")  # the second window has read the file before the first writes
+    targets = [tmp_path / "a.py", tmp_path / "b.py"]
+    for target in targets:
+        target.write_text("")
+    for settings, target in zip((first, second), targets):
+        recent = RecentTargets(settings, QMenu(), WelcomePage(lambda: None, lambda: None, lambda t: None), lambda t: None)
+        assert recent.remember(str(target))
+        assert prefs.update_strings(settings, "trustedFiles", lambda items, t=target: [*items, str(t)])
+    first.sync()  # the windows close, the first one first
+    second.sync()
+    fresh = QSettings(ini, QSettings.Format.IniFormat)
+    assert prefs.read_strings(fresh, "recent") == [str(targets[1]), str(targets[0])]
+    assert prefs.read_strings(fresh, "trustedFiles") == [str(targets[0]), str(targets[1])]
+
+
+def test_settings_that_cannot_be_written_are_reported_once(qtbot, window):
+    w = window
+    path = w.settings.fileName()
+    if os.path.exists(path):
+        os.remove(path)
+    os.makedirs(path)  # a folder where the ini file should be
+    open_and_wait(qtbot, w, f"{ROOT / 'examples' / 'basics.py'}::predict")
+    w.log.flush()
+    assert w.log.toPlainText().count("the settings cannot be saved") == 1

@@ -7,6 +7,7 @@ the first read of *any* key; a value of another type converts to something odd (
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TypeVar
 
 from PySide6.QtCore import QSettings
@@ -31,3 +32,14 @@ def read_strings(settings: QSettings, key: str) -> list[str]:
     """A list of strings (paths, targets); other items are dropped."""
     values: list[object] = read(settings, key, [])
     return [v for v in values if isinstance(v, str)]
+
+
+def update_strings(settings: QSettings, key: str, update: Callable[[list[str]], list[str]]) -> bool:
+    """Read-modify-write a list of strings, merged with what another window wrote meanwhile (its
+    own copy of the settings would otherwise overwrite this one's when it closes, and the other
+    way round). False when the settings could not be written (a read-only file, a folder in its
+    place): the caller says so, once."""
+    settings.sync()  # another window's writes, read now
+    settings.setValue(key, update(read_strings(settings, key)))
+    settings.sync()
+    return settings.status() == QSettings.Status.NoError

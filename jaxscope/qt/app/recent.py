@@ -26,11 +26,12 @@ class RecentTargets:
         items = prefs.read_strings(self.settings, "recent")
         return [v for v in items if os.path.exists(v.rpartition("::")[0] or v)][:MAX_RECENT]
 
-    def remember(self, target: str) -> None:
-        items = [target] + [t for t in self.items() if t != target]
-        self.settings.setValue("recent", items[:MAX_RECENT])
-        self.welcome.set_recent(items[:MAX_RECENT])
+    def remember(self, target: str) -> bool:
+        """Put `target` first; False when the settings could not be written."""
+        saved = prefs.update_strings(self.settings, "recent", lambda items: [target, *(t for t in items if t != target)][:MAX_RECENT])
+        self.welcome.set_recent(self.items())
         self._refresh_menu()
+        return saved
 
     def _refresh_menu(self) -> None:
         self.menu.clear()

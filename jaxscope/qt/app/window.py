@@ -75,6 +75,7 @@ class MainWindow(QMainWindow):
         self.theme = themes.resolve(prefs.read(self.settings, "theme", theme) or theme)
         self.jaxpr_links: linking.JaxprLinks | None = None
         self.problem_info: ErrorInfo | None = None
+        self._unsaved_told = False  # `_saved`
 
         self.graph = QtGraphView()
         self.graph.setObjectName("graphView")
@@ -306,7 +307,7 @@ class MainWindow(QMainWindow):
         self.docks["source"].setWindowTitle(f"Source — {os.path.basename(path)}")
         self.stack.setCurrentIndex(1)
         self.setWindowTitle(f"jaxscope — {os.path.basename(path)}")
-        self.recent.remember(path + (f"::{function}" if function else ""))
+        self._saved(self.recent.remember(path + (f"::{function}" if function else "")))
         for warning in module.warnings:
             self.log.append_text(f"warning: {warning}\n")
         if function and module.get(function) is not None:
@@ -320,13 +321,21 @@ class MainWindow(QMainWindow):
         path = os.path.abspath(path)
         if path.startswith(os.path.abspath(EXAMPLES_DIR) + os.sep):
             return True
-        trusted = prefs.read_strings(self.settings, "trustedFiles")
-        if path in trusted:
+        self.settings.sync()  # another window may have trusted it meanwhile
+        if path in prefs.read_strings(self.settings, "trustedFiles"):
             return True
         if not self.confirm_run(path):
             return False
-        self.settings.setValue("trustedFiles", [*trusted, path][-500:])
+        self._saved(prefs.update_strings(self.settings, "trustedFiles", lambda items: [*(t for t in items if t != path), path][-500:]))
         return True
+
+    def _saved(self, ok: bool) -> None:
+        """Say once when the settings cannot be written (nothing is remembered then)."""
+        if not ok and not self._unsaved_told:
+            self._unsaved_told = True
+            text = f"jaxscope: the settings cannot be saved to {self.settings.fileName()}: recent and trusted files are not remembered\n"
+            self.log.append_text(text)
+            self.statusBar().showMessage(text.strip(), 10000)
 
     def confirm_run(self, path: str) -> bool:
         """The question itself (tests replace it)."""
