@@ -13,7 +13,6 @@ QPlainTextEdit walks every extra selection for every visible block on each paint
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from pygments.lexer import Lexer
@@ -43,6 +42,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QApplication, QPlainTextDocumentLayout, QPlainTextEdit, QToolTip, QWidget
 
 from jaxscope.analysis.flow_marks import LineMark
+from jaxscope.qt.graph.tooltips import tooltip_html
 from jaxscope.qt.panes import flow_paint
 from jaxscope.qt.panes.syntax_colours import (
     EditorColours,
@@ -488,7 +488,7 @@ class QtSourceView(CodeView):
             line = self.line_at(pos.y()) if pos.x() >= 0 else None
             text = self.flow_tooltip(line) if line else ""
             if text:
-                QToolTip.showText(event.globalPos(), "<pre>" + html.escape(text, quote=False) + "</pre>", self)
+                QToolTip.showText(event.globalPos(), tooltip_html(text), self)
             else:
                 QToolTip.hideText()
             return True
