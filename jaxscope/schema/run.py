@@ -30,7 +30,7 @@ class RunRequest:
     rtol: float | None = None  # None = default for each leaf's dtype (compare_text.default_tolerances)
     atol: float | None = None
     find_nan: bool = False  # search for the first NaN/Inf equation even if the outputs are finite
-    per_equation: bool = False  # compare every top-level intermediate, jit vs eager (worker.divergence)
+    per_equation: bool = False  # compare every top-level intermediate, jit vs eager (worker.replay)
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,9 +22,8 @@ import jax
 from jaxscope.analysis.verdicts import verdict
 from jaxscope.schema.run import EqnDivergence, NanOrigin, RunRequest, RunResult
 from jaxscope.worker.compare import compare_outputs
-from jaxscope.worker.divergence import per_equation
 from jaxscope.worker.errors import classify
-from jaxscope.worker.first_nan import find_first_nonfinite, flat_dynamic
+from jaxscope.worker.replay import find_first_nonfinite, flat_dynamic, per_equation
 from jaxscope.worker.run_inputs import describe, from_user, generate, list_devices, pick_device, user_maker
 from jaxscope.worker.trace import Phase, Prepared, TraceError, prepare, runtime_failure, trace_failure
 
