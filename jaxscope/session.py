@@ -14,6 +14,8 @@ from typing import Any
 
 from jaxscope.schema.trace import ErrorInfo, FunctionRef, TraceResult
 
+FILE_TABLE = "@file"  # TraceRequest.inputs: the target file's JAXSCOPE_INPUTS entry (worker.makers)
+
 EXIT_CODES = {
     "spec": 2,
     "not-found": 2,
@@ -38,10 +40,11 @@ class SessionError(Exception):
         self.code = code
 
 
-def resolve_call(target: str, args: str | None) -> tuple[FunctionRef, str]:
-    """Parse the target and pick the argument specs: --args, else the file's JAXSCOPE_ARGS."""
+def resolve_call(target: str, args: str | None, inputs: str | None = None) -> tuple[FunctionRef, str, str]:
+    """Parse the target and pick its inputs: (function, argument specs, maker). In order: --inputs,
+    --args, the file's JAXSCOPE_INPUTS entry (a maker), its JAXSCOPE_ARGS entry, no arguments."""
     from jaxscope.spec import argspec
-    from jaxscope.spec.discover import EXAMPLES_VAR, DiscoveryError, discover_file
+    from jaxscope.spec.discover import EXAMPLES_VAR, INPUTS_VAR, DiscoveryError, discover_file
     from jaxscope.spec.target import TargetError, parse_target
 
     if "::" not in target and target.endswith(".py"):
@@ -52,26 +55,49 @@ def resolve_call(target: str, args: str | None) -> tuple[FunctionRef, str]:
         raise SessionError(str(exc)) from None
     if ref.path:
         ref = replace(ref, path=os.path.abspath(ref.path))
+    if inputs is not None:
+        if args is not None:
+            raise SessionError("give the inputs one way: --inputs (a maker) or --args (specs), not both")
+        return ref, "", maker_ref(inputs)
     if args is None and ref.path:
         try:
             info = discover_file(ref.path)
         except DiscoveryError as exc:
             raise SessionError(str(exc), 3 if exc.line else 2) from None
-        args = info.example_args.get(ref.qualname)
         fn = info.get(ref.qualname)
+        if (fn is not None and fn.maker is not None) or (info.inputs_table and not info.makers and ref.qualname not in info.example_args):
+            return ref, "", FILE_TABLE
+        args = info.example_args.get(ref.qualname)
         if args is None:
             if fn is not None and any(p.default is None and p.kind in ("positional", "positional_only") for p in fn.params):
                 names = ", ".join(p.name for p in fn.params)
+                where = target.rsplit("::", 1)[0]
                 raise SessionError(
-                    f"{ref.qualname}({names}) needs arguments: pass --args (e.g. --args 'f32[8,128]') "
-                    f"or add {EXAMPLES_VAR} = {{{ref.qualname!r}: '...'}} to {target.rsplit('::', 1)[0]}"
+                    f"{ref.qualname}({names}) needs example inputs: add a maker to {where} "
+                    f"({INPUTS_VAR} = {{{ref.qualname!r}: make_inputs}}, a function that returns the arguments), "
+                    f"or pass --inputs PATH.py::MAKER, or specs: --args 'f32[8,128], ...' ({EXAMPLES_VAR} in the file)"
                 )
             args = ""
     try:
         argspec.parse_call(args or "")
     except argspec.SpecError as exc:
         raise SessionError(f"bad --args:\n{exc}") from None
-    return ref, args or ""
+    return ref, args or "", ""
+
+
+def maker_ref(text: str) -> str:
+    """`--inputs` as the worker takes it: PATH.py::NAME with an absolute path, or module:NAME."""
+    from jaxscope.spec.target import TargetError, parse_target
+
+    try:
+        ref = parse_target(text)
+    except TargetError as exc:
+        raise SessionError(f"bad --inputs {text!r}: {exc}; give PATH.py::MAKER or package.module:MAKER") from None
+    if ref.path:
+        if not os.path.isfile(ref.path):
+            raise SessionError(f"--inputs {text}: no such file: {ref.path}")
+        return f"{os.path.abspath(ref.path)}::{ref.qualname}"
+    return f"{ref.module}:{ref.qualname}"
 
 
 def default_target(path: str) -> str:
@@ -93,6 +119,7 @@ def trace(
     target: str,
     args: str | None,
     *,
+    inputs: str | None = None,
     timeout: float | None = None,
     debug: bool = False,
     jaxpr_text: bool = False,
@@ -100,7 +127,7 @@ def trace(
     diagnose: bool = True,
     tap: Callable[[bytes | None], None] | None = None,
 ) -> TraceResult:
-    """Trace `target` with the call `args` (None: the file's own) in a one-off worker; a failure
+    """Trace `target` with the call `args` or the maker `inputs` (None: the file's own) in a one-off worker; a failure
     becomes a SessionError with the worker's explanation. `tap` gets the reply's raw lines
     (`WorkerClient.submit`)."""
     from jaxscope.runtime.worker_client import WorkerClient, WorkerError
@@ -109,14 +136,14 @@ def trace(
     timeouts = {"trace": timeout} if timeout else None
     client = WorkerClient(spare=False, timeouts=timeouts)  # first: it imports jax while the target is resolved
     try:
-        ref, call = resolve_call(target, args)
-        request = TraceRequest(function=ref, args=call, jaxpr_text=jaxpr_text, record_flow=record_flow, diagnose=diagnose)
+        ref, call, maker = resolve_call(target, args, inputs)
+        request = TraceRequest(function=ref, args=call, jaxpr_text=jaxpr_text, record_flow=record_flow, diagnose=diagnose, inputs=maker)
         future = client.trace(request, tap=tap)
         try:
             return future.result()
         except WorkerError as exc:
             text = format_error(exc.info, debug)
-            retry = _static_retry(ref, call, exc.info.argument)
+            retry = _static_retry(ref, call, exc.info.argument) if not maker else ""
             if retry:
                 text += f"\ntry it static: --args {retry!r}"
             raise SessionError(text, EXIT_CODES.get(exc.info.kind, 5)) from None

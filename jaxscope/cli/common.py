@@ -15,6 +15,14 @@ ARGS_HELP = (
 )
 
 
+INPUTS_HELP = (
+    "a maker: PATH.py::NAME or package.module:NAME, a function (of no arguments, or of the seed) that returns "
+    "the example inputs: a tuple of arguments, a dict of keywords, or (args, kwargs). Any pytree: arrays, "
+    "ShapeDtypeStructs, optax states, flax/equinox modules... Array leaves are traced, every other leaf is "
+    "static. Default: the file's JAXSCOPE_INPUTS entry for the function (before JAXSCOPE_ARGS)."
+)
+
+
 class CliError(SessionError):
     """Bad usage of a command (a bad option value, an unwritable output): its message and exit code."""
 
@@ -23,6 +31,7 @@ def add_target(p: argparse.ArgumentParser) -> None:
     """The target and the options of every command that traces one."""
     p.add_argument("target", help="path/to/file.py::function or package.module:function")
     p.add_argument("--args", default=None, metavar="SPEC", help=ARGS_HELP)
+    p.add_argument("--inputs", default=None, metavar="MAKER", help=INPUTS_HELP)
     p.add_argument("--timeout", type=float, default=None, metavar="S", help="time limit for tracing (seconds)")
     p.add_argument("--debug", action="store_true", help="show full tracebacks and the worker's output")
 
@@ -35,6 +44,6 @@ def trace_target(
     diagnose: bool = True,
     tap: Callable[[bytes | None], None] | None = None,
 ) -> TraceResult:
-    """`session.trace` with the command line's target, --args, --timeout and --debug."""
-    return trace(opts.target, opts.args, timeout=opts.timeout, debug=opts.debug, jaxpr_text=jaxpr_text,
+    """`session.trace` with the command line's target, --args/--inputs, --timeout and --debug."""
+    return trace(opts.target, opts.args, inputs=opts.inputs, timeout=opts.timeout, debug=opts.debug, jaxpr_text=jaxpr_text,
                  record_flow=record_flow, diagnose=diagnose, tap=tap)

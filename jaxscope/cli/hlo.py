@@ -22,9 +22,9 @@ def run(opts: argparse.Namespace) -> int:
     from jaxscope.schema.codec import from_jsonable
     from jaxscope.schema.hlo import HloRequest, HloResult
 
-    ref, args = resolve_call(opts.target, opts.args)
+    ref, args, inputs = resolve_call(opts.target, opts.args, opts.inputs)
     timeouts = {"lower": opts.timeout, "compile": opts.timeout} if opts.timeout else None
-    request = HloRequest(ref, args, opts.stage)
+    request = HloRequest(ref, args, opts.stage, inputs=inputs)
     result = worker_job("hlo", request, lambda d: from_jsonable(HloResult, d), timeouts, opts.debug)
     if opts.output:
         try:

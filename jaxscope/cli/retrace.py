@@ -24,7 +24,10 @@ def run(opts: argparse.Namespace) -> int:
     from jaxscope.schema.codec import from_jsonable
     from jaxscope.spec import argspec
 
-    ref, before = resolve_call(opts.target, opts.args)
+    ref, before, inputs = resolve_call(opts.target, opts.args, opts.inputs)
+    if inputs:
+        raise CliError("retrace compares two argument specs (--args and --vs); a maker's inputs are not "
+                       "compared yet: give the first call as --args")
     try:
         argspec.parse_call(opts.vs)
     except argspec.SpecError as exc:

@@ -65,10 +65,10 @@ def run(opts: argparse.Namespace) -> int:
         env = device_env(opts.cpu_devices, "" if opts.backends == "all" else opts.backends, os.environ)
     except ValueError as exc:
         raise CliError(f"--cpu-devices: {exc}") from None
-    ref, args = resolve_call(opts.target, opts.args)
+    ref, args, inputs = resolve_call(opts.target, opts.args, opts.inputs)
     timeouts = {phase: opts.timeout for phase in DEFAULT_TIMEOUTS if phase != "startup"} if opts.timeout else None
     request = RunRequest(
-        function=ref, args=args, device=opts.device, seed=opts.seed, repeats=opts.repeats,
+        function=ref, args=args, inputs=inputs, device=opts.device, seed=opts.seed, repeats=opts.repeats,
         rtol=opts.rtol, atol=opts.atol, find_nan=opts.find_nan, per_equation=opts.per_equation,
     )
     result = worker_job("run", request, run_result_from_jsonable, timeouts, opts.debug, env)

@@ -21,6 +21,7 @@ class HloRequest:
     function: FunctionRef
     args: str = ""
     stage: Stage = "stablehlo"
+    inputs: str = ""  # a maker, as TraceRequest.inputs
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ from typing import Any
 
 from jaxscope.schema.codec import dumps, from_jsonable
 from jaxscope.schema.graph import SourceLoc
-from jaxscope.schema.trace import FunctionRef
+from jaxscope.schema.trace import FunctionRef, InputLeaf
 
 RUN_SCHEMA_VERSION = 1
 
@@ -24,6 +24,7 @@ class RunRequest:
 
     function: FunctionRef
     args: str = ""
+    inputs: str = ""  # a maker (see TraceRequest.inputs): its values run instead of generated ones
     device: str = ""  # "cpu:0", "gpu:1", or a platform ("gpu"); "" = JAX's default device
     seed: int = 0
     repeats: int = 10  # steady-state jitted runs (median reported)
@@ -45,16 +46,6 @@ class DeviceInfo:
     bytes_limit: int | None = None  # from device.memory_stats(), where the backend has them
     bytes_in_use: int | None = None
     default: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class InputLeaf:
-    """One concrete input leaf as generated (or given by the file), for display."""
-
-    path: str  # e.g. "x", "params['w']"
-    aval: str  # e.g. "f32[8,128]", or "static" for a Python value passed as is
-    preview: tuple[str, ...] = ()  # the first few values (flattened); a static's repr
-    size: int = 0  # number of elements (0 for a static)
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +127,7 @@ class RunResult:
     device: DeviceInfo | None = None
     devices: tuple[DeviceInfo, ...] = ()
     inputs: tuple[InputLeaf, ...] = ()
-    input_source: str = ""  # "seed 0" or "JAXSCOPE_INPUTS['f']"
+    input_source: str = ""  # "seed 0", or the maker's label: "make_inputs() in train.py"
     trace_s: float = 0.0
     lower_s: float = 0.0
     compile_s: float = 0.0

@@ -60,14 +60,27 @@ class Diagnostic:
 
 
 @dataclass(frozen=True, slots=True)
+class InputLeaf:
+    """One concrete input leaf as generated or given by a maker, for display."""
+
+    path: str  # e.g. "x", "params['w']"
+    aval: str  # e.g. "f32[8,128]", or "static" for a Python value passed as is
+    preview: tuple[str, ...] = ()  # the first few values (flattened); a static's repr
+    size: int = 0  # number of elements (0 for a static)
+
+
+@dataclass(frozen=True, slots=True)
 class TraceRequest:
-    """What the worker is asked to trace; `args` is the call-argument text (see core.argspec)."""
+    """What the worker is asked to trace, and with which inputs: `args` is the call-argument text
+    (spec.argspec); `inputs`, when set, names a maker instead ("PATH.py::NAME", "module:NAME", or
+    "@file" for the file's JAXSCOPE_INPUTS entry of the function; worker.makers)."""
 
     function: FunctionRef
     args: str = ""
     jaxpr_text: bool = True
     record_flow: bool = True  # record which user lines ran while tracing (core.flow)
     diagnose: bool = True  # check the JAX rules (core.diagnostics); an export has no use for them
+    inputs: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +98,8 @@ class TraceResult:
     schema_version: int = SCHEMA_VERSION
     flow: FlowReport | None = None  # Python control flow during the trace (record_flow)
     diagnostics: tuple[Diagnostic, ...] = ()  # hidden inputs and side effects (core.diagnostics)
+    inputs: tuple[InputLeaf, ...] = ()  # every leaf of a maker's inputs, traced or static
+    input_source: str = ""  # the maker's label, when a maker gave the inputs
 
     def to_json(self) -> str:
         return dumps(self)

@@ -18,11 +18,12 @@ import codecs
 import io
 import os
 import tokenize
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from jaxscope.spec.argspec import CallSpec, Spec
 
 EXAMPLES_VAR = "JAXSCOPE_ARGS"
+INPUTS_VAR = "JAXSCOPE_INPUTS"  # function name -> maker (a function returning the example inputs)
 MAIN_VAR = "JAXSCOPE_MAIN"  # names the function to open when a file is opened without one
 
 _FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
@@ -50,6 +51,12 @@ class FunctionInfo:
     doc: str  # the first docstring line, or ""
     example_args: str | None  # from JAXSCOPE_ARGS
     kind: str
+    maker: str | None = None  # the source text of its JAXSCOPE_INPUTS entry ("make_inputs")
+
+    @property
+    def has_inputs(self) -> bool:
+        """A maker or an argument spec says what to call it with."""
+        return self.maker is not None or self.example_args is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +69,8 @@ class ModuleInfo:
     example_args: dict[str, str]
     warnings: tuple[str, ...]
     main: str = ""  # JAXSCOPE_MAIN, when it names a function of the file
+    makers: dict[str, str] = field(default_factory=dict)  # JAXSCOPE_INPUTS: function name -> maker's source text
+    inputs_table: bool = False  # the file assigns JAXSCOPE_INPUTS (maybe not as a literal dict)
     docstring: str = ""  # the whole module docstring (tutorials render it as their guide)
 
     def get(self, name: str) -> FunctionInfo | None:
@@ -139,19 +148,23 @@ def discover_source(source: str, path: str = "<string>") -> ModuleInfo:
     for name in examples:
         if name not in listed:
             warnings.append(f"line {lines[name]}: {EXAMPLES_VAR} names {name!r}, which is not a function found in this file")
+    makers, table = _read_makers(tree, source)
     functions = tuple(
-        FunctionInfo(f.name, f.line, f.end_line, f.params, f.decorators, f.doc, examples.get(f.name), f.kind) for f in found
+        FunctionInfo(f.name, f.line, f.end_line, f.params, f.decorators, f.doc, examples.get(f.name), f.kind,
+                     makers.get(f.name, makers.get(f.name.rsplit(".", 1)[-1])))
+        for f in found
     )
     main = _read_main(tree, listed, warnings)
     docstring = ast.get_docstring(tree) or ""
-    return ModuleInfo(path, _first_line(docstring), functions, examples, tuple(warnings), main, docstring)
+    return ModuleInfo(path, _first_line(docstring), functions, examples, tuple(warnings), main,
+                      makers=makers, inputs_table=table, docstring=docstring)
 
 
 def default_function(info: ModuleInfo) -> FunctionInfo | None:
     """What `jaxscope FILE.py` opens: JAXSCOPE_MAIN, else the one function with example inputs, else the only function."""
     if info.main:
         return info.get(info.main)
-    with_inputs = [f for f in info.functions if f.example_args is not None]
+    with_inputs = [f for f in info.functions if f.has_inputs]
     if len(with_inputs) == 1:
         return with_inputs[0]
     return info.functions[0] if len(info.functions) == 1 else None
@@ -312,6 +325,26 @@ def _read_examples(tree: ast.Module, warnings: list[str]) -> tuple[dict[str, str
                 examples[key.value] = value.value
                 lines[key.value] = key.lineno
     return examples, lines
+
+
+def _read_makers(tree: ast.Module, source: str) -> tuple[dict[str, str], bool]:
+    """JAXSCOPE_INPUTS's literal entries (name -> the maker's source text), and whether it is assigned at
+    all: a table built otherwise is still looked up by the worker, which runs the file."""
+    makers: dict[str, str] = {}
+    assigned = False
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        if not any(isinstance(t, ast.Name) and t.id == INPUTS_VAR for t in targets):
+            continue
+        assigned = True
+        value = getattr(node, "value", None)
+        if isinstance(value, ast.Dict):
+            makers = {
+                key.value: ast.get_source_segment(source, item) or "?"
+                for key, item in zip(value.keys, value.values, strict=True)
+                if isinstance(key, ast.Constant) and isinstance(key.value, str)
+            }
+    return makers, assigned
 
 
 def bind_call(fn: FunctionInfo, call: CallSpec) -> dict[str, Spec]:

@@ -35,6 +35,14 @@ _TRACER_ERRORS = {
 }
 
 
+class TraceError(Exception):
+    """A failure the worker replies with: its ErrorInfo says what, where, and whose."""
+
+    def __init__(self, info: ErrorInfo) -> None:
+        super().__init__(info.message)
+        self.info = info
+
+
 _ARGUMENT = re.compile(r"depends on the value of the argument (\S+?)\.?(?:\s|$)")
 
 

@@ -15,7 +15,7 @@ from jaxscope.worker.trace import Phase, last_graph, prepare, runtime_failure, t
 
 def run_hlo(request: HloRequest, phase: Phase) -> HloResult:
     """Lower (and compile) the function; failures become TraceError with the phase they hit."""
-    prep = prepare(request.function, request.args, phase)
+    prep = prepare(request.function, request.args, phase, request.inputs)
     timings: dict[str, float] = {}
     phase("lower")
     t0 = time.perf_counter()
@@ -54,7 +54,7 @@ def _op_map(request: HloRequest, text: str, timings: dict[str, float]) -> dict[s
     """The text's op map (and a compiled text's fusions) against the graph the window shows (this
     worker's last trace, when it is of the same function and arguments): parsed here, the GUI
     process need not. None otherwise, or if parsing fails (the GUI then parses the text itself)."""
-    graph = last_graph(request.function, request.args)
+    graph = last_graph(request.function, request.args, request.inputs)
     if graph is None:
         return None
     t = time.perf_counter()

@@ -1,9 +1,10 @@
 """Trace a live function object in the calling process, for the Python API (`jaxscope.api`).
 
 The caller of ``jaxscope.export(fn, ...)`` already runs that code with jax imported, so loading it
-again in a worker would only lose its state. The rules for arguments are those of ``--args``:
-an argument holding an array (a concrete array, a ``jax.ShapeDtypeStruct`` or a spec string such
-as ``"f32[8,4]"``) is traced; one holding none (``3``, ``"relu"``, ``True``, ``None``) is static.
+again in a worker would only lose its state. The rules for arguments are those of a maker
+(worker.makers): array leaves (a concrete array, a ``jax.ShapeDtypeStruct``, a spec string such as
+``"f32[8,4]"``) are traced, every other leaf (``3``, ``"relu"``, an activation function) is static,
+anywhere in a pytree; ``static_argnums``/``static_argnames`` make whole arguments static.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import jax
 
 from jaxscope.schema.graph import Graph
 from jaxscope.spec import argspec
+from jaxscope.worker.makers import split
 from jaxscope.worker.trace import graph_of, jaxpr_text, to_abstract, unwrap
 
 
@@ -37,11 +39,6 @@ class LiveTrace:
         return text.rstrip("\n") + "\n"
 
 
-def is_arraylike(value: Any) -> bool:
-    """Arrays, numpy scalars and ShapeDtypeStructs: anything with a shape and a dtype."""
-    return hasattr(value, "shape") and hasattr(value, "dtype")
-
-
 def to_trace_value(value: Any) -> Any:
     """Spec strings (also inside dicts, lists and tuples) become ShapeDtypeStructs; the rest stays."""
     if isinstance(value, str):
@@ -57,11 +54,6 @@ def to_trace_value(value: Any) -> Any:
     return value
 
 
-def holds_array(value: Any) -> bool:
-    """True when any pytree leaf of `value` is array-like: the argument is traced."""
-    return any(is_arraylike(leaf) for leaf in jax.tree_util.tree_leaves(value))
-
-
 def trace_live(
     fn: Any,
     args: Iterable[Any],
@@ -73,10 +65,8 @@ def trace_live(
     target = unwrap(fn)
     values = [to_trace_value(a) for a in args]
     named = {k: to_trace_value(v) for k, v in kwargs.items()}
-    nums = set(static_argnums) | {i for i, v in enumerate(values) if not holds_array(v)}
-    names = set(static_argnames) | {k for k, v in named.items() if not holds_array(v)}
-    jitted = jax.jit(target, static_argnums=tuple(sorted(nums)), static_argnames=tuple(sorted(names)))
-    traced = jitted.trace(*values, **named)
+    made = split(function_name(target), values, named, target, static_argnums=static_argnums, static_argnames=static_argnames)
+    traced = jax.jit(made.wrap(target)).trace(*made.args, **made.kwargs)
     graph, _names, _paths = graph_of(traced.jaxpr, function_name(target), fn)
     return LiveTrace(graph=graph, traced=traced)
 

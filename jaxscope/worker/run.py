@@ -23,8 +23,9 @@ from jaxscope.analysis.verdicts import verdict
 from jaxscope.schema.run import EqnDivergence, NanOrigin, RunRequest, RunResult
 from jaxscope.worker.compare import compare_outputs
 from jaxscope.worker.errors import classify
+from jaxscope.worker.makers import combine
 from jaxscope.worker.replay import find_first_nonfinite, flat_dynamic, per_equation
-from jaxscope.worker.run_inputs import describe, from_user, generate, list_devices, pick_device, user_maker
+from jaxscope.worker.run_inputs import describe, generate, list_devices, pick_device
 from jaxscope.worker.trace import Phase, Prepared, TraceError, prepare, runtime_failure, trace_failure
 
 T = TypeVar("T")
@@ -35,24 +36,27 @@ EAGER_REPEATS = 3
 
 def run_function(request: RunRequest, phase: Phase) -> RunResult:
     """Run one request; raise TraceError (with a classified ErrorInfo) on any failure."""
-    prep = prepare(request.function, request.args, phase)
+    prep = prepare(request.function, request.args, phase, request.inputs)
     devices = list_devices()
     device, device_info = pick_device(request.device, devices)
     warnings: list[str] = []
 
     phase("inputs")
-    qualname = request.function.qualname
-    maker = user_maker(prep, qualname)
+    made = prep.made
     with jax.default_device(device):
-        if maker is not None:
-            args, kwargs, more = from_user(maker, prep, qualname, request.seed)
-            warnings += more
-            source = f"JAXSCOPE_INPUTS[{qualname!r}]"
+        if made is not None:
+            args, kwargs = made.concrete(request.seed)
+            source = made.label
         else:
             args, kwargs = _guard(lambda: generate(prep, request.seed), "inputs")
             source = f"seed {request.seed}"
     args, kwargs = _place(prep, args, kwargs, device)
-    inputs = describe(prep.target, args, kwargs, set(prep.static_argnums), set(prep.static_argnames))
+    if made is not None:
+        full = [combine(a, s) for a, s in zip(args, made.static_args, strict=True)]
+        full_kwargs = {k: combine(v, made.static_kwargs[k]) for k, v in kwargs.items()}
+        inputs = describe(prep.target, full, full_kwargs, set(), set())
+    else:
+        inputs = describe(prep.target, args, kwargs, set(prep.static_argnums), set(prep.static_argnames))
 
     jax.clear_caches()  # honest compile time, and eager's first run compiles each primitive anew
     phase("trace")
@@ -78,10 +82,10 @@ def run_function(request: RunRequest, phase: Phase) -> RunResult:
 
     phase("eager")
     with jax.disable_jit(), jax.default_device(device):
-        eager, eager_first = _timed(lambda: prep.target(*args, **kwargs), "eager")
+        eager, eager_first = _timed(lambda: prep.call(*args, **kwargs), "eager")
         warm = [eager_first]
         if eager_first <= EAGER_REPEAT_LIMIT_S:
-            warm = [_timed(lambda: prep.target(*args, **kwargs), "eager")[1] for _ in range(EAGER_REPEATS)]
+            warm = [_timed(lambda: prep.call(*args, **kwargs), "eager")[1] for _ in range(EAGER_REPEATS)]
 
     phase("compare")
     leaves = compare_outputs(out, eager, request.rtol, request.atol)

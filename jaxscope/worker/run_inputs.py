@@ -5,37 +5,24 @@ Inputs are generated from the abstract specs and a seed with one `jax.random` ke
 every device and every run: normal floats, ints in [-8, 8) (unsigned [0, 16)), fair bools,
 new-style PRNG keys for `key[...]` specs, and random bits for `u32[..., 2]` (raw keys).
 
-A file can give its own values instead, without importing jaxscope::
-
-    def make_inputs(seed):                     # the seed parameter is optional
-        x = np.linspace(-1, 1, 8, dtype=np.float32)
-        return (x, 3)                          # the positional arguments
-        # or: return {"args": (x,), "kwargs": {"training": True}}
-
-    JAXSCOPE_INPUTS = {"f": make_inputs}       # function name -> maker
-
-The argument spec (``--args`` or ``JAXSCOPE_ARGS``) still says which arguments are static, so
-it must have the same number of arguments and keywords; a maker that returns other shapes than
-the spec is allowed (the values are what runs) and gets a warning.
+A maker's inputs (worker.makers) run as the maker gives them instead.
 """
 
 from __future__ import annotations
 
 import inspect
-import sys
 from typing import Any
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
-from jaxscope.schema.run import DeviceInfo, InputLeaf
-from jaxscope.schema.trace import ErrorInfo
+from jaxscope.schema.run import DeviceInfo
+from jaxscope.schema.trace import ErrorInfo, InputLeaf
 from jaxscope.worker import jax_compat as jc
 from jaxscope.worker.compare import as_host, preview
-from jaxscope.worker.trace import Prepared, TraceError, trace_failure
+from jaxscope.worker.makers import is_array
+from jaxscope.worker.trace import Prepared, TraceError
 
-INPUTS_VAR = "JAXSCOPE_INPUTS"
 _ALIASES = {"cuda": "gpu", "rocm": "gpu"}
 
 
@@ -131,66 +118,6 @@ def sample(key: Any, spec: jax.ShapeDtypeStruct) -> jax.Array:
     raise TypeError(f"cannot generate inputs of dtype {dtype}")
 
 
-def user_maker(prep: Prepared, qualname: str) -> Any:
-    """The file's JAXSCOPE_INPUTS entry for `qualname`, or None."""
-    target = inspect.unwrap(prep.fn) if callable(prep.fn) else prep.fn
-    table = getattr(target, "__globals__", {}).get(INPUTS_VAR)
-    if table is None:
-        module = sys.modules.get(getattr(target, "__module__", "") or "")
-        table = getattr(module, INPUTS_VAR, None)
-    if not isinstance(table, dict):
-        return None
-    return table.get(qualname, table.get(qualname.rsplit(".", 1)[-1]))
-
-
-def from_user(maker: Any, prep: Prepared, qualname: str, seed: int) -> tuple[list[Any], dict[str, Any], list[str]]:
-    """Call the file's input maker; check its arity against the spec. Returns (args, kwargs, warnings)."""
-    where = f"{INPUTS_VAR}[{qualname!r}]"
-    try:
-        try:
-            inspect.signature(maker).bind(seed)
-            takes_seed = True
-        except (TypeError, ValueError):
-            takes_seed = False
-        value = maker(seed) if takes_seed else maker()
-    except BaseException as exc:
-        if isinstance(exc, KeyboardInterrupt):
-            raise
-        raise trace_failure(exc, "inputs") from None
-    if isinstance(value, dict):
-        args, kwargs = list(value.get("args", ())), dict(value.get("kwargs", {}))
-    elif isinstance(value, (tuple, list)):
-        args, kwargs = list(value), {}
-    else:
-        raise _spec(f"{where} returned a {type(value).__name__}; return a tuple of arguments or {{'args': ..., 'kwargs': ...}}")
-    if len(args) != len(prep.args) or set(kwargs) != set(prep.kwargs):
-        raise _spec(
-            f"{where} gave {len(args)} arguments and keywords {sorted(kwargs)}, but the argument spec has "
-            f"{len(prep.args)} and {sorted(prep.kwargs)}; the spec says which arguments are static, so they must match"
-        )
-    args = [a if i in prep.static_argnums else jax.tree.map(jnp.asarray, a) for i, a in enumerate(args)]
-    kwargs = {k: v if k in prep.static_argnames else jax.tree.map(jnp.asarray, v) for k, v in kwargs.items()}
-    warnings: list[str] = []
-    named = [*((f"argument {i}", args[i], prep.args[i]) for i in range(len(args))), *((k, kwargs[k], prep.kwargs[k]) for k in kwargs)]
-    for name, given, spec in named:
-        got, want = _avals(given), _avals(spec)
-        if got != want:
-            warnings.append(
-                f"{where}: {name} is {', '.join(got) or 'static'}, the spec says {', '.join(want) or 'static'}; the given values run"
-            )
-    return args, kwargs, warnings
-
-
-def _spec(message: str) -> TraceError:
-    return TraceError(ErrorInfo(kind="spec", phase="inputs", message=message))
-
-
-def _avals(tree: Any) -> list[str]:
-    """`float32[8,4]`-style shape/dtype texts of the array leaves (specs or values)."""
-    return [f"{leaf.dtype}[{','.join(map(str, leaf.shape))}]" for leaf in jax.tree.leaves(tree)
-            if isinstance(leaf, (jax.ShapeDtypeStruct, jax.Array, np.ndarray))]
-
-
 def aval_of(x: Any) -> str:
     try:
         return jc.aval_str(jax.typeof(x))
@@ -214,6 +141,9 @@ def describe(target: Any, args: list[Any], kwargs: dict[str, Any], statics: set[
             out.append(InputLeaf(name, "static", (repr(value)[:60],)))
             continue
         for path, leaf in jax.tree_util.tree_flatten_with_path(value)[0]:
+            if not is_array(leaf):  # a maker's static leaf
+                out.append(InputLeaf(name + jax.tree_util.keystr(path), "static", (repr(leaf)[:60],)))
+                continue
             host, _ = as_host(leaf)
             size = int(host.size) if host is not None else 0
             out.append(InputLeaf(name + jax.tree_util.keystr(path), aval_of(leaf), preview(host) if host is not None else (), size))

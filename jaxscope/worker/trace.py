@@ -19,19 +19,15 @@ from jaxscope.schema.flow import RECORDING_STOPPED
 from jaxscope.schema.graph import Graph
 from jaxscope.schema.trace import Diagnostic, ErrorInfo, FunctionRef, JaxprText, TraceRequest, TraceResult
 from jaxscope.spec import argspec
+from jaxscope.worker import makers
 from jaxscope.worker.diagnose import TraceWatch, diagnose
-from jaxscope.worker.errors import classify
+from jaxscope.worker.errors import TraceError, classify
 from jaxscope.worker.load import LoadError, find_function, load_module
+from jaxscope.worker.makers import Made
 from jaxscope.worker.pyflow import Recorder
 from jaxscope.worker.to_graph import build_graph
 
 Phase = Callable[[str], None]
-
-
-class TraceError(Exception):
-    def __init__(self, info: ErrorInfo) -> None:
-        super().__init__(info.message)
-        self.info = info
 
 
 def to_abstract(spec: argspec.Spec) -> Any:
@@ -106,26 +102,41 @@ class Prepared:
     static_argnums: tuple[int, ...]
     static_argnames: tuple[str, ...]
     load_s: float = 0.0
+    made: Made | None = None  # the maker's inputs (then `args` hold only the traced parts)
+    inputs_s: float = 0.0
+
+    @property
+    def call(self) -> Any:
+        """What is jitted and run eagerly: `target`, or for a maker's inputs `target` taking their traced parts."""
+        return self.target if self.made is None else self.made.wrap(self.target)
 
     def jit(self, fn: Any = None) -> Any:
-        return jax.jit(fn or self.target, static_argnums=self.static_argnums, static_argnames=self.static_argnames)
+        return jax.jit(fn or self.call, static_argnums=self.static_argnums, static_argnames=self.static_argnames)
 
 
-def prepare(function: FunctionRef, args_text: str, phase: Phase) -> Prepared:
-    """Parse the specs, load the user's module, check the arity; raise TraceError on any failure.
-    With the collector paused, as for the trace: gpt_jit-50k's 43k-character specs and its module
-    took 0.07-0.14 s with it, 0.05-0.08 s without."""
+def prepare(function: FunctionRef, args_text: str, phase: Phase, inputs: str = "") -> Prepared:
+    """Parse the specs (or call the maker `inputs`), load the user's module, check the arity; raise
+    TraceError on any failure. With the collector paused, as for the trace: gpt_jit-50k's
+    43k-character specs and its module took 0.07-0.14 s with it, 0.05-0.08 s without."""
     t0 = time.perf_counter()
     with gc_paused():
-        call = parse_call(args_text)
+        call = None if inputs else parse_call(args_text)
         phase("load")
         try:
             module = load_module(function)
             fn = find_function(module, function)
         except LoadError as exc:
             raise TraceError(exc.info) from None
-        prep = bind(fn, call, function.qualname)
-    prep.load_s = time.perf_counter() - t0
+        if call is not None:
+            prep = bind(fn, call, function.qualname)
+            prep.load_s = time.perf_counter() - t0
+            return prep
+        load_s = time.perf_counter() - t0
+        phase("inputs")
+        target = unwrap(fn)
+        made = makers.make(module, function, inputs, target)
+        prep = Prepared(fn, target, made.args, made.kwargs, (), (), load_s=load_s, made=made)
+    prep.inputs_s = time.perf_counter() - t0 - load_s
     return prep
 
 
@@ -188,9 +199,9 @@ def graph_of(closed: Any, name: str, fn: Any) -> tuple[Graph, tuple[str, ...], t
 _LAST: list[Any] = []  # (function, args), ClosedJaxpr and Graph of this worker's last trace
 
 
-def last_graph(function: FunctionRef, args: str) -> Graph | None:
-    """The graph of this worker's last trace, if it was of `function` with `args`."""
-    return _LAST[2] if _LAST and _LAST[0] == (function, args) else None
+def last_graph(function: FunctionRef, args: str, inputs: str = "") -> Graph | None:
+    """The graph of this worker's last trace, if it was of `function` with `args` (or the maker `inputs`)."""
+    return _LAST[2] if _LAST and _LAST[0] == (function, args, inputs) else None
 
 
 def jaxpr_text(closed: Any) -> str:
@@ -199,7 +210,7 @@ def jaxpr_text(closed: Any) -> str:
 
 def run_jaxpr_text(request: TraceRequest, phase: Phase) -> JaxprText:
     """The printed jaxpr of the last trace when `request` asks for that one, else of a new trace."""
-    if _LAST and _LAST[0] == (request.function, request.args):
+    if _LAST and _LAST[0] == (request.function, request.args, request.inputs):
         phase("print")
         t = time.perf_counter()
         text = jaxpr_text(_LAST[1])
@@ -214,8 +225,10 @@ def run_trace(request: TraceRequest, phase: Phase, on_graph: Callable[[Graph], N
     """Do one trace; raise TraceError with a structured error on any failure. `on_graph` gets the
     graph as soon as it is built, before the diagnostics (the loop sends it ahead of the result)."""
     timings: dict[str, float] = {}
-    prep = prepare(request.function, request.args, phase)
+    prep = prepare(request.function, request.args, phase, request.inputs)
     timings["load"] = prep.load_s
+    if prep.made is not None:
+        timings["inputs"] = prep.inputs_s
     target, fn, args, kwargs = prep.target, prep.fn, prep.args, prep.kwargs
 
     phase("trace")
@@ -248,7 +261,7 @@ def run_trace(request: TraceRequest, phase: Phase, on_graph: Callable[[Graph], N
         raise trace_failure(exc) from None
     closed = traced.jaxpr
     timings["trace"] = time.perf_counter() - t1
-    warnings: list[str] = []
+    warnings = list(prep.made.warnings) if prep.made is not None else []
     if recorder is not None and recorder.stopped:
         warnings.append(
             f"{RECORDING_STOPPED} after {recorder.budget:,} Python calls (a big program; under a"
@@ -292,7 +305,7 @@ def run_trace(request: TraceRequest, phase: Phase, on_graph: Callable[[Graph], N
             t3 = time.perf_counter()
             text = jaxpr_text(closed)
             timings["jaxpr_text"] = time.perf_counter() - t3
-    _LAST[:] = [(request.function, request.args), closed, graph]
+    _LAST[:] = [(request.function, request.args, request.inputs), closed, graph]
     return TraceResult(
         request=request,
         graph=graph,
@@ -304,6 +317,8 @@ def run_trace(request: TraceRequest, phase: Phase, on_graph: Callable[[Graph], N
         warnings=tuple(warnings),
         flow=flow,
         diagnostics=diagnostics,
+        inputs=prep.made.leaves if prep.made is not None else (),
+        input_source=prep.made.label if prep.made is not None else "",
     )
 
 

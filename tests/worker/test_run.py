@@ -180,8 +180,8 @@ def _inputs_for(params: str, spec: str, seed: int) -> tuple[list, dict]:
 
 
 def test_file_inputs_convention():
-    result = run("given", "f32[4], 2", seed=1)
-    assert result.input_source == "JAXSCOPE_INPUTS['given']"
+    result = run("given", "", seed=1, inputs="@file")
+    assert result.input_source == "JAXSCOPE_INPUTS['given'] in run_cases.py"
     assert result.inputs[0].preview == ("1", "2", "3", "4") and result.inputs[1].preview == ("3",)
     assert result.leaves[0].jit_preview == ("3", "6", "9", "12") and result.ok
 

@@ -97,7 +97,7 @@ class IrSide:
                 links.colour_index(file)
             return links, found, make(done.text)
 
-        self.host.controller.hlo(HloRequest(result.request.function, result.request.args, stage), parse)
+        self.host.controller.hlo(HloRequest(result.request.function, result.request.args, stage, inputs=result.request.inputs), parse)
 
     def request_compile(self) -> None:
         """Compile the traced program with XLA now (also when automatic compiling is off)."""

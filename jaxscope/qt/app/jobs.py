@@ -66,7 +66,7 @@ class Jobs:
             if result is None:
                 self.host.run_panel.set_error("Trace a function first: the run uses its inputs.")
             return False
-        request = RunRequest(result.request.function, result.request.args, **options)
+        request = RunRequest(result.request.function, result.request.args, inputs=result.request.inputs, **options)
         self.host.docks["run"].raise_()
         self.host.run_panel.set_running(True)
         self.host.controller.submit("run", request, run_result_from_jsonable)

@@ -1,0 +1,330 @@
+"""Example inputs from a *maker*: a Python function of the user's that returns the call's arguments.
+
+A maker returns a tuple of positional arguments, a dict of keyword arguments, or ``(args, kwargs)``
+(also the older ``{"args": ..., "kwargs": ...}``); one value that is none of these is the one
+argument. Where a value could be read two ways, the reading that binds to the function's signature
+wins. It may take one parameter, the seed (``run --seed``). Values are any pytree: arrays,
+``jax.ShapeDtypeStruct``, dicts/lists/tuples/namedtuples, dataclasses, optax states, flax
+``FrozenDict``/nnx ``State``/``GraphDef``, equinox modules, Python scalars.
+
+Leaves that are arrays (jax, numpy, ``ShapeDtypeStruct``) are traced; every other leaf is static,
+as ``equinox.filter_jit`` treats them: the function is traced through a wrapper that puts the
+static leaves back in place, so they need not be hashable and may sit anywhere in a pytree.
+
+For tracing only shapes and dtypes matter, so the maker first runs under ``jax.eval_shape``: a
+model's init costs no FLOPs and no memory. A maker that is not traceable (it converts to NumPy, or
+branches on values) is called for real. `run` calls it for real, and runs on its values. A worker
+keeps the abstract values per file version, unless they hold classes of the user's file (the file
+is executed anew for each request, and its classes with it).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import jax
+import numpy as np
+
+from jaxscope.schema.trace import ErrorInfo, FunctionRef, InputLeaf
+from jaxscope.spec.target import TargetError, parse_target
+from jaxscope.worker.errors import TraceError, classify
+from jaxscope.worker.load import LoadError, find_function, load_module
+from jaxscope.worker.userframes import user_modules
+
+INPUTS_VAR = "JAXSCOPE_INPUTS"
+FILE_TABLE = "@file"  # the request's `inputs`: the target file's JAXSCOPE_INPUTS entry for the function
+
+Tree = Any
+
+
+def is_array(leaf: Any) -> bool:
+    """Traced leaves: jax and numpy arrays, NumPy scalars, ShapeDtypeStructs. Python scalars are static."""
+    return isinstance(leaf, (jax.Array, np.ndarray, np.generic, jax.ShapeDtypeStruct))
+
+
+def partition(tree: Tree) -> tuple[Tree, Tree]:
+    """(arrays with None for the static leaves, static leaves with None for the arrays)."""
+    return (jax.tree.map(lambda x: x if is_array(x) else None, tree),
+            jax.tree.map(lambda x: None if is_array(x) else x, tree))
+
+
+def combine(dynamic: Tree, static: Tree) -> Tree:
+    """`partition`'s inverse: each position from whichever of the two holds it."""
+    return jax.tree.map(lambda d, s: s if d is None else d, dynamic, static, is_leaf=lambda x: x is None)
+
+
+@dataclass
+class Made:
+    """A maker's call for one function, split into traced (abstract) and static parts."""
+
+    label: str  # "make_inputs() in train.py", for messages and the run's input source
+    maker: Any
+    args: list[Any]  # traced parts: ShapeDtypeStruct leaves, None where a leaf is static
+    kwargs: dict[str, Any]
+    static_args: list[Any]  # static parts: None where a leaf is traced
+    static_kwargs: dict[str, Any]
+    leaves: tuple[InputLeaf, ...]  # every leaf, traced or static, for display
+    warnings: tuple[str, ...] = ()
+
+    def wrap(self, target: Any) -> Any:
+        """`target` taking the traced parts only; named and signed as `target` (JAX's argument names)."""
+        statics, static_kwargs = self.static_args, self.static_kwargs
+
+        @functools.wraps(target)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            full = [combine(a, s) for a, s in zip(args, statics, strict=True)]
+            return target(*full, **{k: combine(v, static_kwargs[k]) for k, v in kwargs.items()})
+
+        return call
+
+    def concrete(self, seed: int) -> tuple[list[Any], dict[str, Any]]:
+        """The traced parts as real values: the maker called for real (for `run`)."""
+        value = _call(self.maker, self.label, seed)
+        args, kwargs = _as_call(value, None, self.label, len(self.args), set(self.kwargs))
+        dyn_args, _ = partition(args)
+        dyn_kwargs, _ = partition(kwargs)
+        if _structure((dyn_args, dyn_kwargs)) != _structure((self.args, self.kwargs)):
+            raise _spec(f"{self.label} returned another structure when called for real than under jax.eval_shape")
+        return dyn_args, dyn_kwargs
+
+
+_CACHE: dict[tuple[Any, ...], Made] = {}
+
+
+def make(module: Any, function: FunctionRef, inputs: str, target: Any) -> Made:
+    """The inputs `inputs` names for `function` (loaded from `module`), abstract; TraceError on any fault."""
+    maker, label = find_maker(module, function, inputs)
+    code = getattr(inspect.unwrap(maker), "__code__", None)
+    key = (inputs, function, _stamp(function.path), _stamp(code.co_filename if code is not None else None))
+    if key in _CACHE:
+        cached = _CACHE[key]
+        return replace(cached, maker=maker)
+    value = _abstract_call(maker, label)
+    args, kwargs = _as_call(value, target, label)
+    made = split(label, args, kwargs, target, maker=maker)
+    if not _holds_user_classes(value):
+        _CACHE[key] = made
+    return made
+
+
+def find_maker(module: Any, function: FunctionRef, inputs: str) -> tuple[Any, str]:
+    """The maker callable and its label: the file's JAXSCOPE_INPUTS entry, or PATH.py::NAME / module:NAME."""
+    if inputs == FILE_TABLE:
+        where = os.path.basename(function.path) if function.path else function.module
+        table = getattr(module, INPUTS_VAR, None)
+        if not isinstance(table, dict):
+            raise _spec(f"{where} has no {INPUTS_VAR} dict (function name -> maker)")
+        short = function.qualname.rsplit(".", 1)[-1]
+        maker = table.get(function.qualname, table.get(short))
+        if maker is None:
+            raise _spec(f"{where}'s {INPUTS_VAR} has no entry for {function.qualname!r} (it has: {', '.join(map(repr, table)) or 'none'})")
+        label = f"{INPUTS_VAR}[{function.qualname!r}] in {where}"
+    else:
+        try:
+            ref = parse_target(inputs)
+        except TargetError as exc:
+            raise _spec(f"bad --inputs {inputs!r}: {exc}") from None
+        same = bool(ref.path) and bool(function.path) and os.path.abspath(ref.path) == os.path.abspath(function.path)
+        try:
+            owner = module if same else load_module(ref)
+            maker = find_function(owner, ref)
+        except LoadError as exc:
+            raise TraceError(replace(exc.info, phase="inputs", message=f"--inputs {inputs}: {exc.info.message}")) from None
+        label = f"{ref.qualname}() in {os.path.basename(ref.path) if ref.path else ref.module}"
+    if not callable(maker):
+        raise _spec(f"{label} is a {type(maker).__name__}, not a function that returns the inputs")
+    return maker, label
+
+
+def _stamp(path: Any) -> tuple[Any, ...]:
+    try:
+        st = os.stat(path)
+    except (OSError, TypeError, ValueError):
+        return (path,)
+    return (path, st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def _takes_seed(maker: Any) -> bool:
+    try:
+        inspect.signature(maker).bind(0)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _call(maker: Any, label: str, seed: int) -> Any:
+    """The maker's value; its exception becomes the user's error, named after the maker."""
+    try:
+        return maker(seed) if _takes_seed(maker) else maker()
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        info = classify(exc, "inputs")
+        hint = info.hint or "the maker that gives the example inputs failed: fix it, or give the inputs another way"
+        raise TraceError(replace(info, message=f"{label} raised {info.exc_type}: {info.message}", hint=hint)) from None
+
+
+def _abstract_call(maker: Any, label: str) -> Any:
+    """The maker's value with every array abstract: under `jax.eval_shape` when it traces, else for real."""
+    box: list[Any] = []
+
+    def shapes() -> Any:
+        dynamic, static = partition(maker(0) if _takes_seed(maker) else maker())
+        box.append(static)
+        return dynamic
+
+    try:
+        return combine(jax.eval_shape(shapes), box[0])
+    except Exception:  # not traceable (NumPy conversions, value branches, ...): call it for real
+        pass
+    return jax.tree.map(_abstract, _call(maker, label, 0), is_leaf=is_array)
+
+
+def _abstract(leaf: Any) -> Any:
+    if not is_array(leaf) or isinstance(leaf, jax.ShapeDtypeStruct):
+        return leaf
+    if isinstance(leaf, np.ndarray) and leaf.dtype == object:
+        return leaf  # refused by `_split` with its path
+    aval = jax.typeof(leaf)
+    sharding = getattr(leaf, "sharding", None)
+    keep = sharding is not None and len(getattr(sharding, "device_set", ())) > 1  # one device: not part of the program
+    return jax.ShapeDtypeStruct(aval.shape, aval.dtype, weak_type=aval.weak_type, sharding=sharding if keep else None)
+
+
+def _as_call(
+    value: Any, target: Any, label: str, n_args: int | None = None, keywords: set[str] | None = None
+) -> tuple[list[Any], dict[str, Any]]:
+    """Read the maker's value as (args, kwargs): the first reading that binds to `target`'s signature
+    (or, without one, matches `n_args`/`keywords`, or else is the natural one)."""
+    readings: list[tuple[list[Any], dict[str, Any]]] = []
+    if isinstance(value, dict) and value and set(value) <= {"args", "kwargs"}:
+        readings.append((list(value.get("args", ())), dict(value.get("kwargs", {}))))
+    if isinstance(value, (tuple, list)) and len(value) == 2 and isinstance(value[0], (tuple, list)) and _str_keyed(value[1]):
+        readings.append((list(value[0]), dict(value[1])))
+    if isinstance(value, (tuple, list)):
+        readings.append((list(value), {}))
+    elif _str_keyed(value):
+        readings.append(([], dict(value)))
+    readings.append(([value], {}))
+    if n_args is not None:
+        return next((r for r in readings if len(r[0]) == n_args and set(r[1]) == keywords), readings[0])
+    try:
+        sig = inspect.signature(target)
+    except (TypeError, ValueError):
+        return readings[0]
+    for args, kwargs in readings:
+        try:
+            sig.bind(*args, **kwargs)
+        except TypeError:
+            continue
+        return args, kwargs
+    args, kwargs = readings[0]
+    try:
+        sig.bind(*args, **kwargs)
+    except TypeError as exc:
+        name = getattr(target, "__qualname__", getattr(target, "__name__", "the function"))
+        given = ", ".join([*(f"<{type(a).__name__}>" for a in args), *(f"{k}=<{type(v).__name__}>" for k, v in kwargs.items())])
+        raise _spec(f"{label} returned ({given}), which {name}{sig} cannot take: {exc}") from None
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _str_keyed(value: Any) -> bool:
+    return type(value) is dict and all(isinstance(k, str) for k in value)
+
+
+def split(label: str, args: list[Any], kwargs: dict[str, Any], target: Any, *, maker: Any = None,
+          static_argnums: Iterable[int] = (), static_argnames: Iterable[str] = ()) -> Made:
+    """The call (args, kwargs) split into traced and static parts; `static_argnums`/`static_argnames`
+    make whole arguments static (as `jax.jit`'s). A leaf JAX cannot trace is refused with its path."""
+    forced = set(static_argnums) | set(static_argnames)
+    names = _arg_names(target, args, kwargs)
+    leaves: list[InputLeaf] = []
+    warnings: list[str] = []
+    for key, name, value in zip([*range(len(args)), *kwargs], names, [*args, *kwargs.values()], strict=True):
+        if key in forced:
+            leaves.append(InputLeaf(name, "static", (_short_repr(value),)))
+            continue
+        for path, leaf in jax.tree_util.tree_flatten_with_path(value)[0]:
+            where = name + jax.tree_util.keystr(path)
+            if not is_array(leaf):
+                leaves.append(InputLeaf(where, "static", (_short_repr(leaf),)))
+                continue
+            dtype = np.dtype(leaf.dtype) if not isinstance(leaf.dtype, np.dtype) else leaf.dtype
+            if dtype.kind in "OUSV":
+                raise _spec(f"{label}: {where} is an array of dtype {dtype}, which JAX cannot trace; "
+                            "give numbers (or make it a Python value, which is static)")
+            text = f"{leaf.dtype}[{','.join(map(str, leaf.shape))}]"
+            leaves.append(InputLeaf(where, text, size=int(np.prod(leaf.shape, dtype=np.int64))))
+    dyn_args, static_args = zip(*(_part(a, i in forced) for i, a in enumerate(args)), strict=True) if args else ((), ())
+    dyn_kwargs = {k: _part(v, k in forced) for k, v in kwargs.items()}
+    return Made(
+        label=label,
+        maker=maker,
+        args=list(dyn_args),
+        kwargs={k: d for k, (d, _) in dyn_kwargs.items()},
+        static_args=list(static_args),
+        static_kwargs={k: s for k, (_, s) in dyn_kwargs.items()},
+        leaves=tuple(leaves),
+        warnings=tuple(warnings),
+    )
+
+
+def _part(value: Any, static: bool) -> tuple[Tree, Tree]:
+    return (None, value) if static else partition(value)
+
+
+def _arg_names(target: Any, args: list[Any], kwargs: dict[str, Any]) -> list[str]:
+    fallback = [f"arg{i}" for i in range(len(args))] + list(kwargs)
+    try:
+        bound = inspect.signature(target).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return fallback
+    names: list[str] = []
+    for name, param in inspect.signature(target).parameters.items():
+        if name not in bound.arguments:
+            continue
+        if param.kind is inspect.Parameter.VAR_POSITIONAL:
+            names += [f"{name}[{i}]" for i in range(len(bound.arguments[name]))]
+        elif param.kind is inspect.Parameter.VAR_KEYWORD:
+            names += list(bound.arguments[name])
+        else:
+            names.append(name)
+    return names if len(names) == len(fallback) else fallback
+
+
+def _short_repr(value: Any, limit: int = 80) -> str:
+    try:
+        text = repr(value)
+    except Exception as exc:  # a user object whose repr raises is still a static leaf
+        text = f"<{type(value).__name__}: repr failed: {type(exc).__name__}>"
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _holds_user_classes(value: Any) -> bool:
+    """True when a node or leaf of `value` is an instance of a class of the user's own files."""
+    names = {m.__name__ for m in user_modules()}
+    leaves = jax.tree.leaves(value)
+    types = {type(leaf) for leaf in leaves}
+    stack = [_structure(value)]
+    while stack:
+        node = stack.pop()
+        data = node.node_data()
+        if data is not None:
+            types.add(data[0])
+        stack.extend(node.children())
+    return any(getattr(t, "__module__", None) in names for t in types)
+
+
+def _structure(tree: Tree) -> Any:
+    """The PyTreeDef (typed Any: its methods are not in jax's stubs)."""
+    return jax.tree.structure(tree)
+
+
+def _spec(message: str) -> TraceError:
+    return TraceError(ErrorInfo(kind="spec", phase="inputs", message=message))
