@@ -1,8 +1,8 @@
 """Example inputs from a *maker*: a Python function of the user's that returns the call's arguments.
 
 A maker returns a tuple of positional arguments, a dict of keyword arguments, or ``(args, kwargs)``
-(also the older ``{"args": ..., "kwargs": ...}``); one value that is none of these is the one
-argument. Where a value could be read two ways, the reading that binds to the function's signature
+(also the older ``{"args": ..., "kwargs": ...}``); one value that is none of these (an array, a
+module) is the one argument. Where a value could be read two ways, the reading that binds to the function's signature
 wins. It may take one parameter, the seed (``run --seed``). Values are any pytree: arrays,
 ``jax.ShapeDtypeStruct``, dicts/lists/tuples/namedtuples, dataclasses, optax states, flax
 ``FrozenDict``/nnx ``State``/``GraphDef``, equinox modules, Python scalars.
@@ -188,8 +188,8 @@ def _abstract_call(maker: Any, label: str) -> Any:
 def _abstract(leaf: Any) -> Any:
     if not is_array(leaf) or isinstance(leaf, jax.ShapeDtypeStruct):
         return leaf
-    if isinstance(leaf, np.ndarray) and leaf.dtype == object:
-        return leaf  # refused by `_split` with its path
+    if isinstance(leaf, np.ndarray) and leaf.dtype.kind in "OUSV":
+        return leaf  # refused by `split`, which names its path
     aval = jax.typeof(leaf)
     sharding = getattr(leaf, "sharding", None)
     keep = sharding is not None and len(getattr(sharding, "device_set", ())) > 1  # one device: not part of the program
@@ -210,7 +210,8 @@ def _as_call(
         readings.append((list(value), {}))
     elif _str_keyed(value):
         readings.append(([], dict(value)))
-    readings.append(([value], {}))
+    else:
+        readings.append(([value], {}))
     if n_args is not None:
         return next((r for r in readings if len(r[0]) == n_args and set(r[1]) == keywords), readings[0])
     try:
@@ -279,22 +280,22 @@ def _part(value: Any, static: bool) -> tuple[Tree, Tree]:
 
 
 def _arg_names(target: Any, args: list[Any], kwargs: dict[str, Any]) -> list[str]:
-    fallback = [f"arg{i}" for i in range(len(args))] + list(kwargs)
+    """Parameter names of the positional arguments (by the signature), then the keywords."""
+    fallback = [f"arg{i}" for i in range(len(args))]
     try:
-        bound = inspect.signature(target).bind(*args, **kwargs)
+        sig = inspect.signature(target)
+        bound = sig.bind(*args, **kwargs)
     except (TypeError, ValueError):
-        return fallback
+        return fallback + list(kwargs)
     names: list[str] = []
-    for name, param in inspect.signature(target).parameters.items():
-        if name not in bound.arguments:
+    for name, param in sig.parameters.items():
+        if name not in bound.arguments or name in kwargs:
             continue
         if param.kind is inspect.Parameter.VAR_POSITIONAL:
             names += [f"{name}[{i}]" for i in range(len(bound.arguments[name]))]
-        elif param.kind is inspect.Parameter.VAR_KEYWORD:
-            names += list(bound.arguments[name])
-        else:
+        elif param.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD):
             names.append(name)
-    return names if len(names) == len(fallback) else fallback
+    return (names if len(names) == len(args) else fallback) + list(kwargs)
 
 
 def _short_repr(value: Any, limit: int = 80) -> str:
