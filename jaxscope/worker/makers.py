@@ -32,6 +32,7 @@ import numpy as np
 
 from jaxscope.schema.trace import ErrorInfo, FunctionRef, InputLeaf
 from jaxscope.spec.target import TargetError, parse_target
+from jaxscope.worker import jax_compat as jc
 from jaxscope.worker.errors import TraceError, classify
 from jaxscope.worker.load import LoadError, find_function, load_module
 from jaxscope.worker.userframes import user_modules
@@ -255,11 +256,10 @@ def split(label: str, args: list[Any], kwargs: dict[str, Any], target: Any, *, m
             if not is_array(leaf):
                 leaves.append(InputLeaf(where, "static", (_short_repr(leaf),)))
                 continue
-            dtype = np.dtype(leaf.dtype) if not isinstance(leaf.dtype, np.dtype) else leaf.dtype
-            if dtype.kind in "OUSV":
-                raise _spec(f"{label}: {where} is an array of dtype {dtype}, which JAX cannot trace; "
+            if isinstance(leaf.dtype, np.dtype) and leaf.dtype.kind in "OUSV":
+                raise _spec(f"{label}: {where} is an array of dtype {leaf.dtype}, which JAX cannot trace; "
                             "give numbers (or make it a Python value, which is static)")
-            text = f"{leaf.dtype}[{','.join(map(str, leaf.shape))}]"
+            text = jc.aval_str(jax.core.ShapedArray(leaf.shape, leaf.dtype))
             leaves.append(InputLeaf(where, text, size=int(np.prod(leaf.shape, dtype=np.int64))))
     dyn_args, static_args = zip(*(_part(a, i in forced) for i, a in enumerate(args)), strict=True) if args else ((), ())
     dyn_kwargs = {k: _part(v, k in forced) for k, v in kwargs.items()}

@@ -54,15 +54,15 @@ def test_linen_optax_train_step_matches_make_jaxpr():
     assert equations(result.jaxpr_text) == equations(expected.pretty_print(source_info=True, name_stack=False, use_color=False))
     assert result.input_source == "JAXSCOPE_INPUTS['train_step'] in models.py"
     paths = {leaf.path: leaf.aval for leaf in result.inputs}
-    assert paths["params['params']['block1']['kernel']"] == "float32[4,16]"
-    assert paths["opt_state[1][0].count"] == "int32[]"  # optax's ScaleByAdamState, a namedtuple
+    assert paths["params['params']['block1']['kernel']"] == "f32[4,16]"
+    assert paths["opt_state[1][0].count"] == "i32[]"  # optax's ScaleByAdamState, a namedtuple
     assert "params['params']['block1']['kernel']" in result.arg_names
 
 
 def test_nnx_graphdef_and_state():
     result = trace("nnx_forward")
     leaves = {leaf.path: leaf.aval for leaf in result.inputs}
-    assert leaves["x"] == "float32[2,4]" and any(p.startswith("state") and a == "float32[4,8]" for p, a in leaves.items())
+    assert leaves["x"] == "f32[2,4]" and any(p.startswith("state") and a == "f32[4,8]" for p, a in leaves.items())
     inputs = [n.label for n in result.graph.top.nodes if n.kind == "input"]
     assert "x" in inputs and any(label.startswith("state") for label in inputs), inputs
 
@@ -88,12 +88,12 @@ def test_return_forms(name, maker_name, expected):
 
 def test_maker_runs_under_eval_shape():
     result = trace("one", maker("make_huge"))  # 160 GB for real
-    assert [leaf.aval for leaf in result.inputs] == ["float32[200000,200000]"]
+    assert [leaf.aval for leaf in result.inputs] == ["f32[200000,200000]"]
 
 
 def test_untraceable_maker_is_called_for_real():
     result = trace("one", maker("make_numpy_only"))
-    assert [leaf.aval for leaf in result.inputs] == ["float32[3]"]
+    assert [leaf.aval for leaf in result.inputs] == ["f32[3]"]
 
 
 def test_abstract_inputs_kept_per_file_version():
