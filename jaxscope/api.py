@@ -5,12 +5,14 @@ for its ``JAXSCOPE_MAIN`` function, ``"pkg.mod:func"``). A live function is trac
 process (the caller already runs that code, with its state); a target string is traced in a
 one-off worker process, exactly as ``jaxscope export`` does.
 
-Example arguments follow the ``--args`` rules: an argument holding an array (a concrete array, a
-``jax.ShapeDtypeStruct``, a spec string such as ``"f32[8,4]"``) is traced, one holding none
-(``3``, ``"relu"``, ``True``) is static; ``static_argnums``/``static_argnames`` force more. For a
-target string, ``args_spec`` may give the whole call as ``--args`` text instead (also the way to pass
-a keyword argument named like one of the options below, as is ``functools.partial``). A relative
-target path is taken from the current directory.
+Example arguments are any pytrees, as a maker's (``jaxscope --help``): array leaves (a concrete
+array, a ``jax.ShapeDtypeStruct``, a spec string such as ``"f32[8,4]"``) are traced, every other
+leaf (``3``, ``"relu"``, an activation function) is static; ``static_argnums``/``static_argnames``
+make whole arguments static. For a target string, ``args_spec`` may give the whole call as
+``--args`` text instead (also the way to pass a keyword argument named like one of the options
+below, as is ``functools.partial``), or ``inputs`` a maker (``"file.py::make_inputs"``); values
+with no ``--args`` form reach the worker pickled. A relative target path is taken from the current
+directory.
 
 This module imports neither jax nor Qt: each function imports what it needs when called.
 """
@@ -49,13 +51,15 @@ class _Traced:
 
 def _trace(target: Any, args: Sequence[Any], kwargs: dict[str, Any], *, static_argnums: Sequence[int] = (),
            static_argnames: Sequence[str] = (), args_spec: str | None = None, timeout: float | None = None,
-           want_text: bool = False) -> _Traced:
+           want_text: bool = False, inputs: str | None = None) -> _Traced:
     """Trace `target` in-process (a live function) or in a worker (a target string)."""
     if isinstance(target, str):
         statics = bool(static_argnums or static_argnames)
-        return _trace_target(target, args, kwargs, args_spec, timeout, statics, want_text)
+        return _trace_target(target, args, kwargs, args_spec, timeout, statics, want_text, inputs)
     if not callable(target):
         raise TypeError(f"expected a function or a 'file.py::func' string, got {type(target).__qualname__}")
+    if inputs is not None:
+        raise TypeError("inputs= names a maker for a target string; for a live function, pass the values themselves")
     from jaxscope.worker.live import trace_live
 
     if args_spec is not None:
@@ -75,22 +79,67 @@ def _parse_args_spec(text: str, args: Sequence[Any], kwargs: dict[str, Any]) -> 
 
 
 def _trace_target(target: str, args: Sequence[Any], kwargs: dict[str, Any], args_spec: str | None,
-                  timeout: float | None, statics: bool, want_text: bool) -> _Traced:
+                  timeout: float | None, statics: bool, want_text: bool, inputs: str | None) -> _Traced:
+    import shutil
+
     from jaxscope.session import SessionError, trace
-    from jaxscope.spec.argvalues import call_text
 
     if statics:
         raise TypeError("static_argnums/static_argnames apply to live functions; for a target string, "
                         "pass the static values as Python literals (they are static)")
-    if args_spec is None and (args or kwargs):
-        args_spec = call_text(args, kwargs)
-    elif args or kwargs:
-        raise TypeError("give the example arguments either as values or as args_spec text, not both")
+    if sum(x is not None for x in (args_spec, inputs, (*args, *kwargs) or None)) > 1:
+        raise TypeError("give the example arguments one way: as values, as args_spec text, or as an inputs= maker")
+    folder = None
+    if args or kwargs:
+        args_spec, inputs = _values_as_call(args, kwargs)
+        folder = os.path.dirname(inputs.rsplit("::", 1)[0]) if inputs else None
     try:
-        result = trace(target, args_spec, timeout=timeout, jaxpr_text=want_text)
+        result = trace(target, args_spec, inputs=inputs, timeout=timeout, jaxpr_text=want_text)
     except SessionError as exc:
         raise JaxscopeError(str(exc), exc.code) from None
+    finally:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
     return _Traced(result.graph, lambda: result.jaxpr_text.rstrip("\n") + "\n", None)
+
+
+MAKER_SOURCE = '''"""Example inputs that jaxscope's Python API handed on to a worker (pickled beside this file)."""
+import os
+import pickle
+
+
+def make_inputs():
+    with open(os.path.join(os.path.dirname(__file__), "values.pickle"), "rb") as fh:
+        args, kwargs = pickle.load(fh)
+    return {"args": args, "kwargs": kwargs}
+'''
+
+
+def _values_as_call(args: Sequence[Any], kwargs: dict[str, Any]) -> tuple[str | None, str | None]:
+    """(--args text, None) for values that have one; else (None, a maker that unpickles them): optax
+    states, flax and equinox modules reach the worker or the app as they are."""
+    import pickle
+    import tempfile
+
+    from jaxscope.spec.argvalues import ArgValueError, call_text
+
+    try:
+        return call_text(args, kwargs), None
+    except ArgValueError:
+        pass
+    try:
+        data = pickle.dumps((tuple(args), dict(kwargs)), protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as exc:  # lambdas, open files, ...: pickle says which
+        raise JaxscopeError(
+            f"the example inputs have no --args form and cannot be handed to another process ({type(exc).__name__}: {exc}); "
+            "name a maker instead: inputs='file.py::make_inputs', a function that returns them"
+        ) from None
+    folder = tempfile.mkdtemp(prefix="jaxscope-inputs-")
+    with open(os.path.join(folder, "values.pickle"), "wb") as fh:
+        fh.write(data)
+    with open(os.path.join(folder, "inputs.py"), "w", encoding="utf-8") as fh:
+        fh.write(MAKER_SOURCE)
+    return None, os.path.join(folder, "inputs.py") + "::make_inputs"
 
 
 def _layout(graph: Graph, collapse: int | None, direction: str, budget_s: float) -> Layout:
@@ -133,6 +182,7 @@ def export(
     highlight: str = "",
     fmt: str | None = None,
     args_spec: str | None = None,
+    inputs: str | None = None,
     timeout: float | None = None,
     layout_budget: float = 5.0,
     long_edges: str = "auto",
@@ -160,7 +210,7 @@ def export(
         raise ValueError("StableHLO (.mlir) export needs a live function object, not a target string")
     traced = _trace(fn_or_target, example_args, example_kwargs, static_argnums=static_argnums,
                     static_argnames=static_argnames, args_spec=args_spec, timeout=timeout,
-                    want_text=text_fmt == "jaxpr")
+                    want_text=text_fmt == "jaxpr", inputs=inputs)
     if text_fmt is not None:
         if text_fmt == "jaxpr":
             text = traced.jaxpr_text()
@@ -214,6 +264,7 @@ def graph(
     legend: bool = False,
     highlight: str = "",
     args_spec: str | None = None,
+    inputs: str | None = None,
     timeout: float | None = None,
     layout_budget: float = 5.0,
     long_edges: str = "auto",
@@ -227,7 +278,7 @@ def graph(
     get_theme(theme)  # a bad theme or long_edges fails before tracing
     check_long_edges(long_edges)
     traced = _trace(fn_or_target, example_args, example_kwargs, static_argnums=static_argnums,
-                    static_argnames=static_argnames, args_spec=args_spec, timeout=timeout)
+                    static_argnames=static_argnames, args_spec=args_spec, timeout=timeout, inputs=inputs)
     layout = _layout(traced.graph, collapse, direction, layout_budget)
     marks = _highlight(traced.graph, layout, highlight)
     svg = render_svg(traced.graph, layout, theme=theme, legend=legend, highlight=marks, long_edges=long_edges)
@@ -235,21 +286,24 @@ def graph(
 
 
 def show_argv(fn_or_target: Callable[..., Any] | str, *example_args: Any, args_spec: str | None = None,
-              **example_kwargs: Any) -> list[str]:
-    """The command `show` runs: ``python -m jaxscope FILE::QUALNAME [--args SPEC]``.
+              inputs: str | None = None, **example_kwargs: Any) -> list[str]:
+    """The command `show` runs: ``python -m jaxscope FILE::QUALNAME [--args SPEC | --inputs MAKER]``.
 
     A live function must be a module-level function (or ``Class.method``) of a file: the app loads
-    that file afresh in its worker, so its arguments are passed as ``--args`` text.
+    that file afresh in its worker, so its arguments are passed as ``--args`` text, or, for values
+    with no such form (optax states, flax and equinox modules), pickled behind a maker.
     """
-    from jaxscope.spec.argvalues import call_text
-
     if isinstance(fn_or_target, str):
         target = fn_or_target
     else:
         target = _file_target(fn_or_target)
-    if args_spec is None and (example_args or example_kwargs):
-        args_spec = call_text(example_args, example_kwargs)
+    if sum(x is not None for x in (args_spec, inputs, (*example_args, *example_kwargs) or None)) > 1:
+        raise TypeError("give the example arguments one way: as values, as args_spec text, or as an inputs= maker")
+    if example_args or example_kwargs:
+        args_spec, inputs = _values_as_call(example_args, example_kwargs)
     argv = [sys.executable, "-m", "jaxscope", target]
+    if inputs is not None:
+        return argv + ["--inputs", inputs]
     return argv + (["--args", args_spec] if args_spec is not None else [])
 
 
@@ -270,7 +324,7 @@ def _file_target(fn: Callable[..., Any]) -> str:
 
 
 def show(fn_or_target: Callable[..., Any] | str, *example_args: Any, args_spec: str | None = None,
-         **example_kwargs: Any) -> subprocess.Popen[bytes]:
+         inputs: str | None = None, **example_kwargs: Any) -> subprocess.Popen[bytes]:
     """Open the desktop app on the function (a separate process; nothing is written). Returns the Popen."""
-    argv = show_argv(fn_or_target, *example_args, args_spec=args_spec, **example_kwargs)
+    argv = show_argv(fn_or_target, *example_args, args_spec=args_spec, inputs=inputs, **example_kwargs)
     return subprocess.Popen(argv)

@@ -21,6 +21,7 @@ from jaxscope.spec import argspec
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
+MODELS = ROOT / "tests" / "worker" / "corpus" / "models.py"
 SVG_NS = "{http://www.w3.org/2000/svg}"
 SCALE = jnp.arange(3.0)  # a captured global: drawn as a constant named SCALE
 
@@ -193,8 +194,45 @@ def test_show_builds_the_app_command():
 
     with pytest.raises(ValueError, match="module-level"):
         show_argv(local)
-    with pytest.raises(TypeError, match="no --args form"):
-        show_argv(mlp, object())
+    with pytest.raises(jaxscope.JaxscopeError, match="no --args form and cannot be handed"):
+        show_argv(mlp, lambda: 0)  # not picklable
+
+
+def _models():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("api_models", MODELS)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_pytree_inputs_live_and_through_a_worker(tmp_path):
+    pytest.importorskip("flax")
+    models = _models()
+    inputs = models.make_train_inputs()  # flax params, an optax chain's state (EmptyState, ScaleByAdamState), a batch
+    live = jaxscope.graph(models.train_step, *inputs)
+    assert "dot_general" in live.svg and "opt_state[1][0].count" in live.svg
+    fmt = jaxscope.export(f"{MODELS}::train_step", *inputs, path=tmp_path / "step.json")
+    assert fmt == "json" and read_json((tmp_path / "step.json").read_text())[0].node_total == live.graph.node_total
+    eqx_graph = jaxscope.graph(models.eqx_predict, *models.make_eqx_inputs())  # function leaves: static
+    assert "xs" in eqx_graph.svg
+    assert jaxscope.graph(f"{MODELS}::eqx_predict", inputs=f"{MODELS}::make_eqx_inputs").graph.node_total == eqx_graph.graph.node_total
+    with pytest.raises(TypeError, match="one way"):
+        jaxscope.graph(f"{MODELS}::eqx_predict", "f32[3]", inputs=f"{MODELS}::make_eqx_inputs")
+
+
+def test_show_hands_pytree_values_to_the_app_through_a_maker():
+    pytest.importorskip("flax")
+    from jaxscope.api import show_argv
+
+    models = _models()
+    argv = show_argv(f"{MODELS}::train_step", *models.make_train_inputs())
+    assert argv[4] == "--inputs" and argv[5].endswith("inputs.py::make_inputs")
+    done = subprocess.run([sys.executable, "-m", "jaxscope", "jaxpr", argv[3], "--inputs", argv[5]],
+                          capture_output=True, text=True, timeout=180, cwd=ROOT)
+    assert done.returncode == 0 and "dot_general" in done.stdout, done.stderr
 
 
 def test_importing_jaxscope_stays_cheap():
