@@ -69,7 +69,7 @@ def resolve_call(target: str, args: str | None, inputs: str | None = None) -> tu
             return ref, "", FILE_TABLE
         args = info.example_args.get(ref.qualname)
         if args is None:
-            if fn is not None and any(p.default is None and p.kind in ("positional", "positional_only") for p in fn.params):
+            if fn is not None and fn.required:
                 names = ", ".join(p.name for p in fn.params)
                 where = target.rsplit("::", 1)[0]
                 raise SessionError(

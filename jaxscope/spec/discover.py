@@ -58,6 +58,11 @@ class FunctionInfo:
         """A maker or an argument spec says what to call it with."""
         return self.maker is not None or self.example_args is not None
 
+    @property
+    def required(self) -> tuple[str, ...]:
+        """The parameters a call must give (no default, not *args/**kwargs)."""
+        return tuple(p.name for p in self.params if p.default is None and p.kind in ("positional_only", "positional", "keyword_only"))
+
 
 @dataclass(frozen=True, slots=True)
 class ModuleInfo:
@@ -168,6 +173,14 @@ def default_function(info: ModuleInfo) -> FunctionInfo | None:
     if len(with_inputs) == 1:
         return with_inputs[0]
     return info.functions[0] if len(info.functions) == 1 else None
+
+
+def first_with_inputs(info: ModuleInfo) -> FunctionInfo | None:
+    """What the window opens a file on: JAXSCOPE_MAIN, else the first function with inputs (a maker or
+    specs), else the first that needs none; None when every function needs inputs nobody gave."""
+    if info.main:
+        return info.get(info.main)
+    return next((f for f in info.functions if f.has_inputs), None) or next((f for f in info.functions if not f.required), None)
 
 
 def _read_main(tree: ast.Module, listed: set[str], warnings: list[str]) -> str:

@@ -129,13 +129,13 @@ def find_maker(module: Any, function: FunctionRef, inputs: str) -> tuple[Any, st
         try:
             ref = parse_target(inputs)
         except TargetError as exc:
-            raise _spec(f"bad --inputs {inputs!r}: {exc}") from None
+            raise _spec(f"bad maker reference {inputs!r}: {exc}") from None
         same = bool(ref.path) and bool(function.path) and os.path.abspath(ref.path) == os.path.abspath(function.path)
         try:
             owner = module if same else load_module(ref)
             maker = find_function(owner, ref)
         except LoadError as exc:
-            raise TraceError(replace(exc.info, phase="inputs", message=f"--inputs {inputs}: {exc.info.message}")) from None
+            raise TraceError(replace(exc.info, phase="inputs", message=f"maker {inputs}: {exc.info.message}")) from None
         label = f"{ref.qualname}() in {os.path.basename(ref.path) if ref.path else ref.module}"
     if not callable(maker):
         raise _spec(f"{label} is a {type(maker).__name__}, not a function that returns the inputs")

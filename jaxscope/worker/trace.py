@@ -335,6 +335,7 @@ def _check_arity(fn: Any, args: list[Any], kwargs: dict[str, Any], qualname: str
                 kind="spec",
                 phase="args",
                 message=f"{qualname}{sig} cannot be called with ({args_text}): {exc}",
-                hint="give one spec per parameter in --args, e.g. --args 'f32[8,128], training=True'",
+                hint="give one spec per parameter (--args on the command line, the Specs field in the window), "
+                "e.g. 'f32[8,128], training=True'; or inputs from a maker",
             )
         ) from None

@@ -19,7 +19,7 @@ def test_inputs_are_parsed_once_per_text(qtbot, monkeypatch):
     with qtbot.waitSignal(panel.trace_requested) as sent:
         panel.set_module(module, "f")
         panel.request_trace()
-    assert sent.args == ["f", "f32[3]"] and parsed == ["f32[3]"]
+    assert sent.args == ["f", "f32[3]", ""] and parsed == ["f32[3]"]
     panel.args.setText("f33[3]")  # a bad spec is flagged at once, and stays flagged
     assert "f33" in panel.error.text() and not panel.trace_button.isEnabled()
     panel.request_trace()
@@ -63,7 +63,7 @@ def test_long_inputs_are_checked_on_a_thread_and_a_trace_does_not_wait(qtbot, mo
         panel.args.setText(good)
         assert panel.params.text() == "checking the inputs…" and panel.trace_button.isEnabled()
         panel.request_trace()
-    assert sent.args == ["f", good]
+    assert sent.args == ["f", good, ""]
     qtbot.waitUntil(lambda: panel.params.text().startswith("params: traced [f32[16,16], "))
     assert len(threads) == 1 and threads[0].startswith("jaxscope-inputs")
     assert panel.parse(good) is panel.parse(good)  # remembered: no parse on the GUI thread

@@ -111,13 +111,23 @@ def test_failing_trace_keeps_the_last_good_result(qtbot, window):
     open_and_wait(qtbot, w, f"{BASICS}::predict")
     good = w.doc.result
     layout = w.doc.layout
-    w.inputs.args.setText("f32[3]")  # wrong arity for predict
+    w.inputs.args.setText("{'w1': f32[4,8]}, f32[16,4]")  # params without b1: a KeyError in predict
     w.inputs.request_trace()
     qtbot.waitUntil(lambda: w.doc.stale, timeout=TIMEOUT)
     assert w.doc.result is good and w.doc.layout is layout
     assert w.stale_banner.isVisibleTo(w)
-    assert "cannot be called" in w.problem.text()
-    assert w.inputs.args.text() == "f32[3]"  # the user's input is kept
+    assert "KeyError" in w.problem.text()
+    assert w.inputs.args.text() == "{'w1': f32[4,8]}, f32[16,4]"  # the user's input is kept
+
+
+def test_a_missing_argument_is_said_in_the_panel_before_any_trace(qtbot, window):
+    w = window
+    open_and_wait(qtbot, w, f"{BASICS}::predict")
+    w.inputs.args.setText("f32[3]")  # predict(params, x, use_bias=True): x is missing
+    assert not w.inputs.trace_button.isEnabled() and "Missing: x" in w.inputs.hint.text()
+    w.inputs.args.setText("")
+    assert "needs example inputs" in w.inputs.hint.text() and "Specs field" in w.inputs.hint.text()
+    assert "--args" not in w.inputs.hint.text()  # the window's words, not the command line's
 
 
 def test_bad_spec_is_flagged_inline(qtbot, window):

@@ -116,7 +116,7 @@ def test_run_uses_the_makers_values():
     (maker("make_raises"), "user-code", ["make_raises() in models.py raised ValueError", "no data here"]),
     (maker("make_strings"), "spec", ["x is an array of dtype <U1"]),
     (maker("make_too_many"), "spec", ["make_too_many() in models.py returned", "cannot take"]),
-    (maker("no_such_maker"), "not-found", ["--inputs", "no function 'no_such_maker'"]),
+    (maker("no_such_maker"), "not-found", ["maker ", "no function 'no_such_maker'"]),
     ("@file", "spec", ["JAXSCOPE_INPUTS has no entry for 'one'", "'train_step'"]),
 ])
 def test_bad_makers_say_what_and_where(inputs, kind, words):

@@ -15,6 +15,7 @@ class Document:
     path: str = ""
     function: str = ""
     args: str = ""
+    inputs: str = ""  # a maker instead of `args` (TraceRequest.inputs)
     result: TraceResult | None = None  # the last good trace
     layout: Layout | None = None
     expanded: frozenset[str] = field(default_factory=frozenset)

@@ -13,6 +13,15 @@ from jaxscope.qt.app import theme as themes
 
 
 def main(opts: argparse.Namespace | None = None) -> int:
+    inputs = getattr(opts, "inputs", None)
+    if inputs:  # a bad maker reference is said before any window opens
+        from jaxscope.session import SessionError, maker_ref
+
+        try:
+            inputs = maker_ref(inputs)
+        except SessionError as exc:
+            print(f"jaxscope: {exc}", file=sys.stderr)
+            return 2
     QCoreApplication.setOrganizationName("jaxscope")
     QCoreApplication.setApplicationName("jaxscope")
     app = QApplication.instance() or QApplication(sys.argv[:1])
@@ -26,5 +35,6 @@ def main(opts: argparse.Namespace | None = None) -> int:
     target = getattr(opts, "target", None)
     if target:
         args = getattr(opts, "args", None)
-        QTimer.singleShot(0, window, lambda: window.open_target(os.path.abspath(target) if "::" not in target else target, args))
+        path = os.path.abspath(target) if "::" not in target else target
+        QTimer.singleShot(0, window, lambda: window.open_target(path, args, inputs))
     return app.exec()

@@ -7,6 +7,7 @@ the first read of *any* key; a value of another type converts to something odd (
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -43,3 +44,34 @@ def update_strings(settings: QSettings, key: str, update: Callable[[list[str]], 
     settings.setValue(key, update(read_strings(settings, key)))
     settings.sync()
     return settings.status() == QSettings.Status.NoError
+
+
+CHOICES_KEY = "inputChoices"  # file -> function -> [inputs source, maker elsewhere] (InputsPanel.choices)
+CHOICES_FILES = 200
+
+
+def read_choices(settings: QSettings, path: str) -> dict[str, list[str]]:
+    """The inputs chosen per function of `path`; anything malformed is dropped."""
+    entry = _read_json(settings, CHOICES_KEY).get(path)
+    if not isinstance(entry, dict):
+        return {}
+    return {k: [str(v[0]), str(v[1])] for k, v in entry.items() if isinstance(v, list) and len(v) == 2}
+
+
+def update_choices(settings: QSettings, path: str, choices: dict[str, list[str]]) -> bool:
+    """Remember `choices` for `path` (the newest files kept), merged as `update_strings` does."""
+    settings.sync()
+    table = _read_json(settings, CHOICES_KEY)
+    table.pop(path, None)
+    table[path] = choices
+    settings.setValue(CHOICES_KEY, json.dumps(dict(list(table.items())[-CHOICES_FILES:])))
+    settings.sync()
+    return settings.status() == QSettings.Status.NoError
+
+
+def _read_json(settings: QSettings, key: str) -> dict[str, object]:
+    try:
+        value = json.loads(read(settings, key, "") or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}

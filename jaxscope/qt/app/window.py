@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Slot
+from PySide6.QtCore import QSettings, Qt, QTimer, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
@@ -23,7 +23,7 @@ from jaxscope.analysis.flow_marks import LineMark
 from jaxscope.analysis.guide import Example, list_examples, parse_guide
 from jaxscope.ir import linking
 from jaxscope.ir.hlo_links import IrLinks
-from jaxscope.qt.app import dialogs, prefs
+from jaxscope.qt.app import dialogs, geometry, prefs
 from jaxscope.qt.app import theme as themes
 from jaxscope.qt.app.controller import Controller
 from jaxscope.qt.app.document import Document
@@ -52,10 +52,8 @@ from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.graph import Graph, SourceLoc
 from jaxscope.schema.layout import Layout
 from jaxscope.schema.trace import ErrorInfo, FunctionRef, TraceRequest, TraceResult
-from jaxscope.spec.discover import DiscoveryError, default_function, discover_file
+from jaxscope.spec.discover import DiscoveryError, discover_file, first_with_inputs
 from jaxscope.spec.static_fix import static_suggestion
-
-STATE_VERSION = 2  # bump when docks change: an old saved state would misplace the new ones
 
 
 class MainWindow(QMainWindow):
@@ -143,7 +141,7 @@ class MainWindow(QMainWindow):
         self._connect()
         self._apply_theme()
         self.recent = RecentTargets(self.settings, self.recent_menu, self.welcome, self.open_target)
-        self._restore_layout()
+        geometry.restore(self, self.settings, self.docks)
 
     # ------------------------------------------------------------------ construction
 
@@ -255,6 +253,7 @@ class MainWindow(QMainWindow):
         self.run_panel.set_devices(c.devices)
         self.cancel_button.clicked.connect(c.cancel)
         self.inputs.trace_requested.connect(self._trace)
+        self.inputs.choice_changed.connect(self._remember_inputs)
         self.graph.selection_changed.connect(self.selection.graph_selected)
         self.graph.toggle_cluster_requested.connect(self.toggle_cluster)
         self.source.line_clicked.connect(self.selection.source_line_clicked)
@@ -269,8 +268,9 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ documents
 
-    def open_target(self, target: str, args: str | None = None) -> bool:
-        """Open `file.py` or `file.py::function` and trace it (the function, or the first one)."""
+    def open_target(self, target: str, args: str | None = None, inputs: str | None = None) -> bool:
+        """Open `file.py` or `file.py::function` (specs `args` or a maker `inputs` for it), and trace it
+        (the function, JAXSCOPE_MAIN, or the first with inputs) when it has inputs; else say what it needs."""
         path, _, function = target.rpartition("::") if "::" in target else (target, "", "")
         path = os.path.abspath(path)
         try:
@@ -301,9 +301,10 @@ class MainWindow(QMainWindow):
             self.resizeDocks([self.docks["jaxpr"], self.docks["guide"]], [380, 420], Qt.Orientation.Vertical)
         self.docks["guide"].setVisible(has_guide)
         if not function:
-            chosen = default_function(module) or (module.functions[0] if module.functions else None)
+            chosen = first_with_inputs(module) or (module.functions[0] if module.functions else None)
             function = chosen.name if chosen is not None else ""
-        self.inputs.set_module(module, select=function or None, args=args)
+        self.inputs.set_choices(prefs.read_choices(self.settings, path))
+        self.inputs.set_module(module, select=function or None, args=args, inputs=inputs)
         self.docks["source"].setWindowTitle(f"Source — {os.path.basename(path)}")
         self.stack.setCurrentIndex(1)
         self.setWindowTitle(f"jaxscope — {os.path.basename(path)}")
@@ -311,7 +312,10 @@ class MainWindow(QMainWindow):
         for warning in module.warnings:
             self.log.append_text(f"warning: {warning}\n")
         if function and module.get(function) is not None:
-            self.inputs.request_trace()
+            if self.inputs.ready():
+                self.inputs.request_trace()
+            else:
+                self.show_problem(self.inputs.hint.text() or self.inputs.error.text())
         return True
 
     def may_run(self, path: str) -> bool:
@@ -329,6 +333,10 @@ class MainWindow(QMainWindow):
         self._saved(prefs.update_strings(self.settings, "trustedFiles", lambda items: [*(t for t in items if t != path), path][-500:]))
         return True
 
+    def _remember_inputs(self) -> None:
+        if self.doc.path:
+            self._saved(prefs.update_choices(self.settings, self.doc.path, self.inputs.choices()))
+
     def _saved(self, ok: bool) -> None:
         """Say once when the settings cannot be written (nothing is remembered then)."""
         if not ok and not self._unsaved_told:
@@ -341,16 +349,17 @@ class MainWindow(QMainWindow):
         """The question itself (tests replace it)."""
         return dialogs.confirm_run(self, path)
 
-    def _trace(self, function: str, args: str) -> None:
+    def _trace(self, function: str, args: str, inputs: str = "") -> None:
         if not self.may_run(self.doc.path):
             self.show_problem(f"View only: {os.path.basename(self.doc.path)} was not run. Trace (F5) to be asked again.")
             return
         if self.doc.function != function:
             self.doc.user_toggled = False
-        self.doc.function, self.doc.args = function, args
+        self.doc.function, self.doc.args, self.doc.inputs = function, args, inputs
         previous = self.doc.result
         record = previous is None or previous.request.function.qualname != function or not recording_gave_up(previous)
-        request = TraceRequest(FunctionRef(qualname=function, path=self.doc.path), args=args, jaxpr_text=False, record_flow=record)
+        request = TraceRequest(FunctionRef(qualname=function, path=self.doc.path), args=args, jaxpr_text=False, record_flow=record,
+                               inputs=inputs)
         # laid out as the reply arrives, with the clusters `_on_trace_finished` will ask for open
         keep = self._keeps_expanded(request.function)
         self.controller.trace(request, self.doc.expanded if keep else None)  # the printed jaxpr follows (IrMixin._start_ir)
@@ -364,6 +373,7 @@ class MainWindow(QMainWindow):
     def _on_trace_finished(self, result: TraceResult) -> None:
         keep = self._keeps_expanded(result.request.function)
         self.doc.result = result
+        self.inputs.show_result(result)
         self.doc.stale = False
         self.stale_banner.hide()
         self.show_problem("")
@@ -473,7 +483,7 @@ class MainWindow(QMainWindow):
     def _file_changed(self) -> None:
         path = self.doc.path
         if path and os.path.exists(path):
-            self.open_target(f"{path}::{self.doc.function}" if self.doc.function else path, self.doc.args or None)
+            self.open_target(f"{path}::{self.doc.function}" if self.doc.function else path)  # the panel keeps the inputs
 
     def _file_vanished(self, path: str) -> None:
         if path != self.doc.path or self.doc.result is None or self.doc.stale:
@@ -566,26 +576,8 @@ class MainWindow(QMainWindow):
         self.ir.set_theme(self.theme)
         self.graph.set_theme(self.theme)
 
-    def _restore_layout(self) -> None:
-        geometry = prefs.read(self.settings, "geometry", QByteArray())
-        state = prefs.read(self.settings, "state", QByteArray())
-        if not geometry.isEmpty():
-            self.restoreGeometry(geometry)
-        else:
-            self.resize(1400, 900)
-        if not state.isEmpty() and self.restoreState(state, STATE_VERSION):
-            return
-        QTimer.singleShot(0, self, self._default_dock_sizes)  # sizes apply once the window is laid out
-
-    def _default_dock_sizes(self) -> None:
-        d = self.docks
-        self.resizeDocks([d["inputs"], d["source"]], [170, 600], Qt.Orientation.Vertical)
-        self.resizeDocks([d["source"], d["jaxpr"]], [520, 460], Qt.Orientation.Horizontal)
-        self.resizeDocks([d["problems"]], [120], Qt.Orientation.Vertical)
-
     def closeEvent(self, event: QCloseEvent) -> None:
-        self.settings.setValue("geometry", self.saveGeometry())
-        self.settings.setValue("state", self.saveState(STATE_VERSION))
+        geometry.save(self, self.settings)
         self.controller.close()
         super().closeEvent(event)
 

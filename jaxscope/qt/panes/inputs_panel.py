@@ -1,4 +1,6 @@
-"""Pick a function of the file and edit its argument specs, validated as you type."""
+"""Pick a function of the file and its inputs: a maker (the file's JAXSCOPE_INPUTS entry, or one in
+another file or module) or argument specs typed here, validated as you type; after a trace, the
+maker's pytree as a tree."""
 
 from __future__ import annotations
 
@@ -20,9 +22,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from jaxscope.qt.panes.inputs_tree import InputsTree
 from jaxscope.runtime.parse_process import parse_call_apart
+from jaxscope.schema.trace import TraceResult
 from jaxscope.spec import argspec
-from jaxscope.spec.discover import FunctionInfo, ModuleInfo, bind_call
+from jaxscope.spec.discover import INPUTS_VAR, FunctionInfo, ModuleInfo, bind_call
+from jaxscope.spec.target import TargetError, parse_target
+
+FILE_MAKER = "@file"  # TraceRequest.inputs: the file's JAXSCOPE_INPUTS entry
+MODES = {"file": "Maker in the file", "maker": "Maker elsewhere", "specs": "Specs typed here"}
 
 
 def plain_label(text: str = "") -> QLabel:
@@ -54,15 +62,19 @@ class _LinesArea(QScrollArea):
 
 
 class InputsPanel(QWidget):
-    """Function picker, parameter list, `--args` field with inline errors, and the Trace button."""
+    """Function picker, the inputs' source (a maker or specs), the spec field with inline errors and
+    its parameter list, the maker's inputs tree, and the Trace button."""
 
-    trace_requested = Signal(str, str)  # qualname, args text
+    trace_requested = Signal(str, str, str)  # qualname, args text, maker ("" for specs)
+    choice_changed = Signal()  # the user picked another source or maker: the window remembers it per file
     _checked = Signal(str, object)  # a long text, its CallSpec or SpecError (from the parsing thread)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._module: ModuleInfo | None = None
         self._edited: dict[str, str] = {}
+        self._modes: dict[str, str] = {}  # function -> "file", "maker" or "specs", as the user chose
+        self._makers: dict[str, str] = {}  # function -> a maker elsewhere, as typed
         self._parsed: tuple[str, argspec.CallSpec | argspec.SpecError] | None = None
         self._pending: dict[str, Future[argspec.CallSpec | argspec.SpecError | None]] = {}  # the long text being parsed
         self._pool: ThreadPoolExecutor | None = None
@@ -92,31 +104,52 @@ class InputsPanel(QWidget):
         self.error = plain_label()
         self.error.setObjectName("argsError")
         self.error.setStyleSheet("color: #c0392b;")
+        self.source = QComboBox()
+        self.source.setObjectName("inputsSource")
+        self.source.setToolTip("Where the example inputs come from: a maker (a function that returns them: any "
+                               "pytree, array leaves traced, the rest static) or specs typed here")
+        self.maker = QLineEdit()
+        self.maker.setObjectName("makerEdit")
+        self.maker.setPlaceholderText("path/to/file.py::make_inputs  or  package.module:make_inputs")
+        self.hint = plain_label()
+        self.hint.setObjectName("inputsHint")
+        self.tree = InputsTree()
+        self.tree.setVisible(False)
         self.trace_button = QPushButton("Trace")
         self.trace_button.setObjectName("traceButton")
         self.trace_button.setToolTip("Trace the function with these inputs (Enter, F5)")
-        form = QFormLayout()
+        self.form = form = QFormLayout()
         form.addRow("Function", self.function)
+        form.addRow("Inputs", self.source)
+        form.addRow("Maker", self.maker)
         form.addRow("Parameters", self.params_area)
-        form.addRow("Inputs", self.args)
-        layout = QVBoxLayout(self)
+        form.addRow("Specs", self.args)
+        self._layout = layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(self.error)
+        layout.addWidget(self.hint)
+        layout.addWidget(self.tree, 1)
         layout.addWidget(self.trace_button)
-        layout.addStretch(1)
+        self._stretch = 1
+        layout.addStretch(self._stretch)
         self.function.currentIndexChanged.connect(self._function_changed)
+        self.source.currentIndexChanged.connect(self._source_changed)
         self.args.textChanged.connect(self._validate)
         self.args.returnPressed.connect(self.request_trace)
+        self.maker.textChanged.connect(self._maker_edited)
+        self.maker.returnPressed.connect(self.request_trace)
         self.trace_button.clicked.connect(self.request_trace)
 
     def _show_params(self, text: str) -> None:
         self.params.setText(text)
         self.params_area.updateGeometry()  # its least height follows its lines: the form asks again
 
-    def set_module(self, module: ModuleInfo, select: str | None = None, args: str | None = None) -> None:
-        """Show the file's functions; keep what the user typed per function across reloads of one file."""
+    def set_module(self, module: ModuleInfo, select: str | None = None, args: str | None = None, inputs: str | None = None) -> None:
+        """Show the file's functions; keep what the user typed and chose per function across reloads of
+        one file. `args` (specs) or `inputs` (a maker, "@file" for the file's) are `select`'s inputs."""
         if self._module is not None and self._module.path != module.path:
-            self._edited.clear()  # another file's `forward` is not this one's
+            for memory in (self._edited, self._modes, self._makers):
+                memory.clear()  # another file's `forward` is not this one's
         self._module = module
         self.function.blockSignals(True)
         self.function.clear()
@@ -124,10 +157,44 @@ class InputsPanel(QWidget):
             self.function.addItem(fn.name, fn.name)
         self.function.blockSignals(False)
         if select and args is not None:
-            self._edited[select] = args
+            self._edited[select], self._modes[select] = args, "specs"
+        if select and inputs:
+            self._modes[select] = "file" if inputs == FILE_MAKER else "maker"
+            if inputs != FILE_MAKER:
+                self._makers[select] = inputs
         index = self.function.findData(select) if select else 0
         self.function.setCurrentIndex(max(index, 0))
         self._function_changed()
+
+    def choices(self) -> dict[str, list[str]]:
+        """What the user chose per function: {name: [mode, maker elsewhere]} (the window keeps it per file)."""
+        return {name: [mode, self._makers.get(name, "")] for name, mode in self._modes.items()}
+
+    def set_choices(self, choices: dict[str, list[str]]) -> None:
+        """Restore `choices` (read back from the settings) before `set_module`."""
+        for name, (mode, maker) in choices.items():
+            if mode in MODES:
+                self._modes[name] = mode
+                if maker:
+                    self._makers[name] = maker
+
+    def mode(self) -> str:
+        return str(self.source.currentData() or "specs")
+
+    def current_inputs(self) -> str:
+        """The maker the next trace uses ("" for specs)."""
+        mode = self.mode()
+        return FILE_MAKER if mode == "file" else self.maker.text().strip() if mode == "maker" else ""
+
+    def show_result(self, result: TraceResult | None) -> None:
+        """A maker's inputs, once traced, as a tree (specs are listed under Parameters instead)."""
+        leaves = result.inputs if result is not None else ()
+        self.tree.setVisible(bool(leaves))
+        self._layout.setStretch(self._layout.count() - 1, 0 if leaves else self._stretch)
+        if leaves:
+            self.tree.show_leaves(leaves)
+        if result is not None and result.input_source:
+            self.hint.setText(f"Inputs from {result.input_source}: array leaves traced, the rest static.")
 
     def current(self) -> FunctionInfo | None:
         name = self.function.currentData()
@@ -142,12 +209,48 @@ class InputsPanel(QWidget):
 
     def _function_changed(self) -> None:
         fn = self.current()
+        self.tree.setVisible(False)
+        self.source.blockSignals(True)
+        self.source.clear()
         if fn is None:
+            self.source.blockSignals(False)
             self._show_params("")
             self._described = None
             self.args.setText("")
             return
+        in_file = fn.maker is not None or (self._module is not None and self._module.inputs_table and not self._module.makers)
+        for mode, text in MODES.items():
+            if mode == "file":
+                if not in_file:
+                    continue
+                text = f"Maker in the file: {fn.maker}" if fn.maker else f"Maker in the file ({INPUTS_VAR})"
+            self.source.addItem(text, mode)
+        default = "file" if in_file else "specs"
+        mode = self._modes.get(fn.name, default)
+        self.source.setCurrentIndex(max(self.source.findData(mode), self.source.findData(default), 0))
+        self.source.blockSignals(False)
+        self.maker.blockSignals(True)
+        self.maker.setText(self._makers.get(fn.name, ""))
+        self.maker.blockSignals(False)
         self.args.setText(self._edited.get(fn.name, fn.example_args or ""))
+        self._source_changed(remember=False)
+
+    def _source_changed(self, _index: int = 0, remember: bool = True) -> None:
+        fn, mode = self.current(), self.mode()
+        if fn is not None and remember:
+            self._modes[fn.name] = mode
+            self.choice_changed.emit()
+        self.form.setRowVisible(self.maker, mode == "maker")
+        self.form.setRowVisible(self.args, mode == "specs")
+        self.form.setRowVisible(self.params_area, mode == "specs")
+        self.tree.setVisible(False)
+        self._validate()
+
+    def _maker_edited(self, text: str) -> None:
+        fn = self.current()
+        if fn is not None:
+            self._makers[fn.name] = text.strip()
+            self.choice_changed.emit()
         self._validate()
 
     def parse(self, text: str) -> argspec.CallSpec | argspec.SpecError:
@@ -200,6 +303,8 @@ class InputsPanel(QWidget):
         """Check the inputs; True unless they are known to be wrong (a long text still being
         parsed goes to the worker as it is: it parses the text too, and says what is wrong)."""
         fn = self.current()
+        if self.mode() != "specs":
+            return self._check_maker(fn)
         if fn is not None:
             self._edited[fn.name] = self.args.text()
         call = self._parse_soon(self.args.text())
@@ -224,12 +329,40 @@ class InputsPanel(QWidget):
         if fn is not None and self._described != (fn, call):
             self._show_params(describe_params(fn, call))
             self._described = (fn, call)
+        missing = [name for name in fn.required if name not in bind_call(fn, call)] if fn is not None else []
+        if fn is not None and missing:
+            given = bool(call.args or call.kwargs)
+            self.hint.setText(f"Missing: {', '.join(missing)} (one spec per parameter)." if given else needs_inputs(fn))
+            self.trace_button.setEnabled(False)
+            return False
+        self.hint.setText("")
         return True
+
+    def _check_maker(self, fn: FunctionInfo | None) -> bool:
+        """A maker source: the file's entry is there; a maker elsewhere must be named as a target."""
+        self.error.setText("")
+        ok = fn is not None
+        if fn is not None and self.mode() == "maker":
+            text = self.maker.text().strip()
+            try:
+                parse_target(text)
+            except TargetError as exc:
+                ok = False
+                self.error.setText(f"Maker: {exc}" if text else "")
+        self.hint.setText("The maker runs in the worker when you trace: its inputs are listed here then." if ok else
+                          "Name the maker: a function that returns the inputs, as path/to/file.py::NAME or package.module:NAME.")
+        self.trace_button.setEnabled(ok)
+        return ok
+
+    def ready(self) -> bool:
+        """Inputs are given (the window traces a function on opening only then)."""
+        return self._validate() and self.trace_button.isEnabled()
 
     def request_trace(self) -> None:
         fn = self.current()
         if fn is not None and self._validate():
-            self.trace_requested.emit(fn.name, self.args.text())
+            args = self.args.text() if self.mode() == "specs" else ""
+            self.trace_requested.emit(fn.name, args, self.current_inputs())
 
 
 def _parse(text: str, apart: bool = False) -> argspec.CallSpec | argspec.SpecError:
@@ -239,6 +372,14 @@ def _parse(text: str, apart: bool = False) -> argspec.CallSpec | argspec.SpecErr
         return parse_call_apart(text) if apart else argspec.parse_call(text)
     except argspec.SpecError as exc:
         return exc
+
+
+def needs_inputs(fn: FunctionInfo) -> str:
+    """What to do for a function nobody gave inputs for, in the window's words."""
+    call = f"{fn.name}({', '.join(p.name for p in fn.params)})"
+    return (f"{call} needs example inputs: type their specs in the Specs field (e.g. f32[8,128] for an array, "
+            f"3 for a static value), pick a maker under Inputs, or add a maker to the file: "
+            f"{INPUTS_VAR} = {{{fn.name!r}: make_inputs}}, a function that returns the arguments.")
 
 
 def describe_params(fn: FunctionInfo, call: argspec.CallSpec) -> str:
