@@ -126,6 +126,7 @@ def trace(
     record_flow: bool = False,
     diagnose: bool = True,
     tap: Callable[[bytes | None], None] | None = None,
+    python: str | None = None,
 ) -> TraceResult:
     """Trace `target` with the call `args` or the maker `inputs` (None: the file's own) in a one-off worker; a failure
     becomes a SessionError with the worker's explanation. `tap` gets the reply's raw lines
@@ -134,7 +135,8 @@ def trace(
     from jaxscope.schema.trace import TraceRequest
 
     timeouts = {"trace": timeout} if timeout else None
-    client = WorkerClient(spare=False, timeouts=timeouts)  # first: it imports jax while the target is resolved
+    python = checked_python(python)
+    client = WorkerClient(spare=False, timeouts=timeouts, python=python)  # first: it imports jax while the target is resolved
     try:
         ref, call, maker = resolve_call(target, args, inputs)
         request = TraceRequest(function=ref, args=call, jaxpr_text=jaxpr_text, record_flow=record_flow, diagnose=diagnose, inputs=maker)
@@ -153,13 +155,29 @@ def trace(
         threading.Thread(target=client.close, name="worker-close").start()
 
 
+def checked_python(python: str | None) -> str | None:
+    """The interpreter to run user code (--python, else JAXSCOPE_PYTHON; None: ours), checked up front."""
+    from jaxscope.runtime.interpreter import InterpreterError, check, foreign
+
+    python = python or os.environ.get("JAXSCOPE_PYTHON") or None
+    if not foreign(python):
+        return None
+    assert python is not None
+    try:
+        return check(python).path
+    except InterpreterError as exc:
+        raise SessionError(str(exc), 2) from None
+
+
 def worker_job(
-    op: str, request: Any, decode: Callable[[Any], Any], timeouts: dict[str, float] | None, debug: bool, env: dict[str, str] | None = None
+    op: str, request: Any, decode: Callable[[Any], Any], timeouts: dict[str, float] | None, debug: bool,
+    env: dict[str, str] | None = None, python: str | None = None,
 ) -> Any:
-    """Run one request in a one-off worker; a failure becomes the SessionError (and exit code) for its kind."""
+    """Run one request in a one-off worker (run by `python`); a failure becomes the SessionError
+    (and exit code) for its kind."""
     from jaxscope.runtime.worker_client import WorkerClient, WorkerError
 
-    with WorkerClient(spare=False, timeouts=timeouts, env=env) as client:
+    with WorkerClient(spare=False, timeouts=timeouts, env=env, python=checked_python(python)) as client:
         future = client.submit(op, request, decode)
         try:
             return future.result()

@@ -32,6 +32,9 @@ def add_target(p: argparse.ArgumentParser) -> None:
     p.add_argument("target", help="path/to/file.py::function or package.module:function")
     p.add_argument("--args", default=None, metavar="SPEC", help=ARGS_HELP)
     p.add_argument("--inputs", default=None, metavar="MAKER", help=INPUTS_HELP)
+    p.add_argument("--python", default=None, metavar="PATH",
+                   help="the Python that runs your code, e.g. your project's .venv/bin/python (it needs jax; "
+                        "nothing of jaxscope). Default: JAXSCOPE_PYTHON, else jaxscope's own")
     p.add_argument("--timeout", type=float, default=None, metavar="S", help="time limit for tracing (seconds)")
     p.add_argument("--debug", action="store_true", help="show full tracebacks and the worker's output")
 
@@ -46,4 +49,4 @@ def trace_target(
 ) -> TraceResult:
     """`session.trace` with the command line's target, --args/--inputs, --timeout and --debug."""
     return trace(opts.target, opts.args, inputs=opts.inputs, timeout=opts.timeout, debug=opts.debug, jaxpr_text=jaxpr_text,
-                 record_flow=record_flow, diagnose=diagnose, tap=tap)
+                 record_flow=record_flow, diagnose=diagnose, tap=tap, python=opts.python)

@@ -25,7 +25,7 @@ def run(opts: argparse.Namespace) -> int:
     ref, args, inputs = resolve_call(opts.target, opts.args, opts.inputs)
     timeouts = {"lower": opts.timeout, "compile": opts.timeout} if opts.timeout else None
     request = HloRequest(ref, args, opts.stage, inputs=inputs)
-    result = worker_job("hlo", request, lambda d: from_jsonable(HloResult, d), timeouts, opts.debug)
+    result = worker_job("hlo", request, lambda d: from_jsonable(HloResult, d), timeouts, opts.debug, python=opts.python)
     if opts.output:
         try:
             from jaxscope.exporter import write_text

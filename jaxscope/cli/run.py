@@ -71,7 +71,7 @@ def run(opts: argparse.Namespace) -> int:
         function=ref, args=args, inputs=inputs, device=opts.device, seed=opts.seed, repeats=opts.repeats,
         rtol=opts.rtol, atol=opts.atol, find_nan=opts.find_nan, per_equation=opts.per_equation,
     )
-    result = worker_job("run", request, run_result_from_jsonable, timeouts, opts.debug, env)
+    result = worker_job("run", request, run_result_from_jsonable, timeouts, opts.debug, env, opts.python)
     if opts.json:
         print(json.dumps(asdict(result), sort_keys=True, indent=1))
     else:

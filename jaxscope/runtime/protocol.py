@@ -14,9 +14,16 @@ import math
 from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
-import orjson
-
 from jaxscope.schema.collector import gc_paused
+
+_fast: Callable[[Any], bytes] | None
+try:
+    import orjson
+
+    def _fast(message: Any) -> bytes:
+        return orjson.dumps(message, option=orjson.OPT_APPEND_NEWLINE)
+except ImportError:  # a worker in the user's own Python (--python) may lack orjson: plain json then
+    _fast = None
 
 PROTOCOL_VERSION = 1
 
@@ -92,8 +99,8 @@ def _joined_text(ids: list[int], parts: dict[int, Any]) -> str:
 
 
 def _line(message: Any, plain: bool = False) -> bytes:
-    if plain:
-        return orjson.dumps(message, option=orjson.OPT_APPEND_NEWLINE)
+    if plain and _fast is not None:
+        return _fast(message)
     try:
         text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except ValueError:

@@ -107,12 +107,14 @@ class WorkerClient:
         env: dict[str, str] | None = None,
         on_output: OutputCallback | None = None,
         on_ready: Callable[[dict[str, Any]], None] | None = None,
+        python: str | None = None,
     ) -> None:
         self.timeouts = {**DEFAULT_TIMEOUTS, **(timeouts or {})}
+        self.python = python or None  # the interpreter of the user's code (runtime.interpreter); None: ours
         self._use_spare = spare
         limit = default_memory_limit_mb() if memory_limit_mb is None else memory_limit_mb
         self._base_env = {"JAXSCOPE_MEMORY_LIMIT_MB": str(limit), **(env or {})}
-        self._env = worker_env(self._base_env)
+        self._env = worker_env(self._base_env, self.python)
         self._on_output = on_output
         self._on_ready = on_ready
         self._lock = threading.RLock()
@@ -201,11 +203,13 @@ class WorkerClient:
             self._crashes.clear()
             self._replace_workers()
 
-    def reconfigure(self, env: dict[str, str]) -> None:
+    def reconfigure(self, env: dict[str, str], python: str | None = None) -> None:
         """Replace both workers with ones started with `env` added (read once by XLA: device count,
-        backends). A job in flight is cancelled; the next request runs on the new workers."""
+        backends), run by `python` (None: ours). A job in flight is cancelled; the next request runs
+        on the new workers."""
         with self._lock:
-            self._env = worker_env({**self._base_env, **env})
+            self.python = python or None
+            self._env = worker_env({**self._base_env, **env}, self.python)
             self._replace_workers()
 
     @property
@@ -247,7 +251,7 @@ class WorkerClient:
     # ------------------------------------------------------------------ workers
 
     def _spawn(self) -> WorkerProcess:
-        return WorkerProcess(self._on_message, self._on_exit, self._on_output, env=self._env)
+        return WorkerProcess(self._on_message, self._on_exit, self._on_output, env=self._env, python=self.python)
 
     def _spawn_active(self) -> WorkerProcess:
         self._active = self._spare if (self._spare and self._spare.alive) else self._spawn()

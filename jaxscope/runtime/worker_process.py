@@ -19,6 +19,7 @@ from typing import Any, BinaryIO
 
 from jaxscope.about import SOURCE_ROOT
 from jaxscope.runtime import protocol
+from jaxscope.runtime.interpreter import worker_pythonpath
 
 OutputCallback = Callable[[str, str], None]  # (stream name, text)
 TAIL_CHARS = 64_000
@@ -45,11 +46,11 @@ class OutputTail:
             return "".join(self._chunks)[-self._limit :]
 
 
-def worker_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The worker's environment: ours, plus what makes it importable and well-behaved."""
+def worker_env(extra: dict[str, str] | None = None, python: str | None = None) -> dict[str, str]:
+    """The worker's environment: ours, plus what makes it importable (in `python`, when another
+    interpreter runs it: runtime.interpreter) and well-behaved."""
     env = dict(os.environ)
-    root = SOURCE_ROOT
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
+    env["PYTHONPATH"] = worker_pythonpath(python, SOURCE_ROOT, env.get("PYTHONPATH", ""))
     env["PYTHONUNBUFFERED"] = "1"  # user prints reach the log pane as they happen
     env.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # GPUs: do not grab 75% of memory
     env.update(extra or {})
@@ -65,6 +66,7 @@ class WorkerProcess:
         on_exit: Callable[[WorkerProcess, int], None],
         on_output: OutputCallback | None = None,
         env: dict[str, str] | None = None,
+        python: str | None = None,
     ) -> None:
         self._on_message = on_message
         self._on_exit = on_exit
@@ -87,13 +89,13 @@ class WorkerProcess:
         lifeline_r, self._lifeline = os.pipe()
         try:
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", "jaxscope.worker", "--proto-fd", str(write_fd), "--parent-fd", str(lifeline_r)],
+                [python or sys.executable, "-m", "jaxscope.worker", "--proto-fd", str(write_fd), "--parent-fd", str(lifeline_r)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 pass_fds=(write_fd, lifeline_r),
                 start_new_session=True,
-                env=env if env is not None else worker_env(),
+                env=env if env is not None else worker_env(python=python),
                 cwd=os.getcwd(),
             )
         except BaseException:

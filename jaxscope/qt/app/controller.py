@@ -70,13 +70,15 @@ class Controller(QObject):
         parent: QObject | None = None,
         cpu_devices: int = 1,
         platforms: str = "",
+        python: str | None = None,
     ) -> None:
         super().__init__(parent)
         self.devices: tuple[DeviceInfo, ...] = ()  # of the latest worker that started; () until one has
         self.device_setup: dict[str, Any] = {"cpu_devices": cpu_devices, "platforms": platforms}
         self._ready.connect(self._on_ready)
         self.worker = worker or WorkerClient(
-            spare=True, on_output=self._emit_output, on_ready=self._ready.emit, env=device_env(cpu_devices, platforms, os.environ)
+            spare=True, on_output=self._emit_output, on_ready=self._ready.emit, env=device_env(cpu_devices, platforms, os.environ),
+            python=python,
         )
         self.layouts = layouts or LayoutClient()
         self._gen = itertools.count(1)
@@ -134,6 +136,14 @@ class Controller(QObject):
         self.devices = ()
         self.devices_changed.emit(())
         self.worker.reconfigure(env)
+
+    def set_python(self, python: str | None) -> None:
+        """Restart the workers in `python` (None: jaxscope's own), with the same devices."""
+        if (python or None) == self.worker.python:
+            return
+        self.devices = ()
+        self.devices_changed.emit(())
+        self.worker.reconfigure(device_env(self.device_setup["cpu_devices"], self.device_setup["platforms"], os.environ), python)
 
     # ------------------------------------------------------------------ trace
 

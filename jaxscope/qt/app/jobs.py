@@ -1,5 +1,5 @@
 """The main window's worker jobs besides tracing: run jit vs eager, "would it retrace?", retrace with
-an argument made static, and the device setup the worker starts with.
+an argument made static, and the device setup and the Python the worker starts with.
 
 Composed into `MainWindow` (it uses the window's document, controller, panes and problem display
 through `WindowHost`), kept apart like `IrSide`: each job is a request to the worker and a pane
@@ -8,8 +8,10 @@ that shows its answer.
 
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QInputDialog
 
 from jaxscope.analysis.retrace import RetraceRequest, RetraceResult
@@ -18,6 +20,7 @@ from jaxscope.qt.app import prefs
 from jaxscope.qt.app.host import WindowHost
 from jaxscope.qt.panes.retrace_dialog import RetraceDialog
 from jaxscope.runtime.devices import device_env
+from jaxscope.runtime.interpreter import Interpreter, InterpreterError, check, foreign
 from jaxscope.schema.codec import from_jsonable
 from jaxscope.schema.run import RunRequest, RunResult, run_result_from_jsonable
 from jaxscope.schema.trace import ErrorInfo
@@ -25,6 +28,7 @@ from jaxscope.spec.argspec import SpecError
 from jaxscope.spec.static_fix import make_static, static_suggestion
 
 DIVERGENCE_COLOURS = ("#d0453a", "#e59f2d")  # the most divergent equations, the rest that differ
+PYTHON_KEY = "worker/python"  # the interpreter that runs the user's code ("" = jaxscope's own)
 
 
 class Jobs:
@@ -130,3 +134,56 @@ class Jobs:
         )
         dialog.show()
         return dialog
+
+    # ------------------------------------------------------------------ the Python that runs the user's code
+
+    def python_setting(self) -> str | None:
+        """The saved interpreter (checked once the window is up: `check_python`); None for jaxscope's own."""
+        return prefs.read(self.host.settings, PYTHON_KEY, "") or None
+
+    def choose_python(self) -> None:
+        """Ask for the interpreter of the user's project environment (as Jupyter's kernel)."""
+        text, ok = QInputDialog.getText(
+            self.host.window(), "Python for your code",
+            "The Python that runs your code, e.g. your project's .venv/bin/python\n"
+            "(it needs jax; nothing of jaxscope). Empty: jaxscope's own Python.",
+            text=self.python_setting() or "",
+        )
+        if ok:
+            self.check_python(text.strip(), remember=True)
+
+    def check_python(self, python: str | None, remember: bool = False) -> None:
+        """Check `python` off the GUI thread (it imports jax: seconds), then run the worker in it;
+        a failure is said in the Problems pane and the worker stays where it is."""
+        if not foreign(python):
+            self._use_python(None, None, remember)
+            return
+        assert python is not None
+        self.host.statusBar().showMessage(f"Checking {python}…")
+        pool = ThreadPoolExecutor(1, thread_name_prefix="jaxscope-python-check")
+        future: Future[Interpreter] = pool.submit(check, python)
+        pool.shutdown(wait=False)
+        timer = QTimer(self.host.window())  # polled on the GUI thread: the answer is handled there
+
+        def poll() -> None:
+            if not future.done():
+                return
+            timer.stop()
+            timer.deleteLater()
+            try:
+                self._use_python(python, future.result(), remember)
+            except InterpreterError as exc:
+                self.host.statusBar().clearMessage()
+                self.host.show_problem(f"{exc}. Your code still runs in jaxscope's own Python (Trace → Python for Your Code…).")
+
+        timer.timeout.connect(poll)
+        timer.start(100)
+
+    def _use_python(self, python: str | None, info: Interpreter | None, remember: bool) -> None:
+        self.host.controller.set_python(python)
+        if remember:
+            self.host.settings.setValue(PYTHON_KEY, python or "")
+        where = f"{python} (Python {info.python}, jax {info.jax})" if info is not None else "jaxscope's own Python"
+        self.host.statusBar().showMessage(f"Your code runs in {where}", 8000)
+        if remember and self.host.doc.path and self.host.inputs.current() is not None:
+            self.host.inputs.request_trace()

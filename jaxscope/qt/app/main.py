@@ -13,22 +13,22 @@ from jaxscope.qt.app import theme as themes
 
 
 def main(opts: argparse.Namespace | None = None) -> int:
-    inputs = getattr(opts, "inputs", None)
-    if inputs:  # a bad maker reference is said before any window opens
-        from jaxscope.session import SessionError, maker_ref
+    inputs, python = getattr(opts, "inputs", None), getattr(opts, "python", None)
+    from jaxscope.session import SessionError, checked_python, maker_ref
 
-        try:
-            inputs = maker_ref(inputs)
-        except SessionError as exc:
-            print(f"jaxscope: {exc}", file=sys.stderr)
-            return 2
+    try:  # a bad maker or interpreter is said before any window opens
+        inputs = maker_ref(inputs) if inputs else None
+        python = checked_python(python)
+    except SessionError as exc:
+        print(f"jaxscope: {exc}", file=sys.stderr)
+        return 2
     QCoreApplication.setOrganizationName("jaxscope")
     QCoreApplication.setApplicationName("jaxscope")
     app = QApplication.instance() or QApplication(sys.argv[:1])
     assert isinstance(app, QApplication)
     from jaxscope.qt.app.window import MainWindow  # after QApplication: widgets need it
 
-    window = MainWindow()
+    window = MainWindow(python=python)
     themes.apply(app, window.theme)
     window._apply_theme()
     window.show()

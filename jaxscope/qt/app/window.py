@@ -57,7 +57,7 @@ from jaxscope.spec.static_fix import static_suggestion
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, controller: Controller | None = None, theme: str = "system") -> None:
+    def __init__(self, controller: Controller | None = None, theme: str = "system", python: str | None = None) -> None:
         super().__init__()
         self.setWindowTitle("jaxscope")
         self.setAcceptDrops(True)
@@ -69,7 +69,7 @@ class MainWindow(QMainWindow):
         self.graph_export = GraphExport(self)
         self.selection = LinkedSelection(self)
         self.display = TraceDisplay(self)
-        self.controller = controller or Controller(parent=self, **self.jobs.device_setup())
+        self.controller = controller or Controller(parent=self, **self.jobs.device_setup(), python=python)
         self.theme = themes.resolve(prefs.read(self.settings, "theme", theme) or theme)
         self.jaxpr_links: linking.JaxprLinks | None = None
         self.problem_info: ErrorInfo | None = None
@@ -142,6 +142,8 @@ class MainWindow(QMainWindow):
         self._apply_theme()
         self.recent = RecentTargets(self.settings, self.recent_menu, self.welcome, self.open_target)
         geometry.restore(self, self.settings, self.docks)
+        if controller is None and python is None and self.jobs.python_setting():  # the saved Python for user code, checked first
+            self.jobs.check_python(self.jobs.python_setting())
 
     # ------------------------------------------------------------------ construction
 
@@ -184,6 +186,7 @@ class MainWindow(QMainWindow):
         trace_menu.addAction(self._action("&Trace", self.inputs.request_trace, "F5", "traceAction"))
         trace_menu.addAction(self._action("&Cancel", self.controller.cancel, "Esc"))
         trace_menu.addAction(self._action("Restart &Worker", self.restart_worker, name="restartWorkerAction"))
+        trace_menu.addAction(self._action("&Python for Your Code…", self.jobs.choose_python, name="pythonAction"))
         trace_menu.addSeparator()
         trace_menu.addAction(self._action("Would It &Retrace…", self.jobs.retrace_dialog, "Ctrl+R", "retraceAction"))
         self.auto_compile = self._action("Compile HLO After Each Trace", self.ir_side.toggle_auto_compile, name="autoCompileAction")

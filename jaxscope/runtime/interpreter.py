@@ -1,0 +1,124 @@
+"""Which Python runs the user's code: jaxscope's own, or the user's project environment (``--python``).
+
+As Jupyter runs a kernel, the worker can run in another interpreter, so users need not install
+their whole stack (flax, their own packages, a CUDA jax) into jaxscope's environment. That
+interpreter needs Python 3.11+ and jax in the range this jaxscope supports (numpy comes with it);
+of jaxscope it needs nothing installed: the worker's packages (pure Python, no Qt, no Graphviz,
+orjson optional) reach it through a folder holding one link to this package, its only entry on
+PYTHONPATH (the checkout's root, or site-packages, would bring jaxscope's own jax along).
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass
+
+from jaxscope.about import PACKAGE_DIR
+
+JAX_SUPPORTED = ((0, 10), (0, 11))  # [lowest, above highest) major.minor: pyproject's jax>=0.10,<0.11
+PYTHON_LOWEST = (3, 11)
+CHECK_TIMEOUT_S = 120.0  # importing jax on a cold disk
+
+_CHECK = r"""
+import json, sys
+out = {"python": sys.version.split()[0], "version": list(sys.version_info[:2]), "executable": sys.executable}
+try:
+    import jax
+    out["jax"] = jax.__version__
+    import jaxscope.worker.loop, jaxscope.worker.trace  # what the worker imports before any request
+except Exception as exc:
+    out["error"] = f"{type(exc).__name__}: {exc}"
+print("\njaxscope-check " + json.dumps(out))
+"""
+
+_lock = threading.Lock()
+_link: list[str] = []
+_checked: dict[str, Interpreter] = {}
+
+
+class InterpreterError(Exception):
+    """The interpreter cannot run jaxscope's worker; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Interpreter:
+    path: str
+    python: str  # "3.12.1"
+    jax: str  # "0.10.2"
+
+
+def foreign(python: str | None) -> bool:
+    """True for an interpreter other than the one running jaxscope. Paths are compared unresolved: a
+    venv's python is a link to its base interpreter, yet runs with the venv's packages."""
+    return bool(python) and os.path.abspath(shutil.which(python or "") or python or "") != os.path.abspath(sys.executable)
+
+
+def package_path() -> str:
+    """A private folder holding only a link named `jaxscope` to this package (made once per process)."""
+    with _lock:
+        if not _link:
+            folder = tempfile.mkdtemp(prefix="jaxscope-path-")
+            os.symlink(PACKAGE_DIR, os.path.join(folder, "jaxscope"))
+            atexit.register(shutil.rmtree, folder, True)
+            _link.append(folder)
+        return _link[0]
+
+
+def worker_pythonpath(python: str | None, root: str, current: str) -> str:
+    """PYTHONPATH for a worker run by `python`: the package link first (another interpreter) or
+    the folder holding the package (ours), then the user's own PYTHONPATH."""
+    first = package_path() if foreign(python) else root
+    return os.pathsep.join(p for p in (first, current) if p)
+
+
+def check(python: str) -> Interpreter:
+    """Run `python` once: its version, its jax, and that the worker's packages import there;
+    InterpreterError with the remedy otherwise. Remembered per path for this process."""
+    found = shutil.which(python) or python
+    if found in _checked:
+        return _checked[found]
+    if not os.path.isfile(found):
+        raise InterpreterError(f"--python {python}: no such interpreter")
+    if not os.access(found, os.X_OK):
+        raise InterpreterError(f"--python {python}: not executable")
+    env = {**os.environ, "PYTHONPATH": worker_pythonpath(found, "", os.environ.get("PYTHONPATH", ""))}
+    try:
+        done = subprocess.run([found, "-c", _CHECK], capture_output=True, text=True, timeout=CHECK_TIMEOUT_S, env=env,
+                              stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise InterpreterError(f"--python {python}: cannot run it ({exc})") from None
+    line = next((ln for ln in done.stdout.splitlines() if ln.startswith("jaxscope-check ")), "")
+    if not line:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+        raise InterpreterError(f"--python {python}: not a Python that runs jaxscope's check (exit {done.returncode}): " + " | ".join(tail))
+    info = json.loads(line.split(" ", 1)[1])
+    version = tuple(info["version"])
+    pip = f"{found} -m pip install 'jax>={_v(JAX_SUPPORTED[0])},<{_v(JAX_SUPPORTED[1])}'"
+    if version < PYTHON_LOWEST:
+        raise InterpreterError(f"--python {python} is Python {info['python']}; jaxscope's worker needs Python {_v(PYTHON_LOWEST)} or newer")
+    if "jax" not in info:
+        raise InterpreterError(
+            f"--python {python} (Python {info['python']}) cannot import jax ({info.get('error', '?')}): install it there: {pip}"
+        )
+    jax_version = tuple(int(p) for p in info["jax"].split(".")[:2] if p.isdigit())
+    if not JAX_SUPPORTED[0] <= jax_version < JAX_SUPPORTED[1]:
+        raise InterpreterError(
+            f"--python {python} has jax {info['jax']}; this jaxscope supports jax {_v(JAX_SUPPORTED[0])}.x "
+            f"(its worker uses that jax's internals): {pip}, or use a jaxscope made for jax {info['jax']}"
+        )
+    if "error" in info:
+        raise InterpreterError(f"--python {python}: jaxscope's worker does not import there: {info['error']}")
+    result = Interpreter(found, info["python"], info["jax"])
+    _checked[found] = result
+    return result
+
+
+def _v(version: tuple[int, ...]) -> str:
+    return ".".join(map(str, version))
