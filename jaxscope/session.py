@@ -134,7 +134,7 @@ def trace(
     from jaxscope.runtime.worker_client import WorkerClient, WorkerError
     from jaxscope.schema.trace import TraceRequest
 
-    timeouts = {"trace": timeout} if timeout else None
+    timeouts = {"trace": timeout, "inputs": timeout} if timeout else None
     python = checked_python(python)
     client = WorkerClient(spare=False, timeouts=timeouts, python=python)  # first: it imports jax while the target is resolved
     try:

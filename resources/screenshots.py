@@ -14,8 +14,10 @@ from PySide6.QtWidgets import QApplication
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+README_TRAIN = "README.md#train.py::train_step"  # the README's "first run" file, written to a temp dir
 # (file name, target, theme, args, guide link to click, source line to click, bottom dock to raise)
 SHOTS = [
+    ("window-train-step-maker.png", README_TRAIN, "light", None, None, None, "problems"),
     ("window-prng-guide-light.png", "examples/prng.py", "light", None, "random_split", None, "diagnostics"),
     ("window-hidden-state-dark.png", "examples/hidden_state.py", "dark", None, "SCALE", None, "diagnostics"),
     ("window-control-flow-light.png", "examples/control_flow.py::step", "light", None, None, 21, "problems"),
@@ -63,6 +65,17 @@ def big_graph_shot(app: QApplication) -> None:
     view.close()
 
 
+def readme_file(name: str) -> str:
+    """The README's code block that starts with `# NAME`, written to a temp dir: the screenshot shows
+    exactly the code the README tells users to write."""
+    text = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    start = text.index(f"```python\n# {name}\n") + len("```python\n")
+    path = os.path.join(tempfile.mkdtemp(), name)
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text[start : text.index("```", start)])
+    return path
+
+
 def settle(app: QApplication, seconds: float) -> None:
     end = time.time() + seconds
     while time.time() < end:
@@ -84,9 +97,13 @@ def main() -> int:
         if only and name not in only:
             continue
         w = MainWindow(theme=theme)
+        w.confirm_run = lambda path: True  # type: ignore[method-assign]  # the README's file: ours to run
         w.set_theme(theme)  # the application palette, as the app applies it at start
         w.resize(1600, 1000)
         w.show()
+        if target.startswith("README.md#"):
+            file, _, function = target.partition("#")[2].partition("::")
+            target = f"{readme_file(file)}::{function}"
         w.open_target(os.path.join(ROOT, target), args)
         t0 = time.time()
         while w.doc.layout is None and time.time() - t0 < 120:

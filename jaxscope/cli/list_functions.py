@@ -23,7 +23,7 @@ def run(opts: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     for fn in info.functions:
         params = ", ".join(p.name for p in fn.params)
-        example = f"  --args {fn.example_args!r}" if fn.example_args else ""
+        example = f"  inputs from {fn.maker}()" if fn.maker else f"  --args {fn.example_args!r}" if fn.example_args else ""
         print(f"{opts.file}::{fn.name}({params})  line {fn.line}{example}")
     for warning in info.warnings:
         print(f"jaxscope: warning: {warning}", file=sys.stderr)

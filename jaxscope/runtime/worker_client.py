@@ -430,6 +430,8 @@ class WorkerClient:
         if job.stopping == "timeout":
             limit = self.timeouts.get(job.phase, 0)
             message = f"the {job.phase} phase ran past its {limit:g} s limit"
+            if job.phase == "inputs":
+                message += ": the maker that gives the example inputs did not return"
         else:
             message = f"cancelled during the {job.phase} phase"
         if where is not None:

@@ -230,8 +230,13 @@ def test_show_hands_pytree_values_to_the_app_through_a_maker():
     models = _models()
     argv = show_argv(f"{MODELS}::train_step", *models.make_train_inputs())
     assert argv[4] == "--inputs" and argv[5].endswith("inputs.py::make_inputs")
-    done = subprocess.run([sys.executable, "-m", "jaxscope", "jaxpr", argv[3], "--inputs", argv[5]],
-                          capture_output=True, text=True, timeout=180, cwd=ROOT)
+    try:
+        done = subprocess.run([sys.executable, "-m", "jaxscope", "jaxpr", argv[3], "--inputs", argv[5]],
+                              capture_output=True, text=True, timeout=180, cwd=ROOT)
+    finally:
+        import shutil
+
+        shutil.rmtree(os.path.dirname(argv[5].rsplit("::", 1)[0]))  # show() leaves it for the app
     assert done.returncode == 0 and "dot_general" in done.stdout, done.stderr
 
 

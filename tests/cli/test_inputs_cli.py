@@ -95,6 +95,12 @@ def test_train_step_from_its_in_file_maker(train_file, tmp_path):
     assert ours == expected.stdout.splitlines()
 
 
+def test_list_names_the_maker(train_file):
+    done = jaxscope("list", str(train_file))
+    assert done.returncode == 0 and "::train_step(params, opt_state, batch, dropout_key)" in done.stdout
+    assert "inputs from example()" in done.stdout
+
+
 def test_run_of_the_train_step_says_ok(train_file):
     done = jaxscope("run", f"{train_file}::train_step", "--repeats", "1", "--json")
     assert done.returncode == 0, done.stdout + done.stderr
@@ -126,6 +132,12 @@ def test_bad_inputs_flags(args, words):
     assert done.returncode == 2
     for word in words:
         assert word in done.stderr, done.stderr
+
+
+def test_a_maker_that_hangs_is_stopped_and_named():
+    done = jaxscope("jaxpr", f"{MODELS}::one", "--inputs", f"{MODELS}::make_forever", "--timeout", "3")
+    assert done.returncode == 4, done.stderr
+    assert "inputs phase ran past its 3 s limit" in done.stderr and "maker" in done.stderr and "models.py" in done.stderr
 
 
 def test_a_function_without_inputs_is_told_about_makers(tmp_path):

@@ -114,3 +114,8 @@ def make_too_many():
 
 
 JAXSCOPE_INPUTS = {"train_step": make_train_inputs, "nnx_forward": make_nnx_inputs}
+
+
+def make_forever():
+    while True:  # a maker that never returns
+        pass
