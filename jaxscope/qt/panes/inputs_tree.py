@@ -71,9 +71,9 @@ class InputsTree(QTreeWidget):
             if len(leaves) > MAX_LEAVES:
                 more = QTreeWidgetItem([f"… {len(leaves) - MAX_LEAVES:,} more leaves not listed"])
                 self.addTopLevelItem(more)
-            if len(leaves) <= 60:
+            if len(leaves) <= 12:
                 self.expandAll()
-            else:
+            else:  # every argument in sight, one level open
                 self.expandToDepth(0)
         finally:
             self.setUpdatesEnabled(True)
