@@ -32,6 +32,9 @@ EXIT_CODES = {
 }
 
 
+SOURCE_CHARS = 200  # a quoted source line is cut here (a 30,000-term sum is one line of 120k characters)
+
+
 class SessionError(Exception):
     """A target that cannot be traced, with the message to show and the CLI's exit code for it."""
 
@@ -207,6 +210,7 @@ def format_error(info: ErrorInfo, debug: bool) -> str:
     if info.location is not None:
         code = _source_line(info.location.file, info.location.line)
         if code:
+            code = code if len(code) <= SOURCE_CHARS else code[: SOURCE_CHARS - 1] + "…"
             text += f"\n  {info.location.line} | {code}"
     if debug and info.traceback:
         text += "\ntraceback (user frames):" + "".join(f"\n  {f.file}:{f.line} in {f.function}: {f.code}" for f in info.traceback)

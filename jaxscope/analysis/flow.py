@@ -73,7 +73,7 @@ def analyse(source: str, path: str, hits: dict[int, int], loop_calls: dict[int, 
     line_hits = tuple(sorted((ln, n) for ln, n in hits.items() if n))
     try:
         tree = ast.parse(source, path)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # RecursionError: nested too deeply to parse
         return FileFlow(path=path, line_hits=line_hits)
     lines = source.splitlines()
     out: list[Construct] = []

@@ -75,7 +75,7 @@ def line_marks(
         staged.setdefault(ln, "")
     try:
         tree: ast.Module | None = ast.parse(source)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # RecursionError: nested too deeply to parse
         tree = None
     text_lines = source.splitlines()
 

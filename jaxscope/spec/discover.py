@@ -136,6 +136,15 @@ def _decode(data: bytes, path: str) -> str:
         ) from None
 
 
+def too_deep(source: str) -> tuple[str, int]:
+    """What to say of code nested too deeply for the parser (a 6,000-term sum), and the line to show:
+    the longest one. Python itself cannot compile such a file (up to 3.12), so it is the code's fault."""
+    lines = source.splitlines() or [""]
+    line = max(range(len(lines)), key=lambda i: len(lines[i])) + 1
+    return (f"the code is nested too deeply for Python's parser (longest line: {line}, {len(lines[line - 1]):,} characters); "
+            "split the expression into steps (e.g. a loop or sum() over a list)", line)
+
+
 def discover_source(source: str, path: str = "<string>") -> ModuleInfo:
     """List the functions of `source` and read its JAXSCOPE_ARGS; raise DiscoveryError on a syntax error."""
     try:
@@ -146,6 +155,9 @@ def discover_source(source: str, path: str = "<string>") -> ModuleInfo:
         raise DiscoveryError(f"syntax error at {where}: {exc.msg}", path, line, col) from None
     except ValueError as exc:  # NUL characters in a str source
         raise DiscoveryError(f"not a Python source file: {exc}", path) from None
+    except (RecursionError, MemoryError):
+        message, line = too_deep(source)
+        raise DiscoveryError(message, path, line, 0) from None
     warnings: list[str] = []
     examples, lines = _read_examples(tree, warnings)
     found = _Collector(source).collect(tree)

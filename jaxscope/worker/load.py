@@ -11,6 +11,7 @@ from typing import Any
 
 from jaxscope.schema.graph import SourceLoc
 from jaxscope.schema.trace import ErrorInfo, FunctionRef
+from jaxscope.spec.discover import too_deep
 from jaxscope.worker.errors import classify
 
 RAN_USER_CODE = False  # once True, this worker's interpreter holds state from user code
@@ -67,6 +68,9 @@ def load_module(ref: FunctionRef) -> types.ModuleType:
         ) from None
     except ValueError as exc:  # e.g. source code string cannot contain null bytes
         raise LoadError(ErrorInfo(kind="syntax", phase="load", message=f"{ref.path} is not a Python source file: {exc}")) from None
+    except (RecursionError, MemoryError):
+        message, line = too_deep(source.decode("utf-8", "replace"))
+        raise LoadError(ErrorInfo(kind="syntax", phase="load", message=message, location=SourceLoc(file=path, line=line, col=0))) from None
     directory = os.path.dirname(path)
     if directory not in sys.path:
         sys.path.insert(0, directory)

@@ -244,3 +244,22 @@ def test_an_empty_file_has_no_function(client, tmp_path):
     err = fails(client, request("empty.py", path=str(empty)))
     assert err.info.kind == "not-found" and "has no function 'f'" in err.info.message
     succeeds(client)
+
+
+def test_code_nested_too_deeply_is_a_syntax_error_of_the_user(client, tmp_path):
+    """Python cannot compile a 30,000-term sum (RecursionError in its compiler): the user's code, at
+    its line, not an internal error; the CLI exits 3 with the same words."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "deep.py"
+    path.write_text("def f(x):\n    return " + " + ".join(["x"] * 30_000) + "\n")
+    err = fails(client, request("", path=str(path)))
+    assert err.info.kind == "syntax" and "nested too deeply" in err.info.message
+    assert err.info.location is not None and err.info.location.line == 2
+    succeeds(client)
+    done = subprocess.run([sys.executable, "-m", "jaxscope", "jaxpr", f"{path}::f", "--args", "f32[3]"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 3 and "nested too deeply" in done.stderr and "internal error" not in done.stderr
+    listed = subprocess.run([sys.executable, "-m", "jaxscope", "list", str(path)], capture_output=True, text=True, timeout=120)
+    assert listed.returncode == 2 and "nested too deeply" in listed.stderr and len(listed.stderr) < 600

@@ -498,3 +498,18 @@ def test_settings_that_cannot_be_written_are_reported_once(qtbot, window):
     open_and_wait(qtbot, w, f"{ROOT / 'examples' / 'basics.py'}::predict")
     w.log.flush()
     assert w.log.toPlainText().count("the settings cannot be saved") == 1
+
+
+DEEP = "import jax.numpy as jnp\n\n\ndef f(x):\n    return " + " + ".join(["x"] * 30_000) + "\n"  # no Python compiles it
+
+
+def test_code_nested_too_deeply_is_the_users_fault(qtbot, traced):
+    """A 30,000-term sum: RecursionError in the parser raised out of the file watcher (stderr only,
+    the old graph not marked stale); now it is a syntax problem at its line, the last good graph kept."""
+    w, path = traced
+    good, layout = w.doc.result, w.doc.layout
+    save(path, DEEP)
+    qtbot.waitUntil(lambda: w.doc.stale and "nested too deeply" in w.problem.text(), timeout=TIMEOUT)
+    assert f"{path}:5" in w.problem.text() and "jaxscope bug" not in w.problem.text()
+    assert_kept(w, path, good, layout)
+    assert_next_request_works(qtbot, w, path, good)
