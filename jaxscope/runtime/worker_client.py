@@ -46,6 +46,7 @@ DEFAULT_TIMEOUTS: dict[str, float] = {
     "divergence": 300.0,
 }
 GRACE_S = 1.0  # a timed-out worker gets this long to say where it was stuck (the error names the line)
+CHANNEL_CLOSED = 86  # the worker's exit code when user code closed its channel (worker.__main__)
 CANCEL_GRACE_S = 0.05  # a cancelled job fails at once; its worker gets this long to stop before SIGKILL
 CRASH_LIMIT = 3
 CRASH_WINDOW_S = 300.0
@@ -402,6 +403,10 @@ class WorkerClient:
             stderr_tail=tail[-8000:],
             hint="the worker's last output is below; the app and your document are unaffected",
         )
+        if code == CHANNEL_CLOSED:  # worker.__main__: the user's code closed descriptors it did not open
+            info = replace(info, kind="user-code", message=f"your code closed the worker's channel to jaxscope during the {job.phase} "
+                           "phase (a file descriptor it did not open, e.g. os.closerange)",
+                           hint="close only the files your code opened")
         job.future.set_exception(WorkerError(info))
         self._ensure_spare_soon()  # the next request's worker
 

@@ -10,20 +10,41 @@ group, user code in a loop and the processes it started included.
 from __future__ import annotations
 
 import argparse
+import errno
 import faulthandler
 import io
 import os
 import signal
 import sys
 import threading
+import time
+
+CHANNEL_CLOSED = 86  # exit code: user code closed the worker's channel to the client (os.closerange)
+
+
+def _high(fd: int) -> int:
+    """`fd` moved to a high number, close-on-exec: out of reach of user code that closes descriptors
+    in bulk (`os.closerange(3, 256)` closed the protocol pipe: a "crash" blamed on jaxscope), and not
+    inherited by what user code executes."""
+    import fcntl
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    base = 1000 if soft == resource.RLIM_INFINITY or soft > 1024 else max(3, soft - 16)
+    try:
+        moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, base)
+    except OSError:
+        return fd
+    os.close(fd)
+    return moved
 
 
 def _protect_channels(proto_fd: int) -> tuple[io.BufferedReader, io.BufferedWriter]:
-    requests = os.fdopen(os.dup(0), "rb")
+    requests = os.fdopen(_high(os.dup(0)), "rb")
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
-    replies = os.fdopen(proto_fd, "wb")
+    replies = os.fdopen(_high(proto_fd), "wb")
     return requests, replies
 
 
@@ -39,6 +60,8 @@ def _die_with_parent(fd: int) -> None:
     """Watch the parent's lifeline on a thread of its own: the main thread may be running user code
     that never returns (a Python loop still lets this thread have the GIL every few ms)."""
 
+    parent = os.getppid()
+
     def watch() -> None:
         while True:
             try:
@@ -46,7 +69,9 @@ def _die_with_parent(fd: int) -> None:
                     break
             except InterruptedError:
                 continue
-            except OSError:
+            except OSError:  # user code closed it: watch the parent's pid instead (re-parented when it dies)
+                while os.getppid() == parent:
+                    time.sleep(0.5)
                 break
         if os.getpgrp() == os.getpid():  # our own group (started with start_new_session): its children too
             os.killpg(os.getpid(), signal.SIGKILL)
@@ -61,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--parent-fd", type=int, default=None, help="a pipe whose EOF means the parent is gone")
     opts = parser.parse_args(argv)
     if opts.parent_fd is not None:
-        _die_with_parent(opts.parent_fd)
+        _die_with_parent(_high(opts.parent_fd))
     requests, replies = _protect_channels(opts.proto_fd)
     faulthandler.enable(file=sys.stderr, all_threads=True)
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -69,7 +94,13 @@ def main(argv: list[str] | None = None) -> int:
 
     from jaxscope.worker.loop import serve
 
-    return serve(requests, replies)
+    try:
+        return serve(requests, replies)
+    except OSError as exc:  # the channel itself is gone: say whose doing it was, where the client reads it
+        if exc.errno == errno.EBADF:
+            os.write(2, b"jaxscope: user code closed the worker's channel to jaxscope (a file descriptor it did not open)\n")
+            return CHANNEL_CLOSED
+        raise
 
 
 if __name__ == "__main__":

@@ -31,8 +31,8 @@ MAX_SCAN = 1000  # items looked at per container when searching for leaked trace
 class _Tee:
     """A stdout that passes everything through and remembers which user line printed what."""
 
-    def __init__(self, inner: TextIO) -> None:
-        self._inner = inner
+    def __init__(self, inner: TextIO | None) -> None:
+        self._inner = inner  # None: the user set sys.stdout = None (print writes nothing, yet it ran)
         self.records: dict[tuple[str, int], list[Any]] = {}  # (file, line) -> [SourceLoc, text]
 
     def write(self, text: str) -> int:
@@ -46,10 +46,11 @@ class _Tee:
             rec = self.records.setdefault(key, [SourceLoc(code.co_filename, frame.f_lineno, function=code.co_qualname), ""])
             if len(rec[1]) < MAX_PRINT_CHARS:
                 rec[1] += text
-        return self._inner.write(text)
+        return self._inner.write(text) if self._inner is not None else len(text)
 
     def flush(self) -> None:
-        self._inner.flush()
+        if self._inner is not None:
+            self._inner.flush()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)

@@ -38,6 +38,61 @@ def _config_snapshot() -> dict[str, str]:
     return {k: repr(v) for k, v in jax.config.values.items()}
 
 
+_API_MODULES = ("jax", "jax.numpy", "jax.lax", "jax.random", "jax.tree", "jax.tree_util", "jax.nn", "numpy")
+_MISSING = object()
+
+
+def _api_snapshot() -> dict[tuple[str, str], Any]:
+    """The public functions of jax (and numpy) as the worker started: user code that assigns to them
+    (`jax.jit = None`) breaks the worker's own calls, which must not read as a jaxscope bug."""
+    snapshot: dict[tuple[str, str], Any] = {}
+    for name in _API_MODULES:
+        module = sys.modules.get(name)
+        for attr, value in (vars(module).items() if module is not None else ()):
+            if not attr.startswith("_"):
+                snapshot[(name, attr)] = value
+    return snapshot
+
+
+def _api_replaced(snapshot: dict[tuple[str, str], Any]) -> list[str]:
+    return [f"{name}.{attr}" for (name, attr), value in snapshot.items()
+            if getattr(sys.modules.get(name), attr, _MISSING) is not value]
+
+
+def _api_restore(snapshot: dict[tuple[str, str], Any], replaced: list[str]) -> None:
+    """Put back what user code replaced: the next request starts from jax as it was."""
+    for dotted in replaced:
+        name, _, attr = dotted.rpartition(".")
+        module = sys.modules.get(name)
+        if module is not None:
+            setattr(module, attr, snapshot[(name, attr)])
+
+
+def _blame_replaced(reply: dict[str, Any], replaced: list[str], phase: str) -> dict[str, Any]:
+    """A failure after user code replaced jax's own functions is the user's, whatever raised."""
+    error = dict(reply.get("error") or {})
+    names = ", ".join(replaced[:6]) + (f" (and {len(replaced) - 6} more)" if len(replaced) > 6 else "")
+    error.update(
+        kind="user-code",
+        exc_type="",
+        phase=error.get("phase") or phase,
+        message=f"your code replaced {names}, which jaxscope's worker calls: {error.get('message', '')}",
+        hint="assigning to jax's (or numpy's) own functions breaks every caller; wrap them under a name of your own",
+    )
+    return {"ok": False, "error": error}
+
+
+def _flush_streams(out: Any, err: Any) -> None:
+    """Flush the worker's real stdout/stderr, and give them back to `sys`: user code may have set
+    `sys.stdout = None` (or a closed file), which must cost neither this reply nor the next request."""
+    sys.stdout, sys.stderr = out, err
+    for stream in (out, err):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+
+
 def _ran_user_code() -> bool:
     from jaxscope.worker import load
 
@@ -54,6 +109,8 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> int:
 
     jax.make_jaxpr(lambda x: jnp.sin(x) + 1)(1.0)  # warm up: the first real trace is then fast
     config0 = _config_snapshot()
+    api0 = _api_snapshot()
+    streams = (sys.stdout, sys.stderr)
     try:
         from jaxscope.worker.run_inputs import list_devices
 
@@ -97,10 +154,14 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> int:
             else:
                 info = ErrorInfo(kind="internal", message=f"{type(exc).__name__}: {exc}", exc_type=type(exc).__name__,
                                  hint="this is a jaxscope bug; the traceback is in the worker log")
-                traceback.print_exc()
+                traceback.print_exc(file=streams[1])
                 reply = {"ok": False, "error": to_jsonable(info)}
-        sys.stdout.flush()
-        sys.stderr.flush()
+        _flush_streams(*streams)
+        replaced = _api_replaced(api0)
+        if replaced:
+            if not reply.get("ok"):
+                reply = _blame_replaced(reply, replaced, str(message.get("phase", "")))
+            _api_restore(api0, replaced)
         reply.update(
             id=rid,
             event="done",

@@ -263,3 +263,22 @@ def test_code_nested_too_deeply_is_a_syntax_error_of_the_user(client, tmp_path):
     assert done.returncode == 3 and "nested too deeply" in done.stderr and "internal error" not in done.stderr
     listed = subprocess.run([sys.executable, "-m", "jaxscope", "list", str(path)], capture_output=True, text=True, timeout=120)
     assert listed.returncode == 2 and "nested too deeply" in listed.stderr and len(listed.stderr) < 600
+
+
+@pytest.mark.parametrize(("case", "says"), [
+    ("stdout_none.py", None),  # traced: the worker flushes its own streams, and gives them back to sys
+    ("closerange.py", None),  # traced: the worker's pipes sit above what is closed in bulk
+    ("closerange_all.py", "your code closed the worker's channel"),
+    ("jit_none.py", "your code replaced jax.jit"),
+])
+def test_user_faults_are_the_users(client, case, says):
+    """Issue 37.7: these were a "crash error during graph" (result lost), a "crash during load" with a
+    jaxscope traceback, and "internal error ... this is a jaxscope bug"."""
+    if says is None:
+        result = client.trace(request(case)).result(timeout=60)
+        assert [n.label for n in result.graph.top.nodes if n.kind == "eqn"] == ["sin"]
+    else:
+        err = fails(client, request(case))
+        assert err.info.kind == "user-code" and says in err.info.message, err.info
+        assert "jaxscope bug" not in err.info.hint
+    succeeds(client)  # and jax.jit is jax.jit again for the next file
