@@ -130,6 +130,7 @@ def trace(
     diagnose: bool = True,
     tap: Callable[[bytes | None], None] | None = None,
     python: str | None = None,
+    env: dict[str, str] | None = None,
 ) -> TraceResult:
     """Trace `target` with the call `args` or the maker `inputs` (None: the file's own) in a one-off worker; a failure
     becomes a SessionError with the worker's explanation. `tap` gets the reply's raw lines
@@ -139,7 +140,7 @@ def trace(
 
     timeouts = {"trace": timeout, "inputs": timeout} if timeout else None
     python = checked_python(python)
-    client = WorkerClient(spare=False, timeouts=timeouts, python=python)  # first: it imports jax while the target is resolved
+    client = WorkerClient(spare=False, timeouts=timeouts, python=python, env=env)  # first: it imports jax while the target is resolved
     try:
         ref, call, maker = resolve_call(target, args, inputs)
         request = TraceRequest(function=ref, args=call, jaxpr_text=jaxpr_text, record_flow=record_flow, diagnose=diagnose, inputs=maker)

@@ -35,6 +35,8 @@ def add_target(p: argparse.ArgumentParser) -> None:
     p.add_argument("--python", default=None, metavar="PATH",
                    help="the Python that runs your code, e.g. your project's .venv/bin/python (it needs jax; "
                         "nothing of jaxscope). Default: JAXSCOPE_PYTHON, else jaxscope's own")
+    p.add_argument("--x64", action="store_true",
+                   help="JAX's 64-bit mode (jax_enable_x64): f64/i64/u64/c128 stay 64-bit instead of being traced as 32-bit")
     p.add_argument("--timeout", type=float, default=None, metavar="S", help="time limit for tracing (seconds)")
     p.add_argument("--debug", action="store_true", help="show full tracebacks and the worker's output")
 
@@ -47,6 +49,20 @@ def trace_target(
     diagnose: bool = True,
     tap: Callable[[bytes | None], None] | None = None,
 ) -> TraceResult:
-    """`session.trace` with the command line's target, --args/--inputs, --timeout and --debug."""
-    return trace(opts.target, opts.args, inputs=opts.inputs, timeout=opts.timeout, debug=opts.debug, jaxpr_text=jaxpr_text,
-                 record_flow=record_flow, diagnose=diagnose, tap=tap, python=opts.python)
+    """`session.trace` with the command line's target, --args/--inputs, --x64, --timeout and --debug;
+    the trace's warnings (64-bit inputs narrowed, ...) go to stderr."""
+    import sys
+
+    from jaxscope.schema.flow import RECORDING_STOPPED
+
+    result = trace(opts.target, opts.args, inputs=opts.inputs, timeout=opts.timeout, debug=opts.debug, jaxpr_text=jaxpr_text,
+                   record_flow=record_flow, diagnose=diagnose, tap=tap, python=opts.python, env=x64_env(opts))
+    for warning in result.warnings:
+        if not warning.startswith(RECORDING_STOPPED):  # `explain` says that one itself
+            print(f"jaxscope: warning: {warning}", file=sys.stderr)
+    return result
+
+
+def x64_env(opts: argparse.Namespace) -> dict[str, str]:
+    """The worker's environment for --x64 (JAX reads JAX_ENABLE_X64 when it starts)."""
+    return {"JAX_ENABLE_X64": "1"} if getattr(opts, "x64", False) else {}

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from jaxscope.cli.common import CliError, add_target
+from jaxscope.cli.common import CliError, add_target, x64_env
 from jaxscope.session import resolve_call, worker_job
 
 
@@ -25,7 +25,7 @@ def run(opts: argparse.Namespace) -> int:
     ref, args, inputs = resolve_call(opts.target, opts.args, opts.inputs)
     timeouts = {"lower": opts.timeout, "compile": opts.timeout} if opts.timeout else None
     request = HloRequest(ref, args, opts.stage, inputs=inputs)
-    result = worker_job("hlo", request, lambda d: from_jsonable(HloResult, d), timeouts, opts.debug, python=opts.python)
+    result = worker_job("hlo", request, lambda d: from_jsonable(HloResult, d), timeouts, opts.debug, x64_env(opts), opts.python)
     if opts.output:
         try:
             from jaxscope.exporter import write_text

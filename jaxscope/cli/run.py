@@ -12,7 +12,7 @@ import math
 import os
 from typing import Any
 
-from jaxscope.cli.common import CliError, add_target
+from jaxscope.cli.common import CliError, add_target, x64_env
 from jaxscope.session import resolve_call, worker_job
 
 RUN_EPILOG = (
@@ -71,7 +71,7 @@ def run(opts: argparse.Namespace) -> int:
         function=ref, args=args, inputs=inputs, device=opts.device, seed=opts.seed, repeats=opts.repeats,
         rtol=opts.rtol, atol=opts.atol, find_nan=opts.find_nan, per_equation=opts.per_equation,
     )
-    result = worker_job("run", request, run_result_from_jsonable, timeouts, opts.debug, env, opts.python)
+    result = worker_job("run", request, run_result_from_jsonable, timeouts, opts.debug, {**env, **x64_env(opts)}, opts.python)
     if opts.json:
         print(json.dumps(asdict(result), sort_keys=True, indent=1))
     else:

@@ -105,9 +105,12 @@ def make(module: Any, function: FunctionRef, inputs: str, target: Any) -> Made:
     if key in _CACHE:
         cached = _CACHE[key]
         return replace(cached, maker=maker)
-    value = _abstract_call(maker, label)
+    value, narrow = _abstract_call(maker, label)
     args, kwargs = _as_call(value, target, label)
     made = split(label, args, kwargs, target, maker=maker)
+    if narrow:
+        name = f"{getattr(maker, '__name__', 'maker')}()"
+        made.warnings = (*made.warnings, narrowing_warning([name + n for n in narrow]))
     if not _holds_user_classes(value):
         _CACHE[key] = made
     return made
@@ -170,20 +173,44 @@ def _call(maker: Any, label: str, seed: int) -> Any:
         raise TraceError(replace(info, message=f"{label} raised {info.exc_type}: {info.message}", hint=hint)) from None
 
 
-def _abstract_call(maker: Any, label: str) -> Any:
-    """The maker's value with every array abstract: under `jax.eval_shape` when it traces, else for real."""
+def _abstract_call(maker: Any, label: str) -> tuple[Any, list[str]]:
+    """The maker's value with every array abstract: under `jax.eval_shape` when it traces, else for
+    real; and its leaves that JAX narrows to 32 bits (`narrowed`), which eval_shape does silently."""
     box: list[Any] = []
 
     def shapes() -> Any:
         dynamic, static = partition(maker(0) if _takes_seed(maker) else maker())
-        box.append(static)
+        box[:] = [static, narrowed(dynamic)]
         return dynamic
 
     try:
-        return combine(jax.eval_shape(shapes), box[0])
+        return combine(jax.eval_shape(shapes), box[0]), box[1]
     except Exception:  # not traceable (NumPy conversions, value branches, ...): call it for real
         pass
-    return jax.tree.map(_abstract, _call(maker, label, 0), is_leaf=is_array)
+    value = _call(maker, label, 0)
+    return jax.tree.map(_abstract, value, is_leaf=is_array), narrowed(value)
+
+
+def narrowed(tree: Tree, prefix: str = "") -> list[str]:
+    """`PATH: float64 -> float32` for each array leaf whose dtype JAX narrows (64-bit types while its
+    x64 mode is off: jit would trace them as 32-bit without a word)."""
+    out: list[str] = []
+    for path, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]:
+        if not is_array(leaf):
+            continue
+        try:
+            canonical = jax.dtypes.canonicalize_dtype(leaf.dtype)
+        except Exception:  # not a JAX dtype at all: `split` refuses it with its path
+            continue
+        if canonical != leaf.dtype:
+            out.append(f"{prefix}{jax.tree_util.keystr(path)}: {leaf.dtype} -> {canonical}")
+    return out
+
+
+def narrowing_warning(items: list[str]) -> str:
+    shown = ", ".join(items[:6]) + (f" and {len(items) - 6} more" if len(items) > 6 else "")
+    return (f"64-bit types are traced as 32-bit, as JAX does while its x64 mode is off: {shown}; "
+            "to keep them: --x64 on the command line, Trace → 64-bit Mode in the window")
 
 
 def _abstract(leaf: Any) -> Any:
@@ -246,7 +273,6 @@ def split(label: str, args: list[Any], kwargs: dict[str, Any], target: Any, *, m
     forced = set(static_argnums) | set(static_argnames)
     names = _arg_names(target, args, kwargs)
     leaves: list[InputLeaf] = []
-    warnings: list[str] = []
     for key, name, value in zip([*range(len(args)), *kwargs], names, [*args, *kwargs.values()], strict=True):
         if key in forced:
             leaves.append(InputLeaf(name, "static", (_short_repr(value),)))
@@ -271,7 +297,6 @@ def split(label: str, args: list[Any], kwargs: dict[str, Any], target: Any, *, m
         static_args=list(static_args),
         static_kwargs={k: s for k, (_, s) in dyn_kwargs.items()},
         leaves=tuple(leaves),
-        warnings=tuple(warnings),
     )
 
 

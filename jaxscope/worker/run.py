@@ -39,7 +39,7 @@ def run_function(request: RunRequest, phase: Phase) -> RunResult:
     prep = prepare(request.function, request.args, phase, request.inputs)
     devices = list_devices()
     device, device_info = pick_device(request.device, devices)
-    warnings: list[str] = []
+    warnings: list[str] = list(prep.warnings)
 
     phase("inputs")
     made = prep.made

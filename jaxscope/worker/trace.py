@@ -104,6 +104,7 @@ class Prepared:
     load_s: float = 0.0
     made: Made | None = None  # the maker's inputs (then `args` hold only the traced parts)
     inputs_s: float = 0.0
+    warnings: tuple[str, ...] = ()  # about the inputs (64-bit types narrowed)
 
     @property
     def call(self) -> Any:
@@ -135,7 +136,7 @@ def prepare(function: FunctionRef, args_text: str, phase: Phase, inputs: str = "
         phase("inputs")
         target = unwrap(fn)
         made = makers.make(module, function, inputs, target)
-        prep = Prepared(fn, target, made.args, made.kwargs, (), (), load_s=load_s, made=made)
+        prep = Prepared(fn, target, made.args, made.kwargs, (), (), load_s=load_s, made=made, warnings=made.warnings)
     prep.inputs_s = time.perf_counter() - t0 - load_s
     return prep
 
@@ -146,6 +147,8 @@ def bind(fn: Any, call: argspec.CallSpec, qualname: str) -> Prepared:
     args = [to_abstract(s) for s in call.args]
     kwargs = {k: to_abstract(s) for k, s in call.kwargs}
     _check_arity(target, args, kwargs, qualname, call.text)
+    narrow = [n for i, a in enumerate(args) for n in makers.narrowed(a, f"argument {i}")]
+    narrow += [n for k, v in kwargs.items() for n in makers.narrowed(v, k)]
     return Prepared(
         fn=fn,
         target=target,
@@ -153,6 +156,7 @@ def bind(fn: Any, call: argspec.CallSpec, qualname: str) -> Prepared:
         kwargs=kwargs,
         static_argnums=tuple(i for i, s in enumerate(call.args) if argspec.is_static(s)),
         static_argnames=tuple(k for k, s in call.kwargs if argspec.is_static(s)),
+        warnings=(makers.narrowing_warning(narrow),) if narrow else (),
     )
 
 
@@ -261,7 +265,7 @@ def run_trace(request: TraceRequest, phase: Phase, on_graph: Callable[[Graph], N
         raise trace_failure(exc) from None
     closed = traced.jaxpr
     timings["trace"] = time.perf_counter() - t1
-    warnings = list(prep.made.warnings) if prep.made is not None else []
+    warnings = list(prep.warnings)
     if recorder is not None and recorder.stopped:
         warnings.append(
             f"{RECORDING_STOPPED} after {recorder.budget:,} Python calls (a big program; under a"

@@ -146,3 +146,11 @@ def test_a_function_without_inputs_is_told_about_makers(tmp_path):
     done = jaxscope("export", f"{path}::step", "-o", str(tmp_path / "x.svg"))
     assert done.returncode == 2
     assert "JAXSCOPE_INPUTS" in done.stderr and "--inputs" in done.stderr and "--args" in done.stderr
+
+
+def test_x64_keeps_64_bit_specs_and_without_it_the_narrowing_is_said():
+    narrowed = jaxscope("jaxpr", f"{MODELS}::one", "--args", "f64[3]")
+    assert narrowed.returncode == 0 and "a:f32[3]" in narrowed.stdout
+    assert "warning: 64-bit types are traced as 32-bit" in narrowed.stderr and "--x64" in narrowed.stderr
+    kept = jaxscope("jaxpr", f"{MODELS}::one", "--args", "f64[3]", "--x64")
+    assert kept.returncode == 0 and "a:f64[3]" in kept.stdout and "warning" not in kept.stderr

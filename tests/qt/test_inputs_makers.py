@@ -81,3 +81,18 @@ def test_opening_a_file_picks_the_first_function_with_inputs(qtbot, window, tmp_
         assert w.open_target(str(bare))
     assert w.inputs.current().name == "init"
     assert "init(key) needs example inputs" in w.problem.text() and "--args" not in w.problem.text()
+
+
+def test_64_bit_mode_in_the_window(qtbot, window, tmp_path):
+    """Issue 37.9: the narrowing is said at the inputs; Trace → 64-bit Mode keeps f64 (restarted worker)."""
+    source = tmp_path / "wide.py"
+    source.write_text("import jax.numpy as jnp\n\ndef f(x):\n    return jnp.cos(x)\n\nJAXSCOPE_ARGS = {'f': 'f64[3]'}\n")
+    w = window
+    open_and_wait(qtbot, w, str(source))
+    assert "float64 -> float32" in w.inputs.hint.text() and "64-bit Mode" in w.inputs.hint.text()
+    assert "f32[3]" in w.doc.result.jaxpr_text or "a:f32[3]" in w.jaxpr.toPlainText()
+    w.doc.layout = None
+    w.x64.trigger()
+    qtbot.waitUntil(lambda: w.doc.result is not None and "f64[3]" in w.doc.result.jaxpr_text,
+                    timeout=TIMEOUT)
+    assert w.jobs.x64_setting() and "float64 -> float32" not in w.inputs.hint.text()

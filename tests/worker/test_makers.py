@@ -135,3 +135,14 @@ def test_partition_and_combine_round_trip():
     dynamic, static = partition(tree)
     assert jax.tree.leaves(dynamic)[0].shape == (2,) and static["act"] is jax.nn.relu and dynamic["n"] is None
     assert combine(dynamic, static)["ws"][1] == "tag" and combine(dynamic, static)["none"] is None
+
+
+def test_64_bit_inputs_narrowed_are_said():
+    """Issue 37.9: f64/i64 specs and float64 NumPy values became 32-bit with no word (x64 is off)."""
+    from jaxscope.worker.trace import prepare
+
+    result = trace("one", maker("make_f64"))
+    assert any("make_f64()[0]: float64 -> float32" in w and "--x64" in w for w in result.warnings), result.warnings
+    prep = prepare(FunctionRef(qualname="scaled", path=MODELS), "f64[3], scale=i64[]", lambda p: None)
+    (warning,) = prep.warnings
+    assert "argument 0: float64 -> float32" in warning and "scale: int64 -> int32" in warning

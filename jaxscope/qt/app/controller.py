@@ -71,14 +71,15 @@ class Controller(QObject):
         cpu_devices: int = 1,
         platforms: str = "",
         python: str | None = None,
+        x64: bool = False,
     ) -> None:
         super().__init__(parent)
+        self.x64 = x64  # JAX's 64-bit mode in the worker (JAX_ENABLE_X64)
         self.devices: tuple[DeviceInfo, ...] = ()  # of the latest worker that started; () until one has
         self.device_setup: dict[str, Any] = {"cpu_devices": cpu_devices, "platforms": platforms}
         self._ready.connect(self._on_ready)
         self.worker = worker or WorkerClient(
-            spare=True, on_output=self._emit_output, on_ready=self._ready.emit, env=device_env(cpu_devices, platforms, os.environ),
-            python=python,
+            spare=True, on_output=self._emit_output, on_ready=self._ready.emit, env=self._env(), python=python,
         )
         self.layouts = layouts or LayoutClient()
         self._gen = itertools.count(1)
@@ -129,13 +130,13 @@ class Controller(QObject):
 
     def set_device_setup(self, cpu_devices: int, platforms: str = "") -> None:
         """Restart the workers with `cpu_devices` simulated CPU devices and `platforms` backends."""
-        env = device_env(cpu_devices, platforms, os.environ)
+        device_env(cpu_devices, platforms, os.environ)  # validates: a bad count or backend raises here
         if {"cpu_devices": cpu_devices, "platforms": platforms} == self.device_setup:
             return
         self.device_setup = {"cpu_devices": cpu_devices, "platforms": platforms}
         self.devices = ()
         self.devices_changed.emit(())
-        self.worker.reconfigure(env)
+        self.worker.reconfigure(self._env(), self.worker.python)
 
     def set_python(self, python: str | None) -> None:
         """Restart the workers in `python` (None: jaxscope's own), with the same devices."""
@@ -143,7 +144,18 @@ class Controller(QObject):
             return
         self.devices = ()
         self.devices_changed.emit(())
-        self.worker.reconfigure(device_env(self.device_setup["cpu_devices"], self.device_setup["platforms"], os.environ), python)
+        self.worker.reconfigure(self._env(), python)
+
+    def set_x64(self, on: bool) -> None:
+        """Restart the workers with JAX's 64-bit mode on or off."""
+        if on != self.x64:
+            self.x64 = on
+            self.worker.reconfigure(self._env(), self.worker.python)
+
+    def _env(self) -> dict[str, str]:
+        """What the workers start with on top of the app's environment: devices, backends, x64."""
+        env = device_env(self.device_setup["cpu_devices"], self.device_setup["platforms"], os.environ)
+        return {**env, "JAX_ENABLE_X64": "1"} if self.x64 else env
 
     # ------------------------------------------------------------------ trace
 

@@ -28,6 +28,7 @@ from jaxscope.spec.argspec import SpecError
 from jaxscope.spec.static_fix import make_static, static_suggestion
 
 DIVERGENCE_COLOURS = ("#d0453a", "#e59f2d")  # the most divergent equations, the rest that differ
+X64_KEY = "worker/x64"  # JAX's 64-bit mode (JAX_ENABLE_X64) in the worker
 PYTHON_KEY = "worker/python"  # the interpreter that runs the user's code ("" = jaxscope's own)
 
 
@@ -136,6 +137,17 @@ class Jobs:
         return dialog
 
     # ------------------------------------------------------------------ the Python that runs the user's code
+
+    def x64_setting(self) -> bool:
+        return prefs.read(self.host.settings, X64_KEY, False)
+
+    def set_x64(self, on: bool) -> None:
+        """JAX's 64-bit mode in the worker (restarted), remembered; the function is traced again."""
+        self.host.settings.setValue(X64_KEY, bool(on))
+        self.host.controller.set_x64(bool(on))
+        self.host.statusBar().showMessage(f"64-bit mode {'on' if on else 'off'}: restarting the worker…", 5000)
+        if self.host.doc.path and self.host.inputs.current() is not None:
+            self.host.inputs.request_trace()
 
     def python_setting(self) -> str | None:
         """The saved interpreter (checked once the window is up: `check_python`); None for jaxscope's own."""

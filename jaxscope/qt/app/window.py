@@ -69,7 +69,7 @@ class MainWindow(QMainWindow):
         self.graph_export = GraphExport(self)
         self.selection = LinkedSelection(self)
         self.display = TraceDisplay(self)
-        self.controller = controller or Controller(parent=self, **self.jobs.device_setup(), python=python)
+        self.controller = controller or Controller(parent=self, **self.jobs.device_setup(), python=python, x64=self.jobs.x64_setting())
         self.theme = themes.resolve(prefs.read(self.settings, "theme", theme) or theme)
         self.jaxpr_links: linking.JaxprLinks | None = None
         self.problem_info: ErrorInfo | None = None
@@ -187,6 +187,10 @@ class MainWindow(QMainWindow):
         trace_menu.addAction(self._action("&Cancel", self.controller.cancel, "Esc"))
         trace_menu.addAction(self._action("Restart &Worker", self.restart_worker, name="restartWorkerAction"))
         trace_menu.addAction(self._action("&Python for Your Code…", self.jobs.choose_python, name="pythonAction"))
+        self.x64 = self._action("&64-bit Mode (jax_enable_x64)", self.jobs.set_x64, name="x64Action")
+        self.x64.setCheckable(True)
+        self.x64.setChecked(self.controller.x64)
+        trace_menu.addAction(self.x64)
         trace_menu.addSeparator()
         trace_menu.addAction(self._action("Would It &Retrace…", self.jobs.retrace_dialog, "Ctrl+R", "retraceAction"))
         self.auto_compile = self._action("Compile HLO After Each Trace", self.ir_side.toggle_auto_compile, name="autoCompileAction")

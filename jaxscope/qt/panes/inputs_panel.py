@@ -193,8 +193,11 @@ class InputsPanel(QWidget):
         self._layout.setStretch(self._layout.count() - 1, 0 if leaves else self._stretch)
         if leaves:
             self.tree.show_leaves(leaves)
+        said = [w for w in (result.warnings if result is not None else ()) if "64-bit" in w]  # narrowed inputs
         if result is not None and result.input_source:
-            self.hint.setText(f"Inputs from {result.input_source}: array leaves traced, the rest static.")
+            said.insert(0, f"Inputs from {result.input_source}: array leaves traced, the rest static.")
+        if said:
+            self.hint.setText("\n".join(said))
 
     def current(self) -> FunctionInfo | None:
         name = self.function.currentData()

@@ -119,3 +119,7 @@ JAXSCOPE_INPUTS = {"train_step": make_train_inputs, "nnx_forward": make_nnx_inpu
 def make_forever():
     while True:  # a maker that never returns
         pass
+
+
+def make_f64():
+    return (np.linspace(0.0, 1.0, 3),)  # NumPy's default float64
