@@ -210,7 +210,7 @@ def format_error(info: ErrorInfo, debug: bool) -> str:
     text = info.summary()
     if info.location is not None:
         code = _source_line(info.location.file, info.location.line)
-        if code:
+        if code and "\0" not in code:  # a UTF-16 file's line is no line to quote
             code = code if len(code) <= SOURCE_CHARS else code[: SOURCE_CHARS - 1] + "…"
             text += f"\n  {info.location.line} | {code}"
     if debug and info.traceback:

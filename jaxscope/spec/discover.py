@@ -114,25 +114,36 @@ def discover_file(path: str) -> ModuleInfo:
         raise DiscoveryError("permission denied: cannot read the file", path) from None
     except OSError as exc:
         raise DiscoveryError(f"cannot read the file: {exc.strerror or exc}", path) from None
-    return discover_source(_decode(data, path), path)
+    return discover_source(decode_source(data, path), path)
 
 
-def _decode(data: bytes, path: str) -> str:
-    """Source bytes -> text the way Python reads them: UTF-8 unless a coding cookie says otherwise."""
+def decode_source(data: bytes, path: str) -> str:
+    """Source bytes -> text by Python's own rules (PEP 263, 3120): UTF-8 unless a coding cookie says
+    otherwise; what Python refuses to run is refused here, with the line and the remedy."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise DiscoveryError("is UTF-16 text (it starts with a UTF-16 byte-order mark); Python reads source files "
+                             "as UTF-8: save it as UTF-8", path, 1, 0)
     if b"\0" in data:
         line = data.count(b"\n", 0, data.index(b"\0")) + 1
         raise DiscoveryError(f"not a Python source file: binary data (a NUL byte on line {line})", path)
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError as exc:  # an unknown coding cookie, or a BOM that contradicts it
-        raise DiscoveryError(f"not a Python source file: {exc.msg}", path) from None
+    except SyntaxError as exc:  # an unknown coding cookie, a BOM that contradicts it, or bad UTF-8 on line 1-2
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            encoding = "utf-8"  # said below, with the byte and its line
+        else:
+            raise DiscoveryError(f"not a Python source file: {exc.msg}", path) from None
     try:
         return codecs.decode(data, encoding)
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         name = "UTF-8" if encoding in ("utf-8", "utf-8-sig") else encoding
+        remedy = ("; Python refuses it too: save the file as UTF-8, or declare its encoding on line 1 or 2 "
+                  "(# -*- coding: latin-1 -*-)") if name == "UTF-8" else ""
         raise DiscoveryError(
-            f"not valid {name} text: byte 0x{data[exc.start]:02x} on line {line} cannot be decoded", path
+            f"not valid {name} text: byte 0x{data[exc.start]:02x} on line {line} cannot be decoded{remedy}", path, line, 0
         ) from None
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from jaxscope.schema.graph import SourceLoc
 from jaxscope.schema.trace import ErrorInfo, FunctionRef
-from jaxscope.spec.discover import too_deep
+from jaxscope.spec.discover import DiscoveryError, decode_source, too_deep
 from jaxscope.worker.errors import classify
 
 RAN_USER_CODE = False  # once True, this worker's interpreter holds state from user code
@@ -60,7 +60,12 @@ def load_module(ref: FunctionRef) -> types.ModuleType:
     except OSError as exc:
         raise LoadError(ErrorInfo(kind="not-found", phase="load", message=f"cannot read {ref.path}: {exc.strerror}")) from None
     try:
-        code = compile(source, path, "exec", dont_inherit=True)
+        text = decode_source(source, path)  # by Python's own rules: what `python file.py` refuses is refused
+    except DiscoveryError as exc:
+        loc = SourceLoc(file=path, line=exc.line, col=exc.col or 0) if exc.line else None
+        raise LoadError(ErrorInfo(kind="syntax", phase="load", message=exc.message, location=loc)) from None
+    try:
+        code = compile(text, path, "exec", dont_inherit=True)
     except SyntaxError as exc:
         loc = SourceLoc(file=path, line=exc.lineno or 0, col=max((exc.offset or 1) - 1, 0))
         raise LoadError(
@@ -69,7 +74,7 @@ def load_module(ref: FunctionRef) -> types.ModuleType:
     except ValueError as exc:  # e.g. source code string cannot contain null bytes
         raise LoadError(ErrorInfo(kind="syntax", phase="load", message=f"{ref.path} is not a Python source file: {exc}")) from None
     except (RecursionError, MemoryError):
-        message, line = too_deep(source.decode("utf-8", "replace"))
+        message, line = too_deep(text)
         raise LoadError(ErrorInfo(kind="syntax", phase="load", message=message, location=SourceLoc(file=path, line=line, col=0))) from None
     directory = os.path.dirname(path)
     if directory not in sys.path:

@@ -282,3 +282,18 @@ def test_user_faults_are_the_users(client, case, says):
         assert err.info.kind == "user-code" and says in err.info.message, err.info
         assert "jaxscope bug" not in err.info.hint
     succeeds(client)  # and jax.jit is jax.jit again for the next file
+
+
+def test_source_encodings_follow_pythons_rules_in_the_worker(client, tmp_path):
+    """The worker compiled a latin-1 comment that `python file.py` refuses, and said ":0 ... (line
+    None)" of a UTF-16 file: it now reads source as Python does, and says where and what to do."""
+    utf16 = tmp_path / "wide.py"
+    utf16.write_bytes("import jax.numpy as jnp\n\ndef f(x):\n    return jnp.sin(x)\n".encode("utf-16"))
+    err = fails(client, request("", path=str(utf16)))
+    assert err.info.kind == "syntax" and "UTF-16" in err.info.message and err.info.location.line == 1
+    latin = tmp_path / "latin.py"
+    latin.write_bytes(b"import jax.numpy as jnp\n# caf\xe9\ndef f(x):\n    return jnp.sin(x)\n")
+    err = fails(client, request("", path=str(latin)))
+    assert err.info.kind == "syntax" and "0xe9 on line 2" in err.info.message and err.info.location.line == 2
+    latin.write_bytes(b"# -*- coding: latin-1 -*-\nimport jax.numpy as jnp\n# caf\xe9\ndef f(x):\n    return jnp.sin(x)\n")
+    assert client.trace(request("", path=str(latin))).result(timeout=60).graph.top.nodes

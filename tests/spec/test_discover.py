@@ -339,3 +339,18 @@ def test_main_function_and_the_default_for_a_file() -> None:
     bad = discover_source("def f(x):\n    pass\n\n\nJAXSCOPE_MAIN = 'missing'\n")
     assert bad.main == "" and any("JAXSCOPE_MAIN" in w for w in bad.warnings)
     assert discover_source('"""Title.\n\nBody text."""\n').docstring == "Title.\n\nBody text."
+
+
+def test_source_encodings_follow_pythons_rules(tmp_path: Path):
+    """Issue 37.10: a UTF-16 file read as "binary data" (and ":0 ... (line None)" in the worker); a
+    latin-1 comment: refused as Python refuses it, with the remedy; declared, it is read."""
+    utf16 = tmp_path / "wide.py"
+    utf16.write_bytes("def f(x):\n    return x\n".encode("utf-16"))
+    e = _file_error(str(utf16))
+    assert "UTF-16" in e.message and "save it as UTF-8" in e.message and e.line == 1
+    latin = tmp_path / "latin.py"
+    latin.write_bytes(b"# caf\xe9\ndef f(x):\n    return x\n")
+    e = _file_error(str(latin))
+    assert "Python refuses it too" in e.message and "coding: latin-1" in e.message and e.line == 1
+    latin.write_bytes(b"# -*- coding: latin-1 -*-\n# caf\xe9\ndef f(x):\n    return x\n")
+    assert [f.name for f in discover_file(str(latin)).functions] == ["f"]
