@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
 import traceback
@@ -93,6 +94,39 @@ def _flush_streams(out: Any, err: Any) -> None:
             pass
 
 
+def _end_strays(err: Any) -> None:
+    """End the processes user code started during a request and left running (os.fork, subprocess):
+    each request runs the file anew, so a child that never exits multiplied (12 after 4 re-traces).
+    The worker leads its own process group: its members other than itself are the user's. Linux
+    only (/proc); elsewhere they live until the worker is replaced, which kills the group."""
+    me = os.getpid()
+    if os.getpgrp() != me:
+        return
+    try:
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != me]
+    except OSError:
+        return
+    ended = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()  # after "(comm)": state, ppid, pgrp, ...
+            if int(fields[2]) == me:
+                os.kill(pid, signal.SIGKILL)
+                ended.append(pid)
+        except (OSError, IndexError, ValueError):
+            continue
+    while True:  # reap our own children among them
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                break
+        except ChildProcessError:
+            break
+    if ended:
+        print(f"jaxscope: ended {len(ended)} process(es) your code started and left running "
+              f"(pid {', '.join(map(str, ended))}); each trace runs the file anew", file=err, flush=True)
+
+
 def _ran_user_code() -> bool:
     from jaxscope.worker import load
 
@@ -157,6 +191,7 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> int:
                 traceback.print_exc(file=streams[1])
                 reply = {"ok": False, "error": to_jsonable(info)}
         _flush_streams(*streams)
+        _end_strays(streams[1])
         replaced = _api_replaced(api0)
         if replaced:
             if not reply.get("ok"):

@@ -297,3 +297,26 @@ def test_source_encodings_follow_pythons_rules_in_the_worker(client, tmp_path):
     assert err.info.kind == "syntax" and "0xe9 on line 2" in err.info.message and err.info.location.line == 2
     latin.write_bytes(b"# -*- coding: latin-1 -*-\nimport jax.numpy as jnp\n# caf\xe9\ndef f(x):\n    return jnp.sin(x)\n")
     assert client.trace(request("", path=str(latin))).result(timeout=60).graph.top.nodes
+
+
+def test_a_fork_that_never_exits_does_not_multiply(client):
+    """Issue 37.10: each request runs the file anew, so a child that never exits multiplied (12 after
+    4 re-traces). The worker ends its group's strays after each request, and says so in its output."""
+    for _ in range(4):
+        client.trace(request("fork_forever.py")).result(timeout=60)
+    pid = client.worker_info()["pid"]
+    members = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != pid:
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as fh:
+                    fields = fh.read().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == pid and fields[0] != b"Z":
+                members.append(int(entry))
+    assert members == []
+    deadline = time.monotonic() + 10  # the worker's stderr is drained by a thread of its own
+    while "ended 1 process(es) your code started" not in client.output_tail() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "ended 1 process(es) your code started" in client.output_tail()
