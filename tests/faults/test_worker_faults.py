@@ -54,7 +54,7 @@ def line_of(case: str, text: str) -> int:
         ("tracer_bool.py", "tracer", "", "if x.sum() > 0:"),
         ("sys_exit.py", "exit", "sys.exit(3)", None),
         ("recursion.py", "user-code", "recursion", "return f(x) + 1"),
-        ("nul_bytes.py", "syntax", "null bytes", None),
+        ("nul_bytes.py", "syntax", "a NUL byte on line 2", None),
         ("not_python.py", "syntax", "", None),
     ],
 )
