@@ -166,3 +166,27 @@ def test_the_helper_threads_are_started_with_the_controller(qtbot, monkeypatch):
     qtbot.wait(20)  # the no-op done: the thread is idle
     assert [pool.submit(int).result(5) for pool in pools] == [0, 0] and started == []
     controller.close()
+
+
+class _LateWorker(_ResolvedWorker):
+    """Answers a job only when told: after the window has closed."""
+
+    def __init__(self) -> None:
+        self.pending: list[Future[Any]] = []
+
+    def submit(self, op: str, request: Any, decode: Any, on_phase: Any = None) -> Future[Any]:
+        future: Future[Any] = Future()
+        self.pending.append(future)
+        return future
+
+
+def test_a_result_arriving_after_close_is_dropped_quietly(qtbot, caplog):
+    """Issue 37.10: closing the window while a result arrived printed `RuntimeError: cannot schedule
+    new futures after shutdown` (the reply's callback handed it to the closed parse pool)."""
+    worker = _LateWorker()
+    controller = Controller(worker=worker, layouts=_Layouts())  # type: ignore[arg-type]
+    controller.jaxpr("request", lambda r: r)  # type: ignore[arg-type]
+    controller.close()
+    with caplog.at_level("ERROR"):
+        worker.pending[0].set_result("result")  # the reply lands now
+    assert "cannot schedule new futures" not in caplog.text and "exception calling callback" not in caplog.text

@@ -216,7 +216,10 @@ class Controller(QObject):
             except BaseException as exc:
                 self._ir_done.emit(gen, op, request, None, exc)
                 return
-            linked = self._parser.submit(link, result)
+            try:
+                linked = self._parser.submit(link, result)
+            except RuntimeError:  # the window closed while the result was on its way
+                return
             linked.add_done_callback(lambda lf: self._ir_done.emit(gen, op, request, result, lf))
 
         future.add_done_callback(done)
@@ -304,7 +307,10 @@ class Controller(QObject):
             # A layout kept from before (its scene is most likely kept too: nothing to build), or the
             # trace's streamed one, which often arrives before the trace's result: its scene model
             # (0.1-0.3 s at 14k-72k boxes) is built on a thread too, not on the GUI thread.
-            self._preparer.submit(self._prepare_layout, gen, graph, frozen, future)
+            try:
+                self._preparer.submit(self._prepare_layout, gen, graph, frozen, future)
+            except RuntimeError:  # closed
+                return
         else:
             future.add_done_callback(lambda f: self._prepare_layout(gen, graph, frozen, f))
 
