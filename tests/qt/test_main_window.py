@@ -340,3 +340,22 @@ def test_a_failed_head_start_on_a_trace_costs_only_itself(qtbot, window, monkeyp
     open_and_wait(qtbot, window, f"{BASICS}::predict")
     assert window.doc.expanded == auto_expanded(window.doc.graph)
     assert window.doc.layout is not None and window.graph.selected_paths() == []
+
+
+def test_state_of_another_function_does_not_survive_a_switch(qtbot, window):
+    """Issue 37 (a newcomer's walk): after tracing another function the Run pane still showed the
+    previous function's verdict, and a failed trace showed the previous *function's* graph as if it
+    were this one's "previous result"."""
+    w = window
+    open_and_wait(qtbot, w, f"{BASICS}::predict")
+    assert w.jobs.run_function()
+    qtbot.waitUntil(lambda: w.run_panel.verdict_state != "", timeout=TIMEOUT)
+    w.inputs.function.setCurrentIndex(w.inputs.function.findData("loss"))
+    w.inputs.request_trace()
+    qtbot.waitUntil(lambda: w.doc.result.request.function.qualname == "loss", timeout=TIMEOUT)
+    assert w.run_panel.verdict_state == "" and w.run_panel.shown_result is None
+    w.inputs.function.setCurrentIndex(w.inputs.function.findData("predict"))
+    w.inputs.args.setText("{'w1': f32[4,8]}, f32[16,4]")  # a KeyError in predict
+    w.inputs.request_trace()
+    qtbot.waitUntil(lambda: w.doc.stale, timeout=TIMEOUT)
+    assert "The trace of predict failed; the graph shown is loss's" in w.stale_banner.text()

@@ -114,7 +114,9 @@ class IrSide:
 
     def on_hlo_finished(self, result: HloResult, made: tuple[IrLinks, list[FusionInfo], QTextDocument]) -> None:
         current = self.host.doc.result
-        if current is None or result.request.args != current.request.args or result.request.function != current.request.function:
+        asked = (result.request.function, result.request.args, result.request.inputs)
+        if current is None or asked != (current.request.function, current.request.args, current.request.inputs):
+            self.host.ir.set_status("")  # of a program no longer shown: nothing runs now, no Cancel left showing
             return
         stage = result.request.stage
         links, found, document = made

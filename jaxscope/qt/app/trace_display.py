@@ -17,6 +17,7 @@ from jaxscope.qt.graph.view import QtGraphView
 from jaxscope.qt.panes.diagnostics_panel import DiagnosticsPanel
 from jaxscope.qt.panes.flow_paint import legend_items
 from jaxscope.qt.panes.inputs_panel import InputsPanel
+from jaxscope.qt.panes.run_panel import RunPanel
 from jaxscope.qt.panes.source_view import QtSourceView
 from jaxscope.schema.flow import recording_stopped
 from jaxscope.schema.graph import Graph
@@ -54,12 +55,40 @@ class DisplayHost(Protocol):
     diagnostics: DiagnosticsPanel
     docks: dict[str, QDockWidget]
     flow_legend: QLabel
+    stale_banner: QLabel
+    run_panel: RunPanel
 
 
 class TraceDisplay:
     def __init__(self, host: DisplayHost) -> None:
         self.host = host
         self._node_colours: tuple[Graph, str, str, dict[str, str]] | None = None  # (graph, file, theme, colours)
+
+    def mark_stale(self, why: str) -> None:
+        """The graph shown is no longer what the file or the request gives: say so over it."""
+        self.host.doc.stale = True
+        self.host.stale_banner.setText(why)
+        self.host.stale_banner.show()
+
+    def trace_failed(self, function: str) -> None:
+        """A failed trace keeps the last good graph, said to be stale, and whose it is when it is of
+        another function (a newcomer read loss's graph as predict's)."""
+        result = self.host.doc.result
+        if result is None:
+            return
+        shown = result.request.function.qualname
+        if shown == function:
+            self.mark_stale("The last trace failed; showing the previous result (stale). See Problems.")
+        else:
+            self.mark_stale(f"The trace of {function} failed; the graph shown is {shown}'s, from before (stale). See Problems.")
+
+    def fresh(self, result: TraceResult) -> None:
+        """A new result: nothing stale; a jit-vs-eager verdict of another function (or file) goes."""
+        self.host.doc.stale = False
+        self.host.stale_banner.hide()
+        run = self.host.run_panel.shown_result
+        if run is not None and run.request.function != result.request.function:
+            self.host.run_panel.clear()
 
     def palette(self) -> list[str]:
         return linking.PALETTE_DARK if self.host.theme == "dark" else linking.PALETTE_LIGHT

@@ -381,8 +381,7 @@ class MainWindow(QMainWindow):
         keep = self._keeps_expanded(result.request.function)
         self.doc.result = result
         self.inputs.show_result(result)
-        self.doc.stale = False
-        self.stale_banner.hide()
+        self.display.fresh(result)
         self.show_problem("")
         graph = result.graph
         prep = self.controller.prepared(result) or trace_prep(result)  # made here only if that failed
@@ -462,10 +461,7 @@ class MainWindow(QMainWindow):
 
     @Slot(object)
     def _on_trace_failed(self, info: ErrorInfo) -> None:
-        if self.doc.result is not None:
-            self.doc.stale = True
-            self.stale_banner.setText("The last trace failed; showing the previous result (stale). See Problems.")
-            self.stale_banner.show()
+        self.display.trace_failed(self.doc.function)
         self.show_problem(info.summary(), info)
         loc = info.location
         if loc is not None and self.doc.path and linking.same_file(loc.file, self.doc.path):
@@ -495,9 +491,7 @@ class MainWindow(QMainWindow):
     def _file_vanished(self, path: str) -> None:
         if path != self.doc.path or self.doc.result is None or self.doc.stale:
             return
-        self.doc.stale = True
-        self.stale_banner.setText(f"{os.path.basename(path)} was deleted or moved; showing the last result (stale).")
-        self.stale_banner.show()
+        self.display.mark_stale(f"{os.path.basename(path)} was deleted or moved; showing the last result (stale).")
         self.show_problem(f"{path} is gone (deleted or moved away): the graph shown is from before; saving it again re-traces.")
 
     # ------------------------------------------------------------------ status, problems, log

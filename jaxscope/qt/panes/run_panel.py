@@ -388,6 +388,10 @@ class RunPanel(QWidget):
         self.clear()
         self._set_verdict("fail", text)
 
+    @property
+    def shown_result(self) -> RunResult | None:
+        return self._result
+
     def clear(self) -> None:
         """Forget the shown result (the options stay)."""
         self._state = ""
