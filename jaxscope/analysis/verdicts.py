@@ -6,8 +6,10 @@ saved RunResult can be recomputed without JAX.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
+from jaxscope.schema.graph import SourceLoc
 from jaxscope.schema.run import DeviceInfo, EqnDivergence, LeafComparison, RunResult
 
 # (rtol, atol) for jit vs eager. Looser than bitwise on purpose: XLA reorders float arithmetic, so a
@@ -180,9 +182,9 @@ def format_run(result: RunResult) -> str:
         lines += ["", "first NaN/Inf: no equation produced NaN/Inf when evaluated one by one"]
     if result.divergence:
         lines += ["", "per equation (jit vs eager, intermediates materialised), most divergent first:"]
-        rows = [["equation", "primitive", "line", "aval", "max abs", "max rel"]]
+        rows = [["equation", "primitive", "source", "aval", "max abs", "max rel"]]
         for d in diverging(result)[:12]:
-            rows.append([d.path, d.primitive, str(d.source.line) if d.source else "-", d.aval, fmt_float(d.max_abs), fmt_float(d.max_rel)])
+            rows.append([d.path, d.primitive, short_loc(d.source), d.aval, fmt_float(d.max_abs), fmt_float(d.max_rel)])
         if len(rows) > 1:
             lines += _table(rows)
         else:
@@ -191,10 +193,15 @@ def format_run(result: RunResult) -> str:
                 " which materialising the intermediates prevents" if any(lf.n_diff for lf in result.leaves) else ""))
         first = next((d for d in result.divergence if d.max_abs > 0 or d.nonfinite_mismatch), None)
         if first is not None:
-            lines.append(f"first to differ: {first.path} {first.primitive}" + (f" (line {first.source.line})" if first.source else ""))
+            lines.append(f"first to differ: {first.path} {first.primitive}" + (f" ({short_loc(first.source)})" if first.source else ""))
     for w in result.warnings:
         lines.append(f"warning: {w}")
     return "\n".join(lines)
+
+
+def short_loc(source: SourceLoc | None) -> str:
+    """`file.py:12`: the line with its file (two files' "line 11" were told apart by nothing)."""
+    return f"{os.path.basename(source.file)}:{source.line}" if source is not None else "-"
 
 
 def diverging(result: RunResult) -> list[EqnDivergence]:

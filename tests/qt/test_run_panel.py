@@ -238,7 +238,7 @@ def test_clicking_a_compared_node_shows_its_jitted_and_eager_values(panel):
     assert panel.values.text() == "Click a node to see its jitted and eager values."
     assert panel.show_values("e1")
     lines = panel.values.text().splitlines()
-    assert lines[0].startswith("e1 log, line 21: f32[3], max abs 1e-07")
+    assert lines[0].startswith("e1 log, f.py:21: f32[3], max abs 1e-07")
     assert lines[1].split() == ["jit", "0", "1", "2"] and lines[2].split() == ["eager", "0", "1", "2.0000002"]
     assert panel.show_values("e0") and "max abs 0," in panel.values.text()
     assert not panel.show_values("e9")  # not compared: the hint again

@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )  # fmt: skip
 
-from jaxscope.analysis.verdicts import device_line, diverging, fmt_float, fmt_seconds, nan_line, nonfinite_text
+from jaxscope.analysis.verdicts import device_line, diverging, fmt_float, fmt_seconds, nan_line, nonfinite_text, short_loc
 from jaxscope.qt.panes.inputs_panel import plain_label
 from jaxscope.runtime.devices import MAX_CPU_DEVICES
 from jaxscope.schema.run import DeviceInfo, LeafComparison, RunResult
@@ -210,7 +210,7 @@ class RunPanel(QWidget):
                 header.setToolTip(tip)
         self.nan_label = _named(plain_label(), "runFirstNan")
         self.nan_button = _named(QPushButton("Show in graph"), "runShowNan", "Select the first equation that made NaN/Inf in the graph")
-        self.divergence = _named(_FitTable(["Equation", "Primitive", "Line", "Max abs", "Max rel"], stretch_last=False), "runDivergence")
+        self.divergence = _named(_FitTable(["Equation", "Primitive", "Source", "Max abs", "Max rel"], stretch_last=False), "runDivergence")
         self.divergence.setToolTip("Equations whose jitted and eager outputs differ (click: select in the graph)")
         self.values = _named(plain_label(), "runValues")
         self.values.setFont(QFont("DejaVu Sans Mono", 9))
@@ -360,7 +360,7 @@ class RunPanel(QWidget):
         found = diverging(result)
         self.divergence.setRowCount(len(found))
         for row, d in enumerate(found):
-            cells = (d.path, d.primitive, str(d.source.line) if d.source else "-", fmt_float(d.max_abs), fmt_float(d.max_rel))
+            cells = (d.path, d.primitive, short_loc(d.source), fmt_float(d.max_abs), fmt_float(d.max_rel))
             for column, text in enumerate(cells):
                 self.divergence.setItem(row, column, QTableWidgetItem(text))
         self.divergence.fit()
@@ -412,7 +412,7 @@ class RunPanel(QWidget):
         if found is None:
             _say(self.values, "Click a node to see its jitted and eager values." if self._result and self._result.divergence else "")
             return False
-        line = f", line {found.source.line}" if found.source else ""
+        line = f", {short_loc(found.source)}" if found.source else ""
         width = max((len(v) for v in found.jit_preview + found.eager_preview), default=0)
         rows = [
             f"{found.path} {found.primitive}{line}: {found.aval}, max abs {fmt_float(found.max_abs)}, max rel {fmt_float(found.max_rel)}",
