@@ -1,4 +1,4 @@
-"""Argument text parsed in a child Python process, for texts long enough to stall a GUI.
+"""Argument text (and big source files) parsed in a child Python process, for texts long enough to stall a GUI.
 
 `argspec.parse_call` starts with `ast.parse`, one C call that holds the GIL for all of it: for
 mlp-50k's 52k characters of specs ~30 ms alone and 60-230 ms while other threads want the GIL,
@@ -17,8 +17,33 @@ import sys
 
 from jaxscope.runtime.worker_process import worker_env
 from jaxscope.spec import argspec
+from jaxscope.spec.discover import DiscoveryError, ModuleInfo, discover_file
 
 _CHILD = "from jaxscope.runtime.parse_process import child_main; child_main()"
+_DISCOVER_CHILD = "from jaxscope.runtime.parse_process import discover_main; discover_main()"
+
+
+def discover(path: str, apart: bool = False, timeout: float = 60.0) -> ModuleInfo | DiscoveryError:
+    """`discover_file(path)`, or its error as a value; `apart`: in a child process (a 50k-line file's
+    `ast.parse` holds the GIL 0.7 s), here after all when no child can run or it fails."""
+    if apart:
+        try:
+            proc = subprocess.run([sys.executable, "-c", _DISCOVER_CHILD], input=path.encode(), capture_output=True,
+                                  env=worker_env(), timeout=timeout, check=True)
+            found = pickle.loads(proc.stdout)
+            if isinstance(found, (ModuleInfo, DiscoveryError)):
+                return found
+        except (OSError, subprocess.SubprocessError, pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError):
+            pass
+    try:
+        return discover_file(path)
+    except DiscoveryError as exc:
+        return exc
+
+
+def discover_main() -> None:
+    """The child: a path on stdin, the pickled ModuleInfo or DiscoveryError on stdout (no user code runs)."""
+    sys.stdout.buffer.write(pickle.dumps(discover(sys.stdin.buffer.read().decode()), protocol=pickle.HIGHEST_PROTOCOL))
 
 
 def parse_call_apart(text: str, *, python: str | None = None, timeout: float = 60.0) -> argspec.CallSpec:

@@ -513,3 +513,27 @@ def test_code_nested_too_deeply_is_the_users_fault(qtbot, traced):
     assert f"{path}:5" in w.problem.text() and "jaxscope bug" not in w.problem.text()
     assert_kept(w, path, good, layout)
     assert_next_request_works(qtbot, w, path, good)
+
+
+def test_a_big_file_is_read_apart_and_then_traced(qtbot, window, tmp_path):
+    """Issue 37.10: a 50k-line file blocked the window 1.9 s on open, most of it `ast.parse` (which
+    holds the GIL, so a thread does not help): a file over BIG_SOURCE is read in a child process,
+    open_target returns at once, and the function is traced when the reading comes back."""
+    from jaxscope.qt.app.window import BIG_SOURCE
+
+    lines = ["import jax.numpy as jnp", "", "", "def f(x):", "    return jnp.sin(x) * 2.0", ""]
+    for i in range(500):
+        lines += [f"def g{i}(a, b=1):", *(f"    a = a + {j}  # step {j}" for j in range(98)), "    return a", ""]
+    path = tmp_path / "big.py"
+    save(path, "\n".join(lines) + "\nJAXSCOPE_ARGS = {'f': 'f32[3]'}\n")
+    assert path.stat().st_size > BIG_SOURCE
+    w = window
+    assert w.open_target(f"{path}::f")
+    assert w.inputs.current() is None and w.doc.path != str(path)  # not read yet: the GUI thread went on
+    qtbot.waitUntil(lambda: w.doc.result is not None and eqn_labels(w) == ["sin", "mul"], timeout=TIMEOUT)
+    assert w.inputs.current().name == "f" and w.doc.path == str(path)
+
+    broken = tmp_path / "broken_big.py"
+    save(broken, "\n".join(lines) + "\ndef h(:\n")
+    assert w.open_target(f"{broken}::f")  # its syntax error comes back from the child too
+    qtbot.waitUntil(lambda: "syntax error" in w.problem.text(), timeout=TIMEOUT)

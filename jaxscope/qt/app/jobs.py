@@ -8,10 +8,11 @@ that shows its answer.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QObject, QTimer
 from PySide6.QtWidgets import QInputDialog
 
 from jaxscope.analysis.retrace import RetraceRequest, RetraceResult
@@ -29,7 +30,26 @@ from jaxscope.spec.static_fix import make_static, static_suggestion
 
 DIVERGENCE_COLOURS = ("#d0453a", "#e59f2d")  # the most divergent equations, the rest that differ
 X64_KEY = "worker/x64"  # JAX's 64-bit mode (JAX_ENABLE_X64) in the worker
-PYTHON_KEY = "worker/python"  # the interpreter that runs the user's code ("" = jaxscope's own)
+PYTHON_KEY = "worker/python"
+T = TypeVar("T")  # the interpreter that runs the user's code ("" = jaxscope's own)
+
+
+def when_done(parent: QObject, then: Callable[[Future[T]], object], work: Callable[..., T], *args: Any) -> None:
+    """Run `work(*args)` on a thread of its own and call `then(future)` on the GUI thread when it is
+    done (polled by a timer of `parent`: a window closed meanwhile drops it)."""
+    pool = ThreadPoolExecutor(1, thread_name_prefix="jaxscope-apart")
+    future = pool.submit(work, *args)
+    pool.shutdown(wait=False)
+    timer = QTimer(parent)
+
+    def poll() -> None:
+        if future.done():
+            timer.stop()
+            timer.deleteLater()
+            then(future)
+
+    timer.timeout.connect(poll)
+    timer.start(20)
 
 
 class Jobs:
@@ -172,24 +192,15 @@ class Jobs:
             return
         assert python is not None
         self.host.statusBar().showMessage(f"Checking {python}…")
-        pool = ThreadPoolExecutor(1, thread_name_prefix="jaxscope-python-check")
-        future: Future[Interpreter] = pool.submit(check, python)
-        pool.shutdown(wait=False)
-        timer = QTimer(self.host.window())  # polled on the GUI thread: the answer is handled there
 
-        def poll() -> None:
-            if not future.done():
-                return
-            timer.stop()
-            timer.deleteLater()
+        def checked(future: Future[Interpreter]) -> None:
             try:
                 self._use_python(python, future.result(), remember)
             except InterpreterError as exc:
                 self.host.statusBar().clearMessage()
                 self.host.show_problem(f"{exc}. Your code still runs in jaxscope's own Python (Trace → Python for Your Code…).")
 
-        timer.timeout.connect(poll)
-        timer.start(100)
+        when_done(self.host.window(), checked, check, python)
 
     def _use_python(self, python: str | None, info: Interpreter | None, remember: bool) -> None:
         self.host.controller.set_python(python)

@@ -7,15 +7,18 @@ from __future__ import annotations
 import html
 from typing import NamedTuple, Protocol
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDockWidget, QLabel
 
 from jaxscope.analysis.flow_marks import line_marks, static_values
+from jaxscope.analysis.guide import parse_guide
 from jaxscope.ir import linking
 from jaxscope.layout.engine import auto_expanded
 from jaxscope.qt.app.document import Document
 from jaxscope.qt.graph.view import QtGraphView
 from jaxscope.qt.panes.diagnostics_panel import DiagnosticsPanel
 from jaxscope.qt.panes.flow_paint import legend_items
+from jaxscope.qt.panes.guide_panel import GuidePanel
 from jaxscope.qt.panes.inputs_panel import InputsPanel
 from jaxscope.qt.panes.run_panel import RunPanel
 from jaxscope.qt.panes.source_view import QtSourceView
@@ -57,12 +60,27 @@ class DisplayHost(Protocol):
     flow_legend: QLabel
     stale_banner: QLabel
     run_panel: RunPanel
+    guide: GuidePanel
+
+    def resizeDocks(self, docks: list[QDockWidget], sizes: list[int], orientation: Qt.Orientation) -> None: ...
 
 
 class TraceDisplay:
     def __init__(self, host: DisplayHost) -> None:
         self.host = host
         self._node_colours: tuple[Graph, str, str, dict[str, str]] | None = None  # (graph, file, theme, colours)
+
+    def show_guide(self, docstring: str) -> None:
+        """A tutorial's module docstring as its guide (shown, beside the jaxpr) when it has links or the
+        tutorial headings; other files' docstrings are no guide."""
+        guide = parse_guide(docstring) if docstring else None
+        has_guide = guide is not None and bool(guide.links() or "What it teaches" in docstring)
+        self.host.guide.set_guide(guide if has_guide else None, self.host.theme == "dark")
+        docks = self.host.docks
+        if has_guide and not docks["guide"].isVisible():
+            docks["guide"].show()
+            self.host.resizeDocks([docks["jaxpr"], docks["guide"]], [380, 420], Qt.Orientation.Vertical)
+        docks["guide"].setVisible(has_guide)
 
     def mark_stale(self, why: str) -> None:
         """The graph shown is no longer what the file or the request gives: say so over it."""

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 
 from jaxscope.about import EXAMPLES_DIR
 from jaxscope.analysis.flow_marks import LineMark
-from jaxscope.analysis.guide import Example, list_examples, parse_guide
+from jaxscope.analysis.guide import Example, list_examples
 from jaxscope.ir import linking
 from jaxscope.ir.hlo_links import IrLinks
 from jaxscope.qt.app import dialogs, geometry, prefs
@@ -31,7 +31,7 @@ from jaxscope.qt.app.export_job import ExportJobs
 from jaxscope.qt.app.file_watch import FileWatch
 from jaxscope.qt.app.graph_export import GraphExport
 from jaxscope.qt.app.ir_side import IrSide
-from jaxscope.qt.app.jobs import Jobs
+from jaxscope.qt.app.jobs import Jobs, when_done
 from jaxscope.qt.app.linked_selection import LinkedSelection
 from jaxscope.qt.app.recent import RecentTargets
 from jaxscope.qt.app.status_line import StatusLine
@@ -48,13 +48,15 @@ from jaxscope.qt.panes.log_pane import LogPane
 from jaxscope.qt.panes.problems_panel import ProblemsPanel
 from jaxscope.qt.panes.run_panel import RunPanel
 from jaxscope.qt.panes.source_view import QtSourceView
+from jaxscope.runtime.parse_process import discover
 from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.graph import Graph, SourceLoc
 from jaxscope.schema.layout import Layout
 from jaxscope.schema.trace import ErrorInfo, FunctionRef, TraceRequest, TraceResult
-from jaxscope.spec.discover import DiscoveryError, discover_file, first_with_inputs
+from jaxscope.spec.discover import DiscoveryError, ModuleInfo, first_with_inputs
 from jaxscope.spec.static_fix import static_suggestion
 
+BIG_SOURCE = 256 * 1024  # bytes: a bigger file is read (parsed with `ast`) in a child process
 
 class MainWindow(QMainWindow):
     def __init__(self, controller: Controller | None = None, theme: str = "system", python: str | None = None) -> None:
@@ -74,6 +76,7 @@ class MainWindow(QMainWindow):
         self.jaxpr_links: linking.JaxprLinks | None = None
         self.problem_info: ErrorInfo | None = None
         self._unsaved_told = False  # `_saved`
+        self._opening = ""  # the file `open_target` opens last (a big one is read apart: an older reply is dropped)
 
         self.graph = QtGraphView()
         self.graph.setObjectName("graphView")
@@ -279,10 +282,17 @@ class MainWindow(QMainWindow):
         """Open `file.py` or `file.py::function` (specs `args` or a maker `inputs` for it), and trace it
         (the function, JAXSCOPE_MAIN, or the first with inputs) when it has inputs; else say what it needs."""
         path, _, function = target.rpartition("::") if "::" in target else (target, "", "")
-        path = os.path.abspath(path)
-        try:
-            module = discover_file(path)
-        except DiscoveryError as exc:
+        path = self._opening = os.path.abspath(path)
+        if os.path.isfile(path) and os.path.getsize(path) > BIG_SOURCE:  # ast.parse holds the GIL: 0.7 s at 50k lines
+            self.phase_label.setText(f"reading {os.path.basename(path)}…")
+            when_done(self, lambda found: path == self._opening and self._open(path, function, args, inputs, found.result()),
+                      discover, path, True)  # dropped when another file was opened meanwhile
+            return True
+        return self._open(path, function, args, inputs, discover(path))
+
+    def _open(self, path: str, function: str, args: str | None, inputs: str | None, found: ModuleInfo | DiscoveryError) -> bool:
+        if isinstance(found, DiscoveryError):
+            exc = found
             if path != self.doc.path or self.doc.result is None:
                 self.show_problem(str(exc))
                 return False
@@ -292,6 +302,7 @@ class MainWindow(QMainWindow):
             loc = SourceLoc(file=path, line=exc.line, col=exc.col or 0) if exc.line is not None else None
             self._on_trace_failed(ErrorInfo(kind="syntax", message=exc.message, location=loc))
             return False
+        module = found
         if self.doc.path and self.doc.path != path:
             self.doc = Document()
             self.files.watch(path, set())
@@ -300,13 +311,7 @@ class MainWindow(QMainWindow):
         self.doc.path = path
         with open(path, encoding="utf-8", errors="replace") as fh:
             self.source.set_source(fh.read(), path)
-        guide = parse_guide(module.docstring) if module.docstring else None
-        has_guide = guide is not None and bool(guide.links() or "What it teaches" in module.docstring)
-        self.guide.set_guide(guide if has_guide else None, self.theme == "dark")
-        if has_guide and not self.docks["guide"].isVisible():
-            self.docks["guide"].show()
-            self.resizeDocks([self.docks["jaxpr"], self.docks["guide"]], [380, 420], Qt.Orientation.Vertical)
-        self.docks["guide"].setVisible(has_guide)
+        self.display.show_guide(module.docstring)
         if not function:
             chosen = first_with_inputs(module) or (module.functions[0] if module.functions else None)
             function = chosen.name if chosen is not None else ""
