@@ -13,6 +13,20 @@ from jaxscope.schema.layout import ClusterBox, EdgePath, Layout, NodeBox
 GOLDENS = pathlib.Path(__file__).resolve().parent / "goldens"
 
 
+MODELS = pathlib.Path(__file__).resolve().parent / "worker" / "corpus" / "models.py"  # real models with makers
+
+
+def load_models(name: str = "models_for_reference"):
+    """The real-models corpus, imported in this process (as a user's own script would run it)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, MODELS)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def check_golden(name: str, text: str) -> None:
     """Compare `text` with tests/goldens/`name`; JAXSCOPE_UPDATE_GOLDENS=1 rewrites it instead."""
     path = GOLDENS / name

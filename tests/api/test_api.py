@@ -18,10 +18,10 @@ import jaxscope
 from jaxscope.exporter import highlight_paths, read_json
 from jaxscope.schema.graph import resolve
 from jaxscope.spec import argspec
+from tests.conftest import MODELS, load_models
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
-MODELS = ROOT / "tests" / "worker" / "corpus" / "models.py"
 SVG_NS = "{http://www.w3.org/2000/svg}"
 SCALE = jnp.arange(3.0)  # a captured global: drawn as a constant named SCALE
 
@@ -198,19 +198,9 @@ def test_show_builds_the_app_command():
         show_argv(mlp, lambda: 0)  # not picklable
 
 
-def _models():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("api_models", MODELS)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_pytree_inputs_live_and_through_a_worker(tmp_path):
     pytest.importorskip("flax")
-    models = _models()
+    models = load_models()
     inputs = models.make_train_inputs()  # flax params, an optax chain's state (EmptyState, ScaleByAdamState), a batch
     live = jaxscope.graph(models.train_step, *inputs)
     assert "dot_general" in live.svg and "opt_state[1][0].count" in live.svg
@@ -227,7 +217,7 @@ def test_show_hands_pytree_values_to_the_app_through_a_maker():
     pytest.importorskip("flax")
     from jaxscope.api import show_argv
 
-    models = _models()
+    models = load_models()
     argv = show_argv(f"{MODELS}::train_step", *models.make_train_inputs())
     assert argv[4] == "--inputs" and argv[5].endswith("inputs.py::make_inputs")
     try:

@@ -19,8 +19,10 @@ from jaxscope.worker.hlo import run_hlo  # noqa: E402 - after pytest.importorski
 from jaxscope.worker.makers import combine, partition  # noqa: E402
 from jaxscope.worker.run import run_function  # noqa: E402
 from jaxscope.worker.trace import TraceError, run_trace  # noqa: E402
+from tests.conftest import MODELS as CORPUS_MODELS  # noqa: E402
+from tests.conftest import load_models  # noqa: E402
 
-MODELS = os.path.join(os.path.dirname(__file__), "corpus", "models.py")
+MODELS = str(CORPUS_MODELS)
 
 
 def trace(name: str, inputs: str = "@file", **kw: object):
@@ -37,19 +39,9 @@ def equations(text: str) -> list[str]:
     return [re.sub(r"\s+#.*$", "", line).rstrip() for line in text.splitlines()]
 
 
-def user_module():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("models_for_reference", MODELS)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_linen_optax_train_step_matches_make_jaxpr():
     result = trace("train_step")
-    ref = user_module()
+    ref = load_models()
     expected = jax.make_jaxpr(ref.train_step)(*ref.make_train_inputs())
     assert equations(result.jaxpr_text) == equations(expected.pretty_print(source_info=True, name_stack=False, use_color=False))
     assert result.input_source == "JAXSCOPE_INPUTS['train_step'] in models.py"
