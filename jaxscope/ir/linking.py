@@ -5,13 +5,12 @@ of "this node came from that line".
 
 Node <-> source is exact: every equation node carries the `SourceLoc` the worker recorded.
 
-Jaxpr text <-> node is *location based*: JAX's pretty printer ends each equation's first line
-with ``# file:line:col (function)``, and a jaxpr line is linked to the nodes whose `SourceLoc` has
-the same (file, line, col). Several equations produced by one expression share a location
-(``x @ w + b`` gives broadcast_in_dim and add at the same column), and a body hoisted as
-``let name = { lambda ... } in`` is printed once for all its callers, so a link can name more
-than one line or node. The primitive name on the line narrows the match when it can. An exact
-equation <-> line mapping would need jaxscope's own printer.
+Jaxpr text <-> node is *exact*, by program order (`jaxpr_order`): every equation, per call site,
+owns its head line (a body hoisted as ``let name = { lambda ... } in`` is printed once, for all its
+callers). When that walk does not line up, links fall back to *locations*: JAX's printer ends each
+equation's first line with ``# file:line:col (function)``, and a line is linked to the nodes whose
+`SourceLoc` has the same (file, line, col), narrowed by the primitive name; several equations of
+one expression (``x @ w + b``) or of one line in a loop share a location.
 """
 
 from __future__ import annotations
@@ -22,6 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from jaxscope.ir.jaxpr_order import exact_lines
 from jaxscope.schema.graph import Graph, SourceLoc
 
 Loc = tuple[str, int, int]  # (file, line, col) as printed in a jaxpr comment
@@ -353,8 +353,12 @@ class JaxprLinks:
     """Index between jaxpr text lines and graph nodes, built once per trace (see module doc)."""
 
     def __init__(self, heads: dict[int, JaxprLine], owner: dict[int, int], sources: dict[str, SourceLoc],
-                 node_labels: dict[str, str]) -> None:
+                 node_labels: dict[str, str], exact: dict[str, int] | None = None) -> None:
         self.heads = heads
+        self.exact = exact or {}  # equation path -> its own head line (`jaxpr_order`), when the walk lined up
+        self._paths_at: dict[int, list[str]] = {}
+        for path, head in self.exact.items():
+            self._paths_at.setdefault(head, []).append(path)
         self.owner = owner
         self.sources = sources
         self.node_labels = node_labels
@@ -390,8 +394,11 @@ class JaxprLinks:
         return info.loc if info is not None else None
 
     def nodes_for_line(self, line: int) -> list[str]:
-        """Nodes located where the equation on jaxpr `line` is; same primitive preferred."""
+        """The equations printed on jaxpr `line` (every call site of a hoisted body), exactly; without
+        an exact walk, the nodes located where it is, same primitive preferred."""
         head = self.head_of(line)
+        if head is not None and head in self._paths_at:
+            return sorted(self._paths_at[head], key=natural_key)
         info = self.heads.get(head) if head is not None else None
         if info is None or info.loc is None:
             return []
@@ -401,7 +408,10 @@ class JaxprLinks:
         return sorted(same or paths, key=natural_key)
 
     def lines_for_node(self, path: str) -> list[int]:
-        """Jaxpr head lines printed with node `path`'s location; same primitive preferred."""
+        """The equation's own jaxpr head line; without an exact walk, the head lines printed with node
+        `path`'s location, same primitive preferred."""
+        if path in self.exact:
+            return [self.exact[path]]
         loc = self.sources.get(path)
         if loc is None:
             return []
@@ -437,4 +447,5 @@ def jaxpr_links(graph: Graph, text: str, equations: dict[str, Any] | None = None
     sent it (`equations_to_wire`: ~70 ms at mlp-50k), else from the text (~0.3 s)."""
     heads, owner = sent_or_parsed(equations, equations_from_wire, lambda: jaxpr_equations(text))
     entries = _root_entries(graph)
-    return JaxprLinks(heads, owner, {p: loc for p, loc, _ in entries}, {p: label for p, _, label in entries})
+    exact = exact_lines(graph, text, {n: h.primitive for n, h in heads.items()}, owner) if text else {}
+    return JaxprLinks(heads, owner, {p: loc for p, loc, _ in entries}, {p: label for p, _, label in entries}, exact)

@@ -386,12 +386,17 @@ def _read_makers(tree: ast.Module, source: str) -> tuple[dict[str, str], bool]:
     assigned = False
     for node in tree.body:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        assigned_value = getattr(node, "value", None)
+        for t in targets:  # JAXSCOPE_INPUTS["step"] = make_step: an entry added later
+            if (isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == INPUTS_VAR
+                    and isinstance(t.slice, ast.Constant) and isinstance(t.slice.value, str) and assigned_value is not None):
+                makers[t.slice.value] = ast.get_source_segment(source, assigned_value) or "?"
         if not any(isinstance(t, ast.Name) and t.id == INPUTS_VAR for t in targets):
             continue
         assigned = True
         value = getattr(node, "value", None)
         if isinstance(value, ast.Dict):
-            makers = {
+            makers |= {
                 key.value: ast.get_source_segment(source, item) or "?"
                 for key, item in zip(value.keys, value.values, strict=True)
                 if isinstance(key, ast.Constant) and isinstance(key.value, str)

@@ -290,9 +290,13 @@ def test_primitive_narrows_a_shared_location(predict):
     assert line_locs(text)[bcast] == line_locs(text)[add]  # one expression, one location
     assert links.nodes_for_line(bcast) == ["e2"] and links.nodes_for_line(add) == ["e3"]
     assert links.lines_for_node("e3") == [add]
-    # Two broadcast_in_dims at the same spot in softmax: location and primitive cannot tell them apart.
+    # Two broadcast_in_dims at the same spot in softmax: location and primitive cannot tell them
+    # apart; program order (jaxpr_order) does.
     first, second = (jaxpr_line(text, "= broadcast_in_dim[broadcast_dimensions=(0,)]", k) for k in (0, 1))
-    assert links.nodes_for_line(first) == links.nodes_for_line(second) == ["e6", "e11"]
+    assert links.nodes_for_line(first) == ["e6"] and links.nodes_for_line(second) == ["e11"]
+    assert links.lines_for_node("e6") == [first] and links.lines_for_node("e11") == [second]
+    by_location = linking.JaxprLinks(links.heads, links.owner, links.sources, links.node_labels)  # no exact walk
+    assert by_location.nodes_for_line(first) == by_location.nodes_for_line(second) == ["e6", "e11"]
     softmax_lines = list(range(jaxpr_line(text, "reduce_max"), jaxpr_line(text, "= div r t") + 1))
     assert links.lines_for_loc(BASICS, 28, 11, "no_such_prim") == softmax_lines
 

@@ -373,3 +373,8 @@ def test_source_text_of_nodes_is_exact_and_linear(monkeypatch):
     many = "".join(f"def g{i}(a, b={i}, *c: int) -> int:\n    return a\n" for i in range(300))
     info = discover_source(many, "many.py")
     assert len(info.functions) == 300 and info.functions[-1].params[1].default == "299"
+
+
+def test_a_maker_entry_added_by_subscript_is_found():
+    info = discover_source("def f(x):\n    return x\n\ndef make():\n    return (1,)\n\nJAXSCOPE_INPUTS = {}\nJAXSCOPE_INPUTS['f'] = make\n")
+    assert info.get("f").maker == "make" and info.inputs_table

@@ -123,3 +123,37 @@ def make_forever():
 
 def make_f64():
     return (np.linspace(0.0, 1.0, 3),)  # NumPy's default float64
+
+
+class Block(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        return x + nn.Dense(x.shape[-1], name="proj")(nn.gelu(nn.LayerNorm()(x)))
+
+
+class Deep(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        for i in range(3):  # three identical blocks
+            x = Block(name=f"block{i + 1}")(x)
+        return nn.Dense(1, name="head")(x)
+
+
+deep = Deep()
+
+
+def deep_step(params, opt_state, batch):
+    def loss_fn(p):
+        return jnp.mean((deep.apply(p, batch["x"]) - batch["y"]) ** 2)
+
+    loss, grads = jax.value_and_grad(loss_fn)(params)
+    updates, opt_state = tx.update(grads, opt_state, params)
+    return optax.apply_updates(params, updates), opt_state, loss
+
+
+def make_deep_inputs(seed=0):
+    params = deep.init(jax.random.key(seed), jnp.zeros((1, 8)))
+    return params, tx.init(params), {"x": jnp.ones((4, 8)), "y": jnp.zeros((4, 1))}
+
+
+JAXSCOPE_INPUTS["deep_step"] = make_deep_inputs
