@@ -50,6 +50,27 @@ def regions(text_lines: list[str], heads: list[int]) -> dict[str, list[int]]:
     return out
 
 
+def equations(graph: Graph) -> list[tuple[str, Node]]:
+    """Every equation node with its path, per call site, in program (printing) order."""
+    out: list[tuple[str, Node]] = []
+
+    def visit(body_id: str, prefix: str, depth: int) -> None:
+        body = graph.bodies.get(body_id)
+        if body is None or depth > 200:
+            return
+        for node in sorted((n for n in body.nodes if n.kind == "eqn"), key=_order):
+            out.append((prefix + node.id, node))
+            for index, ref in enumerate(node.subgraphs):
+                visit(ref.body, f"{prefix}{node.id}:{index}/", depth + 1)
+
+    visit(graph.root, "", 0)
+    return out
+
+
+def _order(node: Node) -> int:
+    return int(node.id[1:]) if node.id[1:].isdigit() else -1
+
+
 def _base(label: str) -> str:
     """A node's label as its primitive prints: "jit(layer)" -> "jit"."""
     return label.split("(", 1)[0].split("[", 1)[0]
@@ -89,7 +110,7 @@ def exact_lines(graph: Graph, text: str, primitives: dict[int, str], owner: dict
         body = graph.bodies.get(body_id)
         if body is None:
             raise _MismatchError
-        eqns = sorted((n for n in body.nodes if n.kind == "eqn"), key=lambda n: int(n.id[1:]) if n.id[1:].isdigit() else -1)
+        eqns = sorted((n for n in body.nodes if n.kind == "eqn"), key=_order)
         for node in eqns:
             if pos >= len(seq) or primitives[seq[pos]] != _base(node.label):
                 if not node.avals and not node.subgraphs:
