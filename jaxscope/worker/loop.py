@@ -116,12 +116,11 @@ def _end_strays(err: Any) -> None:
                 ended.append(pid)
         except (OSError, IndexError, ValueError):
             continue
-    while True:  # reap our own children among them
+    for pid in ended:  # reap our own children among them (SIGKILL: at once); not ours: init reaps them
         try:
-            if os.waitpid(-1, os.WNOHANG)[0] == 0:
-                break
+            os.waitpid(pid, 0)
         except ChildProcessError:
-            break
+            pass
     if ended:
         print(f"jaxscope: ended {len(ended)} process(es) your code started and left running "
               f"(pid {', '.join(map(str, ended))}); each trace runs the file anew", file=err, flush=True)

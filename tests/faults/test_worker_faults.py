@@ -305,17 +305,24 @@ def test_a_fork_that_never_exits_does_not_multiply(client):
     for _ in range(4):
         client.trace(request("fork_forever.py")).result(timeout=60)
     pid = client.worker_info()["pid"]
-    members = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and int(entry) != pid:
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as fh:
-                    fields = fh.read().rsplit(b")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[2]) == pid and fields[0] != b"Z":
-                members.append(int(entry))
-    assert members == []
+
+    def members() -> list[int]:
+        found = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit() and int(entry) != pid:
+                try:
+                    with open(f"/proc/{entry}/stat", "rb") as fh:
+                        fields = fh.read().rsplit(b")", 1)[1].split()
+                except OSError:
+                    continue
+                if int(fields[2]) == pid and fields[0] != b"Z":
+                    found.append(int(entry))
+        return found
+
+    deadline = time.monotonic() + 10  # a killed process that is not the worker's child dies on its own time
+    while members() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert members() == []
     deadline = time.monotonic() + 10  # the worker's stderr is drained by a thread of its own
     while "ended 1 process(es) your code started" not in client.output_tail() and time.monotonic() < deadline:
         time.sleep(0.05)
