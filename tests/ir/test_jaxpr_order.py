@@ -34,7 +34,7 @@ def test_a_train_step_with_three_identical_blocks_links_every_equation_to_its_ow
 
 
 def test_a_hoisted_body_links_every_call_site_to_its_printed_lines():
-    result = trace("examples/prng.py", None, jaxpr_text=True, diagnose=False)
+    result = trace(str(MODELS.parents[3] / "examples" / "prng.py"), None, jaxpr_text=True, diagnose=False)
     text = result.jaxpr_text
     assert text.startswith("let _uniform = { lambda")  # JAX prints a body used twice once, on top
     links = linking.jaxpr_links(result.graph, text)
