@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
 from jaxscope.cli.common import CliError, add_target, trace_target
@@ -59,19 +60,65 @@ def run(opts: argparse.Namespace) -> int:
     statics = static_values(fn, argspec.parse_call(result.request.args)) if fn is not None else {}
     marks = line_marks(main_flow, result.graph, path, statics, source=source)
 
+    others = []  # the other user files that ran (helpers imported from them): annotated too, by file
+    for other in flow.files:
+        if other is main_flow:
+            continue
+        try:
+            with open(other.path, encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+            other_info: Any = discover_file(other.path)
+        except (OSError, DiscoveryError):
+            continue
+        other_marks = line_marks(other, result.graph, other.path, {}, source=text)
+        if other_marks:
+            others.append((other.path, text.splitlines(), other_info, other_marks))
+
     if opts.json:
         data = {
             "file": path,
             "function": ref.qualname,
             "lines": [asdict(m) for _, m in sorted(marks.items())],
+            "other_files": [{"file": p, "lines": [asdict(m) for _, m in sorted(ms.items())]} for p, _, _, ms in others],
             "diagnostics": [asdict(d) for d in result.diagnostics],
         }
         print(json.dumps(data, sort_keys=True, indent=1))
         return 0
 
-    # the traced function plus every function of the file that ran (helpers), else the whole file
+    everything = [*marks.values(), *(m for *_, ms in others for m in ms.values())]
+    badge_w = max((len(m.badge) for m in everything), default=0)
+    call = f"({result.request.args})" if result.request.args else "()"
+    print(f"{path}::{ref.qualname}{call}")
+    print()
+    notes = _annotate(lines, info, fn, marks, badge_w, "")
+    for other_path, other_lines, other_info, other_marks in others:
+        print()
+        print(f"── {other_path} (ran while tracing)")
+        notes += _annotate(other_lines, other_info, None, other_marks, badge_w, os.path.basename(other_path) + ":")
+    print()
+    print("legend:")
+    used = {EXPLAIN_ABBR[m.kind] for m in everything} | ({"×N"} if any(m.badge for m in everything) else set())
+    for entry in EXPLAIN_LEGEND:
+        if entry.split(" ", 1)[0] in used:
+            print(f"  {entry}")
+    if notes:
+        print()
+        print("why:")
+        width = max(len(where) for where, _ in notes)
+        for where, why in notes:
+            print(f"  {where:>{width}}  {why}")
+    if result.diagnostics:
+        print()
+        print("diagnostics:")
+        print(format_diagnostics(result.diagnostics, path))
+    return 0
+
+
+def _annotate(lines: list[str], info: Any, fn: Any, marks: dict[int, Any], badge_w: int, prefix: str) -> list[tuple[str, str]]:
+    """Print the traced function (`fn`, or none for a helper file) and every function of the file
+    that ran, each line with its mark; return the "why" notes, their lines named `prefix` + line."""
     spans: list[tuple[int, int]] = []
-    if info is not None and fn is not None:
+    if info is not None:
         for f in info.functions:
             if f is fn or any(f.line <= ln <= f.end_line for ln in marks):
                 spans.append((f.line, f.end_line))
@@ -88,12 +135,7 @@ def run(opts: argparse.Namespace) -> int:
             merged[-1][1] = max(merged[-1][1], b)
         else:
             merged.append([a, b])
-
-    badge_w = max((len(m.badge) for m in marks.values()), default=0)
     num_w = len(str(max(b for _, b in merged)))
-    call = f"({result.request.args})" if result.request.args else "()"
-    print(f"{path}::{ref.qualname}{call}")
-    print()
     for i, (a, b) in enumerate(merged):
         if i:
             print(f"{'':>{7 + badge_w}} {'⋮':>{num_w}}")
@@ -104,14 +146,7 @@ def run(opts: argparse.Namespace) -> int:
                 abbr = EXPLAIN_ABBR.get(m.kind, "?")
                 mark = f"{abbr} {m.eqns}" if m.eqns else abbr
             badge = m.badge if m is not None else ""
-            code = lines[ln - 1].rstrip()
-            print(f"{mark:<6} {badge:<{badge_w}} {ln:>{num_w}}  {code}".rstrip())
-    print()
-    print("legend:")
-    used = {EXPLAIN_ABBR[m.kind] for m in marks.values()} | ({"×N"} if any(m.badge for m in marks.values()) else set())
-    for entry in EXPLAIN_LEGEND:
-        if entry.split(" ", 1)[0] in used:
-            print(f"  {entry}")
+            print(f"{mark:<6} {badge:<{badge_w}} {ln:>{num_w}}  {lines[ln - 1].rstrip()}".rstrip())
     notes: list[tuple[int, int, str]] = []
     for ln, m in sorted(marks.items()):
         if not m.why:
@@ -120,21 +155,7 @@ def run(opts: argparse.Namespace) -> int:
             notes[-1] = (notes[-1][0], ln, m.why)
         else:
             notes.append((ln, ln, m.why))
-    if notes:
-        print()
-        print("why:")
-        for a, b, why in notes:
-            where = f"{a}" if a == b else f"{a}-{b}"
-            print(f"  {where:>{2 * num_w + 1}}  {why}")
-    others = [f.path for f in flow.files if f is not main_flow]
-    if others:
-        print()
-        print("other user files that ran while tracing: " + ", ".join(others))
-    if result.diagnostics:
-        print()
-        print("diagnostics:")
-        print(format_diagnostics(result.diagnostics, path))
-    return 0
+    return [(f"{prefix}{a}" if a == b else f"{prefix}{a}-{b}", why) for a, b, why in notes]
 
 
 def _blank_run(lines: list[str], after: int, before: int) -> int:

@@ -122,3 +122,21 @@ def test_hlo_stablehlo_to_stdout_and_compiled_to_a_file(tmp_path) -> None:
     out = jaxscope("hlo", basics, "--stage", "compiled", "-o", str(target))
     assert out.returncode == 0, out.stderr
     assert target.read_text().startswith("HloModule") and "flops" in out.stderr
+
+
+def test_helpers_in_other_files_are_annotated_and_named_by_file(tmp_path):
+    """Issue 32.3: explain listed "other user files that ran" by name only; their functions are now
+    annotated like the main file's, and their notes say file:line."""
+    (tmp_path / "helpers.py").write_text(
+        "import jax.numpy as jnp\n\ndef act(x, training):\n    if training:\n        return jnp.tanh(x)\n    return x\n")
+    main = tmp_path / "main.py"
+    main.write_text("import jax.numpy as jnp\nfrom helpers import act\n\ndef f(x, training=True):\n    return act(jnp.sin(x), training)\n")
+    done = jaxscope("explain", f"{main}::f", "--args", "f32[3], training=True")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert f"── {tmp_path / 'helpers.py'} (ran while tracing)" in out
+    assert "eqn 1   5          return jnp.tanh(x)" in out and "!       6      return x" in out
+    assert "helpers.py:4  `if training:` — body taken" in out and "helpers.py:6  never reached" in out
+    as_json = json.loads(jaxscope("explain", f"{main}::f", "--args", "f32[3], training=True", "--json").stdout)
+    (other,) = as_json["other_files"]
+    assert other["file"].endswith("helpers.py") and {m["line"] for m in other["lines"]} >= {4, 5, 6}
