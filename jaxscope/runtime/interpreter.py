@@ -26,17 +26,7 @@ JAX_SUPPORTED = ((0, 10), (0, 11))  # [lowest, above highest) major.minor: pypro
 PYTHON_LOWEST = (3, 11)
 CHECK_TIMEOUT_S = 120.0  # importing jax on a cold disk
 
-_CHECK = r"""
-import json, sys
-out = {"python": sys.version.split()[0], "version": list(sys.version_info[:2]), "executable": sys.executable}
-try:
-    import jax
-    out["jax"] = jax.__version__
-    import jaxscope.worker.loop, jaxscope.worker.trace  # what the worker imports before any request
-except Exception as exc:
-    out["error"] = f"{type(exc).__name__}: {exc}"
-print("\njaxscope-check " + json.dumps(out))
-"""
+CHECK_TAG = "jaxscope-check "  # the line `python -m jaxscope.worker --check` answers with
 
 _lock = threading.Lock()
 _link: list[str] = []
@@ -90,11 +80,11 @@ def check(python: str) -> Interpreter:
         raise InterpreterError(f"--python {python}: not executable")
     env = {**os.environ, "PYTHONPATH": worker_pythonpath(found, "", os.environ.get("PYTHONPATH", ""))}
     try:
-        done = subprocess.run([found, "-c", _CHECK], capture_output=True, text=True, timeout=CHECK_TIMEOUT_S, env=env,
+        done = subprocess.run([found, "-m", "jaxscope.worker", "--check"], capture_output=True, text=True, timeout=CHECK_TIMEOUT_S, env=env,
                               stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise InterpreterError(f"--python {python}: cannot run it ({exc})") from None
-    line = next((ln for ln in done.stdout.splitlines() if ln.startswith("jaxscope-check ")), "")
+    line = next((ln for ln in done.stdout.splitlines() if ln.startswith(CHECK_TAG)), "")
     if not line:
         tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
         raise InterpreterError(f"--python {python}: not a Python that runs jaxscope's check (exit {done.returncode}): " + " | ".join(tail))

@@ -80,11 +80,36 @@ def _die_with_parent(fd: int) -> None:
     threading.Thread(target=watch, name="parent-lifeline", daemon=True).start()
 
 
+def _check() -> int:
+    """`--check`: what `runtime.interpreter.check` asks of another Python (its version, its jax, and
+    that the worker's own modules import there), as one tagged JSON line; never raises."""
+    import json
+
+    from jaxscope.runtime.interpreter import CHECK_TAG
+
+    out: dict[str, object] = {"python": sys.version.split()[0], "version": list(sys.version_info[:2]), "executable": sys.executable}
+    try:
+        import jax
+
+        out["jax"] = jax.__version__
+        import jaxscope.worker.loop
+        import jaxscope.worker.trace  # noqa: F401  (what the worker imports before any request)
+    except Exception as exc:
+        out["error"] = f"{type(exc).__name__}: {exc}"
+    print("\n" + CHECK_TAG + json.dumps(out), flush=True)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m jaxscope.worker")
-    parser.add_argument("--proto-fd", type=int, required=True)
+    parser.add_argument("--proto-fd", type=int, default=None)
     parser.add_argument("--parent-fd", type=int, default=None, help="a pipe whose EOF means the parent is gone")
+    parser.add_argument("--check", action="store_true", help="print this Python's version and jax version, then exit")
     opts = parser.parse_args(argv)
+    if opts.check:
+        return _check()
+    if opts.proto_fd is None:
+        parser.error("--proto-fd is required")
     if opts.parent_fd is not None:
         _die_with_parent(_high(opts.parent_fd))
     requests, replies = _protect_channels(opts.proto_fd)
