@@ -24,13 +24,19 @@ model = MLP()
 tx = optax.chain(optax.clip_by_global_norm(1.0), optax.adamw(1e-3))
 
 
-def train_step(params, opt_state, batch):
+def adamw_step(net, params, opt_state, batch):
+    """One MSE training step of a linen module with the optax chain above."""
+
     def loss_fn(p):
-        return jnp.mean((model.apply(p, batch["x"]) - batch["y"]) ** 2)
+        return jnp.mean((net.apply(p, batch["x"]) - batch["y"]) ** 2)
 
     loss, grads = jax.value_and_grad(loss_fn)(params)
     updates, opt_state = tx.update(grads, opt_state, params)
     return optax.apply_updates(params, updates), opt_state, loss
+
+
+def train_step(params, opt_state, batch):
+    return adamw_step(model, params, opt_state, batch)
 
 
 def make_train_inputs(seed=0):
@@ -143,12 +149,7 @@ deep = Deep()
 
 
 def deep_step(params, opt_state, batch):
-    def loss_fn(p):
-        return jnp.mean((deep.apply(p, batch["x"]) - batch["y"]) ** 2)
-
-    loss, grads = jax.value_and_grad(loss_fn)(params)
-    updates, opt_state = tx.update(grads, opt_state, params)
-    return optax.apply_updates(params, updates), opt_state, loss
+    return adamw_step(deep, params, opt_state, batch)
 
 
 def make_deep_inputs(seed=0):
