@@ -12,9 +12,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from jaxscope.schema.trace import ErrorInfo, FunctionRef, TraceResult
-
-FILE_TABLE = "@file"  # TraceRequest.inputs: the target file's JAXSCOPE_INPUTS entry (worker.makers)
+from jaxscope.schema.trace import FILE_INPUTS, ErrorInfo, FunctionRef, TraceResult
 
 EXIT_CODES = {
     "spec": 2,
@@ -69,7 +67,7 @@ def resolve_call(target: str, args: str | None, inputs: str | None = None) -> tu
             raise SessionError(str(exc), 3 if exc.line else 2) from None
         fn = info.get(ref.qualname)
         if (fn is not None and fn.maker is not None) or (info.inputs_table and not info.makers and ref.qualname not in info.example_args):
-            return ref, "", FILE_TABLE
+            return ref, "", FILE_INPUTS
         args = info.example_args.get(ref.qualname)
         if args is None:
             if fn is not None and fn.required:

@@ -69,6 +69,9 @@ class InputLeaf:
     size: int = 0  # number of elements (0 for a static)
 
 
+FILE_INPUTS = "@file"  # TraceRequest.inputs: the target file's own JAXSCOPE_INPUTS entry for the function
+
+
 @dataclass(frozen=True, slots=True)
 class TraceRequest:
     """What the worker is asked to trace, and with which inputs: `args` is the call-argument text

@@ -30,15 +30,13 @@ from typing import Any
 import jax
 import numpy as np
 
-from jaxscope.schema.trace import ErrorInfo, FunctionRef, InputLeaf
+from jaxscope.schema.trace import FILE_INPUTS, ErrorInfo, FunctionRef, InputLeaf
+from jaxscope.spec.discover import INPUTS_VAR
 from jaxscope.spec.target import TargetError, parse_target
 from jaxscope.worker import jax_compat as jc
 from jaxscope.worker.errors import TraceError, classify
 from jaxscope.worker.load import LoadError, find_function, load_module
 from jaxscope.worker.userframes import user_modules
-
-INPUTS_VAR = "JAXSCOPE_INPUTS"
-FILE_TABLE = "@file"  # the request's `inputs`: the target file's JAXSCOPE_INPUTS entry for the function
 
 Tree = Any
 
@@ -118,7 +116,7 @@ def make(module: Any, function: FunctionRef, inputs: str, target: Any) -> Made:
 
 def find_maker(module: Any, function: FunctionRef, inputs: str) -> tuple[Any, str]:
     """The maker callable and its label: the file's JAXSCOPE_INPUTS entry, or PATH.py::NAME / module:NAME."""
-    if inputs == FILE_TABLE:
+    if inputs == FILE_INPUTS:
         where = os.path.basename(function.path) if function.path else function.module
         table = getattr(module, INPUTS_VAR, None)
         if not isinstance(table, dict):

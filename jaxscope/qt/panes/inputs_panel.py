@@ -24,12 +24,11 @@ from PySide6.QtWidgets import (
 
 from jaxscope.qt.panes.inputs_tree import InputsTree
 from jaxscope.runtime.parse_process import parse_call_apart
-from jaxscope.schema.trace import TraceResult
+from jaxscope.schema.trace import FILE_INPUTS, TraceResult
 from jaxscope.spec import argspec
 from jaxscope.spec.discover import INPUTS_VAR, FunctionInfo, ModuleInfo, bind_call
 from jaxscope.spec.target import TargetError, parse_target
 
-FILE_MAKER = "@file"  # TraceRequest.inputs: the file's JAXSCOPE_INPUTS entry
 MODES = {"file": "Maker in the file", "maker": "Maker elsewhere", "specs": "Specs typed here"}
 
 
@@ -159,8 +158,8 @@ class InputsPanel(QWidget):
         if select and args is not None:
             self._edited[select], self._modes[select] = args, "specs"
         if select and inputs:
-            self._modes[select] = "file" if inputs == FILE_MAKER else "maker"
-            if inputs != FILE_MAKER:
+            self._modes[select] = "file" if inputs == FILE_INPUTS else "maker"
+            if inputs != FILE_INPUTS:
                 self._makers[select] = inputs
         index = self.function.findData(select) if select else 0
         self.function.setCurrentIndex(max(index, 0))
@@ -184,7 +183,7 @@ class InputsPanel(QWidget):
     def current_inputs(self) -> str:
         """The maker the next trace uses ("" for specs)."""
         mode = self.mode()
-        return FILE_MAKER if mode == "file" else self.maker.text().strip() if mode == "maker" else ""
+        return FILE_INPUTS if mode == "file" else self.maker.text().strip() if mode == "maker" else ""
 
     def show_result(self, result: TraceResult | None) -> None:
         """A maker's inputs, once traced, as a tree (specs are listed under Parameters instead)."""
