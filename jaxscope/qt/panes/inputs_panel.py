@@ -129,8 +129,7 @@ class InputsPanel(QWidget):
         layout.addWidget(self.hint)
         layout.addWidget(self.tree, 1)
         layout.addWidget(self.trace_button)
-        self._stretch = 1
-        layout.addStretch(self._stretch)
+        layout.addStretch(1)  # takes the spare height, unless the tree shows (`show_result`)
         self.function.currentIndexChanged.connect(self._function_changed)
         self.source.currentIndexChanged.connect(self._source_changed)
         self.args.textChanged.connect(self._validate)
@@ -189,7 +188,7 @@ class InputsPanel(QWidget):
         """A maker's inputs, once traced, as a tree (specs are listed under Parameters instead)."""
         leaves = result.inputs if result is not None else ()
         self.tree.setVisible(bool(leaves))
-        self._layout.setStretch(self._layout.count() - 1, 0 if leaves else self._stretch)
+        self._layout.setStretch(self._layout.count() - 1, 0 if leaves else 1)
         if leaves:
             self.tree.show_leaves(leaves)
         said = [w for w in (result.warnings if result is not None else ()) if "64-bit" in w]  # narrowed inputs
