@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from jaxscope.cli.common import CliError, add_target, x64_env
 from jaxscope.session import resolve_call, worker_job
+
+if TYPE_CHECKING:
+    from jaxscope.schema.hlo import HloResult, Stage
 
 
 def add_parser(sub: Any) -> None:
@@ -18,14 +21,19 @@ def add_parser(sub: Any) -> None:
     p.add_argument("-o", "--output", metavar="FILE", help="write the text here (e.g. f.mlir, f.hlo) instead of stdout")
 
 
-def run(opts: argparse.Namespace) -> int:
+def lower(opts: argparse.Namespace, stage: str) -> HloResult:
+    """The IR text of the command line's target at `stage`, from a worker (`hlo` and `links`)."""
     from jaxscope.schema.codec import from_jsonable
     from jaxscope.schema.hlo import HloRequest, HloResult
 
     ref, args, inputs = resolve_call(opts.target, opts.args, opts.inputs)
     timeouts = {"lower": opts.timeout, "compile": opts.timeout} if opts.timeout else None
-    request = HloRequest(ref, args, opts.stage, inputs=inputs)
-    result = worker_job("hlo", request, lambda d: from_jsonable(HloResult, d), timeouts, opts.debug, x64_env(opts), opts.python)
+    request = HloRequest(ref, args, cast("Stage", stage), inputs=inputs)
+    return worker_job("hlo", request, lambda d: from_jsonable(HloResult, d), timeouts, opts.debug, x64_env(opts), opts.python)
+
+
+def run(opts: argparse.Namespace) -> int:
+    result = lower(opts, opts.stage)
     if opts.output:
         try:
             from jaxscope.exporter import write_text

@@ -1,9 +1,11 @@
-"""Linking IR text lines to graph nodes and source lines, through the locations XLA keeps.
+"""Linking IR text lines to graph nodes and source lines.
 
-A StableHLO op and an optimized-HLO instruction both carry the jaxpr op name ("jit(f)/sin") and
-the user's frame; an equation carries its primitive and the same frame. (file, line, primitive)
-is therefore the join key, falling back to (file, line) when XLA renamed the op. Which frames
-are the user's is decided by the graph itself: the files its equations came from.
+Nodes: exactly, per equation and call site, by the marks the worker lowered with (`hlo_marks`),
+when it sent them. Else (and always for source lines) through the locations XLA keeps: a
+StableHLO op and an optimized-HLO instruction both carry the jaxpr op name ("jit(f)/sin") and the
+user's frame; an equation carries its primitive and the same frame. (file, line, primitive) is
+then the join key, falling back to (file, line) when XLA renamed the op. Which frames are the
+user's is decided by the graph itself: the files its equations came from.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from jaxscope.ir import linking
+from jaxscope.ir import hlo_marks, linking
 from jaxscope.ir.hlo_locations import Frame, parse_stablehlo
 from jaxscope.ir.hlo_module import parse_hlo
 from jaxscope.schema.graph import Graph
@@ -32,8 +34,14 @@ class FusionInfo:
 class IrLinks:
     """Both directions between the lines of one IR text and the graph's nodes and source lines."""
 
-    def __init__(self, graph: Graph, ops: dict[int, tuple[str, tuple[str, int, int] | None]]) -> None:
+    def __init__(self, graph: Graph, ops: dict[int, tuple[str, tuple[str, int, int] | None]],
+                 exact: dict[int, list[str]] | None = None) -> None:
         self._graph = graph
+        self.exact = exact  # IR line -> its own equations (`hlo_marks.line_paths`), if the worker marked them
+        self._exact_lines: dict[str, list[int]] = {}
+        for n, paths in sorted((exact or {}).items()):
+            for path in paths:
+                self._exact_lines.setdefault(path, []).append(n)
         self._colours: dict[str, dict[int, int]] = {}  # `colour_index` by file
         self._sources = linking.node_sources(graph)
         labels = linking.node_labels(graph)
@@ -59,8 +67,13 @@ class IrLinks:
         return list(self._by_line.get((file, line), ()))
 
     def lines_for_nodes(self, paths: list[str]) -> list[int]:
-        """IR lines of the equations at `paths`: same line and primitive, else same line."""
+        """IR lines of the equations at `paths`: their own (exact), else same source line and
+        primitive, else same source line."""
         out: set[int] = set()
+        if self.exact is not None:
+            for path in paths:
+                out.update(self._exact_lines.get(path, ()))
+            return sorted(out)
         for path in paths:
             loc = self._sources.get(path)
             if loc is None:
@@ -70,7 +83,10 @@ class IrLinks:
         return sorted(out)
 
     def nodes_for_line(self, n: int) -> list[str]:
-        """Equations behind IR line `n`: same source line and primitive, else all of that line."""
+        """Equations behind IR line `n`: its own (exact: a fused or merged instruction names every
+        equation it holds), else same source line and primitive, else all of that line."""
+        if self.exact is not None:
+            return list(self.exact.get(n, ()))
         op = self._ops.get(n)
         if op is None:
             return []
@@ -134,10 +150,19 @@ def ops_from_wire(data: dict[str, Any]) -> Ops:
     return {n: (prim, frame) for n, prim, frame in linking.located_from_wire(data)}
 
 
-def stablehlo_links(graph: Graph, text: str, ops: dict[str, Any] | None = None) -> IrLinks:
+def stablehlo_links(graph: Graph, text: str, ops: dict[str, Any] | None = None, exact: dict[str, Any] | None = None) -> IrLinks:
     """Links for a StableHLO text (`lowered.as_text(debug_info=True)`), from its op map if the
-    worker sent it (`ops_to_wire`), else from the text."""
-    return IrLinks(graph, linking.sent_or_parsed(ops, ops_from_wire, lambda: stablehlo_ops(graph, text)))
+    worker sent it (`ops_to_wire`), else from the text; by equation where `exact` came with it."""
+    return IrLinks(graph, linking.sent_or_parsed(ops, ops_from_wire, lambda: stablehlo_ops(graph, text)), _exact(exact))
+
+
+def _exact(data: dict[str, Any] | None) -> dict[int, list[str]] | None:
+    if data is None:
+        return None
+    try:
+        return hlo_marks.from_wire(data)
+    except ValueError:
+        return None  # links by location, as without marks
 
 
 Fused = list[tuple[str, str, int, tuple[int, ...]]]  # per fusion: name, kind, its line, its instructions' lines
@@ -164,11 +189,12 @@ def hlo_ops_from_wire(data: dict[str, Any]) -> tuple[Ops, Fused]:
     return ops_from_wire({k: v for k, v in data.items() if k != "fusions"}), fused
 
 
-def hlo_links(graph: Graph, text: str, ops: dict[str, Any] | None = None) -> tuple[IrLinks, Fused]:
+def hlo_links(graph: Graph, text: str, ops: dict[str, Any] | None = None,
+              exact: dict[str, Any] | None = None) -> tuple[IrLinks, Fused]:
     """Links for an optimized HLO text (`compiled.as_text()`) and its fusions, from the worker's
-    map if it sent one (`hlo_ops_to_wire`), else from the text."""
+    map if it sent one (`hlo_ops_to_wire`), else from the text; by equation where `exact` came."""
     got, fused = linking.sent_or_parsed(ops, hlo_ops_from_wire, lambda: hlo_ops(graph, text))
-    return IrLinks(graph, got), fused
+    return IrLinks(graph, got, _exact(exact)), fused
 
 
 def fusions(fused: Fused, links: IrLinks, file: str) -> list[FusionInfo]:

@@ -35,6 +35,7 @@ class HloResult:
     timings: dict[str, float] = field(default_factory=dict)  # lower, as_text, compile
     jax_version: str = ""
     ops: dict[str, Any] | None = None  # the text's op map (`hlo_links.ops_to_wire`; compiled: `hlo_ops_to_wire`), if made
+    exact: dict[str, Any] | None = None  # each line's own equations (`hlo_marks.to_wire`); None: linked by location only
 
     def summary(self) -> str:
         """One line of the figures people look at first."""

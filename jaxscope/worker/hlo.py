@@ -7,47 +7,150 @@ from typing import Any
 
 import jax
 
+from jaxscope.ir import hlo_marks
 from jaxscope.ir.hlo_links import hlo_ops, hlo_ops_to_wire, ops_to_wire, stablehlo_ops
 from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.hlo import HloRequest, HloResult
+from jaxscope.worker import jax_compat
 from jaxscope.worker.trace import Phase, last_graph, prepare, runtime_failure, trace_failure
 
 
 def run_hlo(request: HloRequest, phase: Phase) -> HloResult:
-    """Lower (and compile) the function; failures become TraceError with the phase they hit."""
+    """Lower (and compile) the function; failures become TraceError with the phase they hit.
+
+    The program is lowered a second time with each equation marked (`hlo_marks`), which gives
+    every line of the text its own equations: StableHLO shows the plain lowering, matched line by
+    line; the compiled text is the marked one, compiled once, with the marks stripped."""
     prep = prepare(request.function, request.args, phase, request.inputs)
     timings: dict[str, float] = {}
     phase("lower")
     t0 = time.perf_counter()
     try:
-        with gc_paused():  # as for the trace (`run_trace`): lowering traces again, and leaves no cycles
-            lowered = prep.jit().lower(*prep.args, **prep.kwargs)
+        with gc_paused():  # as for the trace (`run_trace`): tracing and lowering leave no cycles
+            traced = prep.jit().trace(*prep.args, **prep.kwargs)
+            lowered = traced.lower() if request.stage == "stablehlo" else None
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise
         raise trace_failure(exc, "lower") from None
-    timings["lower"] = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    marked, structure = _marked_lowering(traced)
+    timings["marks"] = time.perf_counter() - t1
     if request.stage == "stablehlo":
-        t1 = time.perf_counter()
+        timings["lower"] = t1 - t0
+        assert lowered is not None
+        t2 = time.perf_counter()
         text = lowered.as_text(debug_info=True)
-        timings["as_text"] = time.perf_counter() - t1
-        return HloResult(request, text, timings=timings, jax_version=jax.__version__, ops=_op_map(request, text, timings))
+        chains = hlo_marks.stablehlo_chains(text, marked.as_text(debug_info=True)) if marked is not None else None
+        timings["as_text"] = time.perf_counter() - t2
+        return HloResult(request, text, timings=timings, jax_version=jax.__version__, ops=_op_map(request, text, timings),
+                         exact=_exact(chains, structure, timings))
+    if marked is None:
+        try:
+            marked = traced.lower()
+        except BaseException as exc:
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            raise trace_failure(exc, "lower") from None
+    timings["lower"] = time.perf_counter() - t0 - timings["marks"]
     phase("compile")
     t2 = time.perf_counter()
     try:
-        compiled = lowered.compile()
+        compiled = marked.compile()
+    except Exception:  # XLA's own error, from the plain program: the marks are not to blame
+        compiled, structure = _compile_plain(traced), None
+    timings["compile"] = time.perf_counter() - t2
+    t3 = time.perf_counter()
+    raw = compiled.as_text() or ""
+    text = hlo_marks.strip(raw)
+    timings["as_text"] = time.perf_counter() - t3
+    chains = hlo_marks.compiled_chains(raw) if structure is not None else None
+    return HloResult(
+        request, text, _numbers(_first(compiled.cost_analysis())), _memory(compiled), timings, jax.__version__,
+        _op_map(request, text, timings), _exact(chains, structure, timings),
+    )
+
+
+def _compile_plain(traced: Any) -> Any:
+    try:
+        return traced.lower().compile()
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise
         raise runtime_failure(exc, "compile") from None
-    timings["compile"] = time.perf_counter() - t2
-    t3 = time.perf_counter()
-    text = compiled.as_text() or ""
-    timings["as_text"] = time.perf_counter() - t3
-    return HloResult(
-        request, text, _numbers(_first(compiled.cost_analysis())), _memory(compiled), timings, jax.__version__,
-        _op_map(request, text, timings),
-    )
+
+
+def _marked_lowering(traced: Any) -> tuple[Any, hlo_marks.Structure | None]:
+    """The program lowered with every equation marked, and its body structure; (None, None) if
+    that fails (a JAX whose internals moved): the text is then linked by source location only."""
+    try:
+        with gc_paused():
+            closed, structure = mark_equations(traced.jaxpr)
+            return jax_compat.with_jaxpr(traced, closed).lower(), structure
+    except Exception:
+        return None, None
+
+
+def mark_equations(closed: Any) -> tuple[Any, dict[int, dict[int, tuple[int, ...]]]]:
+    """A copy of `closed` whose equations' name stacks end in their mark, and its structure.
+
+    Bodies are numbered in the order `to_graph` numbers them (first visit, depth first, sub-jaxprs
+    in `jax_compat.subjaxprs` order), so a mark names the graph's own ``b{n}``/``e{i}``. A body
+    used twice is marked once and stays one object, so JAX lowers it to one function as before."""
+    numbers: dict[int, int] = {}
+    done: dict[int, Any] = {}  # id(open jaxpr) -> its marked copy
+    closed_done: dict[int, Any] = {}  # id(ClosedJaxpr) -> its marked copy: shared bodies stay shared
+    keep: list[Any] = []  # ids stay unique only while the objects live
+    structure: dict[int, dict[int, tuple[int, ...]]] = {}
+
+    def swap(value: Any) -> Any:
+        if isinstance(value, jax_compat.ClosedJaxpr):
+            got = closed_done.get(id(value))
+            if got is None:
+                keep.append(value)
+                got = closed_done[id(value)] = jax_compat.ClosedJaxpr(done[id(value.jaxpr)], value.consts)
+            return got
+        if isinstance(value, jax_compat.Jaxpr):
+            return done[id(value)]
+        if isinstance(value, tuple) and hasattr(value, "_fields"):
+            return type(value)(*map(swap, value))
+        if isinstance(value, (tuple, list)):
+            return type(value)(map(swap, value))
+        if isinstance(value, dict):
+            return {k: swap(v) for k, v in value.items()}
+        return value
+
+    def mark(jaxpr: Any) -> None:
+        if id(jaxpr) in numbers:
+            return
+        body = numbers[id(jaxpr)] = len(numbers)
+        keep.append(jaxpr)
+        eqns = structure[body] = {}
+        new = []
+        for i, eqn in enumerate(jaxpr.eqns):
+            subs = jax_compat.subjaxprs(eqn.params)
+            for _path, sub, _consts in subs:
+                mark(sub)
+            eqns[i] = tuple(numbers[id(sub)] for _path, sub, _consts in subs)
+            params = {k: swap(v) for k, v in eqn.params.items()} if subs else eqn.params
+            info = eqn.source_info
+            stack = info.name_stack.extend(hlo_marks.mark_name(body, i))
+            new.append(eqn.replace(params=params, source_info=info.replace(name_stack=stack)))
+        done[id(jaxpr)] = jaxpr.replace(eqns=new)
+
+    mark(closed.jaxpr)
+    return jax_compat.ClosedJaxpr(done[id(closed.jaxpr)], closed.consts), structure
+
+
+def _exact(chains: dict[int, list[hlo_marks.Chain]] | None, structure: hlo_marks.Structure | None,
+           timings: dict[str, float]) -> dict[str, Any] | None:
+    if chains is None or structure is None:
+        return None
+    t = time.perf_counter()
+    try:
+        return hlo_marks.to_wire(hlo_marks.line_paths(chains, structure))
+    finally:
+        timings["exact"] = time.perf_counter() - t
 
 
 def _op_map(request: HloRequest, text: str, timings: dict[str, float]) -> dict[str, Any] | None:

@@ -131,3 +131,10 @@ def aval_str(aval: Any) -> str:
         return aval.str_short(short_dtypes=True)
     except Exception:  # tokens, opaque avals
         return str(aval)
+
+
+def with_jaxpr(traced: Any, closed: Any) -> Any:
+    """A `jax.stages.Traced` like `traced` (same arguments, shardings, names) for another ClosedJaxpr
+    of the same signature: lowering it does not trace again. Semi-private (`Traced._params`)."""
+    return type(traced)(traced._meta_tys_flat, dict(traced._params, jaxpr=closed), traced._in_tree, traced.out_tree,
+                        traced._consts)

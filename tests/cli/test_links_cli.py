@@ -1,4 +1,4 @@
-"""`jaxscope links`: the exact equation <-> jaxpr line table (issue 32.4, the jaxpr stage)."""
+"""`jaxscope links`: the exact equation <-> jaxpr line table (issue 32.4)."""
 
 from __future__ import annotations
 
@@ -37,3 +37,28 @@ def test_every_equation_of_a_three_block_train_step_owns_its_jaxpr_lines():
     scopes = {r[2] for r in dots}
     assert any("block1/proj" in s for s in scopes) and any("transpose(jvp(Deep))/block2/proj" in s for s in scopes)
     assert all(r[3].startswith(str(MODELS)) for r in dots)
+
+
+@pytest.mark.parametrize("stage", ["stablehlo", "compiled"])
+def test_dot_generals_own_their_hlo_lines_in_the_text_hlo_prints(stage: str):
+    table = jaxscope("links", f"{MODELS}::deep_step", "--stage", stage)
+    printed = jaxscope("hlo", f"{MODELS}::deep_step", "--stage", stage)
+    assert table.returncode == 0 and printed.returncode == 0, table.stderr + printed.stderr
+    text = printed.stdout.split("\n")
+    rows = [row.split("\t") for row in table.stdout.rstrip("\n").split("\n")[1:]]
+    dots = [r for r in rows if r[1] == "dot_general"]
+    owner: dict[str, str] = {}
+    for path, _prim, _scope, _src, lines in dots:
+        if stage == "stablehlo":
+            assert lines != "-", path
+        for n in ([] if lines == "-" else lines.split(",")):
+            shown = text[int(n) - 1]
+            assert ("dot_general" in shown) if stage == "stablehlo" else ("op_name=" in shown), shown
+            if stage == "stablehlo":
+                assert owner.setdefault(n, path) == path  # no StableHLO line claimed by two
+    if stage == "compiled":  # no set of lines shared by dot_generals of different scopes
+        by_lines: dict[str, set[str]] = {}
+        for _path, _prim, scope, _src, lines in dots:
+            if lines != "-":
+                by_lines.setdefault(lines, set()).add(scope)
+        assert all(len(scopes) == 1 for scopes in by_lines.values())

@@ -90,9 +90,9 @@ class IrSide:
         def parse(done: HloResult) -> tuple[IrLinks, list[FusionInfo], QTextDocument]:
             with gc_paused(freeze=graph):  # an op map per line: as for the jaxpr's
                 if stage == "stablehlo":
-                    links, found = stablehlo_links(graph, done.text, done.ops), []
+                    links, found = stablehlo_links(graph, done.text, done.ops, done.exact), []
                 else:  # the fusions too: on the GUI thread they took 50-70 ms at 1k equations
-                    links, fused = hlo_links(graph, done.text, done.ops)
+                    links, fused = hlo_links(graph, done.text, done.ops, done.exact)
                     found = fusions(fused, links, file)
                 links.colour_index(file)
             return links, found, make(done.text)
