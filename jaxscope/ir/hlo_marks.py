@@ -24,7 +24,6 @@ _LOC_DEF = re.compile(r"^#loc(\d+) = (.*)$")
 _LOC_REF = re.compile(r"#loc(\d+)")
 _QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
 _OP_NAME = re.compile(r'op_name="((?:[^"\\]|\\.)*)"')
-_LOC_USE = re.compile(r"loc\(#loc\d+\)")
 
 Chain = tuple[tuple[int, int], ...]  # (body number, equation index) of each mark in one op name, outer first
 Structure = Mapping[int, Mapping[int, tuple[int, ...]]]  # body -> equation index -> its sub-bodies, in order
@@ -65,23 +64,28 @@ def compiled_chains(marked: str) -> dict[int, list[Chain]]:
 def stablehlo_chains(plain: str, marked: str) -> dict[int, list[Chain]] | None:
     """1-based line of the plain StableHLO text -> chains, from the marked text of the same program.
 
-    The two texts differ only in location numbers (``loc(#loc12)``) and the location table at the
-    end; any other difference (a lowering that depends on names) returns None, so nothing is
-    linked by a line that is not the same op."""
+    The two texts differ only in location numbers (``loc(#loc12)``) and the location tables (at the
+    end, and a few aliases MLIR prints before the module); any other difference (a lowering that
+    depends on names) returns None, so nothing is linked by a line that is not the same op."""
     plain_lines, marked_lines = plain.split("\n"), marked.split("\n")
     body_end = _table_start(marked_lines)
     if _table_start(plain_lines) != body_end:
         return None
     table: dict[int, str] = {}
-    for line in marked_lines[body_end:]:
-        m = _LOC_DEF.match(line)
-        if m:
-            table[int(m.group(1))] = m.group(2)
+    for line in marked_lines:
+        if line.startswith("#loc"):
+            m = _LOC_DEF.match(line)
+            if m:
+                table[int(m.group(1))] = m.group(2)
     memo: dict[int, list[Chain]] = {}
     out: dict[int, list[Chain]] = {}
     for number in range(body_end):
         a, b = plain_lines[number], marked_lines[number]
-        if a != b and _LOC_USE.sub("loc()", a) != _LOC_USE.sub("loc()", b):
+        if a.startswith("#loc") or b.startswith("#loc"):
+            if not (a.startswith("#loc") and b.startswith("#loc")):
+                return None
+            continue
+        if a != b and _LOC_REF.sub("#loc", a) != _LOC_REF.sub("#loc", b):
             return None
         if "loc(" not in b:
             continue

@@ -26,7 +26,8 @@ def test_chains_are_outer_first_and_one_per_merged_op() -> None:
     assert hm.chains_of("jit(f)/sin") == []
 
 
-PLAIN = """module @jit_f {
+PLAIN = """#loc2 = loc("scatter-add")
+module @jit_f {
   func.func public @main(%arg0: tensor<8xf32> loc("x")) -> (tensor<8xf32>) {
     %0 = stablehlo.sine %arg0 : tensor<8xf32> loc(#loc3)
     %1 = call @g(%0) : (tensor<8xf32>) -> tensor<8xf32> loc(#loc4)
@@ -46,7 +47,8 @@ PLAIN = """module @jit_f {
 #loc6 = loc("jit(f)/jit(g)/cos"(#loc1))
 """
 
-MARKED = """module @jit_f {
+MARKED = """#loc2 = loc("scatter-add")
+module @jit_f {
   func.func public @main(%arg0: tensor<8xf32> loc("x")) -> (tensor<8xf32>) {
     %0 = stablehlo.sine %arg0 : tensor<8xf32> loc(#loc13)
     %1 = call @g(%0) : (tensor<8xf32>) -> tensor<8xf32> loc(#loc14)
@@ -70,12 +72,13 @@ MARKED = """module @jit_f {
 
 def test_stablehlo_lines_take_the_marks_of_the_same_line_in_the_marked_text() -> None:
     chains = hm.stablehlo_chains(PLAIN, MARKED)
-    assert chains == {3: [((0, 0),)], 4: [((0, 1),)], 5: [((0, 2),)], 9: [((1, 0),)]}  # line 5: through the fused loc
+    assert chains == {4: [((0, 0),)], 5: [((0, 1),)], 6: [((0, 2),)], 10: [((1, 0),)]}  # line 6: through the fused loc
 
 
 def test_stablehlo_texts_that_differ_beyond_locations_are_not_linked() -> None:
     assert hm.stablehlo_chains(PLAIN, MARKED.replace("stablehlo.add", "stablehlo.subtract")) is None
     assert hm.stablehlo_chains(PLAIN, MARKED.replace("  } loc(#loc)\n", "", 1)) is None
+    assert hm.stablehlo_chains(PLAIN, "#loc9 = loc(unknown)\n" + MARKED) is None  # a location alias more: lines part ways
 
 
 def test_compiled_chains_read_op_name_metadata() -> None:
