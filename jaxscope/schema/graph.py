@@ -22,7 +22,7 @@ NodeKind = Literal["eqn", "input", "output", "const", "literal"]
 
 @dataclass(frozen=True, slots=True)
 class SourceLoc:
-    """A position in the user's code (1-based line, 0-based column as in Python's AST)."""
+    """A position in the user's code, or in a library's (1-based line, 0-based column as in Python's AST)."""
 
     file: str
     line: int
@@ -30,6 +30,7 @@ class SourceLoc:
     end_line: int = 0
     end_col: int = 0
     function: str = ""
+    library: str = ""  # the top package of a library frame ("flax", "optax"); "" for the user's code
 
     def short(self) -> str:
         name = self.file.rsplit("/", 1)[-1]
@@ -59,6 +60,9 @@ class Node:
     name_stack: str = ""
     subgraphs: tuple[SubgraphRef, ...] = ()
     detail: str = ""  # e.g. the Python name a constant came from
+    # the user's frames that emitted the equation and the libraries' frames under the innermost of
+    # them, outermost first (JAX's own left out): train.py:42 -> flax/linen/linear.py:287
+    frames: tuple[SourceLoc, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,16 +2,18 @@
 
 The readable form (`serialize.to_jsonable`: one object per node, every key spelled out) is what
 `jaxscope export --format json` writes and what tests keep as fixtures. Between processes a graph
-goes as positional arrays instead: a node is a 10-item list, an edge 5 items of one flat list per
-body, and each distinct source location is written once. It is 2.6x smaller, and encoding plus
-decoding take 0.12 s instead of 0.27 s at 10k equations (0.66 s instead of 1.37 s at 50k), on
-each of the GUI and the layout process.
+goes as positional arrays instead: a node is an 11-item list, an edge 5 items of one flat list per
+body, and each distinct source location and each distinct chain of frames is written once. It is
+2.6x smaller, and encoding plus decoding take 0.12 s instead of 0.27 s at 10k equations (0.66 s
+instead of 1.37 s at 50k), on each of the GUI and the layout process.
 
-    {"wire": 1, "function": str, "root": str,
-     "sources": [[file, line, col, end_line, end_col, function], ...],
+    {"wire": 2, "function": str, "root": str,
+     "sources": [[file, line, col, end_line, end_col, function, library], ...],
+     "chains": [[source_index, ...], ...],
      "bodies": {id: {"title": str, "n_eqns": int, "total_eqns": int,
                      "nodes": [[id, kind, label, avals, in_avals, params_flat, source_index | -1,
-                                name_stack, subgraphs_flat (role, body, param)*, detail], ...],
+                                name_stack, subgraphs_flat (role, body, param)*, detail,
+                                chain_index | -1], ...],
                      "edges": [src, dst, src_port, dst_port, aval, src, dst, ...]}}}
 
 Bodies are objects so that `core.protocol` sends their long node and edge lists in parts (no
@@ -31,26 +33,35 @@ from typing import Any, cast
 from jaxscope.schema.codec import from_jsonable, maker, to_jsonable
 from jaxscope.schema.graph import Body, Edge, Graph, Node, SourceLoc, SubgraphRef
 
-WIRE_VERSION = 1
+WIRE_VERSION = 2
 _NODE, _EDGE = maker(Node), maker(Edge)
 _EMPTY = Graph(function="", bodies={})
 
 
 def graph_to_wire(graph: Graph) -> dict[str, Any]:
     sources: dict[SourceLoc, int] = {}
+    chains: dict[int, tuple[int, list[int]]] = {}  # id(frames) -> (index, source indices): the worker makes equal chains one tuple
+
+    def source_index(s: SourceLoc) -> int:
+        index = sources.get(s, -1)
+        if index < 0:
+            index = sources[s] = len(sources)
+        return index
+
+    def chain_index(frames: tuple[SourceLoc, ...]) -> int:
+        seen = chains.get(id(frames))
+        if seen is None:
+            seen = chains[id(frames)] = (len(chains), [source_index(f) for f in frames])
+        return seen[0]
+
     bodies: dict[str, Any] = {}
     for body in graph.bodies.values():
         nodes = []
         for n in body.nodes:
-            s = n.source
-            index = -1
-            if s is not None:
-                index = sources.get(s, -1)
-                if index < 0:
-                    index = sources[s] = len(sources)
             nodes.append([
-                n.id, n.kind, n.label, n.avals, n.in_avals, [x for kv in n.params for x in kv], index, n.name_stack,
-                [x for r in n.subgraphs for x in (r.role, r.body, r.param)], n.detail,
+                n.id, n.kind, n.label, n.avals, n.in_avals, [x for kv in n.params for x in kv],
+                -1 if n.source is None else source_index(n.source), n.name_stack,
+                [x for r in n.subgraphs for x in (r.role, r.body, r.param)], n.detail, chain_index(n.frames) if n.frames else -1,
             ])
         edges = [x for e in body.edges for x in (e.src, e.dst, e.src_port, e.dst_port, e.aval)]
         bodies[body.id] = {"title": body.title, "n_eqns": body.n_eqns, "total_eqns": body.total_eqns, "nodes": nodes, "edges": edges}
@@ -58,7 +69,8 @@ def graph_to_wire(graph: Graph) -> dict[str, Any]:
         "wire": WIRE_VERSION,
         "function": graph.function,
         "root": graph.root,
-        "sources": [[s.file, s.line, s.col, s.end_line, s.end_col, s.function] for s in sources],
+        "sources": [[s.file, s.line, s.col, s.end_line, s.end_col, s.function, s.library] for s in sources],
+        "chains": [indices for _, indices in sorted(chains.values())],
         "bodies": bodies,
     }
 
@@ -69,17 +81,19 @@ def graph_from_wire(data: dict[str, Any]) -> Graph:
         raise ValueError(f"not a graph in wire form {WIRE_VERSION}: {str(data.get('wire'))[:20]!r}")
     intern = sys.intern  # a program has few distinct avals: one string each, not one per use
     sources = [SourceLoc(*s) for s in data["sources"]]
+    chains = [tuple([sources[i] for i in c]) for c in data["chains"]]
     bodies: dict[str, Body] = {}
     node, edge = _NODE, _EDGE  # tens of thousands: the fast constructors
     for body_id, b in data["bodies"].items():
         nodes = []
-        for nid, kind, label, avals, in_avals, params, index, name_stack, subs, detail in b["nodes"]:
+        for nid, kind, label, avals, in_avals, params, index, name_stack, subs, detail, chain in b["nodes"]:
             p = iter(params)
             r = iter(subs)
             nodes.append(node(
                 nid, kind, label, tuple([intern(a) for a in avals]), tuple([intern(a) for a in in_avals]),
                 tuple(zip(p, p)) if params else (), sources[index] if index >= 0 else None, name_stack,
                 tuple([SubgraphRef(role, sub, param) for role, sub, param in zip(r, r, r)]) if subs else (), detail,
+                chains[chain] if chain >= 0 else (),
             ))
         e = iter(b["edges"])
         edges = tuple([edge(s, d, sp, dp, intern(a)) for s, d, sp, dp, a in zip(e, e, e, e, e)])

@@ -15,7 +15,7 @@ import jax.extend.source_info_util as jsu
 
 from jaxscope.about import PACKAGE_DIR
 from jaxscope.schema.graph import SourceLoc
-from jaxscope.worker.userframes import is_user_file
+from jaxscope.worker.userframes import is_user_file, library_of
 
 # Keep jaxscope's frames out of JAX's own user-frame logic (HLO/MLIR locations, cache-miss
 # explanations). Must happen before the first trace: JAX caches user frames by content.
@@ -107,6 +107,57 @@ def eqn_source(eqn: Any, cache: dict[Any, SourceLoc | None]) -> SourceLoc | None
             function=code.co_qualname,
         )
         return loc
+
+
+Chain = tuple[tuple[SourceLoc, ...], SourceLoc | None]  # (user and library frames outermost first, the innermost user frame)
+
+
+class ChainCache:
+    """One per walk. Tracebacks hash and compare by their frames in C, so the equations of one
+    line (and of one line in a loop) cost one dict lookup; equal chains are one tuple."""
+
+    def __init__(self) -> None:
+        self.by_traceback: dict[Any, Chain] = {}
+        self.locs: dict[tuple[int, int], SourceLoc] = {}  # (id(code), lasti): the codes live as long as the jaxpr
+        self.chains: dict[tuple[SourceLoc, ...], Chain] = {}
+
+
+_NO_CHAIN: Chain = ((), None)
+
+
+def eqn_chain(eqn: Any, cache: ChainCache) -> Chain:
+    """The user's frames that emitted `eqn` and the libraries' frames under the innermost of them,
+    outermost first (train.py:42 -> flax/linen/linear.py:287), and that innermost user frame (what
+    `eqn_source` gives), with exact columns."""
+    tb = getattr(eqn.source_info, "traceback", None)
+    if tb is None:
+        return _NO_CHAIN
+    found = cache.by_traceback.get(tb)
+    if found is not None:
+        return found
+    codes, lastis = tb.raw_frames()  # innermost first
+    frames: list[SourceLoc] = []
+    in_user = False  # past the innermost user frame: libraries' frames above it (flax's apply plumbing) are left out
+    for code, lasti in zip(codes, lastis, strict=True):
+        library = library_of(code.co_filename)
+        if library is None or (library and in_user):
+            continue
+        in_user = in_user or not library
+        loc = cache.locs.get((id(code), lasti))
+        if loc is None:
+            line, col, end_line, end_col = type(tb).code_addr2location(code, lasti)
+            loc = cache.locs[(id(code), lasti)] = SourceLoc(
+                code.co_filename, line, max(col, 0), end_line, max(end_col, 0), code.co_qualname, library
+            )
+        frames.append(loc)
+    frames.reverse()
+    chain = tuple(frames)
+    found = cache.chains.get(chain)
+    if found is None:
+        user = next((f for f in reversed(chain) if not f.library), None)  # None: only library code (a jax.nn call of JAX's own)
+        found = cache.chains[chain] = (chain, user)
+    cache.by_traceback[tb] = found
+    return found
 
 
 def eqn_frames(eqn: Any) -> tuple[tuple[Any, int], ...] | None:

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from jaxscope.schema.codec import maker
-from jaxscope.schema.graph import Body, Edge, Graph, Node, SourceLoc, SubgraphRef
+from jaxscope.schema.graph import Body, Edge, Graph, Node, SubgraphRef
 from jaxscope.worker import jax_compat as jc
 
 _NODE, _EDGE = maker(Node), maker(Edge)  # an equation's node and its operand edges, tens of thousands a trace
@@ -61,7 +61,7 @@ class _Builder:
         self.bodies: dict[str, Body] = {}
         self.by_identity: dict[int, str] = {}
         self.keep_alive: list[Any] = []  # ids stay unique only while the objects live
-        self.src_cache: dict[Any, SourceLoc | None] = {}  # see jax_compat.eqn_source
+        self.chains = jc.ChainCache()
         self.totals: dict[str, int] = {}
         self._aval_text: dict[Any, str] = {}  # a program has few distinct avals; str_short is slow
         self._params_seen: dict[Any, tuple[list[tuple[str, Any, list[Any]]], Params]] = {}  # and few distinct params
@@ -122,7 +122,8 @@ class _Builder:
             for port, atom in enumerate(eqn.invars):
                 src = self._operand(atom, producer, nodes, f"{node_id}.l{port}")
                 edges.append(_EDGE(src[0], node_id, src[1], port, self._aval(atom.aval)))
-            nodes.append(  # positionally, every field: id kind label avals in_avals params source name_stack subgraphs detail
+            frames, source = jc.eqn_chain(eqn, self.chains)
+            nodes.append(  # positionally, every field: id kind label avals in_avals params source name_stack subgraphs detail frames
                 _NODE(
                     node_id,
                     "eqn",
@@ -130,10 +131,11 @@ class _Builder:
                     tuple([self._aval(v.aval) for v in eqn.outvars]),
                     tuple([self._aval(v.aval) for v in eqn.invars]),
                     params,
-                    jc.eqn_source(eqn, self.src_cache),
+                    source,
                     self._name_stack(eqn),
                     tuple(refs),
                     "",
+                    frames,
                 )
             )
             for port, var in enumerate(eqn.outvars):

@@ -43,6 +43,27 @@ def is_user_file(filename: str) -> bool:
     return not path.startswith(_EXCLUDED)
 
 
+_PACKAGE_DIRS = ("site-packages", "dist-packages")
+_NOT_SHOWN = frozenset({"jax", "jaxlib", "jax_plugins", "jaxscope", "jax_cuda12_plugin", "jax_cuda13_plugin"})
+
+
+@functools.lru_cache(maxsize=4096)
+def library_of(filename: str) -> str | None:
+    """"" for the user's code, a library's top package for code in site-packages ("flax"), and None
+    for frames a call chain leaves out: JAX's own (its frames stand between every two others), the
+    standard library's, jaxscope's and generated code's."""
+    if is_user_file(filename):
+        return ""
+    if not filename or filename.startswith("<"):
+        return None
+    parts = os.path.abspath(filename).split(os.sep)
+    for i in range(len(parts) - 2, -1, -1):
+        if parts[i] in _PACKAGE_DIRS:
+            top = parts[i + 1].removesuffix(".py")
+            return None if top in _NOT_SHOWN else top
+    return None
+
+
 def user_modules() -> list[ModuleType]:
     """The imported modules that are the user's files (the traced file and what it imports of theirs)."""
     out = []

@@ -11,7 +11,7 @@ import pytest
 from jaxscope.runtime import protocol
 from jaxscope.schema.codec import to_jsonable
 from jaxscope.schema.graph import Body, Edge, Graph, Node, SourceLoc
-from jaxscope.schema.graph_wire import graph_from_jsonable, graph_from_wire, graph_to_wire, to_wire_jsonable
+from jaxscope.schema.graph_wire import WIRE_VERSION, graph_from_jsonable, graph_from_wire, graph_to_wire, to_wire_jsonable
 from jaxscope.schema.trace import TraceResult, result_from_jsonable
 from tests.conftest import build_hostile
 
@@ -38,7 +38,7 @@ def test_hostile_strings_survive():
 def test_a_trace_result_travels_with_its_graph_in_wire_form():
     result = fixture("cond")
     data = json.loads(json.dumps(to_wire_jsonable(result)))
-    assert data["graph"]["wire"] == 1 and "sources" in data["graph"]
+    assert data["graph"]["wire"] == WIRE_VERSION and "sources" in data["graph"]
     assert result_from_jsonable(data) == result
     assert result_from_jsonable(to_jsonable(result)) == result  # the readable form still reads
 
@@ -49,6 +49,18 @@ def test_wire_is_smaller_and_sources_are_written_once():
     located = [n.source for b in graph.bodies.values() for n in b.nodes if n.source is not None]
     assert len(wire["sources"]) == len(set(located)) < len(located)
     assert len(json.dumps(wire)) < len(json.dumps(to_jsonable(graph))) / 2
+
+
+def test_frame_chains_are_written_once_and_come_back_equal():
+    user = SourceLoc("/u/train.py", 42, 4, 42, 20, "loss")
+    lib = SourceLoc("/v/site-packages/flax/linen/linear.py", 287, 8, 287, 40, "Dense.__call__", "flax")
+    chain = (user, lib)
+    nodes = tuple(Node(f"e{i}", "eqn", "dot_general", source=user, frames=chain) for i in range(3))
+    graph = Graph("f", {"b0": Body("b0", "f", nodes + (Node("e3", "eqn", "sin"),), (), 4, 4)})
+    wire = json.loads(json.dumps(graph_to_wire(graph)))
+    assert wire["chains"] == [[0, 1]] and len(wire["sources"]) == 2
+    back = graph_from_wire(wire)
+    assert back == graph and back.top.nodes[0].frames[1].library == "flax" and back.top.nodes[3].frames == ()
 
 
 def test_a_big_body_goes_in_parts():

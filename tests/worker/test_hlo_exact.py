@@ -124,3 +124,18 @@ def test_app_links_select_only_the_equations_own_lines() -> None:
     for f in found:
         for p in f.nodes:
             assert p in dict(equations(graph))
+
+
+def test_equations_carry_their_user_and_library_frames() -> None:
+    """Each equation knows the user's frames and the library's under them (flax, optax), outermost first."""
+    nodes = dict(equations(traced().graph))
+    forward = next(p for p, s in dot_generals().items() if not s.startswith("transpose(") and "block1" in s)
+    frames = nodes[forward].frames
+    assert frames[0].library == "" and frames[0].function == "deep_step"  # the traced function, outermost
+    assert frames[-1].library == "flax" and frames[-1].file.endswith("linear.py")  # where the op was emitted
+    assert nodes[forward].source == next(f for f in reversed(frames) if not f.library)  # the innermost user frame
+    assert not any("/jax/" in f.file or f.file.endswith("jaxscope") for f in frames)  # JAX's own frames left out
+    libraries = {f.library for n in nodes.values() for f in n.frames}
+    assert {"", "flax", "optax"} <= libraries
+    update = [n for n in nodes.values() if any(f.library == "optax" for f in n.frames)]
+    assert update and all(n.source is not None for n in update)  # optax's update still names the user's line
