@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from jaxscope.ir.jaxpr_order import exact_lines
+from jaxscope.ir.jaxpr_order import equations, exact_lines
 from jaxscope.schema.graph import Graph, SourceLoc
 
 Loc = tuple[str, int, int]  # (file, line, col) as printed in a jaxpr comment
@@ -156,6 +156,14 @@ def nodes_by_line(graph: Graph, file: str) -> dict[int, list[str]]:
     by_line = {line: sorted(paths, key=natural_key) for line, paths in sorted(out.items())}
     _last_by_line[:] = [(graph, file, by_line)]
     return by_line
+
+
+def nodes_for_frame(graph: Graph, file: str, line: int) -> list[str]:
+    """The equations (per call site) with `file`:`line` anywhere in their frames: a library's line
+    (flax's Dense) or a user's call of a function (``block(x)``) selects every equation under it."""
+    eqns = equations(graph)
+    files = _matching_files((f.file for _, n in eqns for f in n.frames if f.line == line), file)
+    return [path for path, node in eqns if any(f.line == line and f.file in files for f in node.frames)]
 
 
 # ---------------------------------------------------------------------------- colours

@@ -1,7 +1,8 @@
 """One selection across the window's panes: nodes picked in the graph mark their source, jaxpr
-and IR lines; a line clicked in the source or the jaxpr selects its nodes; a guide link, a
-diagnostic or a run result selects nodes anywhere in the graph, expanding the clusters that hide
-them (selected again once that layout is on screen)."""
+and IR lines and show their call chain (the source pane opens any file of it); a line clicked in
+the source (the user's file or a library's), the jaxpr or an IR text selects its nodes; a guide
+link, a diagnostic or a run result selects nodes anywhere in the graph, expanding the clusters
+that hide them (selected again once that layout is on screen)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,9 @@ from jaxscope.qt.graph.view import QtGraphView
 from jaxscope.qt.panes.ir_tabs import IrTabs
 from jaxscope.qt.panes.jaxpr_view import QtJaxprView
 from jaxscope.qt.panes.run_panel import RunPanel
+from jaxscope.qt.panes.source_frames import SourceFrames
 from jaxscope.qt.panes.source_view import QtSourceView
+from jaxscope.schema.graph import resolve
 from jaxscope.schema.trace import Diagnostic
 
 
@@ -28,6 +31,7 @@ class SelectionHost(Protocol):
     controller: Controller
     graph: QtGraphView
     source: QtSourceView
+    source_frames: SourceFrames
     jaxpr: QtJaxprView
     ir: IrTabs
     run_panel: RunPanel
@@ -52,9 +56,38 @@ class LinkedSelection:
         lines = sorted({sources[p].line for p in paths if p in sources and linking.same_file(sources[p].file, self.host.doc.path)})
         self.host.source.mark_lines(lines)
         self.host.jaxpr.mark_lines(sorted({ln for p in paths for ln in self.host.jaxpr_links.lines_for_node(p)}))
+        missing = []
         for stage, links in self.host.ir_links.items():
-            self.host.ir.views[stage].mark_lines(links.lines_for_nodes(paths))
+            lines = links.lines_for_nodes(paths)
+            self.host.ir.views[stage].mark_lines(lines)
+            if paths and not lines and links.exact is not None:
+                missing.append(stage)
         self.host.run_panel.show_values(paths[0] if len(paths) == 1 else "")
+        self._show_chain(paths, missing)
+
+    def _show_chain(self, paths: list[str], missing: list[str]) -> None:
+        """One equation: its frames over the source pane (a library file shown follows it), and
+        what lowering did with it when it has no lines of its own in an IR text."""
+        frames = self.host.source_frames
+        node = None
+        if len(paths) == 1 and self.host.doc.graph is not None:
+            try:
+                node = resolve(self.host.doc.graph, paths[0])[1]
+            except (KeyError, IndexError, ValueError):
+                node = None
+        if node is None or node.kind != "eqn":
+            frames.show_chain(())
+            return
+        frames.show_chain(node.frames, node.label)
+        if frames.showing_other():
+            here = [f for f in node.frames if f.file == frames.other.path]
+            if here:
+                frames.other.mark_lines([here[-1].line])
+        if missing:
+            why = {"stablehlo": "it lowers to no StableHLO op (e.g. x**1, a same-type convert)",
+                   "compiled": "XLA removed it or merged it into another equation's instruction"}
+            said = "; ".join(f"no {s} line: {why.get(s, s)}" for s in missing)
+            self.host.statusBar().showMessage(f"{paths[0]} {node.label}: {said}", 8000)
 
     def select_nodes(self, paths: list[str]) -> None:
         visible = self.host.doc.visible_paths()
@@ -68,12 +101,28 @@ class LinkedSelection:
     def source_line_clicked(self, line: int) -> None:
         if self.host.doc.graph is None or self.host.jaxpr_links is None:
             return
-        paths = self.by_line.get(line, [])
+        own = self.by_line.get(line, [])
+        # no equation of its own: a call (`block(x)`) selects the equations under it
+        paths = own or linking.nodes_for_frame(self.host.doc.graph, self.host.doc.path, line)
         self.select_nodes(paths)
         self.host.source.mark_lines([line], scroll=False)
         self.host.jaxpr.mark_lines(sorted({ln for p in paths for ln in self.host.jaxpr_links.lines_for_node(p)}))
         for stage, links in self.host.ir_links.items():
-            self.host.ir.views[stage].mark_lines(links.lines_for_source(self.host.doc.path, line))
+            lines = links.lines_for_source(self.host.doc.path, line) if own else links.lines_for_nodes(paths)
+            self.host.ir.views[stage].mark_lines(lines)
+
+    def frame_line_clicked(self, file: str, line: int) -> None:
+        """A line of a file of the chain (a library's): the equations that came through it."""
+        if self.host.doc.graph is None:
+            return
+        paths = linking.nodes_for_frame(self.host.doc.graph, file, line)
+        self.select_nodes(paths)
+        self.host.source_frames.other.mark_lines([line], scroll=False)
+        if self.host.jaxpr_links is not None:
+            self.host.jaxpr.mark_lines(sorted({ln for p in paths for ln in self.host.jaxpr_links.lines_for_node(p)}))
+        for stage, links in self.host.ir_links.items():
+            self.host.ir.views[stage].mark_lines(links.lines_for_nodes(paths))
+        self.host.statusBar().showMessage(f"{len(paths)} equation{'s' if len(paths) != 1 else ''} came through line {line}", 4000)
 
     def jaxpr_line_clicked(self, line: int) -> None:
         if self.host.doc.graph is None or self.host.jaxpr_links is None:

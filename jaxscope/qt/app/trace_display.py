@@ -21,6 +21,7 @@ from jaxscope.qt.panes.flow_paint import legend_items
 from jaxscope.qt.panes.guide_panel import GuidePanel
 from jaxscope.qt.panes.inputs_panel import InputsPanel
 from jaxscope.qt.panes.run_panel import RunPanel
+from jaxscope.qt.panes.source_frames import SourceFrames
 from jaxscope.qt.panes.source_view import QtSourceView
 from jaxscope.schema.flow import recording_stopped
 from jaxscope.schema.graph import Graph
@@ -54,6 +55,7 @@ class DisplayHost(Protocol):
     theme: str
     graph: QtGraphView
     source: QtSourceView
+    source_frames: SourceFrames
     inputs: InputsPanel
     diagnostics: DiagnosticsPanel
     docks: dict[str, QDockWidget]
@@ -104,6 +106,7 @@ class TraceDisplay:
         """A new result: nothing stale; a jit-vs-eager verdict of another function (or file) goes."""
         self.host.doc.stale = False
         self.host.stale_banner.hide()
+        self.host.source_frames.reset()
         run = self.host.run_panel.shown_result
         if run is not None and run.request.function != result.request.function:
             self.host.run_panel.clear()

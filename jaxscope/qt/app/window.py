@@ -10,7 +10,6 @@ from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
     QFrame,
-    QLabel,
     QMainWindow,
     QScrollArea,
     QStackedWidget,
@@ -47,6 +46,7 @@ from jaxscope.qt.panes.jaxpr_view import QtJaxprView
 from jaxscope.qt.panes.log_pane import LogPane
 from jaxscope.qt.panes.problems_panel import ProblemsPanel
 from jaxscope.qt.panes.run_panel import RunPanel
+from jaxscope.qt.panes.source_frames import SourceFrames
 from jaxscope.qt.panes.source_view import QtSourceView
 from jaxscope.runtime.parse_process import discover
 from jaxscope.schema.collector import gc_paused
@@ -106,18 +106,9 @@ class MainWindow(QMainWindow):
         self.problem, self.problem_goto, self.problem_static = self.problems.label, self.problems.goto, self.problems.static
         self.docks: dict[str, QDockWidget] = {}
         self._dock("inputs", "Function", self.inputs, Qt.DockWidgetArea.LeftDockWidgetArea)
-        self.flow_legend = QLabel()  # our own fixed strings, escaped: rich text only for the colour swatches
-        self.flow_legend.setTextFormat(Qt.TextFormat.RichText)
-        self.flow_legend.setWordWrap(True)
-        self.flow_legend.setObjectName("flowLegend")
-        self.flow_legend.setContentsMargins(6, 2, 6, 2)
-        source_box = QWidget()
-        sl = QVBoxLayout(source_box)
-        sl.setContentsMargins(0, 0, 0, 0)
-        sl.setSpacing(0)
-        sl.addWidget(self.flow_legend)
-        sl.addWidget(self.source, 1)
-        self._dock("source", "Source", source_box, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.source_frames = SourceFrames(self.source)
+        self.flow_legend = self.source_frames.legend
+        self._dock("source", "Source", self.source_frames, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.ir = IrTabs(self.jaxpr)
         self._dock("jaxpr", "IR", self.ir, Qt.DockWidgetArea.RightDockWidgetArea)
         self.guide = GuidePanel()
@@ -267,6 +258,7 @@ class MainWindow(QMainWindow):
         self.graph.selection_changed.connect(self.selection.graph_selected)
         self.graph.toggle_cluster_requested.connect(self.toggle_cluster)
         self.source.line_clicked.connect(self.selection.source_line_clicked)
+        self.source_frames.other_line_clicked.connect(self.selection.frame_line_clicked)
         self.jaxpr.line_clicked.connect(self.selection.jaxpr_line_clicked)
         self.problem_goto.clicked.connect(self._goto_problem)
         self.problem_static.clicked.connect(self.jobs.retrace_static)
