@@ -10,9 +10,10 @@
 * ``json``: the graph and its layout as plain data, for tests, bug reports and other tools::
 
       {
-       "graph": {...},          # model.Graph via serialize.to_jsonable: function, root, bodies
-       "layout": {...} | null,  # model.Layout the same way: width, height, nodes, edges, clusters
-       "schema_version": 1      # model.SCHEMA_VERSION
+       "graph": {...},          # schema.graph.Graph via codec.to_jsonable: function, root, bodies
+       "layout": {...} | null,  # schema.layout.Layout the same way: width, height, nodes, edges, clusters
+       "links": {stage: {"text": str, "lines": {path: [line, ...]}}},  # each equation's own lines
+       "schema_version": 1      # schema.graph.SCHEMA_VERSION
       }
 
   Keys are sorted and indented by one space, text is UTF-8 (non-ASCII kept; a lone surrogate,
@@ -61,10 +62,12 @@ def export(
     legend: bool = False,
     highlight: frozenset[str] = frozenset(),
     long_edges: str = "auto",
+    links: dict[str, Any] | None = None,
 ) -> str:
     """Write `graph` (placed by `layout`) to `path`; returns the format written. Drawn nodes whose
     base path is in `highlight` (see `highlight_paths`) get an accent outline in svg/png/pdf; long
-    edges are drawn as `long_edges` says (`svg.render_svg`).
+    edges are drawn as `long_edges` says (`svg.render_svg`); JSON carries `links` (stage -> the
+    text and each equation's lines in it, `link_tables.export_entry`).
 
     ValueError for an unknown format, theme or `long_edges`, a non-positive dpi, or a drawing
     format without a layout; OSError when the file cannot be written.
@@ -80,7 +83,7 @@ def export(
     elif fmt == "dot":
         write_text(path, render_dot(graph, layout, theme=theme))
     elif fmt == "json":
-        write_text(path, to_json(graph, layout))
+        write_text(path, to_json(graph, layout, links))
     else:
         assert layout is not None
         if dpi <= 0:
@@ -150,12 +153,13 @@ def resolve_format(path: str, fmt: str | None = None) -> str:
     raise ValueError(f"cannot tell the format from {path!r} ({what}); use one of: {', '.join(FORMATS)}")
 
 
-def to_json(graph: Graph, layout: Layout | None) -> str:
+def to_json(graph: Graph, layout: Layout | None, links: dict[str, Any] | None = None) -> str:
     """The ``json`` export text (see the module docstring)."""
     data = {
         "schema_version": SCHEMA_VERSION,
         "graph": to_jsonable(graph),
         "layout": to_jsonable(layout) if layout is not None else None,
+        "links": links or {},
     }
     text = json.dumps(data, sort_keys=True, indent=1, ensure_ascii=False)
     # A lone surrogate (only ever inside a JSON string) cannot be written as UTF-8: escape it.

@@ -65,6 +65,33 @@ def big_graph_shot(app: QApplication) -> None:
     view.close()
 
 
+LINKS = "window-exact-links.png"  # the README's train step, a backward dot_general selected, flax's line opened
+
+
+def links_shot(app: QApplication) -> None:
+    """Its own jaxpr and StableHLO lines marked, its call chain over the source, flax's Dense shown read-only."""
+    from jaxscope.ir.jaxpr_order import equations
+    from jaxscope.qt.app.window import MainWindow
+
+    w = MainWindow(theme="light")
+    w.confirm_run = lambda path: True  # type: ignore[method-assign]  # the README's file: ours to run
+    w.resize(1600, 1000)
+    w.show()
+    w.open_target(readme_file("train.py") + "::train_step")
+    t0 = time.time()
+    while "compiled" not in w.ir_side.links and time.time() - t0 < 180:
+        settle(app, 0.05)
+    assert w.doc.graph is not None
+    path, node = next((p, n) for p, n in equations(w.doc.graph) if n.label == "dot_general" and n.name_stack.startswith("transpose("))
+    w.selection.show_nodes([path])
+    w.source_frames.open_frame(len(node.frames) - 1)
+    w.ir.setCurrentIndex(1)  # StableHLO
+    settle(app, 2.0)
+    w.grab().save(os.path.join(HERE, LINKS))
+    print("wrote", LINKS, "-", path, node.name_stack)
+    w.close()
+
+
 def readme_file(name: str) -> str:
     """The README's code block that starts with `# NAME`, written to a temp dir: the screenshot shows
     exactly the code the README tells users to write."""
@@ -93,6 +120,8 @@ def main() -> int:
     only = set(sys.argv[1:])
     if not only or BIG_GRAPH in only:
         big_graph_shot(app)
+    if not only or LINKS in only:
+        links_shot(app)
     for name, target, theme, args, query, line, dock in SHOTS:
         if only and name not in only:
             continue

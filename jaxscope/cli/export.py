@@ -25,22 +25,48 @@ def add_parser(sub: Any) -> None:
                    help="outline the nodes a graph search matches: a primitive, an input name, :LINE or LINE")
     p.add_argument("--layout-budget", type=float, default=5.0, metavar="S",
                    help="seconds Graphviz may take before the fast layered layout is used")
+    p.add_argument("--links", default=None, metavar="STAGES",
+                   help="JSON only: the texts whose lines each equation is linked to, comma-separated from jaxpr, "
+                        "stablehlo, compiled (as `jaxscope links` prints them); default jaxpr; 'none' for none")
     p.add_argument("--long-edges", choices=LONG_EDGES, default="auto",
                    help="draw edges longer than 1200 x 800 px as their two ends: auto (where there are 64 or more, "
                         "as the window does), ends (always) or whole (never)")
 
 
+def link_stages(opts: argparse.Namespace, fmt: str) -> list[str]:
+    """The stages `--links` names (JSON only; jaxpr by default)."""
+    from jaxscope.ir.link_tables import STAGES
+
+    if fmt != "json":
+        if opts.links is not None:
+            raise CliError(f"--links goes with JSON output, not {fmt}")
+        return []
+    asked = [s.strip() for s in (opts.links if opts.links is not None else "jaxpr").split(",") if s.strip()]
+    if asked == ["none"]:
+        return []
+    unknown = [s for s in asked if s not in STAGES]
+    if unknown:
+        raise CliError(f"--links: unknown stage {unknown[0]!r}; use some of {', '.join(STAGES)}, or none")
+    return list(dict.fromkeys(asked))
+
+
 def run(opts: argparse.Namespace) -> int:
-    from jaxscope.exporter import export, highlight_paths
+    from jaxscope.cli.links import stage_lines
+    from jaxscope.exporter import export, highlight_paths, resolve_format
+    from jaxscope.ir.link_tables import export_entry
     from jaxscope.layout.engine import auto_expanded, expanded_to_depth
     from jaxscope.layout.wire import LayoutError
     from jaxscope.runtime.layout_client import LayoutClient
 
+    try:
+        stages = link_stages(opts, resolve_format(opts.output, opts.format))
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
     with LayoutClient(budget_s=opts.layout_budget) as layouts:
         # As in the app: the layout process starts now (while the worker imports jax) and lays out
         # the graph as the trace reply arrives. A --collapse depth needs the graph first.
         stream = layouts.stream(direction=opts.direction) if opts.collapse is None else None
-        result = trace_target(opts, jaxpr_text=False, diagnose=False, tap=stream.feed if stream is not None else None)
+        result = trace_target(opts, jaxpr_text="jaxpr" in stages, diagnose=False, tap=stream.feed if stream is not None else None)
         graph = result.graph
         layout = None
         if stream is not None:
@@ -54,10 +80,11 @@ def run(opts: argparse.Namespace) -> int:
             layout = layouts.layout(graph, expanded, direction=opts.direction)
     for note in layout.notes:
         print(f"jaxscope: note: {note}", file=sys.stderr)
+    links = {stage: export_entry(*stage_lines(opts, result, stage)) for stage in stages}
     try:
         marks = highlight_paths(graph, layout, opts.highlight) if opts.highlight else frozenset()
         fmt = export(graph, layout, opts.output, theme=opts.theme, dpi=opts.dpi, fmt=opts.format, legend=opts.legend, highlight=marks,
-                     long_edges=opts.long_edges)
+                     long_edges=opts.long_edges, links=links)
     except (ValueError, OSError) as exc:
         raise CliError(f"cannot write {opts.output}: {exc}") from None
     top = graph.top

@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from jaxscope.cli.common import CliError, add_target, trace_target
+from jaxscope.schema.trace import TraceResult
 
 HEADER = "path\tprimitive\tscope\tsource\tlines"
 
@@ -27,38 +28,35 @@ def add_parser(sub: Any) -> None:
                         "instruction is a line of every equation it holds)")
 
 
-def run(opts: argparse.Namespace) -> int:
-    from jaxscope.ir import linking
-    from jaxscope.ir.jaxpr_order import equations
+def stage_lines(opts: argparse.Namespace, result: TraceResult, stage: str) -> tuple[str, dict[str, list[int]]]:
+    """The text `jaxscope jaxpr` (or `hlo --stage S`) prints for the target, and each equation's
+    lines in it; `result` is the target's trace (with its jaxpr text for the jaxpr stage)."""
+    from jaxscope.ir import hlo_marks, link_tables, linking
 
-    result = trace_target(opts, jaxpr_text=opts.stage == "jaxpr")
-    if opts.stage == "jaxpr":
+    if stage == "jaxpr":
         text = result.jaxpr_text.rstrip("\n") + "\n"
         links = linking.jaxpr_links(result.graph, text)
         if not links.exact:
             print("jaxscope: warning: this jaxpr's text did not line up with its equations; lines are by printed location",
                   file=sys.stderr)
+        return text, link_tables.jaxpr_lines(result.graph, links)
+    from jaxscope.cli.hlo import lower
 
-        def lines_of(path: str) -> list[int]:
-            return [n for head in links.lines_for_node(path) for n in links.equation_lines(head)]
-    else:
-        from jaxscope.cli.hlo import lower
-        from jaxscope.ir import hlo_marks
+    ir = lower(opts, stage)
+    if ir.exact is None:
+        raise CliError(f"no exact links for the {stage} text: this JAX ({ir.jax_version}) did not lower the marked program")
+    return ir.text, link_tables.ir_lines(hlo_marks.from_wire(ir.exact))
 
-        ir = lower(opts, opts.stage)
-        if ir.exact is None:
-            raise CliError(f"no exact links for the {opts.stage} text: this JAX ({ir.jax_version}) did not lower the marked program")
-        own: dict[str, list[int]] = {}
-        for n, paths in hlo_marks.from_wire(ir.exact).items():
-            for p in paths:
-                own.setdefault(p, []).append(n)
 
-        def lines_of(path: str) -> list[int]:
-            return own.get(path, [])
+def run(opts: argparse.Namespace) -> int:
+    from jaxscope.ir.jaxpr_order import equations
+
+    result = trace_target(opts, jaxpr_text=opts.stage == "jaxpr")
+    _text, lines = stage_lines(opts, result, opts.stage)
     out = [HEADER]
     for path, node in equations(result.graph):
-        lines = lines_of(path)
         source = f"{node.source.file}:{node.source.line}" if node.source is not None else "-"
-        out.append("\t".join((path, node.label.split("(", 1)[0], node.name_stack or "-", source, ",".join(map(str, sorted(lines))) or "-")))
+        own = ",".join(map(str, lines.get(path, ()))) or "-"
+        out.append("\t".join((path, node.label.split("(", 1)[0], node.name_stack or "-", source, own)))
     sys.stdout.write("\n".join(out) + "\n")
     return 0

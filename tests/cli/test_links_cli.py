@@ -62,3 +62,26 @@ def test_dot_generals_own_their_hlo_lines_in_the_text_hlo_prints(stage: str):
             if lines != "-":
                 by_lines.setdefault(lines, set()).add(scope)
         assert all(len(scopes) == 1 for scopes in by_lines.values())
+
+
+def test_the_json_export_carries_the_same_links_with_their_texts(tmp_path):
+    out = tmp_path / "g.json"
+    done = jaxscope("export", f"{MODELS}::deep_step", "-o", str(out), "--links", "jaxpr,stablehlo")
+    assert done.returncode == 0, done.stderr
+    import json
+
+    links = json.loads(out.read_text(encoding="utf-8"))["links"]
+    assert set(links) == {"jaxpr", "stablehlo"}
+    for stage in links:
+        table = jaxscope("links", f"{MODELS}::deep_step", "--stage", stage)
+        rows = [row.split("\t") for row in table.stdout.rstrip("\n").split("\n")[1:]]
+        expected = {r[0]: [int(n) for n in r[4].split(",")] for r in rows if r[4] != "-"}
+        assert links[stage]["lines"] == expected, stage
+        text = links[stage]["text"].split("\n")
+        dot = next(p for p, r in ((r[0], r) for r in rows) if r[1] == "dot_general")
+        assert any("dot_general" in text[n - 1] for n in expected[dot])
+    plain = tmp_path / "plain.json"
+    assert jaxscope("export", f"{MODELS}::deep_step", "-o", str(plain), "--links", "none").returncode == 0
+    assert json.loads(plain.read_text(encoding="utf-8"))["links"] == {}
+    wrong = jaxscope("export", f"{MODELS}::deep_step", "-o", str(tmp_path / "g.svg"), "--links", "jaxpr")
+    assert wrong.returncode != 0 and "--links goes with JSON" in wrong.stderr

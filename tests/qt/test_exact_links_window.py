@@ -13,7 +13,7 @@ from tests.qt.conftest import TIMEOUT, open_and_wait
 pytest.importorskip("flax")
 
 
-def test_a_backward_op_marks_only_its_lines_and_its_frames_open_the_library(qtbot, window):
+def test_a_backward_op_marks_only_its_lines_and_its_frames_open_the_library(qtbot, window, tmp_path):
     w = window
     open_and_wait(qtbot, w, f"{MODELS}::deep_step")
     qtbot.waitUntil(lambda: "compiled" in w.ir_side.links, timeout=TIMEOUT)
@@ -42,6 +42,15 @@ def test_a_backward_op_marks_only_its_lines_and_its_frames_open_the_library(qtbo
         own(w.ir.views["compiled"], lambda p: compiled.lines_for_nodes([p]) if dots[p].name_stack != dots[backward].name_stack else [])
     else:  # XLA merged it into another equation's instruction: the window says so
         assert "XLA removed it or merged it" in w.statusBar().currentMessage()
+
+    # File -> Export Graph as JSON carries the same links, with the texts shown
+    import json
+
+    w.graph_export.export(str(tmp_path / "g.json"))
+    links = json.loads((tmp_path / "g.json").read_text(encoding="utf-8"))["links"]
+    assert set(links) == {"jaxpr", "stablehlo", "compiled"}
+    assert set(links["jaxpr"]["lines"][backward]) == jaxpr_lines and set(links["stablehlo"]["lines"][backward]) == stable_lines
+    assert links["stablehlo"]["text"] == w.ir.views["stablehlo"].toPlainText()
 
     # its call chain: the user's frames, then flax's Dense under them
     frames = w.source_frames

@@ -405,7 +405,7 @@ def test_export_svg_dot_json(sample, tmp_path):
     assert export(graph, layout, str(tmp_path / "out.data"), fmt="json") == "json"
     text = (tmp_path / "out.data").read_text(encoding="utf-8")
     data = json.loads(text)
-    assert set(data) == {"schema_version", "graph", "layout"}
+    assert set(data) == {"schema_version", "graph", "layout", "links"} and data["links"] == {}
     assert text == json.dumps(data, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
     assert read_json(text) == (graph, layout)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.dot", "g.svg", "out.data"]  # no temp files left

@@ -5,6 +5,7 @@ painting, both fine off the GUI thread)."""
 from __future__ import annotations
 
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
@@ -23,9 +24,10 @@ class ExportJobs(QObject):
         super().__init__(parent)
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="jaxscope-export")
 
-    def start(self, graph: Graph, layout: Layout, path: str, theme: str, long_edges: str = "auto") -> Future[str]:
+    def start(self, graph: Graph, layout: Layout, path: str, theme: str, long_edges: str = "auto",
+              links: dict[str, Any] | None = None) -> Future[str]:
         """Write `graph` to `path` (its format from the extension), off the GUI thread."""
-        future = self._pool.submit(export, graph, layout, path, theme=theme, long_edges=long_edges)
+        future = self._pool.submit(export, graph, layout, path, theme=theme, long_edges=long_edges, links=links)
         future.add_done_callback(lambda f: self._done(path, f))
         return future
 

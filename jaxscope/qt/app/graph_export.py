@@ -6,16 +6,20 @@ export does, so the copied image and the exported PNG match."""
 from __future__ import annotations
 
 import os
-from typing import Protocol
+from typing import Any, Protocol
 
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication, QFileDialog, QStatusBar, QWidget
 
 from jaxscope.exporter import export
+from jaxscope.ir import linking
+from jaxscope.ir.hlo_links import IrLinks
+from jaxscope.ir.link_tables import export_entry, ir_lines, jaxpr_lines
 from jaxscope.qt.app.document import Document
 from jaxscope.qt.app.export_job import ExportJobs
 from jaxscope.qt.graph import raster
 from jaxscope.qt.graph.view import QtGraphView
+from jaxscope.qt.panes.ir_tabs import IrTabs
 from jaxscope.render.svg import render_svg
 
 FORMATS = "SVG (*.svg);;PNG (*.png);;PDF (*.pdf);;DOT (*.dot);;JSON (*.json)"
@@ -26,6 +30,11 @@ class ExportHost(Protocol):
     theme: str
     graph: QtGraphView
     exports: ExportJobs
+    jaxpr_links: linking.JaxprLinks | None
+    ir: IrTabs
+
+    @property
+    def ir_links(self) -> dict[str, IrLinks]: ...
 
     def window(self) -> QWidget: ...
 
@@ -45,7 +54,20 @@ class GraphExport:
         doc = self.host.doc
         if doc.graph is None or doc.layout is None:
             raise ValueError("nothing to export yet: trace a function first")
-        return export(doc.graph, doc.layout, path, theme=self.host.theme, long_edges=self.long_edges())
+        return export(doc.graph, doc.layout, path, theme=self.host.theme, long_edges=self.long_edges(), links=self.links())
+
+    def links(self) -> dict[str, Any]:
+        """For a JSON export: the texts shown (jaxpr, StableHLO, compiled HLO, those there are) and
+        each equation's own lines in them, as `jaxscope export --links` writes them."""
+        doc, out = self.host.doc, {}
+        if doc.graph is None:
+            return {}
+        if doc.result is not None and doc.result.jaxpr_text and self.host.jaxpr_links is not None:
+            out["jaxpr"] = export_entry(doc.result.jaxpr_text, jaxpr_lines(doc.graph, self.host.jaxpr_links))
+        for stage, links in self.host.ir_links.items():
+            if links.exact is not None:
+                out[stage] = export_entry(self.host.ir.views[stage].toPlainText(), ir_lines(links.exact))
+        return out
 
     def dialog(self) -> None:
         doc = self.host.doc
@@ -55,7 +77,8 @@ class GraphExport:
         path, _ = QFileDialog.getSaveFileName(self.host.window(), "Export Graph", default, FORMATS)
         if path and doc.layout is not None:
             self.host.statusBar().showMessage(f"exporting to {path}…")
-            self.host.exports.start(doc.graph, doc.layout, path, self.host.theme, self.long_edges())
+            links = self.links() if path.lower().endswith(".json") else None
+            self.host.exports.start(doc.graph, doc.layout, path, self.host.theme, self.long_edges(), links)
 
     def image(self, scale: float = 1.0) -> QImage:
         """The graph as the PNG export draws it, `scale` pixels per px."""
