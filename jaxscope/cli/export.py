@@ -39,7 +39,7 @@ def link_stages(opts: argparse.Namespace, fmt: str) -> list[str]:
 
     if fmt != "json":
         if opts.links is not None:
-            raise CliError(f"--links goes with JSON output, not {fmt}")
+            raise CliError(f"--links goes with JSON output, not {fmt or opts.output}")
         return []
     asked = [s.strip() for s in (opts.links if opts.links is not None else "jaxpr").split(",") if s.strip()]
     if asked == ["none"]:
@@ -59,9 +59,10 @@ def run(opts: argparse.Namespace) -> int:
     from jaxscope.runtime.layout_client import LayoutClient
 
     try:
-        stages = link_stages(opts, resolve_format(opts.output, opts.format))
-    except ValueError as exc:
-        raise CliError(str(exc)) from None
+        fmt = resolve_format(opts.output, opts.format)
+    except ValueError:  # e.g. -o /dev/null: the exporter says so after the trace, as it always did
+        fmt = ""
+    stages = link_stages(opts, fmt)
     with LayoutClient(budget_s=opts.layout_budget) as layouts:
         # As in the app: the layout process starts now (while the worker imports jax) and lays out
         # the graph as the trace reply arrives. A --collapse depth needs the graph first.
