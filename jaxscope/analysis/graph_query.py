@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 import networkx as nx
 
+from jaxscope.analysis import scopes
 from jaxscope.schema.graph import Node
 
 DIRECTIONS = ("up", "down", "both")
@@ -20,8 +21,9 @@ _FILE_LINE_QUERY = re.compile(r"^\s*(\S.*?):(\d+)\s*$")
 
 
 class SearchIndex:
-    """Search drawn nodes by label or avals; ``:12``/``line 12`` match a line exactly, ``model.py`` or
-    ``model.py:12`` the nodes from that file (or line)."""
+    """Search drawn nodes by label, avals or scope (``block1``); ``block1/up`` a scope path (or a
+    file path); ``:12``/``line 12`` match a line exactly, ``model.py`` or ``model.py:12`` the nodes
+    from that file (or line)."""
 
     def __init__(self, nodes: Iterable[tuple[str, Node | None]]) -> None:
         self._keys: list[tuple[str, Node | None, str]] = []
@@ -31,7 +33,7 @@ class SearchIndex:
                 continue
             # the path is matched only through `file:line`: as free text, "x" or "step" would match
             # every node of /home/x/train_step.py
-            self._keys.append((base, node, "\n".join([node.label, *node.avals]).casefold()))
+            self._keys.append((base, node, "\n".join([node.label, *node.avals, node.name_stack]).casefold()))
 
     def search(self, text: str) -> list[str]:
         """Base paths, in the order given, whose node matches `text` (case-insensitive)."""
@@ -50,7 +52,8 @@ class SearchIndex:
             elif file_line and src is not None and src.line == int(file_line.group(2)):
                 hit = file_line.group(1).casefold() in src.file.casefold()
             elif file_only:
-                hit = src is not None and needle in src.file.casefold()
+                hit = (src is not None and needle in src.file.casefold()) or (
+                    node is not None and "/" in needle and scopes.matches(node.name_stack, text))
             else:
                 hit = needle in hay
             if hit:

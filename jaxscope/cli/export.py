@@ -22,7 +22,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--direction", choices=["TB", "LR"], default="TB")
     p.add_argument("--legend", action="store_true", help="add a legend of node colours")
     p.add_argument("--highlight", default="", metavar="QUERY",
-                   help="outline the nodes a graph search matches: a primitive, an input name, :LINE or LINE")
+                   help="outline the nodes a graph search matches: a primitive, an input name, a scope (block1, block1/up), :LINE or LINE")
     p.add_argument("--layout-budget", type=float, default=5.0, metavar="S",
                    help="seconds Graphviz may take before the fast layered layout is used")
     p.add_argument("--links", default=None, metavar="STAGES",

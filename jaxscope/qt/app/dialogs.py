@@ -25,7 +25,7 @@ def ask_example(parent: QWidget, items: list[Example]) -> str | None:
 
 
 def ask_graph_query(parent: QWidget) -> str | None:
-    text, ok = QInputDialog.getText(parent, "Find in Graph", "Primitive, input name, shape or line (:12):")
+    text, ok = QInputDialog.getText(parent, "Find in Graph", "Primitive, scope (block1/up), input name, shape or line (:12):")
     return text if ok and text else None
 
 
