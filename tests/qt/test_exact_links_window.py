@@ -52,9 +52,16 @@ def test_a_backward_op_marks_only_its_lines_and_its_frames_open_the_library(qtbo
     assert set(links["jaxpr"]["lines"][backward]) == jaxpr_lines and set(links["stablehlo"]["lines"][backward]) == stable_lines
     assert links["stablehlo"]["text"] == w.ir.views["stablehlo"].toPlainText()
 
-    # its call chain: the user's frames, then flax's Dense under them
+    # its call chain: the user's frames, then flax's Dense under them; its scope, pass and forward twin
     frames = w.source_frames
     assert frames.bar.isVisible() and "linear.py" in frames.bar.text() and "deep_step" in frames.bar.text()
+    assert "Deep/block2/proj · backward" in frames.bar.text() and "its forward:" in frames.bar.text()
+    twin = frames.bar.text().split('href="pair:', 1)[1].split('"', 1)[0]
+    assert dots.get(twin) is not None and dots[twin].name_stack == "jvp(Deep)/block2/proj"
+    frames.bar.linkActivated.emit(f"pair:{twin}")
+    assert w.graph.selected_paths() == [twin]
+    w.selection.select_nodes([backward])
+    w.selection.graph_selected([backward])
     dense = len(dots[backward].frames) - 1
     assert dots[backward].frames[dense].library == "flax"
     assert frames.open_frame(dense) and frames.showing_other()

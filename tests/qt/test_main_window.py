@@ -359,3 +359,14 @@ def test_state_of_another_function_does_not_survive_a_switch(qtbot, window):
     w.inputs.request_trace()
     qtbot.waitUntil(lambda: w.doc.stale, timeout=TIMEOUT)
     assert "The trace of predict failed; the graph shown is loss's" in w.stale_banner.text()
+
+
+def test_the_graph_gets_most_of_a_fresh_window(qtbot, window):
+    """Graph first: at 1600 x 1000 with no saved arrangement, the graph view is over 60 % of the width."""
+    from jaxscope.qt.app import geometry
+
+    window.resize(1600, 1000)
+    qtbot.wait(50)
+    geometry.default_sizes(window, window.docks)
+    qtbot.waitUntil(lambda: window.graph.width() >= 0.6 * window.width(), timeout=3000)
+    assert window.docks["source"].width() >= 260 and window.docks["jaxpr"].width() >= 240  # the side panes stay usable

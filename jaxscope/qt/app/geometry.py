@@ -7,7 +7,7 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow
 
 from jaxscope.qt.app import prefs
 
-STATE_VERSION = 2  # bump when docks change: an old saved state would misplace the new ones
+STATE_VERSION = 3  # bump when docks change: an old saved state would misplace the new ones
 
 
 def restore(window: QMainWindow, settings: QSettings, docks: dict[str, QDockWidget]) -> None:
@@ -23,8 +23,10 @@ def restore(window: QMainWindow, settings: QSettings, docks: dict[str, QDockWidg
 
 
 def default_sizes(window: QMainWindow, docks: dict[str, QDockWidget]) -> None:
-    window.resizeDocks([docks["inputs"], docks["source"]], [320, 560], Qt.Orientation.Vertical)
-    window.resizeDocks([docks["source"], docks["jaxpr"]], [520, 460], Qt.Orientation.Horizontal)
+    """Graph first: the side columns take a fifth of the width each at most, the graph over 60 %."""
+    width = max(window.width(), 800)
+    window.resizeDocks([docks["inputs"], docks["source"]], [300, 580], Qt.Orientation.Vertical)
+    window.resizeDocks([docks["source"], docks["jaxpr"]], [max(260, width // 5), max(240, width * 9 // 50)], Qt.Orientation.Horizontal)
     window.resizeDocks([docks["problems"]], [120], Qt.Orientation.Vertical)
 
 

@@ -12,6 +12,7 @@ from typing import Protocol
 from PySide6.QtWidgets import QStatusBar
 
 from jaxscope.analysis.guide import find
+from jaxscope.analysis.scopes import graph_pairs, read_scope
 from jaxscope.ir import linking
 from jaxscope.ir.hlo_links import IrLinks
 from jaxscope.qt.app.controller import Controller
@@ -22,7 +23,7 @@ from jaxscope.qt.panes.jaxpr_view import QtJaxprView
 from jaxscope.qt.panes.run_panel import RunPanel
 from jaxscope.qt.panes.source_frames import SourceFrames
 from jaxscope.qt.panes.source_view import QtSourceView
-from jaxscope.schema.graph import resolve
+from jaxscope.schema.graph import Graph, resolve
 from jaxscope.schema.trace import Diagnostic
 
 
@@ -48,6 +49,7 @@ class LinkedSelection:
         self.host = host
         self.by_line: dict[int, list[str]] = {}  # source line of the open file -> its nodes
         self.pending: list[str] = []  # select these once the layout that reveals them is shown
+        self._paired: tuple[Graph | None, dict[str, list[str]]] = (None, {})
 
     def graph_selected(self, paths: list[str]) -> None:
         if self.host.doc.graph is None or self.host.jaxpr_links is None:
@@ -78,7 +80,9 @@ class LinkedSelection:
         if node is None or node.kind != "eqn":
             frames.show_chain(())
             return
-        frames.show_chain(node.frames, node.label)
+        scope = read_scope(node.name_stack)
+        paired = tuple(self._pairs().get(paths[0], ())) if "/" not in paths[0] else ()
+        frames.show_chain(node.frames, node.label, scope.path, scope.pass_, paired)
         if frames.showing_other():
             here = [f for f in node.frames if f.file == frames.other.path]
             if here:
@@ -110,6 +114,15 @@ class LinkedSelection:
         for stage, links in self.host.ir_links.items():
             lines = links.lines_for_source(self.host.doc.path, line) if own else links.lines_for_nodes(paths)
             self.host.ir.views[stage].mark_lines(lines)
+
+    def _pairs(self) -> dict[str, list[str]]:
+        """Forward <-> backward equations of the document's graph, made once per graph."""
+        graph = self.host.doc.graph
+        if graph is None:
+            return {}
+        if self._paired[0] is not graph:
+            self._paired = (graph, graph_pairs(graph))
+        return self._paired[1]
 
     def frame_line_clicked(self, file: str, line: int) -> None:
         """A line of a file of the chain (a library's): the equations that came through it."""

@@ -259,6 +259,7 @@ class MainWindow(QMainWindow):
         self.graph.toggle_cluster_requested.connect(self.toggle_cluster)
         self.source.line_clicked.connect(self.selection.source_line_clicked)
         self.source_frames.other_line_clicked.connect(self.selection.frame_line_clicked)
+        self.source_frames.pair_clicked.connect(lambda path: self.selection.show_nodes([path]))
         self.jaxpr.line_clicked.connect(self.selection.jaxpr_line_clicked)
         self.problem_goto.clicked.connect(self._goto_problem)
         self.problem_static.clicked.connect(self.jobs.retrace_static)

@@ -55,6 +55,7 @@ class SourceFrames(QWidget):
     and any other file of the chain."""
 
     other_line_clicked = Signal(str, int)  # file, 1-based line, clicked in the other file's view
+    pair_clicked = Signal(str)  # the path of an equation of the other pass (forward <-> backward)
 
     def __init__(self, main: QtSourceView, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -87,12 +88,22 @@ class SourceFrames(QWidget):
         layout.addWidget(self.bar)
         layout.addWidget(self.stack, 1)
 
-    def show_chain(self, frames: tuple[SourceLoc, ...], primitive: str = "") -> None:
-        """The selected equation's frames (none: the bar hides)."""
+    def show_chain(self, frames: tuple[SourceLoc, ...], primitive: str = "", scope: str = "", pass_: str = "",
+                   paired: tuple[str, ...] = ()) -> None:
+        """The selected equation's frames (none: the bar hides), its scope and pass, and links to the
+        equations of the other pass it pairs with."""
         self.frames = frames
         dark = self.main.theme == "dark"
-        self.bar.setText(chain_html(frames, primitive, "#7fb2f0" if dark else "#2f6fb5", "#c39bd3" if dark else "#7d3c98"))
-        self.bar.setVisible(bool(frames))
+        link = "#7fb2f0" if dark else "#2f6fb5"
+        text = chain_html(frames, primitive, link, "#c39bd3" if dark else "#7d3c98")
+        if scope or pass_:
+            head = html.escape(" · ".join(x for x in (scope, pass_) if x))
+            other = "forward" if pass_ == "backward" else "backward"
+            links = ", ".join(f'<a href="pair:{html.escape(p, quote=True)}" style="color:{link}">{html.escape(p)}</a>' for p in paired[:8])
+            tail = f" — its {other}: {links}" + (" …" if len(paired) > 8 else "") if paired else ""
+            text = f"<b>{head}</b>{tail}<br>{text}"
+        self.bar.setText(text)
+        self.bar.setVisible(bool(frames) or bool(scope))
 
     def showing_other(self) -> bool:
         return self.stack.currentIndex() == 1
@@ -145,3 +156,5 @@ class SourceFrames(QWidget):
     def _link(self, href: str) -> None:
         if href.startswith("frame:"):
             self.open_frame(int(href.split(":", 1)[1]))
+        elif href.startswith("pair:"):
+            self.pair_clicked.emit(href.split(":", 1)[1])
