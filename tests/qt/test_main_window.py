@@ -368,5 +368,21 @@ def test_the_graph_gets_most_of_a_fresh_window(qtbot, window):
     window.resize(1600, 1000)
     qtbot.wait(50)
     geometry.default_sizes(window, window.docks)
-    qtbot.waitUntil(lambda: window.graph.width() >= 0.6 * window.width(), timeout=3000)
+    qtbot.waitUntil(lambda: window.centralWidget().width() >= 0.6 * window.width(), timeout=3000)  # the graph fills it
     assert window.docks["source"].width() >= 260 and window.docks["jaxpr"].width() >= 240  # the side panes stay usable
+
+
+def test_switching_function_fits_the_new_graph(qtbot, window):
+    """A re-trace of the same function keeps the view; another function's graph is fitted afresh."""
+    w = window
+    open_and_wait(qtbot, w, f"{BASICS}::predict")
+    for _ in range(6):
+        w.graph.zoom_in()
+    zoomed = w.graph.zoom()
+    w.inputs.function.setCurrentIndex(w.inputs.function.findData("loss"))
+    w.inputs.request_trace()
+    qtbot.waitUntil(lambda: w.doc.result.request.function.qualname == "loss" and not w.doc.refit, timeout=TIMEOUT)
+    qtbot.wait(100)
+    shown = w.graph.zoom()
+    w.graph.fit_all()
+    assert shown != zoomed and abs(shown - w.graph.zoom()) < 1e-6

@@ -481,3 +481,12 @@ def test_the_log_pane_shows_a_huge_line_cut_and_says_how_much_it_left_out(qtbot)
     lines = pane.toPlainText().split("\n")
     assert lines[0] == "z" * MAX_LINE_CHARS + f" … [{152 * 65536 - MAX_LINE_CHARS:,} more characters on this line]"
     assert lines[1:] == ["after", "short line", ""]
+
+
+def test_the_legend_draws_each_swatch_as_its_mark_is_drawn():
+    """Python-only lines get a hollow bar in the source, so their legend swatch is hollow too."""
+    from jaxscope.qt.panes.flow_paint import STYLES, legend_items
+
+    glyphs = {text: glyph for _colour, text, glyph in legend_items("light")}
+    assert glyphs[STYLES["python"][0]] == "\u25af"
+    assert glyphs[STYLES["error"][0]] == glyphs[STYLES["staged"][0]] == "\u258c"

@@ -21,6 +21,7 @@ class Document:
     expanded: frozenset[str] = field(default_factory=frozenset)
     stale: bool = False  # the last trace failed; `result` is from an earlier one
     user_toggled: bool = False  # the user expanded/collapsed by hand: keep it across re-traces
+    refit: bool = False  # another function (or other inputs) was traced: its first layout is fitted, not kept in view
 
     @property
     def graph(self) -> Graph | None:

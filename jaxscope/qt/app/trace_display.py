@@ -157,8 +157,8 @@ class TraceDisplay:
         self.host.source.set_flow_marks(
             line_marks(file_flow, result.graph, self.host.doc.path, statics, source=self.host.source.toPlainText())
         )
-        swatch = '<span style="color:{0}">&#9612;</span>&nbsp;{1}'
-        items = [swatch.format(colour or "#8e5ad6", html.escape(text)) for colour, text in legend_items(self.host.theme)]
+        swatch = '<span style="color:{0}">{2}</span>&nbsp;{1}'
+        items = [swatch.format(colour or "#8e5ad6", html.escape(text), glyph) for colour, text, glyph in legend_items(self.host.theme)]
         self.host.flow_legend.setText("&nbsp;&nbsp; ".join(items))
 
     def show_diagnostics(self, result: TraceResult) -> None:

@@ -377,6 +377,9 @@ class MainWindow(QMainWindow):
     @Slot(object)
     def _on_trace_finished(self, result: TraceResult) -> None:
         keep = self._keeps_expanded(result.request.function)
+        previous = self.doc.result
+        self.doc.refit = previous is None or (previous.request.function, previous.request.args, previous.request.inputs) != (
+            result.request.function, result.request.args, result.request.inputs)
         self.doc.result = result
         self.inputs.show_result(result)
         self.display.fresh(result)
@@ -439,7 +442,8 @@ class MainWindow(QMainWindow):
     def _on_layout_finished(self, graph: Graph, layout: Layout, expanded: frozenset[str]) -> None:
         if self.doc.graph is not graph:
             return
-        keep = self.doc.layout is not None and self.doc.result is not None and self.doc.layout is not layout
+        keep = self.doc.layout is not None and self.doc.result is not None and self.doc.layout is not layout and not self.doc.refit
+        self.doc.refit = False
         selected = self.graph.selected_paths() if keep else []
         self.doc.layout, self.doc.expanded = layout, expanded
         model, colours = self.controller.prepared_layout(layout), self.display.graph_colours()
