@@ -490,3 +490,20 @@ def test_the_legend_draws_each_swatch_as_its_mark_is_drawn():
     glyphs = {text: glyph for _colour, text, glyph in legend_items("light")}
     assert glyphs[STYLES["python"][0]] == "\u25af"
     assert glyphs[STYLES["error"][0]] == glyphs[STYLES["staged"][0]] == "\u258c"
+
+
+def test_fusion_names_are_shown_whole_in_a_narrow_dock(qtbot):
+    from jaxscope.ir.hlo_links import FusionInfo
+    from jaxscope.qt.panes.ir_tabs import IrTabs
+    from jaxscope.qt.panes.jaxpr_view import QtJaxprView
+
+    tabs = IrTabs(QtJaxprView())
+    qtbot.addWidget(tabs)
+    tabs.resize(260, 400)
+    tabs.show()
+    name = "negate_multiply_exponential_add_fusion.12"
+    tabs.set_fusions([FusionInfo(name, "kLoop", 40, 6, ("e1", "e2"), (3, 4))])
+    tabs.setCurrentIndex(3)
+    qtbot.wait(20)
+    tree = tabs.fusions
+    assert tree.columnWidth(0) >= tree.fontMetrics().horizontalAdvance(name)

@@ -51,7 +51,10 @@ class IrTabs(QTabWidget):
         self.fusions.setObjectName("fusionTree")
         self.fusions.setHeaderLabels(["Fusion (kernel)", "Kind", "Ops", "Equations", "Lines"])
         self.fusions.setRootIsDecorated(False)
-        self.fusions.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        # names whole (`negate_multiply_fusion.3`, not `negate_…`): the columns fit their text, the tree scrolls
+        self.fusions.header().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.fusions.header().setStretchLastSection(True)
+        self.fusions.setTextElideMode(Qt.TextElideMode.ElideNone)
         self._fusions: list[FusionInfo] = []
         self.addTab(jaxpr, "jaxpr")
         self.addTab(self._with_status(self.views["stablehlo"]), "StableHLO")
