@@ -34,6 +34,25 @@ def build_graph(
     return Graph(function=function, bodies=builder.finish(), root=root)
 
 
+def io_names(primitive: str, path: str, params: dict[str, Any], n_in: int, n_out: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What a loop body's inputs and outputs are (a scan's consts, carry and slices of xs; a while's
+    consts and carry), instead of in0…inN; () where the params do not say."""
+    def numbered(*groups: tuple[str, int]) -> tuple[str, ...]:
+        return tuple(f"{name}{i}" if count > 1 else name for name, count in groups for i in range(count))
+
+    if primitive == "scan":
+        consts, carry = params.get("num_consts"), params.get("num_carry")
+        if isinstance(consts, int) and isinstance(carry, int) and consts + carry <= n_in and carry <= n_out:
+            return (numbered(("const", consts), ("carry", carry), ("x", n_in - consts - carry)),
+                    numbered(("carry", carry), ("y", n_out - carry)))
+    if primitive == "while":
+        consts = params.get("cond_nconsts" if path == "cond_jaxpr" else "body_nconsts")
+        if isinstance(consts, int) and consts <= n_in:
+            carry = n_in - consts
+            return numbered(("const", consts), ("carry", carry)), numbered(("carry", carry)) if path == "body_jaxpr" else ()
+    return (), ()
+
+
 def role_of(primitive: str, path: str, index: int, count: int, params: dict[str, Any]) -> str:
     """A human title for the sub-jaxpr at `path` of a `primitive` equation."""
     if primitive == "cond":
@@ -43,7 +62,8 @@ def role_of(primitive: str, path: str, index: int, count: int, params: dict[str,
     if primitive == "while":
         return {"cond_jaxpr": "while cond", "body_jaxpr": "while body"}.get(path, f"while {path}")
     if primitive == "scan":
-        return "scan body"
+        length = params.get("length")
+        return f"scan body (length {length})" if isinstance(length, int) else "scan body"
     if primitive == "jit":
         return f"jit({params.get('name', '')})"
     if primitive == "remat2":
@@ -116,7 +136,7 @@ class _Builder:
             refs = []
             for index, (path, sub, sub_consts) in enumerate(subs):
                 role = role_of(prim, path, index, len(subs), eqn.params)
-                sub_id = self.body(sub, sub_consts, role)
+                sub_id = self.body(sub, sub_consts, role, *io_names(prim, path, eqn.params, len(sub.invars), len(sub.outvars)))
                 refs.append(SubgraphRef(role=role, body=sub_id, param=path))
                 total += self.totals[sub_id]
             for port, atom in enumerate(eqn.invars):

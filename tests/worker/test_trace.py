@@ -49,8 +49,8 @@ def line_of(text: str) -> int:
         ("uses_cond", "f32[3], f32[3]", {"cond", "mul", "sub"}, ["cond branch 0 (false)", "cond branch 1 (true)"]),
         ("uses_switch", "i32[], f32[3]", {"cond", "sin", "cos", "tanh"}, ["switch branch 0", "switch branch 1", "switch branch 2"]),
         ("uses_while", "f32[3]", {"while", "lt", "mul"}, ["while body", "while cond"]),
-        ("uses_scan", "f32[5,3]", {"scan", "add", "mul"}, ["scan body"]),
-        ("uses_fori_static", "f32[3]", {"scan", "sin"}, ["scan body"]),
+        ("uses_scan", "f32[5,3]", {"scan", "add", "mul"}, ["scan body (length 5)"]),
+        ("uses_fori_static", "f32[3]", {"scan", "sin"}, ["scan body (length 5)"]),
         ("uses_nested_jit", "f32[3]", {"jit", "exp"}, ["jit(_inner)", "jit(_inner)"]),
         ("uses_custom_jvp", "f32[3]", {"custom_jvp_call", "log1p"}, ["custom_jvp"]),
         ("uses_custom_vjp", "f32[3]", {"custom_vjp_call"}, ["custom_vjp"]),
@@ -67,6 +67,21 @@ def test_higher_order_primitives_become_clusters(name, args, prims, expected_rol
         assert ref.body in graph.bodies and ref.body != graph.root
     assert graph.top.total_eqns >= graph.top.n_eqns
     assert "{ lambda" in result.jaxpr_text
+
+
+def test_loop_bodies_name_their_consts_carry_and_slices():
+    """Inside a scan body the inputs say what they are (in0…in3 said nothing), the title its length."""
+    graph = trace("uses_scan", "f32[5,3]").graph
+    (scan,) = [n for n in graph.top.nodes if n.label == "scan"]
+    body = graph.bodies[scan.subgraphs[0].body]
+    assert body.title == "scan body (length 5)"
+    assert [n.label for n in body.nodes if n.kind == "input"] == ["carry", "x"]
+    assert [n.label for n in body.nodes if n.kind == "output"] == ["carry", "y"]
+    graph = trace("uses_while", "f32[3]").graph
+    (loop,) = [n for n in graph.top.nodes if n.label == "while"]
+    for ref in loop.subgraphs:
+        inputs = [n.label for n in graph.bodies[ref.body].nodes if n.kind == "input"]
+        assert inputs and all(label.startswith(("carry", "const")) for label in inputs), (ref.role, inputs)
 
 
 def test_shared_jit_body_is_stored_once():
