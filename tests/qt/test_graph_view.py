@@ -133,6 +133,21 @@ def test_select_paths_emits_and_centres(make_view, qtbot):
     assert blocker.args == [[]]
 
 
+def test_revealing_a_few_nodes_of_a_fitted_big_graph_zooms_in_to_read_them(make_view):
+    """A search or guide link on a big graph fitted at a tiny zoom: its matches are shown readable,
+    not as dots at that zoom; a view zoomed in already is only moved."""
+    graph = two_chains(400)
+    view = make_view(graph, compute_layout(graph, frozenset()))
+    assert view.zoom() < TEXT_LOD
+    view.select_paths(["l200", "l201", "l202"])
+    assert view.zoom() >= TEXT_LOD
+    visible = view.mapToScene(view.viewport().rect()).boundingRect()
+    assert all(visible.contains(view.scene_node_rect(p)) for p in ("l200", "l201", "l202"))
+    view.set_scale(2.0)
+    view.select_paths(["l10"])
+    assert view.zoom() == 2.0
+
+
 def test_click_selects_ctrl_adds_empty_clears(make_view, qtbot):
     graph, layout = laid_out("basics_predict")
     view = make_view(graph, layout)

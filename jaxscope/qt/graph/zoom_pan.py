@@ -13,6 +13,8 @@ from PySide6.QtCore import QPoint, QPointF, QRectF, Qt
 from PySide6.QtGui import QKeyEvent, QMouseEvent, QResizeEvent, QTransform, QWheelEvent
 from PySide6.QtWidgets import QApplication, QFrame, QGraphicsView, QWidget
 
+from jaxscope.qt.graph.batch_item import TEXT_LOD
+
 MAX_SCALE = 4.0
 FIT_MAX_SCALE = 1.25  # fit_all never blows a small graph up beyond this
 FIT_PADDING = 16  # viewport px around the drawing after fit_all
@@ -107,12 +109,17 @@ class ZoomPanView(QGraphicsView):
         self.scroll_to(scene_point, self._viewport_centre())
 
     def reveal_rect(self, rect: QRectF) -> None:
-        """Centre `rect`, zooming out (never in) if it does not fit."""
+        """Centre `rect`, zooming out if it does not fit; zooming in to it (up to a readable scale)
+        when the view is too far out for its text, as a fitted big graph is: a search or a guide
+        link that selects a block's nodes then shows them, not a dot at zoom 0.04."""
         self._auto_fit = False
         visible = self.mapToScene(self.viewport().rect()).boundingRect()
         margin = 2 * FIT_PADDING / max(self._scale(), 1e-6)
         if rect.width() + margin > visible.width() or rect.height() + margin > visible.height():
             self._fit_rect(rect, self._scale())
+        elif self._scale() < TEXT_LOD:  # labels are not drawn
+            vp = self.viewport().rect()
+            self._fit_rect(rect, max(self._scale(), min(fit_scale(vp.width(), vp.height(), rect, FIT_MAX_SCALE), 1.0)))
         else:
             self.centerOn(rect.center())
 
