@@ -75,14 +75,28 @@ def test_would_it_retrace_dialog(qtbot, window):
     assert w.doc.layout is not None and not w.doc.stale  # the traced document is untouched
 
 
+def test_the_example_picker_lists_each_tutorial_with_what_it_teaches(qtbot, window):
+    from jaxscope.qt.app.dialogs import ExamplePicker
+
+    examples = window.examples()
+    picker = ExamplePicker(window, examples)
+    qtbot.addWidget(picker)
+    assert picker.list.count() == len(examples) >= 8
+    first = picker.list.item(0).text()
+    assert first.startswith(examples[0].title) and "basics.py" in first and examples[0].summary in first
+    assert picker.width() < 900  # a list, not a 1460 px combo box
+    picker.list.setCurrentRow(2)
+    assert picker.chosen() == examples[2].path
+
+
 def test_open_every_example_from_the_menu_with_its_guide(qtbot, window, monkeypatch):
-    from PySide6.QtWidgets import QInputDialog
+    from jaxscope.qt.app import dialogs
 
     w = window
     examples = w.examples()
     assert [e.name for e in examples][:2] == ["basics", "jit_tracing"]
     for example in examples:
-        monkeypatch.setattr(QInputDialog, "getItem", lambda *a, example=example, **k: (a[3][examples.index(example)], True))
+        monkeypatch.setattr(dialogs, "ask_example", lambda _parent, _items, example=example: example.path)
         w.doc.layout = None
         w.open_example_dialog()
         qtbot.waitUntil(lambda: w.doc.layout is not None, timeout=TIMEOUT)

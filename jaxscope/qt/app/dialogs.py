@@ -6,7 +6,18 @@ import os
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QWidget
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QInputDialog,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMessageBox,
+    QVBoxLayout,
+    QWidget,
+)
 
 from jaxscope.about import __version__
 from jaxscope.analysis.guide import Example
@@ -17,11 +28,41 @@ def ask_python_file(parent: QWidget) -> str | None:
     return path or None
 
 
+class ExamplePicker(QDialog):
+    """The tutorials as a list: each one's title and file, and what it teaches in one line."""
+
+    def __init__(self, parent: QWidget | None, items: list[Example]) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Open Example")
+        self.items = items
+        self.list = QListWidget()
+        self.list.setObjectName("exampleList")
+        self.list.setWordWrap(True)
+        self.list.setSpacing(3)
+        for e in items:
+            row = QListWidgetItem(f"{e.title}  ({e.name}.py)" + (f"\n{e.summary}" if e.summary else ""))
+            row.setToolTip(e.path)
+            self.list.addItem(row)
+        self.list.setCurrentRow(0)
+        self.list.itemDoubleClicked.connect(lambda _item: self.accept())
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Open | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(QLabel("Each tutorial opens with its guide; its links select what they name in the graph."))
+        layout.addWidget(self.list, 1)
+        layout.addWidget(buttons)
+        self.resize(620, 460)
+
+    def chosen(self) -> str | None:
+        row = self.list.currentRow()
+        return self.items[row].path if 0 <= row < len(self.items) else None
+
+
 def ask_example(parent: QWidget, items: list[Example]) -> str | None:
     """The path of the tutorial picked, or None."""
-    labels = [f"{e.title}  ({e.name}.py)" + (f" — {e.summary}" if e.summary else "") for e in items]
-    label, ok = QInputDialog.getItem(parent, "Open Example", "Tutorial:", labels, 0, False)
-    return items[labels.index(label)].path if ok and label in labels else None
+    picker = ExamplePicker(parent, items)
+    return picker.chosen() if picker.exec() == QDialog.DialogCode.Accepted else None
 
 
 def ask_graph_query(parent: QWidget) -> str | None:
