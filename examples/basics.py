@@ -7,8 +7,8 @@ tracing, so only one branch is in the program; the activation function is chosen
 What to look at: each equation in the graph ([dot_general](show:dot_general), add, tanh, ...) and
 the source line that produced it; the [jit(layer)](show:jit) cluster of the nested jitted helper.
 
-Try: `jaxscope export examples/basics.py::predict -o predict.svg`, then change `use_bias=True`
-to `use_bias=False` in --args and see the add disappear.
+Try: in the Function panel, change `use_bias=True` to `use_bias=False` in the arguments and press
+F5 (Trace): the add disappears. File → Export Graph… writes the graph as an SVG for your notes.
 """
 
 import jax

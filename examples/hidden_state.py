@@ -13,8 +13,8 @@ input but is a constant; `OFFSET` is only the literal `1.0` in the `add`. The `p
 made no equation at all, while `jax.debug.print` is a staged
 [debug_print](show:debug_print) equation, fed by the [sum on line 29](show::29).
 
-Try: `jaxscope explain examples/hidden_state.py::forward`, and compare the graph of
-`fixed_forward`, where scale and offset are inputs.
+Try: read the Diagnostics tab (each entry selects its node), then pick `fixed_forward` in the
+Function panel and compare its graph, where scale and offset are inputs.
 """
 
 import jax

@@ -16,9 +16,9 @@ broadcast_in_dim, add): `+ b` broadcasts `b` first.
 In `scale`, the static `factor=2.0` appears as a literal in the `mul`: a different factor is a
 different program.
 
-Try: trace `forward` with `f32[32,16]` instead of `f32[8,16]`: same Python, a new jaxpr. On the
-command line, `jaxscope retrace examples/jit_tracing.py::forward --vs 'f32[32,16], f32[16,4], f32[4]'`
-says why jit would retrace. `jaxscope hlo` will show the StableHLO; until then, run this file.
+Try: trace `forward` with `f32[32,16]` instead of `f32[8,16]`: same Python, a new jaxpr. Trace →
+Would It Retrace… (Ctrl+R) says why jit would retrace, and the IR dock's StableHLO and Compiled HLO
+tabs show what XLA is given and what it makes of it.
 """
 
 import functools
