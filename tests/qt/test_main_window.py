@@ -12,8 +12,8 @@ import xml.etree.ElementTree as ET
 
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import QFileDialog
 
+from jaxscope.render.styles import get_theme
 from jaxscope.schema.flow import RECORDING_STOPPED
 from tests.qt.conftest import TIMEOUT, open_and_wait
 
@@ -66,16 +66,47 @@ def test_collapse_and_expand_a_cluster(qtbot, window):
     assert len(w.doc.layout.clusters) == 1
 
 
+def answer_export_dialog(monkeypatch, path, **choices):
+    """The Export Graph dialog, answered: the file, then theme / dpi / legend / collapse (a combo's data)."""
+    from PySide6.QtWidgets import QDialog
+
+    from jaxscope.qt.panes.export_options import ExportDialog
+
+    def exec_(self):
+        self.path.setText(str(path))
+        for name, value in choices.items():
+            widget = getattr(self, name)
+            if name == "collapse":
+                widget.setCurrentIndex(widget.findData(value))
+            elif name == "theme":
+                widget.setCurrentText(value)
+            elif name == "dpi":
+                widget.setValue(value)
+            else:
+                widget.setChecked(value)
+        return QDialog.DialogCode.Accepted
+
+    monkeypatch.setattr(ExportDialog, "exec", exec_)
+
+
 def test_export_through_the_dialog(qtbot, window, tmp_path, monkeypatch):
     w = window
     open_and_wait(qtbot, w, f"{BASICS}::predict")
     out = tmp_path / "g.svg"
-    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(out), "SVG (*.svg)"))
+    answer_export_dialog(monkeypatch, out)
     with qtbot.waitSignal(w.exports.finished, timeout=TIMEOUT) as done:  # written off the GUI thread
         w.graph_export.dialog()
     assert done.args == [str(out), "svg"] and "exported svg" in w.statusBar().currentMessage()
     root = ET.fromstring(out.read_text())
     assert "dot_general" in "".join(root.itertext())
+    # the CLI's options: dark, a legend, every sub-graph collapsed (the window shows basics' jit open)
+    collapsed = tmp_path / "collapsed.svg"
+    answer_export_dialog(monkeypatch, collapsed, theme="dark", legend=True, collapse=0)
+    with qtbot.waitSignal(w.exports.finished, timeout=TIMEOUT):
+        w.graph_export.dialog()
+    text = collapsed.read_text()
+    assert "legend" in text.lower() and text.count("data-path=") < out.read_text().count("data-path=")
+    assert get_theme("dark").background in text and get_theme("light").background not in text
     assert not w.graph_export.image().isNull()
     with qtbot.waitSignal(w.exports.failed, timeout=TIMEOUT):  # a folder that does not exist: said, nothing lost
         w.exports.start(w.doc.graph, w.doc.layout, str(tmp_path / "missing" / "g.png"), "light")
@@ -97,7 +128,7 @@ def test_an_image_of_the_graph_draws_long_edges_as_the_view_does(qtbot, window, 
     w.graph_export.export(str(tmp_path / "a.svg"))  # a small graph: no long edges drawn as ends
     monkeypatch.setattr(QtGraphView, "long_edges_partial", property(lambda self: True))
     w.graph_export.export(str(tmp_path / "b.svg"))
-    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(tmp_path / "c.png"), "PNG (*.png)"))
+    answer_export_dialog(monkeypatch, tmp_path / "c.png")
     with qtbot.waitSignal(w.exports.finished, timeout=TIMEOUT):
         w.graph_export.dialog()
     real_svg = graph_export.render_svg

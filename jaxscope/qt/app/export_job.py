@@ -10,6 +10,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from jaxscope.exporter import export
+from jaxscope.layout.engine import compute_layout
 from jaxscope.schema.graph import Graph
 from jaxscope.schema.layout import Layout
 
@@ -25,9 +26,16 @@ class ExportJobs(QObject):
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="jaxscope-export")
 
     def start(self, graph: Graph, layout: Layout, path: str, theme: str, long_edges: str = "auto",
-              links: dict[str, Any] | None = None) -> Future[str]:
-        """Write `graph` to `path` (its format from the extension), off the GUI thread."""
-        future = self._pool.submit(export, graph, layout, path, theme=theme, long_edges=long_edges, links=links)
+              links: dict[str, Any] | None = None, *, dpi: int = 96, legend: bool = False,
+              expanded: frozenset[str] | None = None) -> Future[str]:
+        """Write `graph` to `path` (its format from the extension), off the GUI thread; laid out
+        again with `expanded` open when given (another collapse level than the window's)."""
+
+        def job() -> str:
+            drawn = layout if expanded is None else compute_layout(graph, expanded)
+            return export(graph, drawn, path, theme=theme, long_edges=long_edges, links=links, dpi=dpi, legend=legend)
+
+        future = self._pool.submit(job)
         future.add_done_callback(lambda f: self._done(path, f))
         return future
 

@@ -1,4 +1,5 @@
-"""The window's pictures of the graph: File → Export Graph (any format, on a thread: `ExportJobs`),
+"""The window's pictures of the graph: File → Export Graph (any format, with the CLI's options, on a
+thread: `ExportJobs`),
 `export` (the same, synchronously) and Copy Graph Image. Each draws long edges as the view does
 now, and every raster goes through `raster.svg_to_image` (fonts narrowed, size capped) as the PNG
 export does, so the copied image and the exported PNG match."""
@@ -9,20 +10,29 @@ import os
 from typing import Any, Protocol
 
 from PySide6.QtGui import QImage
-from PySide6.QtWidgets import QApplication, QFileDialog, QStatusBar, QWidget
+from PySide6.QtWidgets import QApplication, QDialog, QStatusBar, QWidget
 
 from jaxscope.exporter import export
 from jaxscope.ir import linking
 from jaxscope.ir.hlo_links import IrLinks
 from jaxscope.ir.link_tables import export_entry, ir_lines, jaxpr_lines
+from jaxscope.layout.engine import expanded_to_depth
 from jaxscope.qt.app.document import Document
 from jaxscope.qt.app.export_job import ExportJobs
 from jaxscope.qt.graph import raster
 from jaxscope.qt.graph.view import QtGraphView
+from jaxscope.qt.panes.export_options import ExportDialog, ExportOptions
 from jaxscope.qt.panes.ir_tabs import IrTabs
 from jaxscope.render.svg import render_svg
+from jaxscope.schema.graph import Graph
 
-FORMATS = "SVG (*.svg);;PNG (*.png);;PDF (*.pdf);;DOT (*.dot);;JSON (*.json)"
+
+def nesting_depth(graph: Graph, cap: int = 8) -> int:
+    """How many levels of sub-graphs nest in `graph` (up to `cap`)."""
+    depth = 0
+    while depth < cap and expanded_to_depth(graph, depth + 1) != expanded_to_depth(graph, depth):
+        depth += 1
+    return depth
 
 
 class ExportHost(Protocol):
@@ -70,15 +80,24 @@ class GraphExport:
         return out
 
     def dialog(self) -> None:
+        """The Export Graph dialog (file and the CLI's options), then the export off the GUI thread."""
         doc = self.host.doc
-        if doc.graph is None:
+        if doc.graph is None or doc.layout is None:
             return
         default = os.path.splitext(doc.path)[0] + f"_{doc.function}.svg"
-        path, _ = QFileDialog.getSaveFileName(self.host.window(), "Export Graph", default, FORMATS)
-        if path and doc.layout is not None:
-            self.host.statusBar().showMessage(f"exporting to {path}…")
-            links = self.links() if path.lower().endswith(".json") else None
-            self.host.exports.start(doc.graph, doc.layout, path, self.host.theme, self.long_edges(), links)
+        asked = ExportDialog(self.host.window(), default, self.host.theme, nesting_depth(doc.graph))
+        if asked.exec() == QDialog.DialogCode.Accepted and asked.options().path:
+            self.start(asked.options())
+
+    def start(self, opts: ExportOptions) -> None:
+        doc = self.host.doc
+        if doc.graph is None or doc.layout is None:
+            return
+        self.host.statusBar().showMessage(f"exporting to {opts.path}…")
+        links = self.links() if opts.path.lower().endswith(".json") else None
+        expanded = None if opts.collapse is None else expanded_to_depth(doc.graph, opts.collapse)
+        self.host.exports.start(doc.graph, doc.layout, opts.path, opts.theme, self.long_edges(), links,
+                                dpi=opts.dpi, legend=opts.legend, expanded=expanded)
 
     def image(self, scale: float = 1.0) -> QImage:
         """The graph as the PNG export draws it, `scale` pixels per px."""
