@@ -25,6 +25,9 @@ def add_parser(sub: Any) -> None:
                    help="outline the nodes a graph search matches: a primitive, an input name, a scope (block1, block1/up), :LINE or LINE")
     p.add_argument("--layout-budget", type=float, default=5.0, metavar="S",
                    help="seconds Graphviz may take before the fast layered layout is used")
+    p.add_argument("--scopes", action="store_true",
+                   help="group the top level by model structure: each module (flax, jax.named_scope) per pass, forward and "
+                        "backward apart, and library calls (optax's update); --collapse N then opens N levels of groups")
     p.add_argument("--links", default=None, metavar="STAGES",
                    help="JSON only: the texts whose lines each equation is linked to, comma-separated from jaxpr, "
                         "stablehlo, compiled (as `jaxscope links` prints them); default jaxpr; 'none' for none")
@@ -51,6 +54,7 @@ def link_stages(opts: argparse.Namespace, fmt: str) -> list[str]:
 
 
 def run(opts: argparse.Namespace) -> int:
+    from jaxscope.analysis.scope_view import scoped
     from jaxscope.cli.links import stage_lines
     from jaxscope.exporter import export, highlight_paths, resolve_format
     from jaxscope.ir.link_tables import export_entry
@@ -63,12 +67,14 @@ def run(opts: argparse.Namespace) -> int:
     except ValueError:  # e.g. -o /dev/null: the exporter says so after the trace, as it always did
         fmt = ""
     stages = link_stages(opts, fmt)
+    if opts.scopes and fmt == "json":
+        raise CliError("--scopes draws a grouped view: use it with svg, png, pdf or dot (the JSON keeps the program's own structure)")
     with LayoutClient(budget_s=opts.layout_budget) as layouts:
         # As in the app: the layout process starts now (while the worker imports jax) and lays out
         # the graph as the trace reply arrives. A --collapse depth needs the graph first.
-        stream = layouts.stream(direction=opts.direction) if opts.collapse is None else None
+        stream = layouts.stream(direction=opts.direction) if opts.collapse is None and not opts.scopes else None
         result = trace_target(opts, jaxpr_text="jaxpr" in stages, diagnose=False, tap=stream.feed if stream is not None else None)
-        graph = result.graph
+        graph = scoped(result.graph).graph if opts.scopes else result.graph
         layout = None
         if stream is not None:
             stream.bind(graph)

@@ -85,3 +85,18 @@ def test_the_json_export_carries_the_same_links_with_their_texts(tmp_path):
     assert json.loads(plain.read_text(encoding="utf-8"))["links"] == {}
     wrong = jaxscope("export", f"{MODELS}::deep_step", "-o", str(tmp_path / "g.svg"), "--links", "jaxpr")
     assert wrong.returncode != 0 and "--links goes with JSON" in wrong.stderr
+
+
+def test_export_scopes_draws_modules_per_pass(tmp_path):
+    """`export --scopes --collapse 1`: a picture of the modules, forward and backward apart."""
+    out = tmp_path / "s.svg"
+    done = jaxscope("export", f"{MODELS}::deep_step", "--scopes", "--collapse", "1", "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    text = out.read_text(encoding="utf-8")
+    assert "Deep (forward)" in text and "Deep (backward)" in text and "optax: " in text
+    assert text.count(">block1<") >= 2  # one box in each pass
+    plain = tmp_path / "p.svg"
+    assert jaxscope("export", f"{MODELS}::deep_step", "--collapse", "1", "-o", str(plain)).returncode == 0
+    assert text.count("data-path=") < plain.read_text(encoding="utf-8").count("data-path=")
+    bad = jaxscope("export", f"{MODELS}::deep_step", "--scopes", "-o", str(tmp_path / "s.json"))
+    assert bad.returncode != 0 and "--scopes" in bad.stderr

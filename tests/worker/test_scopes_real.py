@@ -58,3 +58,23 @@ def test_each_backward_dot_pairs_with_the_forward_dot_of_its_scope() -> None:
         assert all(read_scope(nodes[f].name_stack).path == scope for f in forward)
         assert any(nodes[f].label == "dot_general" for f in forward)
         assert all(p in paired[f] for f in forward)  # and back
+
+
+def test_the_scoped_view_groups_modules_per_pass_and_keeps_every_equation_findable() -> None:
+    from jaxscope.analysis.scope_view import scoped
+    from jaxscope.ir.jaxpr_order import equations
+    from jaxscope.schema.graph import resolve
+
+    graph = run_trace(TraceRequest(FunctionRef("deep_step", str(MODELS)), inputs=FILE_INPUTS), lambda p: None).graph
+    view = scoped(graph)
+    groups = {n.subgraphs[0].role: n for n in view.graph.top.nodes if n.id.startswith("g")}
+    assert {"Deep (forward)", "Deep (backward)"} <= set(groups)
+    assert any(role.startswith("optax: ") for role in groups)  # the update, outside every module, by its library call
+    forward = view.graph.bodies[groups["Deep (forward)"].subgraphs[0].body]
+    assert {n.label for n in forward.nodes if n.id.startswith("g")} == {"block1", "block2", "block3", "head"}
+    for path, node in equations(graph):  # every equation, at its view path, is itself
+        assert resolve(view.graph, view.to_view(path))[1] is node, path
+        assert view.to_real(view.to_view(path)) == path
+    total = sum(1 for _ in equations(graph))
+    inner = sum(1 for p, n in equations(view.graph) if not n.id.startswith("g"))
+    assert inner == total  # nothing lost, nothing doubled

@@ -1,0 +1,184 @@
+"""The model's structure as nested groups of the graph: a view in which the top level's equations
+sit inside one group per scope (flax module, `jax.named_scope`), per pass (forward and backward
+apart), and equations outside every scope inside a group per library call (optax's update).
+
+A group is an equation node with one sub-graph (role ``module (pass)``), so everything that draws,
+collapses, expands and exports sub-jaxprs does the same for groups: ``--collapse 1`` is a picture of
+the top modules. Paths change inside groups (``g0:0/g2:0/e5`` for top-level ``e5``); `ScopedGraph`
+maps them both ways so links made on the real graph still apply.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from jaxscope.analysis.scopes import read_scope
+from jaxscope.schema.graph import Body, Edge, Graph, Node, SubgraphRef
+
+Key = tuple[str, ...]  # ("forward", "Deep", "block1"): the pass, then the module path
+
+
+@dataclass(frozen=True)
+class ScopedGraph:
+    graph: Graph
+    prefix: dict[str, str]  # top-level node id -> the view path prefix of its group ("g0:0/g2:0/")
+    groups: int  # how many groups were made
+
+    def to_view(self, path: str) -> str:
+        head = path.split("/", 1)[0].split(":", 1)[0]
+        return self.prefix.get(head, "") + path
+
+    def to_real(self, path: str) -> str:
+        """A view path -> the real graph's (a group's own path -> "")."""
+        parts = path.split("/")
+        while parts and parts[0].startswith("g") and parts[0].partition(":")[0][1:].isdigit():
+            parts = parts[1:]
+        return "/".join(parts)
+
+
+def group_key(node: Node) -> Key:
+    """Where an equation goes: its pass and module path; outside every scope, the library whose code
+    emitted it ("optax" and its function, under the user's call); () stays at the top."""
+    scope = read_scope(node.name_stack)
+    if scope.parts:
+        return (scope.pass_ or "program", *scope.parts)
+    libraries = [f for f in node.frames if f.library]
+    if libraries:  # nested by the library's calls, down to the function that emitted it (not a group of its own)
+        calls = [_function(f.function) for f in libraries[:-1]] or [_function(libraries[0].function)]
+        return ("program", f"{libraries[0].library}: {calls[0]}", *calls[1:])
+    return ()
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'s' if n != 1 else ''}"
+
+
+def _function(qualname: str) -> str:
+    """``chain.<locals>.update_fn`` -> ``chain.update_fn``: readable, still telling calls apart."""
+    return qualname.replace(".<locals>", "")
+
+
+def scoped(graph: Graph, min_groups: int = 2) -> ScopedGraph:
+    """The view of `graph` with its top level grouped by `group_key`; the graph itself when fewer
+    than `min_groups` top-level groups would be made (a plain function: nothing to show)."""
+    top = graph.top
+    keys = {n.id: group_key(n) for n in top.nodes if n.kind == "eqn"}
+    firsts = {k[:2] for k in keys.values() if k}
+    if len(firsts) < min_groups:
+        return ScopedGraph(graph, {}, 0)
+    owner_of = {}  # literal id -> the equation it feeds
+    for e in top.edges:
+        if e.src in keys or "." not in e.src:
+            continue
+        owner_of[e.src] = e.dst
+    member: dict[str, Key] = {}
+    for n in top.nodes:
+        if n.kind == "eqn":
+            member[n.id] = keys[n.id]
+        elif n.kind == "literal" and owner_of.get(n.id) in keys:
+            member[n.id] = keys[owner_of[n.id]]
+        else:
+            member[n.id] = ()
+    builder = _Builder(graph, member)
+    root_nodes, root_edges, prefix = builder.level((), top.nodes, top.edges, "")
+    bodies = dict(graph.bodies)
+    bodies.update(builder.bodies)
+    bodies[graph.root] = Body(top.id, top.title, tuple(root_nodes), tuple(root_edges), top.n_eqns, top.total_eqns)
+    return ScopedGraph(Graph(graph.function, bodies, graph.root), prefix, builder.count)
+
+
+class _Builder:
+    def __init__(self, graph: Graph, member: dict[str, Key]) -> None:
+        self.graph = graph
+        self.member = member
+        self.bodies: dict[str, Body] = {}
+        self.count = 0
+        self.next_body = len(graph.bodies)
+        self.totals = {b.id: b.total_eqns for b in graph.bodies.values()}
+
+    def level(self, key: Key, nodes: tuple[Node, ...] | list[Node], edges: tuple[Edge, ...] | list[Edge],
+              prefix: str) -> tuple[list[Node], list[Edge], dict[str, str]]:
+        """The nodes at group `key`: its own, one group node per child key (with its body made), and
+        the edges between them; `prefix` is this level's view path prefix."""
+        depth = len(key)
+        take = depth + 1 if depth else 2  # the top level: a pass and a module ("forward", "Deep") at once
+        here: list[Node] = []
+        children: dict[Key, list[Node]] = defaultdict(list)
+        for n in nodes:
+            k = self.member.get(n.id, ())
+            if len(k) >= take and k[:depth] == key:
+                children[k[:take]].append(n)
+            else:
+                here.append(n)
+        group_of: dict[str, str] = {}  # node id -> the group node id that holds it at this level
+        made: list[tuple[Key, str, list[Node]]] = []
+        for child_key, inside in children.items():
+            gid = f"g{self.count}"
+            self.count += 1
+            made.append((child_key, gid, inside))
+            for n in inside:
+                group_of[n.id] = gid
+        out_nodes = list(here)
+        out_edges: list[Edge] = []
+        ports_in: dict[str, dict[tuple[str, int], int]] = defaultdict(dict)
+        ports_out: dict[str, dict[tuple[str, int], int]] = defaultdict(dict)
+        inner_edges: dict[str, list[Edge]] = defaultdict(list)
+        seen_out: set[tuple[str, str, int, int]] = set()
+        for e in edges:
+            gs, gd = group_of.get(e.src), group_of.get(e.dst)
+            if gs is not None and gs == gd:
+                inner_edges[gs].append(e)
+                continue
+            src, src_port = e.src, e.src_port
+            if gs is not None:  # leaves a group: through one of its outputs
+                src_port = ports_out[gs].setdefault((e.src, e.src_port), len(ports_out[gs]))
+                src = gs
+            dst, dst_port = e.dst, e.dst_port
+            if gd is not None:  # enters a group: through one of its inputs
+                port = ports_in[gd].setdefault((e.src, e.src_port), len(ports_in[gd]))
+                inner_edges[gd].append(Edge("in", e.dst, port, e.dst_port, e.aval))
+                dst, dst_port = gd, ports_in[gd][(e.src, e.src_port)]
+            if gs is not None:
+                inner_edges[gs].append(Edge(e.src, "out", e.src_port, src_port, e.aval))
+            mark = (src, dst, src_port, dst_port)
+            if mark not in seen_out:
+                seen_out.add(mark)
+                out_edges.append(Edge(src, dst, src_port, dst_port, e.aval))
+        prefixes: dict[str, str] = {}
+        aval_of: dict[tuple[str, int], str] = {}
+        for e in edges:
+            if e.aval:
+                aval_of.setdefault((e.src, e.src_port), e.aval)
+        for child_key, gid, inside in made:
+            avals_in = {p: aval_of.get(key, "") for key, p in ports_in[gid].items()}
+            avals_out = {p: aval_of.get(key, "") for key, p in ports_out[gid].items()}
+            body_id = f"b{self.next_body}"
+            self.next_body += 1
+            sub_prefix = f"{prefix}{gid}:0/"
+            # one box for what comes in and one for what goes out, each value a port: a module reads
+            # tens of parameters, and a box each would bury its equations
+            ins, outs = [a for _, a in sorted(avals_in.items())], [a for _, a in sorted(avals_out.items())]
+            inner_nodes = [Node("in", "input", _count(len(ins), "input"), avals=tuple(ins))] if ins else []
+            inner_nodes += inside
+            inner_nodes += [Node("out", "output", _count(len(outs), "output"), avals=tuple(outs))] if outs else []
+            deduped = list(dict.fromkeys(inner_edges[gid]))
+            sub_nodes, sub_edges, sub_prefixes = self.level(child_key, inner_nodes, deduped, sub_prefix)
+            n_eqns = sum(1 for n in sub_nodes if n.kind == "eqn")
+            total = sum(1 + sum(self.totals.get(r.body, 0) for r in n.subgraphs) if not n.id.startswith("g") else
+                        self.totals.get(n.subgraphs[0].body, 0) for n in sub_nodes if n.kind == "eqn")
+            title = f"{child_key[-1]} ({child_key[0]})" if len(child_key) == 2 and child_key[0] != "program" else child_key[-1]
+            self.bodies[body_id] = Body(body_id, title, tuple(sub_nodes), tuple(sub_edges), n_eqns, total)
+            self.totals[body_id] = total
+            group = Node(
+                gid, "eqn", child_key[-1],
+                avals=tuple(a for _, a in sorted(avals_out.items())), in_avals=tuple(a for _, a in sorted(avals_in.items())),
+                name_stack="/".join(child_key[1:]), subgraphs=(SubgraphRef(title, body_id, "scope"),),
+                detail=f"{child_key[0]} pass: {total} equations" if child_key[0] != "program" else f"{total} equations",
+            )
+            out_nodes.append(group)
+            for n in inside:
+                prefixes.setdefault(n.id, sub_prefix)
+            for real, p in sub_prefixes.items():
+                prefixes[real] = p
+        return out_nodes, out_edges, prefixes
