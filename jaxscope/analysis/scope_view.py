@@ -96,6 +96,7 @@ class _Builder:
         self.count = 0
         self.next_body = len(graph.bodies)
         self.totals = {b.id: b.total_eqns for b in graph.bodies.values()}
+        self.signature: dict[str, tuple[object, ...]] = {}
 
     def level(self, key: Key, nodes: tuple[Node, ...] | list[Node], edges: tuple[Edge, ...] | list[Edge],
               prefix: str) -> tuple[list[Node], list[Edge], dict[str, str]]:
@@ -138,7 +139,7 @@ class _Builder:
             if gd is not None:  # enters a group: through one of its inputs
                 port = ports_in[gd].setdefault((e.src, e.src_port), len(ports_in[gd]))
                 inner_edges[gd].append(Edge("in", e.dst, port, e.dst_port, e.aval))
-                dst, dst_port = gd, ports_in[gd][(e.src, e.src_port)]
+                dst, dst_port = gd, port
             if gs is not None:
                 inner_edges[gs].append(Edge(e.src, "out", e.src_port, src_port, e.aval))
             mark = (src, dst, src_port, dst_port)
@@ -150,35 +151,43 @@ class _Builder:
         for e in edges:
             if e.aval:
                 aval_of.setdefault((e.src, e.src_port), e.aval)
+        built = []
         for child_key, gid, inside in made:
-            avals_in = {p: aval_of.get(key, "") for key, p in ports_in[gid].items()}
-            avals_out = {p: aval_of.get(key, "") for key, p in ports_out[gid].items()}
-            body_id = f"b{self.next_body}"
-            self.next_body += 1
+            ins = [aval_of.get(key, "") for key, _ in sorted(ports_in[gid].items(), key=lambda kv: kv[1])]
+            outs = [aval_of.get(key, "") for key, _ in sorted(ports_out[gid].items(), key=lambda kv: kv[1])]
             sub_prefix = f"{prefix}{gid}:0/"
             # one box for what comes in and one for what goes out, each value a port: a module reads
             # tens of parameters, and a box each would bury its equations
-            ins, outs = [a for _, a in sorted(avals_in.items())], [a for _, a in sorted(avals_out.items())]
             inner_nodes = [Node("in", "input", _count(len(ins), "input"), avals=tuple(ins))] if ins else []
             inner_nodes += inside
             inner_nodes += [Node("out", "output", _count(len(outs), "output"), avals=tuple(outs))] if outs else []
-            deduped = list(dict.fromkeys(inner_edges[gid]))
-            sub_nodes, sub_edges, sub_prefixes = self.level(child_key, inner_nodes, deduped, sub_prefix)
-            n_eqns = sum(1 for n in sub_nodes if n.kind == "eqn")
-            total = sum(1 + sum(self.totals.get(r.body, 0) for r in n.subgraphs) if not n.id.startswith("g") else
-                        self.totals.get(n.subgraphs[0].body, 0) for n in sub_nodes if n.kind == "eqn")
-            title = f"{child_key[-1]} ({child_key[0]})" if len(child_key) == 2 and child_key[0] != "program" else child_key[-1]
-            self.bodies[body_id] = Body(body_id, title, tuple(sub_nodes), tuple(sub_edges), n_eqns, total)
-            self.totals[body_id] = total
-            group = Node(
-                gid, "eqn", child_key[-1],
-                avals=tuple(a for _, a in sorted(avals_out.items())), in_avals=tuple(a for _, a in sorted(avals_in.items())),
-                name_stack="/".join(child_key[1:]), subgraphs=(SubgraphRef(title, body_id, "scope"),),
-                detail=f"{child_key[0]} pass: {total} equations" if child_key[0] != "program" else f"{total} equations",
-            )
-            out_nodes.append(group)
+            sub_nodes, sub_edges, sub_prefixes = self.level(child_key, inner_nodes, list(dict.fromkeys(inner_edges[gid])), sub_prefix)
+            own = [n for n in sub_nodes if n.kind == "eqn" and not n.id.startswith("g")]
+            groups = [n for n in sub_nodes if n.id.startswith("g")]
+            total = sum(1 + sum(self.totals.get(r.body, 0) for r in n.subgraphs) for n in own)
+            total += sum(self.totals.get(g.subgraphs[0].body, 0) for g in groups)
+            # identical layers: the same primitives in order and the same sub-groups, whatever their names
+            self.signature[gid] = (tuple(n.label for n in own), tuple(self.signature[g.id] for g in groups))
+            built.append((child_key, gid, ins, outs, sub_nodes, sub_edges, total))
             for n in inside:
                 prefixes.setdefault(n.id, sub_prefix)
-            for real, p in sub_prefixes.items():
-                prefixes[real] = p
+            prefixes.update(sub_prefixes)
+        same: dict[object, list[str]] = defaultdict(list)
+        for child_key, gid, *_ in built:
+            same[self.signature[gid]].append(child_key[-1])
+        for child_key, gid, ins, outs, sub_nodes, sub_edges, total in built:
+            name, twins = child_key[-1], same[self.signature[gid]]
+            title = f"{name} ({child_key[0]})" if len(child_key) == 2 and child_key[0] != "program" else name
+            if len(twins) > 1:
+                title += f" ×{len(twins)}"
+            body_id = f"b{self.next_body}"
+            self.next_body += 1
+            n_eqns = sum(1 for n in sub_nodes if n.kind == "eqn")
+            self.bodies[body_id] = Body(body_id, title, tuple(sub_nodes), tuple(sub_edges), n_eqns, total)
+            self.totals[body_id] = total
+            what = f"{child_key[0]} pass: {total} equations" if child_key[0] != "program" else f"{total} equations"
+            if len(twins) > 1:
+                what += f"; identical to {', '.join(t for t in twins if t != name)}"
+            out_nodes.append(Node(gid, "eqn", name, avals=tuple(outs), in_avals=tuple(ins), name_stack="/".join(child_key[1:]),
+                                  subgraphs=(SubgraphRef(title, body_id, "scope"),), detail=what))
         return out_nodes, out_edges, prefixes

@@ -89,74 +89,7 @@ def matches(name_stack: str, query: str) -> bool:
     return bool(want) and ("/" + want + "/" in path or (want in path and "/" not in want))
 
 
-# ---------------------------------------------------------------------------- the hierarchy
-
-
-@dataclass
-class Group:
-    """One scope of a body: its name, its equations (top-level paths in program order, every pass)
-    and its sub-scopes; `signature` tells identical layers apart from different ones."""
-
-    name: str
-    path: str  # "Deep/block1", "" for the root
-    equations: list[str]
-    children: dict[str, Group]
-    passes: dict[str, int]  # "forward"/"backward"/"" -> equations of that pass, sub-scopes included
-    signature: tuple[object, ...] = ()
-
-    def total(self) -> int:
-        return sum(self.passes.values())
-
-    def walk(self) -> list[Group]:
-        out, stack = [], [self]
-        while stack:
-            group = stack.pop()
-            out.append(group)
-            stack.extend(reversed(list(group.children.values())))
-        return out
-
-
-def hierarchy(equations: list[tuple[str, str, str]]) -> Group:
-    """The scope tree of one body's equations, given as (path, primitive, name stack) in program order."""
-    root = Group("", "", [], {}, {})
-    for path, _prim, stack in equations:
-        scope = read_scope(stack)
-        group = root
-        group.passes[scope.pass_] = group.passes.get(scope.pass_, 0) + 1
-        for i, part in enumerate(scope.parts):
-            child = group.children.get(part)
-            if child is None:
-                child = group.children[part] = Group(part, "/".join(scope.parts[: i + 1]), [], {}, {})
-            group = child
-            group.passes[scope.pass_] = group.passes.get(scope.pass_, 0) + 1
-        group.equations.append(path)
-    prims = {path: prim for path, prim, _ in equations}
-    _sign(root, prims)
-    return root
-
-
-def _sign(group: Group, prims: dict[str, str]) -> tuple[object, ...]:
-    """Same primitives in the same order and the same sub-scopes' signatures: identical layers.
-    Names of the scope itself are left out, so block1 and block2 compare equal."""
-    kids = tuple(_sign(child, prims) for child in group.children.values())
-    group.signature = (tuple(prims[p] for p in group.equations), kids)
-    return group.signature
-
-
-def repeats(root: Group) -> dict[str, list[str]]:
-    """Scope path -> the paths of its siblings with the same structure (itself included, in order),
-    for every scope that has at least one identical sibling: the ×N of repeated layers."""
-    out: dict[str, list[str]] = {}
-    for group in root.walk():
-        by_sig: dict[tuple[object, ...], list[str]] = {}
-        for child in group.children.values():
-            if child.equations or child.children:
-                by_sig.setdefault(child.signature, []).append(child.path)
-        for same in by_sig.values():
-            if len(same) > 1:
-                for path in same:
-                    out[path] = same
-    return out
+# ---------------------------------------------------------------------------- forward and backward
 
 
 def pairs(equations: Sequence[tuple[str, str, object]]) -> dict[str, list[str]]:

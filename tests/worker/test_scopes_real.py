@@ -1,5 +1,5 @@
-"""The model structure read from a real flax + optax train step's name stacks: the scope tree,
-forward/backward pairs and the three identical blocks."""
+"""The model structure read from a real flax + optax train step's name stacks: the grouped view,
+forward/backward pairs and the identical blocks."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import functools
 
 import pytest
 
-from jaxscope.analysis.scopes import hierarchy, pairs, read_scope, repeats
-from jaxscope.schema.graph import Node
+from jaxscope.analysis.scopes import pairs, read_scope
+from jaxscope.schema.graph import Graph, Node
 from jaxscope.schema.trace import FILE_INPUTS, FunctionRef, TraceRequest
 from tests.conftest import MODELS
 
@@ -18,30 +18,27 @@ from jaxscope.worker.trace import run_trace
 
 
 @functools.cache
+def graph() -> Graph:
+    return run_trace(TraceRequest(FunctionRef("deep_step", str(MODELS)), inputs=FILE_INPUTS), lambda p: None).graph
+
+
 def top() -> list[tuple[str, Node]]:
-    graph = run_trace(TraceRequest(FunctionRef("deep_step", str(MODELS)), inputs=FILE_INPUTS), lambda p: None).graph
-    return [(n.id, n) for n in graph.top.nodes if n.kind == "eqn"]
+    return [(n.id, n) for n in graph().top.nodes if n.kind == "eqn"]
 
 
-def test_the_scope_tree_has_the_modules_with_both_passes() -> None:
-    root = hierarchy([(p, n.label, n.name_stack) for p, n in top()])
-    (deep,) = root.children.values()
-    assert deep.name == "Deep" and set(deep.children) == {"block1", "block2", "block3", "head"}
-    block1 = deep.children["block1"]
-    assert {"LayerNorm_0", "proj"} <= set(block1.children)
-    assert block1.passes["forward"] > 0 and block1.passes["backward"] > 0
-    assert root.total() == len(top())
-    assert root.equations  # the optimizer update (optax) is outside every module
-
-
-def test_identical_blocks_are_found_and_a_different_one_is_not() -> None:
-    """block2 and block3 are one layer twice; block1's program differs: its input carries no
+def test_identical_blocks_are_marked_and_a_different_one_is_not() -> None:
+    """block2 and block3 are one layer twice (×2); block1's program differs: its input carries no
     gradient, so its forward has no tangent ops for it and its backward no input cotangent
     (33 + 25 equations against 46 + 47)."""
-    root = hierarchy([(p, n.label, n.name_stack) for p, n in top()])
-    same = repeats(root)
-    assert same["Deep/block2"] == same["Deep/block3"] == ["Deep/block2", "Deep/block3"]
-    assert "Deep/block1" not in same and "Deep/head" not in same
+    from jaxscope.analysis.scope_view import scoped
+
+    view = scoped(graph()).graph
+    for role in ("Deep (forward)", "Deep (backward)"):
+        (deep,) = [n for n in view.top.nodes if n.subgraphs and n.subgraphs[0].role == role]
+        blocks = {n.label: n for n in view.bodies[deep.subgraphs[0].body].nodes if n.id.startswith("g")}
+        assert blocks["block2"].subgraphs[0].role == "block2 ×2" and "identical to block3" in blocks["block2"].detail
+        assert blocks["block3"].subgraphs[0].role == "block3 ×2"
+        assert blocks["block1"].subgraphs[0].role == "block1" and blocks["head"].subgraphs[0].role == "head"
 
 
 def test_each_backward_dot_pairs_with_the_forward_dot_of_its_scope() -> None:
@@ -65,16 +62,16 @@ def test_the_scoped_view_groups_modules_per_pass_and_keeps_every_equation_findab
     from jaxscope.ir.jaxpr_order import equations
     from jaxscope.schema.graph import resolve
 
-    graph = run_trace(TraceRequest(FunctionRef("deep_step", str(MODELS)), inputs=FILE_INPUTS), lambda p: None).graph
-    view = scoped(graph)
+    real = graph()
+    view = scoped(real)
     groups = {n.subgraphs[0].role: n for n in view.graph.top.nodes if n.id.startswith("g")}
     assert {"Deep (forward)", "Deep (backward)"} <= set(groups)
     assert any(role.startswith("optax: ") for role in groups)  # the update, outside every module, by its library call
     forward = view.graph.bodies[groups["Deep (forward)"].subgraphs[0].body]
     assert {n.label for n in forward.nodes if n.id.startswith("g")} == {"block1", "block2", "block3", "head"}
-    for path, node in equations(graph):  # every equation, at its view path, is itself
+    for path, node in equations(real):  # every equation, at its view path, is itself
         assert resolve(view.graph, view.to_view(path))[1] is node, path
         assert view.to_real(view.to_view(path)) == path
-    total = sum(1 for _ in equations(graph))
+    total = sum(1 for _ in equations(real))
     inner = sum(1 for p, n in equations(view.graph) if not n.id.startswith("g"))
     assert inner == total  # nothing lost, nothing doubled
