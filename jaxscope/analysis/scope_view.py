@@ -10,6 +10,7 @@ maps them both ways so links made on the real graph still apply.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -17,6 +18,7 @@ from jaxscope.analysis.scopes import read_scope
 from jaxscope.schema.graph import Body, Edge, Graph, Node, SubgraphRef
 
 Key = tuple[str, ...]  # ("forward", "Deep", "block1"): the pass, then the module path
+_TOKEN = re.compile(r"\[[^\]]*\]|\.\w+|^\w+")  # "params['w'][0].mu" -> "params", "['w']", "[0]", ".mu"
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,9 @@ def scoped(graph: Graph, min_groups: int = 2) -> ScopedGraph:
             member[n.id] = keys[n.id]
         elif n.kind == "literal" and owner_of.get(n.id) in keys:
             member[n.id] = keys[owner_of[n.id]]
+        elif n.kind in ("input", "output"):  # a pytree's leaves, grouped by their path: params, opt_state, ...
+            tokens = _TOKEN.findall(n.label)
+            member[n.id] = (f"{n.kind}s", *tokens[:-1]) if len(tokens) > 1 else ()
         else:
             member[n.id] = ()
     builder = _Builder(graph, member)
@@ -178,6 +183,8 @@ class _Builder:
         for child_key, gid, ins, outs, sub_nodes, sub_edges, total in built:
             name, twins = child_key[-1], same[self.signature[gid]]
             title = f"{name} ({child_key[0]})" if len(child_key) == 2 and child_key[0] != "program" else name
+            if child_key[0] in ("inputs", "outputs") and len(child_key) > 2:
+                title = name
             if len(twins) > 1:
                 title += f" ×{len(twins)}"
             body_id = f"b{self.next_body}"
@@ -185,7 +192,7 @@ class _Builder:
             n_eqns = sum(1 for n in sub_nodes if n.kind == "eqn")
             self.bodies[body_id] = Body(body_id, title, tuple(sub_nodes), tuple(sub_edges), n_eqns, total)
             self.totals[body_id] = total
-            what = f"{child_key[0]} pass: {total} equations" if child_key[0] != "program" else f"{total} equations"
+            what = f"{child_key[0]} pass: {total} equations" if child_key[0] in ("forward", "backward") else f"{total} equations"
             if len(twins) > 1:
                 what += f"; identical to {', '.join(t for t in twins if t != name)}"
             out_nodes.append(Node(gid, "eqn", name, avals=tuple(outs), in_avals=tuple(ins), name_stack="/".join(child_key[1:]),

@@ -95,6 +95,8 @@ def test_export_scopes_draws_modules_per_pass(tmp_path):
     text = out.read_text(encoding="utf-8")
     assert "Deep (forward)" in text and "Deep (backward)" in text and "optax: " in text
     assert text.count(">block1<") >= 2  # one box in each pass
+    assert "params (inputs)" in text and "result (outputs)" in text  # the pytrees' leaves grouped too
+    assert text.count('class="node ') <= 150  # a picture of the modules, not of 652 equations
     plain = tmp_path / "p.svg"
     assert jaxscope("export", f"{MODELS}::deep_step", "--collapse", "1", "-o", str(plain)).returncode == 0
     assert text.count("data-path=") < plain.read_text(encoding="utf-8").count("data-path=")
