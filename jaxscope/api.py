@@ -151,6 +151,13 @@ def _layout(graph: Graph, collapse: int | None, direction: str, budget_s: float)
         return layouts.layout(graph, expanded, direction=direction)
 
 
+def _shown(graph: Graph, scopes: bool) -> Graph:
+    """The graph as drawn: grouped by model structure with `scopes` (`analysis.scope_view`)."""
+    from jaxscope.analysis.scope_view import scoped
+
+    return scoped(graph).graph if scopes else graph
+
+
 def _highlight(graph: Graph, layout: Layout, query: str) -> frozenset[str]:
     from jaxscope.exporter import highlight_paths
 
@@ -186,12 +193,15 @@ def export(
     timeout: float | None = None,
     layout_budget: float = 5.0,
     long_edges: str = "auto",
+    scopes: bool = False,
     **example_kwargs: Any,
 ) -> str:
     """Trace and write the graph to `path`; the suffix picks the format (svg png pdf dot json, or
     jaxpr text for ``.jaxpr``/``.txt`` and StableHLO for ``.mlir``). Returns the format written.
 
-    `highlight` is a graph search (a primitive, a name, ``:12`` or ``12`` for a line) whose nodes get
+    `scopes` groups the top level by model structure (modules per pass, library calls, the inputs'
+    pytrees), as ``jaxscope export --scopes``; `collapse` then counts levels of groups.
+    `highlight` is a graph search (a primitive, a name, a scope, ``:12`` or ``12`` for a line) whose nodes get
     an accent outline. `long_edges`: "auto" draws edges longer than 1200 x 800 px as their two ends
     where there are 64 or more (as the window does), "ends" always, "whole" never. Same input, same bytes.
     """
@@ -219,9 +229,10 @@ def export(
             text = traced.mlir_text()
         write_text(path, text)
         return text_fmt
-    layout = _layout(traced.graph, collapse, direction, layout_budget)
-    marks = _highlight(traced.graph, layout, highlight)
-    return write(traced.graph, layout, path, theme=theme, dpi=dpi, fmt=fmt, legend=legend, highlight=marks, long_edges=long_edges)
+    shown = _shown(traced.graph, scopes)
+    layout = _layout(shown, collapse, direction, layout_budget)
+    marks = _highlight(shown, layout, highlight)
+    return write(shown, layout, path, theme=theme, dpi=dpi, fmt=fmt, legend=legend, highlight=marks, long_edges=long_edges)
 
 
 @dataclass(frozen=True)
@@ -268,6 +279,7 @@ def graph(
     timeout: float | None = None,
     layout_budget: float = 5.0,
     long_edges: str = "auto",
+    scopes: bool = False,
     **example_kwargs: Any,
 ) -> GraphImage:
     """Trace and lay out, for a notebook: the result shows as SVG in Jupyter (see `export` for the options)."""
@@ -279,10 +291,11 @@ def graph(
     check_long_edges(long_edges)
     traced = _trace(fn_or_target, example_args, example_kwargs, static_argnums=static_argnums,
                     static_argnames=static_argnames, args_spec=args_spec, timeout=timeout, inputs=inputs)
-    layout = _layout(traced.graph, collapse, direction, layout_budget)
-    marks = _highlight(traced.graph, layout, highlight)
-    svg = render_svg(traced.graph, layout, theme=theme, legend=legend, highlight=marks, long_edges=long_edges)
-    return GraphImage(traced.graph, layout, svg, theme, legend, marks, long_edges)
+    shown = _shown(traced.graph, scopes)
+    layout = _layout(shown, collapse, direction, layout_budget)
+    marks = _highlight(shown, layout, highlight)
+    svg = render_svg(shown, layout, theme=theme, legend=legend, highlight=marks, long_edges=long_edges)
+    return GraphImage(shown, layout, svg, theme, legend, marks, long_edges)
 
 
 def show_argv(fn_or_target: Callable[..., Any] | str, *example_args: Any, args_spec: str | None = None,
