@@ -40,8 +40,8 @@ class ScopedGraph:
 
 
 def group_key(node: Node) -> Key:
-    """Where an equation goes: its pass and module path; outside every scope, the library whose code
-    emitted it ("optax" and its function, under the user's call); () stays at the top."""
+    """Where an equation goes: its pass and module path; outside every scope, the library calls it
+    came through ("optax: chain.update_fn", then the calls inside it); () stays at the top."""
     scope = read_scope(node.name_stack)
     if scope.parts:
         return (scope.pass_ or "program", *scope.parts)
@@ -89,13 +89,13 @@ def scoped(graph: Graph, min_groups: int = 2) -> ScopedGraph:
     root_nodes, root_edges, prefix = builder.level((), top.nodes, top.edges, "")
     bodies = dict(graph.bodies)
     bodies.update(builder.bodies)
-    bodies[graph.root] = Body(top.id, top.title, tuple(root_nodes), tuple(root_edges), top.n_eqns, top.total_eqns)
+    n_eqns = sum(1 for n in root_nodes if n.kind == "eqn")
+    bodies[graph.root] = Body(top.id, top.title, tuple(root_nodes), tuple(root_edges), n_eqns, top.total_eqns)
     return ScopedGraph(Graph(graph.function, bodies, graph.root), prefix, builder.count)
 
 
 class _Builder:
     def __init__(self, graph: Graph, member: dict[str, Key]) -> None:
-        self.graph = graph
         self.member = member
         self.bodies: dict[str, Body] = {}
         self.count = 0
