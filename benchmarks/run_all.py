@@ -98,7 +98,7 @@ def main() -> int:
         return reprint(opts.report)
     only = [o for item in opts.only for o in item.split(",") if o]
     chosen = workloads.select(only, opts.quick)
-    if not chosen:
+    if not chosen and only != ["gpt_scoped"]:
         ap.error(f"--only {only} matches no workload; names: {', '.join(w.name for w in workloads.all_workloads())}")
 
     started = time.perf_counter()
@@ -109,6 +109,7 @@ def main() -> int:
     records: list[dict[str, Any]] = []
     naive_timed_out: dict[str, str] = {}  # family -> size at which the naive script timed out
     export_result: dict[str, Any] = {}
+    scoped_result: dict[str, Any] = {}
     jpviz_done = False
     with tempfile.TemporaryDirectory(prefix="jaxscope-bench-") as tmp:
         for w in chosen:
@@ -151,7 +152,16 @@ def main() -> int:
                 w = workloads.make(*target.split("-"))
                 print(f"\n.. jaxscope export vs bare python: {target}", flush=True)
                 export_result = stages.export_vs_bare(w, w.write(tmp))
+            if not only or "gpt_scoped" in only:  # issue 33.7: `--only gpt_scoped` runs it alone
+                w = workloads.scoped("1k" if opts.quick else "50k")
+                print(f"\n.. jaxscope export --scopes --collapse 1 vs bare python: {w.name}", flush=True)
+                scoped_result = stages.export_vs_bare(w, w.write(tmp), extra=("--scopes", "--collapse", "1"))
     extra = [report.export_target(export_result)] if export_result else []
+    if scoped_result:
+        extra.append(report.export_target(scoped_result, "T7", report.SCOPED_EXPORT_RATIO))
+        if "error" in scoped_result:
+            print(f"   scoped export error: {scoped_result['error']}")
+    extra = [x for x in extra if x is not None]
     if export_result and "error" in export_result:
         print(f"   export comparison error: {export_result['error']}")
     print(report.summary_table(records, extra))
@@ -161,7 +171,7 @@ def main() -> int:
           f"results in {os.path.relpath(opts.out)}")
     with open(opts.out, "w") as fh:
         json.dump({"version": 2, "machine": info, "wall_s": total, "argv": sys.argv[1:], "workloads": records, "export": export_result,
-                   "export_target": extra[0] if extra else None}, fh, indent=1, default=str)  # fmt: skip
+                   "scoped_export": scoped_result, "export_target": extra[0] if extra else None}, fh, indent=1, default=str)  # fmt: skip
     return 0
 
 
@@ -174,8 +184,10 @@ def reprint(path: str) -> int:
         rec["summary"] = report.summarize(rec)
         rec["targets"] = report.targets(rec)
         print(report.table(rec))
-    export_result = saved.get("export")
+    export_result, scoped_result = saved.get("export"), saved.get("scoped_export")
     extra = [report.export_target(export_result)] if export_result else []
+    if scoped_result:
+        extra.append(report.export_target(scoped_result, "T7", report.SCOPED_EXPORT_RATIO))
     print(report.summary_table(records, [e for e in extra if e]))
     return 0
 

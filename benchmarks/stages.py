@@ -203,15 +203,15 @@ def jpviz(w: Workload, path: str, jpviz_path: str, timeout: float) -> dict[str, 
     return {"error": err.strip().splitlines()[-1][:300] if err.strip() else "no output"}
 
 
-def export_vs_bare(w: Workload, path: str, timeout: float = 600) -> dict[str, Any]:
-    """Wall time of `jaxscope export FILE::fn --args ... -o x.svg` vs a bare `import jax; make_jaxpr`."""
+def export_vs_bare(w: Workload, path: str, timeout: float = 600, extra: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Wall time of `jaxscope export FILE::fn --args ... -o x.svg [extra]` vs a bare `import jax; make_jaxpr`."""
     out_svg = os.path.join(os.path.dirname(path), f"export_{w.name}.svg")
     jaxscope = os.path.join(os.path.dirname(PY), "jaxscope")
     cli = [jaxscope] if os.path.exists(jaxscope) else [PY, "-m", "jaxscope"]
-    res: dict[str, Any] = {"workload": w.name}
+    res: dict[str, Any] = {"workload": w.name, "options": " ".join(extra)}
     for name, cmd in (
         ("bare_s", [PY, "-c", BARE_SCRIPT, path, w.function, python_args(w.args), "0"]),
-        ("export_s", cli + ["export", f"{path}::{w.function}", "--args", w.args, "-o", out_svg, "--timeout", str(int(timeout))]),
+        ("export_s", cli + ["export", f"{path}::{w.function}", "--args", w.args, "-o", out_svg, "--timeout", str(int(timeout)), *extra]),
     ):
         t = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True, env=_env(), cwd=ROOT, timeout=timeout)

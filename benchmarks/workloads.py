@@ -206,6 +206,27 @@ def make(family: str, size: str) -> Workload:
     return Workload(family, size, n, GPT_COMMON + tail, args)
 
 
+GPT_SCOPED = '''
+def loss(params, tokens, targets):
+    x = params["wte"][tokens] + params["wpe"][None]
+    for i, p in enumerate(params["blocks"]):
+        with jax.named_scope(f"block{i}"):  # as flax names its modules: one scope per block
+            x = block(p, x)
+    return head_loss(params, x, targets)
+
+def train_step(params, tokens, targets):
+    l, g = jax.value_and_grad(loss)(params, tokens, targets)
+    return sgd(params, g), l
+'''
+
+
+def scoped(size: str) -> Workload:
+    """The unrolled GPT with a `jax.named_scope` per block: the scoped export's workload (issue 33),
+    not one of the families every stage runs on."""
+    w = make("gpt", size)
+    return Workload("gpt_scoped", size, w.n, GPT_COMMON + GPT_SCOPED, w.args)
+
+
 def all_workloads(sizes: tuple[str, ...] = SIZES, families: tuple[str, ...] = FAMILIES) -> list[Workload]:
     """In size order (small first), so a quick look at the output comes early."""
     return [make(f, s) for s in sizes for f in families]

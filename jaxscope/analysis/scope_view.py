@@ -39,17 +39,21 @@ class ScopedGraph:
         return "/".join(parts)
 
 
-def group_key(node: Node) -> Key:
-    """Where an equation goes: its pass and module path; outside every scope, the library calls it
-    came through ("optax: chain.update_fn", then the calls inside it); () stays at the top."""
+def group_key(node: Node) -> tuple[Key, bool]:
+    """Where an equation goes, and whether by a scope: its pass and module path; outside every
+    scope, its pass and the calls it came through between the traced function and the line that
+    emitted it (``sgd``, ``adamw_step / optax: chain.update_fn / ...``); () stays at the top."""
     scope = read_scope(node.name_stack)
     if scope.parts:
-        return (scope.pass_ or "program", *scope.parts)
-    libraries = [f for f in node.frames if f.library]
-    if libraries:  # nested by the library's calls, down to the function that emitted it (not a group of its own)
-        calls = [_function(f.function) for f in libraries[:-1]] or [_function(libraries[0].function)]
-        return ("program", f"{libraries[0].library}: {calls[0]}", *calls[1:])
-    return ()
+        return (scope.pass_ or "program", *scope.parts), True
+    calls, library = [], ""
+    for f in node.frames[1:-1]:
+        name = _function(f.function)
+        if f.library and f.library != library:
+            name = f"{f.library}: {name}"
+        library = f.library
+        calls.append(name)
+    return ((scope.pass_ or "program", *calls) if calls else ()), False
 
 
 def _count(n: int, what: str) -> str:
@@ -65,10 +69,22 @@ def scoped(graph: Graph, min_groups: int = 2) -> ScopedGraph:
     """The view of `graph` with its top level grouped by `group_key`; the graph itself when fewer
     than `min_groups` top-level groups would be made (a plain function: nothing to show)."""
     top = graph.top
-    keys = {n.id: group_key(n) for n in top.nodes if n.kind == "eqn"}
+    keys, by_scope = {}, set()
+    for n in top.nodes:
+        if n.kind == "eqn":
+            keys[n.id], scoped_here = group_key(n)
+            if scoped_here:
+                by_scope.add(n.id)
     firsts = {k[:2] for k in keys.values() if k}
     if len(firsts) < min_groups:
         return ScopedGraph(graph, {}, 0)
+    heads: dict[str, set[str]] = defaultdict(set)  # pass -> its top modules
+    for node_id in by_scope:
+        heads[keys[node_id][0]].add(keys[node_id][1])
+    for node_id in by_scope:  # a pass of many top modules (a named_scope per block) is a group of its own
+        k = keys[node_id]
+        if len(heads[k[0]]) > 1:
+            keys[node_id] = (k[0], k[0], *k[1:])
     owner_of = {}  # literal id -> the equation it feeds
     for e in top.edges:
         if e.src in keys or "." not in e.src:
@@ -182,7 +198,7 @@ class _Builder:
             same[self.signature[gid]].append(child_key[-1])
         for child_key, gid, ins, outs, sub_nodes, sub_edges, total in built:
             name, twins = child_key[-1], same[self.signature[gid]]
-            title = f"{name} ({child_key[0]})" if len(child_key) == 2 and child_key[0] != "program" else name
+            title = f"{name} ({child_key[0]})" if len(child_key) == 2 and child_key[0] not in ("program", name) else name
             if child_key[0] in ("inputs", "outputs") and len(child_key) > 2:
                 title = name
             if len(twins) > 1:
@@ -193,6 +209,8 @@ class _Builder:
             self.bodies[body_id] = Body(body_id, title, tuple(sub_nodes), tuple(sub_edges), n_eqns, total)
             self.totals[body_id] = total
             what = f"{child_key[0]} pass: {total} equations" if child_key[0] in ("forward", "backward") else f"{total} equations"
+            if child_key[0] in ("inputs", "outputs"):
+                what = _count(len(outs if child_key[0] == "inputs" else ins), "value")
             if len(twins) > 1:
                 what += f"; identical to {', '.join(t for t in twins if t != name)}"
             out_nodes.append(Node(gid, "eqn", name, avals=tuple(outs), in_avals=tuple(ins), name_stack="/".join(child_key[1:]),

@@ -66,7 +66,10 @@ def test_the_scoped_view_groups_modules_per_pass_and_keeps_every_equation_findab
     view = scoped(real)
     groups = {n.subgraphs[0].role: n for n in view.graph.top.nodes if n.id.startswith("g")}
     assert {"Deep (forward)", "Deep (backward)"} <= set(groups)
-    assert any(role.startswith("optax: ") for role in groups)  # the update, outside every module, by its library call
+    # outside every module, by the calls it came through: adamw_step, then optax's own
+    update = view.graph.bodies[groups["adamw_step"].subgraphs[0].body]
+    assert any(n.label.startswith("optax: ") for n in update.nodes if n.id.startswith("g"))
+    assert {"adamw_step (forward)", "adamw_step (backward)"} <= set(groups)  # the loss, both passes
     forward = view.graph.bodies[groups["Deep (forward)"].subgraphs[0].body]
     assert {n.label for n in forward.nodes if n.id.startswith("g")} == {"block1", "block2", "block3", "head"}
     for path, node in equations(real):  # every equation, at its view path, is itself
