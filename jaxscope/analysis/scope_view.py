@@ -194,10 +194,11 @@ class _Builder:
                 prefixes.setdefault(n.id, sub_prefix)
             prefixes.update(sub_prefixes)
         same: dict[object, list[str]] = defaultdict(list)
-        for child_key, gid, *_ in built:
-            same[self.signature[gid]].append(child_key[-1])
+        for child_key, gid, *_, total in built:
+            if total:  # groups of inputs or outputs hold no equations: never "identical layers"
+                same[self.signature[gid]].append(child_key[-1])
         for child_key, gid, ins, outs, sub_nodes, sub_edges, total in built:
-            name, twins = child_key[-1], same[self.signature[gid]]
+            name, twins = child_key[-1], same[self.signature[gid]] if total else []
             title = f"{name} ({child_key[0]})" if len(child_key) == 2 and child_key[0] not in ("program", name) else name
             if child_key[0] in ("inputs", "outputs") and len(child_key) > 2:
                 title = name

@@ -39,6 +39,8 @@ def test_identical_blocks_are_marked_and_a_different_one_is_not() -> None:
         assert blocks["block2"].subgraphs[0].role == "block2 ×2" and "identical to block3" in blocks["block2"].detail
         assert blocks["block3"].subgraphs[0].role == "block3 ×2"
         assert blocks["block1"].subgraphs[0].role == "block1" and blocks["head"].subgraphs[0].role == "head"
+    values = [n.subgraphs[0].role for n in view.top.nodes if n.subgraphs and n.subgraphs[0].role.endswith(("(inputs)", "(outputs)"))]
+    assert len(values) >= 3 and not any("×" in role for role in values)  # groups of inputs are no repeated layers
 
 
 def test_each_backward_dot_pairs_with_the_forward_dot_of_its_scope() -> None:
