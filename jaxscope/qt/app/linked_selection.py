@@ -87,7 +87,7 @@ class LinkedSelection:
             here = [f for f in node.frames if f.file == frames.other.path]
             if here:
                 frames.other.mark_lines([here[-1].line])
-        if missing:
+        if missing and not node.subgraphs:  # a jit or cond owner lowers to its equations' ops, not its own
             why = {"stablehlo": "it lowers to no StableHLO op (e.g. x**1, a same-type convert)",
                    "compiled": "XLA removed it or merged it into another equation's instruction"}
             said = "; ".join(f"no {s} line: {why.get(s, s)}" for s in missing)
