@@ -1187,3 +1187,34 @@ def test_a_graphs_boxes_are_resolved_ahead_for_its_first_model(qtbot):
     assert [model.nodes[i].node for i in range(len(model.nodes))] == [
         next(n for n in graph.top.nodes if n.id == box.path.partition("#")[0]) for box in layout.nodes
     ]
+
+
+def test_the_search_bar_counts_matches_and_walks_them(make_view, qtbot):
+    """The persistent search box: a count as you type, Enter / Shift+Enter walk the matches, a
+    scope query finds equations by module, and a new layout keeps the query."""
+    from jaxscope.qt.panes.search_bar import SearchBar
+
+    loc = SourceLoc("m.py", 1)
+    nodes = (Node("in0", "input", "x", ("f32[8]",)),) + tuple(
+        Node(f"e{i}", "eqn", "dot_general" if i % 2 else "tanh", ("f32[8]",), source=loc,
+             name_stack=f"transpose(jvp(Net))/block{i % 3}/proj" if i >= 6 else f"jvp(Net)/block{i % 3}/proj")
+        for i in range(12))
+    edges = (Edge("in0", "e0"),) + tuple(Edge(f"e{i}", f"e{i + 1}") for i in range(11))
+    graph = Graph("f", {"b0": Body("b0", "f", nodes, edges, 12, 12)})
+    view = make_view(graph, compute_layout(graph, frozenset()))
+    bar = SearchBar(view)
+    qtbot.addWidget(bar)
+    bar.field.setText("dot_general")
+    assert bar.run() == 6 and bar.count.text() == "6 matches"
+    qtbot.keyClick(bar.field, Qt.Key.Key_Return)
+    assert bar.count.text() == "1 of 6" and len(view.selected_paths()) == 1
+    qtbot.keyClick(bar.field, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    assert bar.count.text() == "6 of 6"
+    bar.field.setText("block1/proj")  # a scope: forward and backward alike
+    qtbot.waitUntil(lambda: bar.count.text() == "4 matches", timeout=2000)  # searched once the typing paused
+    view.set_graph(graph, compute_layout(graph, frozenset()), "light")
+    bar.refresh()
+    assert view.match_count == 4
+    bar.field.setText("nothing like it")
+    bar.run()
+    assert bar.count.text() == "no match"

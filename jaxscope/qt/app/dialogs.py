@@ -10,7 +10,6 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QFileDialog,
-    QInputDialog,
     QLabel,
     QListWidget,
     QListWidgetItem,
@@ -63,11 +62,6 @@ def ask_example(parent: QWidget, items: list[Example]) -> str | None:
     """The path of the tutorial picked, or None."""
     picker = ExamplePicker(parent, items)
     return picker.chosen() if picker.exec() == QDialog.DialogCode.Accepted else None
-
-
-def ask_graph_query(parent: QWidget) -> str | None:
-    text, ok = QInputDialog.getText(parent, "Find in Graph", "Primitive, scope (block1/up), input name, shape or line (:12):")
-    return text if ok and text else None
 
 
 def confirm_run(parent: QWidget, path: str) -> bool:

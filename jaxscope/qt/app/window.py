@@ -46,6 +46,7 @@ from jaxscope.qt.panes.jaxpr_view import QtJaxprView
 from jaxscope.qt.panes.log_pane import LogPane
 from jaxscope.qt.panes.problems_panel import ProblemsPanel
 from jaxscope.qt.panes.run_panel import RunPanel
+from jaxscope.qt.panes.search_bar import SearchBar
 from jaxscope.qt.panes.source_frames import SourceFrames
 from jaxscope.qt.panes.source_view import QtSourceView
 from jaxscope.runtime.parse_process import discover
@@ -89,6 +90,8 @@ class MainWindow(QMainWindow):
         wl.setContentsMargins(0, 0, 0, 0)
         wl.setSpacing(0)
         wl.addWidget(self.stale_banner)
+        self.search_bar = SearchBar(self.graph)
+        wl.addWidget(self.search_bar)
         wl.addWidget(self.graph, 1)
         self.welcome = WelcomePage(self.open_file_dialog, self.open_example_dialog, self.open_target)
         self.stack = QStackedWidget()
@@ -205,9 +208,9 @@ class MainWindow(QMainWindow):
         self.graph.set_long_edges_whole(self.long_edges_whole.isChecked())
         view.addAction(self.long_edges_whole)
         view.addSeparator()
-        view.addAction(self._action("&Find in Graph…", self.find_dialog, QKeySequence.StandardKey.Find))
-        view.addAction(self._action("Find &Next", lambda: self.graph.next_match(), QKeySequence.StandardKey.FindNext))
-        view.addAction(self._action("Find &Previous", lambda: self.graph.previous_match(), QKeySequence.StandardKey.FindPrevious))
+        view.addAction(self._action("&Find in Graph", self.search_bar.focus, QKeySequence.StandardKey.Find))
+        view.addAction(self._action("Find &Next", lambda: self.search_bar.step(+1), QKeySequence.StandardKey.FindNext))
+        view.addAction(self._action("Find &Previous", lambda: self.search_bar.step(-1), QKeySequence.StandardKey.FindPrevious))
         view.addAction(self._action("Find in IR &Text…", self.ir_side.find_text_dialog, "Ctrl+Shift+F"))
         view.addAction(self._action("Find Next in Text", lambda: self.ir_side.find_text(), "Ctrl+G"))
         view.addAction(self._action("Find Previous in Text", lambda: self.ir_side.find_text(backward=True), "Ctrl+Shift+G"))
@@ -456,6 +459,7 @@ class MainWindow(QMainWindow):
         if self.selection.pending:
             self.selection.select_nodes(self.selection.pending)
             self.selection.pending = []
+        self.search_bar.refresh()  # the query stays, over what is drawn now
         eqns = graph.top.total_eqns
         self.phase_label.setText(f"{graph.function}: {eqns} equations, {len(layout.nodes)} nodes drawn ({layout.engine})")
         for note in layout.notes:
@@ -544,12 +548,6 @@ class MainWindow(QMainWindow):
         path = dialogs.ask_example(self, self.examples())
         if path:
             self.open_target(path)
-
-    def find_dialog(self) -> None:
-        text = dialogs.ask_graph_query(self)
-        if text:
-            count = len(self.graph.search(text))
-            self.statusBar().showMessage(f"{count} match{'es' if count != 1 else ''} for {text!r}", 4000)
 
     def show_shortcuts(self) -> None:
         dialogs.show_shortcuts(self, self.actions())

@@ -463,8 +463,7 @@ class QtGraphView(ZoomPanView):
         here = self._view_centre()
         rects = [model.nodes[i].rect for i in model.by_base[path]]
         best = min(rects, key=lambda r: (r.center() - here).manhattanLength())
-        self._auto_fit = False
-        self.centerOn(best.center())
+        self.reveal_rect(best)  # centred, and readable when the view was too far out
 
     # ------------------------------------------------------------------ source-line colours
 
