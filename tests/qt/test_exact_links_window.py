@@ -52,6 +52,11 @@ def test_a_backward_op_marks_only_its_lines_and_its_frames_open_the_library(qtbo
     assert set(links["jaxpr"]["lines"][backward]) == jaxpr_lines and set(links["stablehlo"]["lines"][backward]) == stable_lines
     assert links["stablehlo"]["text"] == w.ir.views["stablehlo"].toPlainText()
 
+    # the Node pane: all of it in one place
+    shown = w.inspector.toPlainText()
+    assert shown.startswith("dot_general") and "Deep/block2/proj · backward" in shown and "linear.py:287" in shown
+    rows = shown.splitlines()
+    assert rows[rows.index("stablehlo lines") + 1] == ", ".join(map(str, sorted(stable_lines)))  # a label, then its value
     # its call chain: the user's frames, then flax's Dense under them; its scope, pass and forward twin
     frames = w.source_frames
     assert frames.bar.isVisible() and "linear.py" in frames.bar.text() and "deep_step" in frames.bar.text()

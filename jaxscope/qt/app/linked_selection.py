@@ -20,6 +20,7 @@ from jaxscope.qt.app.document import Document, nearest_visible, owner_chain
 from jaxscope.qt.graph.view import QtGraphView
 from jaxscope.qt.panes.ir_tabs import IrTabs
 from jaxscope.qt.panes.jaxpr_view import QtJaxprView
+from jaxscope.qt.panes.node_inspector import NodeInspector
 from jaxscope.qt.panes.run_panel import RunPanel
 from jaxscope.qt.panes.source_frames import SourceFrames
 from jaxscope.qt.panes.source_view import QtSourceView
@@ -33,6 +34,7 @@ class SelectionHost(Protocol):
     graph: QtGraphView
     source: QtSourceView
     source_frames: SourceFrames
+    inspector: NodeInspector
     jaxpr: QtJaxprView
     ir: IrTabs
     run_panel: RunPanel
@@ -77,11 +79,19 @@ class LinkedSelection:
                 node = resolve(self.host.doc.graph, paths[0])[1]
             except (KeyError, IndexError, ValueError):
                 node = None
-        if node is None or node.kind != "eqn":
+        if node is None:
+            frames.show_chain(())
+            self.host.inspector.show_nothing()
+            return
+        paired = tuple(self._pairs().get(paths[0], ())) if "/" not in paths[0] else ()
+        links = self.host.jaxpr_links
+        own = {"jaxpr": sorted({n for h in links.lines_for_node(paths[0]) for n in links.equation_lines(h)})} if links else {}
+        own.update({stage: ir.lines_for_nodes(paths) for stage, ir in self.host.ir_links.items() if ir.exact is not None})
+        self.host.inspector.show_node(paths[0], node, own if node.kind == "eqn" else {}, list(paired))
+        if node.kind != "eqn":
             frames.show_chain(())
             return
         scope = read_scope(node.name_stack)
-        paired = tuple(self._pairs().get(paths[0], ())) if "/" not in paths[0] else ()
         frames.show_chain(node.frames, node.label, scope.path, scope.pass_, paired)
         if frames.showing_other():
             here = [f for f in node.frames if f.file == frames.other.path]

@@ -44,6 +44,7 @@ from jaxscope.qt.panes.inputs_panel import InputsPanel, plain_label
 from jaxscope.qt.panes.ir_tabs import IrTabs
 from jaxscope.qt.panes.jaxpr_view import QtJaxprView
 from jaxscope.qt.panes.log_pane import LogPane
+from jaxscope.qt.panes.node_inspector import NodeInspector
 from jaxscope.qt.panes.problems_panel import ProblemsPanel
 from jaxscope.qt.panes.run_panel import RunPanel
 from jaxscope.qt.panes.search_bar import SearchBar
@@ -121,6 +122,8 @@ class MainWindow(QMainWindow):
         self._dock("problems", "Problems", self.problems, Qt.DockWidgetArea.BottomDockWidgetArea)
         self._dock("diagnostics", "Diagnostics", self.diagnostics, Qt.DockWidgetArea.BottomDockWidgetArea, tab_with="problems")
         self._dock("log", "Log", self.log, Qt.DockWidgetArea.BottomDockWidgetArea, tab_with="problems")
+        self.inspector = NodeInspector()
+        self._dock("node", "Node", self.inspector, Qt.DockWidgetArea.BottomDockWidgetArea, tab_with="problems")
         self.run_panel = RunPanel()
         run_scroll = QScrollArea()  # its options form would otherwise set the height of the whole bottom dock area
         run_scroll.setWidgetResizable(True)
