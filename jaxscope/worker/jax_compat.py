@@ -6,7 +6,6 @@ Public: `jax.extend.core` types. Semi-public: jaxlib `Traceback.raw_frames()` an
 
 from __future__ import annotations
 
-from itertools import dropwhile, islice
 from typing import Any
 
 import jax
@@ -15,7 +14,7 @@ import jax.extend.source_info_util as jsu
 
 from jaxscope.about import PACKAGE_DIR
 from jaxscope.schema.graph import SourceLoc
-from jaxscope.worker.userframes import is_user_file, library_of
+from jaxscope.worker.userframes import library_of
 
 # Keep jaxscope's frames out of JAX's own user-frame logic (HLO/MLIR locations, cache-miss
 # explanations). Must happen before the first trace: JAX caches user frames by content.
@@ -70,45 +69,6 @@ def is_opaque(value: Any) -> bool:
     return callable(value) and not isinstance(value, jax.sharding.Mesh)
 
 
-def eqn_source(eqn: Any, cache: dict[Any, SourceLoc | None]) -> SourceLoc | None:
-    """The innermost user frame that emitted `eqn`, with exact columns.
-
-    `cache` (one per walk) holds id(code) -> None for code that is not the user's and
-    (id(code), lasti) -> location: the ~15 JAX frames above each equation's user frame are then
-    skipped in C (`dropwhile`), a third of the graph build's time before."""
-    tb = getattr(eqn.source_info, "traceback", None)
-    if tb is None:
-        return None
-    codes, lastis = tb.raw_frames()  # innermost first
-    ids = list(map(id, codes))
-    known_other = cache.__contains__  # only codes that are not the user's are keyed by a bare id
-    start = 0
-    while True:
-        cid = next(dropwhile(known_other, islice(ids, start, None)), None)
-        if cid is None:
-            return None
-        i = ids.index(cid, start)
-        key = (cid, lastis[i])
-        loc = cache.get(key)
-        if loc is not None:
-            return loc
-        code = codes[i]
-        if not is_user_file(code.co_filename):
-            cache[cid] = None
-            start = i + 1
-            continue
-        line, col, end_line, end_col = type(tb).code_addr2location(code, lastis[i])
-        loc = cache[key] = SourceLoc(
-            file=code.co_filename,
-            line=line,
-            col=max(col, 0),
-            end_line=end_line,
-            end_col=max(end_col, 0),
-            function=code.co_qualname,
-        )
-        return loc
-
-
 Chain = tuple[tuple[SourceLoc, ...], SourceLoc | None]  # (user and library frames outermost first, the innermost user frame)
 
 
@@ -127,8 +87,8 @@ _NO_CHAIN: Chain = ((), None)
 
 def eqn_chain(eqn: Any, cache: ChainCache) -> Chain:
     """The user's frames that emitted `eqn` and the libraries' frames under the innermost of them,
-    outermost first (train.py:42 -> flax/linen/linear.py:287), and that innermost user frame (what
-    `eqn_source` gives), with exact columns."""
+    outermost first (train.py:42 -> flax/linen/linear.py:287), and that innermost user frame (the
+    equation's source), with exact columns."""
     tb = getattr(eqn.source_info, "traceback", None)
     if tb is None:
         return _NO_CHAIN

@@ -73,10 +73,10 @@ def find_first_nonfinite(closed: Any, flat_args: list[Any]) -> NanOrigin | None:
     for i, (var, value) in enumerate(zip(jaxpr.invars, flat_args, strict=True)):
         if _bad(value):
             return _origin(f"in{i}", "", None, value, var, (), "this input already holds NaN/Inf")
-    return _search(jaxpr, list(closed.consts), flat_args, "", {})
+    return _search(jaxpr, list(closed.consts), flat_args, "", jc.ChainCache())
 
 
-def _search(jaxpr: Any, consts: list[Any], args: list[Any], prefix: str, cache: dict[Any, SourceLoc | None]) -> NanOrigin | None:
+def _search(jaxpr: Any, consts: list[Any], args: list[Any], prefix: str, cache: jc.ChainCache) -> NanOrigin | None:
     env: dict[int, Any] = {}
 
     def read(atom: Any) -> Any:
@@ -103,7 +103,7 @@ def _search(jaxpr: Any, consts: list[Any], args: list[Any], prefix: str, cache: 
         detail = f"its inputs are finite; output {k} of {len(outs)}" if len(outs) > 1 else "its inputs are finite"
         if jc.subjaxprs(eqn.params) and eqn.primitive.name not in CALL_LIKE:
             detail += f" (the NaN/Inf arises inside this {eqn.primitive.name}; its inner equations were not searched)"
-        return _origin(path, eqn.primitive.name, jc.eqn_source(eqn, cache), outs[k], eqn.outvars[k], eqn.invars, detail)
+        return _origin(path, eqn.primitive.name, jc.eqn_chain(eqn, cache)[1], outs[k], eqn.outvars[k], eqn.invars, detail)
     return None
 
 
@@ -120,7 +120,7 @@ def callee(eqn: Any) -> tuple[Any, list[Any]] | None:
     return sub, list(consts)
 
 
-def _step_into(eqn: Any, invals: list[Any], path: str, cache: dict[Any, SourceLoc | None]) -> NanOrigin | None:
+def _step_into(eqn: Any, invals: list[Any], path: str, cache: jc.ChainCache) -> NanOrigin | None:
     body = callee(eqn)
     if body is None:
         return None
@@ -171,7 +171,7 @@ def per_equation(closed: Any, flat_args: list[Any]) -> tuple[EqnDivergence, ...]
     jitted = jax.block_until_ready(jax.jit(program)(*flat_args))
     with jax.disable_jit():
         eager = jax.block_until_ready(program(*flat_args))
-    cache: dict[Any, SourceLoc | None] = {}
+    cache = jc.ChainCache()
     return tuple(_compare(path, eqn, var, a, b, cache) for (path, eqn, var), a, b in zip(picked, jitted, eager, strict=True))
 
 
@@ -205,7 +205,7 @@ def _floating(var: Any) -> bool:
     return not isinstance(var, jc.DropVar) and jnp.issubdtype(getattr(var.aval, "dtype", np.int32), jnp.inexact)
 
 
-def _compare(path: str, eqn: Any, var: Any, a: Any, b: Any, cache: dict[Any, SourceLoc | None]) -> EqnDivergence:
+def _compare(path: str, eqn: Any, var: Any, a: Any, b: Any, cache: jc.ChainCache) -> EqnDivergence:
     x, y = np.asarray(a).astype(np.float64), np.asarray(b).astype(np.float64)
     finite = np.isfinite(x) & np.isfinite(y)
     diff = np.abs(x - y)[finite]
@@ -213,5 +213,5 @@ def _compare(path: str, eqn: Any, var: Any, a: Any, b: Any, cache: dict[Any, Sou
     denom = np.maximum(np.abs(y[finite]), np.finfo(np.float32).tiny)
     max_rel = float(np.max(diff / denom)) if diff.size else 0.0
     mismatch = int(np.count_nonzero(np.isfinite(x) != np.isfinite(y)))
-    return EqnDivergence(path, eqn.primitive.name, jc.eqn_source(eqn, cache), jc.aval_str(var.aval), max_abs, max_rel,
+    return EqnDivergence(path, eqn.primitive.name, jc.eqn_chain(eqn, cache)[1], jc.aval_str(var.aval), max_abs, max_rel,
                          mismatch, preview(np.asarray(a)), preview(np.asarray(b)))
