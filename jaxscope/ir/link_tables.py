@@ -18,7 +18,7 @@ def jaxpr_lines(graph: Graph, links: JaxprLinks) -> dict[str, list[int]]:
     branches included, as the jaxpr prints them inside it)."""
     out = {}
     for path, _node in equations(graph):
-        lines = sorted({n for head in links.lines_for_node(path) for n in links.equation_lines(head)})
+        lines = links.all_lines_for_node(path)
         if lines:
             out[path] = lines
     return out

@@ -425,6 +425,10 @@ class JaxprLinks:
             return []
         return self.lines_for_loc(loc.file, loc.line, loc.col, self.node_labels.get(path, ""))
 
+    def all_lines_for_node(self, path: str) -> list[int]:
+        """Every line of the node's printed equations: head and continuation lines, in order."""
+        return sorted({n for head in self.lines_for_node(path) for n in self.equation_lines(head)})
+
     def lines_for_loc(self, file: str, line: int, col: int, primitive: str = "") -> list[int]:
         """Jaxpr head lines printed with this location (narrowed to `primitive` when any match)."""
         f = self._file(file, nodes=False)

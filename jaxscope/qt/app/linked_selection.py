@@ -60,18 +60,18 @@ class LinkedSelection:
         lines = sorted({sources[p].line for p in paths if p in sources and linking.same_file(sources[p].file, self.host.doc.path)})
         self.host.source.mark_lines(lines)
         self.host.jaxpr.mark_lines(sorted({ln for p in paths for ln in self.host.jaxpr_links.lines_for_node(p)}))
-        missing = []
+        exact: dict[str, list[int]] = {}  # stage -> the selection's own lines, where the links are per equation
         for stage, links in self.host.ir_links.items():
             lines = links.lines_for_nodes(paths)
             self.host.ir.views[stage].mark_lines(lines)
-            if paths and not lines and links.exact is not None:
-                missing.append(stage)
+            if links.exact is not None:
+                exact[stage] = lines
         self.host.run_panel.show_values(paths[0] if len(paths) == 1 else "")
-        self._show_chain(paths, missing)
+        self._show_chain(paths, exact)
 
-    def _show_chain(self, paths: list[str], missing: list[str]) -> None:
-        """One equation: its frames over the source pane (a library file shown follows it), and
-        what lowering did with it when it has no lines of its own in an IR text."""
+    def _show_chain(self, paths: list[str], exact: dict[str, list[int]]) -> None:
+        """One node: the Node pane; for an equation, its frames over the source pane (a library file
+        shown follows it), and what lowering did with it when it has no lines of its own in an IR text."""
         frames = self.host.source_frames
         node = None
         if len(paths) == 1 and self.host.doc.graph is not None:
@@ -84,10 +84,8 @@ class LinkedSelection:
             self.host.inspector.show_nothing()
             return
         paired = tuple(self._pairs().get(paths[0], ())) if "/" not in paths[0] else ()
-        links = self.host.jaxpr_links
-        own = {"jaxpr": sorted({n for h in links.lines_for_node(paths[0]) for n in links.equation_lines(h)})} if links else {}
-        own.update({stage: ir.lines_for_nodes(paths) for stage, ir in self.host.ir_links.items() if ir.exact is not None})
-        self.host.inspector.show_node(paths[0], node, own if node.kind == "eqn" else {}, list(paired))
+        own = {"jaxpr": self.host.jaxpr_links.all_lines_for_node(paths[0])} if self.host.jaxpr_links else {}
+        self.host.inspector.show_node(paths[0], node, {**own, **exact} if node.kind == "eqn" else {}, list(paired))
         if node.kind != "eqn":
             frames.show_chain(())
             return
@@ -97,6 +95,7 @@ class LinkedSelection:
             here = [f for f in node.frames if f.file == frames.other.path]
             if here:
                 frames.other.mark_lines([here[-1].line])
+        missing = [stage for stage, lines in exact.items() if not lines]
         if missing and not node.subgraphs:  # a jit or cond owner lowers to its equations' ops, not its own
             why = {"stablehlo": "it lowers to no StableHLO op (e.g. x**1, a same-type convert)",
                    "compiled": "XLA removed it or merged it into another equation's instruction"}
@@ -140,11 +139,8 @@ class LinkedSelection:
             return
         paths = linking.nodes_for_frame(self.host.doc.graph, file, line)
         self.select_nodes(paths)
+        self.graph_selected(paths)  # their jaxpr and IR lines, as a selection in the graph marks them
         self.host.source_frames.other.mark_lines([line], scroll=False)
-        if self.host.jaxpr_links is not None:
-            self.host.jaxpr.mark_lines(sorted({ln for p in paths for ln in self.host.jaxpr_links.lines_for_node(p)}))
-        for stage, links in self.host.ir_links.items():
-            self.host.ir.views[stage].mark_lines(links.lines_for_nodes(paths))
         self.host.statusBar().showMessage(f"{len(paths)} equation{'s' if len(paths) != 1 else ''} came through line {line}", 4000)
 
     def jaxpr_line_clicked(self, line: int) -> None:
