@@ -25,7 +25,6 @@ _TOKEN = re.compile(r"\[[^\]]*\]|\.\w+|^\w+")  # "params['w'][0].mu" -> "params"
 class ScopedGraph:
     graph: Graph
     prefix: dict[str, str]  # top-level node id -> the view path prefix of its group ("g0:0/g2:0/")
-    groups: int  # how many groups were made
 
     def to_view(self, path: str) -> str:
         head = path.split("/", 1)[0].split(":", 1)[0]
@@ -77,7 +76,7 @@ def scoped(graph: Graph, min_groups: int = 2) -> ScopedGraph:
                 by_scope.add(n.id)
     firsts = {k[:2] for k in keys.values() if k}
     if len(firsts) < min_groups:
-        return ScopedGraph(graph, {}, 0)
+        return ScopedGraph(graph, {})
     heads: dict[str, set[str]] = defaultdict(set)  # pass -> its top modules
     for node_id in by_scope:
         heads[keys[node_id][0]].add(keys[node_id][1])
@@ -107,7 +106,7 @@ def scoped(graph: Graph, min_groups: int = 2) -> ScopedGraph:
     bodies.update(builder.bodies)
     n_eqns = sum(1 for n in root_nodes if n.kind == "eqn")
     bodies[graph.root] = Body(top.id, top.title, tuple(root_nodes), tuple(root_edges), n_eqns, top.total_eqns)
-    return ScopedGraph(Graph(graph.function, bodies, graph.root), prefix, builder.count)
+    return ScopedGraph(Graph(graph.function, bodies, graph.root), prefix)
 
 
 class _Builder:
