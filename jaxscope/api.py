@@ -143,10 +143,11 @@ def _values_as_call(args: Sequence[Any], kwargs: dict[str, Any]) -> tuple[str | 
 
 
 def _layout(graph: Graph, collapse: int | None, direction: str, budget_s: float) -> Layout:
-    from jaxscope.layout.engine import auto_expanded, expanded_to_depth
+    from jaxscope.analysis.scope_view import first_open
+    from jaxscope.layout.engine import expanded_to_depth
     from jaxscope.runtime.layout_client import LayoutClient
 
-    expanded = auto_expanded(graph) if collapse is None else expanded_to_depth(graph, collapse)
+    expanded = first_open(graph) if collapse is None else expanded_to_depth(graph, collapse)
     with LayoutClient(budget_s=budget_s) as layouts:  # dot runs in a child with a budget: it can hang
         return layouts.layout(graph, expanded, direction=direction)
 

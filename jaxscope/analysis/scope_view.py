@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 
 from jaxscope.analysis.scopes import read_scope
+from jaxscope.layout.engine import auto_expanded
 from jaxscope.schema.graph import Body, Edge, Graph, Node, SubgraphRef
 
 Key = tuple[str, ...]  # ("forward", "Deep", "block1"): the pass, then the module path
@@ -23,8 +26,16 @@ _TOKEN = re.compile(r"\[[^\]]*\]|\.\w+|^\w+")  # "params['w'][0].mu" -> "params"
 
 @dataclass(frozen=True)
 class ScopedGraph:
+    """The grouped view of `real`. The window and the exports draw `graph`; links, sources and run
+    results speak `real`'s paths: `to_view` and `real_paths` cross between the two."""
+
     graph: Graph
     prefix: dict[str, str]  # top-level node id -> the view path prefix of its group ("g0:0/g2:0/")
+    real: Graph
+
+    @property
+    def grouped(self) -> bool:
+        return self.graph is not self.real
 
     def to_view(self, path: str) -> str:
         head = path.split("/", 1)[0].split(":", 1)[0]
@@ -33,9 +44,80 @@ class ScopedGraph:
     def to_real(self, path: str) -> str:
         """A view path -> the real graph's (a group's own path -> "")."""
         parts = path.split("/")
-        while parts and parts[0].startswith("g") and parts[0].partition(":")[0][1:].isdigit():
+        while parts and is_group(parts[0]):
             parts = parts[1:]
         return "/".join(parts)
+
+    def view_paths(self, paths: Iterable[str]) -> list[str]:
+        return [self.to_view(p) for p in paths] if self.prefix else list(paths)
+
+    def real_paths(self, paths: Iterable[str]) -> list[str]:
+        """The real nodes of view paths: a node's own, a group's every member; a group's own
+        "N inputs"/"N outputs" boxes stand for nothing real."""
+        if not self.grouped:
+            return list(paths)
+        out: list[str] = []
+        for path in paths:
+            last = path.rsplit("/", 1)[-1]
+            if is_group(last):
+                out += self._members(path)
+            elif (real := self.to_real(path)) and self._is_real(real):
+                out.append(real)
+        return list(dict.fromkeys(out))
+
+    def _is_real(self, path: str) -> bool:
+        return "/" in path or ":" in path or path in self._top_ids
+
+    @cached_property
+    def _top_ids(self) -> frozenset[str]:
+        return frozenset(n.id for n in self.real.top.nodes)
+
+    def _members(self, group: str) -> list[str]:
+        want = group + ":0/"
+        return [node_id for node_id, prefix in self.prefix.items() if prefix.startswith(want)]
+
+
+SCOPE, VALUES = "scope", "values"  # `SubgraphRef.param` of a module's group, of a group of inputs or outputs
+GROUPS_FIT = 120  # boxes a model opens with: its modules a level or two down, each readable
+
+
+def first_open(graph: Graph, fits: int = GROUPS_FIT) -> frozenset[str]:
+    """The clusters a first layout opens. A grouped view opens its module groups a whole level at a
+    time while at most `fits` boxes are drawn: the model's outline at the deepest level that fits,
+    every module at that level alike (never block1's backward open and its forward shut); groups
+    of inputs and outputs stay boxes. Anything else opens as `auto_expanded` picks."""
+    if not any(is_group(n.id) for n in graph.top.nodes):
+        return auto_expanded(graph)
+    count, chosen = len(graph.top.nodes), []
+    level = [("", graph.top)]
+    while level:
+        opening = [(prefix + n.id, graph.bodies[n.subgraphs[0].body]) for prefix, body in level
+                   for n in body.nodes if is_group(n.id) and n.subgraphs[0].param == SCOPE]
+        count += sum(len(body.nodes) - 1 for _, body in opening)
+        if not opening or count > fits:
+            break
+        chosen += [path for path, _ in opening]
+        level = [(f"{path}:0/", body) for path, body in opening]
+    return frozenset(chosen)
+
+
+def is_group(part: str) -> bool:
+    """Whether a path part ("g4" or "g4:0") is a group of the scoped view (real ids never start with g)."""
+    head = part.partition(":")[0]
+    return head[:1] == "g" and head[1:].isdigit()
+
+
+def for_window(graph: Graph, grouping: bool = True, fits: int = 600) -> ScopedGraph:
+    """What the window draws: the model's groups when the program has scopes (a flax model, a
+    `jax.named_scope`) or more top-level nodes than fit on screen flat; else the graph itself (a
+    tutorial's small plain function reads best as it is). The layout process applies the same rule
+    to the graph it is sent, so both sides draw the same view."""
+    if not grouping:
+        return ScopedGraph(graph, {}, graph)
+    top = graph.top.nodes
+    if len(top) <= fits and not any(n.kind == "eqn" and read_scope(n.name_stack).parts for n in top):
+        return ScopedGraph(graph, {}, graph)
+    return scoped(graph)
 
 
 def group_key(node: Node) -> tuple[Key, bool]:
@@ -76,7 +158,7 @@ def scoped(graph: Graph, min_groups: int = 2) -> ScopedGraph:
                 by_scope.add(n.id)
     firsts = {k[:2] for k in keys.values() if k}
     if len(firsts) < min_groups:
-        return ScopedGraph(graph, {})
+        return ScopedGraph(graph, {}, graph)
     heads: dict[str, set[str]] = defaultdict(set)  # pass -> its top modules
     for node_id in by_scope:
         heads[keys[node_id][0]].add(keys[node_id][1])
@@ -106,7 +188,7 @@ def scoped(graph: Graph, min_groups: int = 2) -> ScopedGraph:
     bodies.update(builder.bodies)
     n_eqns = sum(1 for n in root_nodes if n.kind == "eqn")
     bodies[graph.root] = Body(top.id, top.title, tuple(root_nodes), tuple(root_edges), n_eqns, top.total_eqns)
-    return ScopedGraph(Graph(graph.function, bodies, graph.root), prefix)
+    return ScopedGraph(Graph(graph.function, bodies, graph.root), prefix, graph)
 
 
 class _Builder:
@@ -214,5 +296,6 @@ class _Builder:
             if len(twins) > 1:
                 what += f"; identical to {', '.join(t for t in twins if t != name)}"
             out_nodes.append(Node(gid, "eqn", name, avals=tuple(outs), in_avals=tuple(ins), name_stack="/".join(child_key[1:]),
-                                  subgraphs=(SubgraphRef(title, body_id, "scope"),), detail=what))
+                                  subgraphs=(SubgraphRef(title, body_id, VALUES if child_key[0] in ("inputs", "outputs") else SCOPE),),
+                                  detail=what))
         return out_nodes, out_edges, prefixes

@@ -54,11 +54,11 @@ def link_stages(opts: argparse.Namespace, fmt: str) -> list[str]:
 
 
 def run(opts: argparse.Namespace) -> int:
-    from jaxscope.analysis.scope_view import scoped
+    from jaxscope.analysis.scope_view import first_open, scoped
     from jaxscope.cli.links import stage_lines
     from jaxscope.exporter import export, highlight_paths, resolve_format
     from jaxscope.ir.link_tables import export_entry
-    from jaxscope.layout.engine import auto_expanded, expanded_to_depth
+    from jaxscope.layout.engine import expanded_to_depth
     from jaxscope.layout.wire import LayoutError
     from jaxscope.runtime.layout_client import LayoutClient
 
@@ -83,7 +83,7 @@ def run(opts: argparse.Namespace) -> int:
             except LayoutError:  # e.g. dot over budget before the graph was bound: ask again below
                 layout = None
         if layout is None:
-            expanded = auto_expanded(graph) if opts.collapse is None else expanded_to_depth(graph, opts.collapse)
+            expanded = first_open(graph) if opts.collapse is None else expanded_to_depth(graph, opts.collapse)
             layout = layouts.layout(graph, expanded, direction=opts.direction)
     for note in layout.notes:
         print(f"jaxscope: note: {note}", file=sys.stderr)

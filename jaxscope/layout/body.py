@@ -232,7 +232,8 @@ def structure(ctx: LayoutContext, body: Body, notes: list[str]) -> Structure:
         notes.append(f"{len(body.edges) - len(edges)} edge(s) of {name} name unknown nodes and are not drawn")
 
     # Distinct consumers, in order of first edge, of the nodes that could be stubbed (only those).
-    stubbable = {n.id for n in nodes if n.kind in STUB_KINDS and not n.subgraphs}
+    # (A box of several values, a module group's "15 inputs", is never copied: a copy would carry some.)
+    stubbable = {n.id for n in nodes if n.kind in STUB_KINDS and not n.subgraphs and len(n.avals) <= 1}
     consumers: dict[str, dict[str, None]] = {}
     if stubbable:
         for e in edges:

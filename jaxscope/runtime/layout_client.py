@@ -185,7 +185,8 @@ class _Worker:
 
 
 class _Request:
-    __slots__ = ("future", "graph", "expanded", "opts", "budget", "cancelled", "lines", "streamed", "bound", "region", "on_preview")
+    __slots__ = ("future", "graph", "expanded", "opts", "budget", "cancelled", "lines", "streamed", "bound", "region", "on_preview",
+                 "scopes")
 
     def __init__(self, future, graph, expanded, opts, budget, lines=None, region=None, on_preview=None) -> None:
         self.future = future
@@ -199,6 +200,7 @@ class _Request:
         self.bound = threading.Event()  # set by `LayoutStream.bind` (and by a cancel, to wake a waiter)
         self.region: Region | None = region
         self.on_preview: Callable[[Layout], None] | None = on_preview
+        self.scopes = False  # a stream: lay out `scope_view.for_window` of the trace's graph, as the GUI draws it
 
 
 class LayoutStream:
@@ -282,15 +284,18 @@ class LayoutClient:
                 self._thread.start()
             self._queue.put(request)
 
-    def stream(self, expanded: Collection[str] | None = None, *, budget_s: float | None = None, **opts: Any) -> LayoutStream:
+    def stream(self, expanded: Collection[str] | None = None, *, budget_s: float | None = None, scopes: bool = False,
+               **opts: Any) -> LayoutStream:
         """Queue a layout of the graph in a trace reply yet to come: pass `feed` as the trace's tap.
-        `expanded` None: the layout process opens what `auto_expanded` picks (see `LayoutStream.expanded`)."""
+        `expanded` None: the layout process opens what `auto_expanded` picks (see `LayoutStream.expanded`).
+        `scopes`: what is laid out (and bound) is `scope_view.for_window` of that graph."""
         unknown = set(opts) - set(LAYOUT_OPTIONS)
         if unknown:
             raise TypeError(f"unknown layout option(s): {', '.join(sorted(unknown))}")
         future: concurrent.futures.Future[Layout] = concurrent.futures.Future()
         chosen = None if expanded is None else sorted(set(expanded))
         request = _Request(future, None, chosen, opts, self.budget_s if budget_s is None else budget_s, queue.Queue())
+        request.scopes = scopes
         self._enqueue(request)
         return LayoutStream(request)
 
@@ -420,10 +425,11 @@ class LayoutClient:
         except (TimeoutError, _WorkerGoneError):
             if request.cancelled:
                 raise concurrent.futures.CancelledError() from None
-            from jaxscope.layout.engine import auto_expanded, compute_layout
+            from jaxscope.analysis.scope_view import first_open
+            from jaxscope.layout.engine import compute_layout
 
             if request.expanded is None:  # a stream the layout process never answered
-                request.expanded = sorted(auto_expanded(request.graph))
+                request.expanded = sorted(first_open(request.graph))
             layout = compute_layout(request.graph, request.expanded, **opts)
         return Layout(
             width=layout.width,
@@ -466,6 +472,8 @@ class LayoutClient:
             "expanded": request.expanded,
             "opts": opts,
         }
+        if stream and request.scopes:
+            header["scopes"] = True
         if request.region is not None and request.on_preview is not None:
             header["region"] = request.region.to_json()
         lines = [json.dumps(header)]

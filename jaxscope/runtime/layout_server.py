@@ -11,6 +11,7 @@ import traceback
 from collections.abc import Iterator
 from typing import Any
 
+from jaxscope.analysis.scope_view import first_open, for_window
 from jaxscope.layout.preview import Region, region_part
 from jaxscope.layout.types import Tenths
 from jaxscope.layout.wire import LAYOUT_OPTIONS, layout_wire_lines
@@ -34,7 +35,7 @@ AHEAD_IDLE_S = _idle_s()
 
 def serve(stdin: Any = None, stdout: Any = None) -> None:
     """The worker loop: read requests from stdin, write answers to stdout (binary streams)."""
-    from jaxscope.layout.engine import auto_expanded, compute_tenths, lay_out_ahead, trim
+    from jaxscope.layout.engine import compute_tenths, lay_out_ahead, trim
 
     stdin = stdin or sys.stdin.buffer
     stdout = stdout or sys.stdout.buffer
@@ -90,13 +91,15 @@ def serve(stdin: Any = None, stdout: Any = None) -> None:
                 graph = None
                 cache, answers = {}, {}
                 graph = _read_graph(lines, streamed=request.get("has_graph") == "stream")
+                if request.get("scopes"):  # what the GUI draws of a trace's graph (it makes the same view)
+                    graph = for_window(graph).graph
                 graph_key = request.get("graph_key")
             elif graph is None or graph_key != request.get("graph_key"):
                 raise RuntimeError("the layout worker does not hold the requested graph")
             write(json.dumps({"id": rid, "event": "started"}))
             opts = {k: v for k, v in (request.get("opts") or {}).items() if k in LAYOUT_OPTIONS}
             chosen = request.get("expanded")
-            expanded = tuple(sorted(auto_expanded(graph))) if chosen is None else tuple(chosen)
+            expanded = tuple(sorted(first_open(graph))) if chosen is None else tuple(chosen)
             ok = json.dumps({"id": rid, "ok": True, "expanded": expanded})
             key = json.dumps([expanded, sorted(opts.items())])
             if key in answers:

@@ -7,6 +7,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from jaxscope.qt.app.controller import Controller
+from jaxscope.schema.graph import Body, Edge, Graph, Node
 
 
 class _ResolvedWorker:
@@ -63,7 +64,7 @@ class _StreamLayouts(_Layouts):
     def cancel(self) -> None:
         pass
 
-    def stream(self, expanded: Any) -> Any:
+    def stream(self, expanded: Any, scopes: bool = False) -> Any:
         layouts = self
 
         class Stream:
@@ -80,20 +81,23 @@ def test_a_trace_is_prepared_off_the_gui_thread_and_bound_before_it_is_handed_ov
     """`prepare` runs on the thread that got the result (the window's source-line maps: 0.3-0.5 s
     at 50k equations), the layout stream is bound there too, and the slot finds the prepared value;
     a prepare that fails costs nothing but the head start."""
-    result = type("Result", (), {"graph": "the graph"})()
+    graph = Graph("f", {"b0": Body("b0", "f", (Node("in0", "input", "x"), Node("e0", "eqn", "sin")), (Edge("in0", "e0"),), 1, 1)}, "b0")
+    result = type("Result", (), {"graph": graph})()
     layouts = _StreamLayouts()
     controller = Controller(worker=_TracingWorker(result), layouts=layouts)  # type: ignore[arg-type]
     seen: list[Any] = []
-    controller.prepare = lambda r: (r, threading.current_thread())
+    controller.prepare = lambda r, view: (r, view, threading.current_thread())
     controller.trace_finished.connect(lambda r: seen.append(controller.prepared(r)))
     with qtbot.waitSignal(controller.trace_finished, timeout=5000):
         controller.trace("request")  # type: ignore[arg-type]
-    ((got, thread),) = seen
+    ((got, view, thread),) = seen
     assert got is result and thread is not threading.main_thread()
-    assert layouts.bound and layouts.bound[0][0] == "the graph" and layouts.bound[0][1] is not threading.main_thread()
+    # what is bound is the graph drawn: a small function with no scopes is drawn as it is
+    assert view.graph is graph and controller.view_of(result) is view
+    assert layouts.bound and layouts.bound[0][0] is graph and layouts.bound[0][1] is not threading.main_thread()
     assert controller.prepared(object()) is None
 
-    def fails(r: Any) -> Any:
+    def fails(r: Any, view: Any) -> Any:
         raise RuntimeError("a bug in prepare")
 
     controller.prepare = fails

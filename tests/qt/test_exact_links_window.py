@@ -21,7 +21,7 @@ def test_a_backward_op_marks_only_its_lines_and_its_frames_open_the_library(qtbo
     dots = {p: n for p, n in eqns.items() if n.label == "dot_general"}
     backward = next(p for p, n in dots.items() if n.name_stack.startswith("transpose(") and "block2" in n.name_stack)
     w.selection.select_nodes([backward])
-    w.selection.graph_selected([backward])
+    w.selection.mark([backward])
 
     def own(view, lines_of) -> set[int]:
         marked = set(view.marked_lines())
@@ -49,7 +49,9 @@ def test_a_backward_op_marks_only_its_lines_and_its_frames_open_the_library(qtbo
     w.graph_export.export(str(tmp_path / "g.json"))
     links = json.loads((tmp_path / "g.json").read_text(encoding="utf-8"))["links"]
     assert set(links) == {"jaxpr", "stablehlo", "compiled"}
-    assert set(links["jaxpr"]["lines"][backward]) == jaxpr_lines and set(links["stablehlo"]["lines"][backward]) == stable_lines
+    drawn = w.doc.to_shown([backward])[0]  # the JSON's graph is the one drawn: the equation sits in its module's group
+    assert drawn.endswith("/" + backward)
+    assert set(links["jaxpr"]["lines"][drawn]) == jaxpr_lines and set(links["stablehlo"]["lines"][drawn]) == stable_lines
     assert links["stablehlo"]["text"] == w.ir.views["stablehlo"].toPlainText()
 
     # the Node pane: all of it in one place
@@ -64,9 +66,9 @@ def test_a_backward_op_marks_only_its_lines_and_its_frames_open_the_library(qtbo
     twin = frames.bar.text().split('href="pair:', 1)[1].split('"', 1)[0]
     assert dots.get(twin) is not None and dots[twin].name_stack == "jvp(Deep)/block2/proj"
     frames.bar.linkActivated.emit(f"pair:{twin}")
-    assert w.graph.selected_paths() == [twin]
+    assert w.doc.to_real(w.graph.selected_paths()) == [twin]
     w.selection.select_nodes([backward])
-    w.selection.graph_selected([backward])
+    w.selection.mark([backward])
     dense = len(dots[backward].frames) - 1
     assert dots[backward].frames[dense].library == "flax"
     assert frames.open_frame(dense) and frames.showing_other()
@@ -74,7 +76,7 @@ def test_a_backward_op_marks_only_its_lines_and_its_frames_open_the_library(qtbo
     assert "read-only" in frames.other_title.text()
     # a line of flax's file selects every equation that came through it: each Dense's forward and backward dots
     frames.other_line_clicked.emit(frames.other.path, dots[backward].frames[dense].line)
-    selected = set(w.graph.selected_paths())
+    selected = set(w.doc.to_real(w.graph.selected_paths()))
     assert {p for p, n in dots.items() if n.frames and n.frames[-1] == dots[backward].frames[dense]} <= selected
     assert len(selected) >= 6
     frames.other_title.linkActivated.emit("back")
@@ -84,4 +86,4 @@ def test_a_backward_op_marks_only_its_lines_and_its_frames_open_the_library(qtbo
     call = dots[backward].frames[0]
     assert call.function == "deep_step"
     w.source.line_clicked.emit(call.line)
-    assert len(w.graph.selected_paths()) > 50
+    assert len(w.doc.to_real(w.graph.selected_paths())) > 50

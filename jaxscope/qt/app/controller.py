@@ -16,6 +16,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 
+from jaxscope.analysis.scope_view import ScopedGraph, for_window
 from jaxscope.layout.preview import Region
 from jaxscope.runtime.devices import device_env
 from jaxscope.runtime.layout_client import LayoutClient, LayoutStream
@@ -89,7 +90,9 @@ class Controller(QObject):
         # Run on the thread that decoded a trace's result, before `trace_finished` is emitted: the
         # window's per-graph maps (source lines <-> nodes: 0.3-0.5 s at 50k equations) are made
         # there, while the layout process lays the graph out, instead of on the GUI thread.
-        self.prepare: Callable[[TraceResult], Any] | None = None
+        self.prepare: Callable[[TraceResult, ScopedGraph], Any] | None = None
+        self.grouping = True  # draw a model's modules as groups (`scope_view.for_window`); View -> Group by Module
+        self._views: tuple[TraceResult, ScopedGraph] | None = None
         self._trace_ahead = _Handover()
         # The same for a layout that arrives from the layout process: the view's scene model (0.2 s
         # at 14k boxes, 0.8 s at 72k) is built on the layout client's thread, not the GUI's.
@@ -166,22 +169,38 @@ class Controller(QObject):
         gen = self._trace_gen = next(self._gen)
         self._set_busy(True)
         self.layouts.cancel()  # the last graph's pending layouts (and an earlier stream) are moot now
-        stream = self._stream = self.layouts.stream(expanded)
+        grouping = self.grouping
+        stream = self._stream = self.layouts.stream(expanded, scopes=grouping)
         future = self.worker.trace(request, on_phase=lambda p: self._phase.emit(gen, p), tap=stream.feed)
-        future.add_done_callback(lambda f: self._prepare(gen, f, stream))
+        future.add_done_callback(lambda f: self._prepare(gen, f, stream, grouping))
 
-    def _prepare(self, gen: int, future: Future[TraceResult], stream: LayoutStream) -> None:
-        """On the result's thread: bind the graph to its layout stream, `prepare` the result (a
-        failure there only costs the head start), then hand it to the GUI thread."""
+    def _prepare(self, gen: int, future: Future[TraceResult], stream: LayoutStream, grouping: bool) -> None:
+        """On the result's thread: the view drawn of the graph (the layout process makes the same),
+        bound to its layout stream; `prepare` the result (a failure there only costs the head
+        start), then hand it to the GUI thread."""
         if gen == self._trace_gen and not future.cancelled() and future.exception() is None:
             result = future.result()
-            stream.bind(result.graph)  # the layout need not wait for the GUI thread (also bound there)
-            self._trace_ahead.make(self.prepare, result, result)
+            view = for_window(result.graph, grouping)
+            self._views = (result, view)
+            stream.bind(view.graph)  # the layout need not wait for the GUI thread (also bound there)
+            self._trace_ahead.make(self.prepare, result, result, view)
         self._trace_done.emit(gen, future)
 
     def prepared(self, result: TraceResult) -> Any:
         """What `prepare` made of `result` (None if nothing, or for another result); handed over once."""
         return self._trace_ahead.take(result)
+
+    def view_of(self, result: TraceResult) -> ScopedGraph:
+        """The view drawn of `result`'s graph: the one its layout was streamed for."""
+        made = self._views
+        if made is not None and made[0] is result:
+            return made[1]
+        return for_window(result.graph, self.grouping)
+
+    def view_drawing(self, graph: Graph) -> ScopedGraph | None:
+        """The view of the last trace if it is `graph` (a layout's, on the layout client's thread)."""
+        made = self._views
+        return made[1] if made is not None and made[1].graph is graph else None
 
     def cancel(self) -> None:
         self.worker.cancel()

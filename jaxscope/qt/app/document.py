@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from jaxscope.analysis.scope_view import ScopedGraph
 from jaxscope.schema.graph import Graph, split_path
 from jaxscope.schema.layout import Layout
 from jaxscope.schema.layout_tables import node_paths
@@ -17,6 +18,7 @@ class Document:
     args: str = ""
     inputs: str = ""  # a maker instead of `args` (TraceRequest.inputs)
     result: TraceResult | None = None  # the last good trace
+    view: ScopedGraph | None = None  # what the graph pane draws of `result.graph` (its modules as groups)
     layout: Layout | None = None
     expanded: frozenset[str] = field(default_factory=frozenset)
     stale: bool = False  # the last trace failed; `result` is from an earlier one
@@ -25,7 +27,20 @@ class Document:
 
     @property
     def graph(self) -> Graph | None:
+        """The traced program: what links, sources and run results name nodes of."""
         return self.result.graph if self.result else None
+
+    @property
+    def shown(self) -> Graph | None:
+        """The graph drawn (`layout`, `expanded` and the graph pane's paths are of this one)."""
+        return self.view.graph if self.view is not None else self.graph
+
+    def to_real(self, paths: list[str]) -> list[str]:
+        """Drawn paths -> the program's (a group: its every equation)."""
+        return self.view.real_paths(paths) if self.view is not None else paths
+
+    def to_shown(self, paths: list[str]) -> list[str]:
+        return self.view.view_paths(paths) if self.view is not None else paths
 
     def visible_paths(self) -> set[str]:
         return {path.split("#", 1)[0] for path in node_paths(self.layout.nodes)} if self.layout else set()

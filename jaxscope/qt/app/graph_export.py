@@ -62,52 +62,57 @@ class GraphExport:
     def export(self, path: str) -> str:
         """Write the current graph with the CLI's exporter; returns the format written."""
         doc = self.host.doc
-        if doc.graph is None or doc.layout is None:
+        if doc.shown is None or doc.layout is None:
             raise ValueError("nothing to export yet: trace a function first")
-        return export(doc.graph, doc.layout, path, theme=self.host.theme, long_edges=self.long_edges(), links=self.links())
+        return export(doc.shown, doc.layout, path, theme=self.host.theme, long_edges=self.long_edges(), links=self.links())
 
     def links(self) -> dict[str, Any]:
         """For a JSON export: the texts shown (jaxpr, StableHLO, compiled HLO, those there are) and
-        each equation's own lines in them, as `jaxscope export --links` writes them."""
+        each equation's own lines in them, as `jaxscope export --links` writes them (by the paths
+        of the graph drawn: inside its module groups)."""
         doc, out = self.host.doc, {}
         if doc.graph is None:
             return {}
         if doc.result is not None and doc.result.jaxpr_text and self.host.jaxpr_links is not None:
-            out["jaxpr"] = export_entry(doc.result.jaxpr_text, jaxpr_lines(doc.graph, self.host.jaxpr_links))
+            out["jaxpr"] = export_entry(doc.result.jaxpr_text, self._drawn(jaxpr_lines(doc.graph, self.host.jaxpr_links)))
         for stage, links in self.host.ir_links.items():
             if links.exact is not None:
-                out[stage] = export_entry(self.host.ir.views[stage].toPlainText(), ir_lines(links.exact))
+                out[stage] = export_entry(self.host.ir.views[stage].toPlainText(), self._drawn(ir_lines(links.exact)))
         return out
+
+    def _drawn(self, lines: dict[str, list[int]]) -> dict[str, list[int]]:
+        view = self.host.doc.view
+        return {view.to_view(p): v for p, v in lines.items()} if view is not None and view.grouped else lines
 
     def dialog(self) -> None:
         """The Export Graph dialog (file and the CLI's options), then the export off the GUI thread."""
         doc = self.host.doc
-        if doc.graph is None or doc.layout is None:
+        if doc.shown is None or doc.layout is None:
             return
         default = os.path.splitext(doc.path)[0] + f"_{doc.function}.svg"
-        asked = ExportDialog(self.host.window(), default, self.host.theme, nesting_depth(doc.graph))
+        asked = ExportDialog(self.host.window(), default, self.host.theme, nesting_depth(doc.shown))
         if asked.exec() == QDialog.DialogCode.Accepted and asked.options().path:
             self.start(asked.options())
 
     def start(self, opts: ExportOptions) -> None:
         doc = self.host.doc
-        if doc.graph is None or doc.layout is None:
+        if doc.shown is None or doc.layout is None:
             return
         self.host.statusBar().showMessage(f"exporting to {opts.path}…")
         links = self.links() if opts.path.lower().endswith(".json") else None
-        expanded = None if opts.collapse is None else expanded_to_depth(doc.graph, opts.collapse)
-        self.host.exports.start(doc.graph, doc.layout, opts.path, opts.theme, self.long_edges(), links,
+        expanded = None if opts.collapse is None else expanded_to_depth(doc.shown, opts.collapse)
+        self.host.exports.start(doc.shown, doc.layout, opts.path, opts.theme, self.long_edges(), links,
                                 dpi=opts.dpi, legend=opts.legend, expanded=expanded)
 
     def image(self, scale: float = 1.0) -> QImage:
         """The graph as the PNG export draws it, `scale` pixels per px."""
         doc = self.host.doc
-        assert doc.graph is not None and doc.layout is not None
-        svg = render_svg(doc.graph, doc.layout, theme=self.host.theme, long_edges=self.long_edges())
+        assert doc.shown is not None and doc.layout is not None
+        svg = render_svg(doc.shown, doc.layout, theme=self.host.theme, long_edges=self.long_edges())
         return raster.svg_to_image(svg, dpi=round(96 * scale))
 
     def copy_image(self) -> None:
         doc = self.host.doc
-        if doc.graph is not None and doc.layout is not None:
+        if doc.shown is not None and doc.layout is not None:
             QApplication.clipboard().setImage(self.image(2.0))
             self.host.statusBar().showMessage("graph image copied", 3000)

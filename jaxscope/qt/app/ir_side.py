@@ -152,12 +152,12 @@ class IrSide:
             return
         paths = links.nodes_for_line(line)
         self.host.selection.select_nodes(paths)
-        self.host.selection.graph_selected(paths)
+        self.host.selection.mark(paths)
         self.host.ir.views[stage].mark_lines([line], scroll=False)
 
     def fusion_selected(self, fusion: FusionInfo) -> None:
         self.host.selection.select_nodes(list(fusion.nodes))
-        self.host.selection.graph_selected(list(fusion.nodes))
+        self.host.selection.mark(list(fusion.nodes))
         self.host.source.mark_lines(list(fusion.source_lines))
         self.host.ir.views["compiled"].mark_lines([fusion.line])
 

@@ -126,8 +126,9 @@ class Jobs:
             if result.divergence:  # colour where jit and eager part; the next layout restores line colours
                 found = diverging(result)
                 worst = max((d.max_rel for d in found), default=0.0)
+                drawn = self.host.doc.to_shown([d.path for d in found])
                 self.host.graph.set_line_colours(
-                    {d.path: DIVERGENCE_COLOURS[0 if d.nonfinite_mismatch or d.max_rel >= worst / 2 else 1] for d in found}
+                    {p: DIVERGENCE_COLOURS[0 if d.nonfinite_mismatch or d.max_rel >= worst / 2 else 1] for p, d in zip(drawn, found)}
                 )
         self.host.resume_ir()
 

@@ -53,7 +53,13 @@ class LinkedSelection:
         self.pending: list[str] = []  # select these once the layout that reveals them is shown
         self._paired: tuple[Graph | None, dict[str, list[str]]] = (None, {})
 
-    def graph_selected(self, paths: list[str]) -> None:
+    def graph_selected(self, shown: list[str]) -> None:
+        """Nodes picked in the graph pane (its paths: a module group stands for its equations)."""
+        self.mark(self.host.doc.to_real(shown), shown)
+
+    def mark(self, paths: list[str], shown: list[str] | None = None) -> None:
+        """Mark the lines of the program's nodes `paths` in every pane; `shown`: as the graph pane
+        names them, when they were picked there."""
         if self.host.doc.graph is None or self.host.jaxpr_links is None:
             return
         sources = self.host.jaxpr_links.sources
@@ -67,7 +73,24 @@ class LinkedSelection:
             if links.exact is not None:
                 exact[stage] = lines
         self.host.run_panel.show_values(paths[0] if len(paths) == 1 else "")
-        self._show_chain(paths, exact)
+        if shown is not None and len(shown) == 1 and len(paths) != 1:  # a module group
+            self._show_group(shown[0], paths)
+        else:
+            self._show_chain(paths, exact)
+
+    def _show_group(self, shown: str, paths: list[str]) -> None:
+        """A module group picked: the Node pane says what it holds; its lines are its equations'."""
+        self.host.source_frames.show_chain(())
+        try:
+            node = resolve(self.host.doc.shown, shown)[1] if self.host.doc.shown is not None else None
+        except (KeyError, IndexError, ValueError):
+            node = None
+        if node is None:
+            self.host.inspector.show_nothing()
+            return
+        links = self.host.jaxpr_links
+        own = {"jaxpr": sorted({ln for p in paths for ln in links.all_lines_for_node(p)})} if links else {}
+        self.host.inspector.show_node(shown, node, own, [])
 
     def _show_chain(self, paths: list[str], exact: dict[str, list[int]]) -> None:
         """One node: the Node pane; for an equation, its frames over the source pane (a library file
@@ -103,6 +126,8 @@ class LinkedSelection:
             self.host.statusBar().showMessage(f"{paths[0]} {node.label}: {said}", 8000)
 
     def select_nodes(self, paths: list[str]) -> None:
+        """Select the program's nodes `paths` in the graph pane (where drawn, else what holds them)."""
+        paths = self.host.doc.to_shown(paths)
         visible = self.host.doc.visible_paths()
         shown = sorted({v for p in paths if (v := nearest_visible(p, visible)) is not None})
         # an expanded owner (e.g. a `jit` drawn as a cluster) stands for what is drawn inside it
@@ -139,7 +164,7 @@ class LinkedSelection:
             return
         paths = linking.nodes_for_frame(self.host.doc.graph, file, line)
         self.select_nodes(paths)
-        self.graph_selected(paths)  # their jaxpr and IR lines, as a selection in the graph marks them
+        self.mark(paths)  # their jaxpr and IR lines, as a selection in the graph marks them
         self.host.source_frames.other.mark_lines([line], scroll=False)
         self.host.statusBar().showMessage(f"{len(paths)} equation{'s' if len(paths) != 1 else ''} came through line {line}", 4000)
 
@@ -156,19 +181,19 @@ class LinkedSelection:
         """Expand the clusters that hide `paths` (diagnostics, tutorials); True when a re-layout started.
 
         The paths are selected again once the new layout is on screen."""
-        chain = {owner for path in paths for owner in owner_chain(path)}
-        if not chain or chain <= self.host.doc.expanded or self.host.doc.graph is None:
+        chain = {owner for path in self.host.doc.to_shown(list(paths)) for owner in owner_chain(path)}
+        if not chain or chain <= self.host.doc.expanded or self.host.doc.shown is None:
             return False
         self.host.doc.user_toggled = True
         self.pending = list(paths)
-        self.host.controller.layout(self.host.doc.graph, self.host.doc.expanded | chain)
+        self.host.controller.layout(self.host.doc.shown, self.host.doc.expanded | chain)
         return True
 
     def show_nodes(self, paths: list[str]) -> None:
         """Select nodes by path, expanding the clusters that hide them."""
         self.reveal(*paths)
         self.select_nodes(paths)
-        self.graph_selected(paths)
+        self.mark(paths)
 
     def show_query(self, query: str) -> list[str]:
         """A guide link: select what `query` finds anywhere in the graph, expanding what hides it."""

@@ -12,8 +12,8 @@ from PySide6.QtWidgets import QDockWidget, QLabel
 
 from jaxscope.analysis.flow_marks import line_marks, static_values
 from jaxscope.analysis.guide import parse_guide
+from jaxscope.analysis.scope_view import ScopedGraph, first_open
 from jaxscope.ir import linking
-from jaxscope.layout.engine import auto_expanded
 from jaxscope.qt.app.document import Document
 from jaxscope.qt.graph.view import QtGraphView
 from jaxscope.qt.panes.diagnostics_panel import DiagnosticsPanel
@@ -33,14 +33,16 @@ class TracePrep(NamedTuple):
     """What `MainWindow._prepare_trace` makes of a trace for the GUI thread."""
 
     links: linking.JaxprLinks  # the node sources (the jaxpr lines come with the printed jaxpr)
-    expanded: frozenset[str]  # `auto_expanded`: the clusters a first layout opens
+    expanded: frozenset[str]  # `first_open`: the clusters a first layout opens
     helpers: set[str]  # `linking.helper_files`: the other user files to watch
+    view: ScopedGraph  # what the graph pane draws (`expanded` is of its paths)
 
 
-def trace_prep(result: TraceResult) -> TracePrep:
+def trace_prep(result: TraceResult, view: ScopedGraph) -> TracePrep:
     """What the window walks a new trace's every node for (see `MainWindow._prepare_trace`)."""
     graph = result.graph
-    return TracePrep(linking.jaxpr_links(graph, ""), auto_expanded(graph), linking.helper_files(graph, result.request.function.path or ""))
+    helpers = linking.helper_files(graph, result.request.function.path or "")
+    return TracePrep(linking.jaxpr_links(graph, ""), first_open(view.graph), helpers, view)
 
 
 def recording_gave_up(result: TraceResult) -> bool:
@@ -120,25 +122,22 @@ class TraceDisplay:
         line_colours = linking.line_colours(self.host.doc.graph, self.host.doc.path) if self.host.doc.graph else {}
         self.host.source.set_line_colours({line: palette[i % len(palette)] for line, i in line_colours.items()})
 
-    def graph_colours(self, graph: Graph | None = None) -> dict[str, str]:
-        """Node path -> the colour of its source line, made once per trace and theme (every layout
-        of the trace shows them); of the document's graph by default. From any thread."""
-        if graph is None:
-            graph = self.host.doc.graph
-        if graph is None:
+    def graph_colours(self, view: ScopedGraph | None = None) -> dict[str, str]:
+        """Drawn node path -> the colour of its source line, made once per trace and theme (every
+        layout of the trace shows them); of the document's view by default. From any thread."""
+        view = view or self.host.doc.view
+        if view is None:
             return {}
         made = self._node_colours
-        if made is None or made[0] is not graph or made[1:3] != (self.host.doc.path, self.host.theme):
-            made = self._node_colours = (
-                graph,
-                self.host.doc.path,
-                self.host.theme,
-                linking.node_colours(graph, self.host.doc.path, self.palette()),
-            )
+        if made is None or made[0] is not view.graph or made[1:3] != (self.host.doc.path, self.host.theme):
+            colours = linking.node_colours(view.real, self.host.doc.path, self.palette())
+            if view.grouped:
+                colours = {view.to_view(p): c for p, c in colours.items()}
+            made = self._node_colours = (view.graph, self.host.doc.path, self.host.theme, colours)
         return made[3]
 
     def apply_graph_colours(self) -> None:
-        if self.host.doc.graph is not None:
+        if self.host.doc.view is not None:
             self.host.graph.set_line_colours(self.graph_colours())
 
     def show_flow(self, result: TraceResult) -> None:

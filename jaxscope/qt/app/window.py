@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 from jaxscope.about import EXAMPLES_DIR
 from jaxscope.analysis.flow_marks import LineMark
 from jaxscope.analysis.guide import Example, list_examples
+from jaxscope.analysis.scope_view import ScopedGraph
 from jaxscope.ir import linking
 from jaxscope.ir.hlo_links import IrLinks
 from jaxscope.qt.app import dialogs, geometry, prefs
@@ -391,7 +392,8 @@ class MainWindow(QMainWindow):
         self.display.fresh(result)
         self.show_problem("")
         graph = result.graph
-        prep = self.controller.prepared(result) or trace_prep(result)  # made here only if that failed
+        prep = self.controller.prepared(result) or trace_prep(result, self.controller.view_of(result))  # here only if that failed
+        self.doc.view = prep.view
         if not keep:
             self.doc.expanded = prep.expanded
         self.ir_side.start(result, prep.links)
@@ -400,9 +402,9 @@ class MainWindow(QMainWindow):
         self.files.watch(self.doc.path, prep.helpers)  # saving a helper module re-traces too
         self.display.show_flow(result)
         self.display.show_diagnostics(result)
-        self.controller.layout(graph, self.doc.expanded)
+        self.controller.layout(prep.view.graph, self.doc.expanded)
 
-    def _prepare_trace(self, result: TraceResult) -> TracePrep:
+    def _prepare_trace(self, result: TraceResult, view: ScopedGraph) -> TracePrep:
         """Off the GUI thread (`Controller.prepare`), what a trace's window needs: the graph's
         boxes resolved for its first scene model (first: the layout process is laying it out
         meanwhile), the map source line -> nodes (kept by `linking.nodes_by_line` for the GUI
@@ -411,17 +413,17 @@ class MainWindow(QMainWindow):
         other threads decoded the trace)."""
         graph = result.graph
         with gc_paused(freeze=graph):  # ~100k small containers: a collection midway held the GIL 46 ms (mlp-50k)
-            self.graph.prepare_graph(graph)
+            self.graph.prepare_graph(view.graph)
             path = result.request.function.path
             if path:
                 linking.nodes_by_line(graph, path)
-            prep = trace_prep(result)
+            prep = trace_prep(result, view)
         return prep
 
     def _prepare_layout(self, graph: Graph, layout: Layout) -> SceneModel | None:
         """On the layout client's thread: the scene model with its source-line stripes (at mlp-50k
         the colour map and the stripes took ~80 ms of the GUI thread when the scene was set)."""
-        return self.graph.model_for(graph, layout, self.display.graph_colours(graph))
+        return self.graph.model_for(graph, layout, self.display.graph_colours(self.controller.view_drawing(graph)))
 
     def palette_colours(self) -> list[str]:
         return self.display.palette()
@@ -436,7 +438,7 @@ class MainWindow(QMainWindow):
     @Slot(object, object, object)
     def _on_layout_preview(self, graph: Graph, part: Layout, expanded: frozenset[str]) -> None:
         """The part of a big re-layout the view shows, ahead of the whole (its first paint at once)."""
-        if self.doc.graph is graph and self.doc.layout is not None:
+        if self.doc.shown is graph and self.doc.layout is not None:
             self.graph.show_preview(graph, part, self.controller.prepared_preview(part))
 
     @Slot(str)
@@ -446,7 +448,7 @@ class MainWindow(QMainWindow):
 
     @Slot(object, object, object)
     def _on_layout_finished(self, graph: Graph, layout: Layout, expanded: frozenset[str]) -> None:
-        if self.doc.graph is not graph:
+        if self.doc.shown is not graph:
             return
         keep = self.doc.layout is not None and self.doc.result is not None and self.doc.layout is not layout and not self.doc.refit
         self.doc.refit = False
@@ -484,7 +486,7 @@ class MainWindow(QMainWindow):
         self.phase_label.setText(f"{info.kind} error")
 
     def toggle_cluster(self, owner: str) -> None:
-        graph = self.doc.graph
+        graph = self.doc.shown
         if graph is None:
             return
         expanded = set(self.doc.expanded)
