@@ -13,12 +13,12 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from jaxscope.analysis.scopes import read_scope
 from jaxscope.layout.engine import auto_expanded
-from jaxscope.schema.graph import Body, Edge, Graph, Node, SubgraphRef
+from jaxscope.schema.graph import GROUP_KINDS, Body, Edge, Graph, Node, SubgraphRef, group_of
 
 Key = tuple[str, ...]  # ("forward", "Deep", "block1"): the pass, then the module path
 _TOKEN = re.compile(r"\[[^\]]*\]|\.\w+|^\w+")  # "params['w'][0].mu" -> "params", "['w']", "[0]", ".mu"
@@ -32,6 +32,7 @@ class ScopedGraph:
     graph: Graph
     prefix: dict[str, str]  # top-level node id -> the view path prefix of its group ("g0:0/g2:0/")
     real: Graph
+    twins: dict[str, tuple[str, ...]] = field(default_factory=dict)  # a group ×N -> its N instances' paths
 
     @property
     def grouped(self) -> bool:
@@ -77,7 +78,7 @@ class ScopedGraph:
         return [node_id for node_id, prefix in self.prefix.items() if prefix.startswith(want)]
 
 
-SCOPE, VALUES = "scope", "values"  # `SubgraphRef.param` of a module's group, of a group of inputs or outputs
+SCOPE, VALUES = GROUP_KINDS  # `SubgraphRef.param` of a module's group ("scope backward" in a pass), of inputs' or outputs'
 GROUPS_FIT = 120  # boxes a model opens with: its modules a level or two down, each readable
 
 
@@ -92,7 +93,7 @@ def first_open(graph: Graph, fits: int = GROUPS_FIT) -> frozenset[str]:
     level = [("", graph.top)]
     while level:
         opening = [(prefix + n.id, graph.bodies[n.subgraphs[0].body]) for prefix, body in level
-                   for n in body.nodes if is_group(n.id) and n.subgraphs[0].param == SCOPE]
+                   for n in body.nodes if (group := group_of(n)) is not None and group[0] == SCOPE]
         count += sum(len(body.nodes) - 1 for _, body in opening)
         if not opening or count > fits:
             break
@@ -188,7 +189,7 @@ def scoped(graph: Graph, min_groups: int = 2) -> ScopedGraph:
     bodies.update(builder.bodies)
     n_eqns = sum(1 for n in root_nodes if n.kind == "eqn")
     bodies[graph.root] = Body(top.id, top.title, tuple(root_nodes), tuple(root_edges), n_eqns, top.total_eqns)
-    return ScopedGraph(Graph(graph.function, bodies, graph.root), prefix, graph)
+    return ScopedGraph(Graph(graph.function, bodies, graph.root), prefix, graph, builder.twins)
 
 
 class _Builder:
@@ -199,6 +200,7 @@ class _Builder:
         self.next_body = len(graph.bodies)
         self.totals = {b.id: b.total_eqns for b in graph.bodies.values()}
         self.signature: dict[str, tuple[object, ...]] = {}
+        self.twins: dict[str, tuple[str, ...]] = {}  # a repeated layer's view path -> every instance's, in order
 
     def level(self, key: Key, nodes: tuple[Node, ...] | list[Node], edges: tuple[Edge, ...] | list[Edge],
               prefix: str) -> tuple[list[Node], list[Edge], dict[str, str]]:
@@ -275,11 +277,15 @@ class _Builder:
                 prefixes.setdefault(n.id, sub_prefix)
             prefixes.update(sub_prefixes)
         same: dict[object, list[str]] = defaultdict(list)
+        paths: dict[object, list[str]] = defaultdict(list)
         for child_key, gid, *_, total in built:
             if total:  # groups of inputs or outputs hold no equations: never "identical layers"
                 same[self.signature[gid]].append(child_key[-1])
+                paths[self.signature[gid]].append(prefix + gid)
         for child_key, gid, ins, outs, sub_nodes, sub_edges, total in built:
             name, twins = child_key[-1], same[self.signature[gid]] if total else []
+            if len(twins) > 1:
+                self.twins[prefix + gid] = tuple(paths[self.signature[gid]])
             title = f"{name} ({child_key[0]})" if len(child_key) == 2 and child_key[0] not in ("program", name) else name
             if child_key[0] in ("inputs", "outputs") and len(child_key) > 2:
                 title = name
@@ -295,7 +301,9 @@ class _Builder:
                 what = _count(len(outs if child_key[0] == "inputs" else ins), "value")
             if len(twins) > 1:
                 what += f"; identical to {', '.join(t for t in twins if t != name)}"
-            out_nodes.append(Node(gid, "eqn", name, avals=tuple(outs), in_avals=tuple(ins), name_stack="/".join(child_key[1:]),
-                                  subgraphs=(SubgraphRef(title, body_id, VALUES if child_key[0] in ("inputs", "outputs") else SCOPE),),
-                                  detail=what))
+            values = child_key[0] in ("inputs", "outputs")
+            kind = VALUES if values else f"{SCOPE} {child_key[0]}" if child_key[0] in ("forward", "backward") else SCOPE
+            count = ("values", str(len(outs if child_key[0] == "inputs" else ins))) if values else ("equations", str(total))
+            out_nodes.append(Node(gid, "eqn", title, avals=tuple(outs), in_avals=tuple(ins), name_stack="/".join(child_key[1:]),
+                                  params=(count,), subgraphs=(SubgraphRef(title, body_id, kind),), detail=what))
         return out_nodes, out_edges, prefixes

@@ -6,7 +6,7 @@ layout, SVG, DOT and the Qt scene agree without asking a font engine.
 
 from __future__ import annotations
 
-from jaxscope.schema.graph import Node
+from jaxscope.schema.graph import Node, group_of
 
 FONT_FAMILY = "DejaVu Sans Mono, Menlo, Consolas, monospace"
 FONT_SIZE = 11.0  # px
@@ -58,7 +58,10 @@ def key_param(node: Node) -> str:
 
 def node_lines(node: Node) -> list[str]:
     """The text lines drawn inside a node's box (already ellipsized)."""
-    if node.kind == "eqn":
+    if node.kind == "eqn" and group_of(node) is not None and node.params:  # a module's group: its name and size
+        key, value = node.params[0]
+        lines = [node.label, f"{value} {key}"]
+    elif node.kind == "eqn":
         first = node.label
         extra = key_param(node)
         if extra:

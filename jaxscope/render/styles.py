@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from jaxscope.schema.graph import Node
+from jaxscope.schema.graph import Graph, Node, group_of
 
 # Display order (legend, docs): equation families first, then the data-node families.
 FAMILIES: tuple[str, ...] = (
@@ -173,12 +173,14 @@ class Theme:
     unrouted_opacity: float = 1.0
     fill_opacity: float = 1.0
     cluster_opacity: float = 1.0
+    backward_fills: tuple[str, ...] = ()  # clusters of a model's backward pass, by depth (else `cluster_fills`)
 
     def style(self, fam: str) -> FamilyStyle:
         return self.families.get(fam) or self.families["other"]
 
-    def cluster_fill(self, depth: int) -> str:
-        return self.cluster_fills[min(max(depth, 1), len(self.cluster_fills)) - 1]
+    def cluster_fill(self, depth: int, pass_: str = "") -> str:
+        fills = self.backward_fills if pass_ == "backward" and self.backward_fills else self.cluster_fills
+        return fills[min(max(depth, 1), len(fills)) - 1]
 
     def concrete(self, colour: str) -> str:
         """`colour` with ``currentColor`` replaced by `ink` (for DOT and raster formats)."""
@@ -259,6 +261,7 @@ THEMES: Mapping[str, Theme] = MappingProxyType({
         cluster_border="#b8c0ca",
         title_text="#3b4552",
         families=_families(_LIGHT),
+        backward_fills=("#fbf2e8", "#f6e9da", "#f0dfcb"),
     ),
     "dark": Theme(
         name="dark",
@@ -271,6 +274,7 @@ THEMES: Mapping[str, Theme] = MappingProxyType({
         cluster_border="#444c57",
         title_text="#c3cad3",
         families=_families(_DARK),
+        backward_fills=("#29221b", "#302820", "#372e25"),
         ink="#e6e8eb",
     ),
     "transparent": Theme(
@@ -281,6 +285,7 @@ THEMES: Mapping[str, Theme] = MappingProxyType({
         edge="currentColor",
         edge_unrouted="currentColor",
         cluster_fills=("currentColor",),
+        backward_fills=("#d9822b",),
         cluster_border="#8f969e",
         title_text="currentColor",
         families=_families(_TRANSPARENT),
@@ -291,6 +296,23 @@ THEMES: Mapping[str, Theme] = MappingProxyType({
         cluster_opacity=0.05,
     ),
 })
+
+
+def cluster_passes(graph: Graph) -> dict[str, str]:
+    """Cluster path -> the pass of the module group it draws (`schema.graph.group_of`), for the
+    groups of a pass: the backward pass's clusters are tinted apart from the forward's."""
+    out: dict[str, str] = {}
+    stack = [("", graph.top)]
+    while stack:
+        prefix, body = stack.pop()
+        for n in body.nodes:
+            group = group_of(n)
+            if group is None:
+                continue
+            if group[1]:
+                out[f"{prefix}{n.id}:0"] = group[1]
+            stack.append((f"{prefix}{n.id}:0/", graph.bodies[n.subgraphs[0].body]))
+    return out
 
 
 def get_theme(name: str) -> Theme:

@@ -38,7 +38,7 @@ from jaxscope.layout import labels
 from jaxscope.layout.edge_shape import arrowed, check_long_edges, partial_edge, partial_edges
 from jaxscope.render import sanitize
 from jaxscope.render.sanitize import xml_attr, xml_text
-from jaxscope.render.styles import FAMILIES, Theme, family, family_title, get_theme
+from jaxscope.render.styles import FAMILIES, Theme, cluster_passes, family, family_title, get_theme
 from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.graph import Graph, Node, split_path
 from jaxscope.schema.layout import ClusterBox, EdgePath, Layout, NodeBox
@@ -273,6 +273,7 @@ class _SvgWriter:
             return
         t = self.theme
         opacity = f' fill-opacity="{t.cluster_opacity:g}"' if t.cluster_opacity != 1 else ""
+        passes = cluster_passes(self.graph)
         self.out.append(f'<g class="clusters" stroke="{t.cluster_border}" stroke-width="1.0">')
         for c in clusters:
             if len(self.out) >= JOIN_PARTS:
@@ -282,7 +283,7 @@ class _SvgWriter:
                 self.out.append(f"<title>{xml_text(c.title)}</title>")
             self.out.append(
                 f'<rect x="{_f(c.x)}" y="{_f(c.y)}" width="{_f(c.w)}" height="{_f(c.h)}" rx="6.0" '
-                f'fill="{t.cluster_fill(c.depth)}"{opacity}/>'
+                f'fill="{t.cluster_fill(c.depth, passes.get(c.path, ""))}"{opacity}/>'
             )
             self.out.append("</g>")
         self.out.append("</g>")
@@ -294,6 +295,7 @@ class _SvgWriter:
         if not clusters:
             return
         t = self.theme
+        passes = cluster_passes(self.graph) if t.cluster_opacity == 1 else {}
         self.out.append(f'<g class="cluster-titles" fill="{t.title_text}">')
         for c in clusters:
             chars = max(int((c.w - 2 * MARGIN) / labels.CHAR_W + 0.05), 1)  # layout sizes clusters to fit the title
@@ -302,7 +304,7 @@ class _SvgWriter:
                 w = len(title) * labels.CHAR_W + 8.0
                 self.out.append(
                     f'<rect x="{_f(c.x + MARGIN - 4)}" y="{_f(c.y + 3)}" width="{_f(w)}" '
-                    f'height="{_f(labels.TITLE_H - 6)}" rx="3.0" fill="{t.cluster_fill(c.depth)}"/>'
+                    f'height="{_f(labels.TITLE_H - 6)}" rx="3.0" fill="{t.cluster_fill(c.depth, passes.get(c.path, ""))}"/>'
                 )
             y = c.y + labels.TITLE_H / 2 + _BASELINE
             self.out.append(f'<text x="{_f(c.x + MARGIN)}" y="{_f(y)}"{_space(title)}>{xml_text(title)}</text>')

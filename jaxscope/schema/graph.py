@@ -113,6 +113,19 @@ class Graph:
 # ---------------------------------------------------------------------------- layout data
 
 
+GROUP_KINDS = ("scope", "values")  # `SubgraphRef.param` of a scoped view's group: a module's, inputs' or outputs'
+
+
+def group_of(node: Node) -> tuple[str, str] | None:
+    """For a group of the scoped view (`analysis.scope_view`): its kind ("scope": a module's
+    equations; "values": a pytree's inputs or outputs) and its pass ("forward", "backward" or "");
+    None for anything else (a real equation's sub-graphs live in params such as "jaxpr")."""
+    if len(node.subgraphs) != 1:
+        return None
+    kind, _, pass_ = node.subgraphs[0].param.partition(" ")
+    return (kind, pass_) if kind in GROUP_KINDS else None
+
+
 def split_path(path: str) -> list[tuple[str, int]]:
     """``"e4:1/e0"`` -> ``[("e4", 1), ("e0", -1)]``: owner ids with the sub-graph index taken."""
     out: list[tuple[str, int]] = []

@@ -394,11 +394,11 @@ def test_state_of_another_function_does_not_survive_a_switch(qtbot, window):
 
 def test_the_graph_gets_most_of_a_fresh_window(qtbot, window):
     """Graph first: at 1600 x 1000 with no saved arrangement, the graph view is over 60 % of the width."""
-    from jaxscope.qt.app import geometry
+    from jaxscope.qt.app import prefs
 
     window.resize(1600, 1000)
     qtbot.wait(50)
-    geometry.default_sizes(window, window.docks)
+    prefs.default_sizes(window, window.docks)
     qtbot.waitUntil(lambda: window.centralWidget().width() >= 0.6 * window.width(), timeout=3000)  # the graph fills it
     assert window.docks["source"].width() >= 260 and window.docks["jaxpr"].width() >= 240  # the side panes stay usable
 

@@ -197,6 +197,10 @@ class Controller(QObject):
             return made[1]
         return for_window(result.graph, self.grouping)
 
+    def adopt_view(self, result: TraceResult, view: ScopedGraph) -> None:
+        """`view` is now what is drawn of `result` (grouping switched on or off)."""
+        self._views = (result, view)
+
     def view_drawing(self, graph: Graph) -> ScopedGraph | None:
         """The view of the last trace if it is `graph` (a layout's, on the layout client's thread)."""
         made = self._views

@@ -17,6 +17,7 @@ from jaxscope.ir import linking
 from jaxscope.ir.hlo_links import IrLinks
 from jaxscope.qt.app.controller import Controller
 from jaxscope.qt.app.document import Document, nearest_visible, owner_chain
+from jaxscope.qt.app.structure import ModelStructure
 from jaxscope.qt.graph.view import QtGraphView
 from jaxscope.qt.panes.ir_tabs import IrTabs
 from jaxscope.qt.panes.jaxpr_view import QtJaxprView
@@ -38,6 +39,7 @@ class SelectionHost(Protocol):
     jaxpr: QtJaxprView
     ir: IrTabs
     run_panel: RunPanel
+    structure: ModelStructure
     jaxpr_links: linking.JaxprLinks | None
 
     @property
@@ -74,23 +76,9 @@ class LinkedSelection:
                 exact[stage] = lines
         self.host.run_panel.show_values(paths[0] if len(paths) == 1 else "")
         if shown is not None and len(shown) == 1 and len(paths) != 1:  # a module group
-            self._show_group(shown[0], paths)
+            self.host.structure.show_group(shown[0], paths)
         else:
             self._show_chain(paths, exact)
-
-    def _show_group(self, shown: str, paths: list[str]) -> None:
-        """A module group picked: the Node pane says what it holds; its lines are its equations'."""
-        self.host.source_frames.show_chain(())
-        try:
-            node = resolve(self.host.doc.shown, shown)[1] if self.host.doc.shown is not None else None
-        except (KeyError, IndexError, ValueError):
-            node = None
-        if node is None:
-            self.host.inspector.show_nothing()
-            return
-        links = self.host.jaxpr_links
-        own = {"jaxpr": sorted({ln for p in paths for ln in links.all_lines_for_node(p)})} if links else {}
-        self.host.inspector.show_node(shown, node, own, [])
 
     def _show_chain(self, paths: list[str], exact: dict[str, list[int]]) -> None:
         """One node: the Node pane; for an equation, its frames over the source pane (a library file
@@ -188,6 +176,13 @@ class LinkedSelection:
         self.pending = list(paths)
         self.host.controller.layout(self.host.doc.shown, self.host.doc.expanded | chain)
         return True
+
+    def show_pending(self) -> None:
+        """The nodes a reveal waited for, now drawn: selected, their lines marked."""
+        paths, self.pending = self.pending, []
+        if paths:
+            self.select_nodes(paths)
+            self.mark(paths)
 
     def show_nodes(self, paths: list[str]) -> None:
         """Select nodes by path, expanding the clusters that hide them."""

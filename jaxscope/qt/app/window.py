@@ -23,7 +23,7 @@ from jaxscope.analysis.guide import Example, list_examples
 from jaxscope.analysis.scope_view import ScopedGraph
 from jaxscope.ir import linking
 from jaxscope.ir.hlo_links import IrLinks
-from jaxscope.qt.app import dialogs, geometry, prefs
+from jaxscope.qt.app import dialogs, prefs
 from jaxscope.qt.app import theme as themes
 from jaxscope.qt.app.controller import Controller
 from jaxscope.qt.app.document import Document
@@ -35,6 +35,7 @@ from jaxscope.qt.app.jobs import Jobs, when_done
 from jaxscope.qt.app.linked_selection import LinkedSelection
 from jaxscope.qt.app.recent import RecentTargets
 from jaxscope.qt.app.status_line import StatusLine
+from jaxscope.qt.app.structure import ModelStructure
 from jaxscope.qt.app.trace_display import TraceDisplay, TracePrep, recording_gave_up, trace_prep
 from jaxscope.qt.app.welcome import WelcomePage
 from jaxscope.qt.graph.scene_model import SceneModel
@@ -133,6 +134,7 @@ class MainWindow(QMainWindow):
         self._dock("run", "Run: jit vs eager", run_scroll, Qt.DockWidgetArea.BottomDockWidgetArea, tab_with="problems")
         self.docks["problems"].raise_()
 
+        self.structure = ModelStructure(self)
         self.status = StatusLine(self.statusBar())
         self.phase_label, self.cancel_button = self.status.phase_label, self.status.cancel_button
 
@@ -142,7 +144,7 @@ class MainWindow(QMainWindow):
         self._connect()
         self._apply_theme()
         self.recent = RecentTargets(self.settings, self.recent_menu, self.welcome, self.open_target)
-        geometry.restore(self, self.settings, self.docks)
+        prefs.restore(self, self.settings, self.docks)
         if controller is None and python is None and self.jobs.python_setting():  # the saved Python for user code, checked first
             self.jobs.check_python(self.jobs.python_setting())
 
@@ -211,6 +213,7 @@ class MainWindow(QMainWindow):
                                          "(select a box to see its own whole)")
         self.graph.set_long_edges_whole(self.long_edges_whole.isChecked())
         view.addAction(self.long_edges_whole)
+        self.structure.add_action(view)
         view.addSeparator()
         view.addAction(self._action("&Find in Graph", self.search_bar.focus, QKeySequence.StandardKey.Find))
         view.addAction(self._action("Find &Next", lambda: self.search_bar.step(+1), QKeySequence.StandardKey.FindNext))
@@ -461,9 +464,7 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(0, self.graph, self.graph.fit_all)  # again once pending dock/geometry changes settle
         if selected:
             self.graph.select_paths(selected, center=False)
-        if self.selection.pending:
-            self.selection.select_nodes(self.selection.pending)
-            self.selection.pending = []
+        self.selection.show_pending()
         self.search_bar.refresh()  # the query stays, over what is drawn now
         eqns = graph.top.total_eqns
         self.phase_label.setText(f"{graph.function}: {eqns} equations, {len(layout.nodes)} nodes drawn ({layout.engine})")
@@ -542,16 +543,14 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ dialogs
 
     def open_file_dialog(self) -> None:
-        path = dialogs.ask_python_file(self)
-        if path:
+        if path := dialogs.ask_python_file(self):
             self.open_target(path)
 
     def examples(self) -> list[Example]:
         return list_examples(EXAMPLES_DIR)
 
     def open_example_dialog(self) -> None:
-        path = dialogs.ask_example(self, self.examples())
-        if path:
+        if path := dialogs.ask_example(self, self.examples()):
             self.open_target(path)
 
     def show_shortcuts(self) -> None:
@@ -583,7 +582,7 @@ class MainWindow(QMainWindow):
         self.graph.set_theme(self.theme)
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        geometry.save(self, self.settings)
+        prefs.save(self, self.settings)
         self.controller.close()
         super().closeEvent(event)
 

@@ -73,6 +73,7 @@ class Palette:
         self.edge_unrouted = _colour(theme.edge_unrouted, ink, theme.unrouted_opacity)
         self.cluster_border = _colour(theme.cluster_border, ink)
         self.cluster_fills = [_colour(c, ink, theme.cluster_opacity) for c in theme.cluster_fills]
+        self.backward_fills = [_colour(c, ink, theme.cluster_opacity) for c in theme.backward_fills] or self.cluster_fills
         self.title_text = _colour(theme.title_text, ink)
         self.opaque_clusters = theme.cluster_opacity >= 1.0
         dark = self.background is not None and self.background.lightnessF() < 0.5
@@ -87,8 +88,9 @@ class Palette:
     def family(self, name: str) -> FamilyColours:
         return self.families.get(name) or self.families["other"]
 
-    def cluster_fill(self, depth: int) -> QColor:
-        return self.cluster_fills[min(max(depth, 1), len(self.cluster_fills)) - 1]
+    def cluster_fill(self, depth: int, pass_: str = "") -> QColor:
+        fills = self.backward_fills if pass_ == "backward" else self.cluster_fills
+        return fills[min(max(depth, 1), len(fills)) - 1]
 
 
 def label_font() -> QFont:

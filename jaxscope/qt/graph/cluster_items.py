@@ -23,11 +23,11 @@ class ClusterItem(BatchItem):
         pal = self.state.palette
         exposed = option.exposedRect
         painter.setPen(QPen(pal.cluster_border, 0) if lod < TEXT_LOD else scene_pen(pal.cluster_border, 1.0, lod))
-        for c in self.model.clusters:
+        for c, pass_ in zip(self.model.clusters, self.model.cluster_pass):
             r = QRectF(c.x, c.y, c.w, c.h)
             if not r.intersects(exposed):
                 continue
-            painter.setBrush(pal.cluster_fill(c.depth))
+            painter.setBrush(pal.cluster_fill(c.depth, pass_))
             if lod < FAR_LOD:
                 painter.drawRect(r)
             else:
@@ -47,7 +47,7 @@ class ClusterTitleItem(BatchItem):
         st, pal = self.state, self.state.palette
         exposed = option.exposedRect
         painter.setFont(st.font)
-        for c in self.model.clusters:
+        for c, pass_ in zip(self.model.clusters, self.model.cluster_pass):
             if not c.title or not self.model.title_rect(c).intersects(exposed):
                 continue
             chars = max(int((c.w - 16.0) / labels.CHAR_W + 0.05), 1)  # as svg.py: the layout sizes clusters to fit
@@ -55,7 +55,7 @@ class ClusterTitleItem(BatchItem):
             if pal.opaque_clusters:
                 w = st.metrics.horizontalAdvance(title) + 8.0
                 painter.setPen(Qt.PenStyle.NoPen)
-                painter.setBrush(pal.cluster_fill(c.depth))
+                painter.setBrush(pal.cluster_fill(c.depth, pass_))
                 painter.drawRoundedRect(QRectF(c.x + 4.0, c.y + 3.0, w, labels.TITLE_H - 6.0), 3.0, 3.0)
             painter.setPen(pal.title_text)
             painter.drawText(QPointF(c.x + 8.0, c.y + labels.TITLE_H / 2 + BASELINE), title)

@@ -41,7 +41,7 @@ from PySide6.QtWidgets import QApplication
 
 from jaxscope.layout.edge_shape import partial_edge, partial_edges
 from jaxscope.qt.graph.curve import add_curve
-from jaxscope.render.styles import Theme, family, get_theme
+from jaxscope.render.styles import Theme, cluster_passes, family, get_theme
 from jaxscope.render.svg import EDGE_W, HIGHLIGHT, HIGHLIGHT_PAD, HIGHLIGHT_W, svg_frame
 from jaxscope.schema.graph import Graph, Node
 from jaxscope.schema.layout import Layout, NodeBox
@@ -230,7 +230,7 @@ def overview_png(
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         painter.scale(scale, scale)
         painter.translate(0.0, top)
-        _paint_clusters(painter, layout, t)
+        _paint_clusters(painter, layout, t, cluster_passes(graph))
         _paint_edges(painter, layout, t, partial_edges(layout, long_edges))
         _paint_nodes(painter, boxes, t)
         if highlight:
@@ -253,10 +253,10 @@ def _colour(text: str, opacity: float = 1.0) -> QColor:
     return colour
 
 
-def _paint_clusters(painter: QPainter, layout: Layout, t: Theme) -> None:
+def _paint_clusters(painter: QPainter, layout: Layout, t: Theme, passes: dict[str, str]) -> None:
     painter.setPen(QPen(_colour(t.cluster_border), 1.0))
     for c in sorted(layout.clusters, key=lambda c: c.depth):
-        painter.setBrush(_colour(t.cluster_fill(c.depth), t.cluster_opacity))
+        painter.setBrush(_colour(t.cluster_fill(c.depth, passes.get(c.path, "")), t.cluster_opacity))
         painter.drawRoundedRect(QRectF(c.x, c.y, c.w, c.h), 6.0, 6.0)
 
 

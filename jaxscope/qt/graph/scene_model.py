@@ -26,6 +26,7 @@ from PySide6.QtGui import QColor
 from jaxscope.layout import labels
 from jaxscope.layout.edge_shape import LONG_H, LONG_W, STUB_LEN
 from jaxscope.qt.graph.scene_index import EMPTY_I, BoxIndex, GridIndex, NodeRecs, Resolved
+from jaxscope.render.styles import cluster_passes
 from jaxscope.schema.graph import Graph
 from jaxscope.schema.layout import ClusterBox, EdgePath, Layout
 from jaxscope.schema.layout_tables import EdgeTable, NodeTable, node_paths
@@ -45,6 +46,7 @@ class SceneModel:
     layout: Layout
     nodes: NodeRecs
     clusters: list[ClusterBox]  # by depth, then layout order
+    cluster_pass: list[str]  # each cluster's pass ("backward" is tinted; `render.styles.cluster_passes`)
     content: QRectF
     node_tiles: list[list[int]]  # record indices by tile, tiles in (column, row) order
     node_bounds: list[QRectF]  # each node tile's boxes' union
@@ -330,6 +332,7 @@ def build_model(graph: Graph, layout: Layout, resolved: Resolved | None = None) 
     nodes, node_tiles, node_bounds, tile_of, oversized = _build_nodes(layout, resolved)
     edge_box, edge_line, edge_routed, edge_tiles, long_edges = _build_edges(layout)
     clusters = sorted(layout.clusters, key=lambda c: c.depth)
+    passes = cluster_passes(graph) if clusters else {}
     title_grid = GridIndex()
     for k, c in enumerate(clusters):
         title_grid.insert(k, c.x, c.y, c.x + c.w, c.y + min(labels.TITLE_H, c.h))
@@ -338,6 +341,7 @@ def build_model(graph: Graph, layout: Layout, resolved: Resolved | None = None) 
         layout=layout,
         nodes=nodes,
         clusters=clusters,
+        cluster_pass=[passes.get(c.path, "") for c in clusters],
         content=QRectF(0.0, 0.0, max(layout.width, 1.0), max(layout.height, 1.0)),
         node_tiles=node_tiles,
         node_bounds=node_bounds,

@@ -1,0 +1,85 @@
+"""A model's structure in the real window (real worker, real layout process): a flax + optax train
+step opens as its modules, forward and backward apart; a module group picked marks its equations'
+lines and names its identical layers; whatever selects the program's equations (a source line, a
+run row, a guide link) opens the groups that hide them; View -> Group by Module switches it off."""
+
+from __future__ import annotations
+
+import pytest
+
+from jaxscope.ir.jaxpr_order import equations
+from jaxscope.schema.graph import group_of, resolve
+from tests.conftest import MODELS
+from tests.qt.conftest import TIMEOUT, open_and_wait
+
+pytest.importorskip("flax")
+
+
+def _drawn_groups(w) -> dict[str, str]:
+    """Drawn top-level path -> label, of the module groups."""
+    return {n.id: n.label for n in w.doc.shown.top.nodes if group_of(n) is not None}
+
+
+def _relaid(qtbot, w, start) -> None:
+    before = w.doc.layout
+    start()
+    qtbot.waitUntil(lambda: w.doc.layout is not before, timeout=TIMEOUT)
+
+
+def test_a_train_step_opens_as_its_modules_and_a_group_stands_for_its_equations(qtbot, window):
+    w = window
+    open_and_wait(qtbot, w, f"{MODELS}::deep_step")
+    assert w.doc.view is not None and w.doc.view.grouped and w.doc.shown is not w.doc.graph
+    groups = _drawn_groups(w)
+    assert {"Deep (forward)", "Deep (backward)", "params (inputs)"} <= set(groups.values())
+    # opened at the level that fits: the top modules' blocks are boxes, not hundreds of equations
+    assert len(w.doc.layout.nodes) < 120 < w.doc.graph.top.total_eqns
+    forward = next(p for p, label in groups.items() if label == "Deep (forward)")
+    backward = next(p for p, label in groups.items() if label == "Deep (backward)")
+    assert forward in w.doc.expanded and backward in w.doc.expanded
+    # the backward pass is drawn apart: its clusters are tinted
+    model = w.graph.model
+    tint = dict(zip((c.path for c in model.clusters), model.cluster_pass))
+    assert tint[f"{backward}:0"] == "backward" and tint[f"{forward}:0"] == "forward"
+
+    # a block of the backward pass picked: the Node pane says what it holds and names its twin
+    body = w.doc.shown.bodies[resolve(w.doc.shown, backward)[1].subgraphs[0].body]
+    block2 = next(f"{backward}:0/{n.id}" for n in body.nodes if n.label.startswith("block2"))
+    w.graph.select_paths([block2])
+    members = w.doc.to_real([block2])
+    nodes = [resolve(w.doc.graph, p)[1] for p in members]
+    eqns = [n for n in nodes if n.kind == "eqn"]
+    assert len(eqns) > 20 and all("block2" in n.name_stack and n.name_stack.startswith("transpose(") for n in eqns)
+    text = w.inspector.toPlainText()
+    assert "module group" in text and "backward" in text and "identical layers" in text and "block3" in text
+    assert w.source.marked_lines() and w.jaxpr.marked_lines()  # its equations' lines
+    twins = w.doc.view.twins[block2]
+    other = next(t for t in twins if t != block2)
+    w.inspector.link_clicked.emit(f"show:{other}")
+    assert w.graph.selected_paths() == [other]
+
+    # open this one, close the others
+    _relaid(qtbot, w, lambda: w.inspector.link_clicked.emit(f"only:{block2}"))
+    assert block2 in w.doc.expanded and other not in w.doc.expanded
+
+    # a backward dot of block3 (collapsed) selected by a program path: its groups open, it is selected
+    dot = next(p for p, n in equations(w.doc.graph)
+               if n.label == "dot_general" and n.name_stack.startswith("transpose(") and "block3" in n.name_stack)
+    _relaid(qtbot, w, lambda: w.selection.show_nodes([dot]))
+    qtbot.waitUntil(lambda: w.doc.to_real(w.graph.selected_paths()) == [dot], timeout=TIMEOUT)
+    assert w.graph.selected_paths()[0].endswith("/" + dot) and w.inspector.toPlainText().startswith("dot_general")
+
+    # View -> Group by Module off: the program as traced, every path its own
+    _relaid(qtbot, w, lambda: w.structure.action.setChecked(False))
+    assert not w.doc.view.grouped and w.doc.shown is w.doc.graph
+    assert not any(group_of(n) for n in w.doc.shown.top.nodes)
+    w.selection.show_nodes([dot])
+    assert w.graph.selected_paths() == [dot]
+
+
+def test_a_small_plain_function_is_drawn_as_it_is(qtbot, window):
+    from jaxscope.about import EXAMPLES_DIR
+
+    w = window
+    open_and_wait(qtbot, w, f"{EXAMPLES_DIR}/basics.py::predict")
+    assert w.doc.view is not None and not w.doc.view.grouped and w.doc.shown is w.doc.graph
