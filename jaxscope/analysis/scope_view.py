@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from jaxscope.analysis.diagnostics import aval_bytes, format_bytes
 from jaxscope.analysis.scopes import read_scope
 from jaxscope.layout.engine import auto_expanded
 from jaxscope.schema.graph import GROUP_KINDS, Body, Edge, Graph, Node, SubgraphRef, group_of
@@ -230,11 +231,15 @@ class _Builder:
         ports_out: dict[str, dict[tuple[str, int], int]] = defaultdict(dict)
         inner_edges: dict[str, list[Edge]] = defaultdict(list)
         seen_out: set[tuple[str, str, int, int]] = set()
+        pass_of = {gid: child_key[0] for child_key, gid, _ in made}
+        residuals: dict[str, set[tuple[str, int]]] = defaultdict(set)  # forward group -> its values the backward pass reads
         for e in edges:
             gs, gd = group_of.get(e.src), group_of.get(e.dst)
             if gs is not None and gs == gd:
                 inner_edges[gs].append(e)
                 continue
+            if gs is not None and gd is not None and pass_of[gs] == "forward" and pass_of[gd] == "backward":
+                residuals[gs].add((e.src, e.src_port))
             src, src_port = e.src, e.src_port
             if gs is not None:  # leaves a group: through one of its outputs
                 src_port = ports_out[gs].setdefault((e.src, e.src_port), len(ports_out[gs]))
@@ -264,7 +269,9 @@ class _Builder:
             # tens of parameters, and a box each would bury its equations
             inner_nodes = [Node("in", "input", _count(len(ins), "input"), avals=tuple(ins))] if ins else []
             inner_nodes += inside
-            inner_nodes += [Node("out", "output", _count(len(outs), "output"), avals=tuple(outs))] if outs else []
+            kept = [aval_of.get(key, "") for key in sorted(residuals[gid])]
+            out_label = _count(len(outs), "output") + (f", {_count(len(kept), 'residual')}" if kept else "")
+            inner_nodes += [Node("out", "output", out_label, avals=tuple(outs))] if outs else []
             sub_nodes, sub_edges, sub_prefixes = self.level(child_key, inner_nodes, list(dict.fromkeys(inner_edges[gid])), sub_prefix)
             own = [n for n in sub_nodes if n.kind == "eqn" and not n.id.startswith("g")]
             groups = [n for n in sub_nodes if n.id.startswith("g")]
@@ -272,17 +279,17 @@ class _Builder:
             total += sum(self.totals.get(g.subgraphs[0].body, 0) for g in groups)
             # identical layers: the same primitives in order and the same sub-groups, whatever their names
             self.signature[gid] = (tuple(n.label for n in own), tuple(self.signature[g.id] for g in groups))
-            built.append((child_key, gid, ins, outs, sub_nodes, sub_edges, total))
+            built.append((child_key, gid, ins, outs, sub_nodes, sub_edges, total, kept))
             for n in inside:
                 prefixes.setdefault(n.id, sub_prefix)
             prefixes.update(sub_prefixes)
         same: dict[object, list[str]] = defaultdict(list)
         paths: dict[object, list[str]] = defaultdict(list)
-        for child_key, gid, *_, total in built:
+        for child_key, gid, *_, total, _kept in built:
             if total:  # groups of inputs or outputs hold no equations: never "identical layers"
                 same[self.signature[gid]].append(child_key[-1])
                 paths[self.signature[gid]].append(prefix + gid)
-        for child_key, gid, ins, outs, sub_nodes, sub_edges, total in built:
+        for child_key, gid, ins, outs, sub_nodes, sub_edges, total, kept in built:
             name, twins = child_key[-1], same[self.signature[gid]] if total else []
             if len(twins) > 1:
                 self.twins[prefix + gid] = tuple(paths[self.signature[gid]])
@@ -299,6 +306,9 @@ class _Builder:
             what = f"{child_key[0]} pass: {total} equations" if child_key[0] in ("forward", "backward") else f"{total} equations"
             if child_key[0] in ("inputs", "outputs"):
                 what = _count(len(outs if child_key[0] == "inputs" else ins), "value")
+            if kept:  # what the backward pass keeps of this forward pass: the memory a train step holds
+                size = format_bytes(sum(aval_bytes(a) or 0 for a in kept))
+                what += f"; {_count(len(kept), 'residual')} read by the backward pass ({size})"
             if len(twins) > 1:
                 what += f"; identical to {', '.join(t for t in twins if t != name)}"
             values = child_key[0] in ("inputs", "outputs")

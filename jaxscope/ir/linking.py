@@ -170,30 +170,31 @@ def nodes_for_frame(graph: Graph, file: str, line: int) -> list[str]:
 
 # Soft backgrounds, ordered so that neighbouring indices differ strongly in hue (consecutive
 # source lines get index 0, 1, 2, ...). Light: pastel tints behind dark text on white; dark: deep
-# muted tints behind light text on a near-black editor.
+# muted tints behind light text on a near-black editor. No reds or purples: the source pane's
+# bars use those for "the trace failed here" and "staged", and a line's colour must not read as either.
 PALETTE_LIGHT: list[str] = [
-    "#fcd9d9",  # rose
     "#d5f0dc",  # mint
-    "#dcdcfa",  # periwinkle
     "#faecc8",  # sand
     "#d2eef3",  # sky
-    "#f6d7ee",  # orchid
+    "#fbdfcc",  # apricot
     "#e4f2cd",  # lime
     "#d8e4fb",  # cornflower
-    "#fbdfcc",  # apricot
+    "#f5f1bd",  # butter
     "#cff0ea",  # aqua
+    "#f3e3cf",  # wheat
+    "#dbe9d0",  # sage
 ]
 PALETTE_DARK: list[str] = [
-    "#4a2a2e",  # rose
     "#23402c",  # mint
-    "#2e2e52",  # periwinkle
     "#473b1f",  # sand
     "#1f3f47",  # sky
-    "#472848",  # orchid
+    "#4a3122",  # apricot
     "#34431f",  # lime
     "#253552",  # cornflower
-    "#4a3122",  # apricot
+    "#45421c",  # butter
     "#1f4540",  # aqua
+    "#463a2a",  # wheat
+    "#2e3e26",  # sage
 ]
 
 

@@ -65,8 +65,8 @@ def test_a_backward_op_marks_only_its_lines_and_its_frames_open_the_library(qtbo
     assert "Deep/block2/proj · backward" in frames.bar.text() and "its forward:" in frames.bar.text()
     twin = frames.bar.text().split('href="pair:', 1)[1].split('"', 1)[0]
     assert dots.get(twin) is not None and dots[twin].name_stack == "jvp(Deep)/block2/proj"
-    frames.bar.linkActivated.emit(f"pair:{twin}")
-    assert w.doc.to_real(w.graph.selected_paths()) == [twin]
+    frames.bar.linkActivated.emit(f"pair:{twin}")  # its group opens (a re-layout), then it is selected
+    qtbot.waitUntil(lambda: w.doc.to_real(w.graph.selected_paths()) == [twin], timeout=TIMEOUT)
     w.selection.select_nodes([backward])
     w.selection.mark([backward])
     dense = len(dots[backward].frames) - 1

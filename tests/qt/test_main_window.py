@@ -342,7 +342,7 @@ def test_a_trace_is_prepared_off_the_gui_thread_with_the_collector_paused(qtbot,
 
         monkeypatch.setattr(module, name, wrapped)
 
-    spy(trace_display, "auto_expanded")
+    spy(trace_display, "first_open")
     spy(linking, "helper_files")
     spy(linking, "jaxpr_links")
     parsed: list[int] = []
@@ -350,7 +350,7 @@ def test_a_trace_is_prepared_off_the_gui_thread_with_the_collector_paused(qtbot,
     monkeypatch.setattr(linking, "jaxpr_equations", lambda text: parsed.append(len(text)) or real_parse(text))
     open_and_wait(qtbot, window, f"{BASICS}::predict")
     names = [name for name, _, _ in calls]
-    assert {"auto_expanded", "helper_files", "jaxpr_links"} <= set(names)
+    assert {"first_open", "helper_files", "jaxpr_links"} <= set(names)
     assert names.count("jaxpr_links") == 2  # the node sources, then the printed jaxpr's lines
     assert [c for c in calls if c[1] or c[2]] == []
     assert window.doc.expanded == layout.auto_expanded(window.doc.graph)

@@ -6,6 +6,7 @@ run row, a guide link) opens the groups that hide them; View -> Group by Module 
 from __future__ import annotations
 
 import pytest
+from PySide6.QtCore import QPoint, Qt
 
 from jaxscope.ir.jaxpr_order import equations
 from jaxscope.schema.graph import group_of, resolve
@@ -41,6 +42,18 @@ def test_a_train_step_opens_as_its_modules_and_a_group_stands_for_its_equations(
     model = w.graph.model
     tint = dict(zip((c.path for c in model.clusters), model.cluster_pass))
     assert tint[f"{backward}:0"] == "backward" and tint[f"{forward}:0"] == "forward"
+
+    # fitted, the whole graph is on screen: no overview map; zoomed in to read it, the map shows
+    # where the view is, and a click on it moves the view there
+    overview = w.structure.overview
+    qtbot.wait(50)
+    assert not overview.isVisible()
+    content = model.content
+    w.graph.zoom_to(1.0, content.center())
+    qtbot.waitUntil(overview.isVisible, timeout=5000)
+    qtbot.mouseClick(overview, Qt.MouseButton.LeftButton, pos=QPoint(overview.width() // 2, 2))
+    centre = w.graph.mapToScene(w.graph.viewport().rect().center())
+    assert centre.y() < content.height() * 0.25
 
     # a block of the backward pass picked: the Node pane says what it holds and names its twin
     body = w.doc.shown.bodies[resolve(w.doc.shown, backward)[1].subgraphs[0].body]

@@ -386,7 +386,7 @@ def test_hostile_strings_stay_literal(qtbot, window, tmp_path):
     from jaxscope.qt.graph.tooltips import tooltip_html
 
     scoped = next(n for n in graph.top.nodes if n.kind == "eqn" and "<b>scope</b>" in n.name_stack)
-    rect = w.graph.scene_node_rect(scoped.id)
+    rect = w.graph.scene_node_rect(w.doc.to_shown([scoped.id])[0])  # inside its scope's group, drawn open
     assert rect is not None
     w.graph.centerOn(rect.center())
     tip = w.graph.tooltip_at(w.graph.mapFromScene(rect.center()))

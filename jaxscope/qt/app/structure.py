@@ -1,6 +1,6 @@
 """The model's structure in the window: its modules drawn as groups or not (View -> Group by
-Module), a group picked in the graph (the Node pane says what it holds), and its identical layers
-(show another instance; open this one and close the others)."""
+Module), a group picked in the graph (the Node pane says what it holds), its identical layers
+(show another instance; open this one and close the others), and the overview map of a big graph."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from jaxscope.ir import linking
 from jaxscope.qt.app import prefs
 from jaxscope.qt.app.controller import Controller
 from jaxscope.qt.app.document import Document
+from jaxscope.qt.graph.overview import OverviewMap
 from jaxscope.qt.graph.view import QtGraphView
 from jaxscope.qt.panes.node_inspector import NodeInspector
 from jaxscope.schema.graph import resolve
@@ -37,6 +38,7 @@ class ModelStructure:
         host.controller.grouping = prefs.read(host.settings, "groupByModule", True)
         host.inspector.link_clicked.connect(self.link)
         self.action: QAction | None = None
+        self.overview = OverviewMap(host.graph)
 
     def add_action(self, menu: QMenu) -> None:
         action = self.action = QAction("&Group by Module", menu)

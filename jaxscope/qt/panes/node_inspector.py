@@ -57,6 +57,8 @@ def group_html(path: str, node: Node, lines: dict[str, list[int]], twins: list[t
     rows += [("inputs", str(len(node.in_avals))), ("outputs", str(len(node.avals)))]
     for name, found in lines.items():
         rows.append((f"{name} lines", _spans(found)))
+    if node.detail:
+        rows.append(("note", node.detail))
     table = "".join(f"<tr><td style='color:gray; padding-right:10px'>{esc(k)}</td><td><code>{esc(v)}</code></td></tr>" for k, v in rows)
     same = ""
     if twins:
