@@ -86,8 +86,9 @@ GROUPS_FIT = 120  # boxes a model opens with: its modules a level or two down, e
 def first_open(graph: Graph, fits: int = GROUPS_FIT) -> frozenset[str]:
     """The clusters a first layout opens. A grouped view opens its module groups a whole level at a
     time while at most `fits` boxes are drawn: the model's outline at the deepest level that fits,
-    every module at that level alike (never block1's backward open and its forward shut); groups
-    of inputs and outputs stay boxes. Anything else opens as `auto_expanded` picks."""
+    every module at that level alike (never block1's backward open and its forward shut), but a
+    flat group with more boxes than fit on its own (an update of every leaf) stays shut, and opens
+    on demand; groups of inputs and outputs stay boxes. Anything else opens as `auto_expanded` picks."""
     if not any(is_group(n.id) for n in graph.top.nodes):
         return auto_expanded(graph)
     count, chosen = len(graph.top.nodes), []
@@ -95,6 +96,7 @@ def first_open(graph: Graph, fits: int = GROUPS_FIT) -> frozenset[str]:
     while level:
         opening = [(prefix + n.id, graph.bodies[n.subgraphs[0].body]) for prefix, body in level
                    for n in body.nodes if (group := group_of(n)) is not None and group[0] == SCOPE]
+        opening = [(path, body) for path, body in opening if len(body.nodes) <= fits or any(is_group(n.id) for n in body.nodes)]
         count += sum(len(body.nodes) - 1 for _, body in opening)
         if not opening or count > fits:
             break
@@ -124,19 +126,58 @@ def for_window(graph: Graph, grouping: bool = True, fits: int = 600) -> ScopedGr
 
 def group_key(node: Node) -> tuple[Key, bool]:
     """Where an equation goes, and whether by a scope: its pass and module path; outside every
-    scope, its pass and the calls it came through between the traced function and the line that
-    emitted it (``sgd``, ``adamw_step / optax: chain.update_fn / ...``); () stays at the top."""
+    scope, its pass and the calls it came through below the traced function, down to the user's
+    function that emitted it (``loss / block / layernorm``), or to the library function that called
+    the library line that did (``adamw_step / optax: chain.update_fn / ...``); () stays at the top."""
     scope = read_scope(node.name_stack)
     if scope.parts:
         return (scope.pass_ or "program", *scope.parts), True
     calls, library = [], ""
-    for f in node.frames[1:-1]:
+    inner = node.frames[1:] if node.frames and not node.frames[-1].library else node.frames[1:-1]
+    for f in inner:
         name = _function(f.function)
         if f.library and f.library != library:
             name = f"{f.library}: {name}"
         library = f.library
         calls.append(name)
     return ((scope.pass_ or "program", *calls) if calls else ()), False
+
+
+def _split_calls(eqns: list[Node], keys: dict[str, Key]) -> None:
+    """Tell apart the calls of one function from one line (`for p in blocks: x = block(p, x)`):
+    their equations have the same frames, so one call's end is seen where the called function's
+    line goes back (forward in a backward pass, whose equations come in reverse). Each call of a
+    function called more than once gets its number ("block #3"; a backward call the number of the
+    forward one it transposes), so its equations form a group of their own, and identical calls
+    are found as identical layers."""
+    calls: dict[tuple[str, ...], list[tuple[int, int, int]]] = {}  # where a call is made -> its (caller line, line, number)
+    numbered: dict[str, tuple[str, ...]] = {}
+    made: dict[tuple[str, ...], int] = defaultdict(int)  # how many calls of each
+    for n in eqns:
+        key = keys[n.id]
+        backward = key[0] == "backward"
+        path: tuple[str, ...] = (key[0],)
+        for d, name in enumerate(key[1:]):
+            caller, own = n.frames[d].line, n.frames[d + 1].line
+            site = (*path, name)
+            seen = calls.get(site)
+            if seen is None or seen[-1][0] != caller or (own > seen[-1][1] if backward else own < seen[-1][1]):
+                made[site] += 1
+                calls.setdefault(site, []).append((caller, own, made[site]))
+            else:
+                seen[-1] = (caller, max(own, seen[-1][1]) if not backward else min(own, seen[-1][1]), seen[-1][2])
+            path = (*site[:-1], f"{name}\0{calls[site][-1][2]}")
+        numbered[n.id] = path
+    for node_id, path in numbered.items():
+        named = [path[0]]
+        for d, part in enumerate(path[1:], 1):
+            name, _, number = part.partition("\0")
+            count = made[(*path[:d], name)]
+            if count > 1:
+                k = int(number)
+                name = f"{name} #{count - k + 1 if path[0] == 'backward' else k}"
+            named.append(name)
+        keys[node_id] = tuple(named)
 
 
 def _count(n: int, what: str) -> str:
@@ -158,6 +199,7 @@ def scoped(graph: Graph, min_groups: int = 2) -> ScopedGraph:
             keys[n.id], scoped_here = group_key(n)
             if scoped_here:
                 by_scope.add(n.id)
+    _split_calls([n for n in top.nodes if n.kind == "eqn" and n.id not in by_scope and keys[n.id]], keys)
     firsts = {k[:2] for k in keys.values() if k}
     if len(firsts) < min_groups:
         return ScopedGraph(graph, {}, graph)

@@ -35,7 +35,9 @@ def test_identical_blocks_are_marked_and_a_different_one_is_not() -> None:
     view = scoped(graph()).graph
     for role in ("Deep (forward)", "Deep (backward)"):
         (deep,) = [n for n in view.top.nodes if n.subgraphs and n.subgraphs[0].role == role]
-        blocks = {n.label: n for n in view.bodies[deep.subgraphs[0].body].nodes if n.id.startswith("g")}
+        blocks = {n.name_stack.rsplit("/", 1)[-1]: n for n in view.bodies[deep.subgraphs[0].body].nodes if n.id.startswith("g")}
+        total = view.bodies[blocks["block2"].subgraphs[0].body].total_eqns
+        assert blocks["block2"].label == "block2 ×2" and blocks["block2"].params == (("equations", str(total)),)  # as its box reads
         assert blocks["block2"].subgraphs[0].role == "block2 ×2" and "identical to block3" in blocks["block2"].detail
         assert blocks["block3"].subgraphs[0].role == "block3 ×2"
         assert blocks["block1"].subgraphs[0].role == "block1" and blocks["head"].subgraphs[0].role == "head"
@@ -73,10 +75,69 @@ def test_the_scoped_view_groups_modules_per_pass_and_keeps_every_equation_findab
     assert any(n.label.startswith("optax: ") for n in update.nodes if n.id.startswith("g"))
     assert {"adamw_step (forward)", "adamw_step (backward)"} <= set(groups)  # the loss, both passes
     forward = view.graph.bodies[groups["Deep (forward)"].subgraphs[0].body]
-    assert {n.label for n in forward.nodes if n.id.startswith("g")} == {"block1", "block2", "block3", "head"}
+    assert {n.name_stack for n in forward.nodes if n.id.startswith("g")} == {"Deep/block1", "Deep/block2", "Deep/block3", "Deep/head"}
     for path, node in equations(real):  # every equation, at its view path, is itself
         assert resolve(view.graph, view.to_view(path))[1] is node, path
         assert view.to_real(view.to_view(path)) == path
     total = sum(1 for _ in equations(real))
     inner = sum(1 for p, n in equations(view.graph) if not n.id.startswith("g"))
     assert inner == total  # nothing lost, nothing doubled
+
+
+PLAIN_LOOP = '''
+import jax
+import jax.numpy as jnp
+
+
+def layernorm(x):
+    mu = x.mean(-1, keepdims=True)
+    return (x - mu) / jnp.sqrt(((x - mu) ** 2).mean(-1, keepdims=True) + 1e-5)
+
+
+def block(w, x):
+    h = layernorm(x)
+    h = jnp.tanh(h @ w)
+    return x + h
+
+
+def loss(ws, x):
+    for w in ws:
+        x = block(w, x)
+    return (x ** 2).mean()
+
+
+def step(ws, x):
+    grads = jax.grad(loss)(ws, x)
+    return [w - 0.1 * g for w, g in zip(ws, grads)]
+'''
+
+
+def test_calls_of_one_function_from_one_line_are_layers_of_their_own(tmp_path) -> None:
+    """No scopes (plain functions, a Python loop over the blocks): the calls of `block` have the
+    same frames, yet each is its own group, numbered, the middle ones identical layers, and each
+    backward call numbered as the forward call it transposes."""
+    from jaxscope.analysis.scope_view import scoped
+    from jaxscope.ir.jaxpr_order import equations
+
+    path = tmp_path / "plain_loop.py"
+    path.write_text(PLAIN_LOOP, encoding="utf-8")
+    real = run_trace(TraceRequest(FunctionRef("step", str(path)), args="[f32[8,8], f32[8,8], f32[8,8], f32[8,8]], f32[4,8]"),
+                     lambda p: None).graph
+    view = scoped(real)
+    groups = {n.label: n for n in view.graph.top.nodes if n.id.startswith("g")}
+    assert {"loss (forward)", "loss (backward)"} <= set(groups)
+    for pass_ in ("forward", "backward"):
+        body = view.graph.bodies[groups[f"loss ({pass_})"].subgraphs[0].body]
+        blocks = {n.name_stack: n for n in body.nodes if n.id.startswith("g")}
+        assert {"loss/block #1", "loss/block #2", "loss/block #3", "loss/block #4"} <= set(blocks), sorted(blocks)
+        sizes = [int(blocks[f"loss/block #{k}"].params[0][1]) for k in range(1, 5)]
+        # the same block each time, but the first: its input carries no gradient (fewer tangents, no input cotangent)
+        assert sizes[1] == sizes[2] == sizes[3] and 0 < sizes[0] < sizes[1], sizes
+        assert blocks["loss/block #2"].label == "block #2 ×3" and blocks["loss/block #1"].label == "block #1"
+    # each call's equations are that call's: block #k's forward tanh feeds block #k+1's
+    by_group: dict[str, set[str]] = {}
+    for p, n in equations(view.graph):
+        if n.label == "tanh":
+            by_group.setdefault(p.rsplit("/", 1)[0], set()).add(p)
+    assert sorted(len(v) for v in by_group.values()) == [1] * 4  # one tanh per forward call
+    assert sum(1 for _ in equations(real)) == sum(1 for p, n in equations(view.graph) if not n.id.startswith("g"))
