@@ -3,7 +3,8 @@
     python benchmarks/gui_stages.py FILE ARGS_FILE --reps 3 [--extras] [--png] [--pan N]
 
 Drives the real `jaxscope.qt.app.controller.Controller` (worker process + layout process) and a real
-`QtGraphView`: ``Controller.trace(TraceRequest)`` -> ``trace_finished`` -> ``auto_expanded`` ->
+`QtGraphView`: ``Controller.trace(TraceRequest)`` -> ``trace_finished`` -> ``first_open`` (of the view drawn:
+a model's modules as groups, as the app; ``--flat`` for the program as traced) ->
 ``Controller.layout`` -> ``layout_finished`` -> ``QtGraphView.set_graph`` -> first paint
 (``viewport().grab()``), with a 10 ms QTimer measuring how late the GUI event loop runs the whole
 time. The worker is warm (JAX imported, a tiny trace done) before the clock starts, as it is
@@ -35,8 +36,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import QCoreApplication, QEventLoop, QSettings, Qt, QTimer
 from PySide6.QtWidgets import QApplication
 
+from jaxscope.analysis.scope_view import first_open
 from jaxscope.layout.body import expandable
-from jaxscope.layout.engine import auto_expanded
 from jaxscope.layout.preview import Region
 from jaxscope.qt.app.controller import Controller
 from jaxscope.qt.app.ir_side import AUTO_COMPILE_MAX_EQNS
@@ -140,7 +141,7 @@ class Bench:
         self.events: dict[str, Any] = {}
         c = self.controller
         c.prepare_layout = self.view.model_for  # as the app: the scene model is built on the layout thread
-        c.prepare = lambda result: self.view.prepare_graph(result.graph)  # as the app: its boxes resolved meanwhile
+        c.prepare = lambda result, view: self.view.prepare_graph(view.graph)  # as the app: its boxes resolved meanwhile
         c.trace_finished.connect(self._on_trace)
         c.trace_failed.connect(self._on_failed)
         c.layout_finished.connect(self._on_layout)
@@ -157,9 +158,10 @@ class Bench:
         if not self.layout_on_trace:
             self.loop.quit()
             return
-        expanded = auto_expanded(result.graph)
+        view = ev["view"] = self.controller.view_of(result)  # as the app: a model's modules as groups
+        expanded = first_open(view.graph)
         ev["t_auto"] = time.perf_counter()
-        self.controller.layout(result.graph, expanded)
+        self.controller.layout(view.graph, expanded)
 
     def _on_layout(self, graph: Graph, layout: Layout, expanded: frozenset[str]) -> None:
         ev = self.events
@@ -493,6 +495,7 @@ def main() -> int:
     ap.add_argument("--no-cancel", action="store_true")
     ap.add_argument("--no-extras", action="store_true", help="skip the jaxpr pane / linking timings")
     ap.add_argument("--no-app", action="store_true", help="skip the open in a real MainWindow")
+    ap.add_argument("--flat", action="store_true", help="View -> Group by Module off: the program drawn as traced")
     opts = ap.parse_args()
     with open(opts.args_file) as fh:
         args = fh.read()
@@ -506,6 +509,7 @@ def main() -> int:
     app = QApplication.instance() or QApplication([sys.argv[0]])
     emit("gui_rss_start_mb", self_peak_mb())
     bench = Bench(os.path.abspath(opts.path), args)
+    bench.controller.grouping = not opts.flat
     try:
         bench.warm()
         emit("gui_rss_warm_mb", self_peak_mb())
@@ -519,7 +523,8 @@ def main() -> int:
         lw = getattr(bench.controller.layouts, "_worker", None)
         emit("layout_worker_peak_mb", vm_hwm_mb(getattr(getattr(lw, "proc", None), "pid", None)))
         result: TraceResult = bench.events["result"]
-        graph, layout, expanded = result.graph, bench.events["layout"], bench.events["expanded"]
+        graph, layout, expanded = bench.events["view"].graph, bench.events["layout"], bench.events["expanded"]
+        emit("grouped", bench.events["view"].grouped)
 
         # as the app exports (qt.export_job): core.export to a file, on a thread, while the GUI loop keeps ticking
         from concurrent.futures import ThreadPoolExecutor
@@ -552,11 +557,11 @@ def main() -> int:
                 jv.set_text(result.jaxpr_text)
                 extras["jaxpr_pane_s"] = time.perf_counter() - t
                 t = time.perf_counter()
-                linking.jaxpr_links(graph, "")  # node sources; the jaxpr lines are linked on the parse thread
+                linking.jaxpr_links(result.graph, "")  # node sources; the jaxpr lines are linked on the parse thread
                 extras["jaxpr_links_s"] = time.perf_counter() - t
                 t = time.perf_counter()
-                linking.nodes_by_line(graph, bench.path)
-                linking.node_colours(graph, bench.path, list(linking.PALETTE_LIGHT))
+                linking.nodes_by_line(result.graph, bench.path)
+                linking.node_colours(result.graph, bench.path, list(linking.PALETTE_LIGHT))
                 extras["line_maps_s"] = time.perf_counter() - t
                 jv.deleteLater()
             except Exception as exc:  # the app's internals move; the core numbers must still come out

@@ -141,6 +141,35 @@ def export_target(exp: dict[str, Any], target: str = "T6", limit: float = EXPORT
 
 
 SCOPED_EXPORT_RATIO = 1.3  # issue 33.7: a scoped train step exported at --collapse 1 vs bare make_jaxpr
+SCOPED_OPEN_RATIO, SCOPED_OPEN_ADD = 1.3, 0.3  # issue 33.7: the window's open of it, vs make_jaxpr
+EXPAND_MS = 100.0  # issue 33.4: one module group expanded, to its first paint
+BIG_OPEN_MB = 2048.0  # issue 33.7: the GUI's peak memory opening a 200k-equation program
+
+
+def structure_targets(res: dict[str, Any]) -> list[dict[str, Any]]:
+    """T8: the window on the scoped GPT (`run_all`'s structure stage): open -> interactive against
+    make_jaxpr, a group's expand, and the 200k open's GUI memory."""
+    out: list[dict[str, Any]] = []
+
+    def add(what: str, value: float | None, limit: float, shown: str) -> None:
+        out.append({"id": "T8", "what": what, "value": shown, "limit": f"≤ {limit:.2f}" if limit < 1000 else f"≤ {limit:.0f} MB",
+                    "verdict": _verdict(None if value is None else value <= limit)})
+
+    gui, bare = res.get("gui") or {}, (res.get("bare") or {}).get("median_s")
+    runs = gui.get("runs") or []
+    if runs and bare:
+        total = min(r["total_s"] for r in runs)
+        limit = SCOPED_OPEN_RATIO * bare + SCOPED_OPEN_ADD
+        add(f"window open→interactive, {res['workload']} (grouped), vs make_jaxpr {bare:.2f} s", total, limit, f"{total:.2f} s")
+    expands = [e[k] for e in gui.get("expand") or [] for k in ("first", "zoomed") if k in e]
+    if expands:
+        worst = max(e["first_paint_s"] for e in expands) * 1000
+        add(f"expand a module group of {res['workload']}, to its first paint (worst of {len(expands)})", worst, EXPAND_MS, f"{worst:.0f} ms")
+    big = res.get("big") or {}
+    if big.get("gui_peak_mb") is not None:
+        add(f"GUI peak memory opening {big.get('workload', 'the 200k program')} collapsed", big["gui_peak_mb"], BIG_OPEN_MB,
+            f"{big['gui_peak_mb']:.0f} MB")
+    return out
 
 
 # ------------------------------------------------------------------------------- printing

@@ -110,6 +110,7 @@ def main() -> int:
     naive_timed_out: dict[str, str] = {}  # family -> size at which the naive script timed out
     export_result: dict[str, Any] = {}
     scoped_result: dict[str, Any] = {}
+    structure_result: dict[str, Any] = {}
     jpviz_done = False
     with tempfile.TemporaryDirectory(prefix="jaxscope-bench-") as tmp:
         for w in chosen:
@@ -156,12 +157,13 @@ def main() -> int:
                 w = workloads.scoped("1k" if opts.quick else "50k")
                 print(f"\n.. jaxscope export --scopes --collapse 1 vs bare python: {w.name}", flush=True)
                 scoped_result = stages.export_vs_bare(w, w.write(tmp), extra=("--scopes", "--collapse", "1"))
+                structure_result = stages.structure(w, w.write(tmp), None if opts.quick else workloads.scoped("200k"), tmp)
     extra = [report.export_target(export_result)] if export_result else []
     if scoped_result:
         extra.append(report.export_target(scoped_result, "T7", report.SCOPED_EXPORT_RATIO))
         if "error" in scoped_result:
             print(f"   scoped export error: {scoped_result['error']}")
-    extra = [x for x in extra if x is not None]
+    extra = [x for x in extra if x is not None] + report.structure_targets(structure_result)
     if export_result and "error" in export_result:
         print(f"   export comparison error: {export_result['error']}")
     print(report.summary_table(records, extra))
@@ -171,7 +173,8 @@ def main() -> int:
           f"results in {os.path.relpath(opts.out)}")
     with open(opts.out, "w") as fh:
         json.dump({"version": 2, "machine": info, "wall_s": total, "argv": sys.argv[1:], "workloads": records, "export": export_result,
-                   "scoped_export": scoped_result, "export_target": extra[0] if extra else None}, fh, indent=1, default=str)  # fmt: skip
+                   "scoped_export": scoped_result, "structure": structure_result,
+                   "export_target": extra[0] if extra else None}, fh, indent=1, default=str)  # fmt: skip
     return 0
 
 
@@ -188,6 +191,7 @@ def reprint(path: str) -> int:
     extra = [report.export_target(export_result)] if export_result else []
     if scoped_result:
         extra.append(report.export_target(scoped_result, "T7", report.SCOPED_EXPORT_RATIO))
+    extra += report.structure_targets(saved.get("structure") or {})
     print(report.summary_table(records, [e for e in extra if e]))
     return 0
 

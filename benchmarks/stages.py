@@ -133,6 +133,18 @@ def gui(w: Workload, path: str, reps: int, timeout: float, png: bool = False, ex
     return out
 
 
+def structure(w: Workload, path: str, big: Workload | None, folder: str, timeout: float = 900) -> dict[str, Any]:
+    """Issue 33: the window on a scoped train step, grouped by module as the app opens it: open ->
+    interactive against bare make_jaxpr, and expanding its groups; with `big` (the 200k one), the
+    GUI's peak memory opening that collapsed."""
+    out: dict[str, Any] = {"workload": w.name, "bare": bare_make_jaxpr(w, path, 3)}
+    out["gui"] = gui(w, path, 2, timeout, extra=["--pan", "0", "--no-cancel", "--no-app", "--no-extras"])
+    if big is not None:
+        got = gui(big, big.write(folder), 1, timeout, extra=["--pan", "0", "--no-cancel", "--no-app", "--no-extras", "--no-expand"])
+        out["big"] = {"workload": big.name, "gui_peak_mb": got.get("gui_peak_mb"), "runs": got.get("runs"), "error": got.get("error")}
+    return out
+
+
 def naive(w: Workload, path: str, timeout: float) -> dict[str, Any]:
     svg = os.path.join(os.path.dirname(path), f"naive_{w.name}.svg")
     cmd = [PY, os.path.join(HERE, "naive.py"), path, w.function, python_args(w.args), svg]

@@ -227,7 +227,8 @@ def scoped(graph: Graph, min_groups: int = 2) -> ScopedGraph:
         else:
             member[n.id] = ()
     builder = _Builder(graph, member)
-    root_nodes, root_edges, prefix = builder.level((), top.nodes, top.edges, "")
+    root_nodes, root_edges = builder.level((), top.nodes, top.edges, "")
+    prefix = builder.prefix
     bodies = dict(graph.bodies)
     bodies.update(builder.bodies)
     n_eqns = sum(1 for n in root_nodes if n.kind == "eqn")
@@ -243,10 +244,11 @@ class _Builder:
         self.next_body = len(graph.bodies)
         self.totals = {b.id: b.total_eqns for b in graph.bodies.values()}
         self.signature: dict[str, tuple[object, ...]] = {}
-        self.twins: dict[str, tuple[str, ...]] = {}  # a repeated layer's view path -> every instance's, in order
+        self.twins: dict[str, tuple[str, ...]] = {}
+        self.prefix: dict[str, str] = {}  # a grouped node's id -> its innermost group's view path prefix  # a repeated layer's view path -> every instance's, in order
 
     def level(self, key: Key, nodes: tuple[Node, ...] | list[Node], edges: tuple[Edge, ...] | list[Edge],
-              prefix: str) -> tuple[list[Node], list[Edge], dict[str, str]]:
+              prefix: str) -> tuple[list[Node], list[Edge]]:
         """The nodes at group `key`: its own, one group node per child key (with its body made), and
         the edges between them; `prefix` is this level's view path prefix."""
         depth = len(key)
@@ -259,6 +261,8 @@ class _Builder:
                 children[k[:take]].append(n)
             else:
                 here.append(n)
+        if not children:  # a module with no sub-modules: its nodes and edges as they are
+            return list(nodes), list(edges)
         group_of: dict[str, str] = {}  # node id -> the group node id that holds it at this level
         made: list[tuple[Key, str, list[Node]]] = []
         for child_key, inside in children.items():
@@ -272,10 +276,13 @@ class _Builder:
         ports_in: dict[str, dict[tuple[str, int], int]] = defaultdict(dict)
         ports_out: dict[str, dict[tuple[str, int], int]] = defaultdict(dict)
         inner_edges: dict[str, list[Edge]] = defaultdict(list)
-        seen_out: set[tuple[str, str, int, int]] = set()
+        seen_out: set[tuple[str | int, ...]] = set()
         pass_of = {gid: child_key[0] for child_key, gid, _ in made}
         residuals: dict[str, set[tuple[str, int]]] = defaultdict(set)  # forward group -> its values the backward pass reads
+        aval_of: dict[tuple[str, int], str] = {}
         for e in edges:
+            if e.aval:
+                aval_of.setdefault((e.src, e.src_port), e.aval)
             gs, gd = group_of.get(e.src), group_of.get(e.dst)
             if gs is not None and gs == gd:
                 inner_edges[gs].append(e)
@@ -293,15 +300,13 @@ class _Builder:
                 dst, dst_port = gd, port
             if gs is not None:
                 inner_edges[gs].append(Edge(e.src, "out", e.src_port, src_port, e.aval))
-            mark = (src, dst, src_port, dst_port)
+            # a group's values go in and out of its one box (their ports map to no sub-graph input: the
+            # layout ends them at its cluster), so one edge per pair of boxes draws them all; a
+            # module reading 400 parameters drew 400 edges on one line, and dot laid out each
+            mark = (src, dst) if gs is not None or gd is not None else (src, dst, src_port, dst_port)
             if mark not in seen_out:
                 seen_out.add(mark)
                 out_edges.append(Edge(src, dst, src_port, dst_port, e.aval))
-        prefixes: dict[str, str] = {}
-        aval_of: dict[tuple[str, int], str] = {}
-        for e in edges:
-            if e.aval:
-                aval_of.setdefault((e.src, e.src_port), e.aval)
         built = []
         for child_key, gid, inside in made:
             ins = [aval_of.get(key, "") for key, _ in sorted(ports_in[gid].items(), key=lambda kv: kv[1])]
@@ -314,7 +319,7 @@ class _Builder:
             kept = [aval_of.get(key, "") for key in sorted(residuals[gid])]
             out_label = _count(len(outs), "output") + (f", {_count(len(kept), 'residual')}" if kept else "")
             inner_nodes += [Node("out", "output", out_label, avals=tuple(outs))] if outs else []
-            sub_nodes, sub_edges, sub_prefixes = self.level(child_key, inner_nodes, list(dict.fromkeys(inner_edges[gid])), sub_prefix)
+            sub_nodes, sub_edges = self.level(child_key, inner_nodes, list(dict.fromkeys(inner_edges[gid])), sub_prefix)
             own = [n for n in sub_nodes if n.kind == "eqn" and not n.id.startswith("g")]
             groups = [n for n in sub_nodes if n.id.startswith("g")]
             total = sum(1 + sum(self.totals.get(r.body, 0) for r in n.subgraphs) for n in own)
@@ -323,8 +328,7 @@ class _Builder:
             self.signature[gid] = (tuple(n.label for n in own), tuple(self.signature[g.id] for g in groups))
             built.append((child_key, gid, ins, outs, sub_nodes, sub_edges, total, kept))
             for n in inside:
-                prefixes.setdefault(n.id, sub_prefix)
-            prefixes.update(sub_prefixes)
+                self.prefix.setdefault(n.id, sub_prefix)  # the innermost group's, set first
         same: dict[object, list[str]] = defaultdict(list)
         paths: dict[object, list[str]] = defaultdict(list)
         for child_key, gid, *_, total, _kept in built:
@@ -358,4 +362,4 @@ class _Builder:
             count = ("values", str(len(outs if child_key[0] == "inputs" else ins))) if values else ("equations", str(total))
             out_nodes.append(Node(gid, "eqn", title, avals=tuple(outs), in_avals=tuple(ins), name_stack="/".join(child_key[1:]),
                                   params=(count,), subgraphs=(SubgraphRef(title, body_id, kind),), detail=what))
-        return out_nodes, out_edges, prefixes
+        return out_nodes, out_edges
