@@ -164,7 +164,8 @@ def structure_targets(res: dict[str, Any]) -> list[dict[str, Any]]:
     expands = [e[k] for e in gui.get("expand") or [] for k in ("first", "zoomed") if k in e]
     if expands:
         worst = max(e["first_paint_s"] for e in expands) * 1000
-        add(f"expand a module group of {res['workload']}, to its first paint (worst of {len(expands)})", worst, EXPAND_MS, f"{worst:.0f} ms")
+        what = f"expand a module group of {res['workload']}, to its first paint (worst of {len(expands)})"
+        add(what, worst, EXPAND_MS, f"{worst:.0f} ms")
     big = res.get("big") or {}
     if big.get("gui_peak_mb") is not None:
         add(f"GUI peak memory opening {big.get('workload', 'the 200k program')} collapsed", big["gui_peak_mb"], BIG_OPEN_MB,

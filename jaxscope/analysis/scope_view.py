@@ -244,8 +244,8 @@ class _Builder:
         self.next_body = len(graph.bodies)
         self.totals = {b.id: b.total_eqns for b in graph.bodies.values()}
         self.signature: dict[str, tuple[object, ...]] = {}
-        self.twins: dict[str, tuple[str, ...]] = {}
-        self.prefix: dict[str, str] = {}  # a grouped node's id -> its innermost group's view path prefix  # a repeated layer's view path -> every instance's, in order
+        self.twins: dict[str, tuple[str, ...]] = {}  # a repeated layer's view path -> every instance's, in order
+        self.prefix: dict[str, str] = {}  # a grouped node's id -> its innermost group's view path prefix
 
     def level(self, key: Key, nodes: tuple[Node, ...] | list[Node], edges: tuple[Edge, ...] | list[Edge],
               prefix: str) -> tuple[list[Node], list[Edge]]:
