@@ -92,6 +92,47 @@ def links_shot(app: QApplication) -> None:
     w.close()
 
 
+STRUCTURE = "window-model-structure.png"  # the benchmark's 10k-equation GPT step (plain functions, a loop of blocks)
+
+
+def structure_shot(app: QApplication) -> None:
+    """Its forward pass opened: 38 calls of `block`, each a group ("block #3 ×36"), one picked (the
+    Node pane names its identical layers), the backward pass tinted below, the overview map."""
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    import workloads
+
+    from jaxscope.qt.app.window import MainWindow
+
+    w = workloads.make("gpt", "10k")
+    path = w.write(tempfile.mkdtemp())
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(f"\nJAXSCOPE_ARGS = {{{w.function!r}: {w.args!r}}}\n")
+    win = MainWindow(theme="light")
+    win.confirm_run = lambda path: True  # type: ignore[method-assign]  # our own benchmark file
+    win.resize(1600, 1000)
+    win.show()
+    win.open_target(f"{path}::{w.function}")
+    t0 = time.time()
+    while win.doc.layout is None and time.time() - t0 < 180:
+        settle(app, 0.05)
+    assert win.doc.shown is not None
+    forward = next(n.id for n in win.doc.shown.top.nodes if n.label.endswith("(forward)"))
+    layout = win.doc.layout
+    win.toggle_cluster(forward)
+    while win.doc.layout is layout and time.time() - t0 < 180:
+        settle(app, 0.05)
+    body = win.doc.shown.bodies[next(n for n in win.doc.shown.top.nodes if n.id == forward).subgraphs[0].body]
+    block = next(f"{forward}:0/{n.id}" for n in body.nodes if n.label.startswith("block #3"))
+    win.docks["node"].raise_()
+    win.resizeDocks([win.docks["node"]], [300], Qt.Orientation.Vertical)
+    settle(app, 0.5)
+    win.graph.select_paths([block])
+    settle(app, 2.0)
+    win.grab().save(os.path.join(HERE, STRUCTURE))
+    print("wrote", STRUCTURE, "-", win.phase_label.text())
+    win.close()
+
+
 def readme_file(name: str) -> str:
     """The README's code block that starts with `# NAME`, written to a temp dir: the screenshot shows
     exactly the code the README tells users to write."""
@@ -122,6 +163,8 @@ def main() -> int:
         big_graph_shot(app)
     if not only or LINKS in only:
         links_shot(app)
+    if not only or STRUCTURE in only:
+        structure_shot(app)
     for name, target, theme, args, query, line, dock in SHOTS:
         if only and name not in only:
             continue

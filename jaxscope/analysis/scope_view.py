@@ -80,7 +80,7 @@ class ScopedGraph:
 
 
 SCOPE, VALUES = GROUP_KINDS  # `SubgraphRef.param` of a module's group ("scope backward" in a pass), of inputs' or outputs'
-GROUPS_FIT = 120  # boxes a model opens with: its modules a level or two down, each readable
+GROUPS_FIT = 60  # boxes a model opens with: its modules a level or two down, readable when fitted to the window
 
 
 def first_open(graph: Graph, fits: int = GROUPS_FIT) -> frozenset[str]:
@@ -356,7 +356,8 @@ class _Builder:
                 size = format_bytes(sum(aval_bytes(a) or 0 for a in kept))
                 what += f"; {_count(len(kept), 'residual')} read by the backward pass ({size})"
             if len(twins) > 1:
-                what += f"; identical to {', '.join(t for t in twins if t != name)}"
+                others = [t for t in twins if t != name]
+                what += f"; identical to {', '.join(others)}" if len(others) <= 4 else f"; one of {len(twins)} identical layers"
             values = child_key[0] in ("inputs", "outputs")
             kind = VALUES if values else f"{SCOPE} {child_key[0]}" if child_key[0] in ("forward", "backward") else SCOPE
             count = ("values", str(len(outs if child_key[0] == "inputs" else ins))) if values else ("equations", str(total))

@@ -43,12 +43,15 @@ def test_a_train_step_opens_as_its_modules_and_a_group_stands_for_its_equations(
     tint = dict(zip((c.path for c in model.clusters), model.cluster_pass))
     assert tint[f"{backward}:0"] == "backward" and tint[f"{forward}:0"] == "forward"
 
+    # opened tall and narrow (the passes one under another): its width, from its top, readable
+    content = model.content
+    assert w.graph.zoom() >= 0.36 and w.graph.mapToScene(w.graph.viewport().rect()).boundingRect().top() <= content.top() + 1
     # fitted, the whole graph is on screen: no overview map; zoomed in to read it, the map shows
     # where the view is, and a click on it moves the view there
     overview = w.structure.overview
+    w.graph.fit_all()
     qtbot.wait(50)
     assert not overview.isVisible()
-    content = model.content
     w.graph.zoom_to(1.0, content.center())
     qtbot.waitUntil(overview.isVisible, timeout=5000)
     qtbot.mouseClick(overview, Qt.MouseButton.LeftButton, pos=QPoint(overview.width() // 2, 2))

@@ -460,8 +460,8 @@ class MainWindow(QMainWindow):
         model, colours = self.controller.prepared_layout(layout), self.display.graph_colours()
         self.graph.set_graph(graph, layout, self.theme, keep_view=keep, model=model, line_colours=colours)
         if not keep:
-            self.graph.fit_all()
-            QTimer.singleShot(0, self.graph, self.graph.fit_all)  # again once pending dock/geometry changes settle
+            self.graph.fit_readable()
+            QTimer.singleShot(0, self.graph, self.graph.fit_readable)  # again once pending dock/geometry changes settle
         if selected:
             self.graph.select_paths(selected, center=False)
         self.selection.show_pending()

@@ -42,6 +42,7 @@ class ZoomPanView(QGraphicsView):
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setMouseTracking(True)
         self._auto_fit = True  # refit on resize until the user moves the view
+        self._fit_readable = False  # that refit is `fit_readable`'s (else `fit_all`'s)
         self._press: QPoint | None = None
         self._press_button = Qt.MouseButton.NoButton
         self._last: QPoint = QPoint()
@@ -89,8 +90,23 @@ class ZoomPanView(QGraphicsView):
         """Zoom (at most to `FIT_MAX_SCALE`) and centre so the whole drawing is visible."""
         if not self.has_content():
             return
-        self._auto_fit = True
+        self._auto_fit, self._fit_readable = True, False
         self._fit_rect(self.content_rect(), FIT_MAX_SCALE)
+
+    def fit_readable(self) -> None:
+        """A new graph's first view: the whole drawing when its text can be read so; a tall, narrow
+        one (a model's passes one under another) too small to read whole, its full width from its top
+        at a readable scale (the overview map shows the rest). Kept through resizes as `fit_all` is."""
+        if not self.has_content():
+            return
+        c, vp = self.content_rect(), self.viewport().rect()
+        wide = min((vp.width() - 2 * FIT_PADDING) / max(c.width(), 1.0), 1.0)
+        if fit_scale(vp.width(), vp.height(), c, FIT_MAX_SCALE) >= TEXT_LOD or wide < TEXT_LOD:
+            self.fit_all()
+            return
+        self._auto_fit, self._fit_readable = True, True
+        self.set_scale(wide)
+        self.centerOn(QPointF(c.center().x(), c.top() + (vp.height() / 2 - FIT_PADDING) / wide))
 
     def set_scale(self, s: float) -> None:
         s = min(max(s, self._min_scale()), MAX_SCALE)
@@ -237,7 +253,7 @@ class ZoomPanView(QGraphicsView):
         if not self.has_content():
             return
         if self._auto_fit:
-            self.fit_all()
+            self.fit_readable() if self._fit_readable else self.fit_all()
         else:
             self._update_scene_rect()
             self.centre_at(centre)

@@ -1,0 +1,88 @@
+"""The grouped view on small hand-made graphs: which groups a first layout opens, the way between
+drawn and program paths, residuals, one edge per pair of boxes, calls told apart without scopes."""
+
+from __future__ import annotations
+
+from jaxscope.analysis.scope_view import first_open, for_window, scoped
+from jaxscope.layout.engine import auto_expanded
+from jaxscope.schema.graph import Body, Edge, Graph, Node, SourceLoc, group_of, resolve
+
+
+def _graph(stacks: list[str], frames: list[tuple[SourceLoc, ...]] | None = None, avals: str = "f32[4,8]") -> Graph:
+    """in0 -> e0 -> e1 -> ... -> out0, equation i with name stack `stacks[i]` (and `frames[i]`)."""
+    nodes = [Node("in0", "input", "x", avals=(avals,))]
+    edges = []
+    prev = "in0"
+    for i, stack in enumerate(stacks):
+        nodes.append(Node(f"e{i}", "eqn", "sin", avals=(avals,), name_stack=stack, frames=frames[i] if frames else ()))
+        edges.append(Edge(prev, f"e{i}", 0, 0, avals))
+        prev = f"e{i}"
+    nodes.append(Node("out0", "output", "y", avals=(avals,)))
+    edges.append(Edge(prev, "out0", 0, 0, avals))
+    return Graph("f", {"b0": Body("b0", "f", tuple(nodes), tuple(edges), len(stacks), len(stacks))}, "b0")
+
+
+def _groups(g: Graph, body: Body | None = None) -> dict[str, Node]:
+    return {n.label: n for n in (body or g.top).nodes if group_of(n) is not None}
+
+
+def test_a_model_opens_a_whole_level_at_a_time_and_a_plain_function_as_it_was() -> None:
+    stacks = [f"jvp(Net)/block{b}/dense{d}" for b in range(3) for d in range(2)] + ["transpose(jvp(Net))/block0/dense0"]
+    view = scoped(_graph(stacks))
+    groups = _groups(view.graph)
+    assert {"Net (forward)", "Net (backward)"} <= set(groups)
+    opened = first_open(view.graph)
+    assert {groups["Net (forward)"].id, groups["Net (backward)"].id} <= opened  # the level of the top modules
+    forward = view.graph.bodies[groups["Net (forward)"].subgraphs[0].body]
+    blocks = {f"{groups['Net (forward)'].id}:0/{n.id}" for n in forward.nodes if group_of(n)}
+    assert len(blocks) == 3 and blocks <= opened  # the next level fits too: all of it
+    assert not (blocks & first_open(view.graph, fits=len(view.graph.top.nodes) + 8))  # one that does not: none of it
+    plain = _graph(["", ""])
+    assert not for_window(plain).grouped and first_open(plain) == auto_expanded(plain)
+
+
+def test_a_group_stands_for_its_equations_and_its_own_boxes_for_nothing() -> None:
+    real = _graph(["jvp(Net)/a", "jvp(Net)/a", "jvp(Net)/b", "transpose(jvp(Net))/a"])
+    view = scoped(real)
+    for node_id in ("e0", "e1", "e2", "e3"):
+        shown = view.to_view(node_id)
+        assert shown != node_id and resolve(view.graph, shown)[1] is resolve(real, node_id)[1]
+        assert view.real_paths([shown]) == [node_id]
+    forward = _groups(view.graph)["Net (forward)"].id
+    assert sorted(view.real_paths([forward])) == ["e0", "e1", "e2"]
+    inner = view.graph.bodies[_groups(view.graph)["Net (forward)"].subgraphs[0].body]
+    boxes = [f"{forward}:0/{n.id}" for n in inner.nodes if n.kind in ("input", "output")]
+    assert boxes and view.real_paths(boxes) == []  # "1 input", "1 output": the group's, not the program's
+
+
+def test_residuals_are_counted_and_a_pair_of_boxes_has_one_edge() -> None:
+    # the forward module's two values both reach the backward module: two residuals, one edge drawn
+    nodes = [Node("in0", "input", "x", avals=("f32[256]",))]
+    nodes += [Node(f"e{i}", "eqn", "sin", avals=("f32[256]",), name_stack="jvp(Net)/a") for i in range(2)]
+    nodes += [Node("e2", "eqn", "mul", avals=("f32[256]",), name_stack="transpose(jvp(Net))/a"), Node("out0", "output", "y")]
+    edges = [Edge("in0", "e0"), Edge("in0", "e1"), Edge("e0", "e2", 0, 0, "f32[256]"), Edge("e1", "e2", 0, 1, "f32[256]"),
+             Edge("e2", "out0")]
+    view = scoped(Graph("f", {"b0": Body("b0", "f", tuple(nodes), tuple(edges), 3, 3)}, "b0"))
+    groups = _groups(view.graph)
+    forward, backward = groups["Net (forward)"], groups["Net (backward)"]
+    assert "2 residuals read by the backward pass (2.0 KiB)" in forward.detail
+    body = view.graph.bodies[forward.subgraphs[0].body]
+    assert next(n for n in body.nodes if n.kind == "output").label == "2 outputs, 2 residuals"
+    between = [e for e in view.graph.top.edges if (e.src, e.dst) == (forward.id, backward.id)]
+    assert len(between) == 1 and len(forward.avals) == 2  # both values are its outputs; one edge draws them
+
+
+def test_calls_of_one_function_from_one_line_are_told_apart_by_its_line_going_back() -> None:
+    """No scopes: `for w in ws: x = block(w, x)` gives every call the same frames; block's lines go
+    12, 13 in each call, so the call ends where they go back to 12."""
+    def at(fn: str, line: int) -> SourceLoc:
+        return SourceLoc("m.py", line, function=fn)
+
+    forward = [(at("step", 20), at("loss", 9), at("block", line)) for _ in range(3) for line in (12, 13)]
+    update = [(at("step", 21), at("sgd", 30))]
+    view = scoped(_graph(["jvp()"] * len(forward) + [""], forward + update))
+    loss = _groups(view.graph)["loss (forward)"]
+    body = view.graph.bodies[loss.subgraphs[0].body]
+    blocks = sorted(n.name_stack for n in body.nodes if group_of(n))
+    assert blocks == ["loss/block #1", "loss/block #2", "loss/block #3"]
+    assert all(n.label.endswith("×3") for n in body.nodes if group_of(n))  # identical layers
