@@ -143,30 +143,65 @@ def group_key(node: Node) -> tuple[Key, bool]:
     return ((scope.pass_ or "program", *calls) if calls else ()), False
 
 
-def _split_calls(eqns: list[Node], keys: dict[str, Key]) -> None:
+@dataclass
+class _Call:
+    """One call being read by `_split_calls`: its caller's line, the furthest line of the called
+    function reached so far, its number, where its first and latest equations came from, and its equations."""
+
+    caller: int
+    line: int
+    number: int
+    first: tuple[tuple[int, int], ...]
+    last: tuple[tuple[int, int], ...] = ()
+    members: set[str] = field(default_factory=set)
+
+
+def _split_calls(eqns: list[Node], keys: dict[str, Key], edges: tuple[Edge, ...]) -> None:
     """Tell apart the calls of one function from one line (`for p in blocks: x = block(p, x)`):
     their equations have the same frames, so one call's end is seen where the called function's
-    line goes back (forward in a backward pass, whose equations come in reverse). Each call of a
-    function called more than once gets its number ("block #3"; a backward call the number of the
-    forward one it transposes), so its equations form a group of their own, and identical calls
-    are found as identical layers."""
-    calls: dict[tuple[str, ...], list[tuple[int, int, int]]] = {}  # where a call is made -> its (caller line, line, number)
+    line goes back (forward in a backward pass, whose equations come in reverse), or where the
+    place its first equation came from (line and column, down to the library line) comes again
+    after others, reading what the call made: a block whose body is one line (`x +
+    self.down(gelu(self.up(self.norm(x))))`); a loop inside one call (`tree.map` over the leaves)
+    reads nothing of its last round.
+    Each call of a function called more than once gets its number ("block #3"; a backward call
+    the number of the forward one it transposes), so its equations form a group of their own, and
+    identical calls are found as identical layers."""
+    calls: dict[tuple[str, ...], _Call] = {}  # where a call is made -> the last call made there
     numbered: dict[str, tuple[str, ...]] = {}
     made: dict[tuple[str, ...], int] = defaultdict(int)  # how many calls of each
+    reads: dict[str, set[str]] = defaultdict(set)
+    for e in edges:
+        reads[e.dst].add(e.src)
     for n in eqns:
         key = keys[n.id]
         backward = key[0] == "backward"
         path: tuple[str, ...] = (key[0],)
+        # a recurring first place starts a new call at the deepest level it is seen at: the loop's
+        # (the levels above see it too, as their calls hold the loop)
+        again = -1
+        for d, name in enumerate(key[1:]):
+            path = (*path, name)
+            call = calls.get(path)
+            if call is None:
+                break
+            at = tuple((f.line, f.col) for f in n.frames[d + 1 :])
+            if at == call.first and call.last != call.first and not reads[n.id].isdisjoint(call.members):
+                again = d
+            path = (*path[:-1], f"{name}\0{call.number}")
+        path = (key[0],)
         for d, name in enumerate(key[1:]):
             caller, own = n.frames[d].line, n.frames[d + 1].line
+            at = tuple((f.line, f.col) for f in n.frames[d + 1 :])
             site = (*path, name)
-            seen = calls.get(site)
-            if seen is None or seen[-1][0] != caller or (own > seen[-1][1] if backward else own < seen[-1][1]):
+            call = calls.get(site)
+            if call is None or call.caller != caller or (own > call.line if backward else own < call.line) or d == again:
                 made[site] += 1
-                calls.setdefault(site, []).append((caller, own, made[site]))
-            else:
-                seen[-1] = (caller, max(own, seen[-1][1]) if not backward else min(own, seen[-1][1]), seen[-1][2])
-            path = (*site[:-1], f"{name}\0{calls[site][-1][2]}")
+                call = calls[site] = _Call(caller, own, made[site], at)
+            call.line = min(own, call.line) if backward else max(own, call.line)
+            call.last = at
+            call.members.add(n.id)
+            path = (*site[:-1], f"{name}\0{call.number}")
         numbered[n.id] = path
     for node_id, path in numbered.items():
         named = [path[0]]
@@ -199,7 +234,7 @@ def scoped(graph: Graph, min_groups: int = 2) -> ScopedGraph:
             keys[n.id], scoped_here = group_key(n)
             if scoped_here:
                 by_scope.add(n.id)
-    _split_calls([n for n in top.nodes if n.kind == "eqn" and n.id not in by_scope and keys[n.id]], keys)
+    _split_calls([n for n in top.nodes if n.kind == "eqn" and n.id not in by_scope and keys[n.id]], keys, top.edges)
     firsts = {k[:2] for k in keys.values() if k}
     if len(firsts) < min_groups:
         return ScopedGraph(graph, {}, graph)
