@@ -86,3 +86,22 @@ def test_calls_of_one_function_from_one_line_are_told_apart_by_its_line_going_ba
     blocks = sorted(n.name_stack for n in body.nodes if group_of(n))
     assert blocks == ["loss/block #1", "loss/block #2", "loss/block #3"]
     assert all(n.label.endswith("×3") for n in body.nodes if group_of(n))  # identical layers
+
+
+def test_a_one_line_block_is_split_where_its_first_place_comes_again_and_a_leaf_loop_is_not() -> None:
+    """`x + self.down(gelu(self.up(self.norm(x))))`: every equation of a call is on block's line 15,
+    so only the place of its first equation coming again, reading the last call's result, ends a
+    call; `tree.map(lambda p, g: p - g, ...)` repeats its place too, but no leaf reads the last."""
+    def at(fn: str, line: int, col: int = 0) -> SourceLoc:
+        return SourceLoc("m.py", line, col, function=fn)
+
+    one_call = [(at("step", 30), at("loss", 20, 8), at("Model.__call__", 25, 16), at("Block.__call__", 15, col)) for col in (49, 41, 15)]
+    update = [(at("step", 31), at("sgd", 40, 11), at("sgd.<lambda>", 40, 30))] * 3
+    real = _graph(["jvp()"] * 9 + [""] * 3, one_call * 3 + update)  # a chain: each equation reads the one before
+    edges = tuple(e for e in real.top.edges if not (e.dst in ("e10", "e11") and e.src in ("e9", "e10")))  # leaves read no leaf
+    view = scoped(Graph("f", {"b0": Body("b0", "f", real.top.nodes, edges, 12, 12)}, "b0"))
+    model = _groups(view.graph, view.graph.bodies[_groups(view.graph)["loss (forward)"].subgraphs[0].body])["Model.__call__"]
+    blocks = sorted(n.name_stack for n in view.graph.bodies[model.subgraphs[0].body].nodes if group_of(n))
+    assert blocks == [f"loss/Model.__call__/Block.__call__ #{k}" for k in (1, 2, 3)]
+    sgd = _groups(view.graph)["sgd"]
+    assert [n.label for n in view.graph.bodies[sgd.subgraphs[0].body].nodes if group_of(n)] == ["sgd.<lambda>"]  # one call
