@@ -96,10 +96,10 @@ def test_a_one_line_block_is_split_where_its_first_place_comes_again_and_a_leaf_
         return SourceLoc("m.py", line, col, function=fn)
 
     one_call = [(at("step", 30), at("loss", 20, 8), at("Model.__call__", 25, 16), at("Block.__call__", 15, col)) for col in (49, 41, 15)]
-    update = [(at("step", 31), at("sgd", 40, 11), at("sgd.<lambda>", 40, 30))] * 3
-    real = _graph(["jvp()"] * 9 + [""] * 3, one_call * 3 + update)  # a chain: each equation reads the one before
-    edges = tuple(e for e in real.top.edges if not (e.dst in ("e10", "e11") and e.src in ("e9", "e10")))  # leaves read no leaf
-    view = scoped(Graph("f", {"b0": Body("b0", "f", real.top.nodes, edges, 12, 12)}, "b0"))
+    update = [(at("step", 31), at("sgd", 40, 11), at("sgd.<lambda>", 40, col)) for col in (30, 26)] * 3  # p - lr * g per leaf
+    real = _graph(["jvp()"] * 9 + [""] * 6, one_call * 3 + update)  # a chain: each equation reads the one before
+    edges = tuple(e for e in real.top.edges if not (e.dst in ("e11", "e13") and e.src in ("e10", "e12")))  # leaves read no leaf
+    view = scoped(Graph("f", {"b0": Body("b0", "f", real.top.nodes, edges, 15, 15)}, "b0"))
     model = _groups(view.graph, view.graph.bodies[_groups(view.graph)["loss (forward)"].subgraphs[0].body])["Model.__call__"]
     blocks = sorted(n.name_stack for n in view.graph.bodies[model.subgraphs[0].body].nodes if group_of(n))
     assert blocks == [f"loss/Model.__call__/Block.__call__ #{k}" for k in (1, 2, 3)]
