@@ -7,43 +7,12 @@ the graph nodes involved, so every view (diagnostics pane, `jaxscope explain`) s
 
 from __future__ import annotations
 
-import math
-import re
 import textwrap
 from collections.abc import Iterator
 
+from jaxscope.analysis.avals import aval_bytes, format_bytes
 from jaxscope.schema.graph import Graph, Node, SourceLoc, resolve
 from jaxscope.schema.trace import Diagnostic
-from jaxscope.spec.argspec import SHORT_TO_LONG
-
-_BITS = {"bool": 8, "key": 64}
-_AVAL = re.compile(r"^([a-z]+[0-9]*)(?:<\w+>)?\[([0-9,\s]*)\]")
-
-
-def aval_bytes(aval: str) -> int | None:
-    """Bytes held by an array of aval text like ``f32[4,8]``; None when unknown."""
-    m = _AVAL.match(aval.strip())
-    if not m:
-        return None
-    dtype = SHORT_TO_LONG.get(m.group(1), m.group(1))
-    bits = _BITS.get(dtype)
-    if bits is None:
-        digits = re.search(r"(\d+)$", dtype)
-        if not digits:
-            return None
-        bits = int(digits.group(1))
-    dims = [int(d) for d in m.group(2).replace(" ", "").split(",") if d]
-    return math.prod(dims) * bits // 8
-
-
-def format_bytes(n: int) -> str:
-    """``16 B``, ``4.0 KiB``, ``3.2 MiB``: sizes as people read them."""
-    size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    raise AssertionError("unreachable")
 
 
 def body_prefixes(graph: Graph) -> dict[str, str]:

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from jaxscope.analysis.diagnostics import aval_bytes, format_bytes
+from jaxscope.analysis.avals import aval_bytes, format_bytes
 from jaxscope.analysis.scopes import read_scope
 from jaxscope.layout.engine import auto_expanded
 from jaxscope.schema.graph import GROUP_KINDS, Body, Edge, Graph, Node, SubgraphRef, group_of

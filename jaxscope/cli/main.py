@@ -10,7 +10,7 @@ import argparse
 import sys
 
 from jaxscope.about import __version__
-from jaxscope.cli import explain, export, hlo, jaxpr, links, list_functions, open_app, retrace, run
+from jaxscope.cli import cost, explain, export, hlo, jaxpr, links, list_functions, open_app, retrace, run
 from jaxscope.session import SessionError
 
 COMMANDS = {  # name -> module; the order is that of `jaxscope --help`
@@ -19,6 +19,7 @@ COMMANDS = {  # name -> module; the order is that of `jaxscope --help`
     "explain": explain,
     "hlo": hlo,
     "links": links,
+    "cost": cost,
     "retrace": retrace,
     "run": run,
     "list": list_functions,

@@ -36,6 +36,7 @@ class HloResult:
     jax_version: str = ""
     ops: dict[str, Any] | None = None  # the text's op map (`hlo_links.ops_to_wire`; compiled: `hlo_ops_to_wire`), if made
     exact: dict[str, Any] | None = None  # each line's own equations (`hlo_marks.to_wire`); None: linked by location only
+    lowered_cost: dict[str, float] = field(default_factory=dict)  # compiled: XLA's cost analysis before optimizing
 
     def summary(self) -> str:
         """One line of the figures people look at first."""

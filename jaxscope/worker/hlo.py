@@ -53,6 +53,7 @@ def run_hlo(request: HloRequest, phase: Phase) -> HloResult:
                 raise
             raise trace_failure(exc, "lower") from None
     timings["lower"] = time.perf_counter() - t0 - timings["marks"]
+    before = _lowered_cost(marked)
     phase("compile")
     t2 = time.perf_counter()
     try:
@@ -67,8 +68,17 @@ def run_hlo(request: HloRequest, phase: Phase) -> HloResult:
     chains = hlo_marks.compiled_chains(raw) if structure is not None else None
     return HloResult(
         request, text, _numbers(_first(compiled.cost_analysis())), _memory(compiled), timings, jax.__version__,
-        _op_map(request, text, timings), _exact(chains, structure, timings),
+        _op_map(request, text, timings), _exact(chains, structure, timings), before,
     )
+
+
+def _lowered_cost(lowered: Any) -> dict[str, float]:
+    """XLA's cost analysis of the program before XLA optimizes it: every op once, as the jaxpr has
+    it (the compiled figure counts what fusion duplicated). The marks only rename: same figures."""
+    try:
+        return _numbers(_first(lowered.cost_analysis()))
+    except Exception:  # a backend without it: the compiled figures still come
+        return {}
 
 
 def _compile_plain(traced: Any) -> Any:

@@ -1,0 +1,271 @@
+"""What each equation costs, computed from its primitive, its avals and its params (no XLA needed):
+FLOPs, transcendentals and the bytes it reads and writes, counted as XLA's cost analysis counts
+an unfused HLO op (a dot: 2·M·N·K; an elementwise op: one per element, a transcendental one in
+`transcendentals`; a reduction: one per element folded in; data movement: none). Higher-order
+equations cost their bodies: a scan its body times its length, a cond its dearest branch, a while
+its body once (its trip count is not known before it runs: `CostRow.note` says so).
+
+Bytes are per equation as if nothing were fused, so their sum is an upper bound of XLA's own
+`bytes accessed`, which counts the fused program; FLOPs and transcendentals add up to XLA's.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from jaxscope.analysis.avals import aval_bytes, aval_elems, aval_shape
+from jaxscope.schema.graph import Graph, Node, SourceLoc
+
+TRANSCENDENTAL = frozenset({
+    "exp", "exp2", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos", "tan", "asin", "acos", "atan", "atan2",
+    "sinh", "cosh", "asinh", "acosh", "atanh", "sqrt", "rsqrt", "cbrt", "pow", "erf", "erfc", "erf_inv", "lgamma",
+    "digamma", "igamma", "igammac", "bessel_i0e", "bessel_i1e", "random_gamma_grad",
+})
+ELEMENTWISE = frozenset({
+    "add", "add_any", "sub", "mul", "div", "rem", "max", "min", "neg", "abs", "sign", "floor", "ceil", "round",
+    "select_n", "clamp", "and", "or", "xor", "not", "eq", "ne", "lt", "le", "gt", "ge", "is_finite", "nextafter",
+    "square", "reciprocal", "shift_left", "shift_right_logical", "shift_right_arithmetic", "population_count",
+    "clz", "conj", "real", "imag", "complex", "copysign", "logaddexp", "convert_element_type",
+})
+REDUCTION = frozenset({
+    "reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or", "reduce_xor", "argmax",
+    "argmin", "reduce_precision",
+})
+CUMULATIVE = frozenset({"cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"})
+
+
+@dataclass(frozen=True, slots=True)
+class Cost:
+    flops: float = 0.0
+    transcendentals: float = 0.0
+    bytes: float = 0.0  # read and written, unfused
+
+    def __add__(self, other: Cost) -> Cost:
+        return Cost(self.flops + other.flops, self.transcendentals + other.transcendentals, self.bytes + other.bytes)
+
+    def times(self, n: float) -> Cost:
+        return Cost(self.flops * n, self.transcendentals * n, self.bytes * n)
+
+
+@dataclass(frozen=True, slots=True)
+class CostRow:
+    """One equation that does work (no sub-graphs), per call site, with how often it runs."""
+
+    path: str
+    node: Node
+    own: Cost  # one run of it
+    runs: float  # the scan lengths around it (1 at the top level)
+    note: str = ""  # "in a while loop: counted once", "in a cond branch", `DEAD`, `FOLDED`
+
+    @property
+    def cost(self) -> Cost:
+        return self.own.times(self.runs)
+
+
+def _base(label: str) -> str:
+    return label.split("(", 1)[0].split("[", 1)[0].strip()
+
+
+def _param(node: Node, name: str) -> str:
+    return next((v for k, v in node.params if k == name), "")
+
+
+def _ints(text: str) -> list[int]:
+    return [int(x) for x in re.findall(r"-?\d+", text)]
+
+
+def leaf_cost(node: Node) -> Cost:
+    """One run of an equation with no sub-graphs."""
+    prim = _base(node.label)
+    out = sum(aval_elems(a) for a in node.avals)
+    moved = float(sum(aval_bytes(a) or 0 for a in (*node.in_avals, *node.avals)))
+    if prim == "dot_general":
+        return Cost(2.0 * out * _contracted(node), 0.0, moved)
+    if prim == "conv_general_dilated":
+        return Cost(2.0 * out * _conv_window(node), 0.0, moved)
+    if prim in TRANSCENDENTAL:
+        return Cost(0.0, float(out), moved)
+    if prim == "integer_pow":  # repeated multiplies (x**1: none), then one divide for a negative power
+        y = next(iter(_ints(_param(node, "y"))), 2)
+        return Cost(float(out * ((max(abs(y) - 1, 0)) + (y < 0))), 0.0, moved)
+    if prim == "convert_element_type" and node.in_avals and node.avals and _dtype(node.in_avals[0]) == _dtype(node.avals[0]):
+        return Cost(0.0, 0.0, moved)  # a change of weak type only: no op
+    if prim in ELEMENTWISE:
+        return Cost(float(out), 0.0, moved)
+    if prim in REDUCTION:
+        return Cost(float(max(sum(aval_elems(a) for a in node.in_avals[:1]) - out, 0)), 0.0, moved)
+    if prim in CUMULATIVE or prim in ("scatter-add", "scatter_add", "scatter-mul", "scatter_mul"):
+        updates = aval_elems(node.in_avals[-1]) if node.in_avals else 0
+        return Cost(float(out if prim in CUMULATIVE else updates), 0.0, moved)
+    return Cost(0.0, 0.0, moved)
+
+
+def _dtype(aval: str) -> str:
+    return aval.split("[", 1)[0]
+
+
+def _contracted(node: Node) -> int:
+    """The product of a dot's contracting dimensions (K of 2·M·N·K): its lhs's, from dimension_numbers."""
+    lhs = aval_shape(node.in_avals[0]) if node.in_avals else None
+    groups = re.findall(r"\(([^()]*)\)", _param(node, "dimension_numbers"))  # the innermost tuples, lhs contracting first
+    if lhs is None or not groups:
+        return 1
+    return math.prod(lhs[d] for d in _ints(groups[0]) if 0 <= d < len(lhs))
+
+
+def _conv_window(node: Node) -> int:
+    """Multiply-adds per output element of a convolution: the kernel's elements over its output features."""
+    rhs = aval_shape(node.in_avals[1]) if len(node.in_avals) > 1 else None
+    if not rhs:
+        return 1
+    spec = re.search(r"rhs_spec=\(([^)]*)\)", _param(node, "dimension_numbers"))
+    out_feature = _ints(spec.group(1))[0] if spec else 0
+    return max(math.prod(rhs) // max(rhs[out_feature], 1), 1)
+
+
+DEAD = "dead: their results are never used (jit drops them; not counted)"
+
+
+def dead(graph: Graph) -> set[str]:
+    """The top-level equations none of whose results reach an output: jit's lowering drops them
+    (a grad's forward results nobody reads), so XLA never counts them, and neither do `total`
+    and `rows`' costs."""
+    top = graph.top
+    kinds = {n.id: n.kind for n in top.nodes}
+    into: dict[str, list[str]] = {}
+    for e in top.edges:
+        into.setdefault(e.dst, []).append(e.src)
+    live: set[str] = set()
+    stack = [n.id for n in top.nodes if n.kind == "output"]
+    while stack:
+        for src in into.get(stack.pop(), ()):
+            if src not in live:
+                live.add(src)
+                stack.append(src)
+    return {node_id for node_id, kind in kinds.items() if kind == "eqn" and node_id not in live}
+
+
+FOLDED = "folded: constants only, or + 0, * 1 (lowering folds them; not counted)"
+_PASS_ALONG = frozenset({"broadcast_in_dim", "reshape", "convert_element_type", "squeeze", "expand_dims", "copy"})
+
+
+def folded(graph: Graph, body_id: str) -> set[str]:
+    """The equations of a body that lowering folds away before XLA counts anything: elementwise
+    ops of constants only (`square(broadcast(0.0))`), `x + 0`, `x - 0`, `x * 1`, `x / 1`; what
+    they make is a constant too. What optax's norms and a grad's seeds are full of."""
+    body = graph.bodies[body_id]
+    value: dict[str, str] = {n.id: n.label for n in body.nodes if n.kind == "literal"}  # constant node -> its value ("" unknown)
+    inputs: dict[str, list[tuple[int, str]]] = {}
+    for e in body.edges:
+        inputs.setdefault(e.dst, []).append((e.dst_port, e.src))
+    out: set[str] = set()
+    for n in body.nodes:  # program order: a constant is made before it is read
+        if n.kind != "eqn" or n.subgraphs:
+            continue
+        ins = [src for _, src in sorted(inputs.get(n.id, []))]
+        consts = [value[src] for src in ins if src in value]
+        prim = _base(n.label)
+        if not ins or len(consts) < len(ins):
+            identity = (prim in ("add", "add_any", "sub") and _is(consts, 0.0) and (prim != "sub" or ins[-1] in value)
+                        or prim == "mul" and _is(consts, 1.0) or prim == "div" and ins[-1] in value and _is([value[ins[-1]]], 1.0))
+            if identity:
+                out.add(n.id)
+            continue
+        if prim in _PASS_ALONG:
+            value[n.id] = consts[0]
+        elif prim in ELEMENTWISE or prim in TRANSCENDENTAL or prim == "integer_pow":
+            value[n.id] = ""
+            out.add(n.id)
+    return out
+
+
+def _is(consts: list[str], number: float) -> bool:
+    for c in consts:
+        try:
+            if float(c) == number:
+                return True
+        except ValueError:
+            continue
+    return False
+
+
+def rows(graph: Graph) -> list[CostRow]:
+    """Every equation that does work, per call site, in program order, with its runs (a dead one
+    with none: `DEAD`)."""
+    return list(_rows(graph, graph.root, "", 1.0, "", 0, dead(graph)))
+
+
+def _rows(graph: Graph, body_id: str, prefix: str, runs: float, note: str, depth: int, gone: set[str]) -> Iterator[CostRow]:
+    body = graph.bodies.get(body_id)
+    if body is None or depth > 200:
+        return
+    free = folded(graph, body_id)
+    for node in body.nodes:
+        if node.kind != "eqn":
+            continue
+        path = prefix + node.id
+        runs_here, note_here = (0.0, DEAD) if depth == 0 and node.id in gone else (runs, note)
+        if not node.subgraphs:
+            gone_here = node.id in free
+            yield CostRow(path, node, leaf_cost(node), 0.0 if gone_here else runs_here, FOLDED if gone_here else note_here)
+            continue
+        prim = _base(node.label)
+        length = _ints(_param(node, "length")) if prim == "scan" else []
+        loop = "in a while loop: counted once" if prim == "while" else "in a cond branch" if prim == "cond" else ""
+        for i, ref in enumerate(node.subgraphs):
+            yield from _rows(graph, ref.body, f"{path}:{i}/", runs_here * (length[0] if length else 1), note_here or loop, depth + 1, gone)
+
+
+def total(graph: Graph) -> Cost:
+    """The program's cost: each body once per run, a cond its dearest branch (XLA's figure for
+    it), dead equations not at all."""
+    return _body_total(graph, graph.root, 0, dead(graph))
+
+
+def _body_total(graph: Graph, body_id: str, depth: int, gone: set[str]) -> Cost:
+    body = graph.bodies.get(body_id)
+    if body is None or depth > 200:
+        return Cost()
+    out = Cost()
+    free = folded(graph, body_id)
+    for node in body.nodes:
+        if node.kind != "eqn" or (depth == 0 and node.id in gone) or node.id in free:
+            continue
+        if not node.subgraphs:
+            out = out + leaf_cost(node)
+            continue
+        parts = [_body_total(graph, ref.body, depth + 1, gone) for ref in node.subgraphs]
+        prim = _base(node.label)
+        if prim == "cond":
+            out = out + max(parts, key=lambda c: (c.flops + c.transcendentals, c.bytes))
+        elif prim == "scan" and _ints(_param(node, "length")):
+            out = out + sum(parts, Cost()).times(_ints(_param(node, "length"))[0])
+        else:
+            out = out + sum(parts, Cost())
+    return out
+
+
+def by_key(found: list[CostRow], key: str, depth: int = 0) -> dict[str, Cost]:
+    """Costs summed by "line" (the user's file:line), "scope" (module path, or the calls it came
+    through where there are no scopes, and pass; its first `depth` parts when given) or "primitive"."""
+    from jaxscope.analysis.scope_view import group_key
+
+    out: dict[str, Cost] = {}
+    for row in found:
+        if key == "line":
+            name = _where(row.node.source)
+        elif key == "scope":
+            parts, _ = group_key(row.node)
+            path = "/".join(parts[1 : 1 + depth] if depth else parts[1:]) or "(top level)"
+            name = f"{path} · {parts[0]}" if parts and parts[0] != "program" else path
+        else:
+            name = _base(row.node.label)
+        out[name] = out.get(name, Cost()) + row.cost
+    return out
+
+
+def _where(loc: SourceLoc | None) -> str:
+    return f"{loc.file.rsplit('/', 1)[-1]}:{loc.line}" if loc is not None else "(no user line)"

@@ -1,0 +1,117 @@
+"""What the compiled program costs, instruction by instruction, read from its HLO text and handed to
+the equations each instruction came from (the exact links): the per-equation figures that add up
+to XLA's own `cost_analysis()` of the compiled program, fusion's recomputations included, which
+the per-primitive model (`analysis.cost`) cannot see. Counted as XLA counts: a dot 2·M·N·K, an
+elementwise op one per element (a transcendental one in `transcendentals`), a reduce one per
+element folded in, data movement nothing; a reduction's region is priced through its reduce."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from jaxscope.analysis.cost import Cost, CostRow
+
+TRANSCENDENTAL = frozenset({
+    "exponential", "log", "logistic", "power", "sqrt", "cbrt", "rsqrt", "tanh", "sine", "cosine", "exponential-minus-one",
+    "log-plus-one", "atan2", "tan", "erf", "acosh",
+})
+ELEMENTWISE = frozenset({
+    "add", "subtract", "multiply", "divide", "maximum", "minimum", "negate", "abs", "compare", "select", "convert", "and",
+    "or", "xor", "not", "clamp", "sign", "floor", "ceil", "round-nearest-afz", "round-nearest-even", "remainder",
+    "shift-left", "shift-right-logical", "shift-right-arithmetic", "is-finite", "popcnt", "clz", "real", "imag",
+    "reduce-precision", "stochastic-convert",
+})
+_HEADER = re.compile(r"^\s*(?:ENTRY\s+)?%?([\w.\-]+)\s*\(.*\{\s*$")
+_INSTR = re.compile(r"^\s*(?:ROOT\s+)?%([\w.\-]+)\s*=\s*(\([^=]*?\)|[\w\[\],{}:]+?)\s+([\w\-]+)\((.*)$")
+_SHAPE = re.compile(r"^[a-z]+\d*\[([0-9,]*)\]")
+_REGION = re.compile(r"\b(?:to_apply|select|scatter|comparator)=%([\w.\-]+)")
+_CONTRACT = re.compile(r"lhs_contracting_dims=\{([0-9,]*)\}")
+
+
+@dataclass(frozen=True, slots=True)
+class HloCost:
+    by_line: dict[int, Cost]  # 1-based line of the text -> what that instruction costs
+    total: Cost
+
+
+def hlo_cost(text: str) -> HloCost:
+    """Each instruction line's cost, and their sum (the regions of reduces priced through them)."""
+    lines = text.splitlines()
+    regions = {m.group(1) for line in lines for m in _REGION.finditer(line)}
+    shapes: dict[str, tuple[int, ...]] = {}
+    by_line: dict[int, Cost] = {}
+    current = ""
+    total = Cost()
+    for number, line in enumerate(lines, 1):
+        header = _HEADER.match(line)
+        if header and " = " not in line:
+            current = header.group(1)
+            continue
+        m = _INSTR.match(line)
+        if not m:
+            continue
+        name, shape_text, opcode, rest = m.groups()
+        shape = _shape(shape_text)
+        if shape is not None:
+            shapes[name] = shape
+        if current in regions:
+            continue
+        out = math.prod(shape) if shape is not None else 0
+        operands = re.findall(r"%([\w.\-]+)", rest.split(")", 1)[0])
+        cost = _cost(opcode, out, operands, rest, shapes)
+        if cost.flops or cost.transcendentals:
+            by_line[number] = cost
+            total = total + cost
+    return HloCost(by_line, total)
+
+
+def _shape(text: str) -> tuple[int, ...] | None:
+    m = _SHAPE.match(text)
+    return tuple(int(d) for d in m.group(1).split(",") if d) if m else None
+
+
+def _cost(opcode: str, out: int, operands: list[str], rest: str, shapes: dict[str, tuple[int, ...]]) -> Cost:
+    if opcode in TRANSCENDENTAL:
+        return Cost(0.0, float(out))
+    if opcode in ELEMENTWISE:
+        return Cost(float(out))
+    if opcode == "dot" and operands:
+        lhs = shapes.get(operands[0], ())
+        dims = _CONTRACT.search(rest)
+        k = math.prod(lhs[int(d)] for d in dims.group(1).split(",") if d and int(d) < len(lhs)) if dims else 1
+        return Cost(2.0 * out * k)
+    if opcode == "reduce" and operands:
+        return Cost(float(max(math.prod(shapes.get(operands[0], ())) - out, 0)))
+    if opcode == "convolution" and len(operands) > 1:
+        rhs = shapes.get(operands[1], ())
+        return Cost(2.0 * out * max(math.prod(rhs) // max(rhs[-1] if rhs else 1, 1), 1))
+    return Cost()
+
+
+def per_equation(cost: HloCost, exact: dict[int, list[str]]) -> tuple[dict[str, Cost], Cost]:
+    """Each equation's share of the instructions it made (an instruction several equations made,
+    fused or merged, is split evenly among them), and what no equation claims."""
+    out: dict[str, Cost] = {}
+    unclaimed = Cost()
+    for line, c in cost.by_line.items():
+        paths = exact.get(line) or []
+        if not paths:
+            unclaimed = unclaimed + c
+            continue
+        share = c.times(1.0 / len(paths))
+        for p in paths:
+            out[p] = out.get(p, Cost()) + share
+    return out, unclaimed
+
+
+def compiled_rows(found: list[CostRow], text: str, exact: dict[int, list[str]]) -> tuple[list[CostRow], Cost, Cost]:
+    """`found` (the per-primitive rows) with FLOPs and transcendentals from the compiled program
+    instead (each counted as XLA ran it: once, in its fusions, a loop body once), the bytes kept
+    unfused; what no equation made; and the compiled program's total."""
+    cost = hlo_cost(text)
+    shares, unclaimed = per_equation(cost, exact)
+    out = [CostRow(r.path, r.node, Cost(s.flops, s.transcendentals, r.cost.bytes), 1.0, r.note)
+           for r in found for s in (shares.get(r.path, Cost()),)]
+    return out, unclaimed, cost.total

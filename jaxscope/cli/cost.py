@@ -1,0 +1,194 @@
+"""`jaxscope cost`: where a program's FLOPs, bytes and memory go, per equation, source line, scope
+(module and pass) or XLA fusion, beside XLA's own totals for the compiled program."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+from jaxscope.cli.common import CliError, add_target, trace_target
+
+if TYPE_CHECKING:
+    from jaxscope.analysis.cost import Cost, CostRow
+    from jaxscope.schema.graph import Graph
+    from jaxscope.schema.hlo import HloResult
+
+BY = ("equation", "line", "scope", "primitive", "fusion")
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "cost",
+        help="where the FLOPs, bytes and memory of a function go: per equation, line, scope or fusion, with totals",
+        description="FLOPs, transcendentals and bytes of every equation, computed from its primitive and shapes (as "
+        "XLA's cost analysis counts an unfused op), summed per row; the memory the program's values hold, equation "
+        "by equation (peak, and what is alive there); beside XLA's cost and memory analysis of the compiled program.",
+    )
+    add_target(p)
+    p.add_argument("--by", choices=BY, default="scope", help="the rows: equations, source lines, scopes (module and pass), "
+                   "primitives, or XLA's fusions (compiles the program)")
+    p.add_argument("--depth", type=int, default=0, metavar="N", help="with --by scope: the first N levels of the scope only")
+    p.add_argument("--top", type=int, default=25, metavar="N", help="the N costliest rows (0: all)")
+    p.add_argument("--no-xla", action="store_true", help="skip compiling for XLA's own figures")
+    p.add_argument("--time", action="store_true", help="measured time per op: not available yet (says so)")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+
+
+def run(opts: argparse.Namespace) -> int:
+    from jaxscope.analysis import cost as costs
+    from jaxscope.analysis.liveness import liveness
+
+    if opts.by == "fusion" and opts.no_xla:
+        raise CliError("--by fusion needs the compiled program: drop --no-xla")
+    result = trace_target(opts, jaxpr_text=False, diagnose=False)
+    graph = result.graph
+    found = costs.rows(graph)
+    model = total = costs.total(graph)
+    live = liveness(graph)
+    xla = None if opts.no_xla else _compiled(opts)
+    unclaimed = None
+    if xla is not None and xla.exact is not None:  # per instruction of the compiled program, as XLA counts
+        from jaxscope.analysis.hlo_cost import compiled_rows
+        from jaxscope.ir import hlo_marks
+
+        found, unclaimed, compiled = compiled_rows(found, xla.text, hlo_marks.from_wire(xla.exact))
+        total = costs.Cost(compiled.flops, compiled.transcendentals, model.bytes)
+    if opts.by == "fusion":
+        assert xla is not None
+        table = _by_fusion(found, xla)
+    elif opts.by == "equation":
+        table = {f"{r.path} {r.node.label}" + (f" ×{r.runs:g}" if r.runs != 1 else ""): r.cost for r in found}
+    else:
+        table = costs.by_key(found, opts.by, opts.depth)
+    if unclaimed is not None and (unclaimed.flops or unclaimed.transcendentals):
+        table["(XLA's own instructions: no equation made them)"] = unclaimed
+    rows = sorted(table.items(), key=lambda kv: (-(kv[1].flops + kv[1].transcendentals), -kv[1].bytes, kv[0]))
+    shown = rows[: opts.top] if opts.top > 0 else rows
+    notes = sorted({r.note for r in found if r.note})
+    peak_where = _peak_where(graph, live.order, live.peak_at)
+    if opts.json:
+        out = {
+            "by": opts.by,
+            "rows": [{"name": k, "flops": c.flops, "transcendentals": c.transcendentals, "bytes": c.bytes} for k, c in rows],
+            "total": {"flops": total.flops, "transcendentals": total.transcendentals, "bytes": total.bytes},
+            "source": "compiled" if unclaimed is not None else "primitive",
+            "per_primitive": {"flops": model.flops, "transcendentals": model.transcendentals, "bytes": model.bytes},
+            "memory": {"peak_live_bytes": live.peak, "peak_after": peak_where, "argument_bytes": live.start,
+                       "live_after": live.live_after, "order": live.order, "residual_bytes": live.residual_bytes,
+                       "residuals": len(live.residuals)},
+            "xla": {"cost": xla.cost, "lowered_cost": xla.lowered_cost, "memory": xla.memory} if xla is not None else None,
+            "notes": notes,
+        }
+        json.dump(out, sys.stdout)
+        sys.stdout.write("\n")
+        return 0
+    width = max((len(k) for k, _ in shown), default=10)
+    width = min(max(width, len(opts.by)), 90)
+    grand = (total.flops + total.transcendentals) or 1.0
+    lines = [f"{opts.by:<{width}}  {'flops':>10}  {'transc.':>9}  {'bytes':>10}  {'share':>6}"]
+    for name, c in shown:
+        share = 100.0 * (c.flops + c.transcendentals) / grand
+        lines.append(f"{name[:width]:<{width}}  {_n(c.flops):>10}  {_n(c.transcendentals):>9}  {_n(c.bytes):>10}  {share:5.1f}%")
+    if len(shown) < len(rows):
+        lines.append(f"... {len(rows) - len(shown)} more rows (--top 0 for all)")
+    lines += [
+        "",
+        f"total flops: {total.flops:.0f}",
+        f"total transcendentals: {total.transcendentals:.0f}",
+        f"bytes accessed (every equation unfused): {total.bytes:.0f}",
+        ("flops: per instruction of the compiled program (as XLA counts them), shared among the equations that made each;"
+         f" per primitive, before XLA: {model.flops:.0f}") if unclaimed is not None else
+        "flops: per primitive, from each equation's shapes (--no-xla, or no exact links)",
+        f"peak live bytes: {live.peak}",
+        f"  at: {peak_where}; arguments {live.start} bytes, held throughout",
+        f"  alive there: {_alive(graph, live.alive_at_peak)}",
+    ]
+    if live.residuals:
+        lines.append(f"residuals (forward values the backward pass reads): {len(live.residuals)} values, {live.residual_bytes} bytes")
+    if xla is not None:
+        lines.append(_xla_line(xla, total, model))
+    lines += [f"note: {sum(r.note == n for r in found)} equations {n}" for n in notes]
+    if opts.time:
+        lines.append("time: per-op times are not measured yet; `jaxscope run` times the whole program")
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0
+
+
+def _compiled(opts: argparse.Namespace) -> HloResult:
+    from jaxscope.cli.hlo import lower
+
+    return lower(opts, "compiled")
+
+
+def _by_fusion(found: list[CostRow], xla: HloResult) -> dict[str, Cost]:
+    """Each fusion's equations (by the compiled text's exact links) and their cost; the rest apart."""
+    from jaxscope.analysis.cost import Cost
+    from jaxscope.ir import hlo_marks
+    from jaxscope.ir.hlo_module import parse_hlo
+
+    if xla.exact is None:
+        raise CliError(f"no exact links for the compiled text: this JAX ({xla.jax_version}) did not lower the marked program")
+    exact = hlo_marks.from_wire(xla.exact)
+    module = parse_hlo(xla.text)
+    cost_of = {r.path: r.cost for r in found}
+    out: dict[str, Cost] = {}
+    taken: set[str] = set()
+    for name, fusion in module.fusions.items():
+        paths = {p for line in (fusion.line, *(i.line for i in fusion.instructions)) for p in exact.get(line, ())}
+        paths = {p for p in paths if p in cost_of and p not in taken}
+        taken |= paths
+        if paths:
+            out[f"{name} ({fusion.kind or 'fusion'}, {len(paths)} eqns)"] = sum((cost_of[p] for p in paths), Cost())
+    rest = [c for p, c in cost_of.items() if p not in taken]
+    if rest:
+        out[f"(outside fusions, {len(rest)} eqns)"] = sum(rest, Cost())
+    return out
+
+
+def _peak_where(graph: Graph, order: list[str], at: int) -> str:
+    if at < 0:
+        return "the arguments alone"
+    node = next(n for n in graph.top.nodes if n.id == order[at])
+    where = f" ({node.source.file.rsplit('/', 1)[-1]}:{node.source.line})" if node.source is not None else ""
+    return f"equation {at + 1} of {len(order)}, {node.id} {node.label}{where}"
+
+
+def _alive(graph: Graph, alive: list[tuple[tuple[str, int], int]]) -> str:
+    nodes = {n.id: n for n in graph.top.nodes}
+    parts = []
+    for (node_id, port), size in alive[:5]:
+        n = nodes.get(node_id)
+        parts.append(f"{n.label if n is not None else node_id}{f'[{port}]' if port else ''} {size} B")
+    more = f" and {len(alive) - 5} more" if len(alive) > 5 else ""
+    return ", ".join(parts) + more if parts else "nothing"
+
+
+def _xla_line(xla: HloResult, total: Cost, model: Cost) -> str:
+    """XLA's figures: before it optimizes (every op once, as ours count), and compiled (fused: fewer
+    bytes, and the ops fusion recomputes), and its memory analysis."""
+    out = []
+    for label, cost, ours in (("XLA before optimizing", xla.lowered_cost, model), ("XLA compiled", xla.cost, total)):
+        flops = cost.get("flops")
+        if flops is None:
+            continue
+        ratio = f" (ours {ours.flops / flops:.2f}x)" if flops else ""
+        parts = [f"{label}: flops {flops:.0f}{ratio}"]
+        if "transcendentals" in cost:
+            parts.append(f"transcendentals {cost['transcendentals']:.0f}")
+        if "bytes accessed" in cost:
+            parts.append(f"bytes accessed {cost['bytes accessed']:.0f}")
+        out.append("; ".join(parts))
+    memory = [f"{label} {xla.memory[key]:.0f} B" for key, label in (("argument_size_in_bytes", "arguments"),
+              ("output_size_in_bytes", "outputs"), ("temp_size_in_bytes", "temporaries")) if key in xla.memory]
+    if memory:
+        out.append("XLA memory: " + ", ".join(memory))
+    return "\n".join(out) or "XLA: no cost analysis on this backend"
+
+
+def _n(v: float) -> str:
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(v) >= scale:
+            return f"{v / scale:.3g}{unit}"
+    return f"{v:.0f}"
