@@ -20,7 +20,7 @@ Value = tuple[str, int]  # (producing node id, output port)
 @dataclass(frozen=True, slots=True)
 class Liveness:
     order: list[str]  # the top-level equations, in program order
-    live_after: list[int]  # bytes alive after each of them
+    in_use: list[int]  # bytes in use while each runs: what is alive, what it reads and what it makes
     start: int  # bytes alive before the first: the arguments (and captured constants)
     peak: int
     peak_at: int  # index into `order` (-1: the inputs alone are the peak)

@@ -76,7 +76,7 @@ def run(opts: argparse.Namespace) -> int:
             "source": "compiled" if unclaimed is not None else "primitive",
             "per_primitive": {"flops": model.flops, "transcendentals": model.transcendentals, "bytes": model.bytes},
             "memory": {"peak_live_bytes": live.peak, "peak_after": peak_where, "argument_bytes": live.start,
-                       "live_after": live.live_after, "order": live.order, "residual_bytes": live.residual_bytes,
+                       "in_use": live.in_use, "order": live.order, "residual_bytes": live.residual_bytes,
                        "residuals": len(live.residuals)},
             "xla": {"cost": xla.cost, "lowered_cost": xla.lowered_cost, "memory": xla.memory} if xla is not None else None,
             "notes": notes,

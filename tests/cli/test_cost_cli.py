@@ -1,0 +1,66 @@
+"""`jaxscope cost` on a flax + optax train step with three blocks (issue 34), against XLA's own
+cost and memory analysis of the same program, computed here."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from tests.cli.test_links_cli import MODELS, jaxscope
+
+pytest.importorskip("flax")
+
+
+def _xla() -> tuple[dict[str, float], dict[str, float], int]:
+    import sys
+
+    import jax
+
+    sys.path.insert(0, str(MODELS.parent))
+    try:
+        import models
+    finally:
+        sys.path.remove(str(MODELS.parent))
+    inputs = models.JAXSCOPE_INPUTS["deep_step"]()
+    lowered = jax.jit(models.deep_step).lower(*inputs)
+    compiled = lowered.compile()
+    args = sum(x.nbytes for x in jax.tree.leaves(inputs) if hasattr(x, "nbytes"))
+    return lowered.cost_analysis(), compiled.cost_analysis(), args
+
+
+def _number(text: str, label: str) -> float:
+    m = re.search(rf"^{re.escape(label)}: (\d+)", text, re.M)
+    assert m, (label, text[-2000:])
+    return float(m.group(1))
+
+
+def test_cost_by_scope_has_each_block_and_adds_up_to_xla() -> None:
+    lowered, compiled, args = _xla()
+    run = jaxscope("cost", f"{MODELS}::deep_step", "--by", "scope", "--depth", "2", "--top", "0")
+    assert run.returncode == 0, run.stderr
+    out = run.stdout
+    for block in ("block1", "block2", "block3"):
+        for pass_ in ("forward", "backward"):
+            assert re.search(rf"^Deep/{block} · {pass_}\s+\S", out, re.M), (block, pass_, out)
+    flops = _number(out, "total flops")
+    assert abs(flops - compiled["flops"]) <= 0.01 * compiled["flops"]  # per compiled instruction, as XLA counts
+    assert _number(out, "total transcendentals") == compiled["transcendentals"]
+    peak = _number(out, "peak live bytes")
+    assert peak >= args and peak <= 20 * (args + compiled.get("bytes accessed", 0))
+    # per primitive (no compile): within 10 % of XLA's count of the program before it optimizes
+    alone = jaxscope("cost", f"{MODELS}::deep_step", "--no-xla", "--json")
+    assert alone.returncode == 0, alone.stderr
+    data = json.loads(alone.stdout)
+    assert data["source"] == "primitive" and abs(data["total"]["flops"] - lowered["flops"]) <= 0.1 * lowered["flops"]
+    assert data["memory"]["peak_live_bytes"] == peak and data["memory"]["residuals"] > 10
+    assert len(data["memory"]["in_use"]) == len(data["memory"]["order"]) and max(data["memory"]["in_use"]) == peak
+
+
+def test_cost_by_fusion_names_xla_kernels_and_their_equations() -> None:
+    run = jaxscope("cost", f"{MODELS}::deep_step", "--by", "fusion", "--top", "5")
+    assert run.returncode == 0, run.stderr
+    rows = run.stdout.splitlines()[1:6]
+    assert rows and all("eqns)" in r or "no equation" in r or "outside fusions" in r for r in rows), rows
+    assert any(re.match(r"^\S*fusion\S* \(k\w+, \d+ eqns\)", r) for r in rows), rows
