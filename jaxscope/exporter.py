@@ -39,6 +39,7 @@ from typing import Any
 from jaxscope.layout import labels
 from jaxscope.layout.edge_shape import check_long_edges
 from jaxscope.render.dot import render_dot
+from jaxscope.render.overlay import Overlay
 from jaxscope.render.styles import get_theme
 from jaxscope.render.svg import render_svg, svg_parts
 from jaxscope.schema.codec import from_jsonable, to_jsonable
@@ -63,11 +64,13 @@ def export(
     highlight: frozenset[str] = frozenset(),
     long_edges: str = "auto",
     links: dict[str, Any] | None = None,
+    overlay: Overlay | None = None,
 ) -> str:
     """Write `graph` (placed by `layout`) to `path`; returns the format written. Drawn nodes whose
     base path is in `highlight` (see `highlight_paths`) get an accent outline in svg/png/pdf; long
     edges are drawn as `long_edges` says (`svg.render_svg`); JSON carries `links` (stage -> the
-    text and each equation's lines in it, `link_tables.export_entry`).
+    text and each equation's lines in it, `link_tables.export_entry`); an `overlay` colours the
+    boxes by a measure, with its scale (svg, and png/pdf drawn from it).
 
     ValueError for an unknown format, theme or `long_edges`, a non-positive dpi, or a drawing
     format without a layout; OSError when the file cannot be written.
@@ -79,7 +82,8 @@ def export(
         raise ValueError(f"{fmt} export needs a layout")
     if fmt == "svg":
         assert layout is not None
-        write_text(path, svg_parts(graph, layout, theme=theme, title=title, legend=legend, highlight=highlight, long_edges=long_edges))
+        write_text(path, svg_parts(graph, layout, theme=theme, title=title, legend=legend, highlight=highlight, long_edges=long_edges,
+                                   overlay=overlay))
     elif fmt == "dot":
         write_text(path, render_dot(graph, layout, theme=theme))
     elif fmt == "json":
@@ -89,7 +93,7 @@ def export(
         if dpi <= 0:
             raise ValueError(f"dpi must be positive, got {dpi}")
         # an overview: painted from the layout, no SVG written and parsed again
-        if fmt == "png" and labels.FONT_SIZE * png_scale(layout, dpi) < MIN_LABEL_PX:
+        if fmt == "png" and overlay is None and labels.FONT_SIZE * png_scale(layout, dpi) < MIN_LABEL_PX:
             from jaxscope.qt.graph.raster import overview_png
 
             write_output(path, check=_ends_with(b"IEND", "PNG"), write=lambda tmp: overview_png(
@@ -98,7 +102,8 @@ def export(
             ))
             return fmt
         svg_text = render_svg(  # no image shows a tooltip
-            graph, layout, theme=theme, title=title, legend=legend, highlight=highlight, tooltips=False, long_edges=long_edges
+            graph, layout, theme=theme, title=title, legend=legend, highlight=highlight, tooltips=False, long_edges=long_edges,
+            overlay=overlay,
         )
         from jaxscope.qt.graph.raster import svg_to_pdf, svg_to_png  # the one place core touches Qt
 

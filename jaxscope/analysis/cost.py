@@ -269,3 +269,19 @@ def by_key(found: list[CostRow], key: str, depth: int = 0) -> dict[str, Cost]:
 
 def _where(loc: SourceLoc | None) -> str:
     return f"{loc.file.rsplit('/', 1)[-1]}:{loc.line}" if loc is not None else "(no user line)"
+
+
+MEASURES = {"flops": "FLOPs and transcendentals per equation (per primitive)", "bytes": "bytes read and written per equation (unfused)",
+            "memory": "bytes in use while each top-level equation runs"}
+
+
+def measure(graph: Graph, name: str) -> dict[str, float]:
+    """Each equation's value on a measure of `MEASURES`, by path (dead and folded ones: 0)."""
+    if name == "memory":
+        from jaxscope.analysis.liveness import liveness
+
+        live = liveness(graph)
+        return dict(zip(live.order, map(float, live.in_use)))
+    if name not in MEASURES:
+        raise ValueError(f"unknown measure {name!r}: one of {', '.join(MEASURES)}")
+    return {r.path: (r.cost.flops + r.cost.transcendentals if name == "flops" else r.cost.bytes) for r in rows(graph)}

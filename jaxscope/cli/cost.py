@@ -62,7 +62,7 @@ def run(opts: argparse.Namespace) -> int:
         table = {f"{r.path} {r.node.label}" + (f" ×{r.runs:g}" if r.runs != 1 else ""): r.cost for r in found}
     else:
         table = costs.by_key(found, opts.by, opts.depth)
-    if unclaimed is not None and (unclaimed.flops or unclaimed.transcendentals):
+    if unclaimed is not None and opts.by != "fusion" and (unclaimed.flops or unclaimed.transcendentals):
         table["(XLA's own instructions: no equation made them)"] = unclaimed
     rows = sorted(table.items(), key=lambda kv: (-(kv[1].flops + kv[1].transcendentals), -kv[1].bytes, kv[0]))
     shown = rows[: opts.top] if opts.top > 0 else rows
@@ -123,27 +123,31 @@ def _compiled(opts: argparse.Namespace) -> HloResult:
 
 
 def _by_fusion(found: list[CostRow], xla: HloResult) -> dict[str, Cost]:
-    """Each fusion's equations (by the compiled text's exact links) and their cost; the rest apart."""
+    """Each fusion's instructions as XLA prices them, with its equations (by the compiled text's
+    exact links) and their bytes; the instructions outside every fusion apart."""
     from jaxscope.analysis.cost import Cost
+    from jaxscope.analysis.hlo_cost import hlo_cost
     from jaxscope.ir import hlo_marks
     from jaxscope.ir.hlo_module import parse_hlo
 
     if xla.exact is None:
         raise CliError(f"no exact links for the compiled text: this JAX ({xla.jax_version}) did not lower the marked program")
     exact = hlo_marks.from_wire(xla.exact)
+    priced = hlo_cost(xla.text).by_line
     module = parse_hlo(xla.text)
-    cost_of = {r.path: r.cost for r in found}
+    bytes_of = {r.path: r.cost.bytes for r in found}
     out: dict[str, Cost] = {}
-    taken: set[str] = set()
+    inside: set[int] = set()
     for name, fusion in module.fusions.items():
-        paths = {p for line in (fusion.line, *(i.line for i in fusion.instructions)) for p in exact.get(line, ())}
-        paths = {p for p in paths if p in cost_of and p not in taken}
-        taken |= paths
-        if paths:
-            out[f"{name} ({fusion.kind or 'fusion'}, {len(paths)} eqns)"] = sum((cost_of[p] for p in paths), Cost())
-    rest = [c for p, c in cost_of.items() if p not in taken]
-    if rest:
-        out[f"(outside fusions, {len(rest)} eqns)"] = sum(rest, Cost())
+        lines = {fusion.line, *(i.line for i in fusion.instructions)}
+        inside |= lines
+        paths = {p for line in lines for p in exact.get(line, ())}
+        work = sum((priced[n] for n in lines if n in priced), Cost())
+        moved = sum(bytes_of.get(p, 0.0) for p in paths)
+        out[f"{name} ({fusion.kind or 'fusion'}, {len(paths)} eqns)"] = Cost(work.flops, work.transcendentals, moved)
+    rest = sum((c for n, c in priced.items() if n not in inside), Cost())
+    if rest.flops or rest.transcendentals:
+        out["(outside fusions)"] = rest
     return out
 
 

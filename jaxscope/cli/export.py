@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jaxscope.cli.common import CliError, add_target, trace_target
 from jaxscope.layout.edge_shape import LONG_EDGES
+
+if TYPE_CHECKING:
+    from jaxscope.analysis.scope_view import ScopedGraph
+    from jaxscope.render.overlay import Overlay
+    from jaxscope.schema.graph import Graph
 
 
 def add_parser(sub: Any) -> None:
@@ -31,6 +36,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--links", default=None, metavar="STAGES",
                    help="JSON only: the texts whose lines each equation is linked to, comma-separated from jaxpr, "
                         "stablehlo, compiled (as `jaxscope links` prints them); default jaxpr; 'none' for none")
+    p.add_argument("--overlay", choices=("flops", "bytes", "memory", "time"), default=None,
+                   help="colour the boxes by a measure, with its scale: FLOPs, bytes moved, or memory in use (per equation)")
     p.add_argument("--long-edges", choices=LONG_EDGES, default="auto",
                    help="draw edges longer than 1200 x 800 px as their two ends: auto (where there are 64 or more, "
                         "as the window does), ends (always) or whole (never)")
@@ -53,6 +60,19 @@ def link_stages(opts: argparse.Namespace, fmt: str) -> list[str]:
     return list(dict.fromkeys(asked))
 
 
+def _overlay(name: str | None, real: Graph, view: ScopedGraph | None) -> Overlay | None:
+    """`--overlay`: each equation's value on the measure, by drawn path, owners and groups included."""
+    if name is None:
+        return None
+    from jaxscope.analysis.cost import MEASURES, measure
+    from jaxscope.render.overlay import Overlay, with_owners
+
+    values = measure(real, name)
+    if view is not None:
+        values = {view.to_view(p): v for p, v in values.items()}
+    return Overlay(name, with_owners(values, peak=name == "memory"), MEASURES[name])
+
+
 def run(opts: argparse.Namespace) -> int:
     from jaxscope.analysis.scope_view import first_open, scoped
     from jaxscope.cli.links import stage_lines
@@ -66,6 +86,10 @@ def run(opts: argparse.Namespace) -> int:
         fmt = resolve_format(opts.output, opts.format)
     except ValueError:  # e.g. -o /dev/null: the exporter says so after the trace, as it always did
         fmt = ""
+    if opts.overlay == "time":
+        raise CliError("--overlay time: per-op times are not measured yet (flops, bytes and memory are)")
+    if opts.overlay and fmt in ("json", "dot"):
+        raise CliError(f"--overlay colours a drawing: use it with svg, png or pdf, not {fmt}")
     stages = link_stages(opts, fmt)
     if opts.scopes and fmt == "json":
         raise CliError("--scopes draws a grouped view: use it with svg, png, pdf or dot (the JSON keeps the program's own structure)")
@@ -74,7 +98,8 @@ def run(opts: argparse.Namespace) -> int:
         # the graph as the trace reply arrives. A --collapse depth needs the graph first.
         stream = layouts.stream(direction=opts.direction) if opts.collapse is None and not opts.scopes else None
         result = trace_target(opts, jaxpr_text="jaxpr" in stages, diagnose=False, tap=stream.feed if stream is not None else None)
-        graph = scoped(result.graph).graph if opts.scopes else result.graph
+        view = scoped(result.graph) if opts.scopes else None
+        graph = view.graph if view is not None else result.graph
         layout = None
         if stream is not None:
             stream.bind(graph)
@@ -91,7 +116,7 @@ def run(opts: argparse.Namespace) -> int:
     try:
         marks = highlight_paths(graph, layout, opts.highlight) if opts.highlight else frozenset()
         fmt = export(graph, layout, opts.output, theme=opts.theme, dpi=opts.dpi, fmt=opts.format, legend=opts.legend, highlight=marks,
-                     long_edges=opts.long_edges, links=links)
+                     long_edges=opts.long_edges, links=links, overlay=_overlay(opts.overlay, result.graph, view))
     except (ValueError, OSError) as exc:
         raise CliError(f"cannot write {opts.output}: {exc}") from None
     top = graph.top

@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from jaxscope.layout import labels
 from jaxscope.layout.edge_shape import arrowed, check_long_edges, partial_edge, partial_edges
 from jaxscope.render import sanitize
+from jaxscope.render.overlay import RAMP, Overlay, human
 from jaxscope.render.sanitize import xml_attr, xml_text
 from jaxscope.render.styles import FAMILIES, Theme, cluster_passes, family, family_title, get_theme
 from jaxscope.schema.collector import gc_paused
@@ -67,15 +68,18 @@ def render_svg(
     highlight: frozenset[str] = frozenset(),
     tooltips: bool = True,
     long_edges: str = "auto",
+    overlay: Overlay | None = None,
 ) -> str:
     """The SVG document (a str, UTF-8 when written) for `layout` of `graph`; nodes whose base path
     is in `highlight` get an accent outline (`HIGHLIGHT`), e.g. the matches of ``--highlight``.
 
     Without `tooltips` no ``<title>`` is written (for rasterising: no image shows them).
     `long_edges` (`edge_shape.LONG_EDGES`): "auto" draws long edges as their two ends where there
-    are many, as the window does; "ends" always, "whole" never."""
+    are many, as the window does; "ends" always, "whole" never. An `overlay` fills each box by its
+    value and draws its scale under the drawing."""
     return "".join(svg_parts(
-        graph, layout, theme=theme, title=title, legend=legend, highlight=highlight, tooltips=tooltips, long_edges=long_edges
+        graph, layout, theme=theme, title=title, legend=legend, highlight=highlight, tooltips=tooltips, long_edges=long_edges,
+        overlay=overlay,
     ))
 
 
@@ -98,12 +102,13 @@ def svg_parts(
     highlight: frozenset[str] = frozenset(),
     tooltips: bool = True,
     long_edges: str = "auto",
+    overlay: Overlay | None = None,
 ) -> list[str]:
     """`render_svg`'s document in consecutive slices (about a MB at most), to write one at a time:
     one join or one encode of a 50 MB document holds the GIL for ~60 ms (an exporting thread froze
     the GUI for that long), and one of a 5 MB slice still 28+ ms in a big process."""
     try:
-        return _SvgWriter(graph, layout, get_theme(theme), title, legend, highlight, tooltips, long_edges).document()
+        return _SvgWriter(graph, layout, get_theme(theme), title, legend, highlight, tooltips, long_edges, overlay).document()
     finally:
         sanitize.clear_caches()
 
@@ -189,8 +194,10 @@ class _SvgWriter:
         highlight: frozenset[str] = frozenset(),
         tooltips: bool = True,
         long_edges: str = "auto",
+        overlay: Overlay | None = None,
     ) -> None:
         self.long_edges = check_long_edges(long_edges)
+        self.overlay = overlay
         self.graph = graph
         self.highlight = highlight
         self.layout = layout
@@ -209,11 +216,14 @@ class _SvgWriter:
         with gc_paused(freeze=graph):
             self.nodes: list[tuple[NodeBox, Node | None]] = [(box, index.get(box.path)) for box in layout.nodes]
         self.legend_items = self._legend_items() if legend else []
-        self.top = TITLE_BAND if title else 0.0
+        self.scale_top = TITLE_BAND if title else 0.0  # the overlay's scale goes under the title, above the drawing
+        self.top = self.scale_top + (SCALE_H if overlay is not None else 0.0)
         self.legend_rows, legend_w = self._legend_rows()
         title_w = 2 * MARGIN + len(self.title) * labels.CHAR_W * TITLE_SIZE / labels.FONT_SIZE if self.title else 0.0
         self.width = max(layout.width, title_w, legend_w, 1.0)
         legend_h = len(self.legend_rows) * LEGEND_ROW + MARGIN if self.legend_rows else 0.0
+        if overlay is not None:
+            self.width = max(self.width, SCALE_W + 2 * MARGIN + len(self._scale_caption()) * labels.CHAR_W)
         self.height = max(self.top + layout.height + legend_h, 1.0)
 
     # ---------------------------------------------------------------- document
@@ -234,6 +244,8 @@ class _SvgWriter:
             self.out.append(f'<rect class="background" x="0.0" y="0.0" width="{w}" height="{h}" fill="{t.background}"/>')
         if self.title:
             self._title()
+        if self.overlay is not None:
+            self._scale()
         self.out.append(f'<g class="graph" transform="translate(0.0,{_f(self.top)})">' if self.top else '<g class="graph">')
         self._clusters()
         self._edges()
@@ -373,6 +385,9 @@ class _SvgWriter:
             self.out.append(f"<title>{xml_text(tip)}</title>")
         x, y = box.x - box.w / 2, box.y - box.h / 2
         fill = f'fill="{style.fill}"' + (f' fill-opacity="{t.fill_opacity:g}"' if t.fill_opacity != 1 else "")
+        measured = self.overlay.colour(box.path.partition("#")[0]) if self.overlay is not None else None
+        if measured is not None:
+            fill = f'fill="{measured}"'
         stroke = f'stroke="{style.border}"'
         geom = _nz('x="%.1f" y="%.1f" width="%.1f" height="%.1f"' % (x, y, box.w, box.h))  # noqa: UP031 - 1.5x faster than an f-string
         if kind == "literal":
@@ -394,7 +409,7 @@ class _SvgWriter:
                 )
             self.out.append(f'<rect {geom} rx="4.0" {fill} {stroke} stroke-width="1.2"/>')
         lines = labels.node_lines(node) if node is not None else [labels.ellipsize(box.path)]
-        self._node_text(box, lines, muted_first=kind == "literal")
+        self._node_text(box, lines, muted_first=kind == "literal", on_dark=measured is not None and self._dark(box.path))
         if self.highlight and box.path.partition("#")[0] in self.highlight:
             self._highlight(box, kind, card=node is not None and kind == "eqn" and bool(node.subgraphs))
         self.out.append("</g>")
@@ -409,12 +424,17 @@ class _SvgWriter:
             f'rx="{_f(min(rx, w / 2))}" fill="none" stroke="{colour}" stroke-width="{_f(HIGHLIGHT_W)}"/>'
         )
 
-    def _node_text(self, box: NodeBox, lines: list[str], muted_first: bool) -> None:
+    def _dark(self, path: str) -> bool:
+        o = self.overlay
+        value = o.values.get(path.partition("#")[0], 0.0) if o is not None else 0.0
+        return o is not None and value > 0 and o.position(value) >= DARK_FROM
+
+    def _node_text(self, box: NodeBox, lines: list[str], muted_first: bool, on_dark: bool = False) -> None:
         t = self.theme
         top = box.y - len(lines) * labels.LINE_H / 2
         for i, line in enumerate(lines):
             muted = muted_first or i > 0
-            colour = t.muted if muted else t.text
+            colour = ("#f3f4f6" if muted else "#ffffff") if on_dark else t.muted if muted else t.text
             opacity = f' fill-opacity="{t.muted_opacity:g}"' if muted and t.muted_opacity != 1 else ""
             y = top + (i + 0.5) * labels.LINE_H + _BASELINE
             xy = _nz('x="%.1f" y="%.1f"' % (box.x, y))  # noqa: UP031 - 1.5x faster than an f-string
@@ -468,6 +488,29 @@ class _SvgWriter:
                     f'<text x="{_f(x + 24)}" y="{_f(cy + _BASELINE)}" fill="{t.text}">{xml_text(family_title(fam))}</text>'
                 )
         self.out.append("</g>")
+
+    def _scale_caption(self) -> str:
+        o = self.overlay
+        assert o is not None
+        if o.high <= 0:
+            return f"{o.caption or o.measure}: none"
+        return f"{o.caption or o.measure}: {human(o.low)} … {human(o.high)} (log scale; grey: none)"
+
+    def _scale(self) -> None:
+        """The overlay's colour scale under the drawing: a ramp with its measure and range."""
+        t = self.theme
+        top = self.scale_top + 14.0
+        stops = "".join(f'<stop offset="{i / (len(RAMP) - 1):.2f}" stop-color="{c}"/>' for i, c in enumerate(RAMP))
+        self.out.append(f'<g class="overlay-scale" transform="translate({_f(MARGIN)},{_f(top)})">')
+        self.out.append(f'<defs><linearGradient id="overlay-ramp">{stops}</linearGradient></defs>')
+        self.out.append(f'<rect x="0.0" y="0.0" width="{_f(SCALE_W)}" height="12.0" fill="url(#overlay-ramp)" stroke="{t.muted}"/>')
+        self.out.append(f'<text x="{_f(SCALE_W + 8)}" y="{_f(6 + _BASELINE)}" fill="{t.text}">{xml_text(self._scale_caption())}</text>')
+        self.out.append("</g>")
+
+
+SCALE_H = 40.0  # the overlay's scale band over the drawing
+DARK_FROM = 0.6  # along the overlay's scale, fills from here on take white text
+SCALE_W = 240.0
 
 
 def _space(text: str) -> str:

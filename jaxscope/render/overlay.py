@@ -1,0 +1,77 @@
+"""A measure drawn over the graph (Model Explorer's node data, computed here): each box filled by its
+value on a log colour scale, and a scale naming the measure under the drawing. Values are by
+drawn path; an owner drawn collapsed (a jit, a module's group) shows the sum of what it holds."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+RAMP = ("#fff4d1", "#fdd49e", "#fdae6b", "#f16913", "#d94801", "#8c2d04")  # light to dark: little to much
+ZERO = "#eef0f3"  # a box that costs nothing on this measure (data movement for FLOPs)
+
+
+@dataclass(frozen=True)
+class Overlay:
+    measure: str  # "flops", "bytes", "memory"
+    values: dict[str, float]  # drawn path -> value
+    caption: str = ""  # what the values are, e.g. "FLOPs per equation (per primitive)"
+    _range: tuple[float, float] = field(init=False, repr=False, default=(0.0, 0.0))
+
+    def __post_init__(self) -> None:
+        positive = [v for v in self.values.values() if v > 0]
+        object.__setattr__(self, "_range", (min(positive), max(positive)) if positive else (0.0, 0.0))
+
+    @property
+    def low(self) -> float:
+        return self._range[0]
+
+    @property
+    def high(self) -> float:
+        return self._range[1]
+
+    def colour(self, path: str) -> str | None:
+        """The fill of the box at `path`; None where the measure has no value (inputs, literals)."""
+        value = self.values.get(path)
+        if value is None:
+            return None
+        return ZERO if value <= 0 else ramp(self.position(value))
+
+    def position(self, value: float) -> float:
+        """0..1 along the scale (log: costs span orders of magnitude)."""
+        low, high = self._range
+        if high <= low:
+            return 1.0
+        return (math.log(value) - math.log(low)) / (math.log(high) - math.log(low))
+
+
+def ramp(t: float) -> str:
+    t = min(max(t, 0.0), 1.0) * (len(RAMP) - 1)
+    i = min(int(t), len(RAMP) - 2)
+    a, b = _rgb(RAMP[i]), _rgb(RAMP[i + 1])
+    f = t - i
+    return "#" + "".join(f"{round(x + (y - x) * f):02x}" for x, y in zip(a, b))
+
+
+def _rgb(colour: str) -> tuple[int, int, int]:
+    return int(colour[1:3], 16), int(colour[3:5], 16), int(colour[5:7], 16)
+
+
+def with_owners(values: dict[str, float], peak: bool = False) -> dict[str, float]:
+    """`values` plus, for every owner path above them ("e5" of "e5:0/e2", "g0" of "g0:0/g2"), the
+    sum of what it holds (`peak`: the most of it, for memory): a collapsed owner is drawn with it."""
+    out = dict(values)
+    for path, value in values.items():
+        parts = path.split("/")
+        for k in range(1, len(parts)):
+            owner = "/".join(parts[:k]).rpartition(":")[0]
+            if owner:
+                out[owner] = max(out.get(owner, 0.0), value) if peak else out.get(owner, 0.0) + value
+    return out
+
+
+def human(value: float) -> str:
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g}{unit}"
+    return f"{value:.3g}"
