@@ -64,3 +64,24 @@ def test_cost_by_fusion_names_xla_kernels_and_their_equations() -> None:
     rows = run.stdout.splitlines()[1:6]
     assert rows and all("eqns)" in r or "no equation" in r or "outside fusions" in r for r in rows), rows
     assert any(re.match(r"^\S*fusion\S* \(k\w+, \d+ eqns\)", r) for r in rows), rows
+
+
+def test_export_overlay_colours_the_train_step_by_flops_with_its_scale(tmp_path) -> None:
+    import xml.etree.ElementTree as ET
+
+    out = tmp_path / "flops.svg"
+    run = jaxscope("export", f"{MODELS}::deep_step", "-o", str(out), "--scopes", "--collapse", "2", "--overlay", "flops")
+    assert run.returncode == 0, run.stderr
+    root = ET.fromstring(out.read_text(encoding="utf-8"))
+    ns = "{http://www.w3.org/2000/svg}"
+    scale = next(g for g in root.iter(f"{ns}g") if g.get("class") == "overlay-scale")
+    assert "FLOPs" in "".join(t.text or "" for t in scale.iter(f"{ns}text"))
+    from jaxscope.render.styles import get_theme
+
+    families = {style.fill for style in get_theme("light").families.values()}
+    fills = {g.get("data-path"): g.find(f"{ns}rect").get("fill") for g in root.iter(f"{ns}g")
+             if g.get("class", "").startswith("node ") and g.find(f"{ns}rect") is not None}
+    coloured = {p for p, f in fills.items() if f not in families}
+    assert len(coloured) > 10 and any(re.fullmatch(r"g\d+", p.rsplit("/", 1)[-1]) for p in coloured)  # collapsed modules too
+    bad = jaxscope("export", f"{MODELS}::deep_step", "-o", str(tmp_path / "t.svg"), "--overlay", "time")
+    assert bad.returncode != 0 and "not measured yet" in bad.stderr
