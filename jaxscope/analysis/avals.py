@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 
@@ -11,6 +12,7 @@ _BITS = {"bool": 8, "key": 64}
 _AVAL = re.compile(r"^([a-z]+[0-9]*)(?:<\w+>)?\[([0-9,\s]*)\]")
 
 
+@functools.lru_cache(maxsize=8192)  # a program has few distinct avals, read once per equation
 def aval_shape(aval: str) -> tuple[int, ...] | None:
     """``f32[4,8]`` -> (4, 8); ``f32[]`` -> (); None when it is no array's aval."""
     m = _AVAL.match(aval.strip())
@@ -19,12 +21,14 @@ def aval_shape(aval: str) -> tuple[int, ...] | None:
     return tuple(int(d) for d in m.group(2).replace(" ", "").split(",") if d)
 
 
+@functools.lru_cache(maxsize=8192)
 def aval_elems(aval: str) -> int:
     """Elements of an array of aval text (0 when unknown)."""
     shape = aval_shape(aval)
     return math.prod(shape) if shape is not None else 0
 
 
+@functools.lru_cache(maxsize=8192)
 def aval_bytes(aval: str) -> int | None:
     """Bytes held by an array of aval text like ``f32[4,8]``; None when unknown."""
     m = _AVAL.match(aval.strip())

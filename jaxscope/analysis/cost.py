@@ -11,6 +11,7 @@ Bytes are per equation as if nothing were fused, so their sum is an upper bound 
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterator
@@ -65,6 +66,7 @@ class CostRow:
         return self.own.times(self.runs)
 
 
+@functools.lru_cache(maxsize=4096)
 def _base(label: str) -> str:
     return label.split("(", 1)[0].split("[", 1)[0].strip()
 

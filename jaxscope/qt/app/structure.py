@@ -1,15 +1,19 @@
 """The model's structure in the window: its modules drawn as groups or not (View -> Group by
 Module), a group picked in the graph (the Node pane says what it holds), its identical layers
-(show another instance; open this one and close the others), and the overview map of a big graph."""
+(show another instance; open this one and close the others), the overview map of a big graph;
+and what it costs (`ModelCost`: the Cost pane, and the graph coloured by a measure)."""
 
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Protocol
 
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QObject, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QMenu, QStatusBar
+from PySide6.QtWidgets import QDockWidget, QMenu, QStatusBar
 
+from jaxscope.analysis import cost as costs
+from jaxscope.analysis.liveness import Liveness, liveness
 from jaxscope.analysis.scope_view import first_open, for_window
 from jaxscope.ir import linking
 from jaxscope.qt.app import prefs
@@ -17,8 +21,15 @@ from jaxscope.qt.app.controller import Controller
 from jaxscope.qt.app.document import Document
 from jaxscope.qt.graph.overview import OverviewMap
 from jaxscope.qt.graph.view import QtGraphView
+from jaxscope.qt.panes.cost_panel import CostPanel, CostView
 from jaxscope.qt.panes.node_inspector import NodeInspector
-from jaxscope.schema.graph import resolve
+from jaxscope.render.overlay import Overlay, human, with_owners
+from jaxscope.schema.graph import Graph, resolve
+from jaxscope.schema.trace import TraceResult
+
+
+class Selecting(Protocol):
+    def show_nodes(self, paths: list[str]) -> None: ...
 
 
 class StructureHost(Protocol):
@@ -28,6 +39,11 @@ class StructureHost(Protocol):
     inspector: NodeInspector
     settings: QSettings
     jaxpr_links: linking.JaxprLinks | None
+    cost_panel: CostPanel
+    docks: dict[str, QDockWidget]
+
+    @property
+    def selection(self) -> Selecting: ...
 
     def statusBar(self) -> QStatusBar: ...
 
@@ -39,6 +55,7 @@ class ModelStructure:
         host.inspector.link_clicked.connect(self.link)
         self.action: QAction | None = None
         self.overview = OverviewMap(host.graph)
+        self.cost = ModelCost(host)
 
     def add_action(self, menu: QMenu) -> None:
         action = self.action = QAction("&Group by Module", menu)
@@ -62,6 +79,7 @@ class ModelStructure:
         host.controller.adopt_view(doc.result, view)
         doc.view, doc.expanded, doc.refit, doc.user_toggled = view, first_open(view.graph), True, False
         host.controller.layout(view.graph, doc.expanded)
+        self.cost.colour()  # the measure's colours, by the new view's paths
 
     def show_group(self, shown: str, paths: list[str]) -> None:
         """A group picked in the graph (`shown`, its path there; `paths`, its equations)."""
@@ -93,3 +111,108 @@ class ModelStructure:
             self.host.graph.keep_place_of(path)
             self.host.controller.layout(doc.shown, frozenset(keep | {path}), region=self.host.graph.preview_region(path))
             self.host.statusBar().showMessage(f"opened {path}; closed {len(others)} identical layer(s)", 4000)
+
+
+Figures = tuple[list[costs.CostRow], costs.Cost, Liveness]
+
+
+def figures(graph: Graph) -> Figures:
+    """Off the GUI thread: every equation's cost, the total, the liveness (0.6 + 0.4 s at 50k)."""
+    return costs.rows(graph), costs.total(graph), liveness(graph)
+
+
+class ModelCost(QObject):
+    """The Cost pane fed from the document's trace (computed off the GUI thread, once the pane is
+    shown or a measure picked), and the graph coloured by the measure picked there."""
+
+    _computed = Signal(object, object)  # TraceResult, Figures
+
+    def __init__(self, host: StructureHost) -> None:
+        super().__init__()
+        self.host = host
+        self.measure = ""
+        self.figures: tuple[TraceResult, Figures] | None = None
+        self._asked: TraceResult | None = None
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="jaxscope-cost")
+        panel = host.cost_panel
+        panel.measure_changed.connect(self.set_measure)
+        panel.node_requested.connect(lambda path: host.selection.show_nodes([path]))
+        panel.plot_picked.connect(self._plot_picked)
+        panel.peak_requested.connect(self._peak)
+        host.docks["cost"].visibilityChanged.connect(self._shown)
+        self._computed.connect(self._arrived, Qt.ConnectionType.QueuedConnection)
+        host.controller.trace_finished.connect(lambda _r: QTimer.singleShot(0, self._traced))  # after the window's own slot
+
+    def _shown(self, shown: bool) -> None:
+        if shown:
+            self.need()
+
+    def _traced(self) -> None:
+        if self.measure or self.host.docks["cost"].isVisible():
+            self.need()
+
+    def need(self) -> None:
+        """The figures of the document's trace: at hand, or on their way."""
+        result = self.host.doc.result
+        if result is None or (self.figures is not None and self.figures[0] is result) or self._asked is result:
+            return
+        self._asked = result
+        future = self._pool.submit(figures, result.graph)
+        future.add_done_callback(lambda f: self._computed.emit(result, f))
+
+    def _arrived(self, result: TraceResult, future: Future[Figures]) -> None:
+        if result is not self.host.doc.result or future.exception() is not None:
+            return
+        data = future.result()
+        self.figures = (result, data)
+        found, total, live = data
+        dear = sorted((r for r in found if r.runs), key=lambda r: -(r.cost.flops + r.cost.transcendentals))[:30]
+        top = [(r.path, r.node.label, r.cost.flops + r.cost.transcendentals, r.cost.bytes,
+                f"{r.node.source.file.rsplit('/', 1)[-1]}:{r.node.source.line}" if r.node.source else "") for r in dear]
+        totals = (f"{human(total.flops)} FLOPs, {human(total.transcendentals)} transcendentals, {human(total.bytes)}B read and "
+                  f"written (every equation unfused; per primitive — `jaxscope cost` has the compiled program's). Peak "
+                  f"{human(float(live.peak))}B in use, arguments {human(float(live.start))}B; residuals: {len(live.residuals)} "
+                  f"values, {human(float(live.residual_bytes))}B.")
+        self.host.cost_panel.show_cost(CostView(totals, live.in_use, live.peak_at, top))
+        self.colour()
+
+    def set_measure(self, name: str) -> None:
+        self.measure = name
+        if name:
+            self.need()
+        self.colour()
+
+    def colour(self) -> None:
+        """Fill the boxes by the measure (by the drawn paths: groups and owners by what they hold)."""
+        panel, view = self.host.cost_panel, self.host.doc.view
+        result = self.host.doc.result
+        if not self.measure or self.figures is None or result is None or self.figures[0] is not result:
+            self.host.graph.set_fills({})
+            panel.show_scale("", 0.0, 0.0)
+            return
+        found, _total, live = self.figures[1]
+        if self.measure == "memory":
+            values = dict(zip(live.order, map(float, live.in_use)))
+        else:
+            values = {r.path: r.cost.flops + r.cost.transcendentals if self.measure == "flops" else r.cost.bytes for r in found}
+        if view is not None and view.grouped:
+            values = {view.to_view(p): v for p, v in values.items()}
+        overlay = Overlay(self.measure, with_owners(values, peak=self.measure == "memory"), costs.MEASURES[self.measure])
+        self.host.graph.set_fills({p: c for p in overlay.values if (c := overlay.colour(p)) is not None})
+        panel.show_scale(overlay.caption, overlay.low, overlay.high)
+
+    def _plot_picked(self, index: int) -> None:
+        if self.figures is not None:
+            self.host.selection.show_nodes([self.figures[1][2].order[index]])
+
+    def _peak(self) -> None:
+        """Select the equations whose values are alive at the peak (the arguments are not equations)."""
+        if self.figures is None:
+            return
+        live = self.figures[1][2]
+        eqns = set(live.order)
+        made = {node_id for (node_id, _port), _size in live.alive_at_peak if node_id in eqns}
+        self.host.selection.show_nodes(sorted(made))
+        self.host.statusBar().showMessage(f"{len(made)} equations' values alive at the memory peak", 4000)
+
+

@@ -40,6 +40,7 @@ from jaxscope.qt.app.trace_display import TraceDisplay, TracePrep, recording_gav
 from jaxscope.qt.app.welcome import WelcomePage
 from jaxscope.qt.graph.scene_model import SceneModel
 from jaxscope.qt.graph.view import QtGraphView
+from jaxscope.qt.panes.cost_panel import CostPanel
 from jaxscope.qt.panes.diagnostics_panel import DiagnosticsPanel
 from jaxscope.qt.panes.guide_panel import GuidePanel
 from jaxscope.qt.panes.inputs_panel import InputsPanel, plain_label
@@ -134,6 +135,8 @@ class MainWindow(QMainWindow):
         self._dock("run", "Run: jit vs eager", run_scroll, Qt.DockWidgetArea.BottomDockWidgetArea, tab_with="problems")
         self.docks["problems"].raise_()
 
+        self.cost_panel = CostPanel()
+        self._dock("cost", "Cost", self.cost_panel, Qt.DockWidgetArea.BottomDockWidgetArea, tab_with="problems")
         self.structure = ModelStructure(self)
         self.status = StatusLine(self.statusBar())
         self.phase_label, self.cancel_button = self.status.phase_label, self.status.cancel_button

@@ -114,6 +114,7 @@ class ViewState:
         self.selected: set[int] = set()  # record indices
         self.matches: set[int] = set()
         self.stripes: dict[int, QColor] = {}
+        self.fills: dict[int, QColor] = {}  # a measure's fill per box (`QtGraphView.set_fills`), over its family's
         self.cone_nodes: set[int] | None = None  # None: no highlight
         self.cone_edges: set[int] = set()
         self.version = 0  # bumped whenever the cone changes (batched draw lists depend on it)

@@ -3,6 +3,7 @@ painter's scale (one blob, batched rects, or the full SVG look with shapes and t
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Sequence
 
@@ -44,6 +45,16 @@ def tiny_look(model: SceneModel, state: ViewState, tile: int) -> tuple[str, bool
     return (commonest(lit), True) if lit else (model.tile_families()[tile], False)
 
 
+ON_DARK = QColor("#ffffff")  # text on an overlay's dark fills
+
+
+@functools.lru_cache(maxsize=256)
+def filled(colour: str) -> FamilyColours:
+    """The look of a box an overlay fills with `colour`: that fill, a darker border."""
+    fill = QColor(colour)
+    return FamilyColours(fill, fill.darker(160), fill)
+
+
 class NodeTileItem(BatchItem):
     """The boxes of one tile; `painted` counts the boxes the last paint() drew (for tests)."""
 
@@ -70,11 +81,12 @@ class NodeTileItem(BatchItem):
         if self._groups_version != self.state.version:
             cone = self.state.cone_nodes
             by: dict[tuple[str, bool], list[QRectF]] = {}
-            families, nodes, ids = self.model.families, self.model.nodes, self.indices
+            families, nodes, ids, fills = self.model.families, self.model.nodes, self.indices, self.state.fills
             # From the model's columns, not its records: a batched paint of a whole big drawing
-            # would otherwise make every box's record.
+            # would otherwise make every box's record. A box an overlay fills goes by its colour ("#...").
             for i, x, y, w, h in zip(ids, *(a[ids].tolist() for a in (nodes.x, nodes.y, nodes.w, nodes.h))):
-                by.setdefault((families[i], cone is not None and i not in cone), []).append(QRectF(x, y, w, h))
+                look = fills[i].name() if fills and i in fills else families[i]
+                by.setdefault((look, cone is not None and i not in cone), []).append(QRectF(x, y, w, h))
             # dimmed first, so in-cone boxes are drawn over them
             self._groups = [(fam, dim, rects) for (fam, dim), rects in sorted(by.items(), key=lambda kv: not kv[0][1])]
             self._groups_version = self.state.version
@@ -120,7 +132,7 @@ class NodeTileItem(BatchItem):
         far = lod < FAR_LOD
         count = 0
         for fam, dim, rects in self.groups():
-            colours = pal.family(fam)
+            colours = pal.family(fam) if not fam.startswith("#") else filled(fam)
             painter.setOpacity(DIM_OPACITY if dim else 1.0)
             if far:
                 painter.setPen(Qt.PenStyle.NoPen)
@@ -163,15 +175,17 @@ class NodeTileItem(BatchItem):
             if want != opacity:
                 painter.setOpacity(want)
                 opacity = want
-            colours = pal.family(rec.fam)
+            fill = st.fills.get(i)
+            colours = pal.family(rec.fam) if fill is None else filled(fill.name())
             stripe = st.stripes.get(i)
             self._shape(painter, rec, colours, stripe)
             lines = rec.text_lines()
             top = r.center().y() - len(lines) * labels.LINE_H / 2
             cx = r.center().x()
+            on_dark = fill is not None and fill.lightnessF() < 0.45
             for k, line in enumerate(lines):
                 muted = k > 0 or rec.kind == "literal"
-                painter.setPen(pal.muted if muted else pal.text)
+                painter.setPen(ON_DARK if on_dark else pal.muted if muted else pal.text)
                 y = top + (k + 0.5) * labels.LINE_H + BASELINE
                 painter.drawText(QPointF(cx - metrics.horizontalAdvance(line) / 2, y), line)
             if i in st.matches or i in st.selected:

@@ -124,6 +124,11 @@ class SceneModel:
             got = self._stripes = (given, stripes)
         return got[1]
 
+    def box_colours(self, colours: dict[str, str]) -> dict[int, QColor]:
+        """Record index -> the colour `colours` gives its base path (an overlay's fills)."""
+        made = {c: QColor(c) for c in set(colours.values())}
+        return {i: made[c] for i, base in enumerate(self.bases) if (c := colours.get(base)) is not None and made[c].isValid()}
+
     @property
     def by_path(self) -> dict[str, int]:
         """Exact box path -> record index (made on first use; paths are unique)."""

@@ -30,8 +30,9 @@ from jaxscope.qt.graph.focus import Focus
 from jaxscope.qt.graph.node_items import NodeTileItem
 from jaxscope.qt.graph.scene_cache import BuiltScene, SceneCache
 from jaxscope.qt.graph.scene_model import SceneModel
+from jaxscope.qt.graph.search import GraphSearch
 from jaxscope.qt.graph.tooltips import box_tooltip, cluster_tooltip, tooltip_html
-from jaxscope.qt.graph.zoom_pan import FIT_MAX_SCALE, ZoomPanView, fit_scale
+from jaxscope.qt.graph.zoom_pan import FIT_MAX_SCALE, fit_scale
 from jaxscope.render.styles import Theme, get_theme
 from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.graph import Graph
@@ -44,7 +45,7 @@ HIT_SLOP = 2.0  # scene px of tolerance around a box for clicks
 TILES_PER_TURN = 1000  # tile items made per event-loop turn after a first paint that needed none
 
 
-class QtGraphView(ZoomPanView):
+class QtGraphView(GraphSearch):
     """A pannable, zoomable view of one laid-out graph (see the module docstring)."""
 
     selection_changed = Signal(list)  # base node paths, in selection order
@@ -68,6 +69,7 @@ class QtGraphView(ZoomPanView):
         self.scenes = SceneCache(self)
         self.focus = Focus()
         self._line_colours: dict[str, str] = {}
+        self._fills: dict[str, str] = {}  # `set_fills`
         self._anchor: tuple[str, QPoint] | None = None  # owner path + where it was, for keep_view
         self.last_paint: tuple[float, QRectF] | None = None  # the last paint's scale and scene rect (read on other threads)
         self._apply_background()
@@ -422,49 +424,6 @@ class QtGraphView(ZoomPanView):
     def highlighted(self) -> bool:
         return self._state.cone_nodes is not None
 
-    # ------------------------------------------------------------------ search
-
-    def search(self, text: str) -> list[str]:
-        """Base paths (layout order) whose label, avals or ``file:line`` contain `text`
-        (case-insensitive); ``:12`` or ``line 12`` match line 12 exactly, ``model.py:12`` that
-        line in a matching file. The matches are outlined; `next_match` walks them."""
-        ids = self.focus.search(self._model, text)
-        changed = ids ^ self._state.matches
-        self._state.matches = ids
-        self._update_nodes(changed)
-        return list(self.focus.matches)
-
-    @property
-    def match_count(self) -> int:
-        return len(self.focus.matches)
-
-    @property
-    def current_match_index(self) -> int:
-        """Index into the last search's matches of the one shown, or -1."""
-        return self.focus.match_index
-
-    def next_match(self) -> str | None:
-        return self._step_match(+1)
-
-    def previous_match(self) -> str | None:
-        return self._step_match(-1)
-
-    def _step_match(self, step: int) -> str | None:
-        path = self.focus.step(step)
-        if path is not None:
-            self.select_paths([path], center=False)
-            self._centre_on(path)
-        return path
-
-    def _centre_on(self, path: str) -> None:
-        """Centre the box of `path` nearest to the view's centre (an input may have many copies)."""
-        model = self._model
-        assert model is not None
-        here = self._view_centre()
-        rects = [model.nodes[i].rect for i in model.by_base[path]]
-        best = min(rects, key=lambda r: (r.center() - here).manhattanLength())
-        self.reveal_rect(best)  # centred, and readable when the view was too far out
-
     # ------------------------------------------------------------------ source-line colours
 
     def line_colours(self) -> dict[str, str]:
@@ -480,6 +439,15 @@ class QtGraphView(ZoomPanView):
     def _apply_line_colours(self) -> None:
         model = self._model
         self._state.stripes = model.stripes(self._line_colours) if model is not None and self._line_colours else {}
+        self._state.fills = model.box_colours(self._fills) if model is not None and self._fills else {}
+
+    def set_fills(self, colours: dict[str, str]) -> None:
+        """Fill each box in `colours` (base path -> ``#rrggbb``) with it instead of its family's: a
+        measure drawn over the graph (`render.overlay`); {} for the families again."""
+        self._fills = dict(colours)
+        self._apply_line_colours()
+        self._state.version += 1  # the batched draw lists group boxes by fill
+        self._update_all()
 
     # ------------------------------------------------------------------ hit tests
 
