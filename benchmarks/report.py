@@ -144,6 +144,7 @@ SCOPED_EXPORT_RATIO = 1.3  # issue 33.7: a scoped train step exported at --colla
 SCOPED_OPEN_RATIO, SCOPED_OPEN_ADD = 1.3, 0.3  # issue 33.7: the window's open of it, vs make_jaxpr
 EXPAND_MS = 100.0  # issue 33.4: one module group expanded, to its first paint
 BIG_OPEN_MB = 2048.0  # issue 33.7: the GUI's peak memory opening a 200k-equation program
+COST_SHARE = 0.10  # issue 34.6: the cost analysis at 50k, as a share of make_jaxpr's time
 
 
 def structure_targets(res: dict[str, Any]) -> list[dict[str, Any]]:
@@ -166,6 +167,11 @@ def structure_targets(res: dict[str, Any]) -> list[dict[str, Any]]:
         worst = max(e["first_paint_s"] for e in expands) * 1000
         what = f"expand a module group of {res['workload']}, to its first paint (worst of {len(expands)})"
         add(what, worst, EXPAND_MS, f"{worst:.0f} ms")
+    analysis = (res.get("cost") or {}).get("analysis_s")
+    if analysis is not None and bare:
+        out.append({"id": "T9", "what": f"cost figures of {res['workload']} (every equation's cost, total, liveness) vs make_jaxpr",
+                    "value": f"{analysis:.2f} s = {100 * analysis / bare:.0f} %", "limit": f"≤ {100 * COST_SHARE:.0f} %",
+                    "verdict": _verdict(analysis <= COST_SHARE * bare)})
     big = res.get("big") or {}
     if big.get("gui_peak_mb") is not None:
         add(f"GUI peak memory opening {big.get('workload', 'the 200k program')} collapsed", big["gui_peak_mb"], BIG_OPEN_MB,

@@ -133,12 +133,22 @@ def gui(w: Workload, path: str, reps: int, timeout: float, png: bool = False, ex
     return out
 
 
+def cost_analysis(w: Workload, path: str, timeout: float = 900) -> dict[str, Any]:
+    """Issue 34.6: the cost figures' time on the traced program (`cost_stage.py`)."""
+    fd, args_file = tempfile.mkstemp(suffix=".args", dir=os.path.dirname(path))
+    with os.fdopen(fd, "w") as fh:
+        fh.write(w.args)
+    lines, timed_out, err = run_lines([PY, os.path.join(HERE, "cost_stage.py"), path, args_file, "--function", w.function], timeout)
+    return lines[-1] if lines and not timed_out else {"error": "timeout" if timed_out else err[-800:]}
+
+
 def structure(w: Workload, path: str, big: Workload | None, folder: str, timeout: float = 900) -> dict[str, Any]:
     """Issue 33: the window on a scoped train step, grouped by module as the app opens it: open ->
     interactive against bare make_jaxpr, and expanding its groups; with `big` (the 200k one), the
     GUI's peak memory opening that collapsed."""
     out: dict[str, Any] = {"workload": w.name, "bare": bare_make_jaxpr(w, path, 3)}
     out["gui"] = gui(w, path, 2, timeout, extra=["--pan", "0", "--no-cancel", "--no-app", "--no-extras"])
+    out["cost"] = cost_analysis(w, path, timeout)
     if big is not None:
         got = gui(big, big.write(folder), 1, timeout, extra=["--pan", "0", "--no-cancel", "--no-app", "--no-extras", "--no-expand"])
         out["big"] = {"workload": big.name, "gui_peak_mb": got.get("gui_peak_mb"), "runs": got.get("runs"), "error": got.get("error")}

@@ -194,17 +194,40 @@ def _is(consts: list[str], number: float) -> bool:
     return False
 
 
+class _Skipped:
+    """A graph's dead equations and, per body, its folded ones, found once for `rows` and `total`."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+        self.dead = dead(graph)
+        self._folded: dict[str, set[str]] = {}
+
+    def folded(self, body_id: str) -> set[str]:
+        if body_id not in self._folded:
+            self._folded[body_id] = folded(self.graph, body_id)
+        return self._folded[body_id]
+
+
+_last: list[_Skipped] = []  # the last graph's: `rows` then `total` of one graph find them once
+
+
+def _skipped(graph: Graph) -> _Skipped:
+    if not _last or _last[0].graph is not graph:
+        _last[:] = [_Skipped(graph)]
+    return _last[0]
+
+
 def rows(graph: Graph) -> list[CostRow]:
     """Every equation that does work, per call site, in program order, with its runs (a dead one
     with none: `DEAD`)."""
-    return list(_rows(graph, graph.root, "", 1.0, "", 0, dead(graph)))
+    return list(_rows(graph, graph.root, "", 1.0, "", 0, _skipped(graph).dead))
 
 
 def _rows(graph: Graph, body_id: str, prefix: str, runs: float, note: str, depth: int, gone: set[str]) -> Iterator[CostRow]:
     body = graph.bodies.get(body_id)
     if body is None or depth > 200:
         return
-    free = folded(graph, body_id)
+    free = _skipped(graph).folded(body_id)
     for node in body.nodes:
         if node.kind != "eqn":
             continue
@@ -221,10 +244,24 @@ def _rows(graph: Graph, body_id: str, prefix: str, runs: float, note: str, depth
             yield from _rows(graph, ref.body, f"{path}:{i}/", runs_here * (length[0] if length else 1), note_here or loop, depth + 1, gone)
 
 
+def summed(found: list[CostRow]) -> Cost | None:
+    """`rows`' total where it is the program's (`total`): with no cond, whose total is its dearest
+    branch; None otherwise. Spares walking the graph again."""
+    out = [0.0, 0.0, 0.0]
+    for r in found:
+        if r.note == "in a cond branch":
+            return None
+        c = r.own
+        out[0] += c.flops * r.runs
+        out[1] += c.transcendentals * r.runs
+        out[2] += c.bytes * r.runs
+    return Cost(*out)
+
+
 def total(graph: Graph) -> Cost:
     """The program's cost: each body once per run, a cond its dearest branch (XLA's figure for
     it), dead equations not at all."""
-    return _body_total(graph, graph.root, 0, dead(graph))
+    return _body_total(graph, graph.root, 0, _skipped(graph).dead)
 
 
 def _body_total(graph: Graph, body_id: str, depth: int, gone: set[str]) -> Cost:
@@ -232,7 +269,7 @@ def _body_total(graph: Graph, body_id: str, depth: int, gone: set[str]) -> Cost:
     if body is None or depth > 200:
         return Cost()
     out = Cost()
-    free = folded(graph, body_id)
+    free = _skipped(graph).folded(body_id)
     for node in body.nodes:
         if node.kind != "eqn" or (depth == 0 and node.id in gone) or node.id in free:
             continue

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from jaxscope.analysis.avals import aval_bytes
 from jaxscope.analysis.scopes import read_scope
-from jaxscope.schema.graph import Graph, Node
+from jaxscope.schema.graph import Graph
 
 Value = tuple[str, int]  # (producing node id, output port)
 
@@ -44,17 +44,18 @@ def liveness(graph: Graph) -> Liveness:
     for n in top.nodes:
         if n.kind == "input" and n.avals:  # an argument: the caller holds it for the whole call
             size[(n.id, 0)], last[(n.id, 0)] = aval_bytes(n.avals[0]) or 0, end
+    held = {n.id for n in top.nodes if n.kind in ("eqn", "input", "const")}
     for e in top.edges:
-        src = nodes.get(e.src)
-        if src is None or src.kind not in ("eqn", "input", "const"):
+        if e.src not in held:
             continue
         value = (e.src, e.src_port)
         if value not in size:
+            src = nodes[e.src]
             aval = e.aval or (src.avals[e.src_port] if e.src_port < len(src.avals) else "")
             size[value] = aval_bytes(aval) or 0
-        dst = nodes.get(e.dst)
-        at = end if dst is None or dst.kind == "output" else index.get(e.dst, end)
-        last[value] = max(last.get(value, -1), at)
+        at = index.get(e.dst, end)  # an output (or anything not an equation) reads it at the end
+        if at > last.get(value, -1):
+            last[value] = at
         readers.setdefault(value, []).append(e.dst)
     made_at = {v: (index[v[0]] if v[0] in index else -1) for v in size}
     born: dict[int, int] = {}
@@ -81,10 +82,9 @@ def liveness(graph: Graph) -> Liveness:
             peak, peak_at = v, i
     alive = sorted(((v, s) for v, s in size.items() if made_at[v] <= peak_at and (last[v] >= peak_at or last[v] == end)),
                    key=lambda vs: -vs[1])
-    residuals = [(v, s) for v, s in size.items() if _pass(nodes.get(v[0])) == "forward"
-                 and any(_pass(nodes.get(r)) == "backward" for r in readers.get(v, []))]
+    stacks = {n.name_stack for n in eqns}
+    pass_of = {stack: read_scope(stack).pass_ for stack in stacks}
+    passes = {n.id: pass_of[n.name_stack] for n in eqns}
+    residuals = [(v, s) for v, s in size.items() if passes.get(v[0]) == "forward"
+                 and any(passes.get(r) == "backward" for r in readers.get(v, ()))]
     return Liveness([n.id for n in eqns], curve, start, peak, peak_at, alive, residuals)
-
-
-def _pass(node: Node | None) -> str:
-    return read_scope(node.name_stack).pass_ if node is not None and node.kind == "eqn" else ""

@@ -45,7 +45,7 @@ def run(opts: argparse.Namespace) -> int:
     result = trace_target(opts, jaxpr_text=False, diagnose=False)
     graph = result.graph
     found = costs.rows(graph)
-    model = total = costs.total(graph)
+    model = total = costs.summed(found) or costs.total(graph)
     live = liveness(graph)
     xla = None if opts.no_xla else _compiled(opts)
     unclaimed = None
