@@ -115,3 +115,26 @@ def compiled_rows(found: list[CostRow], text: str, exact: dict[int, list[str]]) 
     out = [CostRow(r.path, r.node, Cost(s.flops, s.transcendentals, r.cost.bytes), 1.0, r.note)
            for r in found for s in (shares.get(r.path, Cost()),)]
     return out, unclaimed, cost.total
+
+
+def op_seconds(text: str, op_times: dict[str, float], exact: dict[int, list[str]]) -> tuple[dict[str, float], float]:
+    """Each equation's share of the measured time of the instructions it made (a fusion's time
+    shared among the equations of everything fused into it), and the seconds the profile gave to
+    the program's instructions at all (per run)."""
+    from jaxscope.ir.hlo_module import parse_hlo
+
+    lines = {m.group(1): n for n, line in enumerate(text.splitlines(), 1) if (m := _INSTR.match(line))}
+    fusions = parse_hlo(text).fusions
+    out: dict[str, float] = {}
+    seen = 0.0
+    for name, seconds in op_times.items():
+        at = lines.get(name)
+        if at is None:
+            continue  # the runtime's own events: execute, buffers, Python
+        seen += seconds
+        fusion = fusions.get(name)
+        owned = {at, *(i.line for i in fusion.instructions)} if fusion is not None else {at}
+        paths = sorted({p for n in owned for p in exact.get(n, ())})
+        for p in paths:
+            out[p] = out.get(p, 0.0) + seconds / len(paths)
+    return out, seen

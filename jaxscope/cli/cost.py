@@ -32,7 +32,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--depth", type=int, default=0, metavar="N", help="with --by scope: the first N levels of the scope only")
     p.add_argument("--top", type=int, default=25, metavar="N", help="the N costliest rows (0: all)")
     p.add_argument("--no-xla", action="store_true", help="skip compiling for XLA's own figures")
-    p.add_argument("--time", action="store_true", help="measured time per op: not available yet (says so)")
+    p.add_argument("--time", action="store_true", help="also run the compiled program 5 times under the profiler: each "
+                   "row's measured time, where the backend names its instructions")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
 
 
@@ -47,7 +48,9 @@ def run(opts: argparse.Namespace) -> int:
     found = costs.rows(graph)
     model = total = costs.summed(found) or costs.total(graph)
     live = liveness(graph)
-    xla = None if opts.no_xla else _compiled(opts)
+    if opts.time and opts.no_xla:
+        raise CliError("--time measures the compiled program: drop --no-xla")
+    xla = None if opts.no_xla else _compiled(opts, 5 if opts.time else 0)
     unclaimed = None
     if xla is not None and xla.exact is not None:  # per instruction of the compiled program, as XLA counts
         from jaxscope.analysis.hlo_cost import compiled_rows
@@ -55,23 +58,27 @@ def run(opts: argparse.Namespace) -> int:
 
         found, unclaimed, compiled = compiled_rows(found, xla.text, hlo_marks.from_wire(xla.exact))
         total = costs.Cost(compiled.flops, compiled.transcendentals, model.bytes)
-    if opts.by == "fusion":
-        assert xla is not None
-        table = _by_fusion(found, xla)
-    elif opts.by == "equation":
-        table = {f"{r.path} {r.node.label}" + (f" ×{r.runs:g}" if r.runs != 1 else ""): r.cost for r in found}
-    else:
-        table = costs.by_key(found, opts.by, opts.depth)
+    table = _table(found, opts, xla)
+    seconds: dict[str, float] = {}
+    seen = 0.0
+    if opts.time and xla is not None and xla.exact is not None:
+        from jaxscope.analysis.hlo_cost import op_seconds
+        from jaxscope.ir import hlo_marks
+
+        per_path, seen = op_seconds(xla.text, xla.op_times, hlo_marks.from_wire(xla.exact))
+        clocked = [costs.CostRow(r.path, r.node, costs.Cost(per_path.get(r.path, 0.0)), 1.0, r.note) for r in found]
+        seconds = {k: c.flops for k, c in _table(clocked, opts, xla, xla.op_times).items()}
     if unclaimed is not None and opts.by != "fusion" and (unclaimed.flops or unclaimed.transcendentals):
         table["(XLA's own instructions: no equation made them)"] = unclaimed
-    rows = sorted(table.items(), key=lambda kv: (-(kv[1].flops + kv[1].transcendentals), -kv[1].bytes, kv[0]))
+    rows = sorted(table.items(), key=lambda kv: (-seconds.get(kv[0], 0.0), -(kv[1].flops + kv[1].transcendentals), -kv[1].bytes, kv[0]))
     shown = rows[: opts.top] if opts.top > 0 else rows
     notes = sorted({r.note for r in found if r.note})
     peak_where = _peak_where(graph, live.order, live.peak_at)
     if opts.json:
         out = {
             "by": opts.by,
-            "rows": [{"name": k, "flops": c.flops, "transcendentals": c.transcendentals, "bytes": c.bytes} for k, c in rows],
+            "rows": [{"name": k, "flops": c.flops, "transcendentals": c.transcendentals, "bytes": c.bytes,
+                      **({"seconds": seconds.get(k, 0.0)} if opts.time else {})} for k, c in rows],
             "total": {"flops": total.flops, "transcendentals": total.transcendentals, "bytes": total.bytes},
             "source": "compiled" if unclaimed is not None else "primitive",
             "per_primitive": {"flops": model.flops, "transcendentals": model.transcendentals, "bytes": model.bytes},
@@ -80,6 +87,7 @@ def run(opts: argparse.Namespace) -> int:
                        "residuals": len(live.residuals)},
             "xla": {"cost": xla.cost, "lowered_cost": xla.lowered_cost, "memory": xla.memory} if xla is not None else None,
             "notes": notes,
+            "time": {"run_s": xla.run_s, "per_op_s": seen} if opts.time and xla is not None else None,
         }
         json.dump(out, sys.stdout)
         sys.stdout.write("\n")
@@ -87,10 +95,11 @@ def run(opts: argparse.Namespace) -> int:
     width = max((len(k) for k, _ in shown), default=10)
     width = min(max(width, len(opts.by)), 90)
     grand = (total.flops + total.transcendentals) or 1.0
-    lines = [f"{opts.by:<{width}}  {'flops':>10}  {'transc.':>9}  {'bytes':>10}  {'share':>6}"]
+    lines = [f"{opts.by:<{width}}  {'flops':>10}  {'transc.':>9}  {'bytes':>10}  {'share':>6}" + ("  time (ms/run)" if opts.time else "")]
     for name, c in shown:
         share = 100.0 * (c.flops + c.transcendentals) / grand
-        lines.append(f"{name[:width]:<{width}}  {_n(c.flops):>10}  {_n(c.transcendentals):>9}  {_n(c.bytes):>10}  {share:5.1f}%")
+        timed = f"  {1e3 * seconds.get(name, 0.0):>13.3f}" if opts.time else ""
+        lines.append(f"{name[:width]:<{width}}  {_n(c.flops):>10}  {_n(c.transcendentals):>9}  {_n(c.bytes):>10}  {share:5.1f}%{timed}")
     if len(shown) < len(rows):
         lines.append(f"... {len(rows) - len(shown)} more rows (--top 0 for all)")
     lines += [
@@ -110,19 +119,40 @@ def run(opts: argparse.Namespace) -> int:
     if xla is not None:
         lines.append(_xla_line(xla, total, model))
     lines += [f"note: {sum(r.note == n for r in found)} equations {n}" for n in notes]
-    if opts.time:
-        lines.append("time: per-op times are not measured yet; `jaxscope run` times the whole program")
+    if opts.time and xla is not None:
+        lines.append(_time_line(xla, seen))
     sys.stdout.write("\n".join(lines) + "\n")
     return 0
 
 
-def _compiled(opts: argparse.Namespace) -> HloResult:
+def _compiled(opts: argparse.Namespace, profile: int) -> HloResult:
     from jaxscope.cli.hlo import lower
 
-    return lower(opts, "compiled")
+    return lower(opts, "compiled", profile)
 
 
-def _by_fusion(found: list[CostRow], xla: HloResult) -> dict[str, Cost]:
+def _table(found: list[CostRow], opts: argparse.Namespace, xla: HloResult | None, op_times: dict[str, float] | None = None
+           ) -> dict[str, Cost]:
+    """The rows of the --by asked for (with `op_times`, a fusion's measured seconds in `flops`)."""
+    from jaxscope.analysis import cost as costs
+
+    if opts.by == "fusion":
+        assert xla is not None
+        return _by_fusion(found, xla, op_times)
+    if opts.by == "equation":
+        return {f"{r.path} {r.node.label}" + (f" ×{r.runs:g}" if r.runs != 1 else ""): r.cost for r in found}
+    return costs.by_key(found, opts.by, opts.depth)
+
+
+def _time_line(xla: HloResult, seen: float) -> str:
+    """What the profile measured: the whole run, and how much of it per-op events account for."""
+    whole = f"measured: {1e3 * xla.run_s:.3f} ms per run (median of 5, after a warm run)"
+    if seen <= 0:
+        return whole + "; this backend's profile names none of the program's instructions: no per-op times (not guessed)"
+    return whole + f"; per-op events account for {1e3 * seen:.3f} ms ({100 * seen / max(xla.run_s, 1e-12):.0f} %)"
+
+
+def _by_fusion(found: list[CostRow], xla: HloResult, op_times: dict[str, float] | None = None) -> dict[str, Cost]:
     """Each fusion's instructions as XLA prices them, with its equations (by the compiled text's
     exact links) and their bytes; the instructions outside every fusion apart."""
     from jaxscope.analysis.cost import Cost
@@ -144,10 +174,11 @@ def _by_fusion(found: list[CostRow], xla: HloResult) -> dict[str, Cost]:
         paths = {p for line in lines for p in exact.get(line, ())}
         work = sum((priced[n] for n in lines if n in priced), Cost())
         moved = sum(bytes_of.get(p, 0.0) for p in paths)
-        out[f"{name} ({fusion.kind or 'fusion'}, {len(paths)} eqns)"] = Cost(work.flops, work.transcendentals, moved)
+        key = f"{name} ({fusion.kind or 'fusion'}, {len(paths)} eqns)"
+        out[key] = Cost(op_times.get(name, 0.0)) if op_times is not None else Cost(work.flops, work.transcendentals, moved)
     rest = sum((c for n, c in priced.items() if n not in inside), Cost())
     if rest.flops or rest.transcendentals:
-        out["(outside fusions)"] = rest
+        out["(outside fusions)"] = Cost() if op_times is not None else rest
     return out
 
 

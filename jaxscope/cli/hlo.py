@@ -21,14 +21,15 @@ def add_parser(sub: Any) -> None:
     p.add_argument("-o", "--output", metavar="FILE", help="write the text here (e.g. f.mlir, f.hlo) instead of stdout")
 
 
-def lower(opts: argparse.Namespace, stage: str) -> HloResult:
-    """The IR text of the command line's target at `stage`, from a worker (`hlo` and `links`)."""
+def lower(opts: argparse.Namespace, stage: str, profile: int = 0) -> HloResult:
+    """The IR text of the command line's target at `stage`, from a worker (`hlo`, `links`, `cost`);
+    compiled and `profile` > 0, also each instruction's time over that many runs."""
     from jaxscope.schema.codec import from_jsonable
     from jaxscope.schema.hlo import HloRequest, HloResult
 
     ref, args, inputs = resolve_call(opts.target, opts.args, opts.inputs)
     timeouts = {"lower": opts.timeout, "compile": opts.timeout} if opts.timeout else None
-    request = HloRequest(ref, args, cast("Stage", stage), inputs=inputs)
+    request = HloRequest(ref, args, cast("Stage", stage), inputs=inputs, profile=profile)
     return worker_job("hlo", request, lambda d: from_jsonable(HloResult, d), timeouts, opts.debug, x64_env(opts), opts.python)
 
 

@@ -22,6 +22,7 @@ class HloRequest:
     args: str = ""
     stage: Stage = "stablehlo"
     inputs: str = ""  # a maker, as TraceRequest.inputs
+    profile: int = 0  # compiled: also run it this many times under the profiler (`HloResult.op_times`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +38,8 @@ class HloResult:
     ops: dict[str, Any] | None = None  # the text's op map (`hlo_links.ops_to_wire`; compiled: `hlo_ops_to_wire`), if made
     exact: dict[str, Any] | None = None  # each line's own equations (`hlo_marks.to_wire`); None: linked by location only
     lowered_cost: dict[str, float] = field(default_factory=dict)  # compiled: XLA's cost analysis before optimizing
+    op_times: dict[str, float] = field(default_factory=dict)  # profiled: seconds per run of each instruction the profile named
+    run_s: float = 0.0  # profiled: seconds per run of the whole program (the median run)
 
     def summary(self) -> str:
         """One line of the figures people look at first."""

@@ -85,3 +85,15 @@ def test_export_overlay_colours_the_train_step_by_flops_with_its_scale(tmp_path)
     assert len(coloured) > 10 and any(re.fullmatch(r"g\d+", p.rsplit("/", 1)[-1]) for p in coloured)  # collapsed modules too
     bad = jaxscope("export", f"{MODELS}::deep_step", "-o", str(tmp_path / "t.svg"), "--overlay", "time")
     assert bad.returncode != 0 and "not measured yet" in bad.stderr
+
+
+def test_cost_time_measures_the_compiled_program_and_says_what_the_profile_covered() -> None:
+    run = jaxscope("cost", f"{MODELS}::deep_step", "--by", "fusion", "--time", "--json")
+    assert run.returncode == 0, run.stderr
+    data = json.loads(run.stdout)
+    assert data["time"]["run_s"] > 0 and 0 <= data["time"]["per_op_s"] <= 5 * data["time"]["run_s"]
+    timed = [r for r in data["rows"] if r.get("seconds", 0) > 0]
+    if data["time"]["per_op_s"] > 0:  # this backend names its kernels: they are the fusions timed
+        assert timed and all(r["name"].split(" ")[0] for r in timed)
+    text = jaxscope("cost", f"{MODELS}::deep_step", "--time", "--top", "3")
+    assert text.returncode == 0 and re.search(r"^measured: [\d.]+ ms per run", text.stdout, re.M), text.stdout[-800:]
