@@ -133,6 +133,42 @@ def structure_shot(app: QApplication) -> None:
     win.close()
 
 
+COST = "window-cost.png"  # the same GPT step coloured by FLOPs, its memory over the program
+
+
+def cost_shot(app: QApplication) -> None:
+    """The 10k GPT step by module, coloured by FLOPs; the Cost pane: totals, the memory in use over
+    the program (activations kept through the forward pass, freed in the backward), the costliest."""
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    import workloads
+
+    from jaxscope.qt.app.window import MainWindow
+
+    w = workloads.make("gpt", "10k")
+    path = w.write(tempfile.mkdtemp())
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(f"\nJAXSCOPE_ARGS = {{{w.function!r}: {w.args!r}}}\n")
+    win = MainWindow(theme="light")
+    win.confirm_run = lambda path: True  # type: ignore[method-assign]  # our own benchmark file
+    win.resize(1600, 1000)
+    win.show()
+    win.open_target(f"{path}::{w.function}")
+    t0 = time.time()
+    while win.doc.layout is None and time.time() - t0 < 180:
+        settle(app, 0.05)
+    win.docks["cost"].raise_()
+    win.resizeDocks([win.docks["cost"]], [340], Qt.Orientation.Vertical)
+    win.cost_panel.measure.setCurrentIndex(win.cost_panel.measure.findData("flops"))
+    while win.structure.cost.figures is None and time.time() - t0 < 180:
+        settle(app, 0.05)
+    settle(app, 1.0)
+    win.graph.fit_all()
+    settle(app, 1.0)
+    win.grab().save(os.path.join(HERE, COST))
+    print("wrote", COST, "-", win.phase_label.text())
+    win.close()
+
+
 def readme_file(name: str) -> str:
     """The README's code block that starts with `# NAME`, written to a temp dir: the screenshot shows
     exactly the code the README tells users to write."""
@@ -165,6 +201,8 @@ def main() -> int:
         links_shot(app)
     if not only or STRUCTURE in only:
         structure_shot(app)
+    if not only or COST in only:
+        cost_shot(app)
     for name, target, theme, args, query, line, dock in SHOTS:
         if only and name not in only:
             continue

@@ -151,17 +151,17 @@ class _Call:
     caller: int
     line: int
     number: int
-    first: tuple[tuple[int, int], ...]
-    last: tuple[tuple[int, int], ...] = ()
+    first: tuple[object, ...]  # (primitive, (line, col) of each frame down)
+    last: tuple[object, ...] = ()
     members: set[str] = field(default_factory=set)
 
 
 def _split_calls(eqns: list[Node], keys: dict[str, Key], edges: tuple[Edge, ...]) -> None:
     """Tell apart the calls of one function from one line (`for p in blocks: x = block(p, x)`):
     their equations have the same frames, so one call's end is seen where the called function's
-    line goes back (forward in a backward pass, whose equations come in reverse), or where the
-    place its first equation came from (line and column, down to the library line) comes again
-    after others, reading what the call made: a block whose body is one line (`x +
+    line goes back (forward in a backward pass, whose equations come in reverse), or where its
+    first equation (its primitive, and the line and column of each frame down to the library's)
+    comes again after others, reading what the call made: a block whose body is one line (`x +
     self.down(gelu(self.up(self.norm(x))))`); a loop inside one call (`tree.map` over the leaves)
     reads nothing of its last round.
     Each call of a function called more than once gets its number ("block #3"; a backward call
@@ -185,14 +185,14 @@ def _split_calls(eqns: list[Node], keys: dict[str, Key], edges: tuple[Edge, ...]
             call = calls.get(path)
             if call is None:
                 break
-            at = tuple((f.line, f.col) for f in n.frames[d + 1 :])
+            at = (n.label, *((f.line, f.col) for f in n.frames[d + 1 :]))
             if at == call.first and call.last != call.first and not reads[n.id].isdisjoint(call.members):
                 again = d
             path = (*path[:-1], f"{name}\0{call.number}")
         path = (key[0],)
         for d, name in enumerate(key[1:]):
             caller, own = n.frames[d].line, n.frames[d + 1].line
-            at = tuple((f.line, f.col) for f in n.frames[d + 1 :])
+            at = (n.label, *((f.line, f.col) for f in n.frames[d + 1 :]))
             site = (*path, name)
             call = calls.get(site)
             if call is None or call.caller != caller or (own > call.line if backward else own < call.line) or d == again:

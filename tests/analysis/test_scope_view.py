@@ -105,3 +105,20 @@ def test_a_one_line_block_is_split_where_its_first_place_comes_again_and_a_leaf_
     assert blocks == [f"loss/Model.__call__/Block.__call__ #{k}" for k in (1, 2, 3)]
     sgd = _groups(view.graph)["sgd"]
     assert [n.label for n in view.graph.bodies[sgd.subgraphs[0].body].nodes if group_of(n)] == ["sgd.<lambda>"]  # one call
+
+
+def test_one_expression_whose_parts_come_back_to_its_first_column_is_one_call() -> None:
+    """`x = params["wte"][tokens] + params["wpe"][None]`: lt, gather at col 8, a broadcast at col 32,
+    then the add at col 8 again, reading the gather: the same line and column, not the same
+    equation (another primitive), so not a second call."""
+    def at(fn: str, line: int, col: int = 0) -> SourceLoc:
+        return SourceLoc("m.py", line, col, function=fn)
+
+    labels = ["lt", "gather", "broadcast_in_dim", "add"]
+    cols = [8, 8, 32, 8]
+    frames = [(at("step", 50), at("loss", 46, c)) for c in cols] + [(at("step", 51), at("sgd", 40))]
+    base = _graph(["jvp()"] * 4 + [""], frames)
+    nodes = tuple(Node(n.id, n.kind, labels[int(n.id[1:])] if n.id[1:].isdigit() and int(n.id[1:]) < 4 else n.label,
+                       avals=n.avals, name_stack=n.name_stack, frames=n.frames) for n in base.top.nodes)
+    view = scoped(Graph("f", {"b0": Body("b0", "f", nodes, base.top.edges, 5, 5)}, "b0"))
+    assert "loss (forward)" in _groups(view.graph)  # one call: no "loss #1", "loss #2"
