@@ -6,6 +6,7 @@ import os
 import sys
 import tempfile
 import time
+from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -92,12 +93,8 @@ def links_shot(app: QApplication) -> None:
     w.close()
 
 
-STRUCTURE = "window-model-structure.png"  # the benchmark's 10k-equation GPT step (plain functions, a loop of blocks)
-
-
-def structure_shot(app: QApplication) -> None:
-    """Its forward pass opened: 38 calls of `block`, each a group ("block #3 ×36"), one picked (the
-    Node pane names its identical layers), the backward pass tinted below, the overview map."""
+def gpt_window(app: QApplication) -> Any:
+    """A window on the benchmark's 10k-equation GPT step (plain functions, a loop of blocks), its graph on screen."""
     sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
     import workloads
 
@@ -115,6 +112,17 @@ def structure_shot(app: QApplication) -> None:
     t0 = time.time()
     while win.doc.layout is None and time.time() - t0 < 180:
         settle(app, 0.05)
+    return win
+
+
+STRUCTURE = "window-model-structure.png"  # the benchmark's 10k-equation GPT step (plain functions, a loop of blocks)
+
+
+def structure_shot(app: QApplication) -> None:
+    """Its forward pass opened: 38 calls of `block`, each a group ("block #3 ×36"), one picked (the
+    Node pane names its identical layers), the backward pass tinted below, the overview map."""
+    win = gpt_window(app)
+    t0 = time.time()
     assert win.doc.shown is not None
     forward = next(n.id for n in win.doc.shown.top.nodes if n.label.endswith("(forward)"))
     layout = win.doc.layout
@@ -139,23 +147,8 @@ COST = "window-cost.png"  # the same GPT step coloured by FLOPs, its memory over
 def cost_shot(app: QApplication) -> None:
     """The 10k GPT step by module, coloured by FLOPs; the Cost pane: totals, the memory in use over
     the program (activations kept through the forward pass, freed in the backward), the costliest."""
-    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
-    import workloads
-
-    from jaxscope.qt.app.window import MainWindow
-
-    w = workloads.make("gpt", "10k")
-    path = w.write(tempfile.mkdtemp())
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(f"\nJAXSCOPE_ARGS = {{{w.function!r}: {w.args!r}}}\n")
-    win = MainWindow(theme="light")
-    win.confirm_run = lambda path: True  # type: ignore[method-assign]  # our own benchmark file
-    win.resize(1600, 1000)
-    win.show()
-    win.open_target(f"{path}::{w.function}")
+    win = gpt_window(app)
     t0 = time.time()
-    while win.doc.layout is None and time.time() - t0 < 180:
-        settle(app, 0.05)
     win.docks["cost"].raise_()
     win.resizeDocks([win.docks["cost"]], [340], Qt.Orientation.Vertical)
     win.cost_panel.measure.setCurrentIndex(win.cost_panel.measure.findData("flops"))

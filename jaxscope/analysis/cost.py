@@ -81,6 +81,12 @@ def _ints(text: str) -> list[int]:
 
 def leaf_cost(node: Node) -> Cost:
     """One run of an equation with no sub-graphs."""
+    return _leaf_cost(node.label, node.in_avals, node.avals, node.params)
+
+
+@functools.lru_cache(maxsize=16384)  # a program repeats its layers: few distinct equations to price
+def _leaf_cost(label: str, in_avals: tuple[str, ...], avals: tuple[str, ...], params: tuple[tuple[str, str], ...]) -> Cost:
+    node = Node("", "eqn", label, avals=avals, in_avals=in_avals, params=params)
     prim = _base(node.label)
     out = sum(aval_elems(a) for a in node.avals)
     moved = float(sum(aval_bytes(a) or 0 for a in (*node.in_avals, *node.avals)))
