@@ -113,6 +113,8 @@ def run(opts: argparse.Namespace) -> int:
         f"peak live bytes: {live.peak}",
         f"  at: {peak_where}; arguments {live.start} bytes, held throughout",
         f"  alive there: {_alive(graph, live.alive_at_peak)}",
+        f"  by scope: {_alive_by(graph, live.alive_at_peak, 'scope')}",
+        f"  by line: {_alive_by(graph, live.alive_at_peak, 'line')}",
     ]
     if live.residuals:
         lines.append(f"residuals (forward values the backward pass reads): {len(live.residuals)} values, {live.residual_bytes} bytes")
@@ -198,6 +200,19 @@ def _alive(graph: Graph, alive: list[tuple[tuple[str, int], int]]) -> str:
         parts.append(f"{n.label if n is not None else node_id}{f'[{port}]' if port else ''} {size} B")
     more = f" and {len(alive) - 5} more" if len(alive) > 5 else ""
     return ", ".join(parts) + more if parts else "nothing"
+
+
+def _alive_by(graph: Graph, alive: list[tuple[tuple[str, int], int]], key: str) -> str:
+    """What is alive at the peak, summed by the scope (or line) of the equation that made each value."""
+    from jaxscope.analysis.cost import Cost, CostRow, by_key
+
+    nodes = {n.id: n for n in graph.top.nodes}
+    made = [CostRow(node_id, nodes[node_id], Cost(0.0, 0.0, float(size)), 1.0) for (node_id, _p), size in alive
+            if node_id in nodes and nodes[node_id].kind == "eqn"]
+    held = sum(size for (node_id, _p), size in alive if node_id not in nodes or nodes[node_id].kind != "eqn")
+    parts = sorted(by_key(made, key).items(), key=lambda kv: -kv[1].bytes)
+    shown = [f"{name} {c.bytes:.0f} B" for name, c in parts[:5]] + ([f"arguments {held} B"] if held else [])
+    return ", ".join(shown) + (f" and {len(parts) - 5} more" if len(parts) > 5 else "")
 
 
 def _xla_line(xla: HloResult, total: Cost, model: Cost) -> str:

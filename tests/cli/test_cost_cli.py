@@ -83,8 +83,11 @@ def test_export_overlay_colours_the_train_step_by_flops_with_its_scale(tmp_path)
              if g.get("class", "").startswith("node ") and g.find(f"{ns}rect") is not None}
     coloured = {p for p, f in fills.items() if f not in families}
     assert len(coloured) > 10 and any(re.fullmatch(r"g\d+", p.rsplit("/", 1)[-1]) for p in coloured)  # collapsed modules too
-    bad = jaxscope("export", f"{MODELS}::deep_step", "-o", str(tmp_path / "t.svg"), "--overlay", "time")
-    assert bad.returncode != 0 and "not measured yet" in bad.stderr
+    timed = jaxscope("export", f"{MODELS}::deep_step", "-o", str(tmp_path / "t.svg"), "--overlay", "time")
+    if timed.returncode == 0:  # the backend's profile named some kernels: their seconds, with the scale
+        assert "measured seconds per run" in (tmp_path / "t.svg").read_text(encoding="utf-8")
+    else:
+        assert "names none of the program's instructions" in timed.stderr
 
 
 def test_cost_time_measures_the_compiled_program_and_says_what_the_profile_covered() -> None:
