@@ -404,7 +404,8 @@ def test_the_graph_gets_most_of_a_fresh_window(qtbot, window):
 
 
 def test_switching_function_fits_the_new_graph(qtbot, window):
-    """A re-trace of the same function keeps the view; another function's graph is fitted afresh."""
+    """A re-trace of the same function keeps the view; another function's graph is fitted afresh (as a
+    new graph opens: whole, or a tall narrow one at its width from its top, readable)."""
     w = window
     open_and_wait(qtbot, w, f"{BASICS}::predict")
     for _ in range(6):
@@ -415,5 +416,5 @@ def test_switching_function_fits_the_new_graph(qtbot, window):
     qtbot.waitUntil(lambda: w.doc.result.request.function.qualname == "loss" and not w.doc.refit, timeout=TIMEOUT)
     qtbot.wait(100)
     shown = w.graph.zoom()
-    w.graph.fit_all()
+    w.graph.fit_readable()
     assert shown != zoomed and abs(shown - w.graph.zoom()) < 1e-6
