@@ -173,7 +173,10 @@ def folded(graph: Graph, body_id: str) -> set[str]:
     for n in body.nodes:  # program order: a constant is made before it is read
         if n.kind != "eqn" or n.subgraphs:
             continue
-        ins = [src for _, src in sorted(inputs.get(n.id, []))]
+        into = inputs.get(n.id)
+        if not into or all(src not in value for _, src in into):  # most equations: no constant in sight
+            continue
+        ins = [src for _, src in sorted(into)]
         consts = [value[src] for src in ins if src in value]
         prim = _base(n.label)
         if not ins or len(consts) < len(ins):

@@ -44,6 +44,8 @@ def liveness(graph: Graph) -> Liveness:
     for n in top.nodes:
         if n.kind == "input" and n.avals:  # an argument: the caller holds it for the whole call
             size[(n.id, 0)], last[(n.id, 0)] = aval_bytes(n.avals[0]) or 0, end
+    pass_of = {stack: read_scope(stack).pass_ for stack in {n.name_stack for n in eqns}}
+    passes = {n.id: pass_of[n.name_stack] for n in eqns}
     held = {n.id for n in top.nodes if n.kind in ("eqn", "input", "const")}
     for e in top.edges:
         if e.src not in held:
@@ -56,7 +58,8 @@ def liveness(graph: Graph) -> Liveness:
         at = index.get(e.dst, end)  # an output (or anything not an equation) reads it at the end
         if at > last.get(value, -1):
             last[value] = at
-        readers.setdefault(value, []).append(e.dst)
+        if passes.get(e.src) == "forward":  # who reads a forward value: is it a residual?
+            readers.setdefault(value, []).append(e.dst)
     made_at = {v: (index[v[0]] if v[0] in index else -1) for v in size}
     born: dict[int, int] = {}
     died: dict[int, int] = {}
@@ -82,9 +85,6 @@ def liveness(graph: Graph) -> Liveness:
             peak, peak_at = v, i
     alive = sorted(((v, s) for v, s in size.items() if made_at[v] <= peak_at and (last[v] >= peak_at or last[v] == end)),
                    key=lambda vs: -vs[1])
-    stacks = {n.name_stack for n in eqns}
-    pass_of = {stack: read_scope(stack).pass_ for stack in stacks}
-    passes = {n.id: pass_of[n.name_stack] for n in eqns}
     residuals = [(v, s) for v, s in size.items() if passes.get(v[0]) == "forward"
                  and any(passes.get(r) == "backward" for r in readers.get(v, ()))]
     return Liveness([n.id for n in eqns], curve, start, peak, peak_at, alive, residuals)
