@@ -37,6 +37,9 @@ def add_target(p: argparse.ArgumentParser) -> None:
                         "nothing of jaxscope). Default: JAXSCOPE_PYTHON, else jaxscope's own")
     p.add_argument("--x64", action="store_true",
                    help="JAX's 64-bit mode (jax_enable_x64): f64/i64/u64/c128 stay 64-bit instead of being traced as 32-bit")
+    p.add_argument("--cpu-devices", type=int, default=None, metavar="N",
+                   help="simulate N CPU devices (XLA --xla_force_host_platform_device_count), e.g. for a program on a "
+                        "mesh; default: as XLA_FLAGS in the environment says")
     p.add_argument("--timeout", type=float, default=None, metavar="S", help="time limit for tracing (seconds)")
     p.add_argument("--debug", action="store_true", help="show full tracebacks and the worker's output")
 
@@ -56,13 +59,24 @@ def trace_target(
     from jaxscope.schema.flow import RECORDING_STOPPED
 
     result = trace(opts.target, opts.args, inputs=opts.inputs, timeout=opts.timeout, debug=opts.debug, jaxpr_text=jaxpr_text,
-                   record_flow=record_flow, diagnose=diagnose, tap=tap, python=opts.python, env=x64_env(opts))
+                   record_flow=record_flow, diagnose=diagnose, tap=tap, python=opts.python, env=worker_env(opts))
     for warning in result.warnings:
         if not warning.startswith(RECORDING_STOPPED):  # `explain` says that one itself
             print(f"jaxscope: warning: {warning}", file=sys.stderr)
     return result
 
 
-def x64_env(opts: argparse.Namespace) -> dict[str, str]:
-    """The worker's environment for --x64 (JAX reads JAX_ENABLE_X64 when it starts)."""
-    return {"JAX_ENABLE_X64": "1"} if getattr(opts, "x64", False) else {}
+def worker_env(opts: argparse.Namespace) -> dict[str, str]:
+    """The worker's environment for --x64 and --cpu-devices (JAX reads both when it starts); without
+    --cpu-devices, XLA_FLAGS stays as the environment has it."""
+    import os
+
+    from jaxscope.runtime.devices import device_env
+
+    env = {"JAX_ENABLE_X64": "1"} if getattr(opts, "x64", False) else {}
+    backends = getattr(opts, "backends", "all")
+    try:
+        env.update(device_env(getattr(opts, "cpu_devices", None), "" if backends == "all" else backends, os.environ))
+    except ValueError as exc:
+        raise CliError(f"--cpu-devices: {exc}") from None
+    return env

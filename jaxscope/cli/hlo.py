@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any, cast
 
-from jaxscope.cli.common import CliError, add_target, x64_env
+from jaxscope.cli.common import CliError, add_target, worker_env
 from jaxscope.session import resolve_call, worker_job
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ def lower(opts: argparse.Namespace, stage: str, profile: int = 0) -> HloResult:
     ref, args, inputs = resolve_call(opts.target, opts.args, opts.inputs)
     timeouts = {"lower": opts.timeout, "compile": opts.timeout} if opts.timeout else None
     request = HloRequest(ref, args, cast("Stage", stage), inputs=inputs, profile=profile)
-    return worker_job("hlo", request, lambda d: from_jsonable(HloResult, d), timeouts, opts.debug, x64_env(opts), opts.python)
+    return worker_job("hlo", request, lambda d: from_jsonable(HloResult, d), timeouts, opts.debug, worker_env(opts), opts.python)
 
 
 def run(opts: argparse.Namespace) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from jaxscope.cli.common import CliError, add_target, x64_env
+from jaxscope.cli.common import CliError, add_target, worker_env
 from jaxscope.session import resolve_call, worker_job
 
 
@@ -34,7 +34,7 @@ def run(opts: argparse.Namespace) -> int:
         raise CliError(f"bad --vs:\n{exc}") from None
     timeouts = {"trace": opts.timeout} if opts.timeout else None
     request = RetraceRequest(ref, before, opts.vs)
-    result = worker_job("retrace", request, lambda d: from_jsonable(RetraceResult, d), timeouts, opts.debug, x64_env(opts), opts.python)
+    result = worker_job("retrace", request, lambda d: from_jsonable(RetraceResult, d), timeouts, opts.debug, worker_env(opts), opts.python)
     if opts.json:
         print(json.dumps(asdict(result), sort_keys=True, indent=1))
     else:

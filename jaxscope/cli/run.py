@@ -9,10 +9,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 from typing import Any
 
-from jaxscope.cli.common import CliError, add_target, x64_env
+from jaxscope.cli.common import CliError, add_target, worker_env
 from jaxscope.session import resolve_call, worker_job
 
 RUN_EPILOG = (
@@ -33,8 +32,6 @@ def add_parser(sub: Any) -> None:
     )
     add_target(p)
     p.add_argument("--device", default="", metavar="NAME", help="device to run on, e.g. cpu:0 or gpu:1 (default: JAX's default device)")
-    p.add_argument("--cpu-devices", type=int, default=1, metavar="N",
-                   help="simulate N CPU devices (XLA --xla_force_host_platform_device_count), e.g. to run on cpu:3")
     p.add_argument("--backends", choices=("all", "cpu"), default="all", help="backends the worker starts (cpu: hide GPUs/TPUs)")
     p.add_argument("--seed", type=int, default=0, help="seed of the generated inputs (default 0)")
     p.add_argument("--repeats", type=int, default=10, metavar="N", help="steady-state jitted runs; the median is shown (default 10)")
@@ -51,7 +48,6 @@ def run(opts: argparse.Namespace) -> int:
     from dataclasses import asdict
 
     from jaxscope.analysis.verdicts import format_run
-    from jaxscope.runtime.devices import device_env
     from jaxscope.runtime.worker_client import DEFAULT_TIMEOUTS
     from jaxscope.schema.run import RunRequest, run_result_from_jsonable
 
@@ -61,17 +57,14 @@ def run(opts: argparse.Namespace) -> int:
         value = getattr(opts, name)
         if value is not None and not (math.isfinite(value) and value >= 0):
             raise CliError(f"--{name} must be a finite number >= 0")
-    try:
-        env = device_env(opts.cpu_devices, "" if opts.backends == "all" else opts.backends, os.environ)
-    except ValueError as exc:
-        raise CliError(f"--cpu-devices: {exc}") from None
+    env = worker_env(opts)
     ref, args, inputs = resolve_call(opts.target, opts.args, opts.inputs)
     timeouts = {phase: opts.timeout for phase in DEFAULT_TIMEOUTS if phase != "startup"} if opts.timeout else None
     request = RunRequest(
         function=ref, args=args, inputs=inputs, device=opts.device, seed=opts.seed, repeats=opts.repeats,
         rtol=opts.rtol, atol=opts.atol, find_nan=opts.find_nan, per_equation=opts.per_equation,
     )
-    result = worker_job("run", request, run_result_from_jsonable, timeouts, opts.debug, {**env, **x64_env(opts)}, opts.python)
+    result = worker_job("run", request, run_result_from_jsonable, timeouts, opts.debug, env, opts.python)
     if opts.json:
         print(json.dumps(asdict(result), sort_keys=True, indent=1))
     else:

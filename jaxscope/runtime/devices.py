@@ -22,14 +22,15 @@ def xla_flags(current: str, cpu_devices: int) -> str:
     return " ".join(shlex.quote(flag) for flag in kept)
 
 
-def device_env(cpu_devices: int = 1, platforms: str = "", base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The variables to give the worker on top of `base` (the app's own environment)."""
-    if not 1 <= cpu_devices <= MAX_CPU_DEVICES:
+def device_env(cpu_devices: int | None = 1, platforms: str = "", base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The variables to give the worker on top of `base` (the app's own environment); `cpu_devices`
+    None leaves XLA_FLAGS as `base` has it (a user's own device count is theirs)."""
+    if cpu_devices is not None and not 1 <= cpu_devices <= MAX_CPU_DEVICES:
         raise ValueError(f"CPU device count must be between 1 and {MAX_CPU_DEVICES}, got {cpu_devices}")
     if platforms not in PLATFORMS:
         raise ValueError(f"backends must be one of {', '.join(repr(p) for p in PLATFORMS)}, got {platforms!r}")
     base = base or {}
-    env = {"XLA_FLAGS": xla_flags(base.get("XLA_FLAGS", ""), cpu_devices)}
+    env = {"XLA_FLAGS": xla_flags(base.get("XLA_FLAGS", ""), cpu_devices)} if cpu_devices is not None else {}
     if platforms:
         env["JAX_PLATFORMS"] = platforms
     return env

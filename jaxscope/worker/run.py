@@ -50,7 +50,8 @@ def run_function(request: RunRequest, phase: Phase) -> RunResult:
         else:
             args, kwargs = _guard(lambda: generate(prep, request.seed), "inputs")
             source = f"seed {request.seed}"
-    args, kwargs = _place(prep, args, kwargs, device)
+    if request.device:  # asked for one device: the inputs go there; else they follow the program (a mesh's shardings)
+        args, kwargs = _place(prep, args, kwargs, device)
     if made is not None:
         full = [combine(a, s) for a, s in zip(args, made.static_args, strict=True)]
         full_kwargs = {k: combine(v, made.static_kwargs[k]) for k, v in kwargs.items()}

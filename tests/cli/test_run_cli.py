@@ -88,3 +88,23 @@ def test_per_equation_table() -> None:
     out = jaxscope("run", f"{CASES}::fma", "--args", "f32[512], f32[512], f32[512]", "--per-equation", "--repeats", "1")
     assert out.returncode == 0, out.stderr
     assert "per equation (jit vs eager" in out.stdout and "fusing across equations" in out.stdout
+
+
+MESH = str(ROOT / "tests" / "worker" / "corpus" / "mesh_programs.py")
+
+
+def test_a_program_on_a_mesh_runs_on_simulated_devices_or_the_environments_xla_flags():
+    """Issue 35.1: the inputs follow the program's shardings (they were all put on one device: "incompatible
+    devices"), and `run` keeps XLA_FLAGS's own device count as export, jaxpr and hlo do."""
+    for target in (f"{MESH}::step", f"{MESH}::total"):
+        out = jaxscope("run", target, "--cpu-devices", "4", "--repeats", "1")
+        assert out.returncode == 0 and "OK: jit and eager agree" in out.stdout, out.stdout + out.stderr
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XLA_FLAGS": "--xla_force_host_platform_device_count=4"}
+    flagged = subprocess.run([sys.executable, "-m", "jaxscope", "run", f"{MESH}::total", "--repeats", "1"], capture_output=True,
+                             text=True, timeout=180, cwd=ROOT, env=env)
+    assert flagged.returncode == 0, flagged.stdout + flagged.stderr
+    pinned = jaxscope("run", f"{MESH}::total", "--cpu-devices", "4", "--device", "cpu:0")
+    assert pinned.returncode not in (0, 1) and "argument x" in pinned.stderr and "[0, 1, 2, 3]" in pinned.stderr
+    assert "different devices" in pinned.stderr  # the hint says what to do
+    traced = jaxscope("jaxpr", f"{MESH}::total", "--cpu-devices", "4")  # every command that traces takes it
+    assert traced.returncode == 0 and "psum" in traced.stdout, traced.stderr

@@ -26,3 +26,10 @@ def test_device_env_sets_backends_only_when_asked():
 def test_bad_setups_say_what_is_wrong(count, platforms, fragment):
     with pytest.raises(ValueError, match=fragment):
         device_env(count, platforms)
+
+
+def test_no_device_count_given_leaves_the_users_xla_flags_alone():
+    """`run` without --cpu-devices: the environment's own count stays (it used to be removed, so
+    `XLA_FLAGS=--xla_force_host_platform_device_count=4 jaxscope run` saw one device)."""
+    assert device_env(None, "", {"XLA_FLAGS": f"{DEVICE_COUNT_FLAG}=4"}) == {}
+    assert device_env(None, "cpu") == {"JAX_PLATFORMS": "cpu"}
