@@ -6,6 +6,8 @@ layout, SVG, DOT and the Qt scene agree without asking a font engine.
 
 from __future__ import annotations
 
+import re
+
 from jaxscope.schema.graph import Node, group_of
 
 FONT_FAMILY = "DejaVu Sans Mono, Menlo, Consolas, monospace"
@@ -40,11 +42,41 @@ _KEY_PARAMS: dict[str, tuple[str, ...]] = {
     "random_split": ("shape",),
     "iota": ("shape",),
     "name": ("name",),
+    "psum": ("axes",),
+    "psum_invariant": ("axes",),
+    "pmax": ("axes",),
+    "pmin": ("axes",),
+    "all_gather": ("axis_name",),
+    "ppermute": ("axis_name",),
+    "all_to_all": ("axis_name",),
+    "reduce_scatter": ("axis_name",),
 }
+_SPEC = re.compile(r"spec=(P\([^)]*\))")
+_MESH = re.compile(r"Mesh\(((?:'[^']*': \d+(?:, )?)+)")
 
 
 def ellipsize(text: str, limit: int = MAX_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def mesh_text(text: str) -> str:
+    """``Mesh('data': 4, 'model': 2, axis_types=...)`` -> ``data=4,model=2`` ("" if none)."""
+    m = _MESH.search(text)
+    return ",".join(f"{k.strip(chr(39))}={v}" for k, v in (part.split(": ") for part in m.group(1).rstrip(", ").split(", "))) if m else ""
+
+
+def sharding_text(node: Node) -> str:
+    """A sharding constraint's spec and mesh (``P('data', None) @ data=4``), a shard_map's in and out
+    specs: what the program asks XLA for, on its box."""
+    params = dict(node.params)
+    if node.label == "sharding_constraint":
+        spec = _SPEC.search(params.get("sharding", ""))
+        mesh = mesh_text(params.get("sharding", ""))
+        return f"{spec.group(1) if spec else params.get('sharding', '')}" + (f" @ {mesh}" if mesh else "")
+    if node.label == "shard_map":
+        mesh = mesh_text(params.get("mesh", ""))
+        return f"{params.get('in_specs', '')}→{params.get('out_specs', '')}" + (f" @ {mesh}" if mesh else "")
+    return ""
 
 
 def key_param(node: Node) -> str:
@@ -61,6 +93,10 @@ def node_lines(node: Node) -> list[str]:
     if node.kind == "eqn" and group_of(node) is not None and node.params:  # a module's group: its name and size
         key, value = node.params[0]
         lines = [node.label, f"{value} {key}"]
+    elif node.kind == "eqn" and node.label in ("sharding_constraint", "shard_map"):  # the spec on a line of its own
+        lines = [node.label, sharding_text(node)]
+        if node.avals:
+            lines.append(", ".join(node.avals) if len(node.avals) <= 2 else f"{node.avals[0]}, … ({len(node.avals)})")
     elif node.kind == "eqn":
         first = node.label
         extra = key_param(node)
