@@ -124,14 +124,19 @@ def for_window(graph: Graph, grouping: bool = True, fits: int = 600) -> ScopedGr
     return scoped(graph)
 
 
+_MODULE = re.compile(r"^[\w.\[\]#:-]+$")  # a module's or a named scope's name; not jnp.einsum's "bij,bjk->bik"
+
+
 def group_key(node: Node) -> tuple[Key, bool]:
     """Where an equation goes, and whether by a scope: its pass and module path; outside every
     scope, its pass and the calls it came through below the traced function, down to the user's
     function that emitted it (``loss / block / layernorm``), or to the library function that called
-    the library line that did (``adamw_step / optax: chain.update_fn / ...``); () stays at the top."""
+    the library line that did (``adamw_step / optax: chain.update_fn / ...``); () stays at the top.
+    A library's own named call (an einsum's spec) is no module: its equation goes where its caller's do."""
     scope = read_scope(node.name_stack)
-    if scope.parts:
-        return (scope.pass_ or "program", *scope.parts), True
+    parts = [p for p in scope.parts if _MODULE.match(p)]
+    if parts:
+        return (scope.pass_ or "program", *parts), True
     calls, library = [], ""
     inner = node.frames[1:] if node.frames and not node.frames[-1].library else node.frames[1:-1]
     for f in inner:

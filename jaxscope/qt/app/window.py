@@ -133,10 +133,10 @@ class MainWindow(QMainWindow):
         run_scroll.setFrameShape(QFrame.Shape.NoFrame)
         run_scroll.setWidget(self.run_panel)
         self._dock("run", "Run: jit vs eager", run_scroll, Qt.DockWidgetArea.BottomDockWidgetArea, tab_with="problems")
-        self.docks["problems"].raise_()
-
         self.cost_panel = CostPanel()
         self._dock("cost", "Cost", self.cost_panel, Qt.DockWidgetArea.BottomDockWidgetArea, tab_with="problems")
+        self.docks["problems"].raise_()
+
         self.structure = ModelStructure(self)
         self.status = StatusLine(self.statusBar())
         self.phase_label, self.cancel_button = self.status.phase_label, self.status.cancel_button
