@@ -38,6 +38,9 @@ def add_parser(sub: Any) -> None:
                         "stablehlo, compiled (as `jaxscope links` prints them); default jaxpr; 'none' for none")
     p.add_argument("--overlay", choices=("flops", "bytes", "memory", "time"), default=None,
                    help="colour the boxes by a measure, with its scale: FLOPs, bytes moved, or memory in use (per equation)")
+    p.add_argument("--sharding", action="store_true",
+                   help="compile for the devices and add what XLA's partitioner decided: each argument's sharding and the "
+                        "collectives it inserted (all-reduce, all-gather, ...), on the equations they come from")
     p.add_argument("--long-edges", choices=LONG_EDGES, default="auto",
                    help="draw edges longer than 1200 x 800 px as their two ends: auto (where there are 64 or more, "
                         "as the window does), ends (always) or whole (never)")
@@ -88,6 +91,20 @@ def _overlay(opts: argparse.Namespace, real: Graph, view: ScopedGraph | None) ->
     return Overlay(name, with_owners(values, peak=name == "memory"), caption)
 
 
+def _partitioned(opts: argparse.Namespace, graph: Graph) -> Graph:
+    """`--sharding`: the graph with the compiled program's collectives and argument shardings on its boxes."""
+    from jaxscope.analysis.partition import annotate
+    from jaxscope.cli.hlo import lower
+    from jaxscope.ir import hlo_marks
+
+    compiled = lower(opts, "compiled")
+    if compiled.exact is None:
+        raise CliError("--sharding needs the compiled program's exact links, which this JAX does not give")
+    annotated, count = annotate(graph, compiled.text, hlo_marks.from_wire(compiled.exact))
+    print(f"jaxscope: {count} collective{'s' if count != 1 else ''} in the compiled program", file=sys.stderr)
+    return annotated
+
+
 def run(opts: argparse.Namespace) -> int:
     from jaxscope.analysis.scope_view import first_open, scoped
     from jaxscope.cli.links import stage_lines
@@ -109,10 +126,12 @@ def run(opts: argparse.Namespace) -> int:
     with LayoutClient(budget_s=opts.layout_budget) as layouts:
         # As in the app: the layout process starts now (while the worker imports jax) and lays out
         # the graph as the trace reply arrives. A --collapse depth needs the graph first.
-        stream = layouts.stream(direction=opts.direction) if opts.collapse is None and not opts.scopes else None
+        streams = opts.collapse is None and not opts.scopes and not opts.sharding
+        stream = layouts.stream(direction=opts.direction) if streams else None
         result = trace_target(opts, jaxpr_text="jaxpr" in stages, diagnose=False, tap=stream.feed if stream is not None else None)
-        view = scoped(result.graph) if opts.scopes else None
-        graph = view.graph if view is not None else result.graph
+        real = _partitioned(opts, result.graph) if opts.sharding else result.graph
+        view = scoped(real) if opts.scopes else None
+        graph = view.graph if view is not None else real
         layout = None
         if stream is not None:
             stream.bind(graph)

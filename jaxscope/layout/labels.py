@@ -111,6 +111,9 @@ def node_lines(node: Node) -> list[str]:
         lines = [node.label]
         if node.avals:
             lines.append(node.avals[0])
+    xla = next((v for k, v in node.params if k == "xla"), "")  # what the partitioner did here (`export --sharding`)
+    if xla:
+        lines.append("⇄ " + xla)
     return [ellipsize(line) for line in lines]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -108,3 +109,16 @@ def test_a_program_on_a_mesh_runs_on_simulated_devices_or_the_environments_xla_f
     assert "different devices" in pinned.stderr  # the hint says what to do
     traced = jaxscope("jaxpr", f"{MESH}::total", "--cpu-devices", "4")  # every command that traces takes it
     assert traced.returncode == 0 and "psum" in traced.stdout, traced.stderr
+
+
+def test_export_sharding_draws_the_mesh_axis_and_the_all_reduce_xla_inserted(tmp_path):
+    """Issue 35's check: `export --sharding` of the data-parallel program shows its sharding's mesh axis and
+    the all-reduce XLA inserted, as visible labels."""
+    out = tmp_path / "mesh.svg"
+    run = jaxscope("export", f"{MESH}::step", "--cpu-devices", "4", "--sharding", "-o", str(out))
+    assert run.returncode == 0, run.stderr
+    assert "1 collective in the compiled program" in run.stderr
+    texts = [t.replace("&apos;", "'") for t in re.findall(r">([^<>]+)</text>", out.read_text(encoding="utf-8"))]
+    assert any("P('data', None) @ data=4" in t for t in texts)
+    assert any(t.startswith("⇄ all-reduce") and "=4" in t for t in texts)
+    assert any(t.startswith("⇄ tiled 4×1") for t in texts)

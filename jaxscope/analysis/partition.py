@@ -1,0 +1,108 @@
+"""What XLA's partitioner made of a program on a mesh, read from the compiled HLO text and handed to
+the equations by the exact links: the collectives it inserted (or kept: a psum's all-reduce) with
+their replica groups and bytes, and the sharding of each argument. Drawn on the graph by
+`export --sharding` (`annotate`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+
+from jaxscope.analysis.avals import aval_bytes, format_bytes
+from jaxscope.schema.graph import Body, Graph
+
+COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute", "collective-broadcast")
+_INSTR = re.compile(r"^\s*(?:ROOT\s+)?%([\w.\-]+)\s*=\s*(\S+?)\s+([\w\-]+)\((.*)$")
+_GROUPS = re.compile(r"replica_groups=(\{[^=]*?\}\}|\{\}|mesh\[[^\]]*\]\s*\{[^}]*\}|\[[^\]]*\]<=\[[^\]]*\])")
+_SHARDING = re.compile(r"sharding=(\{[^}]*\})")
+_ARG = re.compile(r'op_name="([^"]*)"')
+
+
+@dataclass(frozen=True, slots=True)
+class Collective:
+    line: int
+    opcode: str  # "all-reduce", ...
+    shape: str  # per device: "f32[8,8]"
+    groups: str  # replica_groups as XLA prints them
+
+    def describe(self) -> str:
+        """``all-reduce f32[] 4 B over data=4``: short enough for a box."""
+        size = aval_bytes(self.shape)
+        return f"{self.opcode} {self.shape}" + (f" {format_bytes(size)}" if size is not None else "") + f" over {short_groups(self.groups)}"
+
+
+def short_sharding(text: str) -> str:
+    """``{devices=[4,1]<=[4]}`` -> ``tiled 4×1``; ``{replicated}`` -> ``replicated``; else as printed."""
+    tiles = re.search(r"devices=\[([\d,]+)\]", text)
+    if tiles:
+        last = " (last dim replicated)" if "last_tile_dim_replicate" in text else ""
+        return "tiled " + "×".join(tiles.group(1).split(",")) + last
+    return text.strip("{}")
+
+
+def short_groups(groups: str) -> str:
+    """XLA's replica groups as a person reads them: ``mesh['data'=4,'x'=1] {'data'}`` -> ``data=4``;
+    ``{{0,1},{2,3}}`` -> ``2 groups of 2``; anything else as printed."""
+    mesh = re.match(r"mesh\[([^\]]*)\]\s*\{([^}]*)\}", groups)
+    if mesh:
+        sizes = dict(re.findall(r"'([^']+)'=(\d+)", mesh.group(1)))
+        axes = re.findall(r"'([^']+)'", mesh.group(2))
+        return ",".join(f"{a}={sizes.get(a, '?')}" for a in axes) or groups
+    explicit = re.findall(r"\{([\d,]+)\}", groups)
+    if explicit and groups.startswith("{{"):
+        n = len(explicit[0].split(","))
+        return f"{n} devices" if len(explicit) == 1 else f"{len(explicit)} groups of {n}"
+    return groups
+
+
+def collectives(text: str) -> list[Collective]:
+    """Every collective instruction of a compiled HLO text ("-start" forms as their op)."""
+    out = []
+    for number, line in enumerate(text.splitlines(), 1):
+        m = _INSTR.match(line)
+        if not m:
+            continue
+        opcode = m.group(3).removesuffix("-start")
+        if opcode in COLLECTIVES:
+            groups = _GROUPS.search(line)
+            out.append(Collective(number, opcode, m.group(2).split("{")[0], groups.group(1) if groups else "all devices"))
+    return out
+
+
+def argument_shardings(text: str) -> dict[str, str]:
+    """The entry computation's parameters' shardings, by argument name (their op_name: "x", "params['w']")."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        m = _INSTR.match(line)
+        if not m or m.group(3) != "parameter":
+            continue
+        sharding, arg = _SHARDING.search(line), _ARG.search(line)
+        if sharding and arg and not arg.group(1).startswith(("jit(", "pjit(")):
+            out[arg.group(1)] = f"{short_sharding(sharding.group(1))}, {m.group(2).split('{')[0]} each"
+    return out
+
+
+def annotate(graph: Graph, text: str, exact: dict[int, list[str]]) -> tuple[Graph, int]:
+    """`graph` with what the partitioner decided on its top-level boxes: each equation a collective
+    came from gets an "xla" param naming it; each input its sharding. And how many collectives."""
+    found = collectives(text)
+    by_path: dict[str, list[str]] = {}
+    for c in found:
+        for path in exact.get(c.line, ()):
+            head = path.split("/", 1)[0].split(":", 1)[0]  # an equation in a body: shown on its top-level owner
+            by_path.setdefault(head, []).append(c.describe())
+    shardings = argument_shardings(text)
+    top = graph.top
+    nodes = []
+    for n in top.nodes:
+        extra: tuple[tuple[str, str], ...] = ()
+        if n.kind == "eqn" and n.id in by_path:
+            extra = (("xla", "; ".join(dict.fromkeys(by_path[n.id]))),)
+        elif n.kind == "input" and n.label in shardings:
+            extra = (("xla", shardings[n.label]),)
+        nodes.append(dataclasses.replace(n, params=(*n.params, *extra)) if extra else n)
+    bodies = dict(graph.bodies)
+    bodies[graph.root] = Body(top.id, top.title, tuple(nodes), top.edges, top.n_eqns, top.total_eqns)
+    return Graph(graph.function, bodies, graph.root), len(found)
+

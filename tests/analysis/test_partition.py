@@ -1,0 +1,37 @@
+"""What the partitioner did, read from a compiled text: collectives, replica groups, argument shardings."""
+
+from __future__ import annotations
+
+from jaxscope.analysis.partition import annotate, argument_shardings, collectives, short_groups, short_sharding
+from jaxscope.schema.graph import Body, Edge, Graph, Node
+
+TEXT = "\n".join([
+    "HloModule jit_step",
+    "ENTRY %main.3 (x: f32[8,16], w: f32[16,8]) -> f32[] {",
+    '  %param = f32[8,16]{1,0} parameter(1), sharding={devices=[4,1]<=[4]}, metadata={op_name="x"}',
+    '  %param.1 = f32[16,8]{1,0} parameter(0), sharding={replicated}, metadata={op_name="w"}',
+    '  %fusion = f32[] fusion(%param, %param.1), kind=kLoop, calls=%f, metadata={op_name="jit(step)/reduce_sum"}',
+    "  %all-reduce = f32[] all-reduce(%fusion), channel_id=1, replica_groups=mesh['axis_0'=4,'axis_1'=1] {'axis_0'}, "
+    'to_apply=%r, metadata={op_name="jit(step)/reduce_sum"}',
+    "  ROOT %ag = f32[32,8]{1,0} all-gather-start(%fusion), replica_groups={{0,1},{2,3}}, dimensions={0}",
+    "}",
+])
+
+
+def test_collectives_and_shardings_are_read_as_people_say_them() -> None:
+    found = collectives(TEXT)
+    assert [(c.line, c.opcode, c.shape) for c in found] == [(6, "all-reduce", "f32[]"), (7, "all-gather", "f32[32,8]")]
+    assert found[0].describe() == "all-reduce f32[] 4 B over axis_0=4"
+    assert short_groups("{{0,1},{2,3}}") == "2 groups of 2" and short_groups("{{0,1,2,3}}") == "4 devices"
+    assert short_sharding("{devices=[4,1]<=[4]}") == "tiled 4×1" and short_sharding("{replicated}") == "replicated"
+    assert argument_shardings(TEXT) == {"x": "tiled 4×1, f32[8,16] each", "w": "replicated, f32[16,8] each"}
+
+
+def test_the_graph_carries_them_on_the_equations_they_came_from() -> None:
+    top = Body("b0", "step", (Node("in0", "input", "x", avals=("f32[32,16]",)), Node("in1", "input", "w", avals=("f32[16,8]",)),
+                              Node("e0", "eqn", "reduce_sum", avals=("f32[]",)), Node("out0", "output", "y")),
+               (Edge("in0", "e0"), Edge("in1", "e0", 0, 1), Edge("e0", "out0")), 1, 1)
+    graph, count = annotate(Graph("step", {"b0": top}, "b0"), TEXT, {6: ["e0"]})
+    notes = {n.id: dict(n.params).get("xla", "") for n in graph.top.nodes}
+    assert count == 2 and notes["e0"] == "all-reduce f32[] 4 B over axis_0=4"
+    assert notes["in0"].startswith("tiled 4×1") and notes["in1"].startswith("replicated") and notes["out0"] == ""
