@@ -9,7 +9,7 @@ import dataclasses
 import re
 from dataclasses import dataclass
 
-from jaxscope.analysis.avals import aval_bytes, format_bytes
+from jaxscope.analysis.avals import aval_bytes, aval_elems, format_bytes
 from jaxscope.schema.graph import Body, Graph
 
 COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute", "collective-broadcast")
@@ -83,9 +83,30 @@ def argument_shardings(text: str) -> dict[str, str]:
     return out
 
 
+def shard_shapes(text: str, exact: dict[int, list[str]], avals: dict[str, str]) -> dict[str, str]:
+    """Top-level equation -> the shape each device holds of its result, where the compiled program
+    (whose shapes are per device) holds a part of it: an instruction made by that one equation whose
+    array is a whole fraction of the equation's."""
+    out: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        paths = exact.get(number)
+        if not paths or len(paths) != 1 or "/" in paths[0]:
+            continue
+        m = _INSTR.match(line)
+        aval = avals.get(paths[0])
+        if not m or aval is None or paths[0] in out:
+            continue
+        shape = m.group(2).split("{")[0]
+        whole, part = aval_elems(aval), aval_elems(shape)
+        if 0 < part < whole and whole % part == 0 and shape.split("[")[0] == aval.split("[")[0]:
+            out[paths[0]] = shape
+    return out
+
+
 def annotate(graph: Graph, text: str, exact: dict[int, list[str]]) -> tuple[Graph, int]:
-    """`graph` with what the partitioner decided on its top-level boxes: each equation a collective
-    came from gets an "xla" param naming it; each input its sharding. And how many collectives."""
+    """`graph` with what the partitioner decided on its top-level boxes, in an "xla" param: each
+    equation's part per device (when a device holds a part) and the collectives it led to; each
+    input its sharding. And how many collectives."""
     found = collectives(text)
     by_path: dict[str, list[str]] = {}
     for c in found:
@@ -94,11 +115,14 @@ def annotate(graph: Graph, text: str, exact: dict[int, list[str]]) -> tuple[Grap
             by_path.setdefault(head, []).append(c.describe())
     shardings = argument_shardings(text)
     top = graph.top
+    shards = shard_shapes(text, exact, {n.id: n.avals[0] for n in top.nodes if n.kind == "eqn" and n.avals}) if found or shardings else {}
     nodes = []
     for n in top.nodes:
         extra: tuple[tuple[str, str], ...] = ()
-        if n.kind == "eqn" and n.id in by_path:
-            extra = (("xla", "; ".join(dict.fromkeys(by_path[n.id]))),)
+        said = [f"{shards[n.id]} per device"] if n.id in shards else []
+        said += list(dict.fromkeys(by_path.get(n.id, ())))
+        if n.kind == "eqn" and said:
+            extra = (("xla", "; ".join(said)),)
         elif n.kind == "input" and n.label in shardings:
             extra = (("xla", shardings[n.label]),)
         nodes.append(dataclasses.replace(n, params=(*n.params, *extra)) if extra else n)

@@ -35,3 +35,13 @@ def test_the_graph_carries_them_on_the_equations_they_came_from() -> None:
     notes = {n.id: dict(n.params).get("xla", "") for n in graph.top.nodes}
     assert count == 2 and notes["e0"] == "all-reduce f32[] 4 B over axis_0=4"
     assert notes["in0"].startswith("tiled 4×1") and notes["in1"].startswith("replicated") and notes["out0"] == ""
+
+
+def test_a_device_holding_part_of_a_value_is_said_on_its_equation() -> None:
+    from jaxscope.analysis.partition import shard_shapes
+
+    text = "\n".join(["ENTRY %m () -> f32[8,8] {", '  %dot = f32[8,8]{1,0} dot(%a, %b), metadata={op_name="x"}',
+                      "  %t = f32[32,8]{1,0} tanh(%dot)", "}"])
+    avals = {"e0": "f32[32,8]", "e1": "f32[32,8]"}
+    assert shard_shapes(text, {2: ["e0"], 3: ["e1"]}, avals) == {"e0": "f32[8,8]"}  # e1: the whole array, nothing to say
+    assert shard_shapes(text, {2: ["e0", "e1"]}, avals) == {}  # an instruction of two equations: whose part?
