@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -232,8 +233,10 @@ def _xla_line(xla: HloResult, total: Cost, model: Cost) -> str:
         out.append("; ".join(parts))
     memory = [f"{label} {xla.memory[key]:.0f} B" for key, label in (("argument_size_in_bytes", "arguments"),
               ("output_size_in_bytes", "outputs"), ("temp_size_in_bytes", "temporaries")) if key in xla.memory]
+    partitions = re.search(r"num_partitions=(\d+)", xla.text.split("\n", 1)[0])
     if memory:
-        out.append("XLA memory: " + ", ".join(memory))
+        devices = f" (per device, of {partitions.group(1)})" if partitions and int(partitions.group(1)) > 1 else ""
+        out.append(f"XLA memory{devices}: " + ", ".join(memory))
     return "\n".join(out) or "XLA: no cost analysis on this backend"
 
 
