@@ -33,11 +33,14 @@ class Collective:
 
 
 def short_sharding(text: str) -> str:
-    """``{devices=[4,1]<=[4]}`` -> ``tiled 4×1``; ``{replicated}`` -> ``replicated``; else as printed."""
+    """``{devices=[4,1]<=[4]}`` -> ``tiled 4×1``; ``{devices=[1,2,2]<=[4] last_tile_dim_replicate}`` ->
+    ``tiled 1×2, 2 copies``; ``{replicated}`` -> ``replicated``; else as printed."""
     tiles = re.search(r"devices=\[([\d,]+)\]", text)
     if tiles:
-        last = " (last dim replicated)" if "last_tile_dim_replicate" in text else ""
-        return "tiled " + "×".join(tiles.group(1).split(",")) + last
+        dims = tiles.group(1).split(",")
+        if "last_tile_dim_replicate" in text and len(dims) > 1:  # the last "dimension" is copies, not a split
+            return "tiled " + "×".join(dims[:-1]) + f", {dims[-1]} copies"
+        return "tiled " + "×".join(dims)
     return text.strip("{}")
 
 

@@ -24,6 +24,7 @@ def test_collectives_and_shardings_are_read_as_people_say_them() -> None:
     assert found[0].describe() == "all-reduce f32[] 4 B over axis_0=4"
     assert short_groups("{{0,1},{2,3}}") == "2 groups of 2" and short_groups("{{0,1,2,3}}") == "4 devices"
     assert short_sharding("{devices=[4,1]<=[4]}") == "tiled 4×1" and short_sharding("{replicated}") == "replicated"
+    assert short_sharding("{devices=[1,2,2]<=[4] last_tile_dim_replicate}") == "tiled 1×2, 2 copies"
     assert argument_shardings(TEXT) == {"x": "tiled 4×1, f32[8,16] each", "w": "replicated, f32[16,8] each"}
 
 

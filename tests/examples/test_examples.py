@@ -53,8 +53,8 @@ def labels(result: TraceResult) -> list[str]:
 
 def test_teaching_order_and_summaries() -> None:
     examples = list_examples(str(EXAMPLES))
-    assert [e.name for e in examples][:8] == [
-        "basics", "jit_tracing", "hidden_state", "immutability", "train_step", "prng", "control_flow", "transformer",
+    assert [e.name for e in examples][:9] == [
+        "basics", "jit_tracing", "hidden_state", "immutability", "train_step", "prng", "control_flow", "transformer", "sharding",
     ]
     assert all(e.title and e.summary for e in examples), [(e.name, e.title, e.summary) for e in examples if not e.summary]
 
@@ -161,3 +161,17 @@ def test_transformer_is_a_big_program() -> None:
     result = trace("transformer", "train_step")
     assert result.graph.top.total_eqns > 500
     assert labels(result).count("dot_general") >= 20
+
+
+def test_sharding_names_its_mesh_and_spells_out_collectives() -> None:
+    """On one device (as in CI) the mesh has one device per axis: the constraints still name their
+    specs and axes, the shard_map its specs, and its psum is there (more devices: `export --sharding`)."""
+    from jaxscope.layout.labels import node_lines
+
+    data = trace("sharding", "data_parallel")
+    (constraint,) = [n for n in data.graph.top.nodes if n.label == "sharding_constraint"]
+    assert node_lines(constraint)[1].startswith("P('data', None) @ data=")
+    grid = [node_lines(n)[1] for n in trace("sharding", "tensor_parallel").graph.top.nodes if n.label == "sharding_constraint"]
+    assert any(text.startswith("P(None, 'model')") for text in grid) and any(text.startswith("P('model', None)") for text in grid)
+    found = labels(trace("sharding", "per_device"))
+    assert "shard_map" in found and any(label.startswith("psum") for label in found)
