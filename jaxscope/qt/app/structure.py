@@ -14,8 +14,9 @@ from PySide6.QtWidgets import QDockWidget, QMenu, QStatusBar
 
 from jaxscope.analysis import cost as costs
 from jaxscope.analysis.liveness import Liveness, liveness
+from jaxscope.analysis.partition import annotate
 from jaxscope.analysis.scope_view import first_open, for_window
-from jaxscope.ir import linking
+from jaxscope.ir import hlo_marks, linking
 from jaxscope.qt.app import prefs
 from jaxscope.qt.app.controller import Controller
 from jaxscope.qt.app.document import Document
@@ -25,6 +26,7 @@ from jaxscope.qt.panes.cost_panel import CostPanel, CostView
 from jaxscope.qt.panes.node_inspector import NodeInspector
 from jaxscope.render.overlay import Overlay, human, with_owners
 from jaxscope.schema.graph import Graph, resolve
+from jaxscope.schema.hlo import HloResult
 from jaxscope.schema.trace import TraceResult
 
 
@@ -54,6 +56,9 @@ class ModelStructure:
         host.controller.grouping = prefs.read(host.settings, "groupByModule", True)
         host.inspector.link_clicked.connect(self.link)
         self.action: QAction | None = None
+        self.partition_action: QAction | None = None
+        self._compiled: HloResult | None = None  # the last compiled HLO (View -> Show Partitioning)
+        host.controller.hlo_finished.connect(lambda result, _made: self._hlo(result))
         self.overview = OverviewMap(host.graph)
         self.cost = ModelCost(host)
 
@@ -65,6 +70,13 @@ class ModelStructure:
         action.setToolTip("Draw a model's modules (flax, named scopes, library calls) as groups, forward and backward apart")
         action.toggled.connect(self.set_grouping)
         menu.addAction(action)
+        parts = self.partition_action = QAction("Show &Partitioning", menu)
+        parts.setObjectName("partitionAction")
+        parts.setCheckable(True)
+        parts.setToolTip("On a program compiled for several devices: each argument's sharding, each value's part per device "
+                         "and the collectives XLA inserted, on the boxes (needs the compiled HLO)")
+        parts.toggled.connect(lambda _on: self.redraw())
+        menu.addAction(parts)
 
     def set_grouping(self, on: bool) -> None:
         """Group by module or not, from now on; the graph shown is drawn again the new way."""
@@ -73,13 +85,46 @@ class ModelStructure:
         host.settings.setValue("groupByModule", bool(on))
         if doc.result is None:
             return
-        view = for_window(doc.result.graph, bool(on))
+        view = for_window(self._program(), bool(on))
         if view.graph is doc.shown or (not view.grouped and doc.view is not None and not doc.view.grouped):
             return
         host.controller.adopt_view(doc.result, view)
         doc.view, doc.expanded, doc.refit, doc.user_toggled = view, first_open(view.graph), True, False
         host.controller.layout(view.graph, doc.expanded)
         self.cost.colour()  # the measure's colours, by the new view's paths
+
+    def _program(self) -> Graph:
+        """The program drawn: the trace's graph, with what the partitioner did on its boxes when
+        View -> Show Partitioning is on and the compiled HLO of this trace is at hand."""
+        doc = self.host.doc
+        assert doc.result is not None
+        compiled = self._compiled
+        if not (self.partition_action and self.partition_action.isChecked()) or compiled is None or compiled.exact is None:
+            return doc.result.graph
+        asked = (compiled.request.function, compiled.request.args, compiled.request.inputs)
+        if asked != (doc.result.request.function, doc.result.request.args, doc.result.request.inputs):
+            return doc.result.graph
+        graph, count = annotate(doc.result.graph, compiled.text, hlo_marks.from_wire(compiled.exact))
+        self.host.statusBar().showMessage(f"partitioning: {count} collective{'s' if count != 1 else ''} in the compiled program", 5000)
+        return graph
+
+    def _hlo(self, result: HloResult) -> None:
+        if result.request.stage == "compiled":
+            self._compiled = result
+            if self.partition_action is not None and self.partition_action.isChecked():
+                QTimer.singleShot(0, self.redraw)  # after the IR side has shown it
+
+    def redraw(self) -> None:
+        """Draw the program again as `_program` has it, the clusters open as they are."""
+        doc, host = self.host.doc, self.host
+        if doc.result is None:
+            return
+        if self.partition_action is not None and self.partition_action.isChecked() and self._compiled is None:
+            host.statusBar().showMessage("Show Partitioning needs the compiled HLO: Trace -> Compile HLO Now", 6000)
+        view = for_window(self._program(), host.controller.grouping)
+        host.controller.adopt_view(doc.result, view)
+        doc.view = view
+        host.controller.layout(view.graph, doc.expanded)
 
     def show_group(self, shown: str, paths: list[str]) -> None:
         """A group picked in the graph (`shown`, its path there; `paths`, its equations)."""

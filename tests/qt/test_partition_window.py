@@ -1,0 +1,25 @@
+"""View -> Show Partitioning in the real window, on the sharding tutorial compiled for 4 simulated
+CPU devices (issue 35.2/35.3): the mesh's all-reduce and each argument's sharding on the boxes."""
+
+from __future__ import annotations
+
+from jaxscope.about import EXAMPLES_DIR
+from tests.qt.conftest import TIMEOUT, open_and_wait
+
+
+def test_show_partitioning_puts_the_collectives_xla_inserted_on_their_equations(qtbot, window):
+    w = window
+    w.controller.set_device_setup(4)  # a fresh worker with 4 CPU devices: the tutorial's mesh is 4 wide
+    open_and_wait(qtbot, w, f"{EXAMPLES_DIR}/sharding.py::data_parallel")
+    qtbot.waitUntil(lambda: "compiled" in w.ir_side.links, timeout=TIMEOUT)
+    before = w.doc.layout
+    w.structure.partition_action.setChecked(True)
+    qtbot.waitUntil(lambda: w.doc.layout is not before, timeout=TIMEOUT)
+    notes = {n.label: dict(n.params).get("xla", "") for n in w.doc.shown.top.nodes}
+    assert notes["reduce_sum"].startswith("all-reduce") and "=4" in notes["reduce_sum"], notes  # XLA names the axes axis_0, ...
+    assert any(note.startswith("tiled 4×1") for note in notes.values()), notes  # x, split over the batch
+    assert any("per device" in note for note in notes.values())
+    before = w.doc.layout
+    w.structure.partition_action.setChecked(False)
+    qtbot.waitUntil(lambda: w.doc.layout is not before, timeout=TIMEOUT)
+    assert not any(dict(n.params).get("xla") for n in w.doc.shown.top.nodes)
