@@ -162,6 +162,35 @@ def cost_shot(app: QApplication) -> None:
     win.close()
 
 
+SHARDING = "window-sharding.png"  # the sharding tutorial on 4 simulated CPU devices, partitioning shown
+
+
+def sharding_shot(app: QApplication) -> None:
+    """tensor_parallel compiled for a 2x2 mesh: each weight's split, each value's part per device, the
+    all-reduce XLA inserted after the second matmul (View -> Show Partitioning)."""
+    from jaxscope.qt.app.window import MainWindow
+
+    win = MainWindow(theme="light")
+    win.confirm_run = lambda path: True  # type: ignore[method-assign]  # our own tutorial
+    win.resize(1600, 1000)
+    win.show()
+    win.controller.set_device_setup(4)
+    win.open_target(os.path.join(ROOT, "examples", "sharding.py") + "::tensor_parallel")
+    t0 = time.time()
+    while "compiled" not in win.ir_side.links and time.time() - t0 < 180:
+        settle(app, 0.05)
+    layout = win.doc.layout
+    assert win.structure.partition_action is not None
+    win.structure.partition_action.setChecked(True)
+    while win.doc.layout is layout and time.time() - t0 < 180:
+        settle(app, 0.05)
+    win.ir.setCurrentIndex(2)  # the compiled HLO
+    settle(app, 2.0)
+    win.grab().save(os.path.join(HERE, SHARDING))
+    print("wrote", SHARDING, "-", win.phase_label.text())
+    win.close()
+
+
 def readme_file(name: str) -> str:
     """The README's code block that starts with `# NAME`, written to a temp dir: the screenshot shows
     exactly the code the README tells users to write."""
@@ -196,6 +225,8 @@ def main() -> int:
         structure_shot(app)
     if not only or COST in only:
         cost_shot(app)
+    if not only or SHARDING in only:
+        sharding_shot(app)
     for name, target, theme, args, query, line, dock in SHOTS:
         if only and name not in only:
             continue

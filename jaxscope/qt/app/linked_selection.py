@@ -85,9 +85,9 @@ class LinkedSelection:
         shown follows it), and what lowering did with it when it has no lines of its own in an IR text."""
         frames = self.host.source_frames
         node = None
-        if len(paths) == 1 and self.host.doc.graph is not None:
-            try:
-                node = resolve(self.host.doc.graph, paths[0])[1]
+        if len(paths) == 1 and self.host.doc.shown is not None:
+            try:  # as drawn: the same node, with what the partitioner did when that is shown
+                node = resolve(self.host.doc.shown, self.host.doc.to_shown(paths)[0])[1]
             except (KeyError, IndexError, ValueError):
                 node = None
         if node is None:
