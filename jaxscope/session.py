@@ -129,10 +129,11 @@ def trace(
     tap: Callable[[bytes | None], None] | None = None,
     python: str | None = None,
     env: dict[str, str] | None = None,
+    device: str = "",
 ) -> TraceResult:
-    """Trace `target` with the call `args` or the maker `inputs` (None: the file's own) in a one-off worker; a failure
-    becomes a SessionError with the worker's explanation. `tap` gets the reply's raw lines
-    (`WorkerClient.submit`)."""
+    """Trace `target` with the call `args` or the maker `inputs` (None: the file's own) in a one-off worker
+    (with `device` JAX's default); a failure becomes a SessionError with the worker's explanation. `tap`
+    gets the reply's raw lines (`WorkerClient.submit`)."""
     from jaxscope.runtime.worker_client import WorkerClient, WorkerError
     from jaxscope.schema.trace import TraceRequest
 
@@ -141,7 +142,8 @@ def trace(
     client = WorkerClient(spare=False, timeouts=timeouts, python=python, env=env)  # first: it imports jax while the target is resolved
     try:
         ref, call, maker = resolve_call(target, args, inputs)
-        request = TraceRequest(function=ref, args=call, jaxpr_text=jaxpr_text, record_flow=record_flow, diagnose=diagnose, inputs=maker)
+        request = TraceRequest(function=ref, args=call, jaxpr_text=jaxpr_text, record_flow=record_flow, diagnose=diagnose, inputs=maker,
+                               device=device)
         future = client.trace(request, tap=tap)
         try:
             return future.result()

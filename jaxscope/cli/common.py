@@ -37,6 +37,8 @@ def add_target(p: argparse.ArgumentParser) -> None:
                         "nothing of jaxscope). Default: JAXSCOPE_PYTHON, else jaxscope's own")
     p.add_argument("--x64", action="store_true",
                    help="JAX's 64-bit mode (jax_enable_x64): f64/i64/u64/c128 stay 64-bit instead of being traced as 32-bit")
+    p.add_argument("--device", default="", metavar="NAME",
+                   help="the device to trace, compile and run for, e.g. cpu:1 or gpu:0 (default: JAX's default device)")
     p.add_argument("--cpu-devices", type=int, default=None, metavar="N",
                    help="simulate N CPU devices (XLA --xla_force_host_platform_device_count), e.g. for a program on a "
                         "mesh; default: as XLA_FLAGS in the environment says")
@@ -59,7 +61,8 @@ def trace_target(
     from jaxscope.schema.flow import RECORDING_STOPPED
 
     result = trace(opts.target, opts.args, inputs=opts.inputs, timeout=opts.timeout, debug=opts.debug, jaxpr_text=jaxpr_text,
-                   record_flow=record_flow, diagnose=diagnose, tap=tap, python=opts.python, env=worker_env(opts))
+                   record_flow=record_flow, diagnose=diagnose, tap=tap, python=opts.python, env=worker_env(opts),
+                   device=getattr(opts, "device", ""))
     for warning in result.warnings:
         if not warning.startswith(RECORDING_STOPPED):  # `explain` says that one itself
             print(f"jaxscope: warning: {warning}", file=sys.stderr)

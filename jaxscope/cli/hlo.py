@@ -29,7 +29,7 @@ def lower(opts: argparse.Namespace, stage: str, profile: int = 0) -> HloResult:
 
     ref, args, inputs = resolve_call(opts.target, opts.args, opts.inputs)
     timeouts = {"lower": opts.timeout, "compile": opts.timeout} if opts.timeout else None
-    request = HloRequest(ref, args, cast("Stage", stage), inputs=inputs, profile=profile)
+    request = HloRequest(ref, args, cast("Stage", stage), inputs=inputs, profile=profile, device=opts.device)
     return worker_job("hlo", request, lambda d: from_jsonable(HloResult, d), timeouts, opts.debug, worker_env(opts), opts.python)
 
 

@@ -31,7 +31,6 @@ def add_parser(sub: Any) -> None:
         epilog=RUN_EPILOG,
     )
     add_target(p)
-    p.add_argument("--device", default="", metavar="NAME", help="device to run on, e.g. cpu:0 or gpu:1 (default: JAX's default device)")
     p.add_argument("--backends", choices=("all", "cpu"), default="all", help="backends the worker starts (cpu: hide GPUs/TPUs)")
     p.add_argument("--seed", type=int, default=0, help="seed of the generated inputs (default 0)")
     p.add_argument("--repeats", type=int, default=10, metavar="N", help="steady-state jitted runs; the median is shown (default 10)")

@@ -23,6 +23,7 @@ class HloRequest:
     stage: Stage = "stablehlo"
     inputs: str = ""  # a maker, as TraceRequest.inputs
     profile: int = 0  # compiled: also run it this many times under the profiler (`HloResult.op_times`)
+    device: str = ""  # lower and compile for this device ("gpu:0"; "" JAX's default)
 
 
 @dataclass(frozen=True, slots=True)

@@ -84,6 +84,7 @@ class TraceRequest:
     record_flow: bool = True  # record which user lines ran while tracing (core.flow)
     diagnose: bool = True  # check the JAX rules (core.diagnostics); an export has no use for them
     inputs: str = ""
+    device: str = ""  # trace with this device the default ("cpu:1", "gpu"; "" JAX's default)
 
 
 @dataclass(frozen=True, slots=True)

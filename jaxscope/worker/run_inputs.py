@@ -83,6 +83,14 @@ def pick_device(name: str, devices: list[tuple[Any, DeviceInfo]]) -> tuple[Any, 
     )
 
 
+def default_device(name: str) -> Any:
+    """A context in which device `name` is JAX's default (nothing for "": JAX's own); a spec error
+    names the devices there are."""
+    import contextlib
+
+    return jax.default_device(pick_device(name, list_devices())[0]) if name else contextlib.nullcontext()
+
+
 def generate(prep: Prepared, seed: int) -> tuple[list[Any], dict[str, Any]]:
     """Concrete values for every traced leaf of `prep`'s abstract arguments; statics kept."""
     dynamic = [a for i, a in enumerate(prep.args) if i not in prep.static_argnums]

@@ -122,3 +122,12 @@ def test_export_sharding_draws_the_mesh_axis_and_the_all_reduce_xla_inserted(tmp
     assert any("P('data', None) @ data=4" in t for t in texts)
     assert any(t.startswith("⇄ all-reduce") and "=4" in t for t in texts)
     assert any(t.startswith("⇄ tiled 4×1") for t in texts)
+
+
+def test_every_command_that_traces_takes_the_device_and_its_count():
+    """--device and --cpu-devices are options of the target, for every command that traces or compiles."""
+    missing = jaxscope("jaxpr", f"{CASES}::fma", "--args", "f32[4], f32[4], f32[4]", "--device", "cpu:3")
+    assert missing.returncode == 2 and "no device 'cpu:3'" in missing.stderr and "cpu:0" in missing.stderr
+    there = jaxscope("hlo", f"{CASES}::fma", "--args", "f32[4], f32[4], f32[4]", "--device", "cpu:3", "--cpu-devices", "4",
+                     "--stage", "compiled")
+    assert there.returncode == 0 and "HloModule" in there.stdout, there.stderr
