@@ -32,6 +32,16 @@ class Collective:
         return f"{self.opcode} {self.shape}" + (f" {format_bytes(size)}" if size is not None else "") + f" over {short_groups(self.groups)}"
 
 
+def _part(output_id: str, aval: str, shapes: list[str]) -> str:
+    """Output `out3`'s shape per device, where a device holds a part of it; else ""."""
+    index = output_id[3:]
+    if not index.isdigit() or int(index) >= len(shapes):
+        return ""
+    shape = shapes[int(index)]
+    whole, part = aval_elems(aval), aval_elems(shape)
+    return shape if 0 < part < whole and whole % part == 0 else ""
+
+
 def short_sharding(text: str) -> str:
     """``{devices=[4,1]<=[4]}`` -> ``tiled 4×1``; ``{devices=[1,2,2]<=[4] last_tile_dim_replicate}`` ->
     ``tiled 1×2, 2 copies``; ``{replicated}`` -> ``replicated``; else as printed."""
@@ -106,6 +116,13 @@ def shard_shapes(text: str, exact: dict[int, list[str]], avals: dict[str, str]) 
     return out
 
 
+def output_shapes(text: str) -> list[str]:
+    """The entry computation's results as each device holds them (its signature), in order."""
+    head = next((line for line in text.splitlines() if line.startswith("ENTRY ")), "")
+    result = head.rpartition("->")[2].strip().rstrip("{").strip()
+    return re.findall(r"[a-z]+\d*\[[\d,]*\]", result)
+
+
 def annotate(graph: Graph, text: str, exact: dict[int, list[str]]) -> tuple[Graph, int]:
     """`graph` with what the partitioner decided on its top-level boxes, in an "xla" param: each
     equation's part per device (when a device holds a part) and the collectives it led to; each
@@ -118,6 +135,7 @@ def annotate(graph: Graph, text: str, exact: dict[int, list[str]]) -> tuple[Grap
             by_path.setdefault(head, []).append(c.describe())
     shardings = argument_shardings(text)
     top = graph.top
+    outputs = output_shapes(text) if found or shardings else []
     shards = shard_shapes(text, exact, {n.id: n.avals[0] for n in top.nodes if n.kind == "eqn" and n.avals}) if found or shardings else {}
     nodes = []
     for n in top.nodes:
@@ -128,6 +146,8 @@ def annotate(graph: Graph, text: str, exact: dict[int, list[str]]) -> tuple[Grap
             extra = (("xla", "; ".join(said)),)
         elif n.kind == "input" and n.label in shardings:
             extra = (("xla", shardings[n.label]),)
+        elif n.kind == "output" and n.avals and (part := _part(n.id, n.avals[0], outputs)):
+            extra = (("xla", f"{part} per device"),)
         nodes.append(dataclasses.replace(n, params=(*n.params, *extra)) if extra else n)
     bodies = dict(graph.bodies)
     bodies[graph.root] = Body(top.id, top.title, tuple(nodes), top.edges, top.n_eqns, top.total_eqns)

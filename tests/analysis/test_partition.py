@@ -26,6 +26,10 @@ def test_collectives_and_shardings_are_read_as_people_say_them() -> None:
     assert short_sharding("{devices=[4,1]<=[4]}") == "tiled 4×1" and short_sharding("{replicated}") == "replicated"
     assert short_sharding("{devices=[1,2,2]<=[4] last_tile_dim_replicate}") == "tiled 1×2, 2 copies"
     assert argument_shardings(TEXT) == {"x": "tiled 4×1, f32[8,16] each", "w": "replicated, f32[16,8] each"}
+    from jaxscope.analysis.partition import output_shapes
+
+    assert output_shapes(TEXT) == ["f32[]"]
+    assert output_shapes("ENTRY %m (p: f32[4]) -> (f32[16,16], s32[]) {") == ["f32[16,16]", "s32[]"]
 
 
 def test_the_graph_carries_them_on_the_equations_they_came_from() -> None:
