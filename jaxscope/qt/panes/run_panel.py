@@ -282,16 +282,18 @@ class RunPanel(QWidget):
         self.setup_requested.emit(self.cpu_devices.value(), self.backends.currentData() or "")
 
     def set_devices(self, devices: list[DeviceInfo] | tuple[DeviceInfo, ...], current: str = "") -> None:
-        """Fill the picker; select `current` ("cpu:0"), else JAX's default device, else the first.
-        No devices: the worker is (re)starting."""
+        """Fill the picker; select `current` ("cpu:0"), else the first entry: JAX's default, where the
+        inputs go where the program puts them (a program on a mesh: over its devices). No devices:
+        the worker is (re)starting."""
         self.device.setPlaceholderText("JAX's default device" if devices else "starting the worker…")
         self.device.clear()
+        if devices:
+            default = next((d.name for d in devices if d.default), "")
+            self.device.addItem(f"JAX's default ({default}; a mesh program: its devices)", "")
         for dev in devices:
             self.device.addItem(device_text(dev), dev.name)
         index = self.device.findData(current) if current else -1
-        if index < 0:
-            index = next((i for i, d in enumerate(devices) if d.default), 0)
-        self.device.setCurrentIndex(index if devices else -1)
+        self.device.setCurrentIndex(max(index, 0) if devices else -1)
 
     def options(self) -> dict[str, Any] | None:
         """The run options, or None (with an inline error) when a tolerance is not a finite number >= 0."""
