@@ -23,3 +23,9 @@ def test_show_partitioning_puts_the_collectives_xla_inserted_on_their_equations(
     w.structure.partition_action.setChecked(False)
     qtbot.waitUntil(lambda: w.doc.layout is not before, timeout=TIMEOUT)
     assert not any(dict(n.params).get("xla") for n in w.doc.shown.top.nodes)
+    # and the Run pane runs it on the mesh (its inputs follow the program's shardings)
+    qtbot.waitUntil(lambda: w.run_panel.device.count() == 5, timeout=TIMEOUT)  # JAX's default + 4 CPU devices
+    assert w.run_panel.device.currentData() == ""
+    assert w.jobs.run_function()
+    qtbot.waitUntil(lambda: w.run_panel.verdict_state != "", timeout=TIMEOUT)
+    assert w.run_panel.verdict_state == "ok", w.run_panel.verdict.text()
