@@ -24,7 +24,8 @@ ELEMENTWISE = frozenset({
     "reduce-precision", "stochastic-convert",
 })
 _HEADER = re.compile(r"^\s*(?:ENTRY\s+)?%?([\w.\-]+)\s*\(.*\{\s*$")
-_INSTR = re.compile(r"^\s*(?:ROOT\s+)?%([\w.\-]+)\s*=\s*(\([^=]*?\)|[\w\[\],{}:]+?)\s+([\w\-]+)\((.*)$")
+INSTRUCTION = re.compile(  # "%name = shape opcode(operands), attributes": its name, shape, opcode, rest
+    r"^\s*(?:ROOT\s+)?%([\w.\-]+)\s*=\s*(\([^=]*?\)|[\w\[\],{}:]+?)\s+([\w\-]+)\((.*)$")
 _SHAPE = re.compile(r"^[a-z]+\d*\[([0-9,]*)\]")
 _REGION = re.compile(r"\b(?:to_apply|select|scatter|comparator)=%([\w.\-]+)")
 _CONTRACT = re.compile(r"lhs_contracting_dims=\{([0-9,]*)\}")
@@ -49,7 +50,7 @@ def hlo_cost(text: str) -> HloCost:
         if header and " = " not in line:
             current = header.group(1)
             continue
-        m = _INSTR.match(line)
+        m = INSTRUCTION.match(line)
         if not m:
             continue
         name, shape_text, opcode, rest = m.groups()
@@ -123,7 +124,7 @@ def op_seconds(text: str, op_times: dict[str, float], exact: dict[int, list[str]
     the program's instructions at all (per run)."""
     from jaxscope.ir.hlo_module import parse_hlo
 
-    lines = {m.group(1): n for n, line in enumerate(text.splitlines(), 1) if (m := _INSTR.match(line))}
+    lines = {m.group(1): n for n, line in enumerate(text.splitlines(), 1) if (m := INSTRUCTION.match(line))}
     fusions = parse_hlo(text).fusions
     out: dict[str, float] = {}
     seen = 0.0

@@ -10,10 +10,10 @@ import re
 from dataclasses import dataclass
 
 from jaxscope.analysis.avals import aval_bytes, aval_elems, format_bytes
+from jaxscope.analysis.hlo_cost import INSTRUCTION
 from jaxscope.schema.graph import Body, Graph
 
 COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute", "collective-broadcast")
-_INSTR = re.compile(r"^\s*(?:ROOT\s+)?%([\w.\-]+)\s*=\s*(\S+?)\s+([\w\-]+)\((.*)$")
 _GROUPS = re.compile(r"replica_groups=(\{[^=]*?\}\}|\{\}|mesh\[[^\]]*\]\s*\{[^}]*\}|\[[^\]]*\]<=\[[^\]]*\])")
 _SHARDING = re.compile(r"sharding=(\{[^}]*\})")
 _ARG = re.compile(r'op_name="([^"]*)"')
@@ -73,7 +73,7 @@ def collectives(text: str) -> list[Collective]:
     """Every collective instruction of a compiled HLO text ("-start" forms as their op)."""
     out = []
     for number, line in enumerate(text.splitlines(), 1):
-        m = _INSTR.match(line)
+        m = INSTRUCTION.match(line)
         if not m:
             continue
         opcode = m.group(3).removesuffix("-start")
@@ -87,7 +87,7 @@ def argument_shardings(text: str) -> dict[str, str]:
     """The entry computation's parameters' shardings, by argument name (their op_name: "x", "params['w']")."""
     out: dict[str, str] = {}
     for line in text.splitlines():
-        m = _INSTR.match(line)
+        m = INSTRUCTION.match(line)
         if not m or m.group(3) != "parameter":
             continue
         sharding, arg = _SHARDING.search(line), _ARG.search(line)
@@ -105,7 +105,7 @@ def shard_shapes(text: str, exact: dict[int, list[str]], avals: dict[str, str]) 
         paths = exact.get(number)
         if not paths or len(paths) != 1 or "/" in paths[0]:
             continue
-        m = _INSTR.match(line)
+        m = INSTRUCTION.match(line)
         aval = avals.get(paths[0])
         if not m or aval is None or paths[0] in out:
             continue
