@@ -12,7 +12,6 @@ from jaxscope.ir.hlo_links import hlo_ops, hlo_ops_to_wire, ops_to_wire, stableh
 from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.hlo import HloRequest, HloResult
 from jaxscope.worker import jax_compat
-from jaxscope.worker.run_inputs import default_device
 from jaxscope.worker.trace import Phase, last_graph, prepare, runtime_failure, trace_failure
 
 
@@ -25,10 +24,9 @@ def run_hlo(request: HloRequest, phase: Phase) -> HloResult:
     prep = prepare(request.function, request.args, phase, request.inputs)
     timings: dict[str, float] = {}
     phase("lower")
-    on_device = default_device(request.device)  # a device there is not: a spec error, before anything runs
     t0 = time.perf_counter()
     try:
-        with gc_paused(), on_device:  # as for the trace (`run_trace`): tracing and lowering leave no cycles
+        with gc_paused():  # as for the trace (`run_trace`): tracing and lowering leave no cycles
             traced = prep.jit().trace(*prep.args, **prep.kwargs)
             lowered = traced.lower() if request.stage == "stablehlo" else None
     except BaseException as exc:

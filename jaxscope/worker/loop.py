@@ -251,7 +251,14 @@ def _handle(message: dict[str, Any], replies: BinaryIO) -> dict[str, Any]:
 
         extra = {"on_graph": send_graph} if op == "trace" else {}
         try:
-            result = runner(from_jsonable(request_type, message["request"]), phase, **extra)
+            request = from_jsonable(request_type, message["request"])
+            if op in ("trace", "jaxpr", "hlo"):  # asked for a device: it is JAX's default meanwhile (run places itself)
+                from jaxscope.worker.run_inputs import default_device
+
+                with default_device(request.device):
+                    result = runner(request, phase, **extra)
+            else:
+                result = runner(request, phase, **extra)
         except TraceError as exc:
             return {"ok": False, "error": to_jsonable(exc.info)}
         with gc_paused():  # see run_trace: the traced program is still alive

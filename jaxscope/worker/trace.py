@@ -239,9 +239,6 @@ def run_trace(request: TraceRequest, phase: Phase, on_graph: Callable[[Graph], N
         timings["inputs"] = prep.inputs_s
     target, fn, args, kwargs = prep.target, prep.fn, prep.args, prep.kwargs
 
-    from jaxscope.worker.run_inputs import default_device  # it imports this module
-
-    on_device = default_device(request.device)  # a device there is not: a spec error, before anything runs
     phase("trace")
     t1 = time.perf_counter()
     jax.clear_caches()  # a cached trace would hide the Python that runs while tracing
@@ -253,7 +250,7 @@ def run_trace(request: TraceRequest, phase: Phase, on_graph: Callable[[Graph], N
         # The collector paused while JAX traces: tracing leaves no cyclic garbage (a 10k-equation
         # train step: 0 objects collected after it), yet its collections rescanned the growing
         # jaxpr, 0.1-0.5 s of a 1-1.5 s trace. The user's own cyclic garbage waits for the end.
-        with watch, gc_paused(), on_device:
+        with watch, gc_paused():
             if recorder is not None:
                 try:
                     with recorder:
