@@ -16,9 +16,13 @@ import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from jaxscope.analysis.avals import aval_bytes, aval_elems, aval_shape
 from jaxscope.schema.graph import Graph, Node, SourceLoc
+
+if TYPE_CHECKING:
+    from jaxscope.analysis.liveness import Liveness
 
 TRANSCENDENTAL = frozenset({
     "exp", "exp2", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos", "tan", "asin", "acos", "atan", "atan2",
@@ -253,23 +257,13 @@ def _rows(graph: Graph, body_id: str, prefix: str, runs: float, note: str, depth
             yield from _rows(graph, ref.body, f"{path}:{i}/", runs_here * (length[0] if length else 1), note_here or loop, depth + 1, gone)
 
 
-def summed(found: list[CostRow]) -> Cost | None:
-    """`rows`' total where it is the program's (`total`): with no cond, whose total is its dearest
-    branch; None otherwise. Spares walking the graph again."""
-    out = [0.0, 0.0, 0.0]
-    for r in found:
-        if r.note == "in a cond branch":
-            return None
-        c = r.own
-        out[0] += c.flops * r.runs
-        out[1] += c.transcendentals * r.runs
-        out[2] += c.bytes * r.runs
-    return Cost(*out)
-
-
-def total(graph: Graph) -> Cost:
+def total(graph: Graph, found: list[CostRow] | None = None) -> Cost:
     """The program's cost: each body once per run, a cond its dearest branch (XLA's figure for
-    it), dead equations not at all."""
+    it), dead equations not at all. Summed from `found` (its `rows`) where that is the same: with
+    no cond; else the graph is walked."""
+    if found is not None and all(r.note != "in a cond branch" for r in found):
+        return Cost(sum(r.own.flops * r.runs for r in found), sum(r.own.transcendentals * r.runs for r in found),
+                    sum(r.own.bytes * r.runs for r in found))
     return _body_total(graph, graph.root, 0, _skipped(graph).dead)
 
 
@@ -325,11 +319,16 @@ MEASURES = {"flops": "FLOPs and transcendentals per equation (per primitive)", "
 
 def measure(graph: Graph, name: str) -> dict[str, float]:
     """Each equation's value on a measure of `MEASURES`, by path (dead and folded ones: 0)."""
-    if name == "memory":
-        from jaxscope.analysis.liveness import liveness
-
-        live = liveness(graph)
-        return dict(zip(live.order, map(float, live.in_use)))
     if name not in MEASURES:
         raise ValueError(f"unknown measure {name!r}: one of {', '.join(MEASURES)}")
-    return {r.path: (r.cost.flops + r.cost.transcendentals if name == "flops" else r.cost.bytes) for r in rows(graph)}
+    from jaxscope.analysis.liveness import liveness
+
+    return measured(name, rows(graph) if name != "memory" else [], liveness(graph) if name == "memory" else None)
+
+
+def measured(name: str, found: list[CostRow], live: Liveness | None) -> dict[str, float]:
+    """`measure` from figures at hand: `rows` for "flops" and "bytes", the liveness for "memory"."""
+    if name == "memory":
+        assert live is not None
+        return dict(zip(live.order, map(float, live.in_use)))
+    return {r.path: (r.cost.flops + r.cost.transcendentals if name == "flops" else r.cost.bytes) for r in found}

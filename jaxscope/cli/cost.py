@@ -47,7 +47,7 @@ def run(opts: argparse.Namespace) -> int:
     result = trace_target(opts, jaxpr_text=False, diagnose=False)
     graph = result.graph
     found = costs.rows(graph)
-    model = total = costs.summed(found) or costs.total(graph)
+    model = total = costs.total(graph, found)
     live = liveness(graph)
     if opts.time and opts.no_xla:
         raise CliError("--time measures the compiled program: drop --no-xla")

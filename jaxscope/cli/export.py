@@ -70,7 +70,7 @@ def _overlay(opts: argparse.Namespace, real: Graph, view: ScopedGraph | None) ->
     if name is None:
         return None
     from jaxscope.analysis.cost import MEASURES, measure
-    from jaxscope.render.overlay import Overlay, with_owners
+    from jaxscope.render.overlay import Overlay
 
     if name == "time":
         from jaxscope.analysis.hlo_cost import op_seconds
@@ -88,7 +88,7 @@ def _overlay(opts: argparse.Namespace, real: Graph, view: ScopedGraph | None) ->
         values, caption = measure(real, name), MEASURES[name]
     if view is not None:
         values = {view.to_view(p): v for p, v in values.items()}
-    return Overlay(name, with_owners(values, peak=name == "memory"), caption)
+    return Overlay.drawn(name, values, caption)
 
 
 def _partitioned(opts: argparse.Namespace, graph: Graph) -> Graph:

@@ -18,6 +18,12 @@ class Overlay:
     caption: str = ""  # what the values are, e.g. "FLOPs per equation (per primitive)"
     _range: tuple[float, float] = field(init=False, repr=False, default=(0.0, 0.0))
 
+    @classmethod
+    def drawn(cls, measure: str, values: dict[str, float], caption: str) -> Overlay:
+        """The overlay of `values` by drawn path, with every owner and group showing what it holds
+        (memory: the most of it)."""
+        return cls(measure, with_owners(values, peak=measure == "memory"), caption)
+
     def __post_init__(self) -> None:
         positive = [v for v in self.values.values() if v > 0]
         object.__setattr__(self, "_range", (min(positive), max(positive)) if positive else (0.0, 0.0))

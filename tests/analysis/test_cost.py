@@ -50,6 +50,7 @@ def test_a_scan_costs_its_body_times_its_length_and_a_cond_its_dearest_branch() 
     graph = Graph("f", {b.id: b for b in (top, body, cheap, dear)}, "b0")
     t = total(graph)
     assert (t.flops, t.transcendentals) == (10 * 16 + 2 * 16, 10 * 16)
+    assert total(graph, rows(graph)) == t  # a cond: its dearest branch, not the rows' sum of both
     found = {r.path: r for r in rows(graph)}
     assert found["e0:0/e0"].runs == 10 and found["e0:0/e0"].cost.transcendentals == 160
     assert found["e1:1/e1"].note == "in a cond branch"
@@ -68,7 +69,7 @@ def test_dead_and_folded_equations_are_not_counted() -> None:
     graph = Graph("f", {"b0": top}, "b0")
     found = {r.path: r for r in rows(graph)}
     assert found["e0"].note == FOLDED and found["e1"].note == DEAD and found["e2"].note == ""
-    assert total(graph) == Cost(8, 0, leaf_cost(top.nodes[4]).bytes)
+    assert total(graph) == Cost(8, 0, leaf_cost(top.nodes[4]).bytes) == total(graph, list(found.values()))  # summed from the rows alike
     assert by_key(list(found.values()), "primitive")["add"].flops == 8
 
 

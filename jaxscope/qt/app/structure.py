@@ -24,7 +24,7 @@ from jaxscope.qt.graph.overview import OverviewMap
 from jaxscope.qt.graph.view import QtGraphView
 from jaxscope.qt.panes.cost_panel import CostPanel, CostView
 from jaxscope.qt.panes.node_inspector import NodeInspector
-from jaxscope.render.overlay import Overlay, human, with_owners
+from jaxscope.render.overlay import Overlay, human
 from jaxscope.schema.graph import Graph, resolve
 from jaxscope.schema.hlo import HloResult
 from jaxscope.schema.trace import TraceResult
@@ -164,7 +164,7 @@ Figures = tuple[list[costs.CostRow], costs.Cost, Liveness]
 def figures(graph: Graph) -> Figures:
     """Off the GUI thread: every equation's cost, the total, the liveness (0.6 + 0.4 s at 50k)."""
     found = costs.rows(graph)
-    return found, costs.summed(found) or costs.total(graph), liveness(graph)
+    return found, costs.total(graph, found), liveness(graph)
 
 
 class ModelCost(QObject):
@@ -237,13 +237,10 @@ class ModelCost(QObject):
             panel.show_scale("", 0.0, 0.0)
             return
         found, _total, live = self.figures[1]
-        if self.measure == "memory":
-            values = dict(zip(live.order, map(float, live.in_use)))
-        else:
-            values = {r.path: r.cost.flops + r.cost.transcendentals if self.measure == "flops" else r.cost.bytes for r in found}
+        values = costs.measured(self.measure, found, live)
         if view is not None and view.grouped:
             values = {view.to_view(p): v for p, v in values.items()}
-        overlay = Overlay(self.measure, with_owners(values, peak=self.measure == "memory"), costs.MEASURES[self.measure])
+        overlay = Overlay.drawn(self.measure, values, costs.MEASURES[self.measure])
         self.host.graph.set_fills({p: c for p in overlay.values if (c := overlay.colour(p)) is not None})
         panel.show_scale(overlay.caption, overlay.low, overlay.high)
 
