@@ -291,22 +291,26 @@ def _body_total(graph: Graph, body_id: str, depth: int, gone: set[str]) -> Cost:
 
 
 def by_key(found: list[CostRow], key: str, depth: int = 0) -> dict[str, Cost]:
-    """Costs summed by "line" (the user's file:line), "scope" (module path, or the calls it came
-    through where there are no scopes, and pass; its first `depth` parts when given) or "primitive"."""
-    from jaxscope.analysis.scope_view import group_key
-
+    """Costs summed by `key_of` each row's equation."""
     out: dict[str, Cost] = {}
     for row in found:
-        if key == "line":
-            name = _where(row.node.source)
-        elif key == "scope":
-            parts, _ = group_key(row.node)
-            path = "/".join(parts[1 : 1 + depth] if depth else parts[1:]) or "(top level)"
-            name = f"{path} · {parts[0]}" if parts and parts[0] != "program" else path
-        else:
-            name = _base(row.node.label)
+        name = key_of(row.node, key, depth)
         out[name] = out.get(name, Cost()) + row.cost
     return out
+
+
+def key_of(node: Node, key: str, depth: int = 0) -> str:
+    """An equation's row: "line" its user file:line, "scope" its module path (or the calls it came
+    through where there are no scopes) and pass, its first `depth` parts when given, else its primitive."""
+    from jaxscope.analysis.scope_view import group_key
+
+    if key == "line":
+        return _where(node.source)
+    if key == "scope":
+        parts, _ = group_key(node)
+        path = "/".join(parts[1 : 1 + depth] if depth else parts[1:]) or "(top level)"
+        return f"{path} · {parts[0]}" if parts and parts[0] != "program" else path
+    return _base(node.label)
 
 
 def _where(loc: SourceLoc | None) -> str:

@@ -205,14 +205,20 @@ def _alive(graph: Graph, alive: list[tuple[tuple[str, int], int]]) -> str:
 
 def _alive_by(graph: Graph, alive: list[tuple[tuple[str, int], int]], key: str) -> str:
     """What is alive at the peak, summed by the scope (or line) of the equation that made each value."""
-    from jaxscope.analysis.cost import Cost, CostRow, by_key
+    from jaxscope.analysis.cost import key_of
 
     nodes = {n.id: n for n in graph.top.nodes}
-    made = [CostRow(node_id, nodes[node_id], Cost(0.0, 0.0, float(size)), 1.0) for (node_id, _p), size in alive
-            if node_id in nodes and nodes[node_id].kind == "eqn"]
-    held = sum(size for (node_id, _p), size in alive if node_id not in nodes or nodes[node_id].kind != "eqn")
-    parts = sorted(by_key(made, key).items(), key=lambda kv: -kv[1].bytes)
-    shown = [f"{name} {c.bytes:.0f} B" for name, c in parts[:5]] + ([f"arguments {held} B"] if held else [])
+    sizes: dict[str, int] = {}
+    held = 0
+    for (node_id, _port), size in alive:
+        node = nodes.get(node_id)
+        if node is None or node.kind != "eqn":
+            held += size  # the arguments
+            continue
+        name = key_of(node, key)
+        sizes[name] = sizes.get(name, 0) + size
+    parts = sorted(sizes.items(), key=lambda kv: -kv[1])
+    shown = [f"{name} {size} B" for name, size in parts[:5]] + ([f"arguments {held} B"] if held else [])
     return ", ".join(shown) + (f" and {len(parts) - 5} more" if len(parts) > 5 else "")
 
 
