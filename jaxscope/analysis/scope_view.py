@@ -184,20 +184,20 @@ def _split_calls(eqns: list[Node], keys: dict[str, Key], edges: tuple[Edge, ...]
         path: tuple[str, ...] = (key[0],)
         # a recurring first place starts a new call at the deepest level it is seen at: the loop's
         # (the levels above see it too, as their calls hold the loop)
+        places = [(n.label, *((f.line, f.col) for f in n.frames[d + 1 :])) for d in range(len(key) - 1)]
         again = -1
         for d, name in enumerate(key[1:]):
             path = (*path, name)
             call = calls.get(path)
             if call is None:
                 break
-            at = (n.label, *((f.line, f.col) for f in n.frames[d + 1 :]))
+            at = places[d]
             if at == call.first and call.last != call.first and not reads[n.id].isdisjoint(call.members):
                 again = d
             path = (*path[:-1], f"{name}\0{call.number}")
         path = (key[0],)
         for d, name in enumerate(key[1:]):
-            caller, own = n.frames[d].line, n.frames[d + 1].line
-            at = (n.label, *((f.line, f.col) for f in n.frames[d + 1 :]))
+            caller, own, at = n.frames[d].line, n.frames[d + 1].line, places[d]
             site = (*path, name)
             call = calls.get(site)
             if call is None or call.caller != caller or (own > call.line if backward else own < call.line) or d == again:
