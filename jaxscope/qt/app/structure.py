@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QDockWidget, QMenu, QStatusBar
 from jaxscope.analysis import cost as costs
 from jaxscope.analysis.liveness import Liveness, liveness
 from jaxscope.analysis.partition import annotate
-from jaxscope.analysis.scope_view import first_open, for_window
+from jaxscope.analysis.scope_view import ScopedGraph, first_open, for_window
 from jaxscope.ir import hlo_marks, linking
 from jaxscope.qt.app import prefs
 from jaxscope.qt.app.controller import Controller
@@ -88,10 +88,18 @@ class ModelStructure:
         view = for_window(self._program(), bool(on))
         if view.graph is doc.shown or (not view.grouped and doc.view is not None and not doc.view.grouped):
             return
-        host.controller.adopt_view(doc.result, view)
-        doc.view, doc.expanded, doc.refit, doc.user_toggled = view, first_open(view.graph), True, False
-        host.controller.layout(view.graph, doc.expanded)
-        self.cost.colour()  # the measure's colours, by the new view's paths
+        self._show(view, fresh=True)
+
+    def _show(self, view: ScopedGraph, fresh: bool) -> None:
+        """Draw `view` of the trace: `fresh`, opened and fitted as a new graph; else the clusters open as they are."""
+        doc = self.host.doc
+        assert doc.result is not None
+        self.host.controller.adopt_view(doc.result, view)
+        doc.view = view
+        if fresh:
+            doc.expanded, doc.refit, doc.user_toggled = first_open(view.graph), True, False
+        self.host.controller.layout(view.graph, doc.expanded)
+        self.cost.colour()  # the measure's colours, by the view's paths
 
     def _program(self) -> Graph:
         """The program drawn: the trace's graph, with what the partitioner did on its boxes when
@@ -121,10 +129,7 @@ class ModelStructure:
             return
         if self.partition_action is not None and self.partition_action.isChecked() and self._compiled is None:
             host.statusBar().showMessage("Show Partitioning needs the compiled HLO: Trace -> Compile HLO Now", 6000)
-        view = for_window(self._program(), host.controller.grouping)
-        host.controller.adopt_view(doc.result, view)
-        doc.view = view
-        host.controller.layout(view.graph, doc.expanded)
+        self._show(for_window(self._program(), host.controller.grouping), fresh=False)
 
     def show_group(self, shown: str, paths: list[str]) -> None:
         """A group picked in the graph (`shown`, its path there; `paths`, its equations)."""
