@@ -10,9 +10,12 @@ import os
 import threading
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jaxscope.schema.trace import FILE_INPUTS, ErrorInfo, FunctionRef, TraceResult
+
+if TYPE_CHECKING:
+    from jaxscope.runtime.worker_client import WorkerClient
 
 EXIT_CODES = {
     "spec": 2,
@@ -48,6 +51,9 @@ def resolve_call(target: str, args: str | None, inputs: str | None = None) -> tu
     from jaxscope.spec.discover import EXAMPLES_VAR, INPUTS_VAR, DiscoveryError, discover_file
     from jaxscope.spec.target import TargetError, parse_target
 
+    if target.endswith(".jaxscope"):
+        raise SessionError(f"{target} is a saved trace: it holds no code, and this traces or runs the function again: "
+                           "name the function itself (file.py::function)")
     if "::" not in target and target.endswith(".py"):
         target = default_target(target)
     try:
@@ -130,16 +136,17 @@ def trace(
     python: str | None = None,
     env: dict[str, str] | None = None,
     device: str = "",
+    client: WorkerClient | None = None,
 ) -> TraceResult:
     """Trace `target` with the call `args` or the maker `inputs` (None: the file's own) in a one-off worker
-    (with `device` JAX's default); a failure becomes a SessionError with the worker's explanation. `tap`
-    gets the reply's raw lines (`WorkerClient.submit`)."""
-    from jaxscope.runtime.worker_client import WorkerClient, WorkerError
+    (with `device` JAX's default), or in `client` (left open); a failure becomes a SessionError with the
+    worker's explanation. `tap` gets the reply's raw lines (`WorkerClient.submit`)."""
+    from jaxscope.runtime.worker_client import WorkerError
     from jaxscope.schema.trace import TraceRequest
 
-    timeouts = {"trace": timeout, "inputs": timeout} if timeout else None
-    python = checked_python(python)
-    client = WorkerClient(spare=False, timeouts=timeouts, python=python, env=env)  # first: it imports jax while the target is resolved
+    own = client is None
+    if client is None:  # first: it imports jax while the target is resolved
+        client = one_off_client({"trace": timeout, "inputs": timeout} if timeout else None, python, env)
     try:
         ref, call, maker = resolve_call(target, args, inputs)
         request = TraceRequest(function=ref, args=call, jaxpr_text=jaxpr_text, record_flow=record_flow, diagnose=diagnose, inputs=maker,
@@ -154,9 +161,21 @@ def trace(
                 text += f"\ntry it static: --args {retry!r}"
             raise SessionError(text, EXIT_CODES.get(exc.info.kind, 5)) from None
     finally:
-        # The worker's exit (freeing a big program) takes ~0.2 s at 10k equations: it happens
-        # while the command goes on (a non-daemon thread: the process still waits for it at exit).
-        threading.Thread(target=client.close, name="worker-close").start()
+        if own:
+            close_soon(client)
+
+
+def one_off_client(timeouts: dict[str, float] | None, python: str | None, env: dict[str, str] | None) -> WorkerClient:
+    """A worker for one command (no spare), run by `python` (checked up front)."""
+    from jaxscope.runtime.worker_client import WorkerClient
+
+    return WorkerClient(spare=False, timeouts=timeouts, python=checked_python(python), env=env)
+
+
+def close_soon(client: WorkerClient) -> None:
+    """The worker's exit (freeing a big program) takes ~0.2 s at 10k equations: it happens while the
+    command goes on (a non-daemon thread: the process still waits for it at exit)."""
+    threading.Thread(target=client.close, name="worker-close").start()
 
 
 def checked_python(python: str | None) -> str | None:
@@ -179,14 +198,19 @@ def worker_job(
 ) -> Any:
     """Run one request in a one-off worker (run by `python`); a failure becomes the SessionError
     (and exit code) for its kind."""
-    from jaxscope.runtime.worker_client import WorkerClient, WorkerError
+    with one_off_client(timeouts, python, env) as client:
+        return client_job(client, op, request, decode, debug)
 
-    with WorkerClient(spare=False, timeouts=timeouts, env=env, python=checked_python(python)) as client:
-        future = client.submit(op, request, decode)
-        try:
-            return future.result()
-        except WorkerError as exc:
-            raise SessionError(format_error(exc.info, debug), EXIT_CODES.get(exc.info.kind, 5)) from None
+
+def client_job(client: WorkerClient, op: str, request: Any, decode: Callable[[Any], Any], debug: bool) -> Any:
+    """One request in `client`; a failure becomes the SessionError (and exit code) for its kind."""
+    from jaxscope.runtime.worker_client import WorkerError
+
+    future = client.submit(op, request, decode)
+    try:
+        return future.result()
+    except WorkerError as exc:
+        raise SessionError(format_error(exc.info, debug), EXIT_CODES.get(exc.info.kind, 5)) from None
 
 
 def _static_retry(ref: FunctionRef, args: str, argument: str) -> str:

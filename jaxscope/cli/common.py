@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from jaxscope.schema.trace import TraceResult
 from jaxscope.session import SessionError, trace
@@ -23,13 +24,17 @@ INPUTS_HELP = (
 )
 
 
+if TYPE_CHECKING:
+    from jaxscope.schema.document import TraceDocument
+
+
 class CliError(SessionError):
     """Bad usage of a command (a bad option value, an unwritable output): its message and exit code."""
 
 
 def add_target(p: argparse.ArgumentParser) -> None:
     """The target and the options of every command that traces one."""
-    p.add_argument("target", help="path/to/file.py::function or package.module:function")
+    p.add_argument("target", help="path/to/file.py::function, package.module:function, or a saved trace NAME.jaxscope")
     p.add_argument("--args", default=None, metavar="SPEC", help=ARGS_HELP)
     p.add_argument("--inputs", default=None, metavar="MAKER", help=INPUTS_HELP)
     p.add_argument("--python", default=None, metavar="PATH",
@@ -60,6 +65,9 @@ def trace_target(
 
     from jaxscope.schema.flow import RECORDING_STOPPED
 
+    doc = saved(opts)
+    if doc is not None:
+        return doc.trace
     result = trace(opts.target, opts.args, inputs=opts.inputs, timeout=opts.timeout, debug=opts.debug, jaxpr_text=jaxpr_text,
                    record_flow=record_flow, diagnose=diagnose, tap=tap, python=opts.python, env=worker_env(opts),
                    device=getattr(opts, "device", ""))
@@ -83,3 +91,33 @@ def worker_env(opts: argparse.Namespace) -> dict[str, str]:
     except ValueError as exc:
         raise CliError(f"--cpu-devices: {exc}") from None
     return env
+
+
+TRACE_OPTIONS = ("args", "inputs", "python", "device", "cpu_devices", "x64", "timeout")
+
+
+def saved(opts: argparse.Namespace) -> TraceDocument | None:
+    """The saved trace the command line names as its target (None: a live target). The options that
+    say how to trace do not apply to it: naming one is an error, not silently ignored."""
+    from jaxscope.documents import is_document, load
+
+    if not is_document(opts.target):
+        return None
+    given = [f"--{name.replace('_', '-')}" for name in TRACE_OPTIONS if getattr(opts, name, None) not in (None, False, "")]
+    if given:
+        raise CliError(f"{opts.target} is a saved trace: {', '.join(given)} say{'s' if len(given) == 1 else ''} how to trace, "
+                       "and it is traced already (trace the function itself to change them)")
+    return load(opts.target)
+
+
+def source_text(opts: argparse.Namespace, path: str) -> str:
+    """A user file's text: the saved trace's copy when the target is one, else the file on disk
+    (an OSError if it cannot be read)."""
+    doc = saved(opts)
+    if doc is not None:
+        text = doc.source(path)
+        if text is None:
+            raise FileNotFoundError(f"{path} was not saved in {opts.target}")
+        return text
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        return fh.read()

@@ -6,7 +6,7 @@ import argparse
 import os
 from typing import Any
 
-from jaxscope.cli.common import CliError, add_target, trace_target
+from jaxscope.cli.common import CliError, add_target, source_text, trace_target
 
 
 def add_parser(sub: Any) -> None:
@@ -34,7 +34,7 @@ def run(opts: argparse.Namespace) -> int:
     from jaxscope.analysis.flow_marks import line_marks, static_values
     from jaxscope.schema.flow import recording_stopped
     from jaxscope.spec import argspec
-    from jaxscope.spec.discover import DiscoveryError, discover_file
+    from jaxscope.spec.discover import DiscoveryError, discover_source
 
     result = trace_target(opts, jaxpr_text=False, record_flow=True)
     flow = result.flow
@@ -47,13 +47,12 @@ def run(opts: argparse.Namespace) -> int:
     main_flow = (flow.file(ref.path) if ref.path else None) or max(flow.files, key=lambda f: sum(n for _, n in f.line_hits))
     path = main_flow.path
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            source = fh.read()
+        source = source_text(opts, path)
     except OSError as exc:
         raise CliError(f"cannot read {path}: {exc}") from None
     lines = source.splitlines()
     try:
-        info = discover_file(path)
+        info = discover_source(source, path)
     except DiscoveryError:
         info = None
     fn = info.get(ref.qualname) if info is not None else None
@@ -65,9 +64,8 @@ def run(opts: argparse.Namespace) -> int:
         if other is main_flow:
             continue
         try:
-            with open(other.path, encoding="utf-8", errors="replace") as fh:
-                text = fh.read()
-            other_info: Any = discover_file(other.path)
+            text = source_text(opts, other.path)
+            other_info: Any = discover_source(text, other.path)
         except (OSError, DiscoveryError):
             continue
         other_marks = line_marks(other, result.graph, other.path, {}, source=text)

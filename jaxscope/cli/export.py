@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from jaxscope.cli.common import CliError, add_target, trace_target
+from jaxscope.cli.common import CliError, add_target, saved, trace_target
 from jaxscope.layout.edge_shape import LONG_EDGES
 
 if TYPE_CHECKING:
@@ -126,7 +126,7 @@ def run(opts: argparse.Namespace) -> int:
     with LayoutClient(budget_s=opts.layout_budget) as layouts:
         # As in the app: the layout process starts now (while the worker imports jax) and lays out
         # the graph as the trace reply arrives. A --collapse depth needs the graph first.
-        streams = opts.collapse is None and not opts.scopes and not opts.sharding
+        streams = opts.collapse is None and not opts.scopes and not opts.sharding and saved(opts) is None
         stream = layouts.stream(direction=opts.direction) if streams else None
         result = trace_target(opts, jaxpr_text="jaxpr" in stages, diagnose=False, tap=stream.feed if stream is not None else None)
         real = _partitioned(opts, result.graph) if opts.sharding else result.graph

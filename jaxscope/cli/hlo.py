@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any, cast
 
-from jaxscope.cli.common import CliError, add_target, worker_env
+from jaxscope.cli.common import CliError, add_target, saved, worker_env
 from jaxscope.session import resolve_call, worker_job
 
 if TYPE_CHECKING:
@@ -27,6 +27,14 @@ def lower(opts: argparse.Namespace, stage: str, profile: int = 0) -> HloResult:
     from jaxscope.schema.codec import from_jsonable
     from jaxscope.schema.hlo import HloRequest, HloResult
 
+    doc = saved(opts)
+    if doc is not None:
+        if profile:
+            raise CliError(f"{opts.target} is a saved trace: timing runs the program, which needs its code")
+        found = doc.hlo(stage)
+        if found is None:
+            raise CliError(f"{opts.target} holds no {stage} text (saved with --no-compile, or lowering failed when it was saved)")
+        return found
     ref, args, inputs = resolve_call(opts.target, opts.args, opts.inputs)
     timeouts = {"lower": opts.timeout, "compile": opts.timeout} if opts.timeout else None
     request = HloRequest(ref, args, cast("Stage", stage), inputs=inputs, profile=profile, device=opts.device)

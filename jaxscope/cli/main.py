@@ -10,7 +10,7 @@ import argparse
 import sys
 
 from jaxscope.about import __version__
-from jaxscope.cli import cost, explain, export, hlo, jaxpr, links, list_functions, open_app, retrace, run
+from jaxscope.cli import cost, explain, export, hlo, jaxpr, links, list_functions, open_app, retrace, run, save
 from jaxscope.session import SessionError
 
 COMMANDS = {  # name -> module; the order is that of `jaxscope --help`
@@ -22,6 +22,7 @@ COMMANDS = {  # name -> module; the order is that of `jaxscope --help`
     "cost": cost,
     "retrace": retrace,
     "run": run,
+    "save": save,
     "list": list_functions,
     "open": open_app,
 }

@@ -9,10 +9,13 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jaxscope.cli.common import CliError, add_target, worker_env
+from jaxscope.cli.common import CliError, add_target, saved, worker_env
 from jaxscope.session import resolve_call, worker_job
+
+if TYPE_CHECKING:
+    from jaxscope.schema.run import RunResult
 
 RUN_EPILOG = (
     "exit status: 0 when jit and eager agree within tolerance everywhere and no output holds NaN; "
@@ -44,11 +47,10 @@ def add_parser(sub: Any) -> None:
 
 def run(opts: argparse.Namespace) -> int:
     """Submit a `run` request to a one-off worker; print the comparison; 0 ok, 1 differences or NaN."""
+    import sys
     from dataclasses import asdict
 
     from jaxscope.analysis.verdicts import format_run
-    from jaxscope.runtime.worker_client import DEFAULT_TIMEOUTS
-    from jaxscope.schema.run import RunRequest, run_result_from_jsonable
 
     if opts.repeats < 0:
         raise CliError("--repeats must be 0 or more")
@@ -56,6 +58,25 @@ def run(opts: argparse.Namespace) -> int:
         value = getattr(opts, name)
         if value is not None and not (math.isfinite(value) and value >= 0):
             raise CliError(f"--{name} must be a finite number >= 0")
+    doc = saved(opts)
+    if doc is not None:
+        if doc.run is None:
+            raise CliError(f"{opts.target} holds no run (save it with --run): running needs the function's code")
+        print(f"jaxscope: the run saved in {opts.target} ({doc.created or 'undated'})", file=sys.stderr)
+        result = doc.run
+    else:
+        result = _run(opts)
+    if opts.json:
+        print(json.dumps(asdict(result), sort_keys=True, indent=1))
+    else:
+        print(format_run(result))
+    return 0 if result.ok else 1
+
+
+def _run(opts: argparse.Namespace) -> RunResult:
+    from jaxscope.runtime.worker_client import DEFAULT_TIMEOUTS
+    from jaxscope.schema.run import RunRequest, run_result_from_jsonable
+
     env = worker_env(opts)
     ref, args, inputs = resolve_call(opts.target, opts.args, opts.inputs)
     timeouts = {phase: opts.timeout for phase in DEFAULT_TIMEOUTS if phase != "startup"} if opts.timeout else None
@@ -63,9 +84,5 @@ def run(opts: argparse.Namespace) -> int:
         function=ref, args=args, inputs=inputs, device=opts.device, seed=opts.seed, repeats=opts.repeats,
         rtol=opts.rtol, atol=opts.atol, find_nan=opts.find_nan, per_equation=opts.per_equation,
     )
-    result = worker_job("run", request, run_result_from_jsonable, timeouts, opts.debug, env, opts.python)
-    if opts.json:
-        print(json.dumps(asdict(result), sort_keys=True, indent=1))
-    else:
-        print(format_run(result))
-    return 0 if result.ok else 1
+    result: RunResult = worker_job("run", request, run_result_from_jsonable, timeouts, opts.debug, env, opts.python)
+    return result

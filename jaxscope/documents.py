@@ -1,0 +1,139 @@
+"""Saved traces (`schema.document`) as the commands and the app use them: record one from a target
+in one worker (trace, jaxpr, StableHLO, compiled HLO, optionally a run, the user's sources), write it,
+and open one in place of a target: every command that reads a target takes `NAME.jaxscope` and then
+needs no user code, no worker and no user library.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import sys
+from collections.abc import Callable
+
+from jaxscope.about import __version__
+from jaxscope.schema.document import SUFFIX, DocumentError, TraceDocument, decode, encode, user_files
+from jaxscope.session import SessionError
+
+MAX_SOURCE_BYTES = 4 << 20  # a source file bigger than this is not copied (a generated 50k-line program is ~3 MB)
+
+_opened: dict[str, tuple[tuple[float, int], TraceDocument]] = {}  # path -> (mtime, size), document: read once per command
+
+
+def is_document(target: str) -> bool:
+    return target.endswith(SUFFIX)
+
+
+def load(path: str) -> TraceDocument:
+    """The document at `path` (read once while it is unchanged); a SessionError that says what is
+    wrong with it otherwise."""
+    path = os.path.abspath(path)
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise SessionError(f"cannot open {path}: {exc.strerror or exc}", 2) from None
+    stamp = (st.st_mtime, st.st_size)
+    seen = _opened.get(path)
+    if seen is not None and seen[0] == stamp:
+        return seen[1]
+    try:
+        with open(path, "rb") as fh:
+            doc = decode(fh.read(), path)
+    except OSError as exc:
+        raise SessionError(f"cannot read {path}: {exc.strerror or exc}", 2) from None
+    except DocumentError as exc:
+        raise SessionError(str(exc), 2) from None
+    _opened.clear()
+    _opened[path] = (stamp, doc)
+    return doc
+
+
+def snapshot(trace_files: list[str], known: dict[str, str] | None = None, warn: Callable[[str], None] | None = None) -> dict[str, str]:
+    """The text of each file (from `known` first: a document reopened and saved again keeps its copies)."""
+    from jaxscope.spec.discover import DiscoveryError, decode_source
+
+    out: dict[str, str] = {}
+    for path in trace_files:
+        if known and path in known:
+            out[path] = known[path]
+            continue
+        try:
+            if os.path.getsize(path) > MAX_SOURCE_BYTES:
+                if warn:
+                    warn(f"{path} is over {MAX_SOURCE_BYTES >> 20} MB: not copied into the document")
+                continue
+            with open(path, "rb") as fh:
+                out[path] = decode_source(fh.read(), path)
+        except (OSError, DiscoveryError):
+            continue  # gone since the trace, or no text: the document shows the graph without it
+    return out
+
+
+def stamp() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def write(doc: TraceDocument, path: str) -> int:
+    """Write `doc` to `path` (the previous file stays if this fails); its size in bytes."""
+    from jaxscope.exporter import write_output
+
+    blob = encode(doc)
+
+    def put(tmp: str) -> None:
+        with open(tmp, "wb") as fh:
+            fh.write(blob)
+
+    write_output(path, put)
+    return len(blob)
+
+
+def record(
+    target: str,
+    args: str | None,
+    inputs: str | None,
+    *,
+    timeout: float | None = None,
+    debug: bool = False,
+    python: str | None = None,
+    env: dict[str, str] | None = None,
+    device: str = "",
+    compile_hlo: bool = True,
+    run: bool = False,
+) -> TraceDocument:
+    """Trace `target` and gather what the window would show of it, in one worker: the trace with its
+    jaxpr, control flow and diagnostics, StableHLO, the compiled HLO (`compile_hlo`), a run against
+    eager (`run`), and the user's source files. A failing IR or run step is left out with a warning
+    on stderr; a failing trace is a SessionError."""
+    from jaxscope.schema.codec import from_jsonable
+    from jaxscope.schema.hlo import HloRequest, HloResult
+    from jaxscope.schema.run import RunRequest, run_result_from_jsonable
+    from jaxscope.session import client_job, close_soon, one_off_client, trace
+
+    timeouts = {phase: timeout for phase in ("trace", "inputs", "lower", "compile", "run")} if timeout else None
+    client = one_off_client(timeouts, python, env)
+    try:
+        result = trace(target, args, inputs=inputs, debug=debug, jaxpr_text=True, record_flow=True, client=client, device=device)
+        request = result.request
+
+        def step(what: str, op: str, job: object, decode: Callable[[object], object]) -> object:
+            try:
+                return client_job(client, op, job, decode, debug)
+            except SessionError as exc:
+                print(f"jaxscope: warning: the document has no {what}: {exc}", file=sys.stderr)
+                return None
+
+        def hlo(stage: str) -> HloResult | None:
+            job = HloRequest(request.function, request.args, stage, inputs=request.inputs, device=device)  # type: ignore[arg-type]
+            found = step(f"{stage} text", "hlo", job, lambda d: from_jsonable(HloResult, d))
+            return found if isinstance(found, HloResult) else None
+
+        stablehlo = hlo("stablehlo")
+        compiled = hlo("compiled") if compile_hlo else None
+        ran = None
+        if run:
+            job = RunRequest(function=request.function, args=request.args, inputs=request.inputs, device=device)
+            ran = step("run", "run", job, run_result_from_jsonable)  # type: ignore[arg-type]
+    finally:
+        close_soon(client)
+    sources = snapshot(user_files(result), warn=lambda text: print(f"jaxscope: warning: {text}", file=sys.stderr))
+    return TraceDocument(result, stablehlo, compiled, ran, sources, stamp(), __version__)  # type: ignore[arg-type]
