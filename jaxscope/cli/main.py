@@ -10,7 +10,7 @@ import argparse
 import sys
 
 from jaxscope.about import __version__
-from jaxscope.cli import cost, explain, export, hlo, jaxpr, links, list_functions, open_app, retrace, run, save
+from jaxscope.cli import cost, diff, explain, export, hlo, jaxpr, links, list_functions, open_app, retrace, run, save
 from jaxscope.session import SessionError
 
 COMMANDS = {  # name -> module; the order is that of `jaxscope --help`
@@ -21,8 +21,9 @@ COMMANDS = {  # name -> module; the order is that of `jaxscope --help`
     "links": links,
     "cost": cost,
     "retrace": retrace,
-    "run": run,
     "save": save,
+    "diff": diff,
+    "run": run,
     "list": list_functions,
     "open": open_app,
 }

@@ -16,6 +16,9 @@ class Overlay:
     measure: str  # "flops", "bytes", "memory"
     values: dict[str, float]  # drawn path -> value
     caption: str = ""  # what the values are, e.g. "FLOPs per equation (per primitive)"
+    # categories instead of a scale (a diff's added/removed/changed): value k (1-based) is keys[k - 1],
+    # (name, colour); 0 or no value keeps the box's own colours
+    keys: tuple[tuple[str, str], ...] = ()
     _range: tuple[float, float] = field(init=False, repr=False, default=(0.0, 0.0))
 
     @classmethod
@@ -41,7 +44,18 @@ class Overlay:
         value = self.values.get(path)
         if value is None:
             return None
+        if self.keys:
+            k = int(value)
+            return self.keys[k - 1][1] if 1 <= k <= len(self.keys) else None
         return ZERO if value <= 0 else ramp(self.position(value))
+
+    @classmethod
+    def categories(cls, measure: str, status: dict[str, str], colours: dict[str, str], caption: str = "") -> Overlay:
+        """Boxes coloured by category (`status`: path -> a name in `colours`), in `colours`' order."""
+        names = list(colours)
+        index = {name: k + 1 for k, name in enumerate(names)}
+        return cls(measure, {p: float(index[v]) for p, v in status.items() if v in index}, caption,
+                   tuple((name, colours[name]) for name in names))
 
     def position(self, value: float) -> float:
         """0..1 along the scale (log: costs span orders of magnitude)."""

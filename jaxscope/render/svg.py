@@ -426,6 +426,8 @@ class _SvgWriter:
 
     def _dark(self, path: str) -> bool:
         o = self.overlay
+        if o is not None and o.keys:
+            return False  # categories are light fills
         value = o.values.get(path.partition("#")[0], 0.0) if o is not None else 0.0
         return o is not None and value > 0 and o.position(value) >= DARK_FROM
 
@@ -500,11 +502,30 @@ class _SvgWriter:
         """The overlay's colour scale under the drawing: a ramp with its measure and range."""
         t = self.theme
         top = self.scale_top + 14.0
+        o = self.overlay
+        if o is not None and o.keys:
+            self._swatches(top)
+            return
         stops = "".join(f'<stop offset="{i / (len(RAMP) - 1):.2f}" stop-color="{c}"/>' for i, c in enumerate(RAMP))
         self.out.append(f'<g class="overlay-scale" transform="translate({_f(MARGIN)},{_f(top)})">')
         self.out.append(f'<defs><linearGradient id="overlay-ramp">{stops}</linearGradient></defs>')
         self.out.append(f'<rect x="0.0" y="0.0" width="{_f(SCALE_W)}" height="12.0" fill="url(#overlay-ramp)" stroke="{t.muted}"/>')
         self.out.append(f'<text x="{_f(SCALE_W + 8)}" y="{_f(6 + _BASELINE)}" fill="{t.text}">{xml_text(self._scale_caption())}</text>')
+        self.out.append("</g>")
+
+
+    def _swatches(self, top: float) -> None:
+        """A categorical overlay's key: a swatch and a name per category, then the caption."""
+        t, o = self.theme, self.overlay
+        assert o is not None
+        self.out.append(f'<g class="overlay-scale" transform="translate({_f(MARGIN)},{_f(top)})">')
+        x = 0.0
+        for name, colour in o.keys:
+            self.out.append(f'<rect x="{_f(x)}" y="0.0" width="14.0" height="12.0" fill="{colour}" stroke="{t.muted}"/>')
+            self.out.append(f'<text x="{_f(x + 20)}" y="{_f(6 + _BASELINE)}" fill="{t.text}">{xml_text(name)}</text>')
+            x += 28.0 + labels.CHAR_W * len(name)
+        if o.caption:
+            self.out.append(f'<text x="{_f(x + 12)}" y="{_f(6 + _BASELINE)}" fill="{t.text}">{xml_text(o.caption)}</text>')
         self.out.append("</g>")
 
 

@@ -1,0 +1,167 @@
+"""A diff (`trace_diff.GraphDiff`) made visible: both traces as one graph (B's, with A's removed
+equations put back where they were), each box's status, and the diff in words.
+
+The union graph gives every body occurrence its own body (a jit called twice may differ in one
+call only): B's nodes keep their ids, so B's paths are the union's paths; A's removed nodes are
+``r`` + their id beside them, wired to the B nodes their A neighbours matched.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, replace
+
+from jaxscope.analysis.trace_diff import GraphDiff
+from jaxscope.schema.graph import Body, Edge, Graph, Node, SubgraphRef
+
+STATUSES = ("added", "removed", "changed")
+COLOURS = {"added": "#b7e4b0", "removed": "#f7b3a6", "changed": "#fbd38d"}  # light: black text stays readable
+REMOVED = "r"  # the id prefix of A's removed nodes in the union
+
+
+@dataclass(frozen=True)
+class Union:
+    graph: Graph
+    status: dict[str, str]  # union path -> "added" / "removed" / "changed" (an owner: something inside changed)
+
+
+def union(a: Graph, b: Graph, d: GraphDiff) -> Union:
+    removed = set(d.removed)
+    status: dict[str, str] = {}
+    status.update(d.status_b())
+    bodies: dict[str, Body] = {}
+    a_inputs = {n.label: n for n in a.top.nodes if n.kind == "input"}
+
+    def a_node(body: Body, node_id: str) -> Node | None:
+        return next((n for n in body.nodes if n.id == node_id), None)
+
+    def build(bb: Body | None, b_prefix: str, ab: Body | None, a_prefix: str, u_prefix: str) -> tuple[str, int]:
+        body_id = f"u{len(bodies)}"
+        bodies[body_id] = Body(body_id, "", (), (), 0, 0)  # reserved: ids stay in visiting order
+        nodes: list[Node] = []
+        edges: list[Edge] = list(bb.edges) if bb is not None else []
+        total = 0
+        b_ids = {n.id for n in bb.nodes} if bb is not None else set()
+        for node in bb.nodes if bb is not None else ():
+            path = b_prefix + node.id
+            if node.kind == "input" and not b_prefix and node.label not in a_inputs:
+                status[path] = "added"
+            elif node.kind == "input" and not b_prefix and a_inputs[node.label].avals != node.avals:
+                status[path] = "changed"
+            subs = []
+            x = d.a_of.get(path)
+            for index, ref in enumerate(node.subgraphs):
+                a_sub = _sub(a, x, index) if x is not None else None
+                sub_id, n = build(b.bodies[ref.body], f"{path}:{index}/", a_sub, f"{x}:{index}/", f"{u_prefix}{node.id}:{index}/")
+                subs.append(SubgraphRef(ref.role, sub_id, ref.param))
+                total += n
+            nodes.append(replace(node, subgraphs=tuple(subs)) if subs else node)
+        if ab is not None:
+            gone = set()
+            for node in ab.nodes:
+                path = a_prefix + node.id
+                if bb is None or _gone(node, path, removed, d, b_ids, b_prefix):
+                    gone.add(node.id)
+            for node in ab.nodes:
+                if node.id not in gone:
+                    continue
+                mine = node.id if bb is None else REMOVED + node.id
+                subs = []
+                for index, ref in enumerate(node.subgraphs):
+                    sub_id, n = build(None, "", a.bodies[ref.body], "", f"{u_prefix}{mine}:{index}/")
+                    subs.append(SubgraphRef(ref.role, sub_id, ref.param))
+                    total += n
+                nodes.append(replace(node, id=mine, subgraphs=tuple(subs)))
+                if node.kind == "eqn" or (node.kind == "input" and not a_prefix):
+                    status[u_prefix + mine] = "removed"
+            for e in ab.edges:
+                if bb is None:
+                    edges.append(e)
+                    continue
+                if e.src not in gone and e.dst not in gone:
+                    continue
+                src = REMOVED + e.src if e.src in gone else _local(d.b_of.get(a_prefix + e.src), b_prefix, b_ids, e.src)
+                dst = REMOVED + e.dst if e.dst in gone else _local(d.b_of.get(a_prefix + e.dst), b_prefix, b_ids, e.dst)
+                if src is not None and dst is not None:
+                    edges.append(Edge(src, dst, e.src_port, e.dst_port, e.aval))
+        n_eqns = sum(1 for n in nodes if n.kind == "eqn")
+        source = bb or ab
+        assert source is not None
+        bodies[body_id] = Body(body_id, source.title, tuple(nodes), tuple(edges), n_eqns, n_eqns + total)
+        return body_id, n_eqns + total
+
+    root, _ = build(b.top, "", a.top, "", "")
+    return Union(Graph(b.function, bodies, root), status)
+
+
+def _sub(graph: Graph, owner: str, index: int) -> Body | None:
+    from jaxscope.schema.graph import resolve
+
+    try:
+        _, node = resolve(graph, owner)
+    except (KeyError, IndexError):
+        return None
+    return graph.bodies.get(node.subgraphs[index].body) if index < len(node.subgraphs) else None
+
+
+def _gone(node: Node, path: str, removed: set[str], d: GraphDiff, b_ids: set[str], b_prefix: str) -> bool:
+    """Whether an A node of a body both sides have is drawn as removed: a removed equation, a
+    literal of one, an argument B lacks, a body input or constant with no B node at its place."""
+    if node.kind == "eqn":
+        return path in removed
+    if node.kind == "literal":
+        return path.rpartition(".")[0] in removed
+    if node.kind in ("input", "const") and not b_prefix and "/" not in path:
+        return path not in d.b_of
+    return node.id not in b_ids and node.kind != "output"
+
+
+def _local(b_path: str | None, b_prefix: str, b_ids: set[str], a_id: str) -> str | None:
+    """The id, in the body at `b_prefix`, of the B node an A node matched; a body's own input or
+    output by its place; None when it matched nothing here."""
+    if b_path is not None:
+        local = b_path[len(b_prefix):] if b_path.startswith(b_prefix) else ""
+        return local if local and "/" not in local and local in b_ids else None
+    return a_id if a_id in b_ids and not a_id.startswith("e") else None
+
+
+def report(a: Graph, b: Graph, d: GraphDiff, names: tuple[str, str] = ("A", "B"), every: bool = False) -> list[str]:
+    """The diff in words: what each side is, arguments, the removed and added equations grouped by
+    scope and source line (each equation with `every`), the changed ones, then the summary line."""
+    from jaxscope.schema.graph import resolve
+
+    na = {p: resolve(a, p)[1] for p in (*d.removed, *(c.a for c in d.changed))}
+    nb = {p: resolve(b, p)[1] for p in (*d.added, *(c.b for c in d.changed))}
+    lines = [f"A: {names[0]} ({a.top.total_eqns} equations)", f"B: {names[1]} ({b.top.total_eqns} equations)"]
+    if d.inputs:
+        lines += ["", "arguments:", *(f"  {line}" for line in d.inputs)]
+    for title, mark, paths, nodes in (("removed (in A only)", "-", d.removed, na), ("added (in B only)", "+", d.added, nb)):
+        if not paths:
+            continue
+        lines += ["", f"{title}: {len(paths)} equation{'s' if len(paths) != 1 else ''}"]
+        if every:
+            lines += [f"  {mark} {p:<10} {_eqn(nodes[p])}" for p in paths]
+            continue
+        groups: dict[tuple[str, str], list[Node]] = {}
+        for p in paths:
+            groups.setdefault((nodes[p].name_stack, _where(nodes[p])), []).append(nodes[p])
+        for (scope, where), group in groups.items():
+            kinds = Counter(n.label for n in group)
+            listed = ", ".join(f"{k} ×{v}" if v > 1 else k for k, v in kinds.most_common(6)) + (", …" if len(kinds) > 6 else "")
+            lines.append(f"  {mark} {len(group):>4}  {scope or '(top)'}  {where}  {listed}")
+    if d.changed:
+        lines += ["", f"changed: {len(d.changed)} equation{'s' if len(d.changed) != 1 else ''}"]
+        for c in d.changed:
+            node = nb[c.b]
+            lines.append(f"  ~ {c.a} → {c.b}  {node.label}  {node.name_stack or '(top)'}  {_where(node)}: {'; '.join(c.what)}")
+    lines += ["", d.summary()]
+    return lines
+
+
+def _where(node: Node) -> str:
+    s = node.source
+    return f"{s.file.rsplit('/', 1)[-1]}:{s.line}" if s is not None else "-"
+
+
+def _eqn(node: Node) -> str:
+    return f"{node.label:<18} {', '.join(node.avals):<20} {node.name_stack or '(top)'}  {_where(node)}"

@@ -1,0 +1,312 @@
+"""Two traces compared equation by equation: which are the same, which changed (shape, dtype,
+params, where their operands come from), which only one side has.
+
+Equations are matched structurally, never by variable name or line number (both move on any
+edit): in program order, by what they are (primitive), where they sit (the owners above them: a
+jit, a scan body, a cond branch), which module made them (name stack) and which Python function
+(difflib's longest matching runs over those keys; a run of unmatched equations on both sides is
+then matched again by primitive alone, so a renamed scope is a change, not a removal and an
+addition). Each match is checked by its dataflow: an equation whose operand now comes from
+elsewhere is changed.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Any
+
+from jaxscope.schema.graph import Graph, Node
+
+Status = str  # "added", "removed", "changed" ("" unchanged)
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """A matched pair that differs: its paths on each side and what differs, in words."""
+
+    a: str
+    b: str
+    what: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class GraphDiff:
+    """Equation paths (per call site) of A and B, matched, changed, removed (A only), added (B only);
+    `inputs`: how the top-level arguments differ, in words."""
+
+    same: tuple[tuple[str, str], ...]
+    changed: tuple[Change, ...]
+    removed: tuple[str, ...]
+    added: tuple[str, ...]
+    inputs: tuple[str, ...] = ()
+    b_of: dict[str, str] = field(default_factory=dict)  # every matched A node (equations, inputs, literals) -> B's
+    a_of: dict[str, str] = field(default_factory=dict)
+
+    def counts(self) -> dict[str, int]:
+        return {"matched": len(self.same), "added": len(self.added), "removed": len(self.removed), "changed": len(self.changed)}
+
+    def summary(self) -> str:
+        """The one line a script can grep: `matched N, added N, removed N, changed N`."""
+        return ", ".join(f"{k} {v}" for k, v in self.counts().items())
+
+    @property
+    def identical(self) -> bool:
+        return not (self.changed or self.removed or self.added or self.inputs)
+
+    def status_a(self) -> dict[str, Status]:
+        """A's equation paths that differ -> "removed" or "changed"; owners holding a difference are "changed"."""
+        return _with_owners({**{p: "removed" for p in self.removed}, **{c.a: "changed" for c in self.changed}})
+
+    def status_b(self) -> dict[str, Status]:
+        return _with_owners({**{p: "added" for p in self.added}, **{c.b: "changed" for c in self.changed}})
+
+
+def diff(a: Graph, b: Graph) -> GraphDiff:
+    wa, wb = _Walk(a), _Walk(b)
+    pa, pb = [p for p, _ in wa.eqns], [p for p, _ in wb.eqns]
+    na, nb = wa.nodes, wb.nodes
+    strict = ([_key(p, n, na) for p, n in wa.eqns], [_key(p, n, nb) for p, n in wb.eqns])
+    loose = ([_key(p, n, na, loose=True) for p, n in wa.eqns], [_key(p, n, nb, loose=True) for p, n in wb.eqns])
+    shaped = ([(*k, n.avals) for k, (_, n) in zip(strict[0], wa.eqns, strict=True)],
+              [(*k, n.avals) for k, (_, n) in zip(strict[1], wb.eqns, strict=True)])
+    b_of: dict[str, str] = _match_inputs(a, b)
+    pairs: dict[int, int] = {}  # A index -> B index
+    for keys in (shaped, strict):  # shapes first: of a run of alike layers, those whose shapes stayed pair up
+        _follow(wa, wb, keys, pairs, b_of)
+        _fill(keys, pairs)
+    _follow(wa, wb, strict, pairs, b_of)
+    strict_pairs = set(pairs.items())
+    _fill(loose, pairs)
+    matched = sorted(pairs.items())
+    b_of.update({pa[i]: pb[j] for i, j in matched})
+    a_of = {v: k for k, v in b_of.items()}
+    same: list[tuple[str, str]] = []
+    changed: list[Change] = []
+    for i, j in matched:
+        x, y = pa[i], pb[j]
+        what = _differences(na[x], nb[y], (i, j) not in strict_pairs)
+        for port, (src_a, src_b) in enumerate(zip(wa.ops.get(x, ()), wb.ops.get(y, ()), strict=False)):
+            if src_a != src_b and b_of.get(src_a) != src_b and not _same_value(na.get(src_a), nb.get(src_b), src_a, src_b):
+                what.append(f"operand {port} from {_name(nb, src_b)} (was {_name(na, src_a)})")
+                break
+        if what:
+            changed.append(Change(x, y, tuple(what)))
+        else:
+            same.append((x, y))
+    got_a, got_b = {i for i, _ in matched}, {j for _, j in matched}
+    return GraphDiff(
+        same=tuple(same),
+        changed=tuple(changed),
+        removed=tuple(p for i, p in enumerate(pa) if i not in got_a),
+        added=tuple(p for j, p in enumerate(pb) if j not in got_b),
+        inputs=_input_changes(a, b),
+        b_of=b_of,
+        a_of=a_of,
+    )
+
+
+class _Walk:
+    """A graph per call site: its equations in program order, every node by path, each equation's
+    operands' producers by port."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.eqns: list[tuple[str, Node]] = []
+        self.nodes: dict[str, Node] = {}
+        self.ops: dict[str, tuple[str, ...]] = {}
+        self._visit(graph, graph.root, "", 0)
+
+    def _visit(self, graph: Graph, body_id: str, prefix: str, depth: int) -> None:
+        body = graph.bodies.get(body_id)
+        if body is None or depth > 200:
+            return
+        into: dict[str, dict[int, str]] = {}
+        for e in body.edges:
+            into.setdefault(e.dst, {})[e.dst_port] = prefix + e.src
+        for node in body.nodes:
+            self.nodes[prefix + node.id] = node
+        for node in sorted((n for n in body.nodes if n.kind == "eqn"), key=_order):
+            path = prefix + node.id
+            ports = into.get(node.id, {})
+            self.ops[path] = tuple(ports[k] for k in sorted(ports))
+            self.eqns.append((path, node))
+            for index, ref in enumerate(node.subgraphs):
+                self._visit(graph, ref.body, f"{path}:{index}/", depth + 1)
+
+    def producer(self, path: str, mapped: dict[str, str] | None) -> object:
+        """What an operand is, in A's terms: an argument by name, a literal by value, a body's input
+        by its place under its owner, an equation by its A path (`mapped`: B's path -> A's; None
+        when unmatched)."""
+        node = self.nodes.get(path)
+        if node is None or node.kind == "eqn":
+            return path if mapped is None else mapped.get(path)
+        if node.kind == "literal":
+            return ("literal", node.label, node.avals)
+        owner, _, local = path.rpartition("/")
+        if not owner:
+            return (node.kind, node.label)
+        owner_eqn = owner.rpartition(":")[0]
+        at = owner_eqn if mapped is None else mapped.get(owner_eqn)
+        return (node.kind, at, owner.rpartition(":")[2], local) if at is not None else None
+
+
+def _follow(wa: _Walk, wb: _Walk, keys: tuple[list[Any], list[Any]], pairs: dict[int, int], b_of: dict[str, str]) -> None:
+    """Match along the dataflow, in B's program order: an equation whose key and every operand are
+    those of an unmatched A equation (its operands' producers matched already) is that equation."""
+    got_b = set(pairs.values())
+    index: dict[tuple[Any, ...], list[int]] = {}
+    for i, (path, _) in enumerate(wa.eqns):
+        if i not in pairs:
+            index.setdefault((keys[0][i], tuple(wa.producer(src, None) for src in wa.ops[path])), []).append(i)
+    a_of = {v: k for k, v in b_of.items()}
+    a_paths = [p for p, _ in wa.eqns]
+    for i, j in pairs.items():
+        a_of[wb.eqns[j][0]] = a_paths[i]
+    for j, (path, _) in enumerate(wb.eqns):
+        if j in got_b:
+            continue
+        operands = tuple(wb.producer(src, a_of) for src in wb.ops[path])
+        if None in operands:
+            continue
+        found = index.get((keys[1][j], operands))
+        while found and found[0] in pairs:
+            found.pop(0)
+        if found:
+            i = found.pop(0)
+            pairs[i] = j
+            a_of[path] = a_paths[i]
+
+
+def _fill(keys: tuple[list[Any], list[Any]], pairs: dict[int, int]) -> None:
+    """Match what is left by key, in program order, between the matches both sides agree on the
+    order of (difflib's longest matching runs in each gap)."""
+    anchors = _increasing(sorted(((i, j) for i, j in pairs.items()), key=lambda p: p[1]))
+    got_b = set(pairs.values())
+    ka, kb = keys
+    ids: dict[Any, int] = {}
+    prev_i = prev_j = -1
+    for i, j in [*anchors, (len(ka), len(kb))]:
+        left = [x for x in range(prev_i + 1, i) if x not in pairs]
+        right = [y for y in range(prev_j + 1, j) if y not in got_b]
+        if left and right:
+            ia = [ids.setdefault(ka[x], len(ids)) for x in left]
+            ib = [ids.setdefault(kb[y], len(ids)) for y in right]
+            matcher = difflib.SequenceMatcher(None, ia, ib, autojunk=False)
+            for m in matcher.get_matching_blocks():
+                for k in range(m.size):
+                    pairs[left[m.a + k]] = right[m.b + k]
+        prev_i, prev_j = i, j
+
+
+def _order(node: Node) -> int:
+    return int(node.id[1:]) if node.id[1:].isdigit() else -1
+
+
+def _increasing(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The longest run of `pairs` (sorted by j) whose i increase too (O(n log n))."""
+    import bisect
+
+    tails: list[int] = []  # tails[k]: the smallest i ending an increasing run of length k + 1
+    tail_at: list[int] = []
+    back: list[int] = []
+    for n, (i, _) in enumerate(pairs):
+        k = bisect.bisect_left(tails, i)
+        if k == len(tails):
+            tails.append(i)
+            tail_at.append(n)
+        else:
+            tails[k], tail_at[k] = i, n
+        back.append(tail_at[k - 1] if k else -1)
+    out = []
+    n = tail_at[-1] if tail_at else -1
+    while n >= 0:
+        out.append(pairs[n])
+        n = back[n]
+    return out[::-1]
+
+
+def _key(path: str, node: Node, nodes: dict[str, Node], loose: bool = False) -> tuple[str, ...]:
+    """What an equation is and where it sits, with nothing that an edit elsewhere moves."""
+    owners = []
+    parts = path.split("/")
+    for k in range(1, len(parts)):
+        owner, _, index = "/".join(parts[:k]).rpartition(":")
+        found = nodes.get(owner)
+        owners.append(f"{found.label if found is not None else '?'}:{index}")
+    where = ">".join(owners)
+    if loose:
+        return (where, node.label)
+    function = node.source.function if node.source is not None else ""
+    return (where, node.label, node.name_stack, function, str(len(node.in_avals)))
+
+
+def _differences(x: Node, y: Node, loose: bool) -> list[str]:
+    what = []
+    if x.avals != y.avals:
+        what.append(f"{_avals(x.avals)} → {_avals(y.avals)}")
+    if x.in_avals != y.in_avals and len(x.in_avals) == len(y.in_avals):
+        what.append(f"operands {_avals(x.in_avals)} → {_avals(y.in_avals)}")
+    elif len(x.in_avals) != len(y.in_avals):
+        what.append(f"{len(x.in_avals)} → {len(y.in_avals)} operands")
+    pa, pb = dict(x.params), dict(y.params)
+    for name in sorted(pa.keys() | pb.keys()):
+        if pa.get(name) != pb.get(name):
+            what.append(f"{name}={pa.get(name, '—')} → {pb.get(name, '—')}")
+    if loose:
+        if x.name_stack != y.name_stack:
+            what.append(f"scope {x.name_stack or '(top)'} → {y.name_stack or '(top)'}")
+        fx, fy = (n.source.function if n.source is not None else "" for n in (x, y))
+        if fx != fy:
+            what.append(f"function {fx or '?'} → {fy or '?'}")
+    return what
+
+
+def _avals(avals: tuple[str, ...]) -> str:
+    return ", ".join(avals) if avals else "()"
+
+
+def _match_inputs(a: Graph, b: Graph) -> dict[str, str]:
+    """Top-level arguments by name; inside a body, inputs, constants and literals by their id
+    under an owner path both sides have (`diff` adds the equations)."""
+    by_label = {n.label: n.id for n in b.top.nodes if n.kind in ("input", "const")}
+    out = {n.id: by_label[n.label] for n in a.top.nodes if n.kind in ("input", "const") and n.label in by_label}
+    return out
+
+
+def _name(nodes: dict[str, Node], path: str) -> str:
+    node = nodes.get(path)
+    if node is None:
+        return path
+    return f"{node.label} ({path})" if node.kind == "eqn" else node.label
+
+
+def _same_value(x: Node | None, y: Node | None, px: str, py: str) -> bool:
+    """Two operands that are the same thing though not matched as nodes: a literal of one value,
+    or a body's own input or constant at the same place."""
+    if x is None or y is None or x.kind != y.kind or x.kind == "eqn":
+        return False
+    if x.kind == "literal":
+        return x.label == y.label and x.avals == y.avals
+    return "/" in px and px.rpartition("/")[2] == py.rpartition("/")[2]
+
+
+def _input_changes(a: Graph, b: Graph) -> tuple[str, ...]:
+    ins_a = {n.label: n for n in a.top.nodes if n.kind == "input"}
+    ins_b = {n.label: n for n in b.top.nodes if n.kind == "input"}
+    out = [f"- argument {k} {_avals(ins_a[k].avals)}" for k in ins_a if k not in ins_b]
+    out += [f"+ argument {k} {_avals(ins_b[k].avals)}" for k in ins_b if k not in ins_a]
+    out += [f"~ argument {k} {_avals(ins_a[k].avals)} → {_avals(ins_b[k].avals)}" for k in ins_a
+            if k in ins_b and ins_a[k].avals != ins_b[k].avals]
+    return tuple(out)
+
+
+def _with_owners(status: dict[str, Status]) -> dict[str, Status]:
+    """`status`, and every owner path above a difference "changed" (unless it differs itself):
+    a jit or a scan drawn collapsed shows that something inside it changed."""
+    out = dict(status)
+    for path in status:
+        parts = path.split("/")
+        for k in range(1, len(parts)):
+            owner = "/".join(parts[:k]).rpartition(":")[0]
+            out.setdefault(owner, "changed")
+    return out

@@ -1,0 +1,113 @@
+"""`jaxscope diff A B`: two traces compared equation by equation (a static flag flipped, an edit,
+other inputs, a library upgrade saved before and after), in words and as one coloured drawing."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING, Any
+
+from jaxscope.cli.common import ARGS_HELP, CliError, worker_env
+
+if TYPE_CHECKING:
+    from jaxscope.schema.trace import TraceResult
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "diff",
+        help="compare two traces: matched, added, removed and changed equations (text, or -o diff.svg)",
+        description="Trace A and B (a target each, or a saved NAME.jaxscope) and match their equations by structure: "
+        "primitive, the jit/scan/cond they sit in, module scope, Python function and dataflow, never by variable name "
+        "or line number. Prints what only A has (removed), what only B has (added), what changed (shapes, dtypes, "
+        "params, where an operand comes from), and a summary line. Exit status 0 when they are the same program, 1 when not.",
+    )
+    p.add_argument("a", metavar="A", help="file.py::function, module:function or NAME.jaxscope")
+    p.add_argument("b", metavar="B", nargs="?", default=None, help="the same kinds; default: A again (with --args-b/--inputs-b)")
+    for side in ("a", "b"):
+        p.add_argument(f"--args-{side}", default=None, metavar="SPEC", help=f"{side.upper()}'s arguments: {ARGS_HELP}")
+        p.add_argument(f"--inputs-{side}", default=None, metavar="MAKER", help=f"{side.upper()}'s maker (PATH.py::NAME)")
+    p.add_argument("-o", "--output", default=None, metavar="FILE",
+                   help="draw both graphs as one (B's, with A's removed equations put back), added/removed/changed "
+                        "coloured: .svg, .png, .pdf or .dot")
+    p.add_argument("--all", action="store_true", help="list every added and removed equation (default: grouped by scope and line)")
+    p.add_argument("--json", action="store_true", help="print the diff as JSON")
+    p.add_argument("--python", default=None, metavar="PATH", help="the Python that runs your code (default: jaxscope's own)")
+    p.add_argument("--x64", action="store_true", help="JAX's 64-bit mode")
+    p.add_argument("--timeout", type=float, default=None, metavar="S", help="time limit for each trace (seconds)")
+    p.add_argument("--debug", action="store_true", help="show full tracebacks and the worker's output")
+
+
+def run(opts: argparse.Namespace) -> int:
+    from jaxscope.analysis.diff_view import report
+    from jaxscope.analysis.trace_diff import diff
+
+    b_target = opts.b or opts.a
+    if opts.b is None and opts.args_b is None and opts.inputs_b is None:
+        raise CliError("diff needs two traces: give B (a target or a saved trace), or B's inputs with --args-b/--inputs-b")
+    a, name_a = _side(opts, opts.a, opts.args_a, opts.inputs_a, "a")
+    b, name_b = _side(opts, b_target, opts.args_b, opts.inputs_b, "b")
+    found = diff(a.graph, b.graph)
+    if opts.json:
+        import json
+
+        print(json.dumps({
+            "a": name_a, "b": name_b, **found.counts(), "arguments": list(found.inputs),
+            "removed_paths": list(found.removed), "added_paths": list(found.added),
+            "changed_paths": [{"a": c.a, "b": c.b, "what": list(c.what)} for c in found.changed],
+        }, indent=1))
+    else:
+        sys.stdout.write("\n".join(report(a.graph, b.graph, found, (name_a, name_b), every=opts.all)) + "\n")
+    if opts.output:
+        _draw(opts.output, a, b, found)
+    return 0 if found.identical else 1
+
+
+def _side(opts: argparse.Namespace, target: str, args: str | None, inputs: str | None, side: str) -> tuple[TraceResult, str]:
+    from jaxscope.documents import is_document, load
+    from jaxscope.session import trace
+
+    if is_document(target):
+        if args is not None or inputs is not None:
+            raise CliError(f"{target} is a saved trace: --args-{side}/--inputs-{side} do not apply to it")
+        doc = load(target)
+        return doc.trace, f"{target} ({doc.target})"
+    result = trace(target, args, inputs=inputs, timeout=opts.timeout, debug=opts.debug, diagnose=False, python=opts.python,
+                   env=worker_env(opts))
+    request = result.request
+    with_ = f" --inputs {request.inputs}" if request.inputs else f" --args {request.args!r}" if request.args else ""
+    return result, target + with_
+
+
+def _draw(output: str, a: TraceResult, b: TraceResult, found: Any) -> None:
+    from jaxscope.analysis.diff_view import COLOURS, union
+    from jaxscope.analysis.scope_view import first_open
+    from jaxscope.exporter import export
+    from jaxscope.render.overlay import Overlay
+    from jaxscope.runtime.layout_client import LayoutClient
+
+    both = union(a.graph, b.graph, found)
+    owners = {p for p, s in both.status.items() if s == "changed"}  # a jit or scan with a change inside: opened
+    overlay = Overlay.categories("diff", both.status, COLOURS, caption=found.summary())
+    with LayoutClient() as layouts:
+        layout = layouts.layout(both.graph, first_open(both.graph) | _owners_of(both.graph, owners))
+    try:
+        fmt = export(both.graph, layout, output, overlay=overlay, legend=False)
+    except (ValueError, OSError) as exc:
+        raise CliError(f"cannot write {output}: {exc}") from None
+    print(f"wrote {output} ({fmt}: {both.graph.top.total_eqns} equations of A and B, {len(layout.nodes)} nodes drawn)", file=sys.stderr)
+
+
+def _owners_of(graph: Any, paths: set[str]) -> set[str]:
+    """The owner paths among `paths` that own sub-graphs (what a layout can open)."""
+    from jaxscope.schema.graph import resolve
+
+    out = set()
+    for path in paths:
+        try:
+            _, node = resolve(graph, path)
+        except (KeyError, IndexError):
+            continue
+        if node.subgraphs:
+            out.add(path)
+    return out
