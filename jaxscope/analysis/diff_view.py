@@ -14,15 +14,15 @@ from dataclasses import dataclass, replace
 from jaxscope.analysis.trace_diff import GraphDiff
 from jaxscope.schema.graph import Body, Edge, Graph, Node, SubgraphRef
 
-STATUSES = ("added", "removed", "changed")
-COLOURS = {"added": "#b7e4b0", "removed": "#f7b3a6", "changed": "#fbd38d"}  # light: black text stays readable
+# light fills (black text stays readable); the same boxes grey, so no family colour reads as a status
+COLOURS = {"same": "#eef0f3", "added": "#8fd694", "removed": "#f4a29a", "changed": "#f9c66b"}
 REMOVED = "r"  # the id prefix of A's removed nodes in the union
 
 
 @dataclass(frozen=True)
 class Union:
     graph: Graph
-    status: dict[str, str]  # union path -> "added" / "removed" / "changed" (an owner: something inside changed)
+    status: dict[str, str]  # union path -> "same", "added", "removed" or "changed" (an owner: something inside changed)
 
 
 def union(a: Graph, b: Graph, d: GraphDiff) -> Union:
@@ -48,6 +48,7 @@ def union(a: Graph, b: Graph, d: GraphDiff) -> Union:
                 status[path] = "added"
             elif node.kind == "input" and not b_prefix and a_inputs[node.label].avals != node.avals:
                 status[path] = "changed"
+            status.setdefault(path, "same")
             subs = []
             x = d.a_of.get(path)
             for index, ref in enumerate(node.subgraphs):

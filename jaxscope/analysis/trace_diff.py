@@ -87,7 +87,7 @@ def diff(a: Graph, b: Graph) -> GraphDiff:
         x, y = pa[i], pb[j]
         what = _differences(na[x], nb[y], (i, j) not in strict_pairs)
         for port, (src_a, src_b) in enumerate(zip(wa.ops.get(x, ()), wb.ops.get(y, ()), strict=False)):
-            if src_a != src_b and b_of.get(src_a) != src_b and not _same_value(na.get(src_a), nb.get(src_b), src_a, src_b):
+            if b_of.get(src_a) != src_b and not _same_value(na.get(src_a), nb.get(src_b), src_a, src_b):
                 what.append(f"operand {port} from {_name(nb, src_b)} (was {_name(na, src_a)})")
                 break
         if what:

@@ -1,0 +1,83 @@
+"""The structural diff of two traces (issue 36) on hand-made graphs: matched by what equations are
+and where their operands come from, never by ids or lines; the union drawing keeps both sides."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from jaxscope.analysis.diff_view import REMOVED, report, union
+from jaxscope.analysis.trace_diff import diff
+from jaxscope.schema.graph import Graph, SourceLoc
+from tests.graphs import mk_body, mk_graph
+
+
+def _lines(graph: Graph, shift: int) -> Graph:
+    """Every equation's source line moved by `shift` (an edit above the function)."""
+    body = graph.top
+    nodes = tuple(replace(n, source=SourceLoc("f.py", 10 + i + shift, function="f")) if n.kind == "eqn" else n
+                  for i, n in enumerate(body.nodes))
+    return replace(graph, bodies={**graph.bodies, body.id: replace(body, nodes=nodes)})
+
+
+def test_same_program_with_lines_moved_is_identical() -> None:
+    g = mk_graph(mk_body("b0", 2, [("mul", ["in0", "in1"]), ("tanh", ["e0"]), ("add", ["e1", "in0"])], ["e2"]))
+    d = diff(_lines(g, 0), _lines(g, 7))
+    assert d.identical and d.counts() == {"matched": 3, "added": 0, "removed": 0, "changed": 0}
+
+
+def test_an_inserted_equation_is_added_and_its_reader_changed() -> None:
+    a = mk_graph(mk_body("b0", 2, [("mul", ["in0", "in1"]), ("tanh", ["e0"]), ("add", ["e1", "in0"])], ["e2"]))
+    # B: an exp between mul and tanh; every later id moved by one
+    b = mk_graph(mk_body("b0", 2, [("mul", ["in0", "in1"]), ("exp", ["e0"]), ("tanh", ["e1"]), ("add", ["e2", "in0"])], ["e3"]))
+    d = diff(a, b)
+    assert d.added == ("e1",) and d.removed == ()
+    assert [(c.a, c.b) for c in d.changed] == [("e1", "e2")]  # tanh now reads exp
+    assert "operand 0 from exp (e1)" in d.changed[0].what[0]
+    assert d.summary() == "matched 2, added 1, removed 0, changed 1"
+
+
+def test_a_flag_that_swaps_a_branch_removes_and_adds() -> None:
+    a = mk_graph(mk_body("b0", 1, [("sin", ["in0"]), ("tanh", ["e0"]), ("mul", ["e1", "in0"])], ["e2"]))
+    b = mk_graph(mk_body("b0", 1, [("sin", ["in0"]), ("max", ["e0"]), ("mul", ["e1", "in0"])], ["e2"]))
+    d = diff(a, b)
+    assert d.removed == ("e1",) and d.added == ("e1",) and len(d.same) == 1 and len(d.changed) == 1
+    text = "\n".join(report(a, b, d))
+    assert "removed (in A only): 1 equation" in text and "added (in B only): 1 equation" in text
+    assert text.endswith("matched 1, added 1, removed 1, changed 1")
+
+
+def test_repeated_layers_pair_by_dataflow_not_by_position() -> None:
+    """Three alike per-argument updates in A, the first one gone in B: the two left pair with their
+    own arguments' updates (a positional match would shift them by one)."""
+    chain = lambda k: [("mul", [f"in{k}", f"in{k}"]), ("add", [f"e{2 * k}", f"in{k}"])]  # noqa: E731
+    a = mk_body("b0", 3, [*chain(0), *chain(1), *chain(2)], ["e1", "e3", "e5"])
+    a = replace(a, nodes=tuple(replace(n, label=f"w{n.id[2:]}") if n.kind == "input" else n for n in a.nodes))
+    b_eqns = [("mul", ["in0", "in0"]), ("add", ["e0", "in0"]), ("mul", ["in1", "in1"]), ("add", ["e2", "in1"])]
+    b = mk_body("b0", 2, b_eqns, ["e1", "e3"])
+    b = replace(b, nodes=tuple(replace(n, label=f"w{int(n.id[2:]) + 1}") if n.kind == "input" else n for n in b.nodes))
+    d = diff(mk_graph(a), mk_graph(b))
+    assert d.removed == ("e0", "e1") and d.added == () and not d.changed
+    assert d.b_of["e2"] == "e0" and d.b_of["e5"] == "e3"
+    assert d.inputs == ("- argument w0 f32[4]",)
+
+
+def test_shape_and_params_changes_are_named() -> None:
+    a = mk_graph(mk_body("b0", 1, [("reduce_sum", ["in0"], (), 1, (("axes", "(0,)"),))], ["e0"]))
+    b = mk_graph(mk_body("b0", 1, [("reduce_sum", ["in0"], (), 1, (("axes", "(1,)"),))], ["e0"]))
+    b = replace(b, bodies={"b0": replace(b.top, nodes=tuple(replace(n, avals=("f32[2]",)) if n.kind == "eqn" else n for n in b.top.nodes))})
+    (change,) = diff(a, b).changed
+    assert change.what == ("f32[4] → f32[2]", "axes=(0,) → (1,)")
+
+
+def test_inside_a_jit_and_the_union_keeps_removed_nodes_wired() -> None:
+    inner_a = mk_body("b1", 1, [("sin", ["in0"]), ("cos", ["e0"])], ["e1"])
+    inner_b = mk_body("b1", 1, [("sin", ["in0"])], ["e0"])
+    top = mk_body("b0", 1, [("jit", ["in0"], [("jit", "b1", "jaxpr")]), ("neg", ["e0"])], ["e1"])
+    a, b = mk_graph(top, inner_a), mk_graph(top, inner_b)
+    d = diff(a, b)
+    assert d.removed == ("e0:0/e1",) and d.status_b() == {} and d.status_a() == {"e0:0/e1": "removed", "e0": "changed"}
+    both = union(a, b, d)
+    assert both.status[f"e0:0/{REMOVED}e1"] == "removed" and both.status["e0"] == "same"
+    inner = both.graph.bodies[both.graph.top.nodes[1].subgraphs[0].body]
+    assert {(e.src, e.dst) for e in inner.edges} >= {("e0", f"{REMOVED}e1"), (f"{REMOVED}e1", "out0")}
+    assert both.graph.top.total_eqns == 4  # neg, jit, sin (both) and A's cos
