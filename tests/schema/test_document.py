@@ -19,7 +19,8 @@ from tests.graphs import sample_graph
 
 def _doc() -> TraceDocument:
     ref = FunctionRef("f", path="/p/model.py")
-    trace = TraceResult(TraceRequest(ref, args="f32[4]", inputs=""), sample_graph(), jaxpr_text="{ lambda ; a:f32[4]. let b = sin a in (b,) }")
+    text = "{ lambda ; a:f32[4]. let b = sin a in (b,) }"
+    trace = TraceResult(TraceRequest(ref, args="f32[4]", inputs=""), sample_graph(), jaxpr_text=text)
     hlo = HloResult(HloRequest(ref, "f32[4]", "compiled"), "HloModule jit_f", cost={"flops": 4.0})
     return TraceDocument(trace, None, hlo, None, {"/p/model.py": "def f(x):\n    return jnp.sin(x)\n"}, "2026-12-06T00:00:00Z", "0.1.0")
 
