@@ -20,6 +20,7 @@ from jaxscope.analysis.scope_view import ScopedGraph, for_window
 from jaxscope.layout.preview import Region
 from jaxscope.runtime.devices import device_env
 from jaxscope.runtime.layout_client import LayoutClient, LayoutStream
+from jaxscope.runtime.saved_worker import SavedWorker
 from jaxscope.runtime.worker_client import WorkerClient, WorkerError
 from jaxscope.schema.codec import from_jsonable
 from jaxscope.schema.graph import Graph
@@ -83,6 +84,7 @@ class Controller(QObject):
             spare=True, on_output=self._emit_output, on_ready=self._ready.emit, env=self._env(), python=python,
         )
         self.layouts = layouts or LayoutClient()
+        self.saved: SavedWorker | None = None  # a saved trace shown (File -> Open NAME.jaxscope) answers in the worker's place
         self._gen = itertools.count(1)
         self._trace_gen = 0
         self._layout_gen = 0
@@ -170,11 +172,17 @@ class Controller(QObject):
         self._set_busy(True)
         self.layouts.cancel()  # the last graph's pending layouts (and an earlier stream) are moot now
         grouping = self.grouping
-        stream = self._stream = self.layouts.stream(expanded, scopes=grouping)
-        future = self.worker.trace(request, on_phase=lambda p: self._phase.emit(gen, p), tap=stream.feed)
+        # a saved trace has its graph at hand: it is laid out as any other (`layout`), not streamed
+        stream = self._stream = self.layouts.stream(expanded, scopes=grouping) if self.saved is None else None
+        future = self.source.trace(request, on_phase=lambda p: self._phase.emit(gen, p), tap=stream.feed if stream else None)
         future.add_done_callback(lambda f: self._prepare(gen, f, stream, grouping))
 
-    def _prepare(self, gen: int, future: Future[TraceResult], stream: LayoutStream, grouping: bool) -> None:
+    @property
+    def source(self) -> WorkerClient | SavedWorker:
+        """What answers the window's requests: the worker, or the saved trace the window shows."""
+        return self.saved if self.saved is not None else self.worker
+
+    def _prepare(self, gen: int, future: Future[TraceResult], stream: LayoutStream | None, grouping: bool) -> None:
         """On the result's thread: the view drawn of the graph (the layout process makes the same),
         bound to its layout stream; `prepare` the result (a failure there only costs the head
         start), then hand it to the GUI thread."""
@@ -182,7 +190,8 @@ class Controller(QObject):
             result = future.result()
             view = for_window(result.graph, grouping)
             self._views = (result, view)
-            stream.bind(view.graph)  # the layout need not wait for the GUI thread (also bound there)
+            if stream is not None:
+                stream.bind(view.graph)  # the layout need not wait for the GUI thread (also bound there)
             self._trace_ahead.make(self.prepare, result, result, view)
         self._trace_done.emit(gen, future)
 
@@ -213,7 +222,7 @@ class Controller(QObject):
         """A user-asked worker job other than a trace ("retrace", "run"): busy while it runs, latest wins."""
         gen = self._trace_gen = next(self._gen)
         self._set_busy(True)
-        future = self.worker.submit(op, request, decode, lambda p: self._phase.emit(gen, p))
+        future = self.source.submit(op, request, decode, lambda p: self._phase.emit(gen, p))
         future.add_done_callback(lambda f: self._job_done.emit(gen, op, f))
 
     def hlo(self, request: HloRequest, link: Callable[[HloResult], Any]) -> None:
@@ -231,7 +240,7 @@ class Controller(QObject):
         self, op: str, request: Any, decode: Callable[[Any], Any], link: Callable[[Any], Any], on_phase: Callable[[str], None] | None
     ) -> None:
         gen = self._ir_gen = next(self._gen)
-        future = self.worker.submit(op, request, decode, on_phase)
+        future = self.source.submit(op, request, decode, on_phase)
 
         def done(f: Future[Any]) -> None:
             try:

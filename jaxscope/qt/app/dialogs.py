@@ -23,7 +23,8 @@ from jaxscope.analysis.guide import Example
 
 
 def ask_python_file(parent: QWidget) -> str | None:
-    path, _ = QFileDialog.getOpenFileName(parent, "Open Python File", os.getcwd(), "Python (*.py)")
+    path, _ = QFileDialog.getOpenFileName(parent, "Open Python File or Saved Trace", os.getcwd(),
+                                          "Python or saved trace (*.py *.jaxscope);;Python (*.py);;Saved trace (*.jaxscope)")
     return path or None
 
 

@@ -31,6 +31,7 @@ class FileWatch(QObject):
         self.watcher = QFileSystemWatcher(self)
         self._seen: dict[str, tuple[int, int, int] | None] = {}  # watched file -> its identity when last seen
         self.main = ""
+        self.paused = False  # a saved trace is shown: nothing is watched
         self._settle = QTimer(self)
         self._settle.setSingleShot(True)
         self._settle.setInterval(SETTLE_MS)
@@ -43,7 +44,7 @@ class FileWatch(QObject):
 
     def watch(self, main: str, helpers: set[str] | None = None) -> None:
         """Watch `main` (the open file) and, if given, these helpers instead of the last ones."""
-        wanted = {main, *(helpers if helpers is not None else (set(self._seen) - {self.main}))}
+        wanted = {main, *(helpers if helpers is not None else (set(self._seen) - {self.main}))} if not self.paused else set()
         self.main = main
         for path in set(self._seen) - wanted:
             del self._seen[path]

@@ -28,6 +28,7 @@ class IrSide:
     def __init__(self, host: WindowHost) -> None:
         self.host = host
         self.links: dict[str, IrLinks] = {}  # stage -> links of the IR text now shown
+        self.results: dict[str, HloResult] = {}  # stage -> the IR text now shown (File -> Save Trace keeps them)
         self.text_query = ""  # the last Find in IR Text query
 
     def start(self, result: TraceResult, links: linking.JaxprLinks | None = None) -> None:
@@ -38,7 +39,7 @@ class IrSide:
         self.host.jaxpr_links = (
             links if links is not None else linking.jaxpr_links(graph, "")
         )  # node sources now, jaxpr lines when the text comes
-        self.links = {}
+        self.links, self.results = {}, {}
         self.host.jaxpr.set_text("")
         self.host.ir.clear("printing the jaxpr…")
         make = self.host.jaxpr.document_maker()
@@ -120,7 +121,7 @@ class IrSide:
             return
         stage = result.request.stage
         links, found, document = made
-        self.links[stage] = links
+        self.links[stage], self.results[stage] = links, result
         self.host.ir.set_text(stage, result.text, document)
         self.apply_colours()
         if stage == "stablehlo":

@@ -58,6 +58,7 @@ class Jobs:
     def __init__(self, host: WindowHost) -> None:
         self.host = host
         self.retrace: RetraceDialog | None = None  # the open "would it retrace?" dialog
+        self.last_run: RunResult | None = None  # what the Run pane shows (File -> Save Trace keeps it)
 
     def retrace_static(self, value: str | None = None) -> bool:
         """Make the argument a tracer error depends on static (asking for its value) and retrace."""
@@ -119,6 +120,7 @@ class Jobs:
         if op == "retrace" and self.retrace is not None and isinstance(result, RetraceResult):
             self.retrace.show_result(result)
         elif op == "run" and isinstance(result, RunResult):
+            self.last_run = result
             self.host.run_panel.set_devices(list(result.devices), result.device.name if result.device else "")
             self.host.run_panel.set_result(result)
             where = f" on {result.device.name}" if result.device else ""

@@ -1,11 +1,15 @@
-"""The page the window shows before a file is open: Open File…, Open Example…, the recent files."""
+"""The page the window shows before a file is open (Open File…, Open Example…, the recent files), and
+the recent targets themselves: kept in the settings, listed in File → Open Recent and on that page."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QListWidget, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QListWidget, QMenu, QPushButton, QVBoxLayout, QWidget
 
+from jaxscope.qt.app import prefs
 from jaxscope.qt.panes.inputs_panel import plain_label
 
 
@@ -39,3 +43,33 @@ class WelcomePage(QWidget):
     def set_recent(self, items: list[str]) -> None:
         self.recent.clear()
         self.recent.addItems(items)
+
+
+MAX_RECENT = 10
+
+
+class RecentTargets:
+    """The targets opened last (``file.py``, ``file.py::function`` or a saved trace), newest first."""
+
+    def __init__(self, settings: QSettings, menu: QMenu, welcome: WelcomePage, open_target: Callable[[str], object]) -> None:
+        self.settings, self.menu, self.welcome, self.open_target = settings, menu, welcome, open_target
+        self.welcome.set_recent(self.items())
+        self._refresh_menu()
+
+    def items(self) -> list[str]:
+        """The recent targets whose file still exists (the settings file is the user's: read defensively)."""
+        items = prefs.read_strings(self.settings, "recent")
+        return [v for v in items if os.path.exists(v.rpartition("::")[0] or v)][:MAX_RECENT]
+
+    def remember(self, target: str) -> bool:
+        """Put `target` first; False when the settings could not be written."""
+        saved = prefs.update_strings(self.settings, "recent", lambda items: [target, *(t for t in items if t != target)][:MAX_RECENT])
+        self.welcome.set_recent(self.items())
+        self._refresh_menu()
+        return saved
+
+    def _refresh_menu(self) -> None:
+        self.menu.clear()
+        for target in self.items():
+            action = self.menu.addAction(target)
+            action.triggered.connect(lambda checked=False, t=target: self.open_target(t))

@@ -33,11 +33,11 @@ from jaxscope.qt.app.graph_export import GraphExport
 from jaxscope.qt.app.ir_side import IrSide
 from jaxscope.qt.app.jobs import Jobs, when_done
 from jaxscope.qt.app.linked_selection import LinkedSelection
-from jaxscope.qt.app.recent import RecentTargets
 from jaxscope.qt.app.status_line import StatusLine
 from jaxscope.qt.app.structure import ModelStructure
 from jaxscope.qt.app.trace_display import TraceDisplay, TracePrep, recording_gave_up, trace_prep
-from jaxscope.qt.app.welcome import WelcomePage
+from jaxscope.qt.app.trace_files import TraceFiles, droppable
+from jaxscope.qt.app.welcome import RecentTargets, WelcomePage
 from jaxscope.qt.graph.scene_model import SceneModel
 from jaxscope.qt.graph.view import QtGraphView
 from jaxscope.qt.panes.cost_panel import CostPanel
@@ -55,6 +55,7 @@ from jaxscope.qt.panes.source_frames import SourceFrames
 from jaxscope.qt.panes.source_view import QtSourceView
 from jaxscope.runtime.parse_process import discover
 from jaxscope.schema.collector import gc_paused
+from jaxscope.schema.document import SUFFIX
 from jaxscope.schema.graph import Graph, SourceLoc
 from jaxscope.schema.layout import Layout
 from jaxscope.schema.trace import ErrorInfo, FunctionRef, TraceRequest, TraceResult
@@ -71,6 +72,7 @@ class MainWindow(QMainWindow):
         self.doc = Document()
         self.settings = QSettings()
         self.jobs = Jobs(self)
+        self.trace_files = TraceFiles(self)
         self.ir_side = IrSide(self)
         self.exports = ExportJobs(self)
         self.graph_export = GraphExport(self)
@@ -184,6 +186,7 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self._action("Open &Example…", self.open_example_dialog, "Ctrl+Shift+O"))
         self.recent_menu = file_menu.addMenu("Open &Recent")
         file_menu.addSeparator()
+        file_menu.addAction(self._action("&Save Trace…", self.trace_files.save_dialog, QKeySequence.StandardKey.Save, "saveTraceAction"))
         file_menu.addAction(self._action("&Export Graph…", self.graph_export.dialog, "Ctrl+E", "exportAction"))
         file_menu.addAction(self._action("&Copy Graph Image", self.graph_export.copy_image, "Ctrl+Shift+C"))
         file_menu.addSeparator()
@@ -287,6 +290,9 @@ class MainWindow(QMainWindow):
     def open_target(self, target: str, args: str | None = None, inputs: str | None = None) -> bool:
         """Open `file.py` or `file.py::function` (specs `args` or a maker `inputs` for it), and trace it
         (the function, JAXSCOPE_MAIN, or the first with inputs) when it has inputs; else say what it needs."""
+        if target.endswith(SUFFIX):
+            return self.trace_files.open(target)
+        self.trace_files.leave()
         path, _, function = target.rpartition("::") if "::" in target else (target, "", "")
         path = self._opening = os.path.abspath(path)
         if os.path.isfile(path) and os.path.getsize(path) > BIG_SOURCE:  # ast.parse holds the GIL: 0.7 s at 50k lines
@@ -303,8 +309,7 @@ class MainWindow(QMainWindow):
                 self.show_problem(str(exc))
                 return False
             if exc.line is not None:  # a save broke the open file: show it, keep the last good result (stale)
-                with open(path, encoding="utf-8", errors="replace") as fh:
-                    self.source.set_source(fh.read(), path)
+                self.source.set_source(self.trace_files.text(path), path)
             loc = SourceLoc(file=path, line=exc.line, col=exc.col or 0) if exc.line is not None else None
             self._on_trace_failed(ErrorInfo(kind="syntax", message=exc.message, location=loc))
             return False
@@ -315,8 +320,7 @@ class MainWindow(QMainWindow):
         else:
             self.files.watch(path)
         self.doc.path = path
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            self.source.set_source(fh.read(), path)
+        self.source.set_source(self.trace_files.text(path), path)
         self.display.show_guide(module.docstring)
         if not function:
             chosen = first_with_inputs(module) or (module.functions[0] if module.functions else None)
@@ -368,7 +372,7 @@ class MainWindow(QMainWindow):
         return dialogs.confirm_run(self, path)
 
     def _trace(self, function: str, args: str, inputs: str = "") -> None:
-        if not self.may_run(self.doc.path):
+        if self.controller.saved is None and not self.may_run(self.doc.path):
             self.show_problem(f"View only: {os.path.basename(self.doc.path)} was not run. Trace (F5) to be asked again.")
             return
         if self.doc.function != function:
@@ -524,10 +528,8 @@ class MainWindow(QMainWindow):
         self.problem_static.setVisible(suggestion is not None)
         if info is not None and suggestion is not None:
             self.problem_static.setText(f"Retrace with `{info.argument}` static…")
-            self.problem_static.setToolTip(
-                f"Pass a Python value for {info.argument} instead of an array spec: jit bakes it in "
-                "(like static_argnums) and retraces when it changes."
-            )
+            self.problem_static.setToolTip(f"Pass a Python value for {info.argument} instead of an array spec: jit bakes it in "
+                                           "(like static_argnums) and retraces when it changes.")
         if text:
             self.docks["problems"].raise_()
 
@@ -560,8 +562,7 @@ class MainWindow(QMainWindow):
         dialogs.show_shortcuts(self, self.actions())
 
     def show_about(self) -> None:
-        worker = self.controller.worker
-        dialogs.show_about(self, str(worker.worker_info().get("jax_version", "?")) if worker else "?")
+        dialogs.show_about(self, str(self.controller.worker.worker_info().get("jax_version", "?")))
 
     # ------------------------------------------------------------------ theme, settings, events
 
@@ -590,11 +591,9 @@ class MainWindow(QMainWindow):
         super().closeEvent(event)
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        if any(u.toLocalFile().endswith(".py") for u in event.mimeData().urls()):
+        if droppable(event.mimeData().urls()):
             event.acceptProposedAction()
 
     def dropEvent(self, event: QDropEvent) -> None:
-        for url in event.mimeData().urls():
-            if url.toLocalFile().endswith(".py"):
-                self.open_target(url.toLocalFile())
-                break
+        if found := droppable(event.mimeData().urls()):
+            self.open_target(found)
