@@ -95,6 +95,16 @@ def union(a: Graph, b: Graph, d: GraphDiff) -> Union:
     return Union(Graph(b.function, bodies, root), status)
 
 
+def removed_path(d: GraphDiff, a_path: str) -> str:
+    """Where A's equation at `a_path` (removed) is drawn in the union graph."""
+    owner, _, local = a_path.rpartition("/")
+    if not owner:
+        return REMOVED + local
+    eqn, _, index = owner.rpartition(":")
+    mapped = d.b_of.get(eqn)
+    return f"{mapped}:{index}/{REMOVED}{local}" if mapped is not None else f"{removed_path(d, eqn)}:{index}/{local}"
+
+
 def _sub(graph: Graph, owner: str, index: int) -> Body | None:
     from jaxscope.schema.graph import resolve
 

@@ -81,3 +81,16 @@ def test_inside_a_jit_and_the_union_keeps_removed_nodes_wired() -> None:
     inner = both.graph.bodies[both.graph.top.nodes[1].subgraphs[0].body]
     assert {(e.src, e.dst) for e in inner.edges} >= {("e0", f"{REMOVED}e1"), (f"{REMOVED}e1", "out0")}
     assert both.graph.top.total_eqns == 4  # neg, jit, sin (both) and A's cos
+
+
+def test_where_a_removed_equation_is_drawn_in_the_union() -> None:
+    from jaxscope.analysis.diff_view import removed_path
+
+    inner_a = mk_body("b1", 1, [("sin", ["in0"]), ("cos", ["e0"])], ["e1"])
+    inner_b = mk_body("b1", 1, [("sin", ["in0"])], ["e0"])
+    a = mk_graph(mk_body("b0", 1, [("neg", ["in0"]), ("jit", ["e0"], [("jit", "b1", "jaxpr")])], ["e1"]), inner_a)
+    b = mk_graph(mk_body("b0", 1, [("jit", ["in0"], [("jit", "b1", "jaxpr")])], ["e0"]), inner_b)
+    d = diff(a, b)
+    assert d.b_of["e1"] == "e0" and removed_path(d, "e1:0/e1") == f"e0:0/{REMOVED}e1" and removed_path(d, "e0") == f"{REMOVED}e0"
+    both = union(a, b, d)
+    assert both.status[removed_path(d, "e1:0/e1")] == "removed" and both.status[removed_path(d, "e0")] == "removed"

@@ -40,6 +40,11 @@ def when_done(parent: QObject, then: Callable[[Future[T]], object], work: Callab
     pool = ThreadPoolExecutor(1, thread_name_prefix="jaxscope-apart")
     future = pool.submit(work, *args)
     pool.shutdown(wait=False)
+    when_future(parent, future, then)
+
+
+def when_future(parent: QObject, future: Future[T], then: Callable[[Future[T]], object]) -> None:
+    """Call `then(future)` on the GUI thread once `future` (of any thread) is done."""
     timer = QTimer(parent)
 
     def poll() -> None:

@@ -9,9 +9,7 @@ from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKe
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
-    QFrame,
     QMainWindow,
-    QScrollArea,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
@@ -38,6 +36,7 @@ from jaxscope.qt.app.structure import ModelStructure
 from jaxscope.qt.app.trace_display import TraceDisplay, TracePrep, recording_gave_up, trace_prep
 from jaxscope.qt.app.trace_files import TraceFiles, droppable
 from jaxscope.qt.app.welcome import RecentTargets, WelcomePage
+from jaxscope.qt.compare.compare import Compare
 from jaxscope.qt.graph.scene_model import SceneModel
 from jaxscope.qt.graph.view import QtGraphView
 from jaxscope.qt.panes.cost_panel import CostPanel
@@ -49,7 +48,7 @@ from jaxscope.qt.panes.jaxpr_view import QtJaxprView
 from jaxscope.qt.panes.log_pane import LogPane
 from jaxscope.qt.panes.node_inspector import NodeInspector
 from jaxscope.qt.panes.problems_panel import ProblemsPanel
-from jaxscope.qt.panes.run_panel import RunPanel
+from jaxscope.qt.panes.run_panel import RunPanel, scrolled
 from jaxscope.qt.panes.search_bar import SearchBar
 from jaxscope.qt.panes.source_frames import SourceFrames
 from jaxscope.qt.panes.source_view import QtSourceView
@@ -72,7 +71,7 @@ class MainWindow(QMainWindow):
         self.doc = Document()
         self.settings = QSettings()
         self.jobs = Jobs(self)
-        self.trace_files = TraceFiles(self)
+        self.trace_files, self.compare = TraceFiles(self), Compare(self)
         self.ir_side = IrSide(self)
         self.exports = ExportJobs(self)
         self.graph_export = GraphExport(self)
@@ -130,11 +129,8 @@ class MainWindow(QMainWindow):
         self.inspector = NodeInspector()
         self._dock("node", "Node", self.inspector, Qt.DockWidgetArea.BottomDockWidgetArea, tab_with="problems")
         self.run_panel = RunPanel()
-        run_scroll = QScrollArea()  # its options form would otherwise set the height of the whole bottom dock area
-        run_scroll.setWidgetResizable(True)
-        run_scroll.setFrameShape(QFrame.Shape.NoFrame)
-        run_scroll.setWidget(self.run_panel)
-        self._dock("run", "Run: jit vs eager", run_scroll, Qt.DockWidgetArea.BottomDockWidgetArea, tab_with="problems")
+        # scrolled: its options form would otherwise set the height of the whole bottom dock area
+        self._dock("run", "Run: jit vs eager", scrolled(self.run_panel), Qt.DockWidgetArea.BottomDockWidgetArea, tab_with="problems")
         self.cost_panel = CostPanel()
         self._dock("cost", "Cost", self.cost_panel, Qt.DockWidgetArea.BottomDockWidgetArea, tab_with="problems")
         self.docks["problems"].raise_()
@@ -220,6 +216,7 @@ class MainWindow(QMainWindow):
         self.graph.set_long_edges_whole(self.long_edges_whole.isChecked())
         view.addAction(self.long_edges_whole)
         self.structure.add_action(view)
+        view.addAction(self._action("&Compare with…", self.compare.dialog, "Ctrl+Shift+D", "compareAction"))
         view.addSeparator()
         view.addAction(self._action("&Find in Graph", self.search_bar.focus, QKeySequence.StandardKey.Find))
         view.addAction(self._action("Find &Next", lambda: self.search_bar.step(+1), QKeySequence.StandardKey.FindNext))
@@ -397,6 +394,7 @@ class MainWindow(QMainWindow):
         previous = self.doc.result
         self.doc.refit = previous is None or (previous.request.function, previous.request.args, previous.request.inputs) != (
             result.request.function, result.request.args, result.request.inputs)
+        self.compare.remember(previous, result)
         self.doc.result = result
         self.inputs.show_result(result)
         self.display.fresh(result)

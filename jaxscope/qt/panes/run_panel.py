@@ -475,3 +475,12 @@ def _times(result: RunResult) -> str:
     if result.eager_s and result.steady_s:
         lines.append(f"speed-up of jit over eager: {result.eager_s / result.steady_s:.1f}×")
     return "\n".join(lines)
+
+
+def scrolled(widget: QWidget) -> QScrollArea:
+    """`widget` in a frameless scroll area that follows its size."""
+    area = QScrollArea()
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    area.setWidget(widget)
+    return area

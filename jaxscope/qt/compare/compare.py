@@ -1,0 +1,162 @@
+"""View → Compare with…: the trace shown (B) against another (A): the previous trace of this
+function (before the last edit or other inputs), another function or other inputs traced by the
+worker, or a saved trace. The diff is computed apart from the GUI thread and shown in a
+`CompareWindow`; a trace that cannot be had is said in the Problems pane."""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import Future
+from typing import TYPE_CHECKING
+
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLineEdit,
+    QPushButton,
+    QWidget,
+)
+
+from jaxscope.analysis.trace_diff import GraphDiff, diff
+from jaxscope.qt.app.jobs import when_done, when_future
+from jaxscope.qt.compare.compare_window import CompareWindow
+from jaxscope.schema.document import SUFFIX, DocumentError, TraceDocument, read
+from jaxscope.schema.trace import TraceRequest, TraceResult, result_from_jsonable
+
+if TYPE_CHECKING:
+    from jaxscope.qt.app.window import MainWindow
+
+PREVIOUS = "The previous trace of this function"
+OTHER = "Another function, file or inputs (traced now)"
+SAVED = "A saved trace (.jaxscope)"
+
+
+def describe(result: TraceResult) -> str:
+    request = result.request
+    name = os.path.basename(request.function.path) + "::" if request.function.path else ""
+    with_ = f"({request.args})" if request.args else f" with {request.inputs}" if request.inputs else "()"
+    return f"{name}{request.function.qualname}{with_}"
+
+
+class CompareDialog(QDialog):
+    """What to compare the trace shown with."""
+
+    def __init__(self, parent: QWidget, target: str, args: str, has_previous: bool) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Compare with")
+        self.kind = QComboBox()
+        self.kind.addItems([*([PREVIOUS] if has_previous else []), OTHER, SAVED])
+        self.target = QLineEdit(target)
+        self.target.setPlaceholderText("path/to/file.py::function, or NAME.jaxscope")
+        self.args = QLineEdit(args)
+        self.args.setPlaceholderText("arguments, e.g. f32[8,128], training=False (empty: the file's inputs)")
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self._browse)
+        row = QHBoxLayout()
+        row.addWidget(self.target, 1)
+        row.addWidget(browse)
+        form = QFormLayout(self)
+        form.addRow("Compare with", self.kind)
+        form.addRow("Target", row)
+        form.addRow("Arguments", self.args)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        form.addRow(buttons)
+        self.kind.currentTextChanged.connect(self._kind_changed)
+        self._kind_changed(self.kind.currentText())
+        self.resize(640, 160)
+
+    def _kind_changed(self, kind: str) -> None:
+        self.target.setEnabled(kind != PREVIOUS)
+        self.args.setEnabled(kind == OTHER)
+
+    def _browse(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Compare with", os.path.dirname(self.target.text().partition("::")[0]),
+                                              f"Python or saved trace (*.py *{SUFFIX})")
+        if path:
+            self.target.setText(path)
+            self.kind.setCurrentText(SAVED if path.endswith(SUFFIX) else OTHER)
+
+
+class Compare:
+    def __init__(self, host: MainWindow) -> None:
+        self.host = host
+        self.previous: TraceResult | None = None  # the trace before the one shown (of the same function)
+        self.windows: list[CompareWindow] = []
+
+    def remember(self, previous: TraceResult | None, current: TraceResult) -> None:
+        """Keep the trace a new one replaces, when it is of the same function (an edit, other inputs)."""
+        if previous is not None and previous is not current and previous.request.function == current.request.function:
+            self.previous = previous
+
+    def dialog(self) -> None:
+        host = self.host
+        result = host.doc.result
+        if result is None:
+            host.show_problem("Nothing to compare yet: trace a function first.")
+            return
+        ref = result.request.function
+        dialog = CompareDialog(host, f"{ref.path}::{ref.qualname}", result.request.args, self.previous is not None)
+        if dialog.exec() != QDialog.DialogCode.Accepted:
+            return
+        kind, target, args = dialog.kind.currentText(), dialog.target.text().strip(), dialog.args.text().strip()
+        if kind == PREVIOUS and self.previous is not None:
+            self.show(self.previous, result)
+        elif kind == SAVED or target.endswith(SUFFIX):
+            self.with_document(target)
+        else:
+            self.with_target(target, args or None)
+
+    def with_document(self, path: str) -> None:
+        def read_done(done: Future[TraceDocument]) -> None:
+            try:
+                doc = done.result()
+            except DocumentError as exc:
+                self.host.show_problem(str(exc))
+                return
+            if self.host.doc.result is not None:
+                self.show(doc.trace, self.host.doc.result, os.path.basename(path))
+
+        when_done(self.host, read_done, read, path)
+
+    def with_target(self, target: str, args: str | None, inputs: str | None = None) -> None:
+        """Trace `target` in the worker (the window's trace stays), then compare."""
+        from jaxscope.session import SessionError, resolve_call
+
+        try:
+            ref, call, maker = resolve_call(target, args, inputs)
+        except SessionError as exc:
+            self.host.show_problem(f"Compare with {target}: {exc}")
+            return
+        self.host.phase_label.setText(f"tracing {ref.qualname} to compare…")
+        request = TraceRequest(ref, args=call, jaxpr_text=False, record_flow=False, diagnose=False, inputs=maker)
+        future = self.host.controller.worker.submit("trace", request, result_from_jsonable)
+
+        def traced(done: Future[TraceResult]) -> None:
+            self.host.phase_label.setText("")
+            try:
+                other = done.result()
+            except Exception as exc:
+                info = getattr(exc, "info", None)
+                self.host.show_problem(f"Compare with {target}: {info.summary() if info is not None else exc}", info)
+                return
+            if self.host.doc.result is not None:
+                self.show(other, self.host.doc.result)
+
+        when_future(self.host, future, traced)
+
+    def show(self, a: TraceResult, b: TraceResult, a_name: str = "") -> None:
+        """Diff `a` against `b` apart from the GUI thread, then open the comparison."""
+        def done(found: Future[GraphDiff]) -> None:
+            window = CompareWindow(a.graph, b.graph, found.result(), (a_name or describe(a), describe(b)),
+                                   self.host.controller.layouts, self.host.theme, self.host)
+            self.windows = [w for w in self.windows if w.isVisible()] + [window]
+            window.show()
+            self.host.statusBar().showMessage(f"compared: {found.result().summary()}", 8000)
+
+        when_done(self.host, done, diff, a.graph, b.graph)

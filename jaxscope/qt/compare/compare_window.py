@@ -1,0 +1,177 @@
+"""Two traces side by side (View → Compare with…): A's graph on the left, B's on the right, each
+box coloured by the diff (removed in A, added in B, changed in both), a list of the differences,
+and one selection: a box picked on either side selects its match on the other. "Overlay" draws
+both as one graph instead (B's, with A's removed equations put back, as `jaxscope diff -o`)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from jaxscope.analysis.diff_view import COLOURS, Union, removed_path, union
+from jaxscope.analysis.scope_view import ScopedGraph, first_open, for_window
+from jaxscope.analysis.trace_diff import GraphDiff
+from jaxscope.qt.app.document import nearest_visible, owner_chain
+from jaxscope.qt.app.jobs import when_future
+from jaxscope.qt.graph.view import QtGraphView
+from jaxscope.runtime.layout_client import LayoutClient
+from jaxscope.schema.graph import Graph, resolve
+from jaxscope.schema.layout import Layout
+
+MODES = ("Side by side", "Overlay")
+
+
+class _Side:
+    """One graph of the comparison: its drawn view, what is open, its colours, its view widget."""
+
+    def __init__(self, graph: Graph, status: dict[str, str], scoped: bool) -> None:
+        self.view: ScopedGraph | None = for_window(graph) if scoped else None
+        self.graph = self.view.graph if self.view is not None else graph
+        self.widget = QtGraphView()
+        self.expanded = first_open(self.graph)
+        self.fills = self._fills(status)
+
+    def _fills(self, status: dict[str, str]) -> dict[str, str]:
+        """Each drawn box's colour: its own status, or for a group (and a collapsed owner) what
+        its equations share ("removed" when all went) or "changed" when they differ."""
+        inside: dict[str, list[str]] = {}
+        fills: dict[str, str] = {}
+        for path, what in status.items():
+            for shown in self.shown([path]):
+                if shown.rpartition("/")[2] == path.rpartition("/")[2]:  # the equation itself, not a group holding it
+                    fills[shown] = COLOURS[what]
+                for owner in owner_chain(shown):
+                    inside.setdefault(owner, []).append(what)
+        for owner, found in inside.items():
+            if owner in fills:
+                continue
+            kinds = set(found)
+            members = [p for p in self.real([owner]) if "." not in p.rpartition("/")[2]]  # literals are no equations
+            whole = len(kinds) == 1 and len(found) >= len(members)
+            fills[owner] = COLOURS[found[0] if whole else "changed"]
+        return fills
+
+    def real(self, paths: list[str]) -> list[str]:
+        return self.view.real_paths(paths) if self.view is not None else paths
+
+    def shown(self, paths: list[str]) -> list[str]:
+        return self.view.view_paths(paths) if self.view is not None else paths
+
+    def select(self, real: list[str]) -> None:
+        """Select the boxes drawn for these program paths (a collapsed group or owner: it)."""
+        model = self.widget.model
+        drawn = set(model.by_base) if model is not None else set()
+        self.widget.select_paths([v for p in self.shown(real) if (v := nearest_visible(p, drawn)) is not None])
+
+
+class CompareWindow(QWidget):
+    def __init__(self, a: Graph, b: Graph, found: GraphDiff, names: tuple[str, str], layouts: LayoutClient,
+                 theme: str = "light", parent: QWidget | None = None) -> None:
+        super().__init__(parent, Qt.WindowType.Window)
+        self.setWindowTitle(f"Compare — A: {names[0]}  ·  B: {names[1]}")
+        self.diff, self.layouts, self.theme = found, layouts, theme
+        self.a = _Side(a, found.status_a(), scoped=True)
+        self.b = _Side(b, found.status_b(), scoped=True)
+        both: Union = union(a, b, found)
+        self.overlay = _Side(both.graph, both.status, scoped=False)
+        self.overlay.fills = {p: COLOURS[s] for p, s in both.status.items()}
+        self._syncing = False
+
+        self.summary = QLabel(f"<b>{found.summary()}</b> &nbsp; A: {names[0]} &nbsp;·&nbsp; B: {names[1]}")
+        self.summary.setObjectName("compareSummary")
+        self.mode = QComboBox()
+        self.mode.addItems(MODES)
+        self.mode.currentIndexChanged.connect(self._show_mode)
+        key = "  ".join(f'<span style="background:{c}">&nbsp;&nbsp;&nbsp;&nbsp;</span> {n}' for n, c in COLOURS.items())
+        top = QHBoxLayout()
+        top.addWidget(self.summary, 1)
+        top.addWidget(QLabel(key))
+        top.addWidget(self.mode)
+        self.split = QSplitter(Qt.Orientation.Horizontal)
+        for side in (self.a, self.b, self.overlay):
+            self.split.addWidget(side.widget)
+        self.overlay.widget.hide()
+        self.changes = QListWidget()
+        self.changes.setObjectName("compareChanges")
+        self._fill_changes(a, b)
+        self.changes.currentItemChanged.connect(self._change_picked)
+        body = QSplitter(Qt.Orientation.Vertical)
+        body.addWidget(self.split)
+        body.addWidget(self.changes)
+        body.setSizes([700, 160])
+        outer = QVBoxLayout(self)
+        outer.addLayout(top)
+        outer.addWidget(body, 1)
+        self.a.widget.selection_changed.connect(lambda paths: self._sync(self.a, self.b, paths, found.b_of))
+        self.b.widget.selection_changed.connect(lambda paths: self._sync(self.b, self.a, paths, found.a_of))
+        for side in (self.a, self.b, self.overlay):
+            side.widget.toggle_cluster_requested.connect(lambda owner, s=side: self._toggle(s, owner))
+        self.resize(1500, 900)
+        for side in (self.a, self.b):
+            self._lay_out(side)
+
+    def _lay_out(self, side: _Side) -> None:
+        future = self.layouts.submit(side.graph, side.expanded)
+        when_future(self, future, lambda done: self._draw(side, done.result()) if done.exception() is None else None)
+
+    def _draw(self, side: _Side, layout: Layout) -> None:
+        keep = side.widget.has_content()
+        side.widget.set_graph(side.graph, layout, self.theme, keep_view=keep)
+        side.widget.set_fills(side.fills)
+
+    def _toggle(self, side: _Side, owner: str) -> None:
+        side.expanded = side.expanded ^ {owner}
+        self._lay_out(side)
+
+    def _show_mode(self, index: int) -> None:
+        overlay = MODES[index] == "Overlay"
+        self.a.widget.setVisible(not overlay)
+        self.b.widget.setVisible(not overlay)
+        self.overlay.widget.setVisible(overlay)
+        if overlay and not self.overlay.widget.has_content():
+            self._lay_out(self.overlay)
+
+    def _sync(self, source: _Side, target: _Side, paths: list[str], match: dict[str, str]) -> None:
+        """A selection on one side selects what it matched on the other (a group: its members')."""
+        if self._syncing:
+            return
+        self._syncing = True
+        try:
+            target.select([match[p] for p in source.real(paths) if p in match])
+        finally:
+            self._syncing = False
+
+    def _fill_changes(self, a: Graph, b: Graph) -> None:
+        d = self.diff
+        rows = [*(("removed", p, "", a, p, "only in A") for p in d.removed), *(("added", "", p, b, p, "only in B") for p in d.added),
+                *(("changed", c.a, c.b, b, c.b, "; ".join(c.what)) for c in d.changed)]
+        for what, pa, pb, graph, path, text in rows:
+            _, node = resolve(graph, path)
+            where = f"{node.source.file.rsplit('/', 1)[-1]}:{node.source.line}" if node.source is not None else ""
+            item = QListWidgetItem(f"{what:<8}  {node.label:<16} {', '.join(node.avals):<14} {node.name_stack or '(top)'}  {where}   {text}")
+            item.setData(Qt.ItemDataRole.UserRole, (pa, pb))
+            item.setBackground(QColor(COLOURS[what]))
+            self.changes.addItem(item)
+
+    def _change_picked(self, item: QListWidgetItem | None) -> None:
+        if item is None:
+            return
+        pa, pb = item.data(Qt.ItemDataRole.UserRole)
+        self._syncing = True
+        try:
+            for side, path in ((self.a, pa), (self.b, pb)):
+                side.select([path] if path else [])
+            if self.overlay.widget.isVisible():
+                self.overlay.widget.select_paths([pb or removed_path(self.diff, pa)])
+        finally:
+            self._syncing = False
