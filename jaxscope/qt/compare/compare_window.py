@@ -158,7 +158,8 @@ class CompareWindow(QWidget):
         for what, pa, pb, graph, path, text in rows:
             _, node = resolve(graph, path)
             where = f"{node.source.file.rsplit('/', 1)[-1]}:{node.source.line}" if node.source is not None else ""
-            item = QListWidgetItem(f"{what:<8}  {node.label:<16} {', '.join(node.avals):<14} {node.name_stack or '(top)'}  {where}   {text}")
+            avals = ", ".join(node.avals)
+            item = QListWidgetItem(f"{what:<8}  {node.label:<16} {avals:<14} {node.name_stack or '(top)'}  {where}   {text}")
             item.setData(Qt.ItemDataRole.UserRole, (pa, pb))
             item.setBackground(QColor(COLOURS[what]))
             self.changes.addItem(item)
