@@ -5,12 +5,12 @@ Importing the package is cheap on purpose: it pulls in neither jax nor Qt.
 
 from jaxscope.about import __version__ as __version__
 
-__all__ = ["GraphImage", "JaxscopeError", "export", "graph", "show"]
+__all__ = ["GraphImage", "JaxscopeError", "SavedTrace", "TraceDiff", "diff", "export", "graph", "load", "show"]
 _API = frozenset(__all__)
 
 
 def __getattr__(name: str) -> object:
-    """`jaxscope.export` / `graph` / `show` load `jaxscope.api` on first use, keeping this import cheap."""
+    """`jaxscope.export` / `graph` / `show` / `load` / `diff` load `jaxscope.api` on first use, keeping this import cheap."""
     if name in _API:
         from jaxscope import api
 

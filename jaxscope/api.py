@@ -1,4 +1,5 @@
-"""The Python API: export, display or open the graph of a JAX function from a script or notebook.
+"""The Python API: export, display or open the graph of a JAX function from a script or notebook;
+read a saved trace (`load`) and compare two traces (`diff`).
 
 ``fn_or_target`` is a live function object or a target string (``"file.py::func"``, ``"file.py"``
 for its ``JAXSCOPE_MAIN`` function, ``"pkg.mod:func"``). A live function is traced in the calling
@@ -28,6 +29,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from jaxscope.analysis.trace_diff import GraphDiff
+    from jaxscope.schema.document import TraceDocument
     from jaxscope.schema.graph import Graph
     from jaxscope.schema.layout import Layout
 
@@ -342,3 +345,115 @@ def show(fn_or_target: Callable[..., Any] | str, *example_args: Any, args_spec: 
     """Open the desktop app on the function (a separate process; nothing is written). Returns the Popen."""
     argv = show_argv(fn_or_target, *example_args, args_spec=args_spec, inputs=inputs, **example_kwargs)
     return subprocess.Popen(argv)
+
+
+@dataclass(frozen=True)
+class SavedTrace:
+    """A trace saved by `jaxscope save` or File → Save Trace, read without the code that made it:
+    its graph, jaxpr, IR texts, run and sources; displays as its graph in Jupyter."""
+
+    path: str
+    document: TraceDocument
+
+    @property
+    def graph(self) -> Graph:
+        return self.document.trace.graph
+
+    @property
+    def jaxpr(self) -> str:
+        return self.document.trace.jaxpr_text
+
+    def hlo(self, stage: str = "stablehlo") -> str:
+        """The StableHLO ("stablehlo") or compiled HLO ("compiled") text saved ("" when not)."""
+        found = self.document.hlo(stage)
+        return found.text if found is not None else ""
+
+    def image(self, *, scopes: bool = True, collapse: int | None = None, theme: str = "light") -> GraphImage:
+        """Its graph drawn (grouped by model structure unless `scopes` is False)."""
+        from jaxscope.render.svg import render_svg
+
+        shown = _shown(self.graph, scopes)
+        layout = _layout(shown, collapse, "TB", 5.0)
+        return GraphImage(shown, layout, render_svg(shown, layout, theme=theme), theme)
+
+    def _repr_html_(self) -> str:
+        import html
+
+        doc = self.document
+        head = f"<p><b>{html.escape(doc.target)}</b> — {self.graph.top.total_eqns} equations, saved {html.escape(doc.created)}</p>"
+        return head + self.image().svg
+
+    def __repr__(self) -> str:
+        return f"<jaxscope saved trace {self.path}: {self.document.target}, {self.graph.top.total_eqns} equations>"
+
+
+def load(path: str | os.PathLike[str]) -> SavedTrace:
+    """Read a saved trace (NAME.jaxscope); a JaxscopeError says what is wrong with a bad one."""
+    from jaxscope.documents import load as read
+    from jaxscope.session import SessionError
+
+    try:
+        return SavedTrace(os.fspath(path), read(os.fspath(path)))
+    except SessionError as exc:
+        raise JaxscopeError(str(exc), exc.code) from None
+
+
+@dataclass(frozen=True)
+class TraceDiff:
+    """Two traces compared equation by equation (as `jaxscope diff`): `counts()`, `summary()`, the
+    report as `str()`, and in Jupyter the report over both graphs drawn as one, coloured."""
+
+    names: tuple[str, str]
+    a: Graph
+    b: Graph
+    found: GraphDiff
+
+    def counts(self) -> dict[str, int]:
+        return self.found.counts()
+
+    def summary(self) -> str:
+        return self.found.summary()
+
+    def __str__(self) -> str:
+        from jaxscope.analysis.diff_view import report
+
+        return "\n".join(report(self.a, self.b, self.found, self.names))
+
+    def image(self, theme: str = "light") -> GraphImage:
+        """Both graphs as one (B's, with A's removed equations put back), coloured by the diff."""
+        from jaxscope.analysis.diff_view import COLOURS, union
+        from jaxscope.render.overlay import Overlay
+        from jaxscope.render.svg import render_svg
+
+        both = union(self.a, self.b, self.found)
+        layout = _layout(both.graph, None, "TB", 5.0)
+        overlay = Overlay.categories("diff", both.status, COLOURS, caption=self.summary())
+        return GraphImage(both.graph, layout, render_svg(both.graph, layout, theme=theme, overlay=overlay), theme)
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return f"<pre>{html.escape(str(self))}</pre>" + self.image().svg
+
+
+def diff(a: SavedTrace | str, b: SavedTrace | str, *, args_a: str | None = None, args_b: str | None = None,
+         inputs_a: str | None = None, inputs_b: str | None = None, timeout: float | None = None) -> TraceDiff:
+    """Compare two traces: each a `load`ed trace, a NAME.jaxscope path or a target string (traced in a
+    worker with its own `args_*` specs or `inputs_*` maker)."""
+    from jaxscope.analysis.trace_diff import diff as compare
+    from jaxscope.session import SessionError, trace
+
+    def side(x: SavedTrace | str, args: str | None, inputs: str | None) -> tuple[Graph, str]:
+        if isinstance(x, str) and x.endswith(".jaxscope"):
+            x = load(x)
+        if isinstance(x, SavedTrace):
+            return x.graph, x.document.target
+        try:
+            result = trace(x, args, inputs=inputs, timeout=timeout, diagnose=False)
+        except SessionError as exc:
+            raise JaxscopeError(str(exc), exc.code) from None
+        request = result.request
+        return result.graph, x + (f" --args {request.args!r}" if request.args else f" --inputs {request.inputs}" if request.inputs else "")
+
+    (ga, na), (gb, nb) = side(a, args_a, inputs_a), side(b, args_b, inputs_b)
+    return TraceDiff((na, nb), ga, gb, compare(ga, gb))

@@ -14,6 +14,8 @@ def add_parser(sub: Any) -> None:
     add_target(p)
     p.add_argument("--vs", required=True, metavar="SPEC", help="the second call's arguments, e.g. 'f32[16,4], use_bias=False'")
     p.add_argument("--json", action="store_true", help="print the verdict and reasons as JSON")
+    p.add_argument("--diff", action="store_true", help="also trace both calls and show the difference, equation by equation "
+                   "(as `jaxscope diff`)")
 
 
 def run(opts: argparse.Namespace) -> int:
@@ -39,4 +41,22 @@ def run(opts: argparse.Namespace) -> int:
         print(json.dumps(asdict(result), sort_keys=True, indent=1))
     else:
         print(result.summary())
+    if opts.diff:
+        _difference(opts, before)
     return 0
+
+
+def _difference(opts: argparse.Namespace, before: str) -> None:
+    """Both calls traced (one worker) and diffed."""
+    from jaxscope.analysis.diff_view import report
+    from jaxscope.analysis.trace_diff import diff
+    from jaxscope.session import close_soon, one_off_client, trace
+
+    client = one_off_client({"trace": opts.timeout} if opts.timeout else None, opts.python, worker_env(opts))
+    try:
+        a, b = (trace(opts.target, call, debug=opts.debug, diagnose=False, client=client) for call in (before, opts.vs))
+    finally:
+        close_soon(client)
+    found = diff(a.graph, b.graph)
+    print()
+    print("\n".join(report(a.graph, b.graph, found, (f"({before})", f"({opts.vs})"))))

@@ -48,3 +48,5 @@ class WindowHost(Protocol):
     def show_problem(self, text: str, info: ErrorInfo | None = None) -> None: ...
 
     def resume_ir(self) -> None: ...  # after a job: pick the IR up again (`IrSide.resume`)
+
+    def compare_with(self, target: str, args: str) -> None: ...  # the trace shown (A) against `target` with `args` (B)

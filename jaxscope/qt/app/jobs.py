@@ -161,6 +161,8 @@ class Jobs:
                 "retrace", RetraceRequest(result.request.function, before, after), lambda d: from_jsonable(RetraceResult, d)
             )
         )
+        ref = result.request.function
+        dialog.diff_requested.connect(lambda after: self.host.compare_with(f"{ref.path}::{ref.qualname}", after))
         dialog.show()
         return dialog
 

@@ -436,6 +436,9 @@ class MainWindow(QMainWindow):
     def palette_colours(self) -> list[str]:
         return self.display.palette()
 
+    def compare_with(self, target: str, args: str) -> None:
+        self.compare.with_target(target, args, after=True)
+
     def resume_ir(self) -> None:
         self.ir_side.resume()
 

@@ -124,8 +124,9 @@ class Compare:
 
         when_done(self.host, read_done, read, path)
 
-    def with_target(self, target: str, args: str | None, inputs: str | None = None) -> None:
-        """Trace `target` in the worker (the window's trace stays), then compare."""
+    def with_target(self, target: str, args: str | None, inputs: str | None = None, after: bool = False) -> None:
+        """Trace `target` in the worker (the window's trace stays), then compare: it is A, the trace
+        shown B; `after` (other inputs of "would it retrace?"): the trace shown is A, it B."""
         from jaxscope.session import SessionError, resolve_call
 
         try:
@@ -145,8 +146,9 @@ class Compare:
                 info = getattr(exc, "info", None)
                 self.host.show_problem(f"Compare with {target}: {info.summary() if info is not None else exc}", info)
                 return
-            if self.host.doc.result is not None:
-                self.show(other, self.host.doc.result)
+            current = self.host.doc.result
+            if current is not None:
+                self.show(*((current, other) if after else (other, current)))
 
         when_future(self.host, future, traced)
 

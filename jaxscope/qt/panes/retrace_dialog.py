@@ -25,6 +25,7 @@ class RetraceDialog(QDialog):
     """Before (the traced inputs) vs after (editable); Check asks the window to run the comparison."""
 
     check_requested = Signal(str, str)  # before, after (call-argument texts)
+    diff_requested = Signal(str)  # after: show the two traces' difference
 
     def __init__(self, function: str, before: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -48,7 +49,13 @@ class RetraceDialog(QDialog):
         self.answer.setPlaceholderText("Change a shape, a dtype or a static value above, then Check.")
         self.check = QPushButton("Check")
         self.check.setDefault(True)
+        self.difference = QPushButton("Show the Difference")
+        self.difference.setObjectName("retraceDifference")
+        self.difference.setToolTip("Trace it with these inputs too and compare the two programs, equation by equation")
+        self.difference.setEnabled(False)
+        self.difference.clicked.connect(lambda: self.diff_requested.emit(self.after.text()))
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.addButton(self.difference, QDialogButtonBox.ButtonRole.ActionRole)
         buttons.addButton(self.check, QDialogButtonBox.ButtonRole.ActionRole)
         buttons.rejected.connect(self.reject)
         form = QFormLayout()
@@ -75,6 +82,7 @@ class RetraceDialog(QDialog):
 
     def show_result(self, result: RetraceResult) -> None:
         self.answer.setPlainText(result.summary())
+        self.difference.setEnabled(result.request.after == self.after.text())
 
     def show_error(self, info: ErrorInfo) -> None:
         self.answer.setPlainText(info.summary())
