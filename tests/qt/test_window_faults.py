@@ -469,8 +469,7 @@ def test_two_windows_merge_their_recent_and_trusted_files(qtbot, tmp_path):
     from PySide6.QtWidgets import QMenu
 
     from jaxscope.qt.app import prefs
-    from jaxscope.qt.app.welcome import RecentTargets
-    from jaxscope.qt.app.welcome import WelcomePage
+    from jaxscope.qt.app.welcome import RecentTargets, WelcomePage
 
     ini = str(tmp_path / "shared.ini")
     first, second = QSettings(ini, QSettings.Format.IniFormat), QSettings(ini, QSettings.Format.IniFormat)

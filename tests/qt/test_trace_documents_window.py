@@ -1,0 +1,86 @@
+"""Saved traces and comparisons in the real window (issue 36): save the trace shown, delete its file,
+open the saved trace (answered with no worker), compare with other inputs side by side with one
+selection, and "would it retrace?" showing the difference."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from jaxscope.schema.trace import TraceRequest
+from tests.qt.conftest import TIMEOUT, open_and_wait
+
+LAYER = textwrap.dedent('''
+    import jax.numpy as jnp
+
+
+    def layer(x, w, use_gelu=False):
+        h = x @ w
+        if use_gelu:
+            h = 0.5 * h * (1 + jnp.tanh(0.79788456 * (h + 0.044715 * h ** 3)))
+        else:
+            h = jnp.maximum(h, 0.0)
+        return jnp.sum(h * h)
+
+
+    JAXSCOPE_ARGS = {"layer": "f32[4,8], f32[8,16], use_gelu=False"}
+''')
+
+
+def test_save_then_open_the_trace_without_its_file(qtbot, window, tmp_path) -> None:
+    source = tmp_path / "layer.py"
+    source.write_text(LAYER)
+    open_and_wait(qtbot, window, f"{source}::layer")
+    qtbot.waitUntil(lambda: "compiled" in window.ir_side.results, timeout=TIMEOUT)
+    live = window.doc.result
+    saved = tmp_path / "layer.jaxscope"
+    window.trace_files.save(str(saved))
+    qtbot.waitUntil(saved.exists, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: "saved the trace" in window.statusBar().currentMessage(), timeout=TIMEOUT)
+    source.unlink()
+
+    window.doc.layout = None
+    assert window.open_target(str(saved))
+    qtbot.waitUntil(lambda: window.doc.layout is not None and "compiled" in window.ir_side.results, timeout=TIMEOUT)
+    shown = window.doc.result
+    assert window.controller.saved is not None and shown.graph is window.controller.saved.doc.trace.graph
+    assert shown.graph == live.graph and shown.jaxpr_text == live.jaxpr_text
+    assert "if use_gelu:" in window.source.toPlainText()
+    assert "(saved trace of layer)" in window.windowTitle()
+    assert window.ir_side.results["compiled"].text.startswith("HloModule")
+    assert window.files.files() == []  # nothing watched: the saved copy is what is shown
+
+    window.controller.trace(TraceRequest(shown.request.function, args="f32[2,8], f32[8,16]"))  # F5 with other inputs
+    qtbot.waitUntil(lambda: "holds no code to trace other inputs" in window.problem.text(), timeout=TIMEOUT)
+    assert window.doc.result is shown  # the document and its graph stay
+
+
+def test_compare_with_other_inputs_side_by_side(qtbot, window, tmp_path) -> None:
+    source = tmp_path / "layer.py"
+    source.write_text(LAYER)
+    open_and_wait(qtbot, window, f"{source}::layer")
+    dialog = window.jobs.retrace_dialog()
+    assert dialog is not None and not dialog.difference.isEnabled()
+    dialog.after.setText("f32[4,8], f32[8,16], use_gelu=True")
+    dialog.check.click()
+    qtbot.waitUntil(dialog.difference.isEnabled, timeout=TIMEOUT)
+    assert "RETRACE" in dialog.answer.toPlainText()
+    dialog.difference.click()
+    qtbot.waitUntil(lambda: bool(window.compare.windows), timeout=TIMEOUT)
+    compared = window.compare.windows[-1]
+    qtbot.addWidget(compared)
+    assert "matched 2, added 8, removed 1, changed 1" in compared.summary.text()
+    qtbot.waitUntil(lambda: compared.a.widget.has_content() and compared.b.widget.has_content(), timeout=TIMEOUT)
+    assert compared.changes.count() == 10
+    # one selection: the changed `mul` picked on B selects its match on A
+    (change,) = compared.diff.changed
+    compared.b.select([change.b])
+    assert compared.a.widget.selected_paths() == compared.a.shown([change.a])
+    fills = compared.b.widget._fills
+    assert sum(colour == "#8fd694" for colour in fills.values()) == 8  # every added equation green
+    compared.mode.setCurrentIndex(1)  # overlay: one graph
+    qtbot.waitUntil(compared.overlay.widget.has_content, timeout=TIMEOUT)
+    assert not compared.a.widget.isVisible() and compared.overlay.widget.node_count > compared.b.widget.node_count
