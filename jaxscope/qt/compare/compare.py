@@ -25,7 +25,7 @@ from jaxscope.analysis.trace_diff import GraphDiff, diff
 from jaxscope.qt.app.jobs import when_done, when_future
 from jaxscope.qt.compare.compare_window import CompareWindow
 from jaxscope.schema.document import SUFFIX, DocumentError, TraceDocument, read
-from jaxscope.schema.trace import TraceRequest, TraceResult, result_from_jsonable
+from jaxscope.schema.trace import FILE_INPUTS, TraceRequest, TraceResult, result_from_jsonable
 
 if TYPE_CHECKING:
     from jaxscope.qt.app.window import MainWindow
@@ -38,7 +38,8 @@ SAVED = "A saved trace (.jaxscope)"
 def describe(result: TraceResult) -> str:
     request = result.request
     name = os.path.basename(request.function.path) + "::" if request.function.path else ""
-    with_ = f"({request.args})" if request.args else f" with {request.inputs}" if request.inputs else "()"
+    maker = "its file's inputs" if request.inputs == FILE_INPUTS else os.path.basename(request.inputs)
+    with_ = f"({request.args})" if request.args else f" with {maker}" if request.inputs else "()"
     return f"{name}{request.function.qualname}{with_}"
 
 

@@ -6,7 +6,7 @@ both as one graph instead (B's, with A's removed equations put back, as `jaxscop
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -103,6 +103,7 @@ class CompareWindow(QWidget):
         self.overlay.widget.hide()
         self.changes = QListWidget()
         self.changes.setObjectName("compareChanges")
+        self.changes.setFont(QFont("DejaVu Sans Mono", 9))  # the rows' columns line up
         self._fill_changes(a, b)
         self.changes.currentItemChanged.connect(self._change_picked)
         body = QSplitter(Qt.Orientation.Vertical)
