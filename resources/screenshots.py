@@ -164,47 +164,6 @@ def cost_shot(app: QApplication) -> None:
 
 COMPARE = "window-compare.png"  # View -> Compare with: a flax MLP step with and without LayerNorm, side by side
 
-MLP_STEP = """
-import jax
-import jax.numpy as jnp
-import flax.linen as nn
-import optax
-
-
-class MLP(nn.Module):
-    use_norm: bool = True
-
-    @nn.compact
-    def __call__(self, x):
-        x = nn.Dense(32)(x)
-        if self.use_norm:
-            x = nn.LayerNorm()(x)
-        return nn.Dense(1)(nn.relu(x))
-
-
-def _inputs(use_norm):
-    x = jnp.ones((8, 4))
-    params = MLP(use_norm=use_norm).init(jax.random.key(0), x)
-    return params, optax.adam(1e-3).init(params), x, jnp.ones((8, 1)), use_norm
-
-
-def make_plain():
-    return _inputs(False)
-
-
-def make_norm():
-    return _inputs(True)
-
-
-def step(params, opt_state, x, y, use_norm):
-    model = MLP(use_norm=use_norm)
-    loss, grads = jax.value_and_grad(lambda p: jnp.mean((model.apply(p, x) - y) ** 2))(params)
-    updates, opt_state = optax.adam(1e-3).update(grads, opt_state, params)
-    return optax.apply_updates(params, updates), opt_state, loss
-
-
-JAXSCOPE_INPUTS = {"step": make_plain}
-"""
 
 
 def compare_shot(app: QApplication) -> None:
@@ -212,13 +171,11 @@ def compare_shot(app: QApplication) -> None:
     equations it rewired changed; a changed equation picked on one side, its match on the other."""
     from jaxscope.qt.app.window import MainWindow
 
-    path = os.path.join(tempfile.mkdtemp(), "mlp_step.py")
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(MLP_STEP)
+    path = os.path.join(ROOT, "tests", "worker", "corpus", "mlp_norm.py")
     win = MainWindow(theme="light")
-    win.confirm_run = lambda path: True  # type: ignore[method-assign]  # written here
+    win.confirm_run = lambda path: True  # type: ignore[method-assign]  # our own test file
     win.show()
-    win.open_target(f"{path}::step")
+    win.open_target(f"{path}::step", inputs=f"{path}::make_plain")
     t0 = time.time()
     while win.doc.layout is None and time.time() - t0 < 120:
         settle(app, 0.05)

@@ -8,7 +8,6 @@ import gzip
 import os
 import subprocess
 import sys
-import textwrap
 import xml.dom.minidom
 from pathlib import Path
 
@@ -19,51 +18,7 @@ pytest.importorskip("optax")
 
 ROOT = Path(__file__).resolve().parents[2]
 
-STEP = textwrap.dedent('''
-    import jax
-    import jax.numpy as jnp
-    import flax.linen as nn
-    import optax
-
-
-    class MLP(nn.Module):
-        use_norm: bool = True
-
-        @nn.compact
-        def __call__(self, x):
-            x = nn.Dense(16)(x)
-            if self.use_norm:
-                x = nn.LayerNorm()(x)
-            return nn.Dense(1)(nn.relu(x))
-
-
-    def _inputs(use_norm):
-        x = jnp.ones((8, 4))
-        params = MLP(use_norm=use_norm).init(jax.random.key(0), x)
-        return params, optax.adam(1e-3).init(params), x, jnp.ones((8, 1)), use_norm
-
-
-    def make_norm():
-        return _inputs(True)
-
-
-    def make_plain():
-        return _inputs(False)
-
-
-    def step(params, opt_state, x, y, use_norm):
-        model = MLP(use_norm=use_norm)
-
-        def loss_fn(p):
-            return jnp.mean((model.apply(p, x) - y) ** 2)
-
-        loss, grads = jax.value_and_grad(loss_fn)(params)
-        updates, opt_state = optax.adam(1e-3).update(grads, opt_state, params)
-        return optax.apply_updates(params, updates), opt_state, loss
-
-
-    JAXSCOPE_INPUTS = {"step": make_norm}
-''')
+CORPUS = ROOT / "tests" / "worker" / "corpus" / "mlp_norm.py"
 
 
 def jaxscope(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -76,7 +31,7 @@ def saved(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     """The step saved (with a run), and what the live commands printed before its file went."""
     where = tmp_path_factory.mktemp("user")
     source = where / "train.py"
-    source.write_text(STEP)
+    source.write_text(CORPUS.read_text())
     doc = where / "step.jaxscope"
     plain = where / "plain.jaxscope"
     made = jaxscope("save", f"{source}::step", "--run", "-o", str(doc), cwd=where)
