@@ -441,10 +441,11 @@ def diff(a: SavedTrace | str, b: SavedTrace | str, *, args_a: str | None = None,
     """Compare two traces: each a `load`ed trace, a NAME.jaxscope path or a target string (traced in a
     worker with its own `args_*` specs or `inputs_*` maker)."""
     from jaxscope.analysis.trace_diff import diff as compare
+    from jaxscope.documents import is_document
     from jaxscope.session import SessionError, trace
 
     def side(x: SavedTrace | str, args: str | None, inputs: str | None) -> tuple[Graph, str]:
-        if isinstance(x, str) and x.endswith(".jaxscope"):
+        if isinstance(x, str) and is_document(x):
             x = load(x)
         if isinstance(x, SavedTrace):
             return x.graph, x.document.target

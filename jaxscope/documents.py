@@ -10,6 +10,7 @@ import datetime
 import os
 import sys
 from collections.abc import Callable
+from typing import Any
 
 from jaxscope.about import __version__
 from jaxscope.schema.document import SUFFIX, DocumentError, TraceDocument, decode, encode, user_files
@@ -105,8 +106,8 @@ def record(
     eager (`run`), and the user's source files. A failing IR or run step is left out with a warning
     on stderr; a failing trace is a SessionError."""
     from jaxscope.schema.codec import from_jsonable
-    from jaxscope.schema.hlo import HloRequest, HloResult
-    from jaxscope.schema.run import RunRequest, run_result_from_jsonable
+    from jaxscope.schema.hlo import HloRequest, HloResult, Stage
+    from jaxscope.schema.run import RunRequest, RunResult, run_result_from_jsonable
     from jaxscope.session import client_job, close_soon, one_off_client, trace
 
     timeouts = {phase: timeout for phase in ("trace", "inputs", "lower", "compile", "run")} if timeout else None
@@ -115,25 +116,25 @@ def record(
         result = trace(target, args, inputs=inputs, debug=debug, jaxpr_text=True, record_flow=True, client=client, device=device)
         request = result.request
 
-        def step(what: str, op: str, job: object, decode: Callable[[object], object]) -> object:
+        def step(what: str, op: str, job: object, decode: Callable[[Any], Any]) -> Any:
             try:
                 return client_job(client, op, job, decode, debug)
             except SessionError as exc:
                 print(f"jaxscope: warning: the document has no {what}: {exc}", file=sys.stderr)
                 return None
 
-        def hlo(stage: str) -> HloResult | None:
-            job = HloRequest(request.function, request.args, stage, inputs=request.inputs, device=device)  # type: ignore[arg-type]
-            found = step(f"{stage} text", "hlo", job, lambda d: from_jsonable(HloResult, d))
-            return found if isinstance(found, HloResult) else None
+        def hlo(stage: Stage) -> HloResult | None:
+            job = HloRequest(request.function, request.args, stage, inputs=request.inputs, device=device)
+            found: HloResult | None = step(f"{stage} text", "hlo", job, lambda d: from_jsonable(HloResult, d))
+            return found
 
         stablehlo = hlo("stablehlo")
         compiled = hlo("compiled") if compile_hlo else None
-        ran = None
+        ran: RunResult | None = None
         if run:
             job = RunRequest(function=request.function, args=request.args, inputs=request.inputs, device=device)
-            ran = step("run", "run", job, run_result_from_jsonable)  # type: ignore[arg-type]
+            ran = step("run", "run", job, run_result_from_jsonable)
     finally:
         close_soon(client)
     sources = snapshot(user_files(result), warn=lambda text: print(f"jaxscope: warning: {text}", file=sys.stderr))
-    return TraceDocument(result, stablehlo, compiled, ran, sources, stamp(), __version__)  # type: ignore[arg-type]
+    return TraceDocument(result, stablehlo, compiled, ran, sources, stamp(), __version__)

@@ -49,9 +49,10 @@ def resolve_call(target: str, args: str | None, inputs: str | None = None) -> tu
     --args, the file's JAXSCOPE_INPUTS entry (a maker), its JAXSCOPE_ARGS entry, no arguments."""
     from jaxscope.spec import argspec
     from jaxscope.spec.discover import EXAMPLES_VAR, INPUTS_VAR, DiscoveryError, discover_file
+    from jaxscope.schema.document import SUFFIX
     from jaxscope.spec.target import TargetError, parse_target
 
-    if target.endswith(".jaxscope"):
+    if target.endswith(SUFFIX):
         raise SessionError(f"{target} is a saved trace: it holds no code, and this traces or runs the function again: "
                            "name the function itself (file.py::function)")
     if "::" not in target and target.endswith(".py"):
