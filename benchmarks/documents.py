@@ -35,30 +35,36 @@ def best(fn, reps: int = 3) -> tuple[float, object]:
     return min(times), out
 
 
+def measure(size: str, tmp: str) -> tuple:
+    """One workload: trace it live, save it, open it again, lay it out, diff it with itself."""
+    w = workloads.scoped(size)
+    path = w.write(tmp)
+    t = time.perf_counter()
+    result = trace(f"{path}::{w.function}", w.args, timeout=900, jaxpr_text=True, record_flow=True)
+    trace_s = time.perf_counter() - t
+    doc = TraceDocument(result, sources=snapshot(user_files(result)), created=stamp())
+    out = os.path.join(tmp, f"{size}.jaxscope")
+    write_s, size_b = best(lambda: write(doc, out), 1)
+    read_s, _ = best(lambda: read(out))
+    view = for_window(result.graph)
+    with LayoutClient() as layouts:
+        layout_s, _ = best(lambda: layouts.layout(view.graph, first_open(view.graph)), 1)
+    diff_s, found = best(lambda: diff(result.graph, result.graph), 1)
+    n = result.graph.top.total_eqns
+    return (w.name, n, trace_s, size_b, write_s, read_s, layout_s, diff_s, found.summary())
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--size", action="append", default=[], choices=workloads.SIZES)
     opts = ap.parse_args()
-    rows = []
     with tempfile.TemporaryDirectory(prefix="jaxscope-docs-") as tmp:
-        for size in opts.size or ["10k", "50k"]:
-            w = workloads.scoped(size)
-            path = w.write(tmp)
-            t = time.perf_counter()
-            result = trace(f"{path}::{w.function}", w.args, timeout=900, jaxpr_text=True, record_flow=True)
-            trace_s = time.perf_counter() - t
-            doc = TraceDocument(result, sources=snapshot(user_files(result)), created=stamp())
-            out = os.path.join(tmp, f"{size}.jaxscope")
-            write_s, size_b = best(lambda: write(doc, out), 1)
-            read_s, _ = best(lambda: read(out))
-            view = for_window(result.graph)
-            with LayoutClient() as layouts:
-                layout_s, _ = best(lambda: layouts.layout(view.graph, first_open(view.graph)), 1)
-            diff_s, found = best(lambda: diff(result.graph, result.graph), 1)
-            rows.append((w.name, result.graph.top.total_eqns, trace_s, size_b, write_s, read_s, layout_s, diff_s, found.summary()))
-    print(f"{'workload':<16} {'eqns':>7} {'trace s':>8} {'file MB':>8} {'write s':>8} {'open s':>7} {'layout s':>9} {'diff s':>7}  diff")
+        rows = [measure(size, tmp) for size in opts.size or ["10k", "50k"]]
+    head = ("workload", "eqns", "trace s", "file MB", "write s", "open s", "layout s", "diff s")
+    print(f"{head[0]:<16} " + " ".join(f"{h:>8}" for h in head[1:]) + "  diff")
     for name, n, trace_s, size_b, write_s, read_s, layout_s, diff_s, summary in rows:
-        print(f"{name:<16} {n:>7} {trace_s:>8.2f} {size_b / 2**20:>8.2f} {write_s:>8.2f} {read_s:>7.2f} {layout_s:>9.2f} {diff_s:>7.2f}  {summary}")
+        cells = (trace_s, size_b / 2**20, write_s, read_s, layout_s, diff_s)
+        print(f"{name:<16} {n:>8} " + " ".join(f"{c:>8.2f}" for c in cells) + f"  {summary}")
     print("targets: a 50k-equation trace in a few MB; open (read + decode) no slower than laying its graph out")
     return 0
 
