@@ -99,15 +99,24 @@ TRACE_OPTIONS = ("args", "inputs", "python", "device", "cpu_devices", "x64", "ti
 def saved(opts: argparse.Namespace) -> TraceDocument | None:
     """The saved trace the command line names as its target (None: a live target). The options that
     say how to trace do not apply to it: naming one is an error, not silently ignored."""
-    from jaxscope.documents import is_document, load
+    from jaxscope.documents import load
 
-    if not is_document(opts.target):
+    if not no_trace_options(opts):
         return None
+    return load(opts.target)
+
+
+def no_trace_options(opts: argparse.Namespace) -> bool:
+    """Whether the target is a saved trace; a CliError if options that say how to trace are given with it."""
+    from jaxscope.documents import is_document
+
+    if not is_document(opts.target or ""):
+        return False
     given = [f"--{name.replace('_', '-')}" for name in TRACE_OPTIONS if getattr(opts, name, None) not in (None, False, "")]
     if given:
         raise CliError(f"{opts.target} is a saved trace: {', '.join(given)} say{'s' if len(given) == 1 else ''} how to trace, "
                        "and it is traced already (trace the function itself to change them)")
-    return load(opts.target)
+    return True
 
 
 def source_text(opts: argparse.Namespace, path: str) -> str:

@@ -7,7 +7,7 @@ import os
 import sys
 from typing import Any
 
-from jaxscope.cli.common import CliError, add_target
+from jaxscope.cli.common import CliError, add_target, no_trace_options
 
 
 def add_parser(sub: Any) -> None:
@@ -16,6 +16,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(opts: argparse.Namespace) -> int:
+    no_trace_options(opts)  # `jaxscope NAME.jaxscope --args ...`: said, not ignored
     headless = sys.platform.startswith("linux") and not (
         os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or os.environ.get("QT_QPA_PLATFORM")
     )

@@ -72,6 +72,8 @@ def test_what_a_saved_trace_cannot_do_is_said(saved: dict[str, object]) -> None:
     assert isinstance(there, Path)
     again = jaxscope("jaxpr", doc, "--args", "f32[3]", cwd=there)
     assert again.returncode == 2 and "is a saved trace: --args says how to trace" in again.stderr
+    app = jaxscope("open", doc, "--args", "f32[3]", "--x64", cwd=there)  # said before any window opens
+    assert app.returncode == 2 and "is a saved trace: --args, --x64 say how to trace" in app.stderr
     retrace = jaxscope("retrace", doc, "--vs", "f32[2]", cwd=there)
     assert retrace.returncode == 2 and "it holds no code" in retrace.stderr
     compiled = jaxscope("hlo", plain, "--stage", "compiled", cwd=there)
