@@ -6,7 +6,7 @@ both as one graph instead (B's, with A's removed equations put back, as `jaxscop
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QFont
+from PySide6.QtGui import QColor, QFont, QIcon, QPixmap
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -156,13 +156,14 @@ class CompareWindow(QWidget):
         d = self.diff
         rows = [*(("removed", p, "", a, p, "only in A") for p in d.removed), *(("added", "", p, b, p, "only in B") for p in d.added),
                 *(("changed", c.a, c.b, b, c.b, "; ".join(c.what)) for c in d.changed)]
+        icons = {what: _swatch(colour) for what, colour in COLOURS.items()}  # a swatch, not a row fill: readable in either theme
         for what, pa, pb, graph, path, text in rows:
             _, node = resolve(graph, path)
             where = f"{node.source.file.rsplit('/', 1)[-1]}:{node.source.line}" if node.source is not None else ""
             avals = ", ".join(node.avals)
             item = QListWidgetItem(f"{what:<8}  {node.label:<16} {avals:<14} {node.name_stack or '(top)'}  {where}   {text}")
             item.setData(Qt.ItemDataRole.UserRole, (pa, pb))
-            item.setBackground(QColor(COLOURS[what]))
+            item.setIcon(icons[what])
             self.changes.addItem(item)
 
     def _change_picked(self, item: QListWidgetItem | None) -> None:
@@ -177,3 +178,9 @@ class CompareWindow(QWidget):
                 self.overlay.widget.select_paths([pb or removed_path(self.diff, pa)])
         finally:
             self._syncing = False
+
+
+def _swatch(colour: str) -> QIcon:
+    pixmap = QPixmap(12, 12)
+    pixmap.fill(QColor(colour))
+    return QIcon(pixmap)
