@@ -2,12 +2,14 @@
 params, where their operands come from), which only one side has.
 
 Equations are matched structurally, never by variable name or line number (both move on any
-edit): in program order, by what they are (primitive), where they sit (the owners above them: a
-jit, a scan body, a cond branch), which module made them (name stack) and which Python function
-(difflib's longest matching runs over those keys; a run of unmatched equations on both sides is
-then matched again by primitive alone, so a renamed scope is a change, not a removal and an
-addition). Each match is checked by its dataflow: an equation whose operand now comes from
-elsewhere is changed.
+edit), by what they are (primitive), where they sit (the owners above them: a jit, a scan body,
+a cond branch), which module made them (name stack) and which Python function. First along the
+dataflow (an equation whose operands' producers are matched pairs with the A equation of the same
+key that reads them); then the program order proposes pairs in the gaps (difflib's longest
+matching runs over the keys) and the dataflow decides (a proposal that reads producers matched
+elsewhere waits, unless no better pair can come: then its operand really moved, a change); what
+is left is matched by order, and at last by primitive alone, so a renamed scope is a change, not
+a removal and an addition.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 from jaxscope.schema.graph import Graph, Node
 
 Status = str  # "added", "removed", "changed" ("" unchanged)
+ROUNDS = 20  # order-proposed passes, each followed by `_follow` along what they paired
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +77,13 @@ def diff(a: Graph, b: Graph) -> GraphDiff:
     pairs: dict[int, int] = {}  # A index -> B index
     for keys in (shaped, strict):  # shapes first: of a run of alike layers, those whose shapes stayed pair up
         _follow(wa, wb, keys, pairs, b_of)
-        _fill(keys, pairs)
+        for _ in range(ROUNDS):  # the order proposes, the dataflow disposes
+            before = len(pairs)
+            _fill(keys, pairs, _Agrees(wa, wb, b_of, pairs))
+            _follow(wa, wb, keys, pairs, b_of)
+            if len(pairs) == before:
+                break
+    _fill(strict, pairs)
     _follow(wa, wb, strict, pairs, b_of)
     strict_pairs = set(pairs.items())
     _fill(loose, pairs)
@@ -151,13 +160,17 @@ class _Walk:
 
 
 def _follow(wa: _Walk, wb: _Walk, keys: tuple[list[Any], list[Any]], pairs: dict[int, int], b_of: dict[str, str]) -> None:
-    """Match along the dataflow, in B's program order: an equation whose key and every operand are
-    those of an unmatched A equation (its operands' producers matched already) is that equation."""
+    """Match along the dataflow, in B's program order: an equation whose key, owner and every operand
+    are those of an unmatched A equation (its owner and its operands' producers matched already) is
+    that equation. One fed by literals alone carries no dataflow (a `zeros` in every layer): the
+    program order places it (`_fill`)."""
     got_b = set(pairs.values())
     index: dict[tuple[Any, ...], list[int]] = {}
     for i, (path, _) in enumerate(wa.eqns):
         if i not in pairs:
-            index.setdefault((keys[0][i], tuple(wa.producer(src, None) for src in wa.ops[path])), []).append(i)
+            operands = tuple(wa.producer(src, None) for src in wa.ops[path])
+            if _flows(operands):
+                index.setdefault((keys[0][i], _owner(path, None), operands), []).append(i)
     a_of = {v: k for k, v in b_of.items()}
     a_paths = [p for p, _ in wa.eqns]
     for i, j in pairs.items():
@@ -166,9 +179,10 @@ def _follow(wa: _Walk, wb: _Walk, keys: tuple[list[Any], list[Any]], pairs: dict
         if j in got_b:
             continue
         operands = tuple(wb.producer(src, a_of) for src in wb.ops[path])
-        if None in operands:
+        owner = _owner(path, a_of)
+        if None in operands or owner is None or not _flows(operands):
             continue
-        found = index.get((keys[1][j], operands))
+        found = index.get((keys[1][j], owner, operands))
         while found and found[0] in pairs:
             found.pop(0)
         if found:
@@ -177,9 +191,61 @@ def _follow(wa: _Walk, wb: _Walk, keys: tuple[list[Any], list[Any]], pairs: dict
             a_of[path] = a_paths[i]
 
 
-def _fill(keys: tuple[list[Any], list[Any]], pairs: dict[int, int]) -> None:
+def _owner(path: str, mapped: dict[str, str] | None) -> tuple[str, str] | None:
+    """The equation whose body holds `path` and the body's index, in A's terms ("" at the top; None
+    when B's owner is unmatched)."""
+    body, _, _ = path.rpartition("/")
+    if not body:
+        return ("", "")
+    owner, _, index = body.rpartition(":")
+    at = owner if mapped is None else mapped.get(owner)
+    return (at, index) if at is not None else None
+
+
+def _flows(operands: tuple[Any, ...]) -> bool:
+    return any(not (isinstance(o, tuple) and o[0] == "literal") for o in operands)
+
+
+class _Agrees:
+    """Whether a pair the program order proposes agrees with the dataflow matched so far. Of many
+    alike chains (an optimizer's update of every leaf) the order alone pairs the wrong ones after an
+    inserted layer; the dataflow picks the right one once the chain's start is matched."""
+
+    def __init__(self, wa: _Walk, wb: _Walk, b_of: dict[str, str], pairs: dict[int, int]) -> None:
+        self.wa, self.wb = wa, wb
+        self.b_of = dict(b_of)
+        self.b_of.update({wa.eqns[i][0]: wb.eqns[j][0] for i, j in pairs.items()})
+        self.a_of = {v: k for k, v in self.b_of.items()}
+        self.settled = frozenset(self.b_of)  # matched before this pass: `_follow` found all it could from them
+
+    def __call__(self, i: int, j: int) -> bool:
+        """Yes when every operand's producers are matched to each other (or are alike arguments and
+        literals); also when all of A's were matched before this pass and some differ: the operand
+        really moved (a change). No while a producer is unmatched: a later pass decides."""
+        x, y = self.wa.eqns[i][0], self.wb.eqns[j][0]
+        nodes_a, nodes_b = self.wa.nodes, self.wb.nodes
+        agree = True
+        for src_a, src_b in zip(self.wa.ops[x], self.wb.ops[y], strict=False):
+            to_b, to_a = self.b_of.get(src_a), self.a_of.get(src_b)
+            pending = to_b is None and to_a is None and (_is_eqn(nodes_a, src_a) or _is_eqn(nodes_b, src_b))
+            if pending or ((to_b is not None or to_a is not None) and to_b != src_b):
+                agree = False
+                break
+        if not agree and not all(src in self.settled or not _is_eqn(nodes_a, src) for src in self.wa.ops[x]):
+            return False
+        self.b_of[x], self.a_of[y] = y, x
+        return True
+
+
+def _is_eqn(nodes: dict[str, Node], path: str) -> bool:
+    node = nodes.get(path)
+    return node is not None and node.kind == "eqn"
+
+
+def _fill(keys: tuple[list[Any], list[Any]], pairs: dict[int, int], agrees: _Agrees | None = None) -> None:
     """Match what is left by key, in program order, between the matches both sides agree on the
-    order of (difflib's longest matching runs in each gap)."""
+    order of (difflib's longest matching runs in each gap); with `agrees`, only pairs the dataflow
+    does not contradict."""
     anchors = _increasing(sorted(((i, j) for i, j in pairs.items()), key=lambda p: p[1]))
     got_b = set(pairs.values())
     ka, kb = keys
@@ -194,7 +260,8 @@ def _fill(keys: tuple[list[Any], list[Any]], pairs: dict[int, int]) -> None:
             matcher = difflib.SequenceMatcher(None, ia, ib, autojunk=False)
             for m in matcher.get_matching_blocks():
                 for k in range(m.size):
-                    pairs[left[m.a + k]] = right[m.b + k]
+                    if agrees is None or agrees(left[m.a + k], right[m.b + k]):
+                        pairs[left[m.a + k]] = right[m.b + k]
         prev_i, prev_j = i, j
 
 

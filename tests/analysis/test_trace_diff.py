@@ -94,3 +94,48 @@ def test_where_a_removed_equation_is_drawn_in_the_union() -> None:
     assert d.b_of["e1"] == "e0" and removed_path(d, "e1:0/e1") == f"e0:0/{REMOVED}e1" and removed_path(d, "e0") == f"{REMOVED}e0"
     both = union(a, b, d)
     assert both.status[removed_path(d, "e1:0/e1")] == "removed" and both.status[removed_path(d, "e0")] == "removed"
+
+
+def _train_step(layers: int) -> Graph:
+    """A train step as jax orders it: the layers forward, the head, the layers backward (last first),
+    then one update per parameter, the head's last (as a params dict flattens `blocks` before `emb`)."""
+    eqns: list[tuple[str, list[str]]] = []
+    scopes: list[str] = []
+
+    def eq(label: str, ops: list[str], scope: str = "") -> str:
+        eqns.append((label, ops))
+        scopes.append(scope)
+        return f"e{len(eqns) - 1}"
+
+    emb = f"in{layers + 1}"
+    h, acts = "in0", []
+    for k in range(layers):
+        acts.append(h)
+        h = eq("tanh", [eq("mul", [h, f"in{k + 1}"], f"layer{k}")], f"layer{k}")
+    eq("reduce_sum", [eq("mul", [h, emb])])
+    ct, grads = eq("mul", [h, h]), {}
+    grads[layers] = eq("mul", [ct, h])
+    for k in reversed(range(layers)):
+        grads[k] = eq("mul", [ct, acts[k]], f"transpose(jvp(layer{k}))")
+        ct = eq("mul", [ct, f"in{k + 1}"], f"transpose(jvp(layer{k}))")
+    new = [eq("sub", [f"in{k + 1}", eq("mul", [grads[k], grads[k]])]) for k in range(layers + 1)]
+    body = mk_body("b0", layers + 2, eqns, new)
+    labels = {f"in{k + 1}": f"w{k}" for k in range(layers)} | {emb: "emb"}
+    nodes = tuple(replace(n, name_stack=scopes[int(n.id[1:])]) if n.kind == "eqn" else
+                  replace(n, label=labels.get(n.id, n.label)) for n in body.nodes)
+    return mk_graph(replace(body, nodes=nodes))
+
+
+def test_a_layer_inserted_into_a_train_step_is_added_and_nothing_else_moves() -> None:
+    """Its backward comes first and its update last but one: the layers after it backward and every
+    other update pair with their own (a pairing by order alone would give the head's update to the
+    new layer's)."""
+    a, b = _train_step(2), _train_step(3)
+    d = diff(a, b)
+    added = len(b.top.nodes) - len(a.top.nodes) - 2  # the new layer's equations: all but its input and output
+    assert d.removed == () and len(d.added) == added
+    # changed: what read layer 1's output (the head, the loss's cotangent and the head's gradient) now
+    # reads layer 2's, and layer 1's backward reads layer 2's; nothing else
+    assert [(c.a, c.b) for c in d.changed] == [("e4", "e6"), ("e6", "e8"), ("e7", "e9"), ("e8", "e12"), ("e9", "e13")]
+    assert all(len(c.what) == 1 and c.what[0].startswith("operand") for c in d.changed)
+    assert d.b_of["e16"] == "e22" and d.b_of["e17"] == "e23"  # the head's update, not the new layer's
