@@ -220,10 +220,10 @@ def test_source_pane_marks_what_tracing_baked_in(qtbot, window, monkeypatch):
     asked = []
     monkeypatch.setattr(w.controller, "trace", lambda request, expanded=None: asked.append(request.record_flow))
     function = w.doc.result.request.function.qualname
-    w._trace(function, w.doc.args)
+    w.trace_function(function, w.doc.args)
     w.doc.result = gave_up
-    w._trace(function, w.doc.args)
-    w._trace("another", w.doc.args)
+    w.trace_function(function, w.doc.args)
+    w.trace_function("another", w.doc.args)
     assert asked == [True, False, True]
 
 

@@ -38,6 +38,7 @@ class WindowHost(Protocol):
     jaxpr_links: linking.JaxprLinks | None  # the graph's node sources and jaxpr lines
     problem_info: ErrorInfo | None  # the failure shown in Problems
     selection: LinkedSelection
+    theme: str  # "light" or "dark"
 
     def window(self) -> QWidget: ...  # the parent of the dialogs a collaborator opens
 

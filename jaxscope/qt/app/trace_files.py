@@ -6,19 +6,38 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import Future
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from PySide6.QtCore import QUrl
 from PySide6.QtWidgets import QFileDialog
 
 from jaxscope.about import __version__
-from jaxscope.qt.app.jobs import when_done
+from jaxscope.qt.app.file_watch import FileWatch
+from jaxscope.qt.app.host import WindowHost
+from jaxscope.qt.app.ir_side import IrSide
+from jaxscope.qt.app.jobs import Jobs, when_done
+from jaxscope.qt.app.welcome import RecentTargets
 from jaxscope.runtime.saved_worker import SavedWorker
 from jaxscope.schema.document import SUFFIX, DocumentError, TraceDocument, read, user_files
-from jaxscope.spec.discover import DiscoveryError, discover_source
+from jaxscope.spec.discover import DiscoveryError, ModuleInfo, discover_source
 
-if TYPE_CHECKING:
-    from jaxscope.qt.app.window import MainWindow
+
+class TraceFilesHost(WindowHost, Protocol):
+    """What showing and saving a saved trace use of the window (`MainWindow` satisfies it)."""
+
+    files: FileWatch
+    recent: RecentTargets
+    jobs: Jobs
+    ir_side: IrSide
+
+    def show_file(self, path: str, function: str, args: str | None, inputs: str | None,
+                  found: ModuleInfo | DiscoveryError) -> bool: ...
+
+    def trace_function(self, function: str, args: str, inputs: str = "") -> None: ...
+
+    def settings_saved(self, ok: bool) -> None: ...
+
+    def setWindowTitle(self, title: str) -> None: ...
 
 
 def droppable(urls: list[QUrl]) -> str:
@@ -27,7 +46,7 @@ def droppable(urls: list[QUrl]) -> str:
 
 
 class TraceFiles:
-    def __init__(self, host: MainWindow) -> None:
+    def __init__(self, host: TraceFilesHost) -> None:
         self.host = host
         self.path = ""  # the saved trace shown ("" while a live file is)
 
@@ -48,7 +67,7 @@ class TraceFiles:
         """Read the document apart (a big one takes a second), then show it."""
         path = os.path.abspath(path)
         self.host.phase_label.setText(f"reading {os.path.basename(path)}…")
-        when_done(self.host, lambda done: self._opened(path, done), read, path)
+        when_done(self.host.window(), lambda done: self._opened(path, done), read, path)
         return True
 
     def _opened(self, path: str, done: Future[TraceDocument]) -> None:
@@ -68,13 +87,13 @@ class TraceFiles:
         host.controller.saved = SavedWorker(doc, os.path.basename(path))
         host.files.paused = True  # the saved copy is shown: an edit of the file on disk is no reason to re-trace
         self.path = path
-        if not host._open(where, request.function.qualname, request.args or None, request.inputs or None, module):
+        if not host.show_file(where, request.function.qualname, request.args or None, request.inputs or None, module):
             return
         if module.get(request.function.qualname) is None:  # its source was not saved: trace (replay) it all the same
-            host._trace(request.function.qualname, request.args, request.inputs)
+            host.trace_function(request.function.qualname, request.args, request.inputs)
         host.setWindowTitle(f"jaxscope — {os.path.basename(path)} (saved trace of {request.function.qualname})")
         host.docks["source"].setWindowTitle(f"Source — {os.path.basename(where)} (as saved)")
-        host._saved(host.recent.remember(path))
+        host.settings_saved(host.recent.remember(path))
 
     def leave(self) -> None:
         """A live file is opened: the worker answers again."""
@@ -107,7 +126,7 @@ class TraceFiles:
             host.show_problem("Nothing to save yet: trace a function first.")
             return
         start = self.path or os.path.join(os.path.dirname(host.doc.path), f"{doc.trace.request.function.qualname}{SUFFIX}")
-        path, _ = QFileDialog.getSaveFileName(host, "Save Trace", start, f"jaxscope trace (*{SUFFIX})")
+        path, _ = QFileDialog.getSaveFileName(host.window(), "Save Trace", start, f"jaxscope trace (*{SUFFIX})")
         if path:
             self.save(path if path.endswith(SUFFIX) else path + SUFFIX, doc)
 
@@ -128,4 +147,4 @@ class TraceFiles:
                 return
             host.statusBar().showMessage(f"saved the trace to {path} ({size / 1024:.0f} KB)", 5000)
 
-        when_done(host, written, write, doc, path)
+        when_done(host.window(), written, write, doc, path)

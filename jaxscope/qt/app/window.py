@@ -81,7 +81,7 @@ class MainWindow(QMainWindow):
         self.theme = themes.resolve(prefs.read(self.settings, "theme", theme) or theme)
         self.jaxpr_links: linking.JaxprLinks | None = None
         self.problem_info: ErrorInfo | None = None
-        self._unsaved_told = False  # `_saved`
+        self._unsaved_told = False  # `settings_saved`
         self._opening = ""  # the file `open_target` opens last (a big one is read apart: an older reply is dropped)
 
         self.graph = QtGraphView()
@@ -266,7 +266,7 @@ class MainWindow(QMainWindow):
         c.devices_changed.connect(lambda devices: self.run_panel.set_devices(devices, self.run_panel.device.currentData() or ""))
         self.run_panel.set_devices(c.devices)
         self.cancel_button.clicked.connect(c.cancel)
-        self.inputs.trace_requested.connect(self._trace)
+        self.inputs.trace_requested.connect(self.trace_function)
         self.inputs.choice_changed.connect(self._remember_inputs)
         self.graph.selection_changed.connect(self.selection.graph_selected)
         self.graph.toggle_cluster_requested.connect(self.toggle_cluster)
@@ -294,12 +294,12 @@ class MainWindow(QMainWindow):
         path = self._opening = os.path.abspath(path)
         if os.path.isfile(path) and os.path.getsize(path) > BIG_SOURCE:  # ast.parse holds the GIL: 0.7 s at 50k lines
             self.phase_label.setText(f"reading {os.path.basename(path)}…")
-            when_done(self, lambda found: path == self._opening and self._open(path, function, args, inputs, found.result()),
+            when_done(self, lambda found: path == self._opening and self.show_file(path, function, args, inputs, found.result()),
                       discover, path, True)  # dropped when another file was opened meanwhile
             return True
-        return self._open(path, function, args, inputs, discover(path))
+        return self.show_file(path, function, args, inputs, discover(path))
 
-    def _open(self, path: str, function: str, args: str | None, inputs: str | None, found: ModuleInfo | DiscoveryError) -> bool:
+    def show_file(self, path: str, function: str, args: str | None, inputs: str | None, found: ModuleInfo | DiscoveryError) -> bool:
         if isinstance(found, DiscoveryError):
             exc = found
             if path != self.doc.path or self.doc.result is None:
@@ -327,7 +327,7 @@ class MainWindow(QMainWindow):
         self.docks["source"].setWindowTitle(f"Source — {os.path.basename(path)}")
         self.stack.setCurrentIndex(1)
         self.setWindowTitle(f"jaxscope — {os.path.basename(path)}")
-        self._saved(self.recent.remember(path + (f"::{function}" if function else "")))
+        self.settings_saved(self.recent.remember(path + (f"::{function}" if function else "")))
         for warning in module.warnings:
             self.log.append_text(f"warning: {warning}\n")
         if function and module.get(function) is not None:
@@ -349,14 +349,14 @@ class MainWindow(QMainWindow):
             return True
         if not self.confirm_run(path):
             return False
-        self._saved(prefs.update_strings(self.settings, "trustedFiles", lambda items: [*(t for t in items if t != path), path][-500:]))
+        self.settings_saved(prefs.update_strings(self.settings, "trustedFiles", lambda ts: [*(t for t in ts if t != path), path][-500:]))
         return True
 
     def _remember_inputs(self) -> None:
         if self.doc.path:
-            self._saved(prefs.update_choices(self.settings, self.doc.path, self.inputs.choices()))
+            self.settings_saved(prefs.update_choices(self.settings, self.doc.path, self.inputs.choices()))
 
-    def _saved(self, ok: bool) -> None:
+    def settings_saved(self, ok: bool) -> None:
         """Say once when the settings cannot be written (nothing is remembered then)."""
         if not ok and not self._unsaved_told:
             self._unsaved_told = True
@@ -368,7 +368,7 @@ class MainWindow(QMainWindow):
         """The question itself (tests replace it)."""
         return dialogs.confirm_run(self, path)
 
-    def _trace(self, function: str, args: str, inputs: str = "") -> None:
+    def trace_function(self, function: str, args: str, inputs: str = "") -> None:
         if self.controller.saved is None and not self.may_run(self.doc.path):
             self.show_problem(f"View only: {os.path.basename(self.doc.path)} was not run. Trace (F5) to be asked again.")
             return

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import Future
-from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import (
     QComboBox,
@@ -22,13 +21,11 @@ from PySide6.QtWidgets import (
 )
 
 from jaxscope.analysis.trace_diff import GraphDiff, diff
+from jaxscope.qt.app.host import WindowHost
 from jaxscope.qt.app.jobs import when_done, when_future
 from jaxscope.qt.compare.compare_window import CompareWindow
 from jaxscope.schema.document import SUFFIX, DocumentError, TraceDocument, read
 from jaxscope.schema.trace import FILE_INPUTS, TraceRequest, TraceResult, result_from_jsonable
-
-if TYPE_CHECKING:
-    from jaxscope.qt.app.window import MainWindow
 
 PREVIOUS = "The previous trace of this function"
 OTHER = "Another function, file or inputs (traced now)"
@@ -85,7 +82,7 @@ class CompareDialog(QDialog):
 
 
 class Compare:
-    def __init__(self, host: MainWindow) -> None:
+    def __init__(self, host: WindowHost) -> None:
         self.host = host
         self.previous: TraceResult | None = None  # the trace before the one shown (of the same function)
         self.windows: list[CompareWindow] = []
@@ -102,7 +99,7 @@ class Compare:
             host.show_problem("Nothing to compare yet: trace a function first.")
             return
         ref = result.request.function
-        dialog = CompareDialog(host, f"{ref.path}::{ref.qualname}", result.request.args, self.previous is not None)
+        dialog = CompareDialog(host.window(), f"{ref.path}::{ref.qualname}", result.request.args, self.previous is not None)
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return
         kind, target, args = dialog.kind.currentText(), dialog.target.text().strip(), dialog.args.text().strip()
@@ -123,7 +120,7 @@ class Compare:
             if self.host.doc.result is not None:
                 self.show(doc.trace, self.host.doc.result, os.path.basename(path))
 
-        when_done(self.host, read_done, read, path)
+        when_done(self.host.window(), read_done, read, path)
 
     def with_target(self, target: str, args: str | None, inputs: str | None = None, after: bool = False) -> None:
         """Trace `target` in the worker (the window's trace stays), then compare: it is A, the trace
@@ -151,15 +148,15 @@ class Compare:
             if current is not None:
                 self.show(*((current, other) if after else (other, current)))
 
-        when_future(self.host, future, traced)
+        when_future(self.host.window(), future, traced)
 
     def show(self, a: TraceResult, b: TraceResult, a_name: str = "") -> None:
         """Diff `a` against `b` apart from the GUI thread, then open the comparison."""
         def done(found: Future[GraphDiff]) -> None:
             window = CompareWindow(a.graph, b.graph, found.result(), (a_name or describe(a), describe(b)),
-                                   self.host.controller.layouts, self.host.theme, self.host)
+                                   self.host.controller.layouts, self.host.theme, self.host.window())
             self.windows = [w for w in self.windows if w.isVisible()] + [window]
             window.show()
             self.host.statusBar().showMessage(f"compared: {found.result().summary()}", 8000)
 
-        when_done(self.host, done, diff, a.graph, b.graph)
+        when_done(self.host.window(), done, diff, a.graph, b.graph)
