@@ -124,6 +124,8 @@ class _Walk:
         self.nodes: dict[str, Node] = {}
         self.ops: dict[str, tuple[str, ...]] = {}
         self._visit(graph, graph.root, "", 0)
+        # each equation's operands in its own terms (`producer` unmapped): `_follow` groups by them
+        self.raw = {path: tuple(self.producer(src, None) for src in self.ops[path]) for path, _ in self.eqns}
 
     def _visit(self, graph: Graph, body_id: str, prefix: str, depth: int) -> None:
         body = graph.bodies.get(body_id)
@@ -162,15 +164,24 @@ class _Walk:
 def _follow(wa: _Walk, wb: _Walk, keys: tuple[list[Any], list[Any]], pairs: dict[int, int], b_of: dict[str, str]) -> None:
     """Match along the dataflow, in B's program order: an equation whose key, owner and every operand
     are those of an unmatched A equation (its owner and its operands' producers matched already) is
-    that equation. One fed by literals alone carries no dataflow (a `zeros` in every layer): the
-    program order places it (`_fill`)."""
+    that equation. One fed by literals alone carries no dataflow (a `zeros` in every layer): it pairs
+    in order only where both owners hold as many of it; else the program order places it (`_fill`)."""
     got_b = set(pairs.values())
+    if len(pairs) == len(wa.eqns) or len(got_b) == len(wb.eqns):
+        return
     index: dict[tuple[Any, ...], list[int]] = {}
+    alike: dict[tuple[Any, ...], int] = {}  # A's count of literal-fed equations per (key, owner, literals)
     for i, (path, _) in enumerate(wa.eqns):
+        group = (keys[0][i], _owner(path, None), wa.raw[path])
+        if not _flows(group[2]):
+            alike[group] = alike.get(group, 0) + 1
         if i not in pairs:
-            operands = tuple(wa.producer(src, None) for src in wa.ops[path])
-            if _flows(operands):
-                index.setdefault((keys[0][i], _owner(path, None), operands), []).append(i)
+            index.setdefault(group, []).append(i)
+    literal_fed: dict[tuple[Any, ...], int] = {}  # B's, per (key, B's owner, literals)
+    for j, (path, _) in enumerate(wb.eqns):
+        if not _flows(wb.raw[path]):
+            group = (keys[1][j], _owner(path, None), wb.raw[path])
+            literal_fed[group] = literal_fed.get(group, 0) + 1
     a_of = {v: k for k, v in b_of.items()}
     a_paths = [p for p, _ in wa.eqns]
     for i, j in pairs.items():
@@ -178,11 +189,15 @@ def _follow(wa: _Walk, wb: _Walk, keys: tuple[list[Any], list[Any]], pairs: dict
     for j, (path, _) in enumerate(wb.eqns):
         if j in got_b:
             continue
+        raw = wb.raw[path]
         operands = tuple(wb.producer(src, a_of) for src in wb.ops[path])
         owner = _owner(path, a_of)
-        if None in operands or owner is None or not _flows(operands):
+        if None in operands or owner is None:
             continue
-        found = index.get((keys[1][j], owner, operands))
+        group = (keys[1][j], owner, operands)
+        if not _flows(raw) and alike.get(group) != literal_fed.get((keys[1][j], _owner(path, None), raw)):
+            continue
+        found = index.get(group)
         while found and found[0] in pairs:
             found.pop(0)
         if found:
@@ -246,9 +261,11 @@ def _fill(keys: tuple[list[Any], list[Any]], pairs: dict[int, int], agrees: _Agr
     """Match what is left by key, in program order, between the matches both sides agree on the
     order of (difflib's longest matching runs in each gap); with `agrees`, only pairs the dataflow
     does not contradict."""
+    ka, kb = keys
+    if len(pairs) in (len(ka), len(kb)):
+        return
     anchors = _increasing(sorted(((i, j) for i, j in pairs.items()), key=lambda p: p[1]))
     got_b = set(pairs.values())
-    ka, kb = keys
     ids: dict[Any, int] = {}
     prev_i = prev_j = -1
     for i, j in [*anchors, (len(ka), len(kb))]:
