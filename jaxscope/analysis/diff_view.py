@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, replace
 
+from jaxscope.analysis.scope_view import ScopedGraph
 from jaxscope.analysis.trace_diff import GraphDiff
-from jaxscope.schema.graph import Body, Edge, Graph, Node, SubgraphRef
+from jaxscope.schema.graph import Body, Edge, Graph, Node, SubgraphRef, owner_chain
 
 # light fills (black text stays readable); the same boxes grey, so no family colour reads as a status
 COLOURS = {"same": "#eef0f3", "added": "#8fd694", "removed": "#f4a29a", "changed": "#f9c66b"}
@@ -176,3 +177,30 @@ def _where(node: Node) -> str:
 
 def _eqn(node: Node) -> str:
     return f"{node.label:<18} {', '.join(node.avals):<20} {node.name_stack or '(top)'}  {_where(node)}"
+
+
+def shown_status(status: dict[str, str], view: ScopedGraph | None = None) -> dict[str, str]:
+    """Each drawn box's status (`view`: the grouped view drawn): an equation's own; a group's or a
+    collapsed owner's what its equations share ("removed" when they all went, "same" when none
+    differ), else "changed"."""
+    inside: dict[str, list[str]] = {}
+    out: dict[str, str] = {}
+    for path, what in status.items():
+        for shown in view.view_paths([path]) if view is not None else [path]:
+            if shown.rpartition("/")[2] == path.rpartition("/")[2]:  # the node itself, not a group holding it
+                out[shown] = what
+            if _is_equation(path):  # a literal or a jit body's input says nothing of what changed
+                for owner in owner_chain(shown):
+                    inside.setdefault(owner, []).append(what)
+    for owner, found in inside.items():
+        if owner in out:
+            continue
+        members = [p for p in (view.real_paths([owner]) if view is not None else [owner]) if _is_equation(p)]
+        out[owner] = found[0] if len(set(found)) == 1 and len(found) >= len(members) else "changed"
+    return out
+
+
+def _is_equation(path: str) -> bool:
+    """An equation, or an argument of the program (added or reshaped ones are differences too)."""
+    last = path.rpartition("/")[2]
+    return "." not in last and (last.removeprefix(REMOVED)[:1] == "e" or (last == path and last.startswith("in")))

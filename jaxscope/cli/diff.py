@@ -30,6 +30,11 @@ def add_parser(sub: Any) -> None:
     p.add_argument("-o", "--output", default=None, metavar="FILE",
                    help="draw both graphs as one (B's, with A's removed equations put back), added/removed/changed "
                         "coloured: .svg, .png, .pdf or .dot")
+    p.add_argument("--scopes", action="store_true",
+                   help="with -o: draw the model's modules as groups (as `export --scopes`), each coloured by what its "
+                        "equations share: a layer added whole is one green box")
+    p.add_argument("--collapse", type=int, default=None, metavar="DEPTH",
+                   help="with -o: open nested sub-graphs (with --scopes, module groups) down to DEPTH levels; default: automatic")
     p.add_argument("--all", action="store_true", help="list every added and removed equation (default: grouped by scope and line)")
     p.add_argument("--json", action="store_true", help="print the diff as JSON")
     p.add_argument("--python", default=None, metavar="PATH", help="the Python that runs your code (default: jaxscope's own)")
@@ -59,7 +64,7 @@ def run(opts: argparse.Namespace) -> int:
     else:
         sys.stdout.write("\n".join(report(a.graph, b.graph, found, (name_a, name_b), every=opts.all)) + "\n")
     if opts.output:
-        _draw(opts.output, a, b, found)
+        _draw(opts.output, a, b, found, opts.scopes, opts.collapse)
     return 0 if found.identical else 1
 
 
@@ -79,20 +84,25 @@ def _side(opts: argparse.Namespace, target: str, args: str | None, inputs: str |
     return result, target + with_
 
 
-def _draw(output: str, a: TraceResult, b: TraceResult, found: Any) -> None:
-    from jaxscope.analysis.diff_view import COLOURS, union
-    from jaxscope.analysis.scope_view import first_open
+def _draw(output: str, a: TraceResult, b: TraceResult, found: Any, scopes: bool, depth: int | None) -> None:
+    from jaxscope.analysis.diff_view import COLOURS, shown_status, union
+    from jaxscope.analysis.scope_view import first_open, scoped
     from jaxscope.exporter import export
+    from jaxscope.layout.engine import expanded_to_depth
     from jaxscope.render.overlay import Overlay
     from jaxscope.runtime.layout_client import LayoutClient
 
     both = union(a.graph, b.graph, found)
-    owners = {p for p, s in both.status.items() if s == "changed"}  # a jit or scan with a change inside: opened
-    overlay = Overlay.categories("diff", both.status, COLOURS, caption=found.summary())
+    view = scoped(both.graph) if scopes else None
+    graph = view.graph if view is not None else both.graph
+    status = shown_status(both.status, view)
+    # a jit or scan with a change inside is drawn open (in a grouped view, the groups open as they fit)
+    owners = set() if view is not None else _owners_of(graph, {p for p, s in status.items() if s == "changed"})
+    overlay = Overlay.categories("diff", status, COLOURS, caption=found.summary())
     with LayoutClient() as layouts:
-        layout = layouts.layout(both.graph, first_open(both.graph) | _owners_of(both.graph, owners))
+        layout = layouts.layout(graph, (first_open(graph) | owners) if depth is None else expanded_to_depth(graph, depth))
     try:
-        fmt = export(both.graph, layout, output, overlay=overlay, legend=False)
+        fmt = export(graph, layout, output, overlay=overlay, legend=False)
     except (ValueError, OSError) as exc:
         raise CliError(f"cannot write {output}: {exc}") from None
     print(f"wrote {output} ({fmt}: {both.graph.top.total_eqns} equations of A and B, {len(layout.nodes)} nodes drawn)", file=sys.stderr)

@@ -135,6 +135,16 @@ def split_path(path: str) -> list[tuple[str, int]]:
     return out
 
 
+def owner_chain(path: str) -> list[str]:
+    """Owner paths that must be expanded for `path` to be drawn: "e4:1/e2:0/e0" -> ["e4", "e4:1/e2"]."""
+    out, prefix = [], ""
+    for node_id, index in split_path(path)[:-1]:
+        owner = f"{prefix}{node_id}"
+        out.append(owner)
+        prefix = f"{owner}:{index}/"
+    return out
+
+
 def resolve(graph: Graph, path: str) -> tuple[Body, Node]:
     """The body holding the node at `path`, and the node itself."""
     body = graph.top

@@ -103,5 +103,12 @@ def test_diff_of_the_step_with_its_static_flag_flipped(saved: dict[str, object])
     texts = {t.firstChild.data for t in svg.getElementsByTagName("text") if t.firstChild}
     assert {"same", "added", "removed", "changed"} <= texts and summary in texts
     assert svg.toxml().count('fill="#8fd694"') >= counts["added"]  # every added equation is drawn green
+    grouped = there / "grouped.svg"  # by module: the LayerNorm the flag adds is one green box per pass
+    drawn = jaxscope("diff", plain, doc, "--scopes", "-o", str(grouped), cwd=there)
+    assert drawn.returncode == 1, drawn.stderr
+    boxes = {g.getAttribute("data-path"): g for g in xml.dom.minidom.parse(str(grouped)).getElementsByTagName("g")
+             if g.getAttribute("data-path")}
+    norm = [g for g in boxes.values() if g.getElementsByTagName("title")[0].firstChild.data.startswith("LayerNorm_0 ")]
+    assert len(norm) == 2 and all(r.getAttribute("fill") == "#8fd694" for g in norm for r in g.getElementsByTagName("rect"))
     same = jaxscope("diff", doc, doc, cwd=there)
     assert same.returncode == 0 and same.stdout.rstrip().endswith("added 0, removed 0, changed 0")

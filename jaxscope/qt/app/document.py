@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from jaxscope.analysis.scope_view import ScopedGraph
-from jaxscope.schema.graph import Graph, split_path
+from jaxscope.schema.graph import Graph
 from jaxscope.schema.layout import Layout
 from jaxscope.schema.layout_tables import node_paths
 from jaxscope.schema.trace import TraceResult
@@ -57,14 +57,3 @@ def nearest_visible(path: str, visible: set[str]) -> str | None:
         if parts:
             parts[-1] = parts[-1].split(":", 1)[0]  # "e4:1" -> owner "e4"
     return None
-
-
-def owner_chain(path: str) -> list[str]:
-    """Owner paths that must be expanded for `path` to be drawn: "e4:1/e2:0/e0" -> ["e4", "e4:1/e2"]."""
-    parts = split_path(path)
-    out, prefix = [], ""
-    for node_id, index in parts[:-1]:
-        owner = f"{prefix}{node_id}"
-        out.append(owner)
-        prefix = f"{owner}:{index}/"
-    return out

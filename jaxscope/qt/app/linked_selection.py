@@ -16,7 +16,7 @@ from jaxscope.analysis.scopes import graph_pairs, read_scope
 from jaxscope.ir import linking
 from jaxscope.ir.hlo_links import IrLinks
 from jaxscope.qt.app.controller import Controller
-from jaxscope.qt.app.document import Document, nearest_visible, owner_chain
+from jaxscope.qt.app.document import Document, nearest_visible
 from jaxscope.qt.app.structure import ModelStructure
 from jaxscope.qt.graph.view import QtGraphView
 from jaxscope.qt.panes.ir_tabs import IrTabs
@@ -25,7 +25,7 @@ from jaxscope.qt.panes.node_inspector import NodeInspector
 from jaxscope.qt.panes.run_panel import RunPanel
 from jaxscope.qt.panes.source_frames import SourceFrames
 from jaxscope.qt.panes.source_view import QtSourceView
-from jaxscope.schema.graph import Graph, resolve
+from jaxscope.schema.graph import Graph, owner_chain, resolve
 from jaxscope.schema.trace import Diagnostic
 
 

@@ -18,10 +18,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from jaxscope.analysis.diff_view import COLOURS, Union, removed_path, union
+from jaxscope.analysis.diff_view import COLOURS, Union, removed_path, shown_status, union
 from jaxscope.analysis.scope_view import ScopedGraph, first_open, for_window
 from jaxscope.analysis.trace_diff import GraphDiff
-from jaxscope.qt.app.document import nearest_visible, owner_chain
+from jaxscope.qt.app.document import nearest_visible
 from jaxscope.qt.app.jobs import when_future
 from jaxscope.qt.graph.view import QtGraphView
 from jaxscope.runtime.layout_client import LayoutClient
@@ -42,24 +42,7 @@ class _Side:
         self.fills = self._fills(status)
 
     def _fills(self, status: dict[str, str]) -> dict[str, str]:
-        """Each drawn box's colour: its own status, or for a group (and a collapsed owner) what
-        its equations share ("removed" when all went) or "changed" when they differ."""
-        inside: dict[str, list[str]] = {}
-        fills: dict[str, str] = {}
-        for path, what in status.items():
-            for shown in self.shown([path]):
-                if shown.rpartition("/")[2] == path.rpartition("/")[2]:  # the equation itself, not a group holding it
-                    fills[shown] = COLOURS[what]
-                for owner in owner_chain(shown):
-                    inside.setdefault(owner, []).append(what)
-        for owner, found in inside.items():
-            if owner in fills:
-                continue
-            kinds = set(found)
-            members = [p for p in self.real([owner]) if "." not in p.rpartition("/")[2]]  # literals are no equations
-            whole = len(kinds) == 1 and len(found) >= len(members)
-            fills[owner] = COLOURS[found[0] if whole else "changed"]
-        return fills
+        return {path: COLOURS[what] for path, what in shown_status(status, self.view).items()}
 
     def real(self, paths: list[str]) -> list[str]:
         return self.view.real_paths(paths) if self.view is not None else paths
