@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 from jaxscope.analysis.scope_view import ScopedGraph
 from jaxscope.analysis.trace_diff import GraphDiff
-from jaxscope.schema.graph import Body, Edge, Graph, Node, SubgraphRef, owner_chain
+from jaxscope.schema.graph import Body, Edge, Graph, Node, SubgraphRef, owner_chain, resolve
 
 # light fills (black text stays readable); the same boxes grey, so no family colour reads as a status
 COLOURS = {"same": "#eef0f3", "added": "#8fd694", "removed": "#f4a29a", "changed": "#f9c66b"}
@@ -107,8 +107,6 @@ def removed_path(d: GraphDiff, a_path: str) -> str:
 
 
 def _sub(graph: Graph, owner: str, index: int) -> Body | None:
-    from jaxscope.schema.graph import resolve
-
     try:
         _, node = resolve(graph, owner)
     except (KeyError, IndexError):
@@ -140,23 +138,21 @@ def _local(b_path: str | None, b_prefix: str, b_ids: set[str], a_id: str) -> str
 def report(a: Graph, b: Graph, d: GraphDiff, names: tuple[str, str] = ("A", "B"), every: bool = False) -> list[str]:
     """The diff in words: what each side is, arguments, the removed and added equations grouped by
     scope and source line (each equation with `every`), the changed ones, then the summary line."""
-    from jaxscope.schema.graph import resolve
-
     na = {p: resolve(a, p)[1] for p in (*d.removed, *(c.a for c in d.changed))}
     nb = {p: resolve(b, p)[1] for p in (*d.added, *(c.b for c in d.changed))}
     lines = [f"A: {names[0]} ({a.top.total_eqns} equations)", f"B: {names[1]} ({b.top.total_eqns} equations)"]
     if d.inputs:
         lines += ["", "arguments:", *(f"  {line}" for line in d.inputs)]
-    for title, mark, paths, nodes in (("removed (in A only)", "-", d.removed, na), ("added (in B only)", "+", d.added, nb)):
+    for title, mark, graph, paths, nodes in (("removed (in A only)", "-", a, d.removed, na), ("added (in B only)", "+", b, d.added, nb)):
         if not paths:
             continue
         lines += ["", f"{title}: {len(paths)} equation{'s' if len(paths) != 1 else ''}"]
         if every:
-            lines += [f"  {mark} {p:<10} {_eqn(nodes[p])}" for p in paths]
+            lines += [f"  {mark} {p:<10} {_eqn(nodes[p], _where(graph, p))}" for p in paths]
             continue
         groups: dict[tuple[str, str], list[Node]] = {}
         for p in paths:
-            groups.setdefault((nodes[p].name_stack, _where(nodes[p])), []).append(nodes[p])
+            groups.setdefault((nodes[p].name_stack, _where(graph, p)), []).append(nodes[p])
         for (scope, where), group in groups.items():
             kinds = Counter(n.label for n in group)
             listed = ", ".join(f"{k} ×{v}" if v > 1 else k for k, v in kinds.most_common(6)) + (", …" if len(kinds) > 6 else "")
@@ -165,18 +161,24 @@ def report(a: Graph, b: Graph, d: GraphDiff, names: tuple[str, str] = ("A", "B")
         lines += ["", f"changed: {len(d.changed)} equation{'s' if len(d.changed) != 1 else ''}"]
         for c in d.changed:
             node = nb[c.b]
-            lines.append(f"  ~ {c.a} → {c.b}  {node.label}  {node.name_stack or '(top)'}  {_where(node)}: {'; '.join(c.what)}")
+            lines.append(f"  ~ {c.a} → {c.b}  {node.label}  {node.name_stack or '(top)'}  {_where(b, c.b)}: {'; '.join(c.what)}")
     lines += ["", d.summary()]
     return lines
 
 
-def _where(node: Node) -> str:
-    s = node.source
-    return f"{s.file.rsplit('/', 1)[-1]}:{s.line}" if s is not None else "-"
+def _where(graph: Graph, path: str) -> str:
+    """file:line of the equation at `path`, else of the nearest call that holds it: the equations
+    of a library's jit (jnp.linalg.norm) carry no frame of the user's, as JAX cuts tracebacks at
+    each traced function."""
+    for p in (path, *reversed(owner_chain(path))):
+        s = resolve(graph, p)[1].source
+        if s is not None:
+            return f"{s.file.rsplit('/', 1)[-1]}:{s.line}"
+    return "-"
 
 
-def _eqn(node: Node) -> str:
-    return f"{node.label:<18} {', '.join(node.avals):<20} {node.name_stack or '(top)'}  {_where(node)}"
+def _eqn(node: Node, where: str) -> str:
+    return f"{node.label:<18} {', '.join(node.avals):<20} {node.name_stack or '(top)'}  {where}"
 
 
 def shown_status(status: dict[str, str], view: ScopedGraph | None = None) -> dict[str, str]:

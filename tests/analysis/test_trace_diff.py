@@ -96,6 +96,23 @@ def test_where_a_removed_equation_is_drawn_in_the_union() -> None:
     assert both.status[removed_path(d, "e1:0/e1")] == "removed" and both.status[removed_path(d, "e0")] == "removed"
 
 
+def test_equations_of_a_library_jit_are_reported_at_the_line_that_called_it() -> None:
+    """JAX cuts tracebacks at each traced function: the equations inside jnp.linalg.norm's jit have
+    no frame of the user's, so the report names the jit's call site, not "-"."""
+    at = SourceLoc("/home/u/mlp.py", 19, function="update")
+    norm = mk_body("b1", 1, [("mul", ["in0", "in0"]), ("reduce_sum", ["e0"]), ("sqrt", ["e1"])], ["e2"])
+    a = mk_graph(mk_body("b0", 1, [("neg", ["in0"])], ["e0"]))
+    top = mk_body("b0", 1, [("neg", ["in0"]), ("jit", ["e0"], [("jit", "b1", "jaxpr")]), ("div", ["e0", "e1"])], ["e2"])
+    top = replace(top, nodes=tuple(replace(n, source=at) if n.id in ("e1", "e2") else n for n in top.nodes))
+    b = mk_graph(top, norm)
+    d = diff(a, b)
+    assert set(d.added) == {"e1", "e2", "e1:0/e0", "e1:0/e1", "e1:0/e2"}
+    grouped = report(a, b, d)
+    assert "  +    5  (top)  mlp.py:19  jit, mul, reduce_sum, sqrt, div" in grouped
+    every = [line for line in report(a, b, d, every=True) if line.startswith("  + e1:0/")]
+    assert len(every) == 3 and all(line.endswith("mlp.py:19") for line in every)
+
+
 def _train_step(layers: int) -> Graph:
     """A train step as jax orders it: the layers forward, the head, the layers backward (last first),
     then one update per parameter, the head's last (as a params dict flattens `blocks` before `emb`)."""
