@@ -43,7 +43,7 @@ def test_save_then_open_the_trace_without_its_file(qtbot, window, tmp_path) -> N
     source.unlink()
 
     window.doc.layout = None
-    assert window.open_target(str(saved))
+    drop(window, saved)  # as File → Open: open_target
     qtbot.waitUntil(lambda: window.doc.layout is not None and "compiled" in window.ir_side.results, timeout=TIMEOUT)
     shown = window.doc.result
     assert window.controller.saved is not None and shown.graph is window.controller.saved.doc.trace.graph
@@ -56,6 +56,23 @@ def test_save_then_open_the_trace_without_its_file(qtbot, window, tmp_path) -> N
     window.controller.trace(TraceRequest(shown.request.function, args="f32[2,8], f32[8,16]"))  # F5 with other inputs
     qtbot.waitUntil(lambda: "holds no code to trace other inputs" in window.problem.text(), timeout=TIMEOUT)
     assert window.doc.result is shown  # the document and its graph stay
+
+    damaged = tmp_path / "damaged.jaxscope"  # dropped on the window: refused in a sentence, nothing else moves
+    damaged.write_bytes(saved.read_bytes()[:200])
+    drop(window, damaged)
+    qtbot.waitUntil(lambda: "damaged.jaxscope" in window.problem.text(), timeout=TIMEOUT)
+    assert "damaged" in window.problem.text() and window.doc.result is shown
+    assert "(saved trace of layer)" in window.windowTitle()
+
+
+def drop(window, path) -> None:
+    from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+    from PySide6.QtGui import QDropEvent
+
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(path))])
+    window.dropEvent(QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                                Qt.KeyboardModifier.NoModifier))
 
 
 def test_compare_with_other_inputs_side_by_side(qtbot, window, tmp_path) -> None:
@@ -81,6 +98,8 @@ def test_compare_with_other_inputs_side_by_side(qtbot, window, tmp_path) -> None
     assert compared.a.widget.selected_paths() == compared.a.shown([change.a])
     fills = compared.b.widget._fills
     assert sum(colour == "#8fd694" for colour in fills.values()) == 8  # every added equation green
+    assert set(fills) >= set(compared.b.widget.model.by_base)  # the rest grey, as the key's "same", not family colours
+    assert fills[compared.diff.b_of["e0"]] == "#eef0f3"  # x @ w: the same on both sides
     compared.mode.setCurrentIndex(1)  # overlay: one graph
     qtbot.waitUntil(compared.overlay.widget.has_content, timeout=TIMEOUT)
     assert not compared.a.widget.isVisible() and compared.overlay.widget.node_count > compared.b.widget.node_count

@@ -6,7 +6,7 @@ both as one graph instead (B's, with A's removed equations put back, as `jaxscop
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QFont, QIcon, QPixmap
+from PySide6.QtGui import QColor, QFont, QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -75,10 +75,14 @@ class CompareWindow(QWidget):
         self.mode = QComboBox()
         self.mode.addItems(MODES)
         self.mode.currentIndexChanged.connect(self._show_mode)
-        key = "  ".join(f'<span style="background:{c}">&nbsp;&nbsp;&nbsp;&nbsp;</span> {n}' for n, c in COLOURS.items())
         top = QHBoxLayout()
         top.addWidget(self.summary, 1)
-        top.addWidget(QLabel(key))
+        for what, colour in COLOURS.items():  # the key: each swatch before its word
+            swatch = QLabel()
+            swatch.setPixmap(_swatch(colour).pixmap(12, 12))
+            top.addWidget(swatch)
+            top.addWidget(QLabel(what))
+            top.addSpacing(8)
         top.addWidget(self.mode)
         self.split = QSplitter(Qt.Orientation.Horizontal)
         for side in (self.a, self.b, self.overlay):
@@ -111,7 +115,9 @@ class CompareWindow(QWidget):
     def _draw(self, side: _Side, layout: Layout) -> None:
         keep = side.widget.has_content()
         side.widget.set_graph(side.graph, layout, self.theme, keep_view=keep)
-        side.widget.set_fills(side.fills)
+        model = side.widget.model  # what is not coloured is the same: grey, as the key says, not its family's colour
+        same = dict.fromkeys(model.by_base if model is not None else (), COLOURS["same"])
+        side.widget.set_fills({**same, **side.fills})
 
     def _toggle(self, side: _Side, owner: str) -> None:
         side.expanded = side.expanded ^ {owner}
@@ -164,6 +170,10 @@ class CompareWindow(QWidget):
 
 
 def _swatch(colour: str) -> QIcon:
+    """A filled square with a grey edge: "same" is nearly the window's grey and would vanish."""
     pixmap = QPixmap(12, 12)
-    pixmap.fill(QColor(colour))
+    pixmap.fill(QColor("#7d838c"))
+    painter = QPainter(pixmap)
+    painter.fillRect(1, 1, 10, 10, QColor(colour))
+    painter.end()
     return QIcon(pixmap)
