@@ -318,7 +318,9 @@ def show_argv(fn_or_target: Callable[..., Any] | str, *example_args: Any, args_s
         raise TypeError("give the example arguments one way: as values, as args_spec text, or as an inputs= maker")
     if example_args or example_kwargs:
         args_spec, inputs = _values_as_call(example_args, example_kwargs)
-    argv = [sys.executable, "-m", "jaxscope", target]
+    from jaxscope.runtime.interpreter import command
+
+    argv = command(sys.executable, "-m", "jaxscope", target)  # a jaxscope.py where the notebook runs is not imported
     if inputs is not None:
         return argv + ["--inputs", inputs]
     return argv + (["--args", args_spec] if args_spec is not None else [])

@@ -33,6 +33,21 @@ _link: list[str] = []
 _checked: dict[str, Interpreter] = {}
 
 
+def command(python: str, *args: str) -> list[str]:
+    """The argv that runs `python` on `args` isolated from the current folder: `-P` (Python 3.11+)
+    keeps the current folder (or a script's) off the front of `sys.path`, so a `jax.py`, `numpy.py`
+    or `jaxscope.py` lying where the user stands is never imported by a helper process. Every child
+    that runs Python goes through here; the worker puts a user file's folder on the path itself,
+    on purpose, when it loads that file (`worker.load`)."""
+    return [python, "-P", *args]
+
+
+def pythonpath(*entries: str) -> str:
+    """PYTHONPATH of `entries` (each possibly a PYTHONPATH itself), without empty items: an empty item
+    means the current folder, the hole `-P` closes (`PYTHONPATH=$PYTHONPATH:x` with none set makes one)."""
+    return os.pathsep.join(p for entry in entries for p in entry.split(os.pathsep) if p)
+
+
 class InterpreterError(Exception):
     """The interpreter cannot run jaxscope's worker; the message says why and what to do."""
 
@@ -65,7 +80,7 @@ def worker_pythonpath(python: str | None, root: str, current: str) -> str:
     """PYTHONPATH for a worker run by `python`: the package link first (another interpreter) or
     the folder holding the package (ours), then the user's own PYTHONPATH."""
     first = package_path() if foreign(python) else root
-    return os.pathsep.join(p for p in (first, current) if p)
+    return pythonpath(first, current)
 
 
 def check(python: str) -> Interpreter:
@@ -80,11 +95,13 @@ def check(python: str) -> Interpreter:
         raise InterpreterError(f"--python {python}: not executable")
     env = {**os.environ, "PYTHONPATH": worker_pythonpath(found, "", os.environ.get("PYTHONPATH", ""))}
     try:
-        done = subprocess.run([found, "-m", "jaxscope.worker", "--check"], capture_output=True, text=True, timeout=CHECK_TIMEOUT_S, env=env,
+        done = subprocess.run(command(found, "-m", "jaxscope.worker", "--check"), capture_output=True, text=True, timeout=CHECK_TIMEOUT_S, env=env,
                               stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise InterpreterError(f"--python {python}: cannot run it ({exc})") from None
     line = next((ln for ln in done.stdout.splitlines() if ln.startswith(CHECK_TAG)), "")
+    if not line and "-P" in done.stderr and done.returncode == 2:  # "Unknown option: -P": before 3.11
+        raise InterpreterError(f"--python {python} is older than Python {_v(PYTHON_LOWEST)}; jaxscope's worker needs Python {_v(PYTHON_LOWEST)} or newer")
     if not line:
         tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
         raise InterpreterError(f"--python {python}: not a Python that runs jaxscope's check (exit {done.returncode}): " + " | ".join(tail))

@@ -63,6 +63,7 @@ from typing import IO, Any
 from jaxscope.layout.preview import Region
 from jaxscope.layout.wire import LAYOUT_OPTIONS, LayoutError, WireReader, layout_from_wire, wire_lines
 from jaxscope.runtime import protocol
+from jaxscope.runtime.interpreter import command, pythonpath
 from jaxscope.runtime.pipes import PipeLines, widen_pipes
 from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.graph import Graph
@@ -99,9 +100,9 @@ class _Worker:
     def __init__(self, python: str) -> None:
         env = dict(os.environ)
         root = str(Path(__file__).resolve().parents[2])
-        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        env["PYTHONPATH"] = pythonpath(root, env.get("PYTHONPATH", ""))
         self.proc = subprocess.Popen(
-            [python, "-u", "-m", "jaxscope.runtime.layout_server"],
+            command(python, "-u", "-m", "jaxscope.runtime.layout_server"),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

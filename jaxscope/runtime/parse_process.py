@@ -15,6 +15,7 @@ import pickle
 import subprocess
 import sys
 
+from jaxscope.runtime.interpreter import command
 from jaxscope.runtime.worker_process import worker_env
 from jaxscope.spec import argspec
 from jaxscope.spec.discover import DiscoveryError, ModuleInfo, discover_file
@@ -28,7 +29,7 @@ def discover(path: str, apart: bool = False, timeout: float = 60.0) -> ModuleInf
     `ast.parse` holds the GIL 0.7 s), here after all when no child can run or it fails."""
     if apart:
         try:
-            proc = subprocess.run([sys.executable, "-c", _DISCOVER_CHILD], input=path.encode(), capture_output=True,
+            proc = subprocess.run(command(sys.executable, "-c", _DISCOVER_CHILD), input=path.encode(), capture_output=True,
                                   env=worker_env(), timeout=timeout, check=True)
             found = pickle.loads(proc.stdout)
             if isinstance(found, (ModuleInfo, DiscoveryError)):
@@ -51,7 +52,7 @@ def parse_call_apart(text: str, *, python: str | None = None, timeout: float = 6
     child process; parsed here after all when no child can run or it fails (never a wrong verdict)."""
     try:
         proc = subprocess.run(
-            [python or sys.executable, "-c", _CHILD], input=text.encode(), capture_output=True,
+            command(python or sys.executable, "-c", _CHILD), input=text.encode(), capture_output=True,
             env=worker_env(), timeout=timeout, check=True,
         )
         kind, value = pickle.loads(proc.stdout)

@@ -19,7 +19,7 @@ from typing import Any, BinaryIO
 
 from jaxscope.about import SOURCE_ROOT
 from jaxscope.runtime import protocol
-from jaxscope.runtime.interpreter import worker_pythonpath
+from jaxscope.runtime.interpreter import command, worker_pythonpath
 
 OutputCallback = Callable[[str, str], None]  # (stream name, text)
 TAIL_CHARS = 64_000
@@ -89,7 +89,7 @@ class WorkerProcess:
         lifeline_r, self._lifeline = os.pipe()
         try:
             self._proc = subprocess.Popen(
-                [python or sys.executable, "-m", "jaxscope.worker", "--proto-fd", str(write_fd), "--parent-fd", str(lifeline_r)],
+                command(python or sys.executable, "-m", "jaxscope.worker", "--proto-fd", str(write_fd), "--parent-fd", str(lifeline_r)),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
