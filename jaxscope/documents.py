@@ -13,10 +13,10 @@ from collections.abc import Callable
 from typing import Any
 
 from jaxscope.about import __version__
-from jaxscope.schema.document import SUFFIX, DocumentError, TraceDocument, decode, encode, user_files
+from jaxscope.schema.document import SUFFIX, DocumentError, TraceDocument, encode, read, user_files
+from jaxscope.schema.files import MAX_SOURCE_BYTES, digest, read_bytes
+from jaxscope.schema.trace import TraceResult
 from jaxscope.session import SessionError
-
-MAX_SOURCE_BYTES = 4 << 20  # a source file bigger than this is not copied (a generated 50k-line program is ~3 MB)
 
 _opened: dict[str, tuple[tuple[float, int], TraceDocument]] = {}  # path -> (mtime, size), document: read once per command
 
@@ -38,10 +38,7 @@ def load(path: str) -> TraceDocument:
     if seen is not None and seen[0] == stamp:
         return seen[1]
     try:
-        with open(path, "rb") as fh:
-            doc = decode(fh.read(), path)
-    except OSError as exc:
-        raise SessionError(f"cannot read {path}: {exc.strerror or exc}", 2) from None
+        doc = read(path)
     except DocumentError as exc:
         raise SessionError(str(exc), 2) from None
     _opened.clear()
@@ -49,24 +46,26 @@ def load(path: str) -> TraceDocument:
     return doc
 
 
-def snapshot(trace_files: list[str], known: dict[str, str] | None = None, warn: Callable[[str], None] | None = None) -> dict[str, str]:
-    """The text of each file (from `known` first: a document reopened and saved again keeps its copies)."""
+def snapshot(trace: TraceResult, warn: Callable[[str], None] | None = None) -> dict[str, str]:
+    """The text of each user file of `trace`, read now and kept only while it has the bytes that
+    were traced (`TraceResult.source_hashes`): a file saved over since (an edit, a re-trace that
+    failed) would pair the graph with code it did not come from. What is left out is said to `warn`."""
     from jaxscope.spec.discover import DiscoveryError, decode_source
 
     out: dict[str, str] = {}
-    for path in trace_files:
-        if known and path in known:
-            out[path] = known[path]
-            continue
+    for path in user_files(trace):
         try:
-            if os.path.getsize(path) > MAX_SOURCE_BYTES:
-                if warn:
-                    warn(f"{path} is over {MAX_SOURCE_BYTES >> 20} MB: not copied into the document")
-                continue
-            with open(path, "rb") as fh:
-                out[path] = decode_source(fh.read(), path)
-        except (OSError, DiscoveryError):
-            continue  # gone since the trace, or no text: the document shows the graph without it
+            data = read_bytes(path, MAX_SOURCE_BYTES)
+            traced = trace.source_hashes.get(path)
+            if traced is not None and digest(data) != traced:
+                raise OSError(
+                    f"{os.path.basename(path)} changed since it was traced: its source is not saved with the trace "
+                    "(trace it again, then save)"
+                )
+            out[path] = decode_source(data, path)
+        except (OSError, DiscoveryError) as exc:  # gone since the trace, not a file, too big, changed, or no text
+            if warn is not None and not isinstance(exc, FileNotFoundError):
+                warn(f"{path}: {exc.strerror or exc}" if isinstance(exc, OSError) and exc.strerror else str(exc))
     return out
 
 
@@ -136,5 +135,5 @@ def record(
             ran = step("run", "run", job, run_result_from_jsonable)
     finally:
         close_soon(client)
-    sources = snapshot(user_files(result), warn=lambda text: print(f"jaxscope: warning: {text}", file=sys.stderr))
+    sources = snapshot(result, warn=lambda text: print(f"jaxscope: warning: {text}", file=sys.stderr))
     return TraceDocument(result, stablehlo, compiled, ran, sources, stamp(), __version__)

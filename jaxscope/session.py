@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from jaxscope.schema.files import MAX_SOURCE_BYTES, read_text
 from jaxscope.schema.trace import FILE_INPUTS, ErrorInfo, FunctionRef, TraceResult
 
 if TYPE_CHECKING:
@@ -248,10 +249,7 @@ def format_error(info: ErrorInfo, debug: bool) -> str:
 
 def _source_line(path: str, line: int) -> str:
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            for i, text in enumerate(fh, 1):
-                if i == line:
-                    return text.rstrip()
+        lines = read_text(path, MAX_SOURCE_BYTES).splitlines()
     except OSError:
-        pass
-    return ""
+        return ""
+    return lines[line - 1].rstrip() if 0 < line <= len(lines) else ""

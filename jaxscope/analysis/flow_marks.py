@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from jaxscope.schema.files import MAX_SOURCE_BYTES, read_text
 from jaxscope.schema.flow import STAGED_ROLE_PREFIXES, Construct, FileFlow, normalized_path
 from jaxscope.spec.discover import FunctionInfo, bind_call
 
@@ -64,8 +65,7 @@ def line_marks(
 
     if source is None:
         try:
-            with open(file, encoding="utf-8", errors="replace") as fh:
-                source = fh.read()
+            source = read_text(file, MAX_SOURCE_BYTES)
         except OSError:
             source = ""
     eqns = {ln: len(paths) for ln, paths in nodes_by_line(graph, file).items()}

@@ -128,5 +128,6 @@ def source_text(opts: argparse.Namespace, path: str) -> str:
         if text is None:
             raise FileNotFoundError(f"{path} was not saved in {opts.target}")
         return text
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        return fh.read()
+    from jaxscope.schema.files import MAX_SOURCE_BYTES, read_text
+
+    return read_text(path, MAX_SOURCE_BYTES)

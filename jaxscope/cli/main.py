@@ -11,6 +11,7 @@ import sys
 
 from jaxscope.about import __version__
 from jaxscope.cli import cost, diff, explain, export, hlo, jaxpr, links, list_functions, open_app, retrace, run, save
+from jaxscope.cli.terminal import quiet_broken_pipe, sanitized
 from jaxscope.session import SessionError
 
 COMMANDS = {  # name -> module; the order is that of `jaxscope --help`
@@ -42,7 +43,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one command line; returns its exit code."""
+    """Run one command line; returns its exit code. Everything it prints is sanitized (`terminal`)."""
+    with sanitized():
+        try:
+            return _main(argv)
+        except BrokenPipeError:  # `jaxscope jaxpr X | head`: the reader has all it wanted
+            quiet_broken_pipe()
+            return 0
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] not in {*COMMANDS, "-h", "--help", "--version"}:
@@ -57,10 +67,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("jaxscope: interrupted", file=sys.stderr)
         return 4
+    except BrokenPipeError:
+        raise
     except Exception as exc:
         if debug:
             raise
         print(f"jaxscope: internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)", file=sys.stderr)
         return 5
-
-

@@ -95,13 +95,21 @@ def check(python: str) -> Interpreter:
         raise InterpreterError(f"--python {python}: not executable")
     env = {**os.environ, "PYTHONPATH": worker_pythonpath(found, "", os.environ.get("PYTHONPATH", ""))}
     try:
-        done = subprocess.run(command(found, "-m", "jaxscope.worker", "--check"), capture_output=True, text=True, timeout=CHECK_TIMEOUT_S, env=env,
-                              stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            command(found, "-m", "jaxscope.worker", "--check"),
+            capture_output=True,
+            text=True,
+            timeout=CHECK_TIMEOUT_S,
+            env=env,
+            stdin=subprocess.DEVNULL,
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise InterpreterError(f"--python {python}: cannot run it ({exc})") from None
     line = next((ln for ln in done.stdout.splitlines() if ln.startswith(CHECK_TAG)), "")
     if not line and "-P" in done.stderr and done.returncode == 2:  # "Unknown option: -P": before 3.11
-        raise InterpreterError(f"--python {python} is older than Python {_v(PYTHON_LOWEST)}; jaxscope's worker needs Python {_v(PYTHON_LOWEST)} or newer")
+        raise InterpreterError(
+            f"--python {python} is older than Python {_v(PYTHON_LOWEST)}; jaxscope's worker needs Python {_v(PYTHON_LOWEST)} or newer"
+        )
     if not line:
         tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
         raise InterpreterError(f"--python {python}: not a Python that runs jaxscope's check (exit {done.returncode}): " + " | ".join(tail))

@@ -18,33 +18,46 @@ import sys
 from jaxscope.runtime.interpreter import command
 from jaxscope.runtime.worker_process import worker_env
 from jaxscope.spec import argspec
-from jaxscope.spec.discover import DiscoveryError, ModuleInfo, discover_file
+from jaxscope.spec.discover import DiscoveryError, ModuleInfo, discover_file, discover_source
+
+BIG_SOURCE = 256 * 1024  # bytes: a bigger source is read (parsed with `ast`) in a child process
 
 _CHILD = "from jaxscope.runtime.parse_process import child_main; child_main()"
 _DISCOVER_CHILD = "from jaxscope.runtime.parse_process import discover_main; discover_main()"
 
 
-def discover(path: str, apart: bool = False, timeout: float = 60.0) -> ModuleInfo | DiscoveryError:
-    """`discover_file(path)`, or its error as a value; `apart`: in a child process (a 50k-line file's
-    `ast.parse` holds the GIL 0.7 s), here after all when no child can run or it fails."""
+def discover(path: str, apart: bool = False, timeout: float = 60.0, text: str | None = None) -> ModuleInfo | DiscoveryError:
+    """`discover_file(path)` (`discover_source(text, path)` when `text` is given: a saved trace's copy),
+    or its error as a value; `apart`: in a child process (a 50k-line file's `ast.parse` holds the GIL
+    0.7 s), here after all when no child can run or it fails."""
     if apart:
+        payload = path if text is None else f"{path}\0{text}"  # no path holds a NUL
         try:
-            proc = subprocess.run(command(sys.executable, "-c", _DISCOVER_CHILD), input=path.encode(), capture_output=True,
-                                  env=worker_env(), timeout=timeout, check=True)
+            proc = subprocess.run(
+                command(sys.executable, "-c", _DISCOVER_CHILD),
+                input=payload.encode(),
+                capture_output=True,
+                env=worker_env(),
+                timeout=timeout,
+                check=True,
+            )
             found = pickle.loads(proc.stdout)
             if isinstance(found, (ModuleInfo, DiscoveryError)):
                 return found
         except (OSError, subprocess.SubprocessError, pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError):
             pass
     try:
-        return discover_file(path)
+        return discover_file(path) if text is None else discover_source(text, path)
     except DiscoveryError as exc:
         return exc
 
 
 def discover_main() -> None:
-    """The child: a path on stdin, the pickled ModuleInfo or DiscoveryError on stdout (no user code runs)."""
-    sys.stdout.buffer.write(pickle.dumps(discover(sys.stdin.buffer.read().decode()), protocol=pickle.HIGHEST_PROTOCOL))
+    """The child: a path on stdin (and after a NUL the text to read as its source), the pickled
+    ModuleInfo or DiscoveryError on stdout (no user code runs)."""
+    path, sep, text = sys.stdin.buffer.read().decode().partition("\0")
+    found = discover(path, text=text if sep else None)
+    sys.stdout.buffer.write(pickle.dumps(found, protocol=pickle.HIGHEST_PROTOCOL))
 
 
 def parse_call_apart(text: str, *, python: str | None = None, timeout: float = 60.0) -> argspec.CallSpec:
@@ -52,8 +65,12 @@ def parse_call_apart(text: str, *, python: str | None = None, timeout: float = 6
     child process; parsed here after all when no child can run or it fails (never a wrong verdict)."""
     try:
         proc = subprocess.run(
-            command(python or sys.executable, "-c", _CHILD), input=text.encode(), capture_output=True,
-            env=worker_env(), timeout=timeout, check=True,
+            command(python or sys.executable, "-c", _CHILD),
+            input=text.encode(),
+            capture_output=True,
+            env=worker_env(),
+            timeout=timeout,
+            check=True,
         )
         kind, value = pickle.loads(proc.stdout)
     except (OSError, subprocess.SubprocessError, pickle.UnpicklingError, EOFError, ValueError, TypeError):

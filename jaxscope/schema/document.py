@@ -16,12 +16,27 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
 from jaxscope.schema.codec import from_jsonable, to_jsonable
 from jaxscope.schema.collector import gc_paused
+from jaxscope.schema.document_check import (
+    CheckError,
+    cut,
+    expect,
+    fields,
+    graph_path,
+    hlo_maps,
+    shown,
+    text,
+    typed,
+    wire_graph,
+)
+from jaxscope.schema.files import MAX_SOURCE_BYTES, read_bytes
+from jaxscope.schema.graph import SCHEMA_VERSION
 from jaxscope.schema.graph_wire import to_wire_jsonable
 from jaxscope.schema.hlo import HloResult
 from jaxscope.schema.run import RunResult, run_result_from_jsonable
@@ -97,51 +112,112 @@ def encode(doc: TraceDocument, level: int = 6) -> bytes:
     return gzip.compress(raw, compresslevel=level, mtime=0)  # mtime 0: the same trace saves to the same bytes
 
 
+def limit_bytes() -> int:
+    """The most bytes a document may inflate to (`JAXSCOPE_DOCUMENT_LIMIT_MB`, 256 MB by default: a
+    50k-equation train step with its IR texts inflates to tens of MB); the file itself is smaller."""
+    try:
+        return max(1, int(os.environ.get("JAXSCOPE_DOCUMENT_LIMIT_MB", "256"))) << 20
+    except ValueError:
+        return 256 << 20
+
+
 def decode(blob: bytes, name: str = "the file") -> TraceDocument:
-    """A document from a file's bytes; a DocumentError (naming `name`) for anything else."""
+    """A document from a file's bytes; a DocumentError (naming `name`) for anything else. Nothing is
+    decoded before `document_check` has checked the whole JSON: types, sizes, references, no cycles."""
     if blob[:2] != b"\x1f\x8b":
         if blob.lstrip()[:1] in (b"{", b"["):
-            raise DocumentError(f"{name} is JSON, not a saved trace (a graph exported with --format json?): "
-                                f"save one with `jaxscope save TARGET -o NAME{SUFFIX}`")
-        raise DocumentError(f"{name} is not a jaxscope trace document (it is not gzip-compressed): "
-                            f"save one with `jaxscope save TARGET -o NAME{SUFFIX}`")
-    try:
-        raw = gzip.decompress(blob)
-    except (EOFError, OSError, zlib.error) as exc:
-        raise DocumentError(f"{name} is damaged: its compressed data is cut short or corrupt ({exc})") from None
+            raise DocumentError(
+                f"{name} is JSON, not a saved trace (a graph exported with --format json?): "
+                f"save one with `jaxscope save TARGET -o NAME{SUFFIX}`"
+            )
+        raise DocumentError(
+            f"{name} is not a jaxscope trace document (it is not gzip-compressed): save one with `jaxscope save TARGET -o NAME{SUFFIX}`"
+        )
+    raw = _inflate(blob, name, limit_bytes())
     with gc_paused():
         try:
             data = _loads(raw)
-        except ValueError as exc:
-            raise DocumentError(f"{name} is damaged: its content is not valid JSON ({exc})") from None
+        except (ValueError, RecursionError) as exc:
+            raise DocumentError(f"{name} is damaged: its content is not valid JSON ({shown(str(exc), 120)})") from None
+        del raw
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise DocumentError(f"{name} is gzip-compressed but no jaxscope trace document (no \"format\": \"{FORMAT}\")")
+        raise DocumentError(f'{name} is gzip-compressed but no jaxscope trace document (no "format": "{FORMAT}")')
     version = data.get("version")
-    if not isinstance(version, int) or version < 1:
-        raise DocumentError(f"{name} is damaged: its format version is {version!r}")
+    if type(version) is not int or version < 1:
+        raise DocumentError(f"{name} is damaged: its format version is {shown(version)}")
     if version > DOCUMENT_VERSION:
-        raise DocumentError(f"{name} was saved by jaxscope {data.get('jaxscope') or '?'} in trace format {version}; "
-                            f"this jaxscope reads format {DOCUMENT_VERSION} and older: upgrade jaxscope to open it")
+        raise DocumentError(
+            f"{name} was saved by jaxscope {cut(data.get('jaxscope') or '?')} in trace format {version}; "
+            f"this jaxscope reads format {DOCUMENT_VERSION} and older: upgrade jaxscope to open it"
+        )
+    try:
+        _check(data)
+    except CheckError as exc:
+        raise DocumentError(f"{name} is damaged: {exc}") from None
     try:
         with gc_paused():
             trace = result_from_jsonable(data["trace"])
             stablehlo = from_jsonable(HloResult | None, data.get("stablehlo"))
             compiled = from_jsonable(HloResult | None, data.get("compiled"))
             run = run_result_from_jsonable(data["run"]) if data.get("run") is not None else None
-        sources = data.get("sources") or {}
-        if not isinstance(sources, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in sources.items()):
-            raise ValueError("its sources are not a map of path to text")
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:  # what the check lets through is a bug here
         what = f"no {exc}" if isinstance(exc, KeyError) else str(exc)
-        raise DocumentError(f"{name} is damaged: {what}") from None
-    return TraceDocument(trace, stablehlo, compiled, run, sources, str(data.get("created") or ""), str(data.get("jaxscope") or ""))
+        raise DocumentError(f"{name} is damaged: {shown(what, 200)}") from None
+    return TraceDocument(trace, stablehlo, compiled, run, data.get("sources") or {}, data.get("created") or "", data.get("jaxscope") or "")
+
+
+def _inflate(blob: bytes, name: str, limit: int) -> bytearray:
+    """The gzip members of `blob`, inflated a megabyte at a time and refused past `limit` bytes (a
+    2 MB file can inflate to gigabytes)."""
+    out = bytearray()
+    data = blob
+    try:
+        while data:
+            z = zlib.decompressobj(wbits=31)  # gzip framing, CRC and length checked
+            while data and not z.eof:
+                out += z.decompress(data, 1 << 20)
+                if len(out) > limit:
+                    raise DocumentError(
+                        f"{name} inflates to more than {limit >> 20} MB, more than a saved trace holds "
+                        f"(a compressed bomb?); if it is a real trace, raise JAXSCOPE_DOCUMENT_LIMIT_MB"
+                    )
+                data = z.unconsumed_tail
+            if not z.eof:
+                raise EOFError("the compressed data ends before its last block")
+            data = z.unused_data.lstrip(b"\0")  # another member may follow (`cat a.gz b.gz`); zero padding may
+    except (EOFError, zlib.error) as exc:
+        raise DocumentError(f"{name} is damaged: its compressed data is cut short or corrupt ({exc})") from None
+    return out
+
+
+def _check(data: dict[str, Any]) -> None:
+    """`document_check` over the parts of a document (`CheckError` for the first fault)."""
+    for key in ("jaxscope", "created"):
+        text(data.get(key) or "", key, 200)
+    trace = fields(data.get("trace"), "trace")
+    typed(TraceResult, trace, "trace", skip=lambda f: f == "graph")
+    version = trace.get("schema_version", SCHEMA_VERSION)
+    expect(version <= SCHEMA_VERSION, "trace.schema_version", f"{version} is newer than this jaxscope reads ({SCHEMA_VERSION})")
+    graph = wire_graph(trace.get("graph"), "trace.graph")
+    for k, diagnostic in enumerate(trace.get("diagnostics") or ()):
+        for j, path in enumerate(diagnostic.get("nodes") or ()):
+            graph_path(path, graph, f"trace.diagnostics[{k}].nodes[{j}]")
+    for stage in ("stablehlo", "compiled"):
+        typed(HloResult, data.get(stage), stage)
+        if isinstance(data.get(stage), dict):
+            hlo_maps(data[stage], stage, graph)
+    typed(RunResult, data.get("run"), "run")
+    sources = fields(data.get("sources") or {}, "sources")
+    for path, source in sources.items():
+        text(path, "sources", 4096)
+        text(source, f"sources[{shown(path)}]", MAX_SOURCE_BYTES)
 
 
 def read(path: str) -> TraceDocument:
-    """`decode` of the file at `path` (an OSError as a DocumentError)."""
+    """`decode` of the regular file at `path` (an OSError, a FIFO, a device or a file too big to
+    be a trace: a DocumentError)."""
     try:
-        with open(path, "rb") as fh:
-            blob = fh.read()
+        blob = read_bytes(path, limit_bytes())
     except OSError as exc:
         raise DocumentError(f"cannot read {path}: {exc.strerror or exc}") from None
     return decode(blob, path)

@@ -104,6 +104,9 @@ class TraceResult:
     diagnostics: tuple[Diagnostic, ...] = ()  # hidden inputs and side effects (core.diagnostics)
     inputs: tuple[InputLeaf, ...] = ()  # every leaf of a maker's inputs, traced or static
     input_source: str = ""  # the maker's label, when a maker gave the inputs
+    # path -> `files.digest` of the bytes traced, for each user file of the trace: a save copies a
+    # source only while it still has these bytes (it may have changed since, or failed to trace)
+    source_hashes: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> str:
         return dumps(self)

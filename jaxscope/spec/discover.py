@@ -21,6 +21,7 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 
+from jaxscope.schema.files import MAX_SOURCE_BYTES, NotAFileError, read_bytes
 from jaxscope.spec.argspec import CallSpec, Spec
 
 EXAMPLES_VAR = "JAXSCOPE_ARGS"
@@ -107,8 +108,9 @@ def discover_file(path: str) -> ModuleInfo:
     if os.path.isdir(path):
         raise DiscoveryError("is a directory, not a Python file", path)
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
+        data = read_bytes(path, MAX_SOURCE_BYTES)  # a FIFO, a device or gigabytes are refused, not read
+    except NotAFileError as exc:
+        raise DiscoveryError(f"{exc.strerror}: jaxscope reads Python source files", path) from None
     except (FileNotFoundError, NotADirectoryError):
         raise DiscoveryError("no such file", path) from None
     except PermissionError:

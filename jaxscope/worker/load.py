@@ -9,12 +9,14 @@ import sys
 import types
 from typing import Any
 
+from jaxscope.schema.files import digest
 from jaxscope.schema.graph import SourceLoc
 from jaxscope.schema.trace import ErrorInfo, FunctionRef
 from jaxscope.spec.discover import DiscoveryError, decode_source, too_deep
 from jaxscope.worker.errors import classify
 
 RAN_USER_CODE = False  # once True, this worker's interpreter holds state from user code
+SOURCE_HASHES: dict[str, str] = {}  # path -> digest of the bytes of the file this worker last ran
 
 
 class LoadError(Exception):
@@ -59,6 +61,7 @@ def load_module(ref: FunctionRef) -> types.ModuleType:
             source = fh.read()
     except OSError as exc:
         raise LoadError(ErrorInfo(kind="not-found", phase="load", message=f"cannot read {ref.path}: {exc.strerror}")) from None
+    SOURCE_HASHES[path] = digest(source)
     try:
         text = decode_source(source, path)  # by Python's own rules: what `python file.py` refuses is refused
     except DiscoveryError as exc:

@@ -15,6 +15,8 @@ import numpy as np
 from jaxscope.analysis.flow import mark_staged
 from jaxscope.ir import linking
 from jaxscope.schema.collector import gc_paused
+from jaxscope.schema.document import user_files
+from jaxscope.schema.files import MAX_SOURCE_BYTES, digest, read_bytes
 from jaxscope.schema.flow import RECORDING_STOPPED
 from jaxscope.schema.graph import Graph
 from jaxscope.schema.trace import Diagnostic, ErrorInfo, FunctionRef, JaxprText, TraceRequest, TraceResult
@@ -22,7 +24,7 @@ from jaxscope.spec import argspec
 from jaxscope.worker import makers
 from jaxscope.worker.diagnose import TraceWatch, diagnose
 from jaxscope.worker.errors import TraceError, classify
-from jaxscope.worker.load import LoadError, find_function, load_module
+from jaxscope.worker.load import SOURCE_HASHES, LoadError, find_function, load_module
 from jaxscope.worker.makers import Made
 from jaxscope.worker.pyflow import Recorder
 from jaxscope.worker.to_graph import build_graph
@@ -314,7 +316,7 @@ def run_trace(request: TraceRequest, phase: Phase, on_graph: Callable[[Graph], N
             text = jaxpr_text(closed)
             timings["jaxpr_text"] = time.perf_counter() - t3
     _LAST[:] = [(request.function, request.args, request.inputs), closed, graph]
-    return TraceResult(
+    result = TraceResult(
         request=request,
         graph=graph,
         jaxpr_text=text,
@@ -328,6 +330,22 @@ def run_trace(request: TraceRequest, phase: Phase, on_graph: Callable[[Graph], N
         inputs=prep.made.leaves if prep.made is not None else (),
         input_source=prep.made.label if prep.made is not None else "",
     )
+    return replace(result, source_hashes=source_hashes(user_files(result)))
+
+
+def source_hashes(paths: list[str]) -> dict[str, str]:
+    """The digest of each user file of a trace: of the bytes the worker ran for the traced file,
+    of the file as it is now for the others (modules it imported, the maker's file)."""
+    out: dict[str, str] = {}
+    for path in paths:
+        known = SOURCE_HASHES.get(path)
+        if known is None:
+            try:
+                known = digest(read_bytes(path, MAX_SOURCE_BYTES))
+            except OSError:
+                continue
+        out[path] = known
+    return out
 
 
 def _check_arity(fn: Any, args: list[Any], kwargs: dict[str, Any], qualname: str, args_text: str) -> None:

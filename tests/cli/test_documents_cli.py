@@ -112,3 +112,23 @@ def test_diff_of_the_step_with_its_static_flag_flipped(saved: dict[str, object])
     assert len(norm) == 2 and all(r.getAttribute("fill") == "#8fd694" for g in norm for r in g.getElementsByTagName("rect"))
     same = jaxscope("diff", doc, doc, cwd=there)
     assert same.returncode == 0 and same.stdout.rstrip().endswith("added 0, removed 0, changed 0")
+
+
+def test_a_source_changed_since_the_trace_is_not_saved_with_it(saved: dict[str, object]) -> None:
+    """Issue 46, 9: the trace keeps a hash of each file it ran; a save copies a file only while it
+    still has those bytes (an edit, a failed re-trace or a rewrite during the save would pair the
+    graph with code it did not come from)."""
+    from jaxscope.documents import load, snapshot
+
+    trace = load(str(saved["doc"])).trace
+    path = Path(trace.request.function.path)
+    assert list(trace.source_hashes) == [str(path)]
+    notes: list[str] = []
+    path.write_text(CORPUS.read_text())  # the bytes that were traced
+    try:
+        assert snapshot(trace, notes.append) == {str(path): CORPUS.read_text()} and notes == []
+        path.write_text(CORPUS.read_text() + "\nbroken(\n")
+        assert snapshot(trace, notes.append) == {}
+        assert notes == ["train.py changed since it was traced: its source is not saved with the trace (trace it again, then save)"]
+    finally:
+        path.unlink()

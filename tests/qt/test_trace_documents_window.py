@@ -103,3 +103,50 @@ def test_compare_with_other_inputs_side_by_side(qtbot, window, tmp_path) -> None
     compared.mode.setCurrentIndex(1)  # overlay: one graph
     qtbot.waitUntil(compared.overlay.widget.has_content, timeout=TIMEOUT)
     assert not compared.a.widget.isVisible() and compared.overlay.widget.node_count > compared.b.widget.node_count
+
+
+def test_a_saved_trace_naming_your_files_reads_none_of_them(qtbot, window, tmp_path) -> None:
+    """Issue 46, 1: a crafted document whose equations, call chains and flow name the user's files
+    (and a FIFO) is opened and saved again: the window reads none of them, the new file carries none."""
+    import gzip
+    import json
+    import os
+
+    from jaxscope.schema.document import decode, encode
+    from jaxscope.schema.graph import SourceLoc
+    from tests.schema.test_document import _doc
+
+    secrets = [tmp_path / "id_rsa", tmp_path / "bashrc", tmp_path / "model.py"]
+    for k, path in enumerate(secrets):
+        path.write_text(f"SECRET-{k} = 1\n")
+    fifo = tmp_path / "fifo.py"
+    os.mkfifo(fifo)
+    data = json.loads(gzip.decompress(encode(_doc())))
+    graph = data["trace"]["graph"]
+    graph["sources"] = [[str(p), 1, 0, 1, 5, "f", ""] for p in (*secrets, fifo)]
+    graph["chains"] = [[0, 1, 3]]
+    for body in graph["bodies"].values():
+        for node in body["nodes"]:
+            if node[1] == "eqn":
+                node[6], node[10] = 2, 0
+    data["trace"]["request"]["function"]["path"] = str(secrets[2])
+    data["trace"]["flow"] = {"files": [{"path": str(secrets[1])}]}
+    data["sources"] = {}
+    crafted = tmp_path / "crafted.jaxscope"
+    crafted.write_bytes(gzip.compress(json.dumps(data).encode()))
+
+    window.doc.layout = None
+    assert window.open_target(str(crafted))
+    qtbot.waitUntil(lambda: window.doc.layout is not None, timeout=TIMEOUT)
+    assert "SECRET" not in window.source.toPlainText()
+    assert window.source_frames.open_location(SourceLoc(str(fifo), 1)) is False  # a FIFO frame: said, not read (no hang)
+    assert "not saved in crafted.jaxscope" in window.source_frames.other_title.text()
+    assert window.source_frames.open_location(SourceLoc(str(secrets[0]), 1)) is False
+    assert not any(str(p) in item for item in window.recent.items() for p in secrets)  # the document is recent, not its files
+
+    resaved = tmp_path / "resaved.jaxscope"
+    window.trace_files.save(str(resaved))
+    qtbot.waitUntil(lambda: "saved the trace" in window.statusBar().currentMessage(), timeout=TIMEOUT)
+    doc = decode(resaved.read_bytes())
+    assert doc.sources == {}
+    assert b"SECRET" not in gzip.decompress(resaved.read_bytes())

@@ -4,8 +4,11 @@ the trace shown (File → Save Trace…) with its jaxpr, IR texts, last run and 
 
 from __future__ import annotations
 
+import errno
 import os
+from collections.abc import Callable
 from concurrent.futures import Future
+from dataclasses import replace
 from typing import Protocol
 
 from PySide6.QtCore import QUrl
@@ -17,8 +20,11 @@ from jaxscope.qt.app.host import WindowHost
 from jaxscope.qt.app.ir_side import IrSide
 from jaxscope.qt.app.jobs import Jobs, when_done
 from jaxscope.qt.app.welcome import RecentTargets
+from jaxscope.qt.panes.source_frames import read_frame_file
+from jaxscope.runtime.parse_process import BIG_SOURCE, discover
 from jaxscope.runtime.saved_worker import SavedWorker
-from jaxscope.schema.document import SUFFIX, DocumentError, TraceDocument, read, user_files
+from jaxscope.schema.document import SUFFIX, DocumentError, TraceDocument, read
+from jaxscope.schema.files import MAX_SOURCE_BYTES, read_text
 from jaxscope.spec.discover import DiscoveryError, ModuleInfo, discover_source
 
 
@@ -30,14 +36,23 @@ class TraceFilesHost(WindowHost, Protocol):
     jobs: Jobs
     ir_side: IrSide
 
-    def show_file(self, path: str, function: str, args: str | None, inputs: str | None,
-                  found: ModuleInfo | DiscoveryError) -> bool: ...
+    def show_file(self, path: str, function: str, args: str | None, inputs: str | None, found: ModuleInfo | DiscoveryError) -> bool: ...
 
     def trace_function(self, function: str, args: str, inputs: str = "") -> None: ...
 
     def settings_saved(self, ok: bool) -> None: ...
 
     def setWindowTitle(self, title: str) -> None: ...
+
+
+def read_apart(path: str) -> tuple[TraceDocument, ModuleInfo]:
+    """The document at `path` and what its saved copy of the traced file defines, both read off the
+    GUI thread; a big copy is parsed in a child process (`ast.parse` holds the GIL)."""
+    doc = read(path)
+    where = doc.trace.request.function.path or path
+    text = doc.source(where) or ""
+    found = discover(where, apart=len(text) > BIG_SOURCE, text=text)
+    return doc, found if isinstance(found, ModuleInfo) else discover_source("", where)
 
 
 def droppable(urls: list[QUrl]) -> str:
@@ -60,34 +75,48 @@ class TraceFiles:
         doc = self.doc
         if doc is not None:
             return doc.source(path) or f"# {path}: not saved in {os.path.basename(self.path)}\n"
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.read()
+        try:
+            return read_text(path, MAX_SOURCE_BYTES)  # a FIFO, a device or gigabytes are refused, not read
+        except OSError as exc:
+            return f"# cannot show {path}: {exc.strerror or exc}\n"
+
+    def frame_text(self, path: str) -> str:
+        """A call-chain frame's file: the saved copy while a saved trace is shown (an OSError when it
+        holds none: its paths are never opened), else the file's."""
+        doc = self.doc
+        if doc is None:
+            return read_frame_file(path)
+        text = doc.source(path)
+        if text is None:
+            raise FileNotFoundError(errno.ENOENT, f"not saved in {os.path.basename(self.path)}")
+        return text
 
     def open(self, path: str) -> bool:
         """Read the document apart (a big one takes a second), then show it."""
         path = os.path.abspath(path)
         self.host.phase_label.setText(f"reading {os.path.basename(path)}…")
-        when_done(self.host.window(), lambda done: self._opened(path, done), read, path)
+        when_done(self.host.window(), lambda done: self._opened(path, done), read_apart, path)
         return True
 
-    def _opened(self, path: str, done: Future[TraceDocument]) -> None:
+    def _opened(self, path: str, done: Future[tuple[TraceDocument, ModuleInfo]]) -> None:
         host = self.host
         host.phase_label.setText("")
         try:
-            doc = done.result()
+            doc, module = done.result()
         except DocumentError as exc:  # the document shown (and its result) stay
             host.show_problem(str(exc))
             return
         request = doc.trace.request
         where = request.function.path or path
-        try:
-            module = discover_source(doc.source(where) or "", where)
-        except DiscoveryError:
-            module = discover_source("", where)
         host.controller.saved = SavedWorker(doc, os.path.basename(path))
         host.files.paused = True  # the saved copy is shown: an edit of the file on disk is no reason to re-trace
         self.path = path
-        if not host.show_file(where, request.function.qualname, request.args or None, request.inputs or None, module):
+        host.recent.paused = True  # the document is remembered, not the file it names
+        try:
+            shown = host.show_file(where, request.function.qualname, request.args or None, request.inputs or None, module)
+        finally:
+            host.recent.paused = False
+        if not shown:
             return
         if module.get(request.function.qualname) is None:  # its source was not saved: trace (replay) it all the same
             host.trace_function(request.function.qualname, request.args, request.inputs)
@@ -103,8 +132,8 @@ class TraceFiles:
             self.path = ""
 
     def current(self) -> TraceDocument | None:
-        """The trace shown as a document: what the window has of it now."""
-        from jaxscope.documents import snapshot, stamp
+        """The trace shown as a document, its sources still to read (`with_sources`)."""
+        from jaxscope.documents import stamp
 
         host = self.host
         result = host.doc.result
@@ -112,12 +141,13 @@ class TraceFiles:
             return None
         run = host.jobs.last_run
         if run is not None and (run.request.function, run.request.args, run.request.inputs) != (
-                result.request.function, result.request.args, result.request.inputs):
+            result.request.function,
+            result.request.args,
+            result.request.inputs,
+        ):
             run = None
         ir = host.ir_side.results
-        known = self.doc.sources if self.doc is not None else None
-        sources = snapshot(user_files(result), known)
-        return TraceDocument(result, ir.get("stablehlo"), ir.get("compiled"), run, sources, stamp(), __version__)
+        return TraceDocument(result, ir.get("stablehlo"), ir.get("compiled"), run, {}, stamp(), __version__)
 
     def save_dialog(self) -> None:
         host = self.host
@@ -131,13 +161,15 @@ class TraceFiles:
             self.save(path if path.endswith(SUFFIX) else path + SUFFIX, doc)
 
     def save(self, path: str, doc: TraceDocument | None = None) -> None:
-        """Write the trace shown to `path`, apart from the GUI thread; said in the status bar."""
-        from jaxscope.documents import write
-
+        """Write the trace shown to `path` with its sources, apart from the GUI thread; said in the
+        status bar, with the sources that were left out and why."""
         doc = doc or self.current()
         if doc is None:
             return
         host = self.host
+        saved = self.doc  # a saved trace is data: its paths are labels, never opened; it keeps what it holds
+        held = dict(saved.sources) if saved is not None else None
+        notes: list[str] = []
 
         def written(done: Future[int]) -> None:
             try:
@@ -145,6 +177,18 @@ class TraceFiles:
             except OSError as exc:
                 host.show_problem(f"cannot save the trace to {path}: {exc}")
                 return
-            host.statusBar().showMessage(f"saved the trace to {path} ({size / 1024:.0f} KB)", 5000)
+            left = f"; left out: {'; '.join(notes)}" if notes else ""
+            host.statusBar().showMessage(f"saved the trace to {path} ({size / 1024:.0f} KB){left}", 10000 if notes else 5000)
+            for note in notes:
+                host.show_problem(f"Save Trace: {note}")
 
-        when_done(host.window(), written, write, doc, path)
+        when_done(host.window(), written, with_sources, doc, path, held, notes.append)
+
+
+def with_sources(doc: TraceDocument, path: str, held: dict[str, str] | None, note: Callable[[str], None]) -> int:
+    """Write `doc` to `path` with the sources `held` (a saved trace's), or else the user's files of
+    its trace as they are now, where they still have the bytes that were traced (`documents.snapshot`)."""
+    from jaxscope.documents import snapshot, write
+
+    sources = held if held is not None else snapshot(doc.trace, note)
+    return write(replace(doc, sources=sources), path)

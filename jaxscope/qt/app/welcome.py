@@ -53,6 +53,7 @@ class RecentTargets:
 
     def __init__(self, settings: QSettings, menu: QMenu, welcome: WelcomePage, open_target: Callable[[str], object]) -> None:
         self.settings, self.menu, self.welcome, self.open_target = settings, menu, welcome, open_target
+        self.paused = False  # while a saved trace is shown: the file it names is a label, not something the user opened
         self.welcome.set_recent(self.items())
         self._refresh_menu()
 
@@ -63,6 +64,8 @@ class RecentTargets:
 
     def remember(self, target: str) -> bool:
         """Put `target` first; False when the settings could not be written."""
+        if self.paused:
+            return True
         saved = prefs.update_strings(self.settings, "recent", lambda items: [target, *(t for t in items if t != target)][:MAX_RECENT])
         self.welcome.set_recent(self.items())
         self._refresh_menu()

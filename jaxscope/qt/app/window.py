@@ -52,7 +52,7 @@ from jaxscope.qt.panes.run_panel import RunPanel, scrolled
 from jaxscope.qt.panes.search_bar import SearchBar
 from jaxscope.qt.panes.source_frames import SourceFrames
 from jaxscope.qt.panes.source_view import QtSourceView
-from jaxscope.runtime.parse_process import discover
+from jaxscope.runtime.parse_process import BIG_SOURCE, discover
 from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.document import SUFFIX
 from jaxscope.schema.graph import Graph, SourceLoc
@@ -61,7 +61,6 @@ from jaxscope.schema.trace import ErrorInfo, FunctionRef, TraceRequest, TraceRes
 from jaxscope.spec.discover import DiscoveryError, ModuleInfo, first_with_inputs
 from jaxscope.spec.static_fix import static_suggestion
 
-BIG_SOURCE = 256 * 1024  # bytes: a bigger file is read (parsed with `ast`) in a child process
 
 class MainWindow(QMainWindow):
     def __init__(self, controller: Controller | None = None, theme: str = "system", python: str | None = None) -> None:
@@ -114,7 +113,7 @@ class MainWindow(QMainWindow):
         self.problem, self.problem_goto, self.problem_static = self.problems.label, self.problems.goto, self.problems.static
         self.docks: dict[str, QDockWidget] = {}
         self._dock("inputs", "Function", self.inputs, Qt.DockWidgetArea.LeftDockWidgetArea)
-        self.source_frames = SourceFrames(self.source)
+        self.source_frames = SourceFrames(self.source, self.trace_files.frame_text)
         self.flow_legend = self.source_frames.legend
         self._dock("source", "Source", self.source_frames, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.ir = IrTabs(self.jaxpr)

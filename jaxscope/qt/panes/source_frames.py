@@ -8,15 +8,20 @@ from __future__ import annotations
 
 import html
 import os
+from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QStackedWidget, QVBoxLayout, QWidget
 
 from jaxscope.ir.linking import same_file
 from jaxscope.qt.panes.source_view import QtSourceView
+from jaxscope.schema.files import MAX_SOURCE_BYTES, read_text
 from jaxscope.schema.graph import SourceLoc
 
-MAX_SOURCE_BYTES = 4_000_000  # a library file bigger than this is not shown (a generated module)
+
+def read_frame_file(path: str) -> str:
+    """A frame's file from disk: a regular file of at most MAX_SOURCE_BYTES (`schema.files`)."""
+    return read_text(path, MAX_SOURCE_BYTES)
 
 
 def short_function(qualname: str) -> str:
@@ -57,9 +62,10 @@ class SourceFrames(QWidget):
     other_line_clicked = Signal(str, int)  # file, 1-based line, clicked in the other file's view
     pair_clicked = Signal(str)  # the path of an equation of the other pass (forward <-> backward)
 
-    def __init__(self, main: QtSourceView, parent: QWidget | None = None) -> None:
+    def __init__(self, main: QtSourceView, read: Callable[[str], str] = read_frame_file, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.main = main
+        self.read = read  # the window's reads a saved trace's copies while one is shown
         self.frames: tuple[SourceLoc, ...] = ()
         self.legend = _rich_label("flowLegend")  # what the source's colour bars mean (the window fills it)
         self.bar = _rich_label("sourceFrames")
@@ -121,10 +127,7 @@ class SourceFrames(QWidget):
             return True
         if self.other.path != loc.file:
             try:
-                if os.path.getsize(loc.file) > MAX_SOURCE_BYTES:
-                    raise OSError(f"over {MAX_SOURCE_BYTES // 1_000_000} MB")
-                with open(loc.file, encoding="utf-8", errors="replace") as fh:
-                    text = fh.read()
+                text = self.read(loc.file)
             except OSError as exc:
                 self.other_title.setText(html.escape(f"cannot show {loc.file}: {exc.strerror or exc}") + self._back_link())
                 self.other.set_source("", "")
