@@ -32,6 +32,13 @@ class CliError(SessionError):
     """Bad usage of a command (a bad option value, an unwritable output): its message and exit code."""
 
 
+def output_file(text: str) -> str:
+    """The `-o` argument type: a file name (`-o ''` wrote nothing and said nothing)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("give a file name (it is empty)")
+    return text
+
+
 def add_target(p: argparse.ArgumentParser) -> None:
     """The target and the options of every command that traces one."""
     p.add_argument("target", help="path/to/file.py::function, package.module:function, or a saved trace NAME.jaxscope")

@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from jaxscope.cli.common import ARGS_HELP, CliError, worker_env
+from jaxscope.cli.common import ARGS_HELP, CliError, output_file, worker_env
 
 if TYPE_CHECKING:
     from jaxscope.schema.trace import TraceResult
@@ -27,7 +27,7 @@ def add_parser(sub: Any) -> None:
     for side in ("a", "b"):
         p.add_argument(f"--args-{side}", default=None, metavar="SPEC", help=f"{side.upper()}'s arguments: {ARGS_HELP}")
         p.add_argument(f"--inputs-{side}", default=None, metavar="MAKER", help=f"{side.upper()}'s maker (PATH.py::NAME)")
-    p.add_argument("-o", "--output", default=None, metavar="FILE",
+    p.add_argument("-o", "--output", type=output_file, default=None, metavar="FILE",
                    help="draw both graphs as one (B's, with A's removed equations put back), added/removed/changed "
                         "coloured: .svg, .png, .pdf or .dot")
     p.add_argument("--scopes", action="store_true",

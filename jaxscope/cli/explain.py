@@ -6,7 +6,7 @@ import argparse
 import os
 from typing import Any
 
-from jaxscope.cli.common import CliError, add_target, source_text, trace_target
+from jaxscope.cli.common import CliError, add_target, saved, source_text, trace_target
 
 
 def add_parser(sub: Any) -> None:
@@ -41,8 +41,11 @@ def run(opts: argparse.Namespace) -> int:
     stopped = recording_stopped(result.warnings)
     if flow is None and stopped:
         raise CliError(f"{stopped}: nothing to explain", 5)
+    if flow is None and saved(opts) is not None:  # the user's file, not jaxscope, lacks it: exit 2
+        raise CliError(f"{opts.target} holds no record of the Python control flow of its trace: nothing to explain "
+                       "(`jaxscope save` records it; so does File → Save Trace after a trace in the window)", 2)
     if flow is None or not flow.files:
-        raise CliError("no user code ran while tracing (nothing to explain)", 5)
+        raise CliError("no user code ran while tracing (nothing to explain)", 2)
     ref = result.request.function
     main_flow = (flow.file(ref.path) if ref.path else None) or max(flow.files, key=lambda f: sum(n for _, n in f.line_hits))
     path = main_flow.path

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from jaxscope.cli.common import CliError, add_target, saved, trace_target
+from jaxscope.cli.common import CliError, add_target, output_file, saved, trace_target
 from jaxscope.layout.edge_shape import LONG_EDGES
 
 if TYPE_CHECKING:
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("export", help="trace a function and write its graph (svg, png, pdf, dot, json)")
     add_target(p)
-    p.add_argument("-o", "--output", required=True, metavar="FILE", help="output file; the suffix picks the format")
+    p.add_argument("-o", "--output", type=output_file, required=True, metavar="FILE", help="output file; the suffix picks the format")
     p.add_argument("--format", choices=["svg", "png", "pdf", "dot", "json"], default=None)
     p.add_argument("--theme", choices=["light", "dark", "transparent"], default="light")
     p.add_argument("--dpi", type=int, default=96, help="PNG resolution (96 = 1 px per layout px)")

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any, cast
 
-from jaxscope.cli.common import CliError, add_target, saved, worker_env
+from jaxscope.cli.common import CliError, add_target, output_file, saved, worker_env
 from jaxscope.session import resolve_call, worker_job
 
 if TYPE_CHECKING:
@@ -18,7 +18,7 @@ def add_parser(sub: Any) -> None:
     add_target(p)
     p.add_argument("--stage", choices=["stablehlo", "compiled"], default="stablehlo",
                    help="stablehlo: what jit hands XLA (with source locations); compiled: what XLA made of it")
-    p.add_argument("-o", "--output", metavar="FILE", help="write the text here (e.g. f.mlir, f.hlo) instead of stdout")
+    p.add_argument("-o", "--output", type=output_file, metavar="FILE", help="write the text here (e.g. f.mlir, f.hlo) instead of stdout")
 
 
 def lower(opts: argparse.Namespace, stage: str, profile: int = 0) -> HloResult:

@@ -7,7 +7,9 @@ Exit codes: 0 ok, 2 bad usage / spec / missing target, 3 the user's code failed,
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 
 from jaxscope.about import __version__
 from jaxscope.cli import cost, diff, explain, export, hlo, jaxpr, links, list_functions, open_app, retrace, run, save
@@ -52,6 +54,10 @@ def main(argv: list[str] | None = None) -> int:
             return 0
 
 
+def _terminated(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
 def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -59,6 +65,8 @@ def _main(argv: list[str] | None) -> int:
         argv.insert(0, "open")  # `jaxscope file.py::f` opens the app
     opts = parser.parse_args(argv)
     debug = getattr(opts, "debug", False)
+    if opts.command not in (None, "open") and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminated)  # `finally` blocks run: no half-written temporary file stays
     try:
         return COMMANDS.get(opts.command, open_app).run(opts)  # no command: the app alone
     except SessionError as exc:

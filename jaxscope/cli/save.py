@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from jaxscope.cli.common import CliError, add_target, worker_env
+from jaxscope.cli.common import CliError, add_target, output_file, worker_env
 
 
 def add_parser(sub: Any) -> None:
@@ -18,7 +18,7 @@ def add_parser(sub: Any) -> None:
         "links, cost and diff read it as they read a target, with no worker and none of your libraries.",
     )
     add_target(p)
-    p.add_argument("-o", "--output", required=True, metavar="NAME.jaxscope", help="where to write it")
+    p.add_argument("-o", "--output", type=output_file, required=True, metavar="NAME.jaxscope", help="where to write it")
     p.add_argument("--no-compile", action="store_true", help="leave the compiled HLO out (compiling a big program takes long)")
     p.add_argument("--run", action="store_true", help="also run the function jitted and eagerly, and keep the comparison")
 

@@ -11,9 +11,12 @@ PYTHONPATH (the checkout's root, or site-packages, would bring jaxscope's own ja
 from __future__ import annotations
 
 import atexit
+import contextlib
+import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -66,12 +69,24 @@ def foreign(python: str | None) -> bool:
 
 
 def package_path() -> str:
-    """A private folder holding only a link named `jaxscope` to this package (made once per process)."""
+    """A private folder holding only a link named `jaxscope` to this package: in the user's cache, one
+    per installed jaxscope, reused by every run (a temporary folder per run was left behind by a
+    killed jaxscope); a temporary one where the cache cannot be written."""
     with _lock:
         if not _link:
-            folder = tempfile.mkdtemp(prefix="jaxscope-path-")
-            os.symlink(PACKAGE_DIR, os.path.join(folder, "jaxscope"))
-            atexit.register(shutil.rmtree, folder, True)
+            cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+            folder = os.path.join(cache, "jaxscope", "path-" + hashlib.sha256(PACKAGE_DIR.encode()).hexdigest()[:16])
+            link = os.path.join(folder, "jaxscope")
+            try:
+                os.makedirs(folder, mode=0o700, exist_ok=True)
+                if os.path.realpath(link) != os.path.realpath(PACKAGE_DIR):
+                    tmp = f"{link}.{os.getpid()}.tmp"
+                    os.symlink(PACKAGE_DIR, tmp)
+                    os.replace(tmp, link)  # atomic: another jaxscope starting now sees the old link or this one
+            except OSError:
+                folder = tempfile.mkdtemp(prefix="jaxscope-path-")
+                os.symlink(PACKAGE_DIR, os.path.join(folder, "jaxscope"))
+                atexit.register(shutil.rmtree, folder, True)
             _link.append(folder)
         return _link[0]
 
@@ -95,14 +110,7 @@ def check(python: str) -> Interpreter:
         raise InterpreterError(f"--python {python}: not executable")
     env = {**os.environ, "PYTHONPATH": worker_pythonpath(found, "", os.environ.get("PYTHONPATH", ""))}
     try:
-        done = subprocess.run(
-            command(found, "-m", "jaxscope.worker", "--check"),
-            capture_output=True,
-            text=True,
-            timeout=CHECK_TIMEOUT_S,
-            env=env,
-            stdin=subprocess.DEVNULL,
-        )
+        done = _run_check(found, env)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise InterpreterError(f"--python {python}: cannot run it ({exc})") from None
     line = next((ln for ln in done.stdout.splitlines() if ln.startswith(CHECK_TAG)), "")
@@ -113,8 +121,14 @@ def check(python: str) -> Interpreter:
     if not line:
         tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
         raise InterpreterError(f"--python {python}: not a Python that runs jaxscope's check (exit {done.returncode}): " + " | ".join(tail))
-    info = json.loads(line.split(" ", 1)[1])
-    version = tuple(info["version"])
+    try:
+        info = json.loads(line.split(" ", 1)[1])
+        version = tuple(int(v) for v in info["version"])
+        if not all(isinstance(info.get(key, ""), str) for key in ("python", "jax", "error")):
+            raise TypeError("its versions are not text")
+    except (ValueError, KeyError, TypeError) as exc:  # its sitecustomize (or anything it imports) printed over the line
+        raise InterpreterError(f"--python {python}: its answer to jaxscope's check is garbled ({type(exc).__name__}: {str(exc)[:80]}): "
+                               f"{line[:120]!r}") from None
     pip = f"{found} -m pip install 'jax>={_v(JAX_SUPPORTED[0])},<{_v(JAX_SUPPORTED[1])}'"
     if version < PYTHON_LOWEST:
         raise InterpreterError(f"--python {python} is Python {info['python']}; jaxscope's worker needs Python {_v(PYTHON_LOWEST)} or newer")
@@ -133,6 +147,24 @@ def check(python: str) -> Interpreter:
     result = Interpreter(found, info["python"], info["jax"])
     _checked[found] = result
     return result
+
+
+def _run_check(found: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`found -m jaxscope.worker --check`, its output into files rather than pipes: a process it
+    leaves running in the background (holding them open) would keep a pipe reader waiting for its
+    end. Whatever it started is ended with it (its own session)."""
+    argv = command(found, "-m", "jaxscope.worker", "--check")
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env, text=True, start_new_session=True)
+        try:
+            code = proc.wait(timeout=CHECK_TIMEOUT_S)
+        finally:
+            with contextlib.suppress(OSError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(argv, code, out.read(), err.read())
 
 
 def _v(version: tuple[int, ...]) -> str:

@@ -158,7 +158,9 @@ class RunResult:
 def run_result_from_jsonable(data: dict[str, Any]) -> RunResult:
     """Rebuild a RunResult (the decoder for `WorkerClient.submit("run", ...)`), refusing newer schemas."""
     version = data.get("schema_version", 0)
-    if not isinstance(version, int) or version > RUN_SCHEMA_VERSION:
-        raise ValueError(f"run result schema {version!r} is newer than supported ({RUN_SCHEMA_VERSION})")
+    if type(version) is not int:
+        raise ValueError(f"run result schema {str(version)[:20]!r} is not a schema version (a whole number)")
+    if version > RUN_SCHEMA_VERSION:
+        raise ValueError(f"run result schema {version} is newer than supported ({RUN_SCHEMA_VERSION})")
     result: RunResult = from_jsonable(RunResult, data)
     return result

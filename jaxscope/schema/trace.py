@@ -120,8 +120,10 @@ class TraceResult:
 def result_from_jsonable(data: dict[str, Any]) -> TraceResult:
     """Rebuild a TraceResult, refusing a schema newer than this reader understands."""
     version = data.get("schema_version", 0)
-    if not isinstance(version, int) or version > SCHEMA_VERSION:
-        raise ValueError(f"trace result schema {version!r} is newer than supported ({SCHEMA_VERSION})")
+    if type(version) is not int:
+        raise ValueError(f"trace result schema {str(version)[:20]!r} is not a schema version (a whole number)")
+    if version > SCHEMA_VERSION:
+        raise ValueError(f"trace result schema {version} is newer than supported ({SCHEMA_VERSION})")
     from jaxscope.schema.graph_wire import split_wire_graph  # it imports this module
 
     rest, graph = split_wire_graph(data)

@@ -97,7 +97,8 @@ def _flush_streams(out: Any, err: Any) -> None:
 def _end_strays(err: Any) -> None:
     """End the processes user code started during a request and left running (os.fork, subprocess):
     each request runs the file anew, so a child that never exits multiplied (12 after 4 re-traces).
-    The worker leads its own process group: its members other than itself are the user's. Linux
+    The worker leads its own process group: its members other than itself are the user's, and so are
+    its children that left it for a session of their own (`start_new_session=True`). Linux
     only (/proc); elsewhere they live until the worker is replaced, which kills the group."""
     me = os.getpid()
     if os.getpgrp() != me:
@@ -111,7 +112,7 @@ def _end_strays(err: Any) -> None:
         try:
             with open(f"/proc/{pid}/stat", "rb") as fh:
                 fields = fh.read().rsplit(b")", 1)[1].split()  # after "(comm)": state, ppid, pgrp, ...
-            if int(fields[2]) == me:
+            if me in (int(fields[1]), int(fields[2])):  # in our group, or our child in a session of its own (setsid)
                 os.kill(pid, signal.SIGKILL)
                 ended.append(pid)
         except (OSError, IndexError, ValueError):

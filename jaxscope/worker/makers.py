@@ -83,7 +83,7 @@ class Made:
 
     def concrete(self, seed: int) -> tuple[list[Any], dict[str, Any]]:
         """The traced parts as real values: the maker called for real (for `run`)."""
-        value = _call(self.maker, self.label, seed)
+        value = readable(_call(self.maker, self.label, seed), self.label)
         args, kwargs = _as_call(value, None, self.label, len(self.args), set(self.kwargs))
         dyn_args, _ = partition(args)
         dyn_kwargs, _ = partition(kwargs)
@@ -177,7 +177,7 @@ def _abstract_call(maker: Any, label: str) -> tuple[Any, list[str]]:
     box: list[Any] = []
 
     def shapes() -> Any:
-        dynamic, static = partition(maker(0) if _takes_seed(maker) else maker())
+        dynamic, static = partition(_call(maker, label, 0))  # sys.exit too becomes the maker's error, in the inputs phase
         box[:] = [static, narrowed(dynamic)]
         return dynamic
 
@@ -185,8 +185,44 @@ def _abstract_call(maker: Any, label: str) -> tuple[Any, list[str]]:
         return combine(jax.eval_shape(shapes), box[0]), box[1]
     except Exception:  # not traceable (NumPy conversions, value branches, ...): call it for real
         pass
-    value = _call(maker, label, 0)
+    value = readable(_call(maker, label, 0), label)
     return jax.tree.map(_abstract, value, is_leaf=is_array), narrowed(value)
+
+
+MAX_TREE_DEPTH = 200  # a model's pytree is a few dozen levels deep
+
+
+def readable(value: Any, label: str) -> Any:
+    """`value` once its lists, tuples and dicts are known to form a tree JAX can read: none contains
+    itself, none is nested past MAX_TREE_DEPTH, every dict's keys sort (JAX sorts them). Each fault
+    is the maker's, with where in its value (JAX raised ValueError or RecursionError, which read
+    as jaxscope's own faults, or crashed the worker)."""
+    on_path: set[int] = set()
+    stack: list[tuple[Any, str, int] | int] = [(value, "", 0)]  # an int: leave that container
+    while stack:
+        item = stack.pop()
+        if isinstance(item, int):
+            on_path.discard(item)
+            continue
+        node, where, depth = item
+        if type(node) not in (list, tuple, dict) and not (isinstance(node, tuple) and hasattr(node, "_fields")):
+            continue
+        at = where or "its value"
+        if id(node) in on_path:
+            raise _spec(f"{label} returned a value in which {at} contains itself: JAX reads inputs as a tree, give each branch once")
+        if depth > MAX_TREE_DEPTH:
+            raise _spec(f"{label} returned a value nested more than {MAX_TREE_DEPTH} levels deep (at {at[:120]}…)")
+        if isinstance(node, dict):
+            try:
+                sorted(node)
+            except TypeError:
+                kinds = ", ".join(sorted({type(k).__name__ for k in node}))
+                raise _spec(f"{label} returned a dict ({at}) whose keys JAX cannot sort, of types {kinds}: give keys of one type") from None
+        on_path.add(id(node))
+        stack.append(id(node))
+        pairs = node.items() if isinstance(node, dict) else enumerate(node)
+        stack.extend((v, f"{where}[{k!r}]", depth + 1) for k, v in pairs)
+    return value
 
 
 def narrowed(tree: Tree, prefix: str = "") -> list[str]:

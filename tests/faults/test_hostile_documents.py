@@ -149,3 +149,20 @@ def test_output_cut_short_by_its_reader_ends_quietly(real: Path, tmp_path: Path)
         assert len(done.stdout) == 100
         assert done.returncode == 0, (command, done.stderr)
         assert b"error" not in done.stderr and b"Broken" not in done.stderr, (command, done.stderr)
+
+
+def test_explain_of_a_trace_saved_without_its_control_flow_is_the_files_fault(real: Path, tmp_path: Path) -> None:
+    data = load_json(real)
+    data["trace"]["flow"] = None
+    doc = write_json(data, tmp_path / "noflow.jaxscope")
+    code, _, err = in_process("explain", str(doc))
+    assert code == 2 and "holds no record of the Python control flow of its trace: nothing to explain" in err, err
+
+
+@pytest.mark.parametrize("command", ["diff", "hlo", "export", "save"])
+def test_an_empty_output_name_is_refused(real: Path, command: str) -> None:
+    """Issue 46, 11: `diff -o ''` exited 0 writing nothing (`hlo -o ''` printed to stdout)."""
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), pytest.raises(SystemExit) as done:
+        main([command, str(real), *([str(real)] if command == "diff" else []), "-o", ""])
+    assert done.value.code == 2 and "argument -o/--output: give a file name (it is empty)" in err.getvalue()

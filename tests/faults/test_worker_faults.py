@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 import textwrap
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -327,3 +329,23 @@ def test_a_fork_that_never_exits_does_not_multiply(client):
     while "ended 1 process(es) your code started" not in client.output_tail() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert "ended 1 process(es) your code started" in client.output_tail()
+
+
+def test_a_child_in_a_session_of_its_own_is_ended_too(client):
+    """Issue 46, 11: a child user code started with start_new_session=True left the worker's
+    process group, so it outlived every request; the worker ends its own children too."""
+    client.trace(request("setsid_child.py")).result(timeout=60)
+    pidfile = Path(tempfile.gettempdir()) / f"jaxscope-setsid-{client.worker_info()['pid']}.pid"
+    pid = int(pidfile.read_text())
+    pidfile.unlink()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                if fh.read().rsplit(b")", 1)[1].split()[0] == b"Z":
+                    break
+        except OSError:
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError(f"the child {pid} still runs")

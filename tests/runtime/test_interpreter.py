@@ -62,3 +62,39 @@ def test_missing_and_not_executable_interpreters(tmp_path):
     liar = wrapper(tmp_path, "/bin/false")
     with pytest.raises(InterpreterError, match="not a Python"):
         check(liar)
+
+
+def fake_python(tmp_path: pathlib.Path, body: str) -> str:
+    path = tmp_path / "python"
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_a_garbled_check_answer_is_the_interpreters_fault(tmp_path):
+    """Issue 46, 10: a --python whose check line is not JSON was 'internal error' (exit 5)."""
+    python = fake_python(tmp_path, "echo 'jaxscope-check {\"python\": \"3.12.1\", \"version\": [3,'\n")
+    with pytest.raises(InterpreterError, match="its answer to jaxscope's check is garbled"):
+        check(python)
+
+
+def test_a_background_child_holding_the_output_does_not_hold_the_check(tmp_path):
+    """Issue 46, 11: a --python whose background child kept stdout open blocked 120 s (past
+    --timeout) and the child lived on; the check waits for the interpreter only and ends its group."""
+    marker = tmp_path / "child.pid"
+    python = fake_python(tmp_path, f"sleep 60 &\necho $! > {marker}\necho 'jaxscope-check not json'\n")
+    with pytest.raises(InterpreterError, match="garbled"):
+        check(python)
+    pid = int(marker.read_text())
+    import time
+
+    for _ in range(50):
+        try:
+            os.kill(pid, 0)
+            if open(f"/proc/{pid}/stat").read().split()[2] == "Z":
+                break
+        except (ProcessLookupError, FileNotFoundError):
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError(f"the background child {pid} still runs")

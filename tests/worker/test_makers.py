@@ -109,6 +109,11 @@ def test_run_uses_the_makers_values():
     (maker("make_strings"), "spec", ["x is an array of dtype <U1"]),
     (maker("make_too_many"), "spec", ["make_too_many() in models.py returned", "cannot take"]),
     (maker("no_such_maker"), "not-found", ["maker ", "no function 'no_such_maker'"]),
+    # issue 46, 10: JAX's ValueError and RecursionError on these read as jaxscope's faults, or crashed the worker
+    (maker("make_mixed_keys"), "spec", ["make_mixed_keys() in models.py returned a dict ([0])", "cannot sort, of types int, str"]),
+    (maker("make_self_reference"), "spec", ["make_self_reference() in models.py returned", "[0][1] contains itself"]),
+    (maker("make_exits"), "exit", ["make_exits() in models.py raised SystemExit"]),  # was "during trace"
+    (maker("make_deep"), "spec", ["make_deep() in models.py returned a value nested more than 200 levels deep"]),
     ("@file", "spec", ["JAXSCOPE_INPUTS has no entry for 'one'", "'train_step'"]),
 ])
 def test_bad_makers_say_what_and_where(inputs, kind, words):

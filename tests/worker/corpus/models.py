@@ -119,6 +119,29 @@ def make_too_many():
     return jnp.ones(3), jnp.ones(3), jnp.ones(3)
 
 
+def make_mixed_keys():
+    return ({1: jnp.ones(3), "a": jnp.ones(3)},)
+
+
+def make_self_reference():
+    x = [jnp.ones(3)]
+    x.append(x)
+    return (x,)
+
+
+def make_exits():
+    import sys
+
+    sys.exit(3)
+
+
+def make_deep():
+    x = jnp.ones(3)
+    for _ in range(5000):
+        x = [x]
+    return (x,)
+
+
 JAXSCOPE_INPUTS = {"train_step": make_train_inputs, "nnx_forward": make_nnx_inputs}
 
 
