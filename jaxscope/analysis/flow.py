@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Protocol
 
+from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.flow import (
     STAGED_ROLE_PREFIXES,
     Construct,
@@ -72,7 +73,8 @@ def analyse(source: str, path: str, hits: dict[int, int], loop_calls: dict[int, 
     """
     line_hits = tuple(sorted((ln, n) for ln, n in hits.items() if n))
     try:
-        tree = ast.parse(source, path)
+        with gc_paused():  # an AST is millions of objects: collections while it is built tripled the parse
+            tree = ast.parse(source, path)
     except (SyntaxError, ValueError, RecursionError, MemoryError):  # RecursionError: nested too deeply to parse
         return FileFlow(path=path, line_hits=line_hits)
     lines = source.splitlines()

@@ -15,10 +15,12 @@ Pure: no jax, no Qt.
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.files import MAX_SOURCE_BYTES, read_text
 from jaxscope.schema.flow import STAGED_ROLE_PREFIXES, Construct, FileFlow, normalized_path
 from jaxscope.spec.discover import FunctionInfo, bind_call
@@ -74,7 +76,8 @@ def line_marks(
     for ln in flow.staged_lines:
         staged.setdefault(ln, "")
     try:
-        tree: ast.Module | None = ast.parse(source)
+        with gc_paused():  # an AST is millions of objects: collections while it is built tripled the parse
+            tree: ast.Module | None = _around(ast.parse(source), {*hits, *eqns, *(c.line for c in flow.constructs)})
     except (SyntaxError, ValueError, RecursionError, MemoryError):  # RecursionError: nested too deeply to parse
         tree = None
     text_lines = source.splitlines()
@@ -164,6 +167,19 @@ def _staged_roles(graph: Graph, file: str) -> dict[int, str]:
                 sub = role or next((p for p in STAGED_ROLE_PREFIXES if ref.role.startswith(p)), "")
                 stack.append((ref.body, sub))
     return out
+
+
+def _around(tree: ast.Module, lines: set[int]) -> ast.Module:
+    """`tree` with only the top-level statements that hold one of `lines` (a hit, an equation, a
+    construct): the rest can have no mark, and walking it cost seconds in a file of a million
+    statements (the same marks, a fraction of the walk)."""
+    wanted = sorted(lines)
+    kept = []
+    for stmt in tree.body:
+        k = bisect.bisect_left(wanted, stmt.lineno)
+        if k < len(wanted) and wanted[k] <= (stmt.end_lineno or stmt.lineno):
+            kept.append(stmt)
+    return ast.Module(body=kept, type_ignores=[])
 
 
 def _construct_nodes(tree: ast.AST) -> dict[tuple[int, int], ast.AST]:

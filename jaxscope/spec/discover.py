@@ -21,6 +21,7 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 
+from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.files import MAX_SOURCE_BYTES, NotAFileError, read_bytes
 from jaxscope.spec.argspec import CallSpec, Spec
 
@@ -162,7 +163,8 @@ def too_deep(source: str) -> tuple[str, int]:
 def discover_source(source: str, path: str = "<string>") -> ModuleInfo:
     """List the functions of `source` and read its JAXSCOPE_ARGS; raise DiscoveryError on a syntax error."""
     try:
-        tree = ast.parse(source, filename=path)
+        with gc_paused():  # an AST is millions of objects: collections while it is built tripled the parse
+            tree = ast.parse(source, filename=path)
     except SyntaxError as exc:
         line, col = exc.lineno, (exc.offset - 1 if exc.offset else None)
         where = f"line {line}, column {col + 1}" if line and col is not None else f"line {line}"
