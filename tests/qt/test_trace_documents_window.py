@@ -150,3 +150,33 @@ def test_a_saved_trace_naming_your_files_reads_none_of_them(qtbot, window, tmp_p
     doc = decode(resaved.read_bytes())
     assert doc.sources == {}
     assert b"SECRET" not in gzip.decompress(resaved.read_bytes())
+
+
+def test_hostile_documents_are_refused_in_a_sentence_and_the_shown_trace_stays(qtbot, window, tmp_path) -> None:
+    """Issue 46, 3/4/7: a sub-graph cycle, a gzip bomb and a wrong field type, opened in the window:
+    one Problems line each, no traceback, the trace shown before stays on screen."""
+    import gzip
+    import json
+
+    from jaxscope.schema.document import encode
+    from tests.faults.hostile_documents import bomb, with_cycle, write_json
+    from tests.schema.test_document import _doc
+
+    good = tmp_path / "good.jaxscope"
+    good.write_bytes(encode(_doc()))
+    window.doc.layout = None
+    assert window.open_target(str(good))
+    qtbot.waitUntil(lambda: window.doc.layout is not None, timeout=TIMEOUT)
+    shown = window.doc.result
+    data = json.loads(gzip.decompress(good.read_bytes()))
+    typed = json.loads(json.dumps(data))
+    typed["trace"]["graph"]["bodies"]["b0"]["nodes"][0][2] = 5
+    cases = {
+        write_json(with_cycle(data), tmp_path / "cycle.jaxscope"): "contains it again (a cycle:",
+        bomb(tmp_path / "bomb.jaxscope", 300): "inflates to more than 256 MB",
+        write_json(typed, tmp_path / "typed.jaxscope"): "trace.graph.bodies['b0'].nodes[0][2]: expected text, got an integer 5",
+    }
+    for path, said in cases.items():
+        drop(window, path)
+        qtbot.waitUntil(lambda said=said: said in window.problem.text(), timeout=TIMEOUT)
+        assert window.doc.result is shown and "(saved trace of f)" in window.windowTitle()
