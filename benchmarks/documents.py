@@ -22,7 +22,7 @@ from jaxscope.analysis.scope_view import first_open, for_window  # noqa: E402
 from jaxscope.analysis.trace_diff import diff  # noqa: E402
 from jaxscope.documents import snapshot, stamp, write  # noqa: E402
 from jaxscope.runtime.layout_client import LayoutClient  # noqa: E402
-from jaxscope.schema.document import TraceDocument, read, user_files  # noqa: E402
+from jaxscope.schema.document import TraceDocument, read  # noqa: E402
 from jaxscope.session import trace  # noqa: E402
 
 
@@ -42,7 +42,7 @@ def measure(size: str, tmp: str) -> tuple:
     t = time.perf_counter()
     result = trace(f"{path}::{w.function}", w.args, timeout=900, jaxpr_text=True, record_flow=True)
     trace_s = time.perf_counter() - t
-    doc = TraceDocument(result, sources=snapshot(user_files(result)), created=stamp())
+    doc = TraceDocument(result, sources=snapshot(result), created=stamp())
     out = os.path.join(tmp, f"{size}.jaxscope")
     write_s, size_b = best(lambda: write(doc, out), 1)
     read_s, _ = best(lambda: read(out))

@@ -63,34 +63,44 @@ def _kind(value: Any) -> str:
 
 
 def expect(ok: bool, where: str, what: str) -> None:
+    """Raise CheckError(where, what) unless `ok`; build `what` only where it is cheap (hot paths test first)."""
     if not ok:
         raise CheckError(where, what)
 
 
 def text(value: Any, where: str, limit: int = MAX_TEXT) -> str:
-    expect(value is not None, where, "missing")
-    expect(type(value) is str, where, f"expected text, got {_kind(value)} {shown(value)}")
-    expect(len(value) <= limit, where, f"text of {len(value):,} characters (at most {limit:,})")
-    return typing.cast(str, value)
+    if type(value) is not str or len(value) > limit:  # the messages are built only for a refusal
+        expect(value is not None, where, "missing")
+        expect(type(value) is str, where, f"expected text, got {_kind(value)} {shown(value)}")
+        raise CheckError(where, f"text of {len(value):,} characters (at most {limit:,})")
+    return value
 
 
 def integer(value: Any, where: str, low: int = -_INT_LIMIT, high: int = _INT_LIMIT) -> int:
-    expect(type(value) is int, where, f"expected an integer, got {_kind(value)} {shown(value)}")
-    expect(low <= value < high, where, f"{value} is out of range ({low} to {high - 1})")
-    return typing.cast(int, value)
+    if type(value) is not int or not low <= value < high:
+        expect(type(value) is int, where, f"expected an integer, got {_kind(value)} {shown(value)}")
+        raise CheckError(where, f"{value} is out of range ({low} to {high - 1})")
+    return value
 
 
 def items(value: Any, where: str, limit: int = MAX_ITEMS) -> list[Any]:
-    expect(value is not None, where, "missing")
-    expect(type(value) is list, where, f"expected a list, got {_kind(value)} {shown(value)}")
-    expect(len(value) <= limit, where, f"a list of {len(value):,} items (at most {limit:,})")
-    return typing.cast(list[Any], value)
+    if type(value) is not list or len(value) > limit:
+        expect(value is not None, where, "missing")
+        expect(type(value) is list, where, f"expected a list, got {_kind(value)} {shown(value)}")
+        raise CheckError(where, f"a list of {len(value):,} items (at most {limit:,})")
+    return value
 
 
 def fields(value: Any, where: str) -> dict[str, Any]:
-    expect(value is not None, where, "missing")
-    expect(type(value) is dict, where, f"expected an object, got {_kind(value)} {shown(value)}")
+    if type(value) is not dict:
+        expect(value is not None, where, "missing")
+        raise CheckError(where, f"expected an object, got {_kind(value)} {shown(value)}")
     return typing.cast(dict[str, Any], value)
+
+
+def _texts(value: Any, limit: int, count: int = 1 << 16) -> bool:
+    """A list of at most `count` texts of at most `limit` characters (the fast test; the slow one says why)."""
+    return type(value) is list and len(value) <= count and all(type(s) is str and len(s) <= limit for s in value)
 
 
 # ------------------------------------------------------------------------------ by type hints
@@ -160,6 +170,11 @@ def _value(tp: Any, value: Any, where: str, limit: int) -> None:
             expect(len(seq) >= len(args), where, f"expected {len(args)} items, got {len(seq)}")
             for k, (a, v) in enumerate(zip(args, seq)):
                 _value(a, v, f"{where}[{k}]", limit)
+            return
+        scalar = args[0] if args[0] in (str, int, float, bool) else None
+        if scalar is str and all(type(v) is str and len(v) <= limit for v in seq):
+            return
+        if scalar is not None and scalar is not str and all(type(v) is scalar for v in seq):
             return
         for k, v in enumerate(seq):
             _value(args[0], v, f"{where}[{k}]", limit)
@@ -231,42 +246,89 @@ def _body(b: dict[str, Any], at: str, bodies: set[str], n_sources: int, n_chains
     integer(b.get("total_eqns"), f"{at}.total_eqns", 0)
     ids: dict[str, list[str]] = {}
     avals: dict[str, int] = {}
-    for k, n in enumerate(items(b.get("nodes"), f"{at}.nodes")):
-        where = f"{at}.nodes[{k}]"
-        row = items(n, where)
-        expect(len(row) == 11, where, f"expected 11 items, got {len(row)}")
-        nid = text(row[0], f"{where}[0]", MAX_NODE_TEXT)
-        expect(nid not in ids, f"{where}[0]", f"a second node {shown(nid)} in this body")
-        refs = ids[nid] = []
-        expect(type(row[1]) is str and row[1] in _KINDS, f"{where}[1]", f"{shown(row[1])} is no node kind ({', '.join(sorted(_KINDS))})")
-        text(row[2], f"{where}[2]", MAX_NODE_TEXT)
-        for j in (3, 4, 5):
-            for i, s in enumerate(items(row[j], f"{where}[{j}]", 1 << 16)):
-                text(s, f"{where}[{j}][{i}]", MAX_NODE_TEXT)
-        avals[nid] = len(row[3])
-        expect(len(row[5]) % 2 == 0, f"{where}[5]", "params are not (name, value) pairs")
-        integer(row[6], f"{where}[6]", -1, n_sources)
-        text(row[7], f"{where}[7]", MAX_NODE_TEXT)
-        sub = items(row[8], f"{where}[8]", 3 << 12)
-        expect(len(sub) % 3 == 0, f"{where}[8]", "sub-graphs are not (role, body, param) triples")
-        for i, s in enumerate(sub):
-            text(s, f"{where}[8][{i}]", MAX_NODE_TEXT)
-            if i % 3 == 1:
-                expect(s in bodies, f"{where}[8][{i}]", f"names no body ({shown(s)})")
-                refs.append(s)
-        text(row[9], f"{where}[9]")
-        integer(row[10], f"{where}[10]", -1, n_chains)
+    limit = MAX_NODE_TEXT
+    for k, row in enumerate(items(b.get("nodes"), f"{at}.nodes")):
+        ok = type(row) is list and len(row) == 11
+        if ok:
+            nid, kind, label, outs, ins, params, src, scope, subs, detail, chain = row
+            ok = (
+                type(nid) is str
+                and len(nid) <= limit
+                and type(kind) is str
+                and kind in _KINDS
+                and type(label) is str
+                and len(label) <= limit
+                and _texts(outs, limit)
+                and _texts(ins, limit)
+                and _texts(params, limit)
+                and len(params) % 2 == 0
+                and type(src) is int
+                and -1 <= src < n_sources
+                and type(scope) is str
+                and len(scope) <= limit
+                and _texts(subs, limit, 3 << 12)
+                and len(subs) % 3 == 0
+                and all(subs[i] in bodies for i in range(1, len(subs), 3))
+                and type(detail) is str
+                and len(detail) <= MAX_TEXT
+                and type(chain) is int
+                and -1 <= chain < n_chains
+            )
+        if not ok:
+            _node(row, f"{at}.nodes[{k}]", bodies, n_sources, n_chains)  # says what is wrong
+        if nid in ids:
+            raise CheckError(f"{at}.nodes[{k}][0]", f"a second node {shown(nid)} in this body")
+        ids[nid] = subs[1::3]
+        avals[nid] = len(outs)
     edges = items(b.get("edges"), f"{at}.edges")
     expect(len(edges) % 5 == 0, f"{at}.edges", "its items do not divide into (src, dst, src port, dst port, aval) edges")
     for k in range(0, len(edges), 5):
-        where = f"{at}.edges[{k // 5}]"
-        src, dst = text(edges[k], where, MAX_NODE_TEXT), text(edges[k + 1], where, MAX_NODE_TEXT)
-        expect(src in ids, where, f"comes from no node of this body ({shown(src)})")
-        expect(dst in ids, where, f"goes to no node of this body ({shown(dst)})")
-        integer(edges[k + 2], where, 0, max(avals[src], 1))
-        integer(edges[k + 3], where, 0, MAX_PORT)
-        text(edges[k + 4], where, MAX_NODE_TEXT)
+        src, dst, sp, dp, aval = edges[k : k + 5]
+        if not (
+            type(src) is str
+            and src in avals
+            and type(dst) is str
+            and dst in avals
+            and type(sp) is int
+            and 0 <= sp < max(avals[src], 1)
+            and type(dp) is int
+            and 0 <= dp < MAX_PORT
+            and type(aval) is str
+            and len(aval) <= limit
+        ):
+            where = f"{at}.edges[{k // 5}]"
+            text(src, where, limit)
+            text(dst, where, limit)
+            expect(src in ids, where, f"comes from no node of this body ({shown(src)})")
+            expect(dst in ids, where, f"goes to no node of this body ({shown(dst)})")
+            integer(sp, where, 0, max(avals[src], 1))
+            integer(dp, where, 0, MAX_PORT)
+            text(aval, where, limit)
     return ids
+
+
+def _node(row: Any, where: str, bodies: set[str], n_sources: int, n_chains: int) -> None:
+    """The first fault of a node row the fast test refused, as a CheckError."""
+    row = items(row, where)
+    expect(len(row) == 11, where, f"expected 11 items, got {len(row)}")
+    text(row[0], f"{where}[0]", MAX_NODE_TEXT)
+    expect(type(row[1]) is str and row[1] in _KINDS, f"{where}[1]", f"{shown(row[1])} is no node kind ({', '.join(sorted(_KINDS))})")
+    text(row[2], f"{where}[2]", MAX_NODE_TEXT)
+    for j in (3, 4, 5):
+        for i, s in enumerate(items(row[j], f"{where}[{j}]", 1 << 16)):
+            text(s, f"{where}[{j}][{i}]", MAX_NODE_TEXT)
+    expect(len(row[5]) % 2 == 0, f"{where}[5]", "params are not (name, value) pairs")
+    integer(row[6], f"{where}[6]", -1, n_sources)
+    text(row[7], f"{where}[7]", MAX_NODE_TEXT)
+    sub = items(row[8], f"{where}[8]", 3 << 12)
+    expect(len(sub) % 3 == 0, f"{where}[8]", "sub-graphs are not (role, body, param) triples")
+    for i, s in enumerate(sub):
+        text(s, f"{where}[8][{i}]", MAX_NODE_TEXT)
+        if i % 3 == 1:
+            expect(s in bodies, f"{where}[8][{i}]", f"names no body ({shown(s)})")
+    text(row[9], f"{where}[9]")
+    integer(row[10], f"{where}[10]", -1, n_chains)
+    raise AssertionError(f"document_check: {where} passed the slow test and failed the fast one")  # pragma: no cover
 
 
 def _tree(root: str, bodies: dict[str, Any], subs: dict[str, list[str]], where: str) -> None:
