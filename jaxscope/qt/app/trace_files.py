@@ -15,6 +15,7 @@ from PySide6.QtCore import QUrl
 from PySide6.QtWidgets import QFileDialog
 
 from jaxscope.about import __version__
+from jaxscope.documents import snapshot, stamp, write
 from jaxscope.qt.app.file_watch import FileWatch
 from jaxscope.qt.app.host import WindowHost
 from jaxscope.qt.app.ir_side import IrSide
@@ -23,6 +24,7 @@ from jaxscope.qt.app.welcome import RecentTargets
 from jaxscope.qt.panes.source_frames import read_frame_file
 from jaxscope.runtime.parse_process import BIG_SOURCE, discover
 from jaxscope.runtime.saved_worker import SavedWorker
+from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.document import SUFFIX, DocumentError, TraceDocument, read
 from jaxscope.schema.files import MAX_SOURCE_BYTES, read_text
 from jaxscope.spec.discover import DiscoveryError, ModuleInfo, discover_source
@@ -133,8 +135,6 @@ class TraceFiles:
 
     def current(self) -> TraceDocument | None:
         """The trace shown as a document, its sources still to read (`with_sources`)."""
-        from jaxscope.documents import stamp
-
         host = self.host
         result = host.doc.result
         if result is None:
@@ -187,8 +187,9 @@ class TraceFiles:
 
 def with_sources(doc: TraceDocument, path: str, held: dict[str, str] | None, note: Callable[[str], None]) -> int:
     """Write `doc` to `path` with the sources `held` (a saved trace's), or else the user's files of
-    its trace as they are now, where they still have the bytes that were traced (`documents.snapshot`)."""
-    from jaxscope.documents import snapshot, write
-
-    sources = held if held is not None else snapshot(doc.trace, note)
-    return write(replace(doc, sources=sources), path)
+    its trace as they are now, where they still have the bytes that were traced (`documents.snapshot`).
+    Off the GUI thread with the cyclic GC paused: a collection here finalized Qt objects and
+    deadlocked with the GUI thread connecting a timer (a Qt mutex against the GIL)."""
+    with gc_paused():
+        sources = held if held is not None else snapshot(doc.trace, note)
+        return write(replace(doc, sources=sources), path)
