@@ -17,13 +17,36 @@ import numpy as np
 
 from jaxscope.analysis.verdicts import default_tolerances
 from jaxscope.schema.run import LeafComparison
+from jaxscope.worker import jax_compat as jc
 
 PREVIEW = 6
 _SIGNED: dict[int, type[np.signedinteger[Any]]] = {2: np.int16, 4: np.int32, 8: np.int64}
 
 
-def compare_outputs(jit_out: Any, eager_out: Any, rtol: float | None, atol: float | None) -> list[LeafComparison]:
-    """One LeafComparison per output leaf, matched by pytree path (None leaves and Python numbers included)."""
+def compute_dtype(jaxpr: Any) -> str:
+    """The float dtype of least precision any equation of `jaxpr` (an open Jaxpr, sub-jaxprs
+    included) computes in ("" none lower than float32): an f32 output of bf16 arithmetic carries
+    bf16's error, and is compared with bf16's tolerance."""
+    worst, worst_rtol = "", default_tolerances("float32")[0]
+    seen: set[int] = set()
+    stack = [jaxpr]
+    while stack:
+        j = stack.pop()
+        if id(j) in seen:
+            continue
+        seen.add(id(j))
+        for eqn in j.eqns:
+            for var in eqn.outvars:
+                name = getattr(getattr(getattr(var, "aval", None), "dtype", None), "name", "")
+                if name.startswith(("float", "bfloat")) and default_tolerances(name)[0] > worst_rtol:
+                    worst, worst_rtol = name, default_tolerances(name)[0]
+            stack.extend(sub for _, sub, _ in jc.subjaxprs(eqn.params))
+    return worst
+
+
+def compare_outputs(jit_out: Any, eager_out: Any, rtol: float | None, atol: float | None, compute: str = "") -> list[LeafComparison]:
+    """One LeafComparison per output leaf, matched by pytree path (None leaves and Python numbers
+    included); a float output more precise than `compute` (`compute_dtype`) takes its tolerance."""
     a = _leaves(jit_out)
     b = _leaves(eager_out)
     out: list[LeafComparison] = []
@@ -33,7 +56,7 @@ def compare_outputs(jit_out: Any, eager_out: Any, rtol: float | None, atol: floa
         elif path not in a:
             out.append(LeafComparison(path, kind="missing", allclose=False, note="only in the eager output (the pytrees differ)"))
         else:
-            out.append(compare_leaf(path, a[path], b[path], rtol, atol))
+            out.append(compare_leaf(path, a[path], b[path], rtol, atol, compute))
     return out
 
 
@@ -55,7 +78,7 @@ def as_host(value: Any) -> tuple[np.ndarray | None, str]:
     return None, ""
 
 
-def compare_leaf(path: str, jit_value: Any, eager_value: Any, rtol: float | None, atol: float | None) -> LeafComparison:
+def compare_leaf(path: str, jit_value: Any, eager_value: Any, rtol: float | None, atol: float | None, compute: str = "") -> LeafComparison:
     """Compare one pair of leaves; non-arrays get a note instead of numbers."""
     if jit_value is None and eager_value is None:
         return LeafComparison(path, kind="none", note="None (no array to compare)")
@@ -76,6 +99,9 @@ def compare_leaf(path: str, jit_value: Any, eager_value: Any, rtol: float | None
         except (TypeError, ValueError):
             return LeafComparison(path, shape=a.shape, dtype=a.dtype.name, size=int(a.size), allclose=False, note="; ".join(notes))
     d_rtol, d_atol = default_tolerances(a.dtype.name)
+    if compute and a.dtype.kind in "fc" and rtol is None and default_tolerances(compute)[0] > d_rtol:
+        d_rtol, d_atol = default_tolerances(compute)
+        notes.append(f"tolerance of {compute}: the program computes in {compute}")
     return compare_arrays(path, a, b, d_rtol if rtol is None else rtol, d_atol if atol is None else atol, "; ".join(notes))
 
 

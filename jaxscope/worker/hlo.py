@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 import jax
@@ -88,7 +89,11 @@ def _profile(prep: Any, runs: int, phase: Phase) -> tuple[dict[str, float], floa
     from jaxscope.worker.run_inputs import generate
 
     phase("profile")
-    args, kwargs = prep.made.concrete(0) if prep.made is not None else generate(prep, 0)
+    if prep.made is not None:
+        made, args, kwargs = prep.made.concrete(0)
+        prep = replace(prep, made=made)
+    else:
+        args, kwargs = generate(prep, 0)
     jitted = prep.jit()
     try:
         jax.block_until_ready(jitted(*args, **kwargs))

@@ -36,6 +36,7 @@ from jaxscope.spec.target import TargetError, parse_target
 from jaxscope.worker import jax_compat as jc
 from jaxscope.worker.errors import TraceError, classify
 from jaxscope.worker.load import LoadError, find_function, load_module
+from jaxscope.worker.nnx_state import holds_graph_nodes
 from jaxscope.worker.userframes import user_modules
 
 Tree = Any
@@ -44,6 +45,12 @@ Tree = Any
 def is_array(leaf: Any) -> bool:
     """Traced leaves: jax and numpy arrays, NumPy scalars, ShapeDtypeStructs. Python scalars are static."""
     return isinstance(leaf, (jax.Array, np.ndarray, np.generic, jax.ShapeDtypeStruct))
+
+
+def traceable_dtype(dtype: np.dtype[Any]) -> bool:
+    """A dtype JAX traces: numbers (bfloat16, float8, int4 and the other ml_dtypes too, whose NumPy
+    kind is 'V' like a void's) and booleans; not text, objects, voids or records."""
+    return bool(jax.numpy.issubdtype(dtype, np.number) or jax.numpy.issubdtype(dtype, np.bool_))
 
 
 def partition(tree: Tree) -> tuple[Tree, Tree]:
@@ -69,27 +76,41 @@ class Made:
     static_kwargs: dict[str, Any]
     leaves: tuple[InputLeaf, ...]  # every leaf, traced or static, for display
     warnings: tuple[str, ...] = ()
+    names: tuple[str, ...] = ()  # the arguments' names: the positional ones, then the keywords
+    stateful: tuple[str, ...] = ()  # those that hold nnx graph nodes: their state after the call is an output (`nnx_state`)
 
     def wrap(self, target: Any) -> Any:
         """`target` taking the traced parts only; named and signed as `target` (JAX's argument names)."""
-        statics, static_kwargs = self.static_args, self.static_kwargs
+        statics, static_kwargs, stateful = self.static_args, self.static_kwargs, self.stateful
+        positional = self.names[: len(statics)]
 
         @functools.wraps(target)
         def call(*args: Any, **kwargs: Any) -> Any:
             full = [combine(a, s) for a, s in zip(args, statics, strict=True)]
-            return target(*full, **{k: combine(v, static_kwargs[k]) for k, v in kwargs.items()})
+            full_kwargs = {k: combine(v, static_kwargs[k]) for k, v in kwargs.items()}
+            out = target(*full, **full_kwargs)
+            if not stateful:
+                return out
+            values = {**dict(zip(positional, full)), **full_kwargs}  # as nnx.jit: the state of every graph node after the call
+            return out, {name: partition(values[name])[0] for name in stateful}
 
         return call
 
-    def concrete(self, seed: int) -> tuple[list[Any], dict[str, Any]]:
-        """The traced parts as real values: the maker called for real (for `run`)."""
+    def concrete(self, seed: int) -> tuple[Made, list[Any], dict[str, Any]]:
+        """The maker called for real (for `run`): these inputs (their static leaves too: an optax
+        transform's closures, an nnx graph definition are new objects at every call, so the
+        eval_shape call's would never compare equal) and their traced parts, once every array leaf
+        is where and what the traced program takes; else the first that is not is named."""
         value = readable(_call(self.maker, self.label, seed), self.label)
         args, kwargs = _as_call(value, None, self.label, len(self.args), set(self.kwargs))
-        dyn_args, _ = partition(args)
-        dyn_kwargs, _ = partition(kwargs)
-        if _structure((dyn_args, dyn_kwargs)) != _structure((self.args, self.kwargs)):
-            raise _spec(f"{self.label} returned another structure when called for real than under jax.eval_shape")
-        return dyn_args, dyn_kwargs
+        dyn_args, static_args = partition(args)
+        dyn_kwargs, static_kwargs = partition(kwargs)
+        traced, real = _array_leaves((self.args, self.kwargs)), _array_leaves((dyn_args, dyn_kwargs))
+        if traced != real:
+            path = next((p for p in {**traced, **real} if traced.get(p) != real.get(p)), "?")
+            raise _spec(f"{self.label} returned other arrays when called for real than under jax.eval_shape: "
+                        f"{path} was {traced.get(path, 'absent')}, is {real.get(path, 'absent')}")
+        return replace(self, static_args=list(static_args), static_kwargs=dict(static_kwargs)), dyn_args, dyn_kwargs
 
 
 _CACHE: dict[tuple[Any, ...], Made] = {}
@@ -250,7 +271,7 @@ def narrowing_warning(items: list[str]) -> str:
 def _abstract(leaf: Any) -> Any:
     if not is_array(leaf) or isinstance(leaf, jax.ShapeDtypeStruct):
         return leaf
-    if isinstance(leaf, np.ndarray) and leaf.dtype.kind in "OUSV":
+    if isinstance(leaf, np.ndarray) and not traceable_dtype(leaf.dtype):
         return leaf  # refused by `split`, which names its path
     aval = jax.typeof(leaf)
     sharding = getattr(leaf, "sharding", None)
@@ -316,16 +337,19 @@ def split(label: str, args: list[Any], kwargs: dict[str, Any], target: Any, *, m
             if not is_array(leaf):
                 leaves.append(InputLeaf(where, "static", (_short_repr(leaf),)))
                 continue
-            if isinstance(leaf.dtype, np.dtype) and leaf.dtype.kind in "OUSV":
+            if isinstance(leaf.dtype, np.dtype) and not traceable_dtype(leaf.dtype):
                 raise _spec(f"{label}: {where} is an array of dtype {leaf.dtype}, which JAX cannot trace; "
                             "give numbers (or make it a Python value, which is static)")
             text = jc.aval_str(jax.core.ShapedArray(leaf.shape, leaf.dtype))
             leaves.append(InputLeaf(where, text, size=int(np.prod(leaf.shape, dtype=np.int64))))
     dyn_args, static_args = zip(*(_part(a, i in forced) for i, a in enumerate(args)), strict=True) if args else ((), ())
     dyn_kwargs = {k: _part(v, k in forced) for k, v in kwargs.items()}
+    stateful = tuple(name for name, value in zip(names, [*args, *kwargs.values()]) if holds_graph_nodes(value))
     return Made(
         label=label,
         maker=maker,
+        names=tuple(names),
+        stateful=stateful,
         args=list(dyn_args),
         kwargs={k: d for k, (d, _) in dyn_kwargs.items()},
         static_args=list(static_args),
@@ -371,7 +395,7 @@ def _holds_user_classes(value: Any) -> bool:
     names = {m.__name__ for m in user_modules()}
     leaves = jax.tree.leaves(value)
     types = {type(leaf) for leaf in leaves}
-    stack = [_structure(value)]
+    stack: list[Any] = [jax.tree.structure(value)]  # PyTreeDefs (their methods are not in jax's stubs)
     while stack:
         node = stack.pop()
         data = node.node_data()
@@ -381,9 +405,10 @@ def _holds_user_classes(value: Any) -> bool:
     return any(getattr(t, "__module__", None) in names for t in types)
 
 
-def _structure(tree: Tree) -> Any:
-    """The PyTreeDef (typed Any: its methods are not in jax's stubs)."""
-    return jax.tree.structure(tree)
+def _array_leaves(tree: Tree) -> dict[str, str]:
+    """Each array leaf's path and type (`f32[8,16]`): what a jitted program takes of its inputs."""
+    return {jax.tree_util.keystr(path): jc.aval_str(jax.core.ShapedArray(leaf.shape, leaf.dtype))
+            for path, leaf in jax.tree_util.tree_flatten_with_path(tree)[0] if is_array(leaf)}
 
 
 def _spec(message: str) -> TraceError:

@@ -15,13 +15,14 @@ import functools
 import statistics
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, TypeVar
 
 import jax
 
 from jaxscope.analysis.verdicts import verdict
 from jaxscope.schema.run import EqnDivergence, NanOrigin, RunRequest, RunResult
-from jaxscope.worker.compare import compare_outputs
+from jaxscope.worker.compare import compare_outputs, compute_dtype
 from jaxscope.worker.errors import classify
 from jaxscope.worker.makers import combine
 from jaxscope.worker.replay import find_first_nonfinite, flat_dynamic, per_equation
@@ -45,7 +46,8 @@ def run_function(request: RunRequest, phase: Phase) -> RunResult:
     made = prep.made
     with jax.default_device(device):
         if made is not None:
-            args, kwargs = made.concrete(request.seed)
+            made, args, kwargs = made.concrete(request.seed)
+            prep = replace(prep, made=made)  # these values' own static leaves
             source = made.label
         else:
             args, kwargs = _guard(lambda: generate(prep, request.seed), "inputs")
@@ -89,7 +91,7 @@ def run_function(request: RunRequest, phase: Phase) -> RunResult:
             warm = [_timed(lambda: prep.call(*args, **kwargs), "eager")[1] for _ in range(EAGER_REPEATS)]
 
     phase("compare")
-    leaves = compare_outputs(out, eager, request.rtol, request.atol)
+    leaves = compare_outputs(out, eager, request.rtol, request.atol, compute_dtype(traced.jaxpr.jaxpr))
     ok, text, explanation = verdict(leaves)
 
     first_nan: NanOrigin | None = None

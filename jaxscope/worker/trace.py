@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import time
 from collections.abc import Callable
@@ -26,6 +27,7 @@ from jaxscope.worker.diagnose import TraceWatch, diagnose
 from jaxscope.worker.errors import TraceError, classify
 from jaxscope.worker.load import SOURCE_HASHES, LoadError, find_function, load_module
 from jaxscope.worker.makers import Made
+from jaxscope.worker.nnx_state import state_output_name
 from jaxscope.worker.pyflow import Recorder
 from jaxscope.worker.to_graph import build_graph
 
@@ -50,10 +52,27 @@ def to_abstract(spec: argspec.Spec) -> Any:
 
 
 def unwrap(fn: Any) -> Any:
-    """Trace the Python function under a `@jax.jit`, so jaxscope decides what is static."""
-    if isinstance(fn, type(jax.jit(lambda: None))) and hasattr(fn, "__wrapped__"):
-        return fn.__wrapped__
-    return fn
+    """The Python function under `@jax.jit`, `@nnx.jit` or `@eqx.filter_jit`, so jaxscope decides
+    what is static (a maker's non-array leaves, as `filter_jit` does) and the program drawn is the
+    body, its inputs named by the parameters, not one `jit` box fed by every leaf. nnx.jit's in-place
+    updates become outputs as it makes them (`makers.Made.wrap`, `nnx_state`)."""
+    kind = (type(fn).__module__, type(fn).__name__)
+    jitted = isinstance(fn, type(jax.jit(lambda: None))) or kind in _WRAPPERS
+    if not jitted or not hasattr(fn, "__wrapped__"):
+        return fn
+    inner = fn.__wrapped__
+    if kind != _FILTER_JIT:
+        return inner
+
+    @functools.wraps(inner)
+    def body(*args: Any, **kwargs: Any) -> Any:  # as filter_jit: non-array outputs are returned as they are, not traced
+        return makers.partition(inner(*args, **kwargs))[0]
+
+    return body
+
+
+_FILTER_JIT = ("equinox._jit", "_JitWrapper")
+_WRAPPERS = {("flax.nnx.transforms.compilation", "JitWrapped"), _FILTER_JIT}
 
 
 def constant_names(fn: Any) -> dict[int, str]:
@@ -198,11 +217,15 @@ def runtime_failure(exc: BaseException, phase: str) -> TraceError:
     return failed
 
 
-def graph_of(closed: Any, name: str, fn: Any) -> tuple[Graph, tuple[str, ...], tuple[str, ...]]:
-    """The Graph of a traced ClosedJaxpr, with the argument names and result paths JAX recorded."""
+def graph_of(closed: Any, name: str, fn: Any, stateful: bool = False) -> tuple[Graph, tuple[str, ...], tuple[str, ...]]:
+    """The Graph of a traced ClosedJaxpr, with the argument names and result paths JAX recorded;
+    `stateful`: the call returned (result, {argument: its nnx state after the call}) (`nnx_state`),
+    whose outputs are named `result…` and `model.blocks[0]… (new)`."""
     info = closed.jaxpr.debug_info
     arg_names = tuple(info.arg_names or ()) if info is not None else ()
     result_paths = tuple(info.result_paths or ()) if info is not None else ()
+    if stateful:
+        result_paths = tuple(state_output_name(p) for p in result_paths)
     return build_graph(closed, name, arg_names, result_paths, constant_names(fn)), arg_names, result_paths
 
 
@@ -284,7 +307,8 @@ def run_trace(request: TraceRequest, phase: Phase, on_graph: Callable[[Graph], N
     with gc_paused():
         phase("graph")
         t2 = time.perf_counter()
-        graph, arg_names, result_paths = graph_of(closed, request.function.qualname, fn)
+        stateful = prep.made is not None and bool(prep.made.stateful)
+        graph, arg_names, result_paths = graph_of(closed, request.function.qualname, fn, stateful)
         timings["graph"] = time.perf_counter() - t2
         if on_graph is not None:
             on_graph(graph)
