@@ -74,7 +74,8 @@ def resolve_call(target: str, args: str | None, inputs: str | None = None) -> tu
         except DiscoveryError as exc:
             raise SessionError(str(exc), 3 if exc.line else 2) from None
         fn = info.get(ref.qualname)
-        if (fn is not None and fn.maker is not None) or (info.inputs_table and not info.makers and ref.qualname not in info.example_args):
+        declared = ref.qualname in info.makers or (info.inputs_table and not info.makers and ref.qualname not in info.example_args)
+        if (fn is not None and fn.maker is not None) or declared:
             return ref, "", FILE_INPUTS
         args = info.example_args.get(ref.qualname)
         if args is None:

@@ -22,9 +22,10 @@ def run(opts: argparse.Namespace) -> int:
     except DiscoveryError as exc:
         raise CliError(str(exc)) from None
     for fn in info.functions:
-        params = ", ".join(p.name for p in fn.params)
+        params = "…" if fn.refers else ", ".join(p.name for p in fn.params)
         example = f"  inputs from {fn.maker}()" if fn.maker else f"  --args {fn.example_args!r}" if fn.example_args else ""
-        print(f"{opts.file}::{fn.name}({params})  line {fn.line}{example}")
+        assigned = f"  assigned: {fn.refers}" if fn.refers else ""
+        print(f"{opts.file}::{fn.name}({params})  line {fn.line}{example}{assigned}")
     for warning in info.warnings:
         print(f"jaxscope: warning: {warning}", file=sys.stderr)
     return 0

@@ -55,6 +55,9 @@ class FunctionInfo:
     example_args: str | None  # from JAXSCOPE_ARGS
     kind: str
     maker: str | None = None  # the source text of its JAXSCOPE_INPUTS entry ("make_inputs")
+    # an assigned name whose function is not a def of this file, what it stands for (`jax.jit(step)`,
+    # `from steps import step`): its parameters are unknown here, the worker (which runs the file) finds them
+    refers: str = ""
 
     @property
     def has_inputs(self) -> bool:
@@ -176,15 +179,21 @@ def discover_source(source: str, path: str = "<string>") -> ModuleInfo:
         raise DiscoveryError(message, path, line, 0) from None
     warnings: list[str] = []
     examples, lines = _read_examples(tree, warnings)
-    found = _Collector(source).collect(tree)
+    collector = _Collector(source)
+    found = collector.collect(tree)
+    makers, table = _read_makers(tree, source)
     listed = {f.name for f in found}
+    for name in [*makers, *examples]:  # declared targets bound otherwise than by a def: `from steps import step`
+        info = None if name in listed else collector.referred(name)
+        if info is not None:
+            found.append(info)
+            listed.add(name)
     for name in examples:
         if name not in listed:
             warnings.append(f"line {lines[name]}: {EXAMPLES_VAR} names {name!r}, which is not a function found in this file")
-    makers, table = _read_makers(tree, source)
     functions = tuple(
         FunctionInfo(f.name, f.line, f.end_line, f.params, f.decorators, f.doc, examples.get(f.name), f.kind,
-                     makers.get(f.name, makers.get(f.name.rsplit(".", 1)[-1])))
+                     makers.get(f.name, makers.get(f.name.rsplit(".", 1)[-1])), f.refers)
         for f in found
     )
     main = _read_main(tree, listed, warnings)
@@ -226,6 +235,8 @@ def _read_main(tree: ast.Module, listed: set[str], warnings: list[str]) -> str:
 # ---------------------------------------------------------------------------- functions
 
 
+_TRANSFORMS = frozenset({"jit", "filter_jit", "pjit", "grad", "value_and_grad", "filter_grad", "filter_value_and_grad", "vmap",
+                        "pmap", "partial", "checkpoint", "remat", "jacfwd", "jacrev", "hessian", "shard_map", "custom_jvp", "custom_vjp"})
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")  # lines as the parser counts them (not at \f, \v, \u2028)
 
 
@@ -239,6 +250,7 @@ class _Collector:
         self.lines = _LINE.findall(source)
         self.found: dict[str, FunctionInfo] = {}  # insertion order is the listing order
         self.defs: dict[str, _FunctionNode] = {}  # top-level defs seen so far
+        self.bound: dict[str, tuple[int, int, str]] = {}  # other top-level names: line, end line, what binds them
 
     def collect(self, tree: ast.Module) -> list[FunctionInfo]:
         for node in tree.body:
@@ -249,7 +261,19 @@ class _Collector:
                 self.methods(node, node.name)
             elif isinstance(node, (ast.Assign, ast.AnnAssign)):
                 self.assignment(node)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                for alias in node.names:
+                    name = (alias.asname or alias.name).split(".")[0]
+                    self.bound[name] = (node.lineno, node.end_lineno or node.lineno, self.text(node))
         return list(self.found.values())
+
+    def referred(self, name: str) -> FunctionInfo | None:
+        """A name bound at the top level otherwise than by a def (an import, an assignment), as an
+        assigned function of unknown parameters: for the names JAXSCOPE_INPUTS/ARGS declare targets."""
+        if name not in self.bound:
+            return None
+        line, end, text = self.bound[name]
+        return FunctionInfo(name, line, end, (), (), "", None, "assigned", refers=text)
 
     def add(self, info: FunctionInfo) -> None:
         self.found.pop(info.name, None)  # a later binding wins, and moves to where it happens
@@ -282,7 +306,16 @@ class _Collector:
         while isinstance(value, ast.Call) and value.args:
             wrappers.append(self.text(value.func))
             value = value.args[0]
+        for target in targets:
+            if isinstance(target, ast.Name) and not (isinstance(value, ast.Name) and value.id == target.id):
+                self.bound[target.id] = (node.lineno, node.end_lineno or node.lineno, self.text(node))
         if not wrappers or not isinstance(value, ast.Name) or value.id not in self.defs:
+            known = isinstance(value, ast.Attribute) or (isinstance(value, ast.Name) and value.id in self.bound)  # imported, assigned
+            if wrappers and wrappers[0].rsplit(".", 1)[-1] in _TRANSFORMS and known:
+                for target in targets:  # `train_step = jax.jit(other.step)`: a function, of parameters unknown here
+                    if isinstance(target, ast.Name):
+                        self.add(FunctionInfo(target.id, node.lineno, node.end_lineno or node.lineno, (), tuple(wrappers), "", None,
+                                              "assigned", refers=self.text(node.value) if node.value is not None else ""))
             return
         wrapped = self.function(self.defs[value.id], value.id)
         for target in targets:

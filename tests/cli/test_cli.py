@@ -18,9 +18,7 @@ CASES = ROOT / "tests" / "faults" / "cases"
 
 def jaxscope(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
-    return subprocess.run(
-        [sys.executable, "-m", "jaxscope", *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env
-    )
+    return subprocess.run([sys.executable, "-m", "jaxscope", *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env)
 
 
 def test_export_svg_is_valid_and_deterministic(tmp_path):
@@ -99,7 +97,7 @@ def test_jaxpr_and_list():
         (["export", "no_target_separator", "-o", "x.svg"], 2, "::"),
         (["jaxpr", f"{CASES}/syntax_error.py::f", "--args", "f32[3]"], 3, "syntax"),
         (["jaxpr", f"{CASES}/tracer_bool.py::f", "--args", "f32[3]"], 3, "if x.sum() > 0:"),
-        (["jaxpr", f"{BASICS}::predict"  , "--args", "f32[3]"], 2, "cannot be called"),
+        (["jaxpr", f"{BASICS}::predict", "--args", "f32[3]"], 2, "cannot be called"),
         (["export", f"{BASICS}::predict", "-o", "x.svg", "--long-edges", "sideways"], 2, "invalid choice: 'sideways'"),
     ],
 )
@@ -115,7 +113,30 @@ def test_module_target_is_imported_from_the_working_directory():
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT)}
     out = subprocess.run(
         [sys.executable, "-m", "jaxscope", "jaxpr", "higher_order:uses_cond", "--args", "f32[3], f32[3]"],
-        capture_output=True, text=True, timeout=180, cwd=corpus, env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=corpus,
+        env=env,
     )
     assert out.returncode == 0, out.stderr
     assert "cond[" in out.stdout
+
+
+def test_a_step_assigned_from_another_module_with_a_maker_by_attribute(tmp_path: pathlib.Path) -> None:
+    """Issue 47, 5: `train_step = jax.jit(steps.step)` with `JAXSCOPE_INPUTS = {"train_step": data.make}`
+    was not listed, and tracing it asked for specs ("give one spec per parameter")."""
+    (tmp_path / "steps.py").write_text("import jax.numpy as jnp\n\n\ndef step(params, x):\n    return jnp.sum(jnp.tanh(x @ params['w']))\n")
+    (tmp_path / "data.py").write_text("import jax.numpy as jnp\n\n\ndef make():\n    return {'w': jnp.ones((4, 3))}, jnp.ones((2, 4))\n")
+    train = tmp_path / "train.py"
+    train.write_text(
+        "import jax\n\nimport data\nimport steps\n\ntrain_step = jax.jit(steps.step)\nJAXSCOPE_INPUTS = {'train_step': data.make}\n"
+    )
+    listed = jaxscope("list", str(train))
+    assert (
+        listed.returncode == 0
+        and f"{train}::train_step(…)  line 6  inputs from data.make()  assigned: jax.jit(steps.step)" in listed.stdout
+    )
+    traced = jaxscope("jaxpr", f"{train}::train_step")
+    assert traced.returncode == 0, traced.stderr
+    assert traced.stdout.startswith("{ lambda ; a:f32[4,3] b:f32[2,4]. let") and "tanh" in traced.stdout

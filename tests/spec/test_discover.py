@@ -378,3 +378,20 @@ def test_source_text_of_nodes_is_exact_and_linear(monkeypatch):
 def test_a_maker_entry_added_by_subscript_is_found():
     info = discover_source("def f(x):\n    return x\n\ndef make():\n    return (1,)\n\nJAXSCOPE_INPUTS = {}\nJAXSCOPE_INPUTS['f'] = make\n")
     assert info.get("f").maker == "make" and info.inputs_table
+
+
+def test_targets_by_any_reference_are_listed_as_assigned():
+    """Issue 47, 5: `train_step = jax.jit(other.step)`, an imported function a maker table names, and a
+    partial of one: listed, marked assigned with what they stand for (their parameters are the worker's to find)."""
+    source = (
+        "import functools\nimport jax\nimport data\nimport steps\nfrom steps import loss\n\n"
+        "train_step = jax.jit(steps.step)\nscaled = functools.partial(loss, scale=2)\nparams = steps.init(0)\n"
+        "JAXSCOPE_INPUTS = {'train_step': data.make_inputs, 'loss': data.make_inputs}\n"
+    )
+    info = discover_source(source)
+    assert [(f.name, f.kind, f.refers, f.maker) for f in info.functions] == [
+        ("train_step", "assigned", "jax.jit(steps.step)", "data.make_inputs"),
+        ("scaled", "assigned", "functools.partial(loss, scale=2)", None),
+        ("loss", "assigned", "from steps import loss", "data.make_inputs"),
+    ]
+    assert info.get("train_step").required == ()  # type: ignore[union-attr]
