@@ -170,9 +170,9 @@ def format_run(result: RunResult) -> str:
         f"jit:   trace {fmt_seconds(result.trace_s)}, lower {fmt_seconds(result.lower_s)}, "
         f"compile {fmt_seconds(result.compile_s)}, first call {fmt_seconds(result.first_call_s)}, {steady}"
     )
-    lines.append(f"eager: {fmt_seconds(result.eager_s)} (first run {fmt_seconds(result.eager_first_s)}, compiling each primitive)")
+    lines.append(f"eager: steady {fmt_seconds(result.eager_s)} (first run {fmt_seconds(result.eager_first_s)}, compiling each primitive)")
     if result.eager_s and result.steady_s:
-        lines.append(f"speed-up of jit over eager: {result.eager_s / result.steady_s:.1f}x")
+        lines.append(f"speed-up of jit over eager (steady against steady): {result.eager_s / result.steady_s:.1f}x")
     lines += ["", ("OK: " if result.ok else "FAIL: ") + result.verdict]
     if result.explanation:
         lines.append(result.explanation)
