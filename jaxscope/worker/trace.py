@@ -26,8 +26,7 @@ from jaxscope.worker import makers
 from jaxscope.worker.diagnose import TraceWatch, diagnose
 from jaxscope.worker.errors import TraceError, classify
 from jaxscope.worker.load import SOURCE_HASHES, LoadError, find_function, load_module
-from jaxscope.worker.makers import Made
-from jaxscope.worker.nnx_state import state_output_name
+from jaxscope.worker.makers import Made, state_output_name
 from jaxscope.worker.pyflow import Recorder
 from jaxscope.worker.to_graph import build_graph
 
@@ -55,7 +54,7 @@ def unwrap(fn: Any) -> Any:
     """The Python function under `@jax.jit`, `@nnx.jit` or `@eqx.filter_jit`, so jaxscope decides
     what is static (a maker's non-array leaves, as `filter_jit` does) and the program drawn is the
     body, its inputs named by the parameters, not one `jit` box fed by every leaf. nnx.jit's in-place
-    updates become outputs as it makes them (`makers.Made.wrap`, `nnx_state`)."""
+    updates become outputs as it makes them (`makers.Made.wrap`)."""
     kind = (type(fn).__module__, type(fn).__name__)
     jitted = isinstance(fn, type(jax.jit(lambda: None))) or kind in _WRAPPERS
     if not jitted or not hasattr(fn, "__wrapped__"):
@@ -219,7 +218,7 @@ def runtime_failure(exc: BaseException, phase: str) -> TraceError:
 
 def graph_of(closed: Any, name: str, fn: Any, stateful: bool = False) -> tuple[Graph, tuple[str, ...], tuple[str, ...]]:
     """The Graph of a traced ClosedJaxpr, with the argument names and result paths JAX recorded;
-    `stateful`: the call returned (result, {argument: its nnx state after the call}) (`nnx_state`),
+    `stateful`: the call returned (result, {argument: its nnx state after the call}) (`makers.holds_graph_nodes`),
     whose outputs are named `result…` and `model.blocks[0]… (new)`."""
     info = closed.jaxpr.debug_info
     arg_names = tuple(info.arg_names or ()) if info is not None else ()

@@ -173,15 +173,16 @@ def test_show_builds_the_app_command():
     from jaxscope.api import show_argv
 
     argv = show_argv(mlp, np.zeros((8, 4), np.float32), jax.ShapeDtypeStruct((4, 3), jnp.bfloat16), act="relu")
-    assert argv[:3] == [sys.executable, "-m", "jaxscope"]
+    assert argv[:4] == [sys.executable, "-P", "-m", "jaxscope"]  # -P: no jaxscope.py of the notebook's folder runs
+    argv = argv[1:]
     assert argv[3] == f"{os.path.abspath(__file__)}::mlp"
     assert argv[4] == "--args"
     call = argspec.parse_call(argv[5])
     assert call.args == (argspec.ArraySpec("float32", (8, 4)), argspec.ArraySpec("bfloat16", (4, 3)))
     assert call.kwargs == (("act", argspec.StaticValue("relu")),)
-    assert show_argv(jax.jit(mlp), "f32[2,4]", {"w": jax.random.key(0)})[3:] == [
+    assert show_argv(jax.jit(mlp), "f32[2,4]", {"w": jax.random.key(0)})[4:] == [
         f"{os.path.abspath(__file__)}::mlp", "--args", "f32[2,4], {'w': key[]}"]
-    assert show_argv("examples/basics.py::predict")[3:] == ["examples/basics.py::predict"]
+    assert show_argv("examples/basics.py::predict")[4:] == ["examples/basics.py::predict"]
     with pytest.raises(ValueError, match="module-level"):
         show_argv(lambda x: x, "f32[3]")
     namespace: dict[str, object] = {}
@@ -218,7 +219,7 @@ def test_show_hands_pytree_values_to_the_app_through_a_maker():
     from jaxscope.api import show_argv
 
     models = load_models()
-    argv = show_argv(f"{MODELS}::train_step", *models.make_train_inputs())
+    argv = show_argv(f"{MODELS}::train_step", *models.make_train_inputs())[1:]  # without -P
     assert argv[4] == "--inputs" and argv[5].endswith("inputs.py::make_inputs")
     try:
         done = subprocess.run([sys.executable, "-m", "jaxscope", "jaxpr", argv[3], "--inputs", argv[5]],
