@@ -31,20 +31,60 @@ _REGION = re.compile(r"\b(?:to_apply|select|scatter|comparator)=%([\w.\-]+)")
 _CONTRACT = re.compile(r"lhs_contracting_dims=\{([0-9,]*)\}")
 
 
+_CALLED = re.compile(r"\b(body|calls|true_computation|false_computation)=%([\w.\-]+)")
+_BRANCHES = re.compile(r"\bbranch_computations=\{([^}]*)\}")
+_TRIPS = re.compile(r'"known_trip_count":\{"n":"(\d+)"\}')
+
+
 @dataclass(frozen=True, slots=True)
 class HloCost:
-    by_line: dict[int, Cost]  # 1-based line of the text -> what that instruction costs
-    total: Cost
+    by_line: dict[int, Cost]  # 1-based line of the text -> what that instruction costs, times the loop trips around it
+    total: Cost  # every instruction as often as it runs: a loop body times its trip count
+    once: Cost = Cost()  # as XLA's cost_analysis() counts: every instruction once, a loop body once
+    uncounted: int = 0  # while loops whose trip count XLA did not know: their bodies counted once
+
+
+def trips(lines: list[str]) -> tuple[dict[str, float], int]:
+    """How often each computation runs per run of the program: the entry once, a while loop's body
+    its `known_trip_count` times its caller's (XLA's own analysis, in the backend config), a fusion
+    or branch as its caller; and how many loops had no known trip count (their bodies run once here)."""
+    callers: dict[str, list[tuple[str, float]]] = {}
+    order: list[str] = []
+    entry, current, unknown = "", "", 0
+    for line in lines:
+        header = _HEADER.match(line)
+        if header and " = " not in line:
+            current = header.group(1)
+            order.append(current)
+            entry = current if line.lstrip().startswith("ENTRY") else entry
+            continue
+        for kind, callee in _CALLED.findall(line):
+            factor = 1.0
+            if kind == "body":
+                found = _TRIPS.search(line)
+                factor = float(found.group(1)) if found else 1.0
+                unknown += found is None
+            callers.setdefault(callee, []).append((current, factor))
+        for group in _BRANCHES.findall(line):
+            for callee in re.findall(r"%([\w.\-]+)", group):
+                callers.setdefault(callee, []).append((current, 1.0))
+    runs: dict[str, float] = {entry: 1.0}
+    for name in reversed(order):  # callees are printed before their callers: each caller is done first
+        if name != entry:
+            runs[name] = sum(runs.get(caller, 0.0) * factor for caller, factor in callers.get(name, ()))
+    return runs, unknown
 
 
 def hlo_cost(text: str) -> HloCost:
-    """Each instruction line's cost, and their sum (the regions of reduces priced through them)."""
+    """Each instruction line's cost times the loop trips around it, their sum, and XLA's own sum
+    (every instruction once); the regions of reduces are priced through them."""
     lines = text.splitlines()
+    runs, unknown = trips(lines)
     regions = {m.group(1) for line in lines for m in _REGION.finditer(line)}
     shapes: dict[str, tuple[int, ...]] = {}
     by_line: dict[int, Cost] = {}
     current = ""
-    total = Cost()
+    total = once = Cost()
     for number, line in enumerate(lines, 1):
         header = _HEADER.match(line)
         if header and " = " not in line:
@@ -63,9 +103,11 @@ def hlo_cost(text: str) -> HloCost:
         operands = re.findall(r"%([\w.\-]+)", rest.split(")", 1)[0])
         cost = _cost(opcode, out, operands, rest, shapes)
         if cost.flops or cost.transcendentals:
+            once = once + cost
+            cost = cost.times(runs.get(current, 1.0))
             by_line[number] = cost
             total = total + cost
-    return HloCost(by_line, total)
+    return HloCost(by_line, total, once, unknown)
 
 
 def _shape(text: str) -> tuple[int, ...] | None:
@@ -107,15 +149,15 @@ def per_equation(cost: HloCost, exact: dict[int, list[str]]) -> tuple[dict[str, 
     return out, unclaimed
 
 
-def compiled_rows(found: list[CostRow], text: str, exact: dict[int, list[str]]) -> tuple[list[CostRow], Cost, Cost]:
+def compiled_rows(found: list[CostRow], text: str, exact: dict[int, list[str]]) -> tuple[list[CostRow], Cost, HloCost]:
     """`found` (the per-primitive rows) with FLOPs and transcendentals from the compiled program
-    instead (each counted as XLA ran it: once, in its fusions, a loop body once), the bytes kept
-    unfused; what no equation made; and the compiled program's total."""
+    instead (each counted as XLA ran it, in its fusions, and as often as it ran: a loop body times
+    its trip count), the bytes kept unfused; what no equation made; and the compiled program's cost."""
     cost = hlo_cost(text)
     shares, unclaimed = per_equation(cost, exact)
     out = [CostRow(r.path, r.node, Cost(s.flops, s.transcendentals, r.cost.bytes), 1.0, r.note)
            for r in found for s in (shares.get(r.path, Cost()),)]
-    return out, unclaimed, cost.total
+    return out, unclaimed, cost
 
 
 def op_seconds(text: str, op_times: dict[str, float], exact: dict[int, list[str]]) -> tuple[dict[str, float], float]:

@@ -52,13 +52,13 @@ def run(opts: argparse.Namespace) -> int:
     if opts.time and opts.no_xla:
         raise CliError("--time measures the compiled program: drop --no-xla")
     xla = None if opts.no_xla else _compiled(opts, 5 if opts.time else 0)
-    unclaimed = None
+    unclaimed = compiled = None
     if xla is not None and xla.exact is not None:  # per instruction of the compiled program, as XLA counts
         from jaxscope.analysis.hlo_cost import compiled_rows
         from jaxscope.ir import hlo_marks
 
         found, unclaimed, compiled = compiled_rows(found, xla.text, hlo_marks.from_wire(xla.exact))
-        total = costs.Cost(compiled.flops, compiled.transcendentals, model.bytes)
+        total = costs.Cost(compiled.total.flops, compiled.total.transcendentals, model.bytes)
     table = _table(found, opts, xla)
     seconds: dict[str, float] = {}
     seen = 0.0
@@ -108,8 +108,9 @@ def run(opts: argparse.Namespace) -> int:
         f"total flops: {total.flops:.0f}",
         f"total transcendentals: {total.transcendentals:.0f}",
         f"bytes accessed (every equation unfused): {total.bytes:.0f}",
-        ("flops: per instruction of the compiled program (as XLA counts them), shared among the equations that made each;"
-         f" per primitive, before XLA: {model.flops:.0f}") if unclaimed is not None else
+        ("flops: per instruction of the compiled program (as XLA counts them, each as often as it runs: a loop body times its"
+         f" trip count), shared among the equations that made each; per primitive, before XLA: {model.flops:.0f}")
+        if unclaimed is not None else
         "flops: per primitive, from each equation's shapes (--no-xla, or no exact links)",
         f"peak live bytes: {live.peak}",
         f"  at: {peak_where}; arguments {live.start} bytes, held throughout",
@@ -121,6 +122,11 @@ def run(opts: argparse.Namespace) -> int:
         lines.append(f"residuals (forward values the backward pass reads): {len(live.residuals)} values, {live.residual_bytes} bytes")
     if xla is not None:
         lines.append(_xla_line(xla, total, model))
+        if compiled is not None and compiled.once.flops != compiled.total.flops:
+            lines.append(f"  XLA's cost analysis counts a loop body once; counted as often as it runs: {total.flops:.0f} flops"
+                         f" ({total.flops / (compiled.once.flops or 1):.1f}x XLA's {compiled.once.flops:.0f})")
+        if compiled is not None and compiled.uncounted:
+            lines.append(f"  {compiled.uncounted} while loop(s) of unknown trip count: their bodies counted once")
     lines += [f"note: {sum(r.note == n for r in found)} equations {n}" for n in notes]
     if opts.time and xla is not None:
         lines.append(_time_line(xla, seen))

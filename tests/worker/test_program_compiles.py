@@ -70,3 +70,19 @@ def test_bf16_parameters_from_a_maker_trace_and_run_with_bf16_tolerance():
     assert result.ok
     assert all("tolerance of bfloat16: the program computes in bfloat16" in leaf.note for leaf in result.leaves)
     assert jax.numpy.bfloat16  # the suite's jax has ml_dtypes
+
+
+def test_flops_count_loop_trips():
+    """Issue 47, 7: XLA's cost analysis counts a loop body once (a scanned RNN's gradient: 9.7k of
+    ~106k). The compiled program's instructions are counted as often as they run, by XLA's own
+    `known_trip_count`: within 15 % of XLA's count for the same program unrolled in Python."""
+    from jaxscope.analysis.hlo_cost import hlo_cost
+
+    spec = "{'w': f32[16,16], 'u': f32[8,16]}, f32[12,4,8]"
+    scan = run_hlo(HloRequest(ref("scan_rnn.py", "grad_rnn"), spec, "compiled"), lambda p: None)
+    unrolled = run_hlo(HloRequest(ref("scan_rnn.py", "grad_unrolled"), spec, "compiled"), lambda p: None)
+    counted = hlo_cost(scan.text)
+    assert counted.once.flops == scan.cost["flops"]  # XLA's own count, reproduced
+    assert counted.uncounted == 0 and counted.total.flops > 5 * counted.once.flops
+    assert abs(counted.total.flops / unrolled.cost["flops"] - 1) < 0.15
+    assert hlo_cost(unrolled.text).total.flops == unrolled.cost["flops"]  # no loop: the same as XLA's
