@@ -88,6 +88,38 @@ def constant_diagnostics(graph: Graph, load_sites: dict[str, tuple[SourceLoc, ..
     return out
 
 
+DEAD_SHARE = 0.10  # said when more of the program than this computes nothing it returns
+
+
+def dead_code(graph: Graph) -> Diagnostic | None:
+    """A warning when more than DEAD_SHARE of the equations (a dead call's body counted whole) reach
+    no output: jit drops them, so what the user reads in the graph is not what XLA runs. The usual
+    cause is state updated in place (Python side effects) while only the loss is returned."""
+    from jaxscope.analysis.cost import dead
+
+    top = graph.top
+    gone = dead(graph)
+    if not gone or not top.total_eqns:
+        return None
+    nodes = {n.id: n for n in top.nodes}
+    count = sum(1 + sum(graph.bodies[r.body].total_eqns for r in nodes[i].subgraphs if r.body in graph.bodies) for i in gone)
+    share = count / top.total_eqns
+    if share <= DEAD_SHARE:
+        return None
+    paths = tuple(sorted(gone, key=lambda i: int(i[1:]) if i[1:].isdigit() else 0))
+    return Diagnostic(
+        kind="dead-code",
+        severity="warning",
+        title=f"{count:,} of {top.total_eqns:,} equations ({share:.0%}) compute nothing the function returns: jit drops them",
+        detail="XLA compiles only what reaches an output, so the graph shows work that never runs. Does the function "
+        "update state in place (an optimizer, batch statistics, a Python attribute) and return only the loss?",
+        fix="return the new state beside the loss (state in, new state out), or decorate the step with nnx.jit, "
+        "whose in-place updates jaxscope traces as outputs as nnx.jit does",
+        locations=node_locations(graph, paths[:20]),
+        nodes=paths,
+    )
+
+
 def _eqn_nodes(graph: Graph) -> Iterator[tuple[str, Node]]:
     for body_id, prefix in body_prefixes(graph).items():
         for node in graph.bodies[body_id].nodes:

@@ -81,6 +81,9 @@ def trace_target(
     for warning in result.warnings:
         if not warning.startswith(RECORDING_STOPPED):  # `explain` says that one itself
             print(f"jaxscope: warning: {warning}", file=sys.stderr)
+    for found in result.diagnostics:
+        if found.kind == "dead-code" and not record_flow:  # `explain` (which records the flow) lists it with the rest
+            print(f"jaxscope: warning: {found.title}. {found.detail}", file=sys.stderr)
     return result
 
 

@@ -34,6 +34,7 @@ DiagnosticKind = Literal[
     "key-reuse",  # one PRNG key consumed twice: identical random numbers
     "global-changed",  # a module global rebound or mutated while tracing
     "leaked-tracer",  # a tracer stored where it outlives the trace
+    "dead-code",  # a large share of the equations computes nothing the function returns: jit drops them
 ]
 
 

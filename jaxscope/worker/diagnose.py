@@ -16,7 +16,7 @@ from typing import Any, Literal, TextIO
 
 import jax
 
-from jaxscope.analysis.diagnostics import constant_diagnostics, node_locations
+from jaxscope.analysis.diagnostics import constant_diagnostics, dead_code, node_locations
 from jaxscope.schema.graph import Graph, SourceLoc
 from jaxscope.schema.trace import Diagnostic
 from jaxscope.worker.keyreuse import find_key_reuse
@@ -145,6 +145,8 @@ def diagnose(
     out += _prints(watch)
     out += constant_diagnostics(graph, sites)
     out += _scalars(fn, sites)
+    found = dead_code(graph)
+    out += [found] if found is not None else []
     order = {"error": 0, "warning": 1, "info": 2}
     return sorted(out, key=lambda d: order[d.severity])
 

@@ -86,3 +86,19 @@ def test_flops_count_loop_trips():
     assert counted.uncounted == 0 and counted.total.flops > 5 * counted.once.flops
     assert abs(counted.total.flops / unrolled.cost["flops"] - 1) < 0.15
     assert hlo_cost(unrolled.text).total.flops == unrolled.cost["flops"]  # no loop: the same as XLA's
+
+
+def test_a_step_that_keeps_its_update_to_itself_is_said_to_compute_nothing(tmp_path):
+    """Issue 47, 6: the update written into a Python dict and only the loss returned: most of the
+    program is dead (jit drops it), said as a warning naming the equations and the likely cause."""
+    source = tmp_path / "step.py"
+    source.write_text(
+        "import jax\nimport jax.numpy as jnp\n\nSTATE = {}\n\n\ndef step(w, x):\n"
+        "    loss, g = jax.value_and_grad(lambda w: jnp.sum(jnp.tanh(x @ w) ** 2))(w)\n"
+        "    STATE['w'] = w - 0.1 * g\n    return loss\n"
+    )
+    traced = run_trace(TraceRequest(FunctionRef("step", str(source)), args="f32[8,8], f32[4,8]"), lambda p: None)
+    (found,) = [d for d in traced.diagnostics if d.kind == "dead-code"]
+    assert found.severity == "warning" and "compute nothing the function returns: jit drops them" in found.title
+    assert "return only the loss?" in found.detail and found.nodes
+    assert {traced.graph.top.nodes[[n.id for n in traced.graph.top.nodes].index(p)].label for p in found.nodes} >= {"dot_general"}
