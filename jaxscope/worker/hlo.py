@@ -94,7 +94,7 @@ def _profile(prep: Any, runs: int, phase: Phase) -> tuple[dict[str, float], floa
         prep = replace(prep, made=made)
     else:
         args, kwargs = generate(prep, 0)
-    jitted = prep.jit()
+    jitted = prep.jit(donate=False)  # run again and again with the same inputs
     try:
         jax.block_until_ready(jitted(*args, **kwargs))
         folder = tempfile.mkdtemp(prefix="jaxscope-profile-")

@@ -144,6 +144,15 @@ def aval_str(aval: Any) -> str:
         return str(aval)
 
 
+def donated(fn: Any) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """The `donate_argnums`/`donate_argnames` a `jax.jit(...)` wrapper was made with (((), ()) for
+    anything else): the program JAX compiles for it aliases those inputs to outputs. Private
+    (`_jit_info`, jax 0.10-0.12): absent elsewhere, nothing is donated."""
+    info = getattr(fn, "_jit_info", None)
+    nums, names = getattr(info, "donate_argnums", ()), getattr(info, "donate_argnames", ())
+    return (tuple(nums), tuple(names)) if isinstance(nums, tuple) and isinstance(names, tuple) else ((), ())
+
+
 def with_jaxpr(traced: Any, closed: Any) -> Any:
     """A `jax.stages.Traced` like `traced` (same arguments, shardings, names) for another ClosedJaxpr
     of the same signature: lowering it does not trace again. Semi-private (`Traced._params`)."""

@@ -22,6 +22,7 @@ import jax
 
 from jaxscope.analysis.verdicts import verdict
 from jaxscope.schema.run import EqnDivergence, NanOrigin, RunRequest, RunResult
+from jaxscope.worker import jax_compat
 from jaxscope.worker.compare import compare_outputs, compute_dtype
 from jaxscope.worker.errors import classify
 from jaxscope.worker.makers import combine
@@ -63,7 +64,10 @@ def run_function(request: RunRequest, phase: Phase) -> RunResult:
 
     jax.clear_caches()  # honest compile time, and eager's first run compiles each primitive anew
     phase("trace")
-    jitted = prep.jit()
+    jitted = prep.jit(donate=False)  # called again with the same inputs: nothing donated
+    if any(jax_compat.donated(prep.fn)):
+        warnings.append("the decorator donates inputs (donate_argnums); run does not, as it calls the program "
+                        "again with the same inputs: the traced and lowered program has the donation")
     with jax.default_device(device):  # the default device is part of jit's cache key: same for every call
         t0 = time.perf_counter()
         try:

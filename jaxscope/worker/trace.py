@@ -22,6 +22,7 @@ from jaxscope.schema.flow import RECORDING_STOPPED
 from jaxscope.schema.graph import Graph
 from jaxscope.schema.trace import Diagnostic, ErrorInfo, FunctionRef, JaxprText, TraceRequest, TraceResult
 from jaxscope.spec import argspec
+from jaxscope.worker import jax_compat as jc
 from jaxscope.worker import makers
 from jaxscope.worker.diagnose import TraceWatch, diagnose
 from jaxscope.worker.errors import TraceError, classify
@@ -131,8 +132,12 @@ class Prepared:
         """What is jitted and run eagerly: `target`, or for a maker's inputs `target` taking their traced parts."""
         return self.target if self.made is None else self.made.wrap(self.target)
 
-    def jit(self, fn: Any = None) -> Any:
-        return jax.jit(fn or self.call, static_argnums=self.static_argnums, static_argnames=self.static_argnames)
+    def jit(self, fn: Any = None, donate: bool = True) -> Any:
+        """`jax.jit` of the call as the user's decorator made it: its statics, and its donated inputs
+        (`donate`: not where the same inputs are run again, by `run` and the profile)."""
+        nums, names = jc.donated(self.fn) if donate else ((), ())
+        return jax.jit(fn or self.call, static_argnums=self.static_argnums, static_argnames=self.static_argnames,
+                       donate_argnums=nums, donate_argnames=names)
 
 
 def prepare(function: FunctionRef, args_text: str, phase: Phase, inputs: str = "") -> Prepared:

@@ -23,7 +23,11 @@ def ref(file: str, name: str) -> FunctionRef:
 
 
 def module(file: str):
-    spec = importlib.util.spec_from_file_location(f"corpus_{file[:-3]}", CORPUS / file)
+    return module_at(CORPUS / file)
+
+
+def module_at(path: Path):
+    spec = importlib.util.spec_from_file_location(f"loaded_{path.stem}", path)
     assert spec is not None and spec.loader is not None
     found = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(found)
@@ -102,3 +106,17 @@ def test_a_step_that_keeps_its_update_to_itself_is_said_to_compute_nothing(tmp_p
     assert found.severity == "warning" and "compute nothing the function returns: jit drops them" in found.title
     assert "return only the loss?" in found.detail and found.nodes
     assert {traced.graph.top.nodes[[n.id for n in traced.graph.top.nodes].index(p)].label for p in found.nodes} >= {"dot_general"}
+
+
+def test_a_jitted_target_keeps_its_donation(tmp_path):
+    """Issue 47, 2: `jax.jit(step, donate_argnums=0)`: the program lowered aliases the donated input
+    to an output, as JAX's own lowering of the same wrapper does; `run` (which calls it twice) says it keeps them."""
+    source = tmp_path / "step.py"
+    source.write_text("import jax\n\n\ndef _step(w, g):\n    return w - 0.1 * g\n\n\nstep = jax.jit(_step, donate_argnums=0)\n")
+    mod = module_at(source)
+    theirs = mod.step.lower(jax.ShapeDtypeStruct((4, 4), "float32"), jax.ShapeDtypeStruct((4, 4), "float32")).as_text()
+    ours = run_hlo(HloRequest(FunctionRef("step", str(source)), "f32[4,4], f32[4,4]"), lambda p: None).text
+    assert "tf.aliasing_output = 0" in theirs and "tf.aliasing_output = 0" in ours
+    result = run_function(RunRequest(FunctionRef("step", str(source)), "f32[4,4], f32[4,4]", repeats=2), lambda p: None)
+    assert result.ok and any("donates inputs" in w for w in result.warnings)
+
