@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from jaxscope.about import PACKAGE_DIR
 
-JAX_SUPPORTED = ((0, 10), (0, 11))  # [lowest, above highest) major.minor: pyproject's jax>=0.10,<0.11
+JAX_SUPPORTED = ((0, 10), (0, 13))  # [lowest, above highest) major.minor: pyproject's jax>=0.10,<0.13
 PYTHON_LOWEST = (3, 11)
 CHECK_TIMEOUT_S = 120.0  # importing jax on a cold disk
 

@@ -144,6 +144,19 @@ def aval_str(aval: Any) -> str:
         return str(aval)
 
 
+def scan_counts(params: dict[str, Any]) -> tuple[int, int] | None:
+    """(consts, carry) of a `scan` equation: `num_consts`/`num_carry` in jax 0.10 and 0.11; jax 0.12
+    keeps flat trees instead (`ft_in`: consts, carry, xs). None where neither says."""
+    if "num_consts" in params:
+        consts, carry = params.get("num_consts"), params.get("num_carry")
+        return (consts, carry) if isinstance(consts, int) and isinstance(carry, int) else None
+    try:
+        groups = params["ft_in"].elts
+        return len(list(groups[0].vals)), len(list(groups[1].vals))
+    except (KeyError, AttributeError, IndexError, TypeError):
+        return None
+
+
 def donated(fn: Any) -> tuple[tuple[int, ...], tuple[str, ...]]:
     """The `donate_argnums`/`donate_argnames` a `jax.jit(...)` wrapper was made with (((), ()) for
     anything else): the program JAX compiles for it aliases those inputs to outputs. Private
@@ -156,5 +169,7 @@ def donated(fn: Any) -> tuple[tuple[int, ...], tuple[str, ...]]:
 def with_jaxpr(traced: Any, closed: Any) -> Any:
     """A `jax.stages.Traced` like `traced` (same arguments, shardings, names) for another ClosedJaxpr
     of the same signature: lowering it does not trace again. Semi-private (`Traced._params`)."""
-    return type(traced)(traced._meta_tys_flat, dict(traced._params, jaxpr=closed), traced._in_tree, traced.out_tree,
-                        traced._consts)
+    args = (traced._meta_tys_flat, dict(traced._params, jaxpr=closed), traced._in_tree, traced.out_tree, traced._consts)
+    if hasattr(traced, "_fun_sourceinfo"):  # jax 0.12: Traced(..., fun_sourceinfo)
+        return type(traced)(*args, traced._fun_sourceinfo)
+    return type(traced)(*args)  # jax 0.10, 0.11

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jaxscope.worker.jax_compat import ClosedJaxpr, Jaxpr, Literal, eqn_frames, func_name_of, subjaxprs
+from jaxscope.worker.jax_compat import ClosedJaxpr, Jaxpr, Literal, eqn_frames, func_name_of, scan_counts, subjaxprs
 from jaxscope.worker.userframes import is_user_file
 
 CONSUMERS = frozenset({"random_bits", "random_split", "random_fold_in", "random_gamma"})
@@ -230,8 +230,9 @@ def _plan(
     n_in = len(sub.invars)
     if prim == "remat2" and params.get("differentiated"):  # the backward pass replays the forward
         return None
-    if prim == "scan" and n_in == n_ops:
-        nc, ncar = params["num_consts"], params["num_carry"]
+    counts = scan_counts(params) if prim == "scan" else None
+    if counts is not None and n_in == n_ops:
+        nc, ncar = counts
         once = params.get("length") == 1
         return list(range(n_in)), set() if once else set(range(nc)), {} if once else {nc + j: j for j in range(ncar)}
     if prim == "while":

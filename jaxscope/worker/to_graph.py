@@ -7,6 +7,7 @@ up as clusters without code here knowing about them; known ones just get nicer t
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -31,7 +32,46 @@ def build_graph(
     """Walk `closed` (a ClosedJaxpr) into a Graph whose root body is "b0"."""
     builder = _Builder(const_names or {})
     root = builder.body(closed.jaxpr, list(closed.consts), function, arg_names, result_paths)
-    return Graph(function=function, bodies=builder.finish(), root=root)
+    return at_call_sites(Graph(function=function, bodies=builder.finish(), root=root))
+
+
+def at_call_sites(graph: Graph) -> Graph:
+    """The equations of a body that name no line of the user's (their traceback holds only a
+    library's frames: jax 0.12 cuts it at a `jit` inside the program, e.g. optax's
+    `tree_bias_correction`) take their call sites' line, the user's line that called it, where every
+    call site has the same one (a body shared by calls from two lines has no one line: left without)."""
+    sites: dict[str, list[tuple[str, int]]] = {}  # body -> (owner body, index of the owner node)
+    for body in graph.bodies.values():
+        for k, node in enumerate(body.nodes):
+            for ref in node.subgraphs:
+                sites.setdefault(ref.body, []).append((body.id, k))
+    bodies = dict(graph.bodies)
+    changed = False
+    for body_id in _callers_first(graph, sites):
+        lines = [bodies[owner].nodes[k].source for owner, k in sites.get(body_id, ())]
+        site = lines[0] if lines and all(line == lines[0] for line in lines) else None
+        body = bodies[body_id]
+        if site is not None and any(n.kind == "eqn" and n.source is None and n.frames for n in body.nodes):
+            nodes = tuple(replace(n, source=site) if n.kind == "eqn" and n.source is None and n.frames else n for n in body.nodes)
+            bodies[body_id] = replace(body, nodes=nodes)
+            changed = True
+    return Graph(graph.function, bodies, graph.root) if changed else graph
+
+
+def _callers_first(graph: Graph, sites: dict[str, list[tuple[str, int]]]) -> list[str]:
+    """The bodies in an order where every body comes after all that call it (Kahn's)."""
+    waiting = {b: len({owner for owner, _ in sites.get(b, ())}) for b in graph.bodies}
+    ready = [b for b, n in waiting.items() if n == 0]
+    order: list[str] = []
+    while ready:
+        body_id = ready.pop()
+        order.append(body_id)
+        for callee in dict.fromkeys(ref.body for node in graph.bodies[body_id].nodes for ref in node.subgraphs):
+            if callee in waiting:
+                waiting[callee] -= 1
+                if waiting[callee] == 0:
+                    ready.append(callee)
+    return order
 
 
 def io_names(primitive: str, path: str, params: dict[str, Any], n_in: int, n_out: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -40,11 +80,10 @@ def io_names(primitive: str, path: str, params: dict[str, Any], n_in: int, n_out
     def numbered(*groups: tuple[str, int]) -> tuple[str, ...]:
         return tuple(f"{name}{i}" if count > 1 else name for name, count in groups for i in range(count))
 
-    if primitive == "scan":
-        consts, carry = params.get("num_consts"), params.get("num_carry")
-        if isinstance(consts, int) and isinstance(carry, int) and consts + carry <= n_in and carry <= n_out:
-            return (numbered(("const", consts), ("carry", carry), ("x", n_in - consts - carry)),
-                    numbered(("carry", carry), ("y", n_out - carry)))
+    counts = jc.scan_counts(params) if primitive == "scan" else None
+    if counts is not None and counts[0] + counts[1] <= n_in and counts[1] <= n_out:
+        return (numbered(("const", counts[0]), ("carry", counts[1]), ("x", n_in - counts[0] - counts[1])),
+                numbered(("carry", counts[1]), ("y", n_out - counts[1])))
     if primitive == "while":
         consts = params.get("cond_nconsts" if path == "cond_jaxpr" else "body_nconsts")
         if isinstance(consts, int) and consts <= n_in:

@@ -76,10 +76,16 @@ def test_fma_contraction_is_small_nonzero_and_allclose():
 
 
 def test_algebraic_simplification_log_exp():
+    """What jit and eager give is JAX's and XLA's (XLA 0.10 rewrites log(exp(x)) to x; later ones may
+    not): jaxscope reports exactly the difference JAX's own jit and eager calls show."""
+    import jax
+
     result = run("log_exp", "f32[256]")
     (leaf,) = result.leaves
-    assert leaf.allclose and leaf.n_diff > 0 and leaf.max_abs is not None and leaf.max_abs <= 1e-6
-    assert leaf.jit_preview == result.inputs[0].preview  # jit rewrote log(exp(x)) to x
+    (x,), _ = _inputs("log_exp", "f32[256]")
+    jitted, eager = np.asarray(jax.jit(lambda v: jax.numpy.log(jax.numpy.exp(v)))(x)), np.asarray(jax.numpy.log(jax.numpy.exp(x)))
+    assert leaf.allclose and leaf.max_abs is not None and leaf.max_abs <= 1e-6
+    assert leaf.n_diff == int(np.sum(jitted != eager))  # on jax 0.10, > 0: jit rewrote log(exp(x)) to x
 
 
 def test_user_tolerances_turn_small_drift_into_a_failure():
