@@ -1,10 +1,11 @@
 # Set-up is part of every target: a fresh clone needs only `make run` or `make test`.
 PYTHON ?= python3
+JAX_VERSIONS ?= 0.10 0.11 0.12
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test check bench docs-images clean
+.PHONY: run test test-jax check bench docs-images clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +21,10 @@ run: $(STAMP)
 # the checkers first (seconds), then the suite; tests/test_architecture.py runs the import contracts
 test: $(STAMP) check
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+# the worker on every supported JAX (0.10, 0.11, 0.12; .ci/test-jax): e.g. make test-jax JAX_VERSIONS=0.12
+test-jax: $(STAMP)
+	JAX_VERSIONS="$(JAX_VERSIONS)" .ci/test-jax
 
 check: $(STAMP)
 	$(BIN)/ruff check .
@@ -39,4 +44,4 @@ bench: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python benchmarks/run_all.py $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) build .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-jax-* build .pytest_cache .mypy_cache .ruff_cache

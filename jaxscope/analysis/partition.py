@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from jaxscope.analysis.avals import aval_bytes, aval_elems, format_bytes
@@ -83,16 +84,20 @@ def collectives(text: str) -> list[Collective]:
     return out
 
 
-def argument_shardings(text: str) -> dict[str, str]:
-    """The entry computation's parameters' shardings, by argument name (their op_name: "x", "params['w']")."""
+def argument_shardings(text: str, given: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The entry computation's parameters' shardings, by argument name (their op_name: "x", "params['w']"):
+    as the text prints them, else as `given` (`HloResult.shardings`: jax 0.12 prints none)."""
     out: dict[str, str] = {}
     for line in text.splitlines():
         m = INSTRUCTION.match(line)
         if not m or m.group(3) != "parameter":
             continue
-        sharding, arg = _SHARDING.search(line), _ARG.search(line)
-        if sharding and arg and not arg.group(1).startswith(("jit(", "pjit(")):
-            out[arg.group(1)] = f"{short_sharding(sharding.group(1))}, {m.group(2).split('{')[0]} each"
+        found, arg = _SHARDING.search(line), _ARG.search(line)
+        if not arg or arg.group(1).startswith(("jit(", "pjit(")):
+            continue
+        sharding = found.group(1) if found else (given or {}).get(arg.group(1))
+        if sharding:
+            out[arg.group(1)] = f"{short_sharding(sharding)}, {m.group(2).split('{')[0]} each"
     return out
 
 
@@ -123,7 +128,7 @@ def output_shapes(text: str) -> list[str]:
     return re.findall(r"[a-z]+\d*\[[\d,]*\]", result)
 
 
-def annotate(graph: Graph, text: str, exact: dict[int, list[str]]) -> tuple[Graph, int]:
+def annotate(graph: Graph, text: str, exact: dict[int, list[str]], given: Mapping[str, str] | None = None) -> tuple[Graph, int]:
     """`graph` with what the partitioner decided on its top-level boxes, in an "xla" param: each
     equation's part per device (when a device holds a part) and the collectives it led to; each
     input its sharding. And how many collectives."""
@@ -133,7 +138,7 @@ def annotate(graph: Graph, text: str, exact: dict[int, list[str]]) -> tuple[Grap
         for path in exact.get(c.line, ()):
             head = path.split("/", 1)[0].split(":", 1)[0]  # an equation in a body: shown on its top-level owner
             by_path.setdefault(head, []).append(c.describe())
-    shardings = argument_shardings(text)
+    shardings = argument_shardings(text, given)
     top = graph.top
     outputs = output_shapes(text) if found or shardings else []
     shards = shard_shapes(text, exact, {n.id: n.avals[0] for n in top.nodes if n.kind == "eqn" and n.avals}) if found or shardings else {}

@@ -100,7 +100,7 @@ def _partitioned(opts: argparse.Namespace, graph: Graph) -> Graph:
     compiled = lower(opts, "compiled")
     if compiled.exact is None:
         raise CliError("--sharding needs the compiled program's exact links, which this JAX does not give")
-    annotated, count = annotate(graph, compiled.text, hlo_marks.from_wire(compiled.exact))
+    annotated, count = annotate(graph, compiled.text, hlo_marks.from_wire(compiled.exact), compiled.shardings)
     print(f"jaxscope: {count} collective{'s' if count != 1 else ''} in the compiled program", file=sys.stderr)
     return annotated
 

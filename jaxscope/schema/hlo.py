@@ -41,6 +41,8 @@ class HloResult:
     lowered_cost: dict[str, float] = field(default_factory=dict)  # compiled: XLA's cost analysis before optimizing
     op_times: dict[str, float] = field(default_factory=dict)  # profiled: seconds per run of each instruction the profile named
     run_s: float = 0.0  # profiled: seconds per run of the whole program (the median run)
+    # compiled: each argument's sharding as XLA prints it, by name (jax 0.12 no longer writes them into the text)
+    shardings: dict[str, str] = field(default_factory=dict)
 
     def summary(self) -> str:
         """One line of the figures people look at first."""

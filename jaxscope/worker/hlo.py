@@ -71,6 +71,7 @@ def run_hlo(request: HloRequest, phase: Phase) -> HloResult:
     return HloResult(
         request, text, _numbers(_first(compiled.cost_analysis())), _memory(compiled), timings, jax.__version__,
         _op_map(request, text, timings), _exact(chains, structure, timings), before, op_times, run_s,
+        jax_compat.input_shardings(compiled, traced.jaxpr),
     )
 
 

@@ -157,6 +157,21 @@ def scan_counts(params: dict[str, Any]) -> tuple[int, int] | None:
         return None
 
 
+def input_shardings(compiled: Any, closed: Any) -> dict[str, str]:
+    """Each argument's sharding in the compiled program, as XLA prints one (`{devices=[4,1]<=[4]}`),
+    by the argument's name in the traced program: jax 0.10 and 0.11 write these into the compiled
+    text's parameters, jax 0.12 does not. Private (`_to_xla_hlo_sharding`); {} where it moved."""
+    try:
+        names = closed.jaxpr.debug_info.arg_names or ()
+        flat = jax.tree.leaves(compiled.input_shardings, is_leaf=lambda x: isinstance(x, jax.sharding.Sharding))
+        if len(flat) != len(names) or len(flat) != len(closed.in_avals):
+            return {}
+        return {name: str(s._to_xla_hlo_sharding(aval.ndim)) for name, s, aval in zip(names, flat, closed.in_avals)
+                if len(s.device_set) > 1}
+    except Exception:  # a JAX whose internals moved: the text's own shardings, where it has them
+        return {}
+
+
 def donated(fn: Any) -> tuple[tuple[int, ...], tuple[str, ...]]:
     """The `donate_argnums`/`donate_argnames` a `jax.jit(...)` wrapper was made with (((), ()) for
     anything else): the program JAX compiles for it aliases those inputs to outputs. Private

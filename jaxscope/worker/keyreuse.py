@@ -15,7 +15,7 @@ from typing import Any
 from jaxscope.worker.jax_compat import ClosedJaxpr, Jaxpr, Literal, eqn_frames, func_name_of, scan_counts, subjaxprs
 from jaxscope.worker.userframes import is_user_file
 
-CONSUMERS = frozenset({"random_bits", "random_split", "random_fold_in", "random_gamma"})
+CONSUMERS = frozenset({"random_bits", "random_split", "random_fold_in", "random_gamma", "random_poisson"})  # random_poisson: jax 0.12.1
 # Outputs are the very same values as the inputs, position by position.
 ALIASES = frozenset({"random_wrap", "random_unwrap", "copy", "copy_p", "device_put", "optimization_barrier"})
 # The same input with the same static params is the same key (`keys[0]` twice); other params differ.

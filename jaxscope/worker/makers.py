@@ -198,7 +198,7 @@ def _abstract_call(maker: Any, label: str) -> tuple[Any, list[str]]:
     box: list[Any] = []
 
     def shapes() -> Any:
-        dynamic, static = partition(_call(maker, label, 0))  # sys.exit too becomes the maker's error, in the inputs phase
+        dynamic, static = partition(readable(_call(maker, label, 0), label))  # sys.exit too becomes the maker's error
         box[:] = [static, narrowed(dynamic)]
         return dynamic
 

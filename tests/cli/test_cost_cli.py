@@ -36,6 +36,7 @@ def _number(text: str, label: str) -> float:
     return float(m.group(1))
 
 
+@pytest.mark.same_jax
 def test_cost_by_scope_has_each_block_and_adds_up_to_xla() -> None:
     lowered, compiled, args = _xla()
     run = jaxscope("cost", f"{MODELS}::deep_step", "--by", "scope", "--depth", "2", "--top", "0")

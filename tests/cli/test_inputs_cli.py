@@ -75,6 +75,7 @@ def train_file(tmp_path_factory):
     return path
 
 
+@pytest.mark.same_jax
 def test_train_step_from_its_in_file_maker(train_file, tmp_path):
     out = tmp_path / "step.svg"
     done = jaxscope("export", f"{train_file}::train_step", "-o", str(out))

@@ -112,7 +112,7 @@ class ModelStructure:
         asked = (compiled.request.function, compiled.request.args, compiled.request.inputs)
         if asked != (doc.result.request.function, doc.result.request.args, doc.result.request.inputs):
             return doc.result.graph
-        graph, count = annotate(doc.result.graph, compiled.text, hlo_marks.from_wire(compiled.exact))
+        graph, count = annotate(doc.result.graph, compiled.text, hlo_marks.from_wire(compiled.exact), compiled.shardings)
         self.host.statusBar().showMessage(f"partitioning: {count} collective{'s' if count != 1 else ''} in the compiled program", 5000)
         return graph
 
