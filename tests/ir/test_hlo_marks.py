@@ -106,3 +106,13 @@ def test_line_paths_merge_and_round_trip_the_wire() -> None:
     assert hm.from_wire(hm.to_wire(lines)) == lines
     with pytest.raises(ValueError, match="malformed"):
         hm.from_wire({"paths": ["e0"], "lines": [[1, [5]]]})
+
+
+def test_a_private_functions_arguments_named_after_its_marked_caller_still_line_up() -> None:
+    """jax 0.12.1 names a private function's arguments after the equation that calls it, so the marked
+    text's argument locations carry its mark; the line is the same op all the same."""
+    plain = PLAIN.replace('@g(%arg0: tensor<8xf32> loc(unknown))', '@g(%arg0: tensor<8xf32> loc("jit(f)"(#loc1)))')
+    marked = MARKED.replace('@g(%arg0: tensor<8xf32> loc(unknown))', '@g(%arg0: tensor<8xf32> loc("jit(f)/_jxs0_1_"(#loc1)))')
+    chains = hm.stablehlo_chains(plain, marked)
+    assert chains is not None and chains[4] == [((0, 0),)] and chains[10] == [((1, 0),)]
+    assert hm.stablehlo_chains(plain, marked.replace('"jit(f)/_jxs0_1_"', '"jit(h)/_jxs0_1_"')) is None  # more than a mark: not
