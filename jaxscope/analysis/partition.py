@@ -6,6 +6,7 @@ their replica groups and bytes, and the sharding of each argument. Drawn on the 
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -16,8 +17,9 @@ from jaxscope.schema.graph import Body, Graph
 
 COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute", "collective-broadcast")
 _GROUPS = re.compile(r"replica_groups=(\{[^=]*?\}\}|\{\}|mesh\[[^\]]*\]\s*\{[^}]*\}|\[[^\]]*\]<=\[[^\]]*\])")
-_SHARDING = re.compile(r"sharding=(\{[^}]*\})")
+_SHARDING = re.compile(r"sharding=(\{(?:[^{}]|\{[^{}]*\}|\[[^\]]*\])*\})")  # one level of braces: {mesh[...], [{'data'}, {}]}
 _ARG = re.compile(r'op_name="([^"]*)"')
+_NAMED = re.compile(r"\{mesh\[([^\]]*)\],\s*\[(.*)\]\s*\}$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,12 +48,20 @@ def _part(output_id: str, aval: str, shapes: list[str]) -> str:
 def short_sharding(text: str) -> str:
     """``{devices=[4,1]<=[4]}`` -> ``tiled 4×1``; ``{devices=[1,2,2]<=[4] last_tile_dim_replicate}`` ->
     ``tiled 1×2, 2 copies``; ``{replicated}`` -> ``replicated``; else as printed."""
+    named = _NAMED.match(text)
+    if named:  # jax 0.11: {mesh['data'=4,'model'=2], [{'data'}, {}]}: each dimension split over its axes
+        sizes = {k: int(v) for k, v in re.findall(r"'([^']*)'=(\d+)", named.group(1))}
+        dims = [math.prod(sizes.get(a, 1) for a in re.findall(r"'([^']*)'", d)) for d in re.findall(r"\{([^{}]*)\}", named.group(2))]
+        copies = math.prod(sizes.values()) // max(math.prod(dims), 1)
+        if not any(d > 1 for d in dims):
+            return "replicated"
+        return "tiled " + "×".join(map(str, dims)) + (f", {copies} copies" if copies > 1 else "")
     tiles = re.search(r"devices=\[([\d,]+)\]", text)
     if tiles:
-        dims = tiles.group(1).split(",")
-        if "last_tile_dim_replicate" in text and len(dims) > 1:  # the last "dimension" is copies, not a split
-            return "tiled " + "×".join(dims[:-1]) + f", {dims[-1]} copies"
-        return "tiled " + "×".join(dims)
+        split = tiles.group(1).split(",")
+        if "last_tile_dim_replicate" in text and len(split) > 1:  # the last "dimension" is copies, not a split
+            return "tiled " + "×".join(split[:-1]) + f", {split[-1]} copies"
+        return "tiled " + "×".join(split)
     return text.strip("{}")
 
 

@@ -25,6 +25,14 @@ def test_collectives_and_shardings_are_read_as_people_say_them() -> None:
     assert short_groups("{{0,1},{2,3}}") == "2 groups of 2" and short_groups("{{0,1,2,3}}") == "4 devices"
     assert short_sharding("{devices=[4,1]<=[4]}") == "tiled 4×1" and short_sharding("{replicated}") == "replicated"
     assert short_sharding("{devices=[1,2,2]<=[4] last_tile_dim_replicate}") == "tiled 1×2, 2 copies"
+    # jax 0.11 prints named shardings (and jax 0.12 none in the text: `HloResult.shardings` brings them)
+    assert short_sharding("{mesh['data'=4], [{'data'}, {}]}") == "tiled 4×1"
+    assert short_sharding("{mesh['data'=2,'model'=2], [{'data'}, {}]}") == "tiled 2×1, 2 copies"
+    assert short_sharding("{mesh['data'=4], [{}, {}]}") == "replicated"
+    line = "  %p = f32[8,16]{1,0} parameter(0), sharding={mesh['data'=4], [{'data'}, {}]}, metadata={op_name=\"x\"}"
+    assert argument_shardings(line) == {"x": "tiled 4×1, f32[8,16] each"}
+    assert argument_shardings(line.replace(", sharding={mesh['data'=4], [{'data'}, {}]}", ""), {"x": "{devices=[4,1]<=[4]}"}) == {
+        "x": "tiled 4×1, f32[8,16] each"}
     assert argument_shardings(TEXT) == {"x": "tiled 4×1, f32[8,16] each", "w": "replicated, f32[16,8] each"}
     from jaxscope.analysis.partition import output_shapes
 
