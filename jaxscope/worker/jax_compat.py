@@ -181,6 +181,21 @@ def donated(fn: Any) -> tuple[tuple[int, ...], tuple[str, ...]]:
     return (tuple(nums), tuple(names)) if isinstance(nums, tuple) and isinstance(names, tuple) else ((), ())
 
 
+def shardings_of(fn: Any) -> dict[str, Any]:
+    """The `in_shardings`/`out_shardings` a `jax.jit(...)` wrapper was made with, as `jax.jit`'s
+    keyword arguments ({} for anything else, or where none was given): the program JAX compiles for
+    it is partitioned by them. Private (`_jit_info`, jax 0.10-0.12)."""
+    info = getattr(fn, "_jit_info", None)
+    out: dict[str, Any] = {}
+    for key in ("in", "out"):
+        treedef, leaves = getattr(info, f"{key}_shardings_treedef", None), getattr(info, f"{key}_shardings_leaves", None)
+        if treedef is None or not isinstance(leaves, tuple):
+            continue
+        if any(type(leaf).__name__ != "UnspecifiedValue" for leaf in leaves):
+            out[f"{key}_shardings"] = treedef.unflatten(leaves)
+    return out
+
+
 def with_jaxpr(traced: Any, closed: Any) -> Any:
     """A `jax.stages.Traced` like `traced` (same arguments, shardings, names) for another ClosedJaxpr
     of the same signature: lowering it does not trace again. Semi-private (`Traced._params`)."""

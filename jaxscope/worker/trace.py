@@ -133,11 +133,15 @@ class Prepared:
         return self.target if self.made is None else self.made.wrap(self.target)
 
     def jit(self, fn: Any = None, donate: bool = True) -> Any:
-        """`jax.jit` of the call as the user's decorator made it: its statics, and its donated inputs
-        (`donate`: not where the same inputs are run again, by `run` and the profile)."""
+        """`jax.jit` of the call as the user's decorator made it: its statics, its shardings (the outputs'
+        where the call returns what the function does), and its donated inputs (`donate`: not where the
+        same inputs are run again, by `run` and the profile)."""
         nums, names = jc.donated(self.fn) if donate else ((), ())
+        shardings = jc.shardings_of(self.fn)
+        if self.made is not None and self.made.stateful:
+            shardings.pop("out_shardings", None)  # the call returns the nnx state beside the function's outputs
         return jax.jit(fn or self.call, static_argnums=self.static_argnums, static_argnames=self.static_argnames,
-                       donate_argnums=nums, donate_argnames=names)
+                       donate_argnums=nums, donate_argnames=names, **shardings)
 
 
 def prepare(function: FunctionRef, args_text: str, phase: Phase, inputs: str = "") -> Prepared:

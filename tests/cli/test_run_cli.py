@@ -9,6 +9,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CASES = str(ROOT / "tests" / "worker" / "corpus" / "run_cases.py")
 
@@ -131,3 +133,40 @@ def test_every_command_that_traces_takes_the_device_and_its_count():
     there = jaxscope("hlo", f"{CASES}::fma", "--args", "f32[4], f32[4], f32[4]", "--device", "cpu:3", "--cpu-devices", "4",
                      "--stage", "compiled")
     assert there.returncode == 0 and "HloModule" in there.stdout, there.stderr
+
+
+SHARDED = '''
+import jax
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+MESH = jax.make_mesh((4,), ("data",))
+
+
+def _step(x, w):
+    return (x @ w).sum()
+
+
+step = jax.jit(_step, in_shardings=(NamedSharding(MESH, P("data", None)), NamedSharding(MESH, P())))
+JAXSCOPE_ARGS = {"step": "f32[32,16], f32[16,8]"}
+'''
+
+
+@pytest.mark.same_jax
+def test_a_jitted_target_keeps_its_in_shardings(tmp_path):
+    """Issue 47, 2: `jax.jit(f, in_shardings=...)` unwrapped to its body kept the shardings out: the
+    program drawn and compiled was replicated. Now its arguments are sharded as JAX's own lowering has them."""
+    source = tmp_path / "sharded.py"
+    source.write_text(SHARDED)
+    ours = jaxscope("hlo", f"{source}::step", "--cpu-devices", "4", "--stage", "compiled")
+    assert ours.returncode == 0, ours.stderr
+    oracle = f"import jax, runpy; m = runpy.run_path({str(source)!r}); s = jax.ShapeDtypeStruct\n"
+    oracle += "print(m['step'].lower(s((32, 16), 'float32'), s((16, 8), 'float32')).compile().as_text())"
+    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=4"}
+    theirs = subprocess.run([sys.executable, "-c", oracle], capture_output=True, text=True, timeout=180, env=env)
+    assert theirs.returncode == 0, theirs.stderr
+
+    def params(text: str) -> list[str]:
+        return sorted(re.sub(r", metadata=\{[^}]*\}", "", line).strip() for line in text.splitlines() if " parameter(" in line)
+
+    assert params(ours.stdout) == params(theirs.stdout)
+    assert "f32[8,16]" in "".join(params(ours.stdout))  # a quarter of x's 32 rows per device
