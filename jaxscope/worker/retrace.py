@@ -60,13 +60,14 @@ def run_retrace(request: RetraceRequest, phase: Phase) -> RetraceResult:
     first = runs[0]
     capture = _Capture()
     logger = logging.getLogger("jax")
-    old = jax.config.jax_explain_cache_misses  # type: ignore[attr-defined]  # a flag: jax sets it on Config at runtime
+    flag = "jax_explain_cache_misses"  # an attribute jax sets on Config at runtime (typed from 0.12 on): read by name
+    old = getattr(jax.config, flag)
     logger.addHandler(capture)
-    jax.config.update("jax_explain_cache_misses", True)
+    jax.config.update(flag, True)
     try:
         _trace(jitted, after, "trace (after)")
     finally:
-        jax.config.update("jax_explain_cache_misses", old)
+        jax.config.update(flag, old)
         logger.removeHandler(capture)
     return RetraceResult(request, retraced=runs[0] > first, reasons=reasons, jax_says="\n".join(capture.messages))
 
