@@ -28,19 +28,11 @@ def compute_dtype(jaxpr: Any) -> str:
     included) computes in ("" none lower than float32): an f32 output of bf16 arithmetic carries
     bf16's error, and is compared with bf16's tolerance."""
     worst, worst_rtol = "", default_tolerances("float32")[0]
-    seen: set[int] = set()
-    stack = [jaxpr]
-    while stack:
-        j = stack.pop()
-        if id(j) in seen:
-            continue
-        seen.add(id(j))
-        for eqn in j.eqns:
-            for var in eqn.outvars:
-                name = getattr(getattr(getattr(var, "aval", None), "dtype", None), "name", "")
-                if name.startswith(("float", "bfloat")) and default_tolerances(name)[0] > worst_rtol:
-                    worst, worst_rtol = name, default_tolerances(name)[0]
-            stack.extend(sub for _, sub, _ in jc.subjaxprs(eqn.params))
+    for eqn in jc.all_equations(jaxpr):
+        for var in eqn.outvars:
+            name = getattr(getattr(getattr(var, "aval", None), "dtype", None), "name", "")
+            if name.startswith(("float", "bfloat")) and default_tolerances(name)[0] > worst_rtol:
+                worst, worst_rtol = name, default_tolerances(name)[0]
     return worst
 
 

@@ -6,6 +6,7 @@ Public: `jax.extend.core` types. Semi-public: jaxlib `Traceback.raw_frames()` an
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import jax
@@ -60,6 +61,20 @@ def subjaxprs(params: dict[str, Any]) -> list[tuple[str, Any, list[Any]]]:
         if type(value) not in leaves:
             visit(key, value)
     return found
+
+
+def all_equations(jaxpr: Any) -> Iterator[Any]:
+    """Every equation of an open `jaxpr` and of its sub-jaxprs, each distinct body walked once."""
+    seen: set[int] = set()
+    stack = [jaxpr]
+    while stack:
+        body = stack.pop()
+        if id(body) in seen:
+            continue
+        seen.add(id(body))
+        for eqn in body.eqns:
+            yield eqn
+            stack.extend(sub for _, sub, _ in subjaxprs(eqn.params))
 
 
 def is_opaque(value: Any) -> bool:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jaxscope.worker.jax_compat import ClosedJaxpr, Jaxpr, Literal, eqn_frames, func_name_of, scan_counts, subjaxprs
+from jaxscope.worker.jax_compat import ClosedJaxpr, Jaxpr, Literal, all_equations, eqn_frames, func_name_of, scan_counts, subjaxprs
 from jaxscope.worker.userframes import is_user_file
 
 CONSUMERS = frozenset({"random_bits", "random_split", "random_fold_in", "random_gamma", "random_poisson"})  # random_poisson: jax 0.12.1
@@ -84,18 +84,7 @@ def find_key_reuse(closed: ClosedJaxpr, arg_names: tuple[str, ...] = ()) -> list
 
 def consumes_keys(jaxpr: Jaxpr) -> bool:
     """Whether an equation of `jaxpr` or of a sub-jaxpr (each looked at once) consumes a key."""
-    seen: set[int] = set()
-    stack = [jaxpr]
-    while stack:
-        body = stack.pop()
-        if id(body) in seen:
-            continue
-        seen.add(id(body))
-        for eqn in body.eqns:
-            if eqn.primitive.name in CONSUMERS:
-                return True
-            stack += [sub for _, sub, _ in subjaxprs(eqn.params)]
-    return False
+    return any(eqn.primitive.name in CONSUMERS for eqn in all_equations(jaxpr))
 
 
 def _path_key(path: str) -> tuple[int, ...]:
