@@ -46,7 +46,7 @@ def test_a_python_without_jax_is_refused_with_the_remedy(tmp_path):
     python = str(bare / "bin" / "python")
     with pytest.raises(InterpreterError) as err:
         check(python)
-    assert "cannot import jax" in str(err.value) and "-m pip install 'jax>=0.10,<0.11'" in str(err.value)
+    assert "cannot import jax" in str(err.value) and "-m pip install 'jax>=0.10,<0.13'" in str(err.value)
     done = subprocess.run([sys.executable, "-m", "jaxscope", "jaxpr", f"{ROOT / 'examples' / 'basics.py'}::predict", "--python", python],
                           capture_output=True, text=True, timeout=180)
     assert done.returncode == 2 and "cannot import jax" in done.stderr
