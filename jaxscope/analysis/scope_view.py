@@ -137,15 +137,29 @@ def group_key(node: Node) -> tuple[Key, bool]:
     parts = [p for p in scope.parts if _MODULE.match(p)]
     if parts:
         return (scope.pass_ or "program", *parts), True
-    calls, library = [], ""
+    calls: list[str] = []
+    library, last = "", ""
     inner = node.frames[1:] if node.frames and not node.frames[-1].library else node.frames[1:-1]
     for f in inner:
-        name = _function(f.function)
+        name = _library_call(f.function) if f.library else _function(f.function)
+        if f.library and (name.startswith("_") or name == last):
+            continue  # a library's private wrapper or helper, or the same call again: folded into its caller
+        last = name
         if f.library and f.library != library:
             name = f"{f.library}: {name}"
         library = f.library
         calls.append(name)
+    emitter = node.frames[-1] if node.frames else None
+    if not calls and inner and emitter is not None and emitter.library and not _library_call(emitter.function).startswith("_"):
+        calls.append(f"{emitter.library}: {_library_call(emitter.function)}")  # only private wrappers above it: named by it
     return ((scope.pass_ or "program", *calls) if calls else ()), False
+
+
+def _library_call(qualname: str) -> str:
+    """A library's call as its users know it: a closure by the function that made it
+    (``scale_by_adam.<locals>.update_fn`` -> ``scale_by_adam``, the optax transform; flax's
+    ``_check_grads_arg_passed.<locals>._check_grads_wrapper`` -> a private decorator, dropped)."""
+    return qualname.split(".<locals>.", 1)[0]
 
 
 @dataclass

@@ -122,3 +122,32 @@ def test_one_expression_whose_parts_come_back_to_its_first_column_is_one_call() 
                        avals=n.avals, name_stack=n.name_stack, frames=n.frames) for n in base.top.nodes)
     view = scoped(Graph("f", {"b0": Body("b0", "f", nodes, base.top.edges, 5, 5)}, "b0"))
     assert "loss (forward)" in _groups(view.graph)  # one call: no "loss #1", "loss #2"
+
+
+def test_library_calls_are_named_as_their_users_know_them() -> None:
+    """Issue 49 (a first step): an nnx optimizer's update read `flax: _check_grads_arg_passed._check_gr…`
+    and optax's transforms `scale_by_adam.update_fn`: a library's private wrapper is folded into its
+    caller, and a closure is named by the function that made it (the optax transform)."""
+    from jaxscope.analysis.scope_view import group_key
+
+    def frame(function: str, library: str = "") -> SourceLoc:
+        return SourceLoc("/lib.py" if library else "/step.py", 1, function=function, library=library)
+
+    frames = (
+        frame("train_step"),
+        frame("_check_grads_arg_passed.<locals>._check_grads_wrapper", "flax"),
+        frame("Optimizer.update", "flax"),
+        frame("chain.<locals>.update_fn", "optax"),
+        frame("scale_by_adam.<locals>.update_fn", "optax"),
+        frame("tree_update_moment", "optax"),
+        frame("tree_update_moment.<locals>.<lambda>", "optax"),
+        frame("_abs_sq", "optax"),
+    )
+    node = Node("e0", "eqn", "mul", ("f32[4]",), frames=frames)
+    key, by_scope = group_key(node)
+    assert not by_scope
+    assert key == ("program", "flax: Optimizer.update", "optax: chain", "scale_by_adam", "tree_update_moment")  # its lambda: the same call
+    step_count = Node("e2", "eqn", "add", ("u32[]",), frames=frames[:3])  # emitted by Optimizer.update under the wrapper alone
+    assert group_key(step_count)[0] == ("program", "flax: Optimizer.update")  # with its siblings, not left at the top
+    user = Node("e1", "eqn", "mul", ("f32[4]",), frames=(frame("step"), frame("loss.<locals>.inner"), frame("helper")))
+    assert group_key(user)[0] == ("program", "loss.inner", "helper")  # the user's own closures keep their full name
