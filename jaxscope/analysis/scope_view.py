@@ -378,8 +378,10 @@ class _Builder:
             groups = [n for n in sub_nodes if n.id.startswith("g")]
             total = sum(1 + sum(self.totals.get(r.body, 0) for r in n.subgraphs) for n in own)
             total += sum(self.totals.get(g.subgraphs[0].body, 0) for g in groups)
-            # identical layers: the same primitives in order and the same sub-groups, whatever their names
-            self.signature[gid] = (tuple(n.label for n in own), tuple(self.signature[g.id] for g in groups))
+            # identical layers: the same primitives in order on the same shapes and dtypes, and the same
+            # sub-groups, whatever their names (a conv block of 16 channels is not one of 32 again)
+            own_sig = tuple((n.label, n.in_avals, n.avals) for n in own)
+            self.signature[gid] = (own_sig, tuple(self.signature[g.id] for g in groups), tuple(ins), tuple(outs))
             built.append((child_key, gid, ins, outs, sub_nodes, sub_edges, total, kept))
             for n in inside:
                 self.prefix.setdefault(n.id, sub_prefix)  # the innermost group's, set first

@@ -151,3 +151,24 @@ def test_library_calls_are_named_as_their_users_know_them() -> None:
     assert group_key(step_count)[0] == ("program", "flax: Optimizer.update")  # with its siblings, not left at the top
     user = Node("e1", "eqn", "mul", ("f32[4]",), frames=(frame("step"), frame("loss.<locals>.inner"), frame("helper")))
     assert group_key(user)[0] == ("program", "loss.inner", "helper")  # the user's own closures keep their full name
+
+
+def test_identical_layers_have_the_same_shapes_too() -> None:
+    """Issue 49: a conv net's `block1 ×2 … identical to block2` though their channels differ. Identical
+    layers are the same primitives on the same shapes and dtypes; block2 and block3 (8 -> 8) are, block1 (4 -> 8) is not."""
+    nodes = [Node("in0", "input", "x", ("f32[2,4]",))]
+    edges = []
+    widths = {"block1": (4, 8), "block2": (8, 8), "block3": (8, 8)}
+    src = "in0"
+    for k, (block, (a, b)) in enumerate(widths.items()):
+        dot, act = f"e{2 * k}", f"e{2 * k + 1}"
+        nodes.append(Node(dot, "eqn", "dot_general", (f"f32[2,{b}]",), (f"f32[2,{a}]",), name_stack=block))
+        nodes.append(Node(act, "eqn", "tanh", (f"f32[2,{b}]",), (f"f32[2,{b}]",), name_stack=block))
+        edges += [Edge(src, dot, aval=f"f32[2,{a}]"), Edge(dot, act, aval=f"f32[2,{b}]")]
+        src = act
+    nodes.append(Node("out0", "output", "out0", ("f32[2,8]",)))
+    edges.append(Edge(src, "out0", aval="f32[2,8]"))
+    graph = Graph("f", {"b0": Body("b0", "f", tuple(nodes), tuple(edges), 6, 6)}, "b0")
+    view = scoped(graph)
+    titles = sorted(n.subgraphs[0].role for b in view.graph.bodies.values() for n in b.nodes if n.id.startswith("g") and "block" in n.label)
+    assert titles == ["block1", "block2 ×2", "block3 ×2"], titles
