@@ -17,7 +17,6 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Protocol
 
-from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.flow import (
     STAGED_ROLE_PREFIXES,
     Construct,
@@ -28,6 +27,7 @@ from jaxscope.schema.flow import (
     normalized_path,
 )
 from jaxscope.schema.graph import Graph
+from jaxscope.spec.discover import parse_source
 
 Hits = Callable[[int], int]  # line -> times a 'line' event fired there
 
@@ -73,8 +73,7 @@ def analyse(source: str, path: str, hits: dict[int, int], loop_calls: dict[int, 
     """
     line_hits = tuple(sorted((ln, n) for ln, n in hits.items() if n))
     try:
-        with gc_paused():  # an AST is millions of objects: collections while it is built tripled the parse
-            tree = ast.parse(source, path)
+        tree = parse_source(source, path)
     except (SyntaxError, ValueError, RecursionError, MemoryError):  # RecursionError: nested too deeply to parse
         return FileFlow(path=path, line_hits=line_hits)
     lines = source.splitlines()

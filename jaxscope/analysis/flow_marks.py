@@ -20,10 +20,9 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.files import MAX_SOURCE_BYTES, read_text
 from jaxscope.schema.flow import STAGED_ROLE_PREFIXES, Construct, FileFlow, normalized_path
-from jaxscope.spec.discover import FunctionInfo, bind_call
+from jaxscope.spec.discover import FunctionInfo, bind_call, parse_source
 
 if TYPE_CHECKING:
     from jaxscope.schema.graph import Graph
@@ -76,8 +75,7 @@ def line_marks(
     for ln in flow.staged_lines:
         staged.setdefault(ln, "")
     try:
-        with gc_paused():  # an AST is millions of objects: collections while it is built tripled the parse
-            tree: ast.Module | None = _around(ast.parse(source), {*hits, *eqns, *(c.line for c in flow.constructs)})
+        tree: ast.Module | None = _around(parse_source(source), {*hits, *eqns, *(c.line for c in flow.constructs)})
     except (SyntaxError, ValueError, RecursionError, MemoryError):  # RecursionError: nested too deeply to parse
         tree = None
     text_lines = source.splitlines()

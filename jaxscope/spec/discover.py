@@ -163,11 +163,17 @@ def too_deep(source: str) -> tuple[str, int]:
             "split the expression into steps (e.g. a loop or sum() over a list)", line)
 
 
+def parse_source(source: str, path: str = "<unknown>") -> ast.Module:
+    """`ast.parse` with the cyclic GC paused: an AST is millions of objects for a big file, and
+    collections while it was built tripled the parse. Raises as `ast.parse` does."""
+    with gc_paused():
+        return ast.parse(source, filename=path)
+
+
 def discover_source(source: str, path: str = "<string>") -> ModuleInfo:
     """List the functions of `source` and read its JAXSCOPE_ARGS; raise DiscoveryError on a syntax error."""
     try:
-        with gc_paused():  # an AST is millions of objects: collections while it is built tripled the parse
-            tree = ast.parse(source, filename=path)
+        tree = parse_source(source, path)
     except SyntaxError as exc:
         line, col = exc.lineno, (exc.offset - 1 if exc.offset else None)
         where = f"line {line}, column {col + 1}" if line and col is not None else f"line {line}"
