@@ -187,26 +187,20 @@ def input_shardings(compiled: Any, closed: Any) -> dict[str, str]:
         return {}
 
 
-def donated(fn: Any) -> tuple[tuple[int, ...], tuple[str, ...]]:
-    """The `donate_argnums`/`donate_argnames` a `jax.jit(...)` wrapper was made with (((), ()) for
-    anything else): the program JAX compiles for it aliases those inputs to outputs. Private
-    (`_jit_info`, jax 0.10-0.12): absent elsewhere, nothing is donated."""
-    info = getattr(fn, "_jit_info", None)
-    nums, names = getattr(info, "donate_argnums", ()), getattr(info, "donate_argnames", ())
-    return (tuple(nums), tuple(names)) if isinstance(nums, tuple) and isinstance(names, tuple) else ((), ())
-
-
-def shardings_of(fn: Any) -> dict[str, Any]:
-    """The `in_shardings`/`out_shardings` a `jax.jit(...)` wrapper was made with, as `jax.jit`'s
-    keyword arguments ({} for anything else, or where none was given): the program JAX compiles for
-    it is partitioned by them. Private (`_jit_info`, jax 0.10-0.12)."""
+def jit_options(fn: Any) -> dict[str, Any]:
+    """What a `jax.jit(...)` wrapper was made with besides its function, as `jax.jit`'s keyword
+    arguments ({} for anything else): `donate_argnums`/`donate_argnames` (the program aliases those
+    inputs to outputs) and `in_shardings`/`out_shardings` where given (it is partitioned by them).
+    Private (`_jit_info`, jax 0.10-0.12): absent elsewhere, nothing is carried over."""
     info = getattr(fn, "_jit_info", None)
     out: dict[str, Any] = {}
+    for key in ("donate_argnums", "donate_argnames"):
+        value = getattr(info, key, ())
+        if isinstance(value, tuple) and value:
+            out[key] = value
     for key in ("in", "out"):
         treedef, leaves = getattr(info, f"{key}_shardings_treedef", None), getattr(info, f"{key}_shardings_leaves", None)
-        if treedef is None or not isinstance(leaves, tuple):
-            continue
-        if any(type(leaf).__name__ != "UnspecifiedValue" for leaf in leaves):
+        if treedef is not None and isinstance(leaves, tuple) and any(type(leaf).__name__ != "UnspecifiedValue" for leaf in leaves):
             out[f"{key}_shardings"] = treedef.unflatten(leaves)
     return out
 

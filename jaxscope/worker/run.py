@@ -65,7 +65,7 @@ def run_function(request: RunRequest, phase: Phase) -> RunResult:
     jax.clear_caches()  # honest compile time, and eager's first run compiles each primitive anew
     phase("trace")
     jitted = prep.jit(donate=False)  # called again with the same inputs: nothing donated
-    if any(jax_compat.donated(prep.fn)):
+    if {"donate_argnums", "donate_argnames"} & set(jax_compat.jit_options(prep.fn)):
         warnings.append("the decorator donates inputs (donate_argnums); run does not, as it calls the program "
                         "again with the same inputs: the traced and lowered program has the donation")
     with jax.default_device(device):  # the default device is part of jit's cache key: same for every call

@@ -136,12 +136,16 @@ class Prepared:
         """`jax.jit` of the call as the user's decorator made it: its statics, its shardings (the outputs'
         where the call returns what the function does), and its donated inputs (`donate`: not where the
         same inputs are run again, by `run` and the profile)."""
-        nums, names = jc.donated(self.fn) if donate else ((), ())
-        shardings = jc.shardings_of(self.fn)
-        if self.made is not None and self.made.stateful:
-            shardings.pop("out_shardings", None)  # the call returns the nnx state beside the function's outputs
-        return jax.jit(fn or self.call, static_argnums=self.static_argnums, static_argnames=self.static_argnames,
-                       donate_argnums=nums, donate_argnames=names, **shardings)
+        options = jc.jit_options(self.fn)
+        dropped = (() if donate else ("donate_argnums", "donate_argnames")) + (("out_shardings",) if self.stateful else ())
+        for key in dropped:  # out_shardings: the call returns the nnx state beside the function's outputs
+            options.pop(key, None)
+        return jax.jit(fn or self.call, static_argnums=self.static_argnums, static_argnames=self.static_argnames, **options)
+
+    @property
+    def stateful(self) -> bool:
+        """The call returns the nnx state of its arguments after it beside the function's outputs (`makers.Made.wrap`)."""
+        return self.made is not None and bool(self.made.stateful)
 
 
 def prepare(function: FunctionRef, args_text: str, phase: Phase, inputs: str = "") -> Prepared:
@@ -315,8 +319,7 @@ def run_trace(request: TraceRequest, phase: Phase, on_graph: Callable[[Graph], N
     with gc_paused():
         phase("graph")
         t2 = time.perf_counter()
-        stateful = prep.made is not None and bool(prep.made.stateful)
-        graph, arg_names, result_paths = graph_of(closed, request.function.qualname, fn, stateful)
+        graph, arg_names, result_paths = graph_of(closed, request.function.qualname, fn, prep.stateful)
         timings["graph"] = time.perf_counter() - t2
         if on_graph is not None:
             on_graph(graph)
