@@ -200,7 +200,6 @@ def test_show_builds_the_app_command():
 
 
 def test_pytree_inputs_live_and_through_a_worker(tmp_path):
-    pytest.importorskip("flax")
     models = load_models()
     inputs = models.make_train_inputs()  # flax params, an optax chain's state (EmptyState, ScaleByAdamState), a batch
     live = jaxscope.graph(models.train_step, *inputs)
@@ -215,7 +214,6 @@ def test_pytree_inputs_live_and_through_a_worker(tmp_path):
 
 
 def test_show_hands_pytree_values_to_the_app_through_a_maker():
-    pytest.importorskip("flax")
     from jaxscope.api import show_argv
 
     models = load_models()

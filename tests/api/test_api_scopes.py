@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
-
 import jaxscope
 from tests.conftest import MODELS
-
-pytest.importorskip("flax")
 
 
 def test_graph_with_scopes_draws_modules_per_pass():

@@ -6,10 +6,6 @@ import pathlib
 import re
 import xml.etree.ElementTree as ET
 
-import pytest
-
-pytest.importorskip("sphinx")
-
 from sphinx.application import Sphinx
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

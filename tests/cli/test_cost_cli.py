@@ -10,8 +10,6 @@ import pytest
 
 from tests.cli.test_links_cli import MODELS, jaxscope
 
-pytest.importorskip("flax")
-
 
 def _xla() -> tuple[dict[str, float], dict[str, float], int]:
     import sys

@@ -13,9 +13,6 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("flax")
-pytest.importorskip("optax")
-
 ROOT = Path(__file__).resolve().parents[2]
 
 CORPUS = ROOT / "tests" / "worker" / "corpus" / "mlp_norm.py"

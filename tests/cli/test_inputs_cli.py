@@ -14,10 +14,6 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-pytest.importorskip("flax")
-pytest.importorskip("optax")
-pytest.importorskip("equinox")
-
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 MODELS = ROOT / "tests" / "worker" / "corpus" / "models.py"
 

@@ -9,8 +9,6 @@ import sys
 
 import pytest
 
-pytest.importorskip("flax")
-
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 MODELS = ROOT / "tests" / "worker" / "corpus" / "models.py"
 

@@ -16,9 +16,6 @@ from jaxscope.layout.engine import auto_expanded, compute_layout
 from jaxscope.render.svg import render_svg
 from jaxscope.schema.trace import FunctionRef, TraceRequest, TraceResult
 from jaxscope.spec.discover import default_function, discover_file
-
-pytest.importorskip("jax")
-
 from jaxscope.worker.retrace import run_retrace
 from jaxscope.worker.trace import TraceError, run_trace
 

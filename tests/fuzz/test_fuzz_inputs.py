@@ -7,17 +7,15 @@ from __future__ import annotations
 import os
 import pathlib
 
+import jax
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from jaxscope.session import SessionError, maker_ref, resolve_call
-
-jax = pytest.importorskip("jax")
-
-from jaxscope.worker import makers  # noqa: E402 - after pytest.importorskip("jax")
-from jaxscope.worker.errors import TraceError  # noqa: E402
+from jaxscope.worker import makers
+from jaxscope.worker.errors import TraceError
 
 SCALE = float(os.environ.get("JAXSCOPE_FUZZ_SCALE", "1"))
 ROOT = pathlib.Path(__file__).resolve().parents[2]

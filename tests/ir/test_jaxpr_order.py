@@ -9,8 +9,6 @@ from jaxscope.schema.graph import resolve
 from jaxscope.session import trace
 from tests.conftest import MODELS
 
-pytest.importorskip("flax")
-
 
 @pytest.fixture(scope="module")
 def deep():

@@ -443,7 +443,6 @@ def test_long_span_edges_are_unrouted(engine):
 
 
 def test_long_span_left_out_of_dot(monkeypatch):
-    pytest.importorskip("pygraphviz")
     seen = []
     real_run = layout.run_dot
 

@@ -4,13 +4,9 @@ equations selecting theirs."""
 
 from __future__ import annotations
 
-import pytest
-
 from jaxscope.schema.graph import group_of, resolve
 from tests.conftest import MODELS
 from tests.qt.conftest import TIMEOUT, open_and_wait
-
-pytest.importorskip("flax")
 
 
 def test_the_graph_is_coloured_by_flops_and_the_memory_peak_selects_what_is_alive(qtbot, window):

@@ -4,13 +4,9 @@ read-only, whose lines select the equations that came through them."""
 
 from __future__ import annotations
 
-import pytest
-
 from jaxscope.ir.jaxpr_order import equations
 from tests.conftest import MODELS
 from tests.qt.conftest import TIMEOUT, open_and_wait
-
-pytest.importorskip("flax")
 
 
 def test_a_backward_op_marks_only_its_lines_and_its_frames_open_the_library(qtbot, window, tmp_path):

@@ -10,11 +10,7 @@ import random
 
 import numpy as np
 import pytest
-
-QtCore = pytest.importorskip("PySide6.QtCore")
-QtGui = pytest.importorskip("PySide6.QtGui")
-pytest.importorskip("pytestqt")
-
+from PySide6 import QtCore
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QColor, QImage, QWheelEvent
 from PySide6.QtWidgets import QApplication

@@ -5,12 +5,7 @@ from __future__ import annotations
 
 import pathlib
 
-import pytest
-
 from tests.qt.conftest import TIMEOUT, open_and_wait
-
-pytest.importorskip("flax")
-pytest.importorskip("equinox")
 
 MODELS = pathlib.Path(__file__).resolve().parents[1] / "worker" / "corpus" / "models.py"
 

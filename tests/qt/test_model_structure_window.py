@@ -5,15 +5,12 @@ run row, a guide link) opens the groups that hide them; View -> Group by Module 
 
 from __future__ import annotations
 
-import pytest
 from PySide6.QtCore import QPoint, Qt
 
 from jaxscope.ir.jaxpr_order import equations
 from jaxscope.schema.graph import group_of, resolve
 from tests.conftest import MODELS
 from tests.qt.conftest import TIMEOUT, open_and_wait
-
-pytest.importorskip("flax")
 
 
 def _drawn_groups(w) -> dict[str, str]:

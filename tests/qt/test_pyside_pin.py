@@ -7,10 +7,6 @@ import os
 import subprocess
 import sys
 
-import pytest
-
-pytest.importorskip("PySide6.QtWidgets")
-
 SCRIPT = r"""
 import sys
 from PySide6.QtCore import QRectF, Qt

@@ -8,12 +8,11 @@ import subprocess
 import sys
 
 import pytest
+from PySide6 import QtGui
 
 from jaxscope.exporter import export
+from jaxscope.qt.graph import raster
 from jaxscope.render.svg import render_svg
-
-QtGui = pytest.importorskip("PySide6.QtGui")
-raster = pytest.importorskip("jaxscope.qt.graph.raster")
 
 
 def read_png(path) -> QtGui.QImage:

@@ -6,13 +6,9 @@ import pathlib
 import time
 
 import pytest
-
-QtCore = pytest.importorskip("PySide6.QtCore")
-QtGui = pytest.importorskip("PySide6.QtGui")
-QtTest = pytest.importorskip("PySide6.QtTest")
-
 from pygments.lexers.python import PythonLexer
 from pygments.token import Comment, Keyword, Name, String
+from PySide6 import QtCore, QtGui, QtTest
 
 from jaxscope.ir import linking
 from jaxscope.qt.panes.jaxpr_view import QtJaxprView

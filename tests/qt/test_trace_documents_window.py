@@ -6,10 +6,6 @@ from __future__ import annotations
 
 import textwrap
 
-import pytest
-
-pytest.importorskip("pytestqt")
-
 from jaxscope.schema.trace import TraceRequest
 from tests.qt.conftest import TIMEOUT, open_and_wait
 

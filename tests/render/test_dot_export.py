@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+import pygraphviz as pgv
 import pytest
 
 from jaxscope.layout import labels
@@ -14,7 +15,6 @@ from jaxscope.schema.graph import resolve
 from jaxscope.schema.layout import Layout
 from tests.conftest import HOSTILE, check_golden
 
-pgv = pytest.importorskip("pygraphviz")
 NS = "{http://www.w3.org/2000/svg}"
 
 

@@ -539,7 +539,6 @@ def test_long_edges_are_drawn_as_their_two_ends_where_the_window_would(sample):
 
 
 def test_an_overview_png_draws_long_edges_as_their_ends_too(tmp_path):
-    pytest.importorskip("PySide6")
     from PySide6.QtGui import QImage
 
     graph = two_chains()

@@ -9,10 +9,7 @@ import pytest
 
 from jaxscope.schema.graph import resolve
 from jaxscope.schema.trace import Diagnostic, FunctionRef, TraceRequest, TraceResult
-
-jax = pytest.importorskip("jax")
-
-from jaxscope.worker.trace import run_trace  # noqa: E402 - after pytest.importorskip("jax")
+from jaxscope.worker.trace import run_trace
 
 CASES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus", "purity_cases.py")
 

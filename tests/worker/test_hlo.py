@@ -12,9 +12,6 @@ from jaxscope.ir import linking
 from jaxscope.ir.hlo_links import fusions, hlo_links, stablehlo_links
 from jaxscope.schema.hlo import HloRequest, HloResult
 from jaxscope.schema.trace import FunctionRef, TraceRequest, TraceResult
-
-pytest.importorskip("jax")
-
 from jaxscope.worker.hlo import run_hlo
 from jaxscope.worker.trace import TraceError, run_trace
 

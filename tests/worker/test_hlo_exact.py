@@ -8,19 +8,14 @@ import functools
 import re
 from collections import defaultdict
 
-import pytest
-
 from jaxscope.ir import hlo_marks
 from jaxscope.ir.hlo_links import fusions, hlo_links, stablehlo_links
 from jaxscope.ir.jaxpr_order import equations
 from jaxscope.schema.hlo import HloRequest, HloResult
 from jaxscope.schema.trace import FILE_INPUTS, FunctionRef, TraceRequest, TraceResult
-from tests.conftest import MODELS, load_models
-
-pytest.importorskip("flax")
-
 from jaxscope.worker.hlo import run_hlo
 from jaxscope.worker.trace import run_trace
+from tests.conftest import MODELS, load_models
 
 REF = FunctionRef("deep_step", str(MODELS))
 

@@ -6,10 +6,6 @@ import json
 import os
 import xml.etree.ElementTree as ET
 
-import pytest
-
-pytest.importorskip("jax")
-
 from jaxscope.exporter import to_json
 from jaxscope.layout.engine import auto_expanded, compute_layout
 from jaxscope.render.dot import render_dot

@@ -5,16 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import jax
+import jax.numpy as jnp
 import pytest
 
 from jaxscope.schema.graph import resolve
+from jaxscope.worker.keyreuse import KeyReuse, find_key_reuse
+from jaxscope.worker.to_graph import build_graph
 
-jax = pytest.importorskip("jax")
-jnp = pytest.importorskip("jax.numpy")
 random = jax.random
-
-from jaxscope.worker.keyreuse import KeyReuse, find_key_reuse  # noqa: E402 - after pytest.importorskip("jax")
-from jaxscope.worker.to_graph import build_graph  # noqa: E402 - after pytest.importorskip("jax")
 
 KEY = random.key(0)
 RAW = random.PRNGKey(0)

@@ -5,22 +5,17 @@ from __future__ import annotations
 import os
 import re
 
+import jax
 import pytest
 
 from jaxscope.schema.run import RunRequest
 from jaxscope.schema.trace import FunctionRef, TraceRequest
-
-jax = pytest.importorskip("jax")
-pytest.importorskip("flax")
-pytest.importorskip("optax")
-pytest.importorskip("equinox")
-
-from jaxscope.worker.hlo import run_hlo  # noqa: E402 - after pytest.importorskip("jax")
-from jaxscope.worker.makers import combine, partition  # noqa: E402
-from jaxscope.worker.run import run_function  # noqa: E402
-from jaxscope.worker.trace import TraceError, run_trace  # noqa: E402
-from tests.conftest import MODELS as CORPUS_MODELS  # noqa: E402
-from tests.conftest import load_models  # noqa: E402
+from jaxscope.worker.hlo import run_hlo
+from jaxscope.worker.makers import combine, partition
+from jaxscope.worker.run import run_function
+from jaxscope.worker.trace import TraceError, run_trace
+from tests.conftest import MODELS as CORPUS_MODELS
+from tests.conftest import load_models
 
 MODELS = str(CORPUS_MODELS)
 

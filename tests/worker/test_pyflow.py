@@ -11,12 +11,9 @@ import pytest
 
 from jaxscope.schema.flow import RECORDING_STOPPED, Construct, FileFlow
 from jaxscope.schema.trace import FunctionRef, TraceRequest, TraceResult
-
-jax = pytest.importorskip("jax")
-
-from jaxscope.worker import pyflow  # noqa: E402 - after pytest.importorskip("jax")
-from jaxscope.worker.pyflow import Recorder  # noqa: E402 - after pytest.importorskip("jax")
-from jaxscope.worker.trace import TraceError, run_trace  # noqa: E402 - after pytest.importorskip("jax")
+from jaxscope.worker import pyflow
+from jaxscope.worker.pyflow import Recorder
+from jaxscope.worker.trace import TraceError, run_trace
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
 CASES = os.path.join(HERE, "flow_cases.py")

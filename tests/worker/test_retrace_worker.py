@@ -8,9 +8,6 @@ import pytest
 
 from jaxscope.analysis.retrace import RetraceRequest, RetraceResult
 from jaxscope.schema.trace import FunctionRef
-
-pytest.importorskip("jax")
-
 from jaxscope.worker.retrace import run_retrace
 from jaxscope.worker.trace import TraceError
 

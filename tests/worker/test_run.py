@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import os
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -13,14 +15,10 @@ from jaxscope.schema.codec import to_jsonable
 from jaxscope.schema.graph import resolve
 from jaxscope.schema.run import RunRequest, RunResult, run_result_from_jsonable
 from jaxscope.schema.trace import FunctionRef, TraceRequest
-
-jax = pytest.importorskip("jax")
-jnp = pytest.importorskip("jax.numpy")
-
-from jaxscope.worker.compare import compare_arrays, compare_leaf, max_ulp  # noqa: E402 - after pytest.importorskip("jax")
-from jaxscope.worker.run import run_function  # noqa: E402 - after pytest.importorskip("jax")
-from jaxscope.worker.run_inputs import generate  # noqa: E402 - after pytest.importorskip("jax")
-from jaxscope.worker.trace import Prepared, TraceError, prepare, run_trace  # noqa: E402 - after pytest.importorskip("jax")
+from jaxscope.worker.compare import compare_arrays, compare_leaf, max_ulp
+from jaxscope.worker.run import run_function
+from jaxscope.worker.run_inputs import generate
+from jaxscope.worker.trace import Prepared, TraceError, prepare, run_trace
 
 CORPUS = os.path.join(os.path.dirname(__file__), "corpus", "run_cases.py")
 
@@ -78,7 +76,6 @@ def test_fma_contraction_is_small_nonzero_and_allclose():
 def test_algebraic_simplification_log_exp():
     """What jit and eager give is JAX's and XLA's (XLA 0.10 rewrites log(exp(x)) to x; later ones may
     not): jaxscope reports exactly the difference JAX's own jit and eager calls show."""
-    import jax
 
     result = run("log_exp", "f32[256]")
     (leaf,) = result.leaves

@@ -5,16 +5,11 @@ from __future__ import annotations
 
 import functools
 
-import pytest
-
 from jaxscope.analysis.scopes import pairs, read_scope
 from jaxscope.schema.graph import Graph, Node
 from jaxscope.schema.trace import FILE_INPUTS, FunctionRef, TraceRequest
-from tests.conftest import MODELS
-
-pytest.importorskip("flax")
-
 from jaxscope.worker.trace import run_trace
+from tests.conftest import MODELS
 
 
 @functools.cache

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import os
 
+import jax
 import numpy as np
 import pytest
 
 from jaxscope.ir import linking
 from jaxscope.schema.graph import Graph
 from jaxscope.schema.trace import FunctionRef, TraceRequest, TraceResult
-
-jax = pytest.importorskip("jax")
-
-from jaxscope.worker.trace import TraceError, run_trace  # noqa: E402 - after pytest.importorskip("jax")
+from jaxscope.worker.trace import TraceError, run_trace
 
 CORPUS = os.path.join(os.path.dirname(__file__), "corpus", "higher_order.py")
 
