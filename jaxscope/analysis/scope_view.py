@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from jaxscope.analysis.avals import aval_bytes, format_bytes
+from jaxscope.analysis.call_names import WRAPPERS, dissolve_singles, methods, name_by_attributes
 from jaxscope.analysis.scopes import read_scope
 from jaxscope.layout.engine import auto_expanded
 from jaxscope.schema.graph import GROUP_KINDS, Body, Edge, Graph, Node, SubgraphRef, group_of
@@ -81,16 +82,36 @@ class ScopedGraph:
 
 SCOPE, VALUES = GROUP_KINDS  # `SubgraphRef.param` of a module's group ("scope backward" in a pass), of inputs' or outputs'
 GROUPS_FIT = 60  # boxes a model opens with: its modules a level or two down, readable when fitted to the window
+BLOCKS_FIT = 150  # boxes a model with repeated blocks may open with to show them all
+_REPEATED = re.compile(r" ×(\d+)$")  # "encoder.layers[0] ×4": one of 4 identical layers
 
 
-def first_open(graph: Graph, fits: int = GROUPS_FIT) -> frozenset[str]:
-    """The clusters a first layout opens. A grouped view opens its module groups a whole level at a
-    time while at most `fits` boxes are drawn: the model's outline at the deepest level that fits,
-    every module at that level alike (never block1's backward open and its forward shut), but a
-    flat group with more boxes than fit on its own (an update of every leaf) stays shut, and opens
-    on demand; groups of inputs and outputs stay boxes. Anything else opens as `auto_expanded` picks."""
+def first_open(graph: Graph, fits: int = GROUPS_FIT, blocks_fit: int = BLOCKS_FIT) -> frozenset[str]:
+    """The clusters a first layout opens. A model with repeated layers opens every group on the way
+    to them (the forward and the backward pass, the model's call), so the first picture is its
+    blocks, each a box, when at most `blocks_fit` boxes are drawn; the loss's and the optimizer's
+    arithmetic stays inside their shut groups. Otherwise a grouped view opens its module groups a
+    whole level at a time while at most `fits` boxes are drawn (every module at that level alike), but
+    a flat group with more boxes than fit on its own (an update of every leaf) stays shut; groups of
+    inputs and outputs stay boxes. A view without groups opens as `auto_expanded` picks."""
     if not any(is_group(n.id) for n in graph.top.nodes):
         return auto_expanded(graph)
+    blocks = _to_blocks(graph)
+    count = len(graph.top.nodes) + sum(len(body.nodes) - 1 for body in blocks.values())
+    if blocks and count <= blocks_fit:
+        # their siblings too, smallest first, while all fits: the backward of a layer beside its forward
+        bodies = [graph.top] + list(blocks.values())
+        prefixes = [""] + [f"{path}:0/" for path in blocks]
+        siblings = sorted(
+            ((len(graph.bodies[n.subgraphs[0].body].nodes), prefix + n.id) for body, prefix in zip(bodies, prefixes)
+             for n in body.nodes if _shut_module(n) and prefix + n.id not in blocks),
+        )
+        opened = set(blocks)
+        for size, path in siblings:
+            if size <= fits and count + size - 1 <= blocks_fit:
+                opened.add(path)
+                count += size - 1
+        return frozenset(opened)
     count, chosen = len(graph.top.nodes), []
     level = [("", graph.top)]
     while level:
@@ -103,6 +124,32 @@ def first_open(graph: Graph, fits: int = GROUPS_FIT) -> frozenset[str]:
         chosen += [path for path, _ in opening]
         level = [(f"{path}:0/", body) for path, body in opening]
     return frozenset(chosen)
+
+
+def _shut_module(node: Node) -> bool:
+    """A module's group that is not one of a model's repeated layers (those are shown as boxes)."""
+    group = group_of(node)
+    return group is not None and group[0] == SCOPE and not _REPEATED.search(node.label)
+
+
+def _to_blocks(graph: Graph) -> dict[str, Body]:
+    """The module groups that hold a repeated layer (a ×N group) not itself inside one, by path,
+    through groups that fit on their own."""
+    out: dict[str, Body] = {}
+
+    def walk(body: Body, prefix: str, above: list[tuple[str, Body]]) -> None:
+        for n in body.nodes:
+            group = group_of(n)
+            if group is None or group[0] != SCOPE:
+                continue
+            inner = graph.bodies[n.subgraphs[0].body]
+            if _REPEATED.search(n.label):
+                out.update(above)
+            elif len(inner.nodes) <= GROUPS_FIT:  # (an update of every leaf is no way to a block)
+                walk(inner, f"{prefix}{n.id}:0/", [*above, (prefix + n.id, inner)])
+
+    walk(graph.top, "", [])
+    return out
 
 
 def is_group(part: str) -> bool:
@@ -125,6 +172,9 @@ def for_window(graph: Graph, grouping: bool = True, fits: int = 600) -> ScopedGr
 
 
 _MODULE = re.compile(r"^[\w.\[\]#:-]+$")  # a module's or a named scope's name; not jnp.einsum's "bij,bjk->bik"
+# a class's dotted name, which equinox pushes as the scope of every call of its modules (all four
+# `eqx.nn.Linear` calls share one): a tag of the class, not the module's place; its calls tell that
+_CLASS_TAG = re.compile(r"^\w+(\.\w+)+$")
 
 
 def group_key(node: Node) -> tuple[Key, bool]:
@@ -134,25 +184,27 @@ def group_key(node: Node) -> tuple[Key, bool]:
     the library line that did (``adamw_step / optax: chain.update_fn / ...``); () stays at the top.
     A library's own named call (an einsum's spec) is no module: its equation goes where its caller's do."""
     scope = read_scope(node.name_stack)
-    parts = [p for p in scope.parts if _MODULE.match(p)]
+    parts = [p for p in scope.parts if _MODULE.match(p) and not _CLASS_TAG.match(p)]
     if parts:
         return (scope.pass_ or "program", *parts), True
-    calls: list[str] = []
+    calls = [name for name, _ in _calls(node)]
+    return ((scope.pass_ or "program", *calls) if calls else ()), False
+
+
+def _calls(node: Node) -> list[tuple[str, int]]:
+    """The calls below the traced function an equation came through, each with its frame's index."""
+    calls: list[tuple[str, int]] = []
     library, last = "", ""
-    inner = node.frames[1:] if node.frames and not node.frames[-1].library else node.frames[1:-1]
-    for f in inner:
+    for i, f in enumerate(node.frames[1:], 1):
         name = _library_call(f.function) if f.library else _function(f.function)
-        if f.library and (name.startswith("_") or name == last):
+        if f.library and (name.startswith("_") or name == last or name in WRAPPERS):
             continue  # a library's private wrapper or helper, or the same call again: folded into its caller
         last = name
         if f.library and f.library != library:
             name = f"{f.library}: {name}"
         library = f.library
-        calls.append(name)
-    emitter = node.frames[-1] if node.frames else None
-    if not calls and inner and emitter is not None and emitter.library and not _library_call(emitter.function).startswith("_"):
-        calls.append(f"{emitter.library}: {_library_call(emitter.function)}")  # only private wrappers above it: named by it
-    return ((scope.pass_ or "program", *calls) if calls else ()), False
+        calls.append((name, i))
+    return calls
 
 
 def _library_call(qualname: str) -> str:
@@ -198,7 +250,8 @@ def _split_calls(eqns: list[Node], keys: dict[str, Key], edges: tuple[Edge, ...]
         path: tuple[str, ...] = (key[0],)
         # a recurring first place starts a new call at the deepest level it is seen at: the loop's
         # (the levels above see it too, as their calls hold the loop)
-        places = [(n.label, *((f.line, f.col) for f in n.frames[d + 1 :])) for d in range(len(key) - 1)]
+        at_frame = [i for _, i in _calls(n)]
+        places = [(n.label, *((f.line, f.col) for f in n.frames[i:])) for i in at_frame]
         again = -1
         for d, name in enumerate(key[1:]):
             path = (*path, name)
@@ -206,12 +259,15 @@ def _split_calls(eqns: list[Node], keys: dict[str, Key], edges: tuple[Edge, ...]
             if call is None:
                 break
             at = places[d]
-            if at == call.first and call.last != call.first and not reads[n.id].isdisjoint(call.members):
+            # (a library's loop over its children, Sequential's or optax.chain's, is on one line: no block;
+            # a transpose emits the same primitive from one line twice, for a bias's two cotangents)
+            library = n.frames[at_frame[d]].library
+            if not library and not backward and at == call.first and call.last != call.first and not reads[n.id].isdisjoint(call.members):
                 again = d
             path = (*path[:-1], f"{name}\0{call.number}")
         path = (key[0],)
         for d, name in enumerate(key[1:]):
-            caller, own, at = n.frames[d].line, n.frames[d + 1].line, places[d]
+            caller, own, at = n.frames[at_frame[d] - 1].line, n.frames[at_frame[d]].line, places[d]
             site = (*path, name)
             call = calls.get(site)
             if call is None or call.caller != caller or (own > call.line if backward else own < call.line) or d == again:
@@ -243,6 +299,29 @@ def _function(qualname: str) -> str:
     return qualname.replace(".<locals>", "")
 
 
+def _hoisted(top: Body, keys: dict[str, Key], by_scope: set[str]) -> None:
+    """Equations JAX moved out of a loop or a remat body to the top level (a LayerNorm's constants
+    out of a checkpointed `scan`) carry the body's frames, not the traced function's: each goes
+    where the equation that reads it goes, never into a group of its own."""
+    firsts = defaultdict(int)
+    for n in top.nodes:
+        if n.kind == "eqn" and n.frames:
+            firsts[n.frames[0].function] += 1
+    if len(firsts) < 2:
+        return
+    traced = max(firsts, key=lambda f: firsts[f])
+    readers: dict[str, list[str]] = defaultdict(list)
+    for e in top.edges:
+        readers[e.src].append(e.dst)
+    for n in reversed(top.nodes):  # readers first: a chain of hoisted equations follows its last
+        if n.kind != "eqn" or not n.frames or n.frames[0].function == traced:
+            continue
+        reader = next((r for r in readers[n.id] if r in keys), None)
+        if reader is not None:
+            keys[n.id] = keys[reader]
+            (by_scope.add if reader in by_scope else by_scope.discard)(n.id)
+
+
 def scoped(graph: Graph, min_groups: int = 2) -> ScopedGraph:
     """The view of `graph` with its top level grouped by `group_key`; the graph itself when fewer
     than `min_groups` top-level groups would be made (a plain function: nothing to show)."""
@@ -254,6 +333,9 @@ def scoped(graph: Graph, min_groups: int = 2) -> ScopedGraph:
             if scoped_here:
                 by_scope.add(n.id)
     _split_calls([n for n in top.nodes if n.kind == "eqn" and n.id not in by_scope and keys[n.id]], keys, top.edges)
+    name_by_attributes(keys, top, by_scope, methods(n for n in top.nodes if n.kind == "eqn"))
+    dissolve_singles(keys, by_scope)
+    _hoisted(top, keys, by_scope)
     firsts = {k[:2] for k in keys.values() if k}
     if len(firsts) < min_groups:
         return ScopedGraph(graph, {}, graph)

@@ -26,11 +26,24 @@ def _groups(g: Graph, body: Body | None = None) -> dict[str, Node]:
     return {n.label: n for n in (body or g.top).nodes if group_of(n) is not None}
 
 
-def test_a_model_opens_a_whole_level_at_a_time_and_a_plain_function_as_it_was() -> None:
+def test_a_model_opens_to_its_repeated_blocks_and_a_plain_function_as_it_was() -> None:
     stacks = [f"jvp(Net)/block{b}/dense{d}" for b in range(3) for d in range(2)] + ["transpose(jvp(Net))/block0/dense0"]
     view = scoped(_graph(stacks))
     groups = _groups(view.graph)
     assert {"Net (forward)", "Net (backward)"} <= set(groups)
+    opened = first_open(view.graph)
+    # the way to the blocks, and its sibling beside it: each block a box (×3: identical layers)
+    assert opened == {groups["Net (forward)"].id, groups["Net (backward)"].id}
+    forward = view.graph.bodies[groups["Net (forward)"].subgraphs[0].body]
+    assert sorted(n.label for n in forward.nodes if group_of(n)) == ["block0 ×3", "block1 ×3", "block2 ×3"]
+    shown_whole = first_open(view.graph, blocks_fit=len(view.graph.top.nodes) + 1)  # they do not fit: a level at a time
+    assert {f"{groups['Net (forward)'].id}:0/{n.id}" for n in forward.nodes if group_of(n)} <= shown_whole
+
+
+def test_a_model_without_repeats_opens_a_whole_level_at_a_time() -> None:
+    stacks = [f"jvp(Net)/block{b}" for b in range(3) for _ in range(b + 1)] + ["transpose(jvp(Net))/block0"] * 2
+    view = scoped(_graph(stacks))
+    groups = _groups(view.graph)
     opened = first_open(view.graph)
     assert {groups["Net (forward)"].id, groups["Net (backward)"].id} <= opened  # the level of the top modules
     forward = view.graph.bodies[groups["Net (forward)"].subgraphs[0].body]
@@ -79,8 +92,8 @@ def test_calls_of_one_function_from_one_line_are_told_apart_by_its_line_going_ba
         return SourceLoc("m.py", line, function=fn)
 
     forward = [(at("step", 20), at("loss", 9), at("block", line)) for _ in range(3) for line in (12, 13)]
-    update = [(at("step", 21), at("sgd", 30))]
-    view = scoped(_graph(["jvp()"] * len(forward) + [""], forward + update))
+    update = [(at("step", 21), at("sgd", 30))] * 2  # (a call of one equation is no group)
+    view = scoped(_graph(["jvp()"] * len(forward) + [""] * 2, forward + update))
     loss = _groups(view.graph)["loss (forward)"]
     body = view.graph.bodies[loss.subgraphs[0].body]
     blocks = sorted(n.name_stack for n in body.nodes if group_of(n))
@@ -116,11 +129,11 @@ def test_one_expression_whose_parts_come_back_to_its_first_column_is_one_call() 
 
     labels = ["lt", "gather", "broadcast_in_dim", "add"]
     cols = [8, 8, 32, 8]
-    frames = [(at("step", 50), at("loss", 46, c)) for c in cols] + [(at("step", 51), at("sgd", 40))]
-    base = _graph(["jvp()"] * 4 + [""], frames)
+    frames = [(at("step", 50), at("loss", 46, c)) for c in cols] + [(at("step", 51), at("sgd", 40))] * 2
+    base = _graph(["jvp()"] * 4 + [""] * 2, frames)
     nodes = tuple(Node(n.id, n.kind, labels[int(n.id[1:])] if n.id[1:].isdigit() and int(n.id[1:]) < 4 else n.label,
                        avals=n.avals, name_stack=n.name_stack, frames=n.frames) for n in base.top.nodes)
-    view = scoped(Graph("f", {"b0": Body("b0", "f", nodes, base.top.edges, 5, 5)}, "b0"))
+    view = scoped(Graph("f", {"b0": Body("b0", "f", nodes, base.top.edges, 6, 6)}, "b0"))
     assert "loss (forward)" in _groups(view.graph)  # one call: no "loss #1", "loss #2"
 
 
