@@ -303,7 +303,7 @@ def _hoisted(top: Body, keys: dict[str, Key], by_scope: set[str]) -> None:
     """Equations JAX moved out of a loop or a remat body to the top level (a LayerNorm's constants
     out of a checkpointed `scan`) carry the body's frames, not the traced function's: each goes
     where the equation that reads it goes, never into a group of its own."""
-    firsts = defaultdict(int)
+    firsts: dict[str, int] = defaultdict(int)
     for n in top.nodes:
         if n.kind == "eqn" and n.frames:
             firsts[n.frames[0].function] += 1
