@@ -299,17 +299,20 @@ def _function(qualname: str) -> str:
     return qualname.replace(".<locals>", "")
 
 
-def _hoisted(top: Body, keys: dict[str, Key], by_scope: set[str]) -> None:
-    """Equations JAX moved out of a loop or a remat body to the top level (a LayerNorm's constants
-    out of a checkpointed `scan`) carry the body's frames, not the traced function's: each goes
-    where the equation that reads it goes, never into a group of its own."""
+def _traced(top: Body) -> str:
+    """The traced function's name as the frames give it: the outermost frame of most equations."""
     firsts: dict[str, int] = defaultdict(int)
     for n in top.nodes:
         if n.kind == "eqn" and n.frames:
             firsts[n.frames[0].function] += 1
-    if len(firsts) < 2:
-        return
-    traced = max(firsts, key=lambda f: firsts[f])
+    return max(firsts, key=lambda f: firsts[f]) if firsts else ""
+
+
+def _hoisted(top: Body, keys: dict[str, Key], by_scope: set[str]) -> None:
+    """Equations JAX moved out of a loop or a remat body to the top level (a LayerNorm's constants
+    out of a checkpointed `scan`) carry the body's frames, not the traced function's: each goes
+    where the equation that reads it goes, never into a group of its own."""
+    traced = _traced(top)
     readers: dict[str, list[str]] = defaultdict(list)
     for e in top.edges:
         readers[e.src].append(e.dst)
@@ -320,6 +323,47 @@ def _hoisted(top: Body, keys: dict[str, Key], by_scope: set[str]) -> None:
         if reader is not None:
             keys[n.id] = keys[reader]
             (by_scope.add if reader in by_scope else by_scope.discard)(n.id)
+
+
+def _under_callers(top: Body, keys: dict[str, Key], by_scope: set[str]) -> set[str]:
+    """Put each scoped module under the call that made it: a linen model applied in `loss_fn` is a
+    group inside loss_fn's, not its sibling. Its caller is the calls all of its equations came
+    through (less the module's own method, ``Transformer.__call__`` for scope ``Transformer``), named
+    as the calls' own groups are; returns the equations so placed."""
+    traced = _traced(top)
+    raw = {n.id: tuple(name for name, _ in _calls(n)) for n in top.nodes if n.kind == "eqn" and n.frames[:1]
+           and n.frames[0].function == traced}  # (not the equations hoisted out of a loop: `_hoisted`)
+    common: dict[tuple[str, str], tuple[str, ...]] = {}
+    for node_id in by_scope & raw.keys():
+        k = keys[node_id]
+        at = (k[0], k[1])
+        common[at] = _shared(common[at], raw[node_id]) if at in common else raw[node_id]
+    named: dict[tuple[str, tuple[str, ...]], Key] = {}
+    for node_id, calls in raw.items():
+        k = keys.get(node_id, ())
+        if node_id not in by_scope and k:
+            for d in range(1, min(len(calls), len(k) - 1) + 1):
+                named.setdefault((k[0], calls[:d]), k[: d + 1])
+    placed = set()
+    for (pass_, head), calls in common.items():
+        if calls and calls[-1].split(": ", 1)[-1].startswith(f"{head}."):
+            calls = calls[:-1]
+        caller = named.get((pass_, calls)) if calls else None
+        if caller is None:
+            continue
+        for node_id in by_scope:
+            k = keys[node_id]
+            if (k[0], k[1]) == (pass_, head):
+                keys[node_id] = (*caller, *k[1:])
+                placed.add(node_id)
+    return placed
+
+
+def _shared(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return a[:n]
 
 
 def scoped(graph: Graph, min_groups: int = 2) -> ScopedGraph:
@@ -335,17 +379,18 @@ def scoped(graph: Graph, min_groups: int = 2) -> ScopedGraph:
     _split_calls([n for n in top.nodes if n.kind == "eqn" and n.id not in by_scope and keys[n.id]], keys, top.edges)
     name_by_attributes(keys, top, by_scope, methods(n for n in top.nodes if n.kind == "eqn"))
     dissolve_singles(keys, by_scope)
-    _hoisted(top, keys, by_scope)
     firsts = {k[:2] for k in keys.values() if k}
     if len(firsts) < min_groups:
         return ScopedGraph(graph, {}, graph)
+    placed = _under_callers(top, keys, by_scope)
     heads: dict[str, set[str]] = defaultdict(set)  # pass -> its top modules
-    for node_id in by_scope:
+    for node_id in by_scope - placed:
         heads[keys[node_id][0]].add(keys[node_id][1])
-    for node_id in by_scope:  # a pass of many top modules (a named_scope per block) is a group of its own
+    for node_id in by_scope - placed:  # a pass of many top modules (a named_scope per block) is a group of its own
         k = keys[node_id]
         if len(heads[k[0]]) > 1:
             keys[node_id] = (k[0], k[0], *k[1:])
+    _hoisted(top, keys, by_scope)
     owner_of = {}  # literal id -> the equation it feeds
     for e in top.edges:
         if e.src in keys or "." not in e.src:
