@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from jaxscope.analysis.trace_diff import GraphDiff
+    from jaxscope.drawing import Drawing, DrawOptions
+    from jaxscope.render.overlay import Overlay
     from jaxscope.schema.document import TraceDocument
     from jaxscope.schema.graph import Graph
     from jaxscope.schema.layout import Layout
@@ -145,32 +147,23 @@ def _values_as_call(args: Sequence[Any], kwargs: dict[str, Any]) -> tuple[str | 
     return None, os.path.join(folder, "inputs.py") + "::make_inputs"
 
 
-def _layout(graph: Graph, collapse: int | None, direction: str, budget_s: float) -> Layout:
-    from jaxscope.analysis.scope_view import first_open
-    from jaxscope.layout.engine import expanded_to_depth
-    from jaxscope.runtime.layout_client import LayoutClient
+def _draw(graph: Graph, options: DrawOptions) -> Drawing:
+    """The one drawing pipeline (`jaxscope.drawing`), the layout process started for it."""
+    from jaxscope.drawing import draw
 
-    expanded = first_open(graph) if collapse is None else expanded_to_depth(graph, collapse)
-    with LayoutClient(budget_s=budget_s) as layouts:  # dot runs in a child with a budget: it can hang
-        return layouts.layout(graph, expanded, direction=direction)
+    return draw(graph, options)
 
 
-def _shown(graph: Graph, scopes: bool) -> Graph:
-    """The graph as drawn: grouped by model structure with `scopes` (`analysis.scope_view`)."""
-    from jaxscope.analysis.scope_view import scoped
+def _options(theme: str, collapse: int | None, direction: str, legend: bool, highlight: str, dpi: int,
+             layout_budget: float, long_edges: str, scopes: bool, flat: bool) -> DrawOptions:
+    """The drawing options, checked before a trace spends seconds (ValueError names the bad one)."""
+    from jaxscope.drawing import DrawOptions
 
-    return scoped(graph).graph if scopes else graph
-
-
-def _highlight(graph: Graph, layout: Layout, query: str) -> frozenset[str]:
-    from jaxscope.exporter import highlight_paths
-
-    if not query:
-        return frozenset()
-    paths = highlight_paths(graph, layout, query)
-    if not paths:
-        raise ValueError(f"highlight {query!r} matches no node of {graph.function}")
-    return paths
+    if scopes and flat:
+        raise ValueError("scopes=True groups any program, flat=True none: give one of them")
+    grouping = "scopes" if scopes else "flat" if flat else "auto"
+    return DrawOptions(theme=theme, direction=direction, collapse=collapse, grouping=grouping,  # type: ignore[arg-type]
+                       legend=legend, highlight=highlight, long_edges=long_edges, dpi=dpi, layout_budget=layout_budget).check()
 
 
 def _text_format(path: str, fmt: str | None) -> str | None:
@@ -198,58 +191,75 @@ def export(
     layout_budget: float = 5.0,
     long_edges: str = "auto",
     scopes: bool = False,
+    flat: bool = False,
     **example_kwargs: Any,
 ) -> str:
     """Trace and write the graph to `path`; the suffix picks the format (svg png pdf dot json, or
     jaxpr text for ``.jaxpr``/``.txt`` and StableHLO for ``.mlir``). Returns the format written.
 
-    `scopes` groups the top level by model structure (modules per pass, library calls, the inputs'
-    pytrees), as ``jaxscope export --scopes``; `collapse` then counts levels of groups.
+    The picture is the window's (`jaxscope.drawing`): a model grouped by module per pass, forward
+    and backward apart, opened to its repeated blocks; a small plain function as it is. `flat`
+    draws the program's own structure, `scopes` groups any program; `collapse` opens that many
+    levels of sub-graphs (of groups, when grouped). JSON keeps the program's structure (flat).
     `highlight` is a graph search (a primitive, a name, a scope, ``:12`` or ``12`` for a line) whose nodes get
     an accent outline. `long_edges`: "auto" draws edges longer than 1200 x 800 px as their two ends
     where there are 64 or more (as the window does), "ends" always, "whole" never. Same input, same bytes.
     """
-    from jaxscope.exporter import export as write
     from jaxscope.exporter import resolve_format, write_text
-    from jaxscope.layout.edge_shape import check_long_edges
-    from jaxscope.render.styles import get_theme
 
     path = os.fspath(path)
     text_fmt = _text_format(path, fmt)
-    if text_fmt is None:  # a bad suffix, theme or long_edges fails before tracing
-        resolve_format(path, fmt)
-        get_theme(theme)
-        check_long_edges(long_edges)
+    options = None
+    if text_fmt is None:  # a bad suffix or option fails before tracing
+        drawn = resolve_format(path, fmt)
+        if scopes and drawn == "json":
+            raise ValueError("scopes=True draws a grouped view: use it with svg, png, pdf or dot (JSON keeps the program's structure)")
+        options = _options(theme, collapse, direction, legend, highlight, dpi, layout_budget, long_edges, scopes,
+                           flat or drawn == "json")
     elif text_fmt == "mlir" and isinstance(fn_or_target, str):
         raise ValueError("StableHLO (.mlir) export needs a live function object, not a target string")
     traced = _trace(fn_or_target, example_args, example_kwargs, static_argnums=static_argnums,
                     static_argnames=static_argnames, args_spec=args_spec, timeout=timeout,
                     want_text=text_fmt == "jaxpr", inputs=inputs)
-    if text_fmt is not None:
+    if options is None:
         if text_fmt == "jaxpr":
             text = traced.jaxpr_text()
         else:
             assert traced.mlir_text is not None  # a live function (a target string was refused above)
             text = traced.mlir_text()
         write_text(path, text)
-        return text_fmt
-    shown = _shown(traced.graph, scopes)
-    layout = _layout(shown, collapse, direction, layout_budget)
-    marks = _highlight(shown, layout, highlight)
-    return write(shown, layout, path, theme=theme, dpi=dpi, fmt=fmt, legend=legend, highlight=marks, long_edges=long_edges)
+        return text_fmt or ""
+    return _draw(traced.graph, options).write(path, fmt)
 
 
 @dataclass(frozen=True)
 class GraphImage:
     """A drawn graph that displays inline in Jupyter (SVG), and can be saved in any export format."""
 
-    graph: Graph
-    layout: Layout
+    drawing: Drawing
     svg: str
-    theme: str = "light"
-    legend: bool = False
-    highlight: frozenset[str] = frozenset()
-    long_edges: str = "auto"
+
+    @property
+    def graph(self) -> Graph:
+        return self.drawing.graph
+
+    @property
+    def layout(self) -> Layout:
+        return self.drawing.layout
+
+    @property
+    def highlight(self) -> frozenset[str]:
+        return self.drawing.highlight
+
+    @classmethod
+    def of(cls, drawing: Drawing, overlay: Overlay | None = None) -> GraphImage:
+        """The drawing with its SVG (tooltips on: a notebook shows them)."""
+        from jaxscope.render.svg import render_svg
+
+        o = drawing.options
+        svg = render_svg(drawing.graph, drawing.layout, theme=o.theme, legend=o.legend, highlight=drawing.highlight,
+                         long_edges=o.long_edges, overlay=overlay)
+        return cls(drawing, svg)
 
     def _repr_svg_(self) -> str:
         return self.svg
@@ -262,10 +272,10 @@ class GraphImage:
 
     def save(self, path: str | os.PathLike[str], *, dpi: int = 96, fmt: str | None = None) -> str:
         """Write the graph (svg png pdf dot json) as `export` would; returns the format written."""
-        from jaxscope.exporter import export as write
+        import dataclasses
 
-        return write(self.graph, self.layout, os.fspath(path), theme=self.theme, dpi=dpi, fmt=fmt,
-                     legend=self.legend, highlight=self.highlight, long_edges=self.long_edges)
+        options = dataclasses.replace(self.drawing.options, dpi=dpi).check()
+        return dataclasses.replace(self.drawing, options=options).write(os.fspath(path), fmt)
 
 
 def graph(
@@ -284,22 +294,14 @@ def graph(
     layout_budget: float = 5.0,
     long_edges: str = "auto",
     scopes: bool = False,
+    flat: bool = False,
     **example_kwargs: Any,
 ) -> GraphImage:
     """Trace and lay out, for a notebook: the result shows as SVG in Jupyter (see `export` for the options)."""
-    from jaxscope.layout.edge_shape import check_long_edges
-    from jaxscope.render.styles import get_theme
-    from jaxscope.render.svg import render_svg
-
-    get_theme(theme)  # a bad theme or long_edges fails before tracing
-    check_long_edges(long_edges)
+    options = _options(theme, collapse, direction, legend, highlight, 96, layout_budget, long_edges, scopes, flat)
     traced = _trace(fn_or_target, example_args, example_kwargs, static_argnums=static_argnums,
                     static_argnames=static_argnames, args_spec=args_spec, timeout=timeout, inputs=inputs)
-    shown = _shown(traced.graph, scopes)
-    layout = _layout(shown, collapse, direction, layout_budget)
-    marks = _highlight(shown, layout, highlight)
-    svg = render_svg(shown, layout, theme=theme, legend=legend, highlight=marks, long_edges=long_edges)
-    return GraphImage(shown, layout, svg, theme, legend, marks, long_edges)
+    return GraphImage.of(_draw(traced.graph, options))
 
 
 def show_argv(fn_or_target: Callable[..., Any] | str, *example_args: Any, args_spec: str | None = None,
@@ -371,12 +373,11 @@ class SavedTrace:
         return found.text if found is not None else ""
 
     def image(self, *, scopes: bool = True, collapse: int | None = None, theme: str = "light") -> GraphImage:
-        """Its graph drawn (grouped by model structure unless `scopes` is False)."""
-        from jaxscope.render.svg import render_svg
+        """Its graph drawn as the window draws it (flat when `scopes` is False)."""
+        from jaxscope.drawing import DrawOptions
 
-        shown = _shown(self.graph, scopes)
-        layout = _layout(shown, collapse, "TB", 5.0)
-        return GraphImage(shown, layout, render_svg(shown, layout, theme=theme), theme)
+        options = DrawOptions(theme=theme, collapse=collapse, grouping="auto" if scopes else "flat").check()
+        return GraphImage.of(_draw(self.graph, options))
 
     def _repr_html_(self) -> str:
         import html
@@ -424,13 +425,12 @@ class TraceDiff:
     def image(self, theme: str = "light") -> GraphImage:
         """Both graphs as one (B's, with A's removed equations put back), coloured by the diff."""
         from jaxscope.analysis.diff_view import COLOURS, union
+        from jaxscope.drawing import DrawOptions
         from jaxscope.render.overlay import Overlay
-        from jaxscope.render.svg import render_svg
 
         both = union(self.a, self.b, self.found)
-        layout = _layout(both.graph, None, "TB", 5.0)
         overlay = Overlay.categories("diff", both.status, COLOURS, caption=self.summary())
-        return GraphImage(both.graph, layout, render_svg(both.graph, layout, theme=theme, overlay=overlay), theme)
+        return GraphImage.of(_draw(both.graph, DrawOptions(theme=theme, grouping="flat").check()), overlay)
 
     def _repr_html_(self) -> str:
         import html

@@ -6,7 +6,8 @@ In ``conf.py``: ``extensions = ["jaxscope.sphinx_ext"]``; in a page::
        :args: f32[4,8], f32[8,8], training=False
        :theme: light            (light | dark | transparent)
        :collapse: 1             (sub-graph depth to expand; default automatic)
-       :scopes:                 (group by model structure: modules per pass, as `export --scopes`)
+       :flat:                   (the program's own structure; by default a model is drawn as the window draws it)
+       :scopes:                 (group any program by its calls and scopes, as `export --scopes`)
        :direction: LR           (TB | LR)
        :highlight: tanh         (a graph search: primitive, name, :LINE)
        :long-edges: whole       (auto | ends | whole: as for ``jaxscope export --long-edges``)
@@ -61,6 +62,7 @@ class JaxscopeGraph(SphinxDirective):
         "theme": _choice(("light", "dark", "transparent")),
         "collapse": directives.nonnegative_int,
         "scopes": directives.flag,
+        "flat": directives.flag,
         "direction": _choice(("TB", "LR")),
         "highlight": directives.unchanged,
         "long-edges": _choice(LONG_EDGES),
@@ -104,7 +106,8 @@ class JaxscopeGraph(SphinxDirective):
         if file is not None:
             self.env.note_dependency(file)  # editing the example re-reads this page
         key: dict[str, Any] = {o: self.options.get(o) for o in ("args", "theme", "collapse", "direction", "highlight", "long-edges")}
-        key.update(target=target, legend="legend" in self.options, scopes="scopes" in self.options, versions=_versions())
+        key.update(target=target, legend="legend" in self.options, scopes="scopes" in self.options, flat="flat" in self.options,
+                   versions=_versions())
         if file is not None:
             with open(file, "rb") as fh:
                 key["source"] = hashlib.sha256(fh.read()).hexdigest()
@@ -130,6 +133,7 @@ class JaxscopeGraph(SphinxDirective):
             highlight=self.options.get("highlight", ""),
             long_edges=self.options.get("long-edges", "auto"),
             scopes="scopes" in self.options,
+            flat="flat" in self.options,
         )
         for fmt, path in missing.items():
             image.save(path, fmt=fmt, dpi=192)

@@ -31,9 +31,7 @@ _NUMBER = re.compile(r" #\d+$")
 def methods(nodes: Iterable[Node]) -> frozenset[str]:
     """The display names (`_function`'s) of the methods in the equations' frames: ``Linear.__call__``
     but not a closure ``train_step.<locals>.loss_fn``, whose display also has a dot."""
-    return frozenset(
-        f.function for n in nodes for f in n.frames if "." in f.function and "<locals>" not in f.function
-    )
+    return frozenset(f.function for n in nodes for f in n.frames if "." in f.function and "<locals>" not in f.function)
 
 
 def module_path(label: str) -> tuple[str, ...]:

@@ -99,19 +99,7 @@ def first_open(graph: Graph, fits: int = GROUPS_FIT, blocks_fit: int = BLOCKS_FI
     blocks = _to_blocks(graph)
     count = len(graph.top.nodes) + sum(len(body.nodes) - 1 for body in blocks.values())
     if blocks and count <= blocks_fit:
-        # their siblings too, smallest first, while all fits: the backward of a layer beside its forward
-        bodies = [graph.top] + list(blocks.values())
-        prefixes = [""] + [f"{path}:0/" for path in blocks]
-        siblings = sorted(
-            ((len(graph.bodies[n.subgraphs[0].body].nodes), prefix + n.id) for body, prefix in zip(bodies, prefixes)
-             for n in body.nodes if _shut_module(n) and prefix + n.id not in blocks),
-        )
-        opened = set(blocks)
-        for size, path in siblings:
-            if size <= fits and count + size - 1 <= blocks_fit:
-                opened.add(path)
-                count += size - 1
-        return frozenset(opened)
+        return frozenset(blocks)
     count, chosen = len(graph.top.nodes), []
     level = [("", graph.top)]
     while level:
@@ -124,12 +112,6 @@ def first_open(graph: Graph, fits: int = GROUPS_FIT, blocks_fit: int = BLOCKS_FI
         chosen += [path for path, _ in opening]
         level = [(f"{path}:0/", body) for path, body in opening]
     return frozenset(chosen)
-
-
-def _shut_module(node: Node) -> bool:
-    """A module's group that is not one of a model's repeated layers (those are shown as boxes)."""
-    group = group_of(node)
-    return group is not None and group[0] == SCOPE and not _REPEATED.search(node.label)
 
 
 def _to_blocks(graph: Graph) -> dict[str, Body]:

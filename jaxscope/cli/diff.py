@@ -96,8 +96,9 @@ def _draw(output: str, a: TraceResult, b: TraceResult, found: Any, scopes: bool,
     view = scoped(both.graph) if scopes else None
     graph = view.graph if view is not None else both.graph
     status = shown_status(both.status, view)
-    # a jit or scan with a change inside is drawn open (in a grouped view, the groups open as they fit)
-    owners = set() if view is not None else _owners_of(graph, {p for p, s in status.items() if s == "changed"})
+    # a jit or scan with a change inside is drawn open; in a grouped view, every group holding a
+    # difference, so the deepest groups that differ are boxes (a layer added whole: one green box per pass)
+    owners = _owners_of(graph, {p for p, s in status.items() if s == "changed"}) if view is None else _holding(status)
     overlay = Overlay.categories("diff", status, COLOURS, caption=found.summary())
     with LayoutClient() as layouts:
         layout = layouts.layout(graph, (first_open(graph) | owners) if depth is None else expanded_to_depth(graph, depth))
@@ -106,6 +107,19 @@ def _draw(output: str, a: TraceResult, b: TraceResult, found: Any, scopes: bool,
     except (ValueError, OSError) as exc:
         raise CliError(f"cannot write {output}: {exc}") from None
     print(f"wrote {output} ({fmt}: {both.graph.top.total_eqns} equations of A and B, {len(layout.nodes)} nodes drawn)", file=sys.stderr)
+
+
+def _holding(status: dict[str, str]) -> set[str]:
+    """The groups that hold a difference (``g3:0/g44:0/g50`` is held by ``g3`` and ``g3:0/g44``),
+    but not one added or removed whole: that one is a box of its colour."""
+    out = set()
+    for path, state in status.items():
+        if state == "same":
+            continue
+        parts = path.split("/")
+        held = ("/".join(parts[:k])[: -len(":0")] for k in range(1, len(parts)) if parts[k - 1].endswith(":0"))
+        out.update(g for g in held if status.get(g) not in ("added", "removed"))
+    return out
 
 
 def _owners_of(graph: Any, paths: set[str]) -> set[str]:

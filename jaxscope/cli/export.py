@@ -11,6 +11,7 @@ from jaxscope.layout.edge_shape import LONG_EDGES
 
 if TYPE_CHECKING:
     from jaxscope.analysis.scope_view import ScopedGraph
+    from jaxscope.drawing import DrawOptions
     from jaxscope.render.overlay import Overlay
     from jaxscope.schema.graph import Graph
 
@@ -30,9 +31,13 @@ def add_parser(sub: Any) -> None:
                    help="outline the nodes a graph search matches: a primitive, an input name, a scope (block1, block1/up), :LINE or LINE")
     p.add_argument("--layout-budget", type=float, default=5.0, metavar="S",
                    help="seconds Graphviz may take before the fast layered layout is used")
-    p.add_argument("--scopes", action="store_true",
-                   help="group the top level by model structure: each module (flax, jax.named_scope) per pass, forward and "
-                        "backward apart, and library calls (optax's update); --collapse N then opens N levels of groups")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--flat", action="store_true",
+                       help="draw the program's own structure, ungrouped (by default a model is drawn as the window draws it: "
+                            "grouped by module per pass, forward and backward apart, opened to its repeated blocks)")
+    group.add_argument("--scopes", action="store_true",
+                       help="group any program by its calls and scopes, even a small plain function the window draws flat; "
+                            "--collapse N then opens N levels of groups")
     p.add_argument("--links", default=None, metavar="STAGES",
                    help="JSON only: the texts whose lines each equation is linked to, comma-separated from jaxpr, "
                         "stablehlo, compiled (as `jaxscope links` prints them); default jaxpr; 'none' for none")
@@ -105,12 +110,27 @@ def _partitioned(opts: argparse.Namespace, graph: Graph) -> Graph:
     return annotated
 
 
+def options(opts: argparse.Namespace, fmt: str) -> DrawOptions:
+    """The drawing the options ask for; JSON keeps the program's own structure (its paths are the
+    program's), so it is drawn flat unless --scopes asks otherwise, which JSON refuses."""
+    from jaxscope.drawing import DrawOptions, Grouping
+
+    if opts.scopes and fmt == "json":
+        raise CliError("--scopes draws a grouped view: use it with svg, png, pdf or dot (the JSON keeps the program's own structure)")
+    grouping: Grouping = "scopes" if opts.scopes else "flat" if opts.flat or fmt == "json" else "auto"
+    try:
+        return DrawOptions(theme=opts.theme, direction=opts.direction, collapse=opts.collapse, grouping=grouping,
+                           legend=opts.legend, highlight=opts.highlight, long_edges=opts.long_edges, dpi=opts.dpi,
+                           layout_budget=opts.layout_budget).check()
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+
+
 def run(opts: argparse.Namespace) -> int:
-    from jaxscope.analysis.scope_view import first_open, scoped
     from jaxscope.cli.links import stage_lines
-    from jaxscope.exporter import export, highlight_paths, resolve_format
+    from jaxscope.drawing import Drawing, opened, view_of
+    from jaxscope.exporter import resolve_format
     from jaxscope.ir.link_tables import export_entry
-    from jaxscope.layout.engine import expanded_to_depth
     from jaxscope.layout.wire import LayoutError
     from jaxscope.runtime.layout_client import LayoutClient
 
@@ -121,36 +141,36 @@ def run(opts: argparse.Namespace) -> int:
     if opts.overlay and fmt in ("json", "dot"):
         raise CliError(f"--overlay colours a drawing: use it with svg, png or pdf, not {fmt}")
     stages = link_stages(opts, fmt)
-    if opts.scopes and fmt == "json":
-        raise CliError("--scopes draws a grouped view: use it with svg, png, pdf or dot (the JSON keeps the program's own structure)")
-    with LayoutClient(budget_s=opts.layout_budget) as layouts:
+    draw = options(opts, fmt)
+    with LayoutClient(budget_s=draw.layout_budget) as layouts:
         # As in the app: the layout process starts now (while the worker imports jax) and lays out
-        # the graph as the trace reply arrives. A --collapse depth needs the graph first.
-        streams = opts.collapse is None and not opts.scopes and not opts.sharding and saved(opts) is None
-        stream = layouts.stream(direction=opts.direction) if streams else None
+        # the graph as the trace reply arrives (making the window's view of it, as the window asks).
+        # A --collapse depth or a forced grouping needs the graph first.
+        streams = draw.collapse is None and draw.grouping != "scopes" and not opts.sharding and saved(opts) is None
+        stream = layouts.stream(direction=draw.direction, scopes=draw.grouping == "auto") if streams else None
         result = trace_target(opts, jaxpr_text="jaxpr" in stages, diagnose=False, tap=stream.feed if stream is not None else None)
         real = _partitioned(opts, result.graph) if opts.sharding else result.graph
-        view = scoped(real) if opts.scopes else None
-        graph = view.graph if view is not None else real
+        view = view_of(real, draw.grouping)
         layout = None
         if stream is not None:
-            stream.bind(graph)
+            stream.bind(view.graph)
             try:
                 layout = stream.future.result()
             except LayoutError:  # e.g. dot over budget before the graph was bound: ask again below
                 layout = None
         if layout is None:
-            expanded = first_open(graph) if opts.collapse is None else expanded_to_depth(graph, opts.collapse)
-            layout = layouts.layout(graph, expanded, direction=opts.direction)
-    for note in layout.notes:
-        print(f"jaxscope: note: {note}", file=sys.stderr)
+            layout = layouts.layout(view.graph, opened(view.graph, draw.collapse), direction=draw.direction)
+    try:
+        drawing = Drawing.of(view, layout, draw)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
     links = {stage: export_entry(*stage_lines(opts, result, stage)) for stage in stages}
     try:
-        marks = highlight_paths(graph, layout, opts.highlight) if opts.highlight else frozenset()
-        fmt = export(graph, layout, opts.output, theme=opts.theme, dpi=opts.dpi, fmt=opts.format, legend=opts.legend, highlight=marks,
-                     long_edges=opts.long_edges, links=links, overlay=_overlay(opts, result.graph, view))
+        fmt = drawing.write(opts.output, opts.format, links=links, overlay=_overlay(opts, result.graph, view if view.grouped else None))
     except (ValueError, OSError) as exc:
         raise CliError(f"cannot write {opts.output}: {exc}") from None
-    top = graph.top
+    for note in drawing.notes(fmt):
+        print(f"jaxscope: note: {note}", file=sys.stderr)
+    top = drawing.graph.top
     print(f"wrote {opts.output} ({fmt}: {top.total_eqns} equations, {len(layout.nodes)} nodes drawn)")
     return 0

@@ -202,7 +202,7 @@ def test_show_builds_the_app_command():
 def test_pytree_inputs_live_and_through_a_worker(tmp_path):
     models = load_models()
     inputs = models.make_train_inputs()  # flax params, an optax chain's state (EmptyState, ScaleByAdamState), a batch
-    live = jaxscope.graph(models.train_step, *inputs)
+    live = jaxscope.graph(models.train_step, *inputs, flat=True)
     assert "dot_general" in live.svg and "opt_state[1][0].count" in live.svg
     fmt = jaxscope.export(f"{MODELS}::train_step", *inputs, path=tmp_path / "step.json")
     assert fmt == "json" and read_json((tmp_path / "step.json").read_text())[0].node_total == live.graph.node_total

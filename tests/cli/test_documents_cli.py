@@ -49,7 +49,7 @@ def test_a_saved_trace_prints_and_exports_without_its_code(saved: dict[str, obje
     assert printed.returncode == 0, printed.stderr
     assert printed.stdout == saved["jaxpr"]
     out = there / "step.svg"
-    drawn = jaxscope("export", doc, "-o", str(out), cwd=there)
+    drawn = jaxscope("export", doc, "-o", str(out), "--flat", cwd=there)  # every equation drawn
     assert drawn.returncode == 0, drawn.stderr
     svg = xml.dom.minidom.parse(str(out))
     assert any("dot_general" in (t.firstChild.data if t.firstChild else "") for t in svg.getElementsByTagName("text"))

@@ -74,7 +74,7 @@ def train_file(tmp_path_factory):
 @pytest.mark.same_jax
 def test_train_step_from_its_in_file_maker(train_file, tmp_path):
     out = tmp_path / "step.svg"
-    done = jaxscope("export", f"{train_file}::train_step", "-o", str(out))
+    done = jaxscope("export", f"{train_file}::train_step", "-o", str(out), "--flat")  # every equation drawn
     assert done.returncode == 0, done.stderr
     text = " ".join(ET.fromstring(out.read_text()).itertext())
     assert "conv_general_dilated" in text and "params['params']['Conv_0']['kernel']" in text

@@ -85,18 +85,19 @@ def test_the_json_export_carries_the_same_links_with_their_texts(tmp_path):
     assert wrong.returncode != 0 and "--links goes with JSON" in wrong.stderr
 
 
-def test_export_scopes_draws_modules_per_pass(tmp_path):
-    """`export --scopes --collapse 1`: a picture of the modules, forward and backward apart."""
+def test_export_draws_modules_per_pass_as_the_window_does(tmp_path):
+    """`export` with no option: a picture of the modules, forward and backward apart, the model
+    under the step that applies it, opened to its blocks (issue 49.3: the window's first view)."""
     out = tmp_path / "s.svg"
-    done = jaxscope("export", f"{MODELS}::deep_step", "--scopes", "--collapse", "1", "-o", str(out))
+    done = jaxscope("export", f"{MODELS}::deep_step", "-o", str(out))
     assert done.returncode == 0, done.stderr
     text = out.read_text(encoding="utf-8")
-    assert "Deep (forward)" in text and "Deep (backward)" in text and "adamw_step" in text
+    assert "adamw_step (forward)" in text and "adamw_step (backward)" in text and ">Deep<" in text
     assert text.count(">block1<") >= 2  # one box in each pass
     assert "params (inputs)" in text and "result (outputs)" in text  # the pytrees' leaves grouped too
     assert text.count('class="node ') <= 150  # a picture of the modules, not of 652 equations
     plain = tmp_path / "p.svg"
-    assert jaxscope("export", f"{MODELS}::deep_step", "--collapse", "1", "-o", str(plain)).returncode == 0
+    assert jaxscope("export", f"{MODELS}::deep_step", "--flat", "--collapse", "1", "-o", str(plain)).returncode == 0
     assert text.count("data-path=") < plain.read_text(encoding="utf-8").count("data-path=")
     bad = jaxscope("export", f"{MODELS}::deep_step", "--scopes", "-o", str(tmp_path / "s.json"))
     assert bad.returncode != 0 and "--scopes" in bad.stderr

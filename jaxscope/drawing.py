@@ -1,0 +1,158 @@
+"""One way from a traced graph to a drawing, for every caller that draws one: `jaxscope export`,
+`jaxscope.export` / `jaxscope.graph`, and the Sphinx directive (through the API).
+
+The drawn view is the window's by default (`scope_view.for_window`: a model grouped by module and
+pass, opened to its repeated blocks; a small plain function as it is), so a picture exported for a
+doc page is the one a user saw. `DrawOptions` holds every choice the callers share, checked once
+before any work; `Drawing` is the result, with the notes the caller should print (a layout engine
+that gave up on dot, a PNG scaled under its cap).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, get_args
+
+from jaxscope.analysis.scope_view import ScopedGraph, first_open, for_window, scoped
+from jaxscope.exporter import PNG_MAX_PX, export, highlight_paths, png_scale
+from jaxscope.layout import labels
+from jaxscope.layout.edge_shape import check_long_edges
+from jaxscope.layout.engine import expanded_to_depth
+from jaxscope.render.styles import get_theme
+
+if TYPE_CHECKING:
+    from jaxscope.render.overlay import Overlay
+    from jaxscope.runtime.layout_client import LayoutClient
+    from jaxscope.schema.graph import Graph
+    from jaxscope.schema.layout import Layout
+
+Grouping = Literal["auto", "scopes", "flat"]
+Direction = Literal["TB", "LR"]
+GROUPINGS: tuple[str, ...] = get_args(Grouping)
+READABLE_PX = 6.0  # a PNG's label height under which it is scaled past reading: said, with what fits
+
+
+@dataclass(frozen=True)
+class DrawOptions:
+    """What a drawing looks like. `grouping`: "auto" draws what the window draws (grouped where the
+    program has modules or is too big to read flat), "scopes" groups any program, "flat" draws the
+    program's own structure. `collapse`: sub-graph levels to open (None: as the window opens)."""
+
+    theme: str = "light"
+    direction: Direction = "TB"
+    collapse: int | None = None
+    grouping: Grouping = "auto"
+    legend: bool = False
+    highlight: str = ""
+    long_edges: str = "auto"
+    dpi: int = 96
+    layout_budget: float = 5.0
+
+    def check(self) -> DrawOptions:
+        """ValueError naming the first bad option (before a trace spends seconds)."""
+        get_theme(self.theme)
+        check_long_edges(self.long_edges)
+        if self.direction not in get_args(Direction):
+            raise ValueError(f"direction must be TB or LR, got {self.direction!r}")
+        if self.grouping not in GROUPINGS:
+            raise ValueError(f"grouping must be one of {', '.join(GROUPINGS)}, got {self.grouping!r}")
+        if self.collapse is not None and self.collapse < 0:
+            raise ValueError(f"collapse must be 0 or more, got {self.collapse}")
+        if self.dpi <= 0:
+            raise ValueError(f"dpi must be positive, got {self.dpi}")
+        return self
+
+
+def view_of(graph: Graph, grouping: Grouping) -> ScopedGraph:
+    """The view drawn of `graph` under `grouping` (see `DrawOptions`)."""
+    if grouping == "flat":
+        return ScopedGraph(graph, {}, graph)
+    return scoped(graph) if grouping == "scopes" else for_window(graph)
+
+
+def opened(graph: Graph, collapse: int | None) -> frozenset[str]:
+    """The clusters a drawing opens: as the window opens them, or `collapse` levels down."""
+    return first_open(graph) if collapse is None else frozenset(expanded_to_depth(graph, collapse))
+
+
+@dataclass(frozen=True)
+class Drawing:
+    """A laid-out view, ready to write in any format; `notes` are for the person who asked."""
+
+    view: ScopedGraph
+    layout: Layout
+    options: DrawOptions
+    highlight: frozenset[str]
+
+    @property
+    def graph(self) -> Graph:
+        return self.view.graph
+
+    @classmethod
+    def of(cls, view: ScopedGraph, layout: Layout, options: DrawOptions) -> Drawing:
+        """A drawing of `view` placed by `layout`; ValueError when the highlight matches nothing."""
+        marks: frozenset[str] = frozenset()
+        if options.highlight:
+            marks = highlight_paths(view.graph, layout, options.highlight)
+            if not marks:
+                raise ValueError(f"--highlight {options.highlight!r} matches no node of {view.graph.function}")
+        return cls(view, layout, options, marks)
+
+    def notes(self, fmt: str) -> list[str]:
+        """What the person should know about the file written as `fmt`: the layout's notes, and a
+        PNG scaled under its size cap so far that its labels are hard to read, with what fits."""
+        out = list(self.layout.notes)
+        if fmt != "png":
+            return out
+        scale = png_scale(self.layout, self.options.dpi)
+        wanted = self.options.dpi / 96.0
+        if scale < wanted * 0.999:
+            w, h = round(self.layout.width * wanted), round(self.layout.height * wanted)
+            px = labels.FONT_SIZE * scale
+            said = f"the PNG would be {w} x {h} px, over the {PNG_MAX_PX} px cap: scaled to {100 * scale:.0f} %"
+            if px < READABLE_PX:
+                said += f" (labels {px:.1f} px high{', left out' if px < 2 else ''}); draw less to read it: "
+                said += self._fewer()
+            elif self.options.dpi != 96:
+                said += f" (--dpi {self.options.dpi} gives no more pixels than fit)"
+            out.append(said)
+        return out
+
+    def _fewer(self) -> str:
+        depth = self.options.collapse
+        if not self.view.grouped and self.options.grouping == "flat":
+            return "leave out --flat (the grouped view), or --collapse 0"
+        if not self.view.grouped:
+            return "--scopes (grouped by calls), or --collapse 0"
+        return f"--collapse {max(0, (depth if depth is not None else 2) - 1)}, or SVG (no cap)"
+
+    def write(self, path: str, fmt: str | None = None, *, links: dict[str, Any] | None = None, overlay: Overlay | None = None) -> str:
+        """Write the drawing to `path` (the suffix or `fmt` picks the format); returns the format."""
+        o = self.options
+        return export(
+            self.graph,
+            self.layout,
+            path,
+            theme=o.theme,
+            dpi=o.dpi,
+            fmt=fmt,
+            legend=o.legend,
+            highlight=self.highlight,
+            long_edges=o.long_edges,
+            links=links,
+            overlay=overlay,
+        )
+
+
+def draw(graph: Graph, options: DrawOptions, layouts: LayoutClient | None = None) -> Drawing:
+    """Lay out the view of `graph` that `options` asks for (dot runs in the layout process, under
+    its budget: it can hang) and return the drawing."""
+    from jaxscope.runtime.layout_client import LayoutClient
+
+    view = view_of(graph, options.grouping)
+    if layouts is None:
+        with LayoutClient(budget_s=options.layout_budget) as own:
+            layout = own.layout(view.graph, opened(view.graph, options.collapse), direction=options.direction)
+    else:
+        layout = layouts.layout(view.graph, opened(view.graph, options.collapse), direction=options.direction)
+    return Drawing.of(view, layout, options)
