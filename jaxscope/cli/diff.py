@@ -112,7 +112,7 @@ def _draw(output: str, a: TraceResult, b: TraceResult, found: Any, scopes: bool,
 def _holding(status: dict[str, str]) -> set[str]:
     """The groups that hold a difference (``g3:0/g44:0/g50`` is held by ``g3`` and ``g3:0/g44``),
     but not one added or removed whole: that one is a box of its colour."""
-    out = set()
+    out: set[str] = set()
     for path, state in status.items():
         if state == "same":
             continue
