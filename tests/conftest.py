@@ -253,3 +253,16 @@ def merge_tokens(tokens: list[tuple[object, str]]) -> list[tuple[object, str]]:
         elif v:
             out.append((t, v))
     return out
+
+
+CORPUS = pathlib.Path(__file__).resolve().parent / "worker" / "corpus"
+
+
+def run_cli(*args: str, cwd: str | os.PathLike[str] | None = None, timeout: float = 180):
+    """`python -m jaxscope ARGS` in a child, as a user runs it (offscreen Qt, the repository as cwd)."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    where = cwd if cwd is not None else pathlib.Path(__file__).resolve().parents[1]
+    return subprocess.run([sys.executable, "-m", "jaxscope", *args], capture_output=True, text=True, timeout=timeout, cwd=where, env=env)

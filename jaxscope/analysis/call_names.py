@@ -46,7 +46,7 @@ def name_by_attributes(keys: dict[str, Key], top: Body, skip: set[str], method_n
     """Rename, in `keys`, each method call's part by the attribute path of the module it ran on, the
     forward and backward calls alike (their parts below the pass are the same). A call reading no
     parameter, or all of its caller's (``ViT.__call__`` reads the whole model), keeps its name; so
-    do calls two siblings would share a name with."""
+    do the traced function's own calls and calls two siblings would share a name with."""
     params = {
         n.id: module_path(n.label)
         for n in top.nodes
@@ -62,7 +62,8 @@ def name_by_attributes(keys: dict[str, Key], top: Body, skip: set[str], method_n
     renamed: dict[Key, str] = {}
     for path in sorted(reads, key=len):
         base = _NUMBER.sub("", path[-1]).split(": ", 1)[-1]
-        if base not in method_names:
+        if len(path) < 2 or base not in method_names:  # (the step's own calls are its phases: the
+            # optimizer's update reads every parameter and moment, of no one module)
             continue
         own = prefix[path]
         above = next((prefix[path[:d]] for d in range(len(path) - 1, 0, -1) if path[:d] in renamed), own[:1])
@@ -85,6 +86,7 @@ def _common(paths: list[tuple[str, ...]]) -> tuple[str, ...]:
     """The longest path the reads of the most-read argument share (a conv reads the model's kernel
     and bias, and the batch's images: it ran on ``model.patch_embeddings``)."""
     roots: dict[str, int] = defaultdict(int)
+    paths = list(dict.fromkeys(paths))  # each module once: both passes read a conv's images
     for p in paths:
         roots[p[0] if p else ""] += 1
     root = max(roots, key=lambda r: roots[r])

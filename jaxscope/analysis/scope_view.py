@@ -34,7 +34,7 @@ class ScopedGraph:
     graph: Graph
     prefix: dict[str, str]  # top-level node id -> the view path prefix of its group ("g0:0/g2:0/")
     real: Graph
-    twins: dict[str, tuple[str, ...]] = field(default_factory=dict)  # a group ×N -> its N instances' paths
+    twins: dict[str, tuple[str, ...]] = field(default_factory=dict)  # a repeated layer -> its N instances' paths
 
     @property
     def grouped(self) -> bool:
@@ -83,7 +83,7 @@ class ScopedGraph:
 SCOPE, VALUES = GROUP_KINDS  # `SubgraphRef.param` of a module's group ("scope backward" in a pass), of inputs' or outputs'
 GROUPS_FIT = 60  # boxes a model opens with: its modules a level or two down, readable when fitted to the window
 BLOCKS_FIT = 150  # boxes a model with repeated blocks may open with to show them all
-_REPEATED = re.compile(r" ×(\d+)$")  # "encoder.layers[0] ×4": one of 4 identical layers
+_REPEATED = re.compile(r" \((\d+) alike\)$")  # "encoder.layers[2] (4 alike)": one of 4 identical layers
 
 
 def first_open(graph: Graph, fits: int = GROUPS_FIT, blocks_fit: int = BLOCKS_FIT) -> frozenset[str]:
@@ -115,7 +115,7 @@ def first_open(graph: Graph, fits: int = GROUPS_FIT, blocks_fit: int = BLOCKS_FI
 
 
 def _to_blocks(graph: Graph) -> dict[str, Body]:
-    """The module groups that hold a repeated layer (a ×N group) not itself inside one, by path,
+    """The module groups that hold a repeated layer ("block2 (3 alike)") not itself inside one, by path,
     through groups that fit on their own."""
     out: dict[str, Body] = {}
 
@@ -508,7 +508,7 @@ class _Builder:
             if child_key[0] in ("inputs", "outputs") and len(child_key) > 2:
                 title = name
             if len(twins) > 1:
-                title += f" ×{len(twins)}"
+                title += f" ({len(twins)} alike)"  # (not "×4": that reads as called 4 times)
             body_id = f"b{self.next_body}"
             self.next_body += 1
             n_eqns = sum(1 for n in sub_nodes if n.kind == "eqn")

@@ -32,10 +32,10 @@ def test_a_model_opens_to_its_repeated_blocks_and_a_plain_function_as_it_was() -
     groups = _groups(view.graph)
     assert {"Net (forward)", "Net (backward)"} <= set(groups)
     opened = first_open(view.graph)
-    # the way to the blocks, each block a box (×3: identical layers); the backward holds no repeats: shut
+    # the way to the blocks, each block a box (3 alike: identical layers); the backward holds no repeats: shut
     assert opened == {groups["Net (forward)"].id}
     forward = view.graph.bodies[groups["Net (forward)"].subgraphs[0].body]
-    assert sorted(n.label for n in forward.nodes if group_of(n)) == ["block0 ×3", "block1 ×3", "block2 ×3"]
+    assert sorted(n.label for n in forward.nodes if group_of(n)) == ["block0 (3 alike)", "block1 (3 alike)", "block2 (3 alike)"]
     shown_whole = first_open(view.graph, blocks_fit=len(view.graph.top.nodes) + 1)  # they do not fit: a level at a time
     assert {f"{groups['Net (forward)'].id}:0/{n.id}" for n in forward.nodes if group_of(n)} <= shown_whole
 
@@ -98,7 +98,7 @@ def test_calls_of_one_function_from_one_line_are_told_apart_by_its_line_going_ba
     body = view.graph.bodies[loss.subgraphs[0].body]
     blocks = sorted(n.name_stack for n in body.nodes if group_of(n))
     assert blocks == ["loss/block #1", "loss/block #2", "loss/block #3"]
-    assert all(n.label.endswith("×3") for n in body.nodes if group_of(n))  # identical layers
+    assert all(n.label.endswith(" (3 alike)") for n in body.nodes if group_of(n))  # identical layers
 
 
 def test_a_one_line_block_is_split_where_its_first_place_comes_again_and_a_leaf_loop_is_not() -> None:
@@ -184,4 +184,4 @@ def test_identical_layers_have_the_same_shapes_too() -> None:
     graph = Graph("f", {"b0": Body("b0", "f", tuple(nodes), tuple(edges), 6, 6)}, "b0")
     view = scoped(graph)
     titles = sorted(n.subgraphs[0].role for b in view.graph.bodies.values() for n in b.nodes if n.id.startswith("g") and "block" in n.label)
-    assert titles == ["block1", "block2 ×2", "block3 ×2"], titles
+    assert titles == ["block1", "block2 (2 alike)", "block3 (2 alike)"], titles

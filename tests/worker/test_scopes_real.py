@@ -21,23 +21,31 @@ def top() -> list[tuple[str, Node]]:
     return [(n.id, n) for n in graph().top.nodes if n.kind == "eqn"]
 
 
+def _model(view: Graph, pass_: str) -> Node:
+    """The group of the model Deep in a pass: inside the loss of adamw_step that applies it."""
+    (step,) = [n for n in view.top.nodes if n.subgraphs and n.subgraphs[0].role == f"adamw_step ({pass_})"]
+    (loss,) = [n for n in view.bodies[step.subgraphs[0].body].nodes if n.label == "adamw_step.loss_fn"]
+    (deep,) = [n for n in view.bodies[loss.subgraphs[0].body].nodes if n.label == "Deep"]
+    return deep
+
+
 def test_identical_blocks_are_marked_and_a_different_one_is_not() -> None:
-    """block2 and block3 are one layer twice (×2); block1's program differs: its input carries no
+    """block2 and block3 are one layer twice ("(2 alike)"); block1's program differs: its input carries no
     gradient, so its forward has no tangent ops for it and its backward no input cotangent
     (33 + 25 equations against 46 + 47)."""
     from jaxscope.analysis.scope_view import scoped
 
     view = scoped(graph()).graph
-    for role in ("Deep (forward)", "Deep (backward)"):
-        (deep,) = [n for n in view.top.nodes if n.subgraphs and n.subgraphs[0].role == role]
+    for pass_ in ("forward", "backward"):
+        deep = _model(view, pass_)
         blocks = {n.name_stack.rsplit("/", 1)[-1]: n for n in view.bodies[deep.subgraphs[0].body].nodes if n.id.startswith("g")}
         total = view.bodies[blocks["block2"].subgraphs[0].body].total_eqns
-        assert blocks["block2"].label == "block2 ×2" and blocks["block2"].params == (("equations", str(total)),)  # as its box reads
-        assert blocks["block2"].subgraphs[0].role == "block2 ×2" and "identical to block3" in blocks["block2"].detail
-        assert blocks["block3"].subgraphs[0].role == "block3 ×2"
+        assert blocks["block2"].label == "block2 (2 alike)" and blocks["block2"].params == (("equations", str(total)),)  # as its box reads
+        assert blocks["block2"].subgraphs[0].role == "block2 (2 alike)" and "identical to block3" in blocks["block2"].detail
+        assert blocks["block3"].subgraphs[0].role == "block3 (2 alike)"
         assert blocks["block1"].subgraphs[0].role == "block1" and blocks["head"].subgraphs[0].role == "head"
     values = [n.subgraphs[0].role for n in view.top.nodes if n.subgraphs and n.subgraphs[0].role.endswith(("(inputs)", "(outputs)"))]
-    assert len(values) >= 3 and not any("×" in role for role in values)  # groups of inputs are no repeated layers
+    assert len(values) >= 3 and not any(" alike)" in role for role in values)  # groups of inputs are no repeated layers
 
 
 def test_each_backward_dot_pairs_with_the_forward_dot_of_its_scope() -> None:
@@ -64,13 +72,14 @@ def test_the_scoped_view_groups_modules_per_pass_and_keeps_every_equation_findab
     real = graph()
     view = scoped(real)
     groups = {n.subgraphs[0].role: n for n in view.graph.top.nodes if n.id.startswith("g")}
-    assert {"Deep (forward)", "Deep (backward)"} <= set(groups)
+    assert not {"Deep (forward)", "Deep (backward)"} & set(groups)  # the model inside the loss that applies it
     # outside every module, by the calls it came through: adamw_step, then optax's own
     update = view.graph.bodies[groups["adamw_step"].subgraphs[0].body]
     assert any(n.label.startswith("optax: ") for n in update.nodes if n.id.startswith("g"))
     assert {"adamw_step (forward)", "adamw_step (backward)"} <= set(groups)  # the loss, both passes
-    forward = view.graph.bodies[groups["Deep (forward)"].subgraphs[0].body]
-    assert {n.name_stack for n in forward.nodes if n.id.startswith("g")} == {"Deep/block1", "Deep/block2", "Deep/block3", "Deep/head"}
+    forward = view.graph.bodies[_model(view.graph, "forward").subgraphs[0].body]
+    at = "adamw_step/adamw_step.loss_fn/Deep/"  # a group's scope: the calls down to it, then its modules
+    assert {n.name_stack for n in forward.nodes if n.id.startswith("g")} == {at + b for b in ("block1", "block2", "block3", "head")}
     for path, node in equations(real):  # every equation, at its view path, is itself
         assert resolve(view.graph, view.to_view(path))[1] is node, path
         assert view.to_real(view.to_view(path)) == path
@@ -128,7 +137,7 @@ def test_calls_of_one_function_from_one_line_are_layers_of_their_own(tmp_path) -
         sizes = [int(blocks[f"loss/block #{k}"].params[0][1]) for k in range(1, 5)]
         # the same block each time, but the first: its input carries no gradient (fewer tangents, no input cotangent)
         assert sizes[1] == sizes[2] == sizes[3] and 0 < sizes[0] < sizes[1], sizes
-        assert blocks["loss/block #2"].label == "block #2 ×3" and blocks["loss/block #1"].label == "block #1"
+        assert blocks["loss/block #2"].label == "block #2 (3 alike)" and blocks["loss/block #1"].label == "block #1"
     # each call's equations are that call's: block #k's forward tanh feeds block #k+1's
     by_group: dict[str, set[str]] = {}
     for p, n in equations(view.graph):

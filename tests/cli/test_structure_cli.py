@@ -1,0 +1,63 @@
+"""Issue 49: the structure of real models, drawn by `jaxscope export` with no options as the window
+opens them: an nnx ViT step under `@nnx.jit`, an equinox stack scanned under `jax.checkpoint`, a
+linen `nn.scan` + `nn.remat` transformer (corpus files written as their libraries' docs write them)."""
+
+from __future__ import annotations
+
+import re
+import xml.dom.minidom
+
+import jaxscope
+from tests.conftest import CORPUS, run_cli
+
+WRAPPER = re.compile(r"with_extra_args_support|(^|[ .])_[^_]")  # a library's internal wrapper named as a group
+
+
+def _boxes(svg: str) -> dict[str, str]:
+    """Drawn path -> its box's title, for every node and cluster of an exported SVG."""
+    doc = xml.dom.minidom.parseString(svg)
+    out = {}
+    for g in doc.getElementsByTagName("g"):
+        titles = g.getElementsByTagName("title")
+        if g.getAttribute("data-path") and titles and titles[0].firstChild is not None:
+            out[g.getAttribute("data-path")] = titles[0].firstChild.data.split("\n")[0].split("  (")[0].strip()
+    return out
+
+
+def test_an_nnx_vit_step_exported_with_no_options_draws_its_encoder_blocks_in_both_passes(tmp_path) -> None:
+    out = tmp_path / "vit.svg"
+    done = run_cli("export", f"{CORPUS / 'nnx_vit.py'}::train_step", "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    svg = out.read_text(encoding="utf-8")
+    assert svg.count('class="node ') <= 150
+    boxes = _boxes(svg)
+    titles = set(boxes.values())
+    forward = next(p for p, t in boxes.items() if t == "train_step.loss_fn (forward)")
+    backward = next(p for p, t in boxes.items() if t == "train_step.loss_fn (backward)")
+    for k in range(4):  # every block a box, named by its attribute path, inside each pass
+        named = [p for p, t in boxes.items() if t == f"encoder.layers[{k}] (4 alike)"]
+        assert {p.split(":")[0] for p in named} == {forward.split(":")[0], backward.split(":")[0]}, (k, named)
+    assert "flax: Optimizer.update" in titles and "flax: MultiMetric.update" in titles
+    assert not [t for t in titles if WRAPPER.search(t)]
+
+
+def test_equinox_modules_sit_under_their_caller_named_by_attribute() -> None:
+    image = jaxscope.graph(f"{CORPUS / 'eqx_scan.py'}::train_step")
+    view = image.graph
+    top = {n.label: n for n in view.top.nodes}
+    assert not [t for t in top if t.startswith("eqx.nn.")]  # equinox's class-tag scopes are no top-level groups
+    forward = view.bodies[top["train_step.loss_fn (forward)"].subgraphs[0].body]
+    model = next(n for n in forward.nodes if n.label == "Model.__call__")
+    inside = {n.label for n in view.bodies[model.subgraphs[0].body].nodes}
+    assert {"embed", "head", "scan"} <= inside  # eqx.nn.Linear calls named by their attribute, the scan beside them
+    assert not [t for t in top if WRAPPER.search(t)]
+
+
+def test_a_linen_model_is_a_group_inside_the_loss_that_applies_it() -> None:
+    image = jaxscope.graph(f"{CORPUS / 'linen_scan.py'}::train_step")
+    view = image.graph
+    top = {n.label: n for n in view.top.nodes}
+    assert "Transformer (forward)" not in top and "Transformer (backward)" not in top
+    for pass_ in ("forward", "backward"):
+        loss = view.bodies[top[f"train_step.loss_fn ({pass_})"].subgraphs[0].body]
+        assert "Transformer" in {n.label for n in loss.nodes}
