@@ -16,6 +16,8 @@ from typing import TypeVar
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QMainWindow
 
+from jaxscope.qt.app.dock_fit import DockFit
+
 T = TypeVar("T")
 
 
@@ -100,7 +102,9 @@ def default_sizes(window: QMainWindow, docks: dict[str, QDockWidget]) -> None:
     width = max(window.width(), 800)
     window.resizeDocks([docks["inputs"], docks["source"]], [300, 580], Qt.Orientation.Vertical)
     window.resizeDocks([docks["source"], docks["jaxpr"]], [max(260, width // 5), max(240, width * 9 // 50)], Qt.Orientation.Horizontal)
-    window.resizeDocks([docks["problems"]], [120], Qt.Orientation.Vertical)
+    fit = window.findChild(DockFit)
+    if fit is not None:
+        fit.apply_defaults()  # a narrow window: Source and IR share a column; the empty bottom folds
 
 
 def save(window: QMainWindow, settings: QSettings) -> None:

@@ -6,14 +6,7 @@ import os
 
 from PySide6.QtCore import QSettings, Qt, QTimer, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
-from PySide6.QtWidgets import (
-    QApplication,
-    QDockWidget,
-    QMainWindow,
-    QStackedWidget,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QStackedWidget, QVBoxLayout, QWidget
 
 from jaxscope.about import EXAMPLES_DIR
 from jaxscope.analysis.flow_marks import LineMark
@@ -24,6 +17,7 @@ from jaxscope.ir.hlo_links import IrLinks
 from jaxscope.qt.app import dialogs, prefs
 from jaxscope.qt.app import theme as themes
 from jaxscope.qt.app.controller import Controller
+from jaxscope.qt.app.dock_fit import DockFit
 from jaxscope.qt.app.document import Document
 from jaxscope.qt.app.export_job import ExportJobs
 from jaxscope.qt.app.file_watch import FileWatch
@@ -131,8 +125,9 @@ class MainWindow(QMainWindow):
         # scrolled: its options form would otherwise set the height of the whole bottom dock area
         self._dock("run", "Run: jit vs eager", scrolled(self.run_panel), Qt.DockWidgetArea.BottomDockWidgetArea, tab_with="problems")
         self.cost_panel = CostPanel()
-        self._dock("cost", "Cost", self.cost_panel, Qt.DockWidgetArea.BottomDockWidgetArea, tab_with="problems")
+        self._dock("cost", "Cost", scrolled(self.cost_panel), Qt.DockWidgetArea.BottomDockWidgetArea, tab_with="problems")
         self.docks["problems"].raise_()
+        self.dock_fit = DockFit(self, self.docks, self.problems)  # docks as big as what they show
 
         self.structure = ModelStructure(self)
         self.status = StatusLine(self.statusBar())

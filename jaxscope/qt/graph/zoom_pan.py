@@ -17,6 +17,7 @@ from jaxscope.qt.graph.batch_item import TEXT_LOD
 
 MAX_SCALE = 4.0
 FIT_MAX_SCALE = 1.25  # fit_all never blows a small graph up beyond this
+READABLE = 0.6  # a first view's least scale: 11 px labels drawn 6.6 px tall
 FIT_PADDING = 16  # viewport px around the drawing after fit_all
 ZOOM_STEP = 1.25
 
@@ -94,16 +95,17 @@ class ZoomPanView(QGraphicsView):
         self._fit_rect(self.content_rect(), FIT_MAX_SCALE)
 
     def fit_readable(self) -> None:
-        """A new graph's first view: the whole drawing when its text can be read so; a tall, narrow
-        one (a model's passes one under another) too small to read whole, its full width from its top
-        at a readable scale (the overview map shows the rest). Kept through resizes as `fit_all` is."""
+        """A new graph's first view: the whole drawing when its labels can be read so (`READABLE`);
+        else its top at the scale that fits its width, or at a readable one when even that is too
+        small (a train step's passes side by side): the overview map shows the rest, and Fit Graph
+        the whole. Kept through resizes as `fit_all` is."""
         if not self.has_content():
             return
         c, vp = self.content_rect(), self.viewport().rect()
-        wide = min((vp.width() - 2 * FIT_PADDING) / max(c.width(), 1.0), 1.0)
-        if fit_scale(vp.width(), vp.height(), c, FIT_MAX_SCALE) >= TEXT_LOD or wide < TEXT_LOD:
+        if fit_scale(vp.width(), vp.height(), c, FIT_MAX_SCALE) >= READABLE:
             self.fit_all()
             return
+        wide = max(min((vp.width() - 2 * FIT_PADDING) / max(c.width(), 1.0), 1.0), READABLE)
         self._auto_fit, self._fit_readable = True, True
         self.set_scale(wide)
         self.centerOn(QPointF(c.center().x(), c.top() + (vp.height() / 2 - FIT_PADDING) / wide))

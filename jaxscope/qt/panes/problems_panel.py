@@ -25,6 +25,7 @@ class ProblemsPanel(QWidget):
     """The error text, "Show line" / "make static" / "Restart Worker" buttons, and a crash's stderr tail."""
 
     restart_requested = Signal()
+    shown = Signal(bool)  # a problem is shown (True) or the pane says "No problems." (False)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -63,3 +64,4 @@ class ProblemsPanel(QWidget):
         self.output.setPlainText(tail or "(the worker wrote nothing to stderr)")
         self.output.setVisible(crashed)
         self.restart.setVisible(crash_looping(info))
+        self.shown.emit(bool(text))

@@ -1,0 +1,60 @@
+"""Graph first at every window size: the docks take the room their content needs, no more.
+
+The bottom tab group (Problems, Diagnostics, Log, Node, Run, Cost) folds to its title and tab bar
+while what it shows is an empty Problems pane ("No problems." in 200 px was a fifth of a 1280 x 800
+window), and opens to a working height when a problem arrives or the user picks another tab. On a
+window narrower than `NARROW_PX`, the IR dock is tabbed with the Source dock in one wider column, so
+neither cuts its lines at 30 columns and the graph keeps the rest.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtWidgets import QDockWidget, QMainWindow
+
+from jaxscope.qt.panes.problems_panel import ProblemsPanel
+
+NARROW_PX = 1800  # below this window width, Source and IR share one column as tabs (each ~60 columns)
+OPEN_PX = 200  # the bottom docks' height when they show something
+BOTTOM = ("problems", "diagnostics", "log", "node", "run", "cost")
+
+
+class DockFit(QObject):
+    """Sizes the docks of `window` by what they show (see the module docstring)."""
+
+    def __init__(self, window: QMainWindow, docks: dict[str, QDockWidget], problems: ProblemsPanel) -> None:
+        super().__init__(window)
+        self.window, self.docks, self.problems = window, docks, problems
+        self.has_problem = False
+        problems.shown.connect(self._problem)
+        for name in BOTTOM:
+            docks[name].visibilityChanged.connect(self._shown)
+
+    def apply_defaults(self) -> None:
+        """The first layout of a window without saved state: one column for code on a narrow one."""
+        if self.window.width() < NARROW_PX:
+            self.window.tabifyDockWidget(self.docks["source"], self.docks["jaxpr"])
+            self.docks["source"].raise_()
+            width = max(380, self.window.width() * 3 // 10)
+            self.window.resizeDocks([self.docks["source"]], [width], Qt.Orientation.Horizontal)
+        self.fit()
+
+    def _shown(self, visible: bool) -> None:
+        if visible:  # a tab of the bottom group was raised
+            self._later()
+
+    def _problem(self, shown: bool) -> None:
+        self.has_problem = shown
+        self._later()
+
+    def _later(self) -> None:
+        QTimer.singleShot(0, self, self.fit)  # after the tab switch or the text settles
+
+    def fit(self) -> None:
+        """Fold the bottom group to its tab bar while it shows an empty Problems pane; else open it."""
+        problems = self.docks["problems"]
+        if problems.isFloating() or self.window.dockWidgetArea(problems) != Qt.DockWidgetArea.BottomDockWidgetArea:
+            return  # the user placed it: theirs
+        empty = not problems.visibleRegion().isEmpty() and not self.has_problem
+        height = problems.minimumSizeHint().height() if empty else max(OPEN_PX, problems.height())
+        self.window.resizeDocks([problems], [height], Qt.Orientation.Vertical)
