@@ -290,25 +290,34 @@ def _body_total(graph: Graph, body_id: str, depth: int, gone: set[str]) -> Cost:
     return out
 
 
-def by_key(found: list[CostRow], key: str, depth: int = 0) -> dict[str, Cost]:
-    """Costs summed by `key_of` each row's equation."""
+def by_key(found: list[CostRow], key: str, depth: int = 0, graph: Graph | None = None) -> dict[str, Cost]:
+    """Costs summed by `key_of` each row's equation; by "scope" named as the grouped view names
+    its groups (`scope_view.module_keys` of `graph`'s top level) when `graph` is given."""
+    keys = None
+    if key == "scope" and graph is not None:
+        from jaxscope.analysis.scope_view import module_keys
+
+        keys = module_keys(graph.top)[0]
     out: dict[str, Cost] = {}
     for row in found:
-        name = key_of(row.node, key, depth)
+        name = key_of(row.node, key, depth, keys.get(row.path.split("/")[0].split(":")[0]) if keys is not None else None)
         out[name] = out.get(name, Cost()) + row.cost
     return out
 
 
-def key_of(node: Node, key: str, depth: int = 0) -> str:
+def key_of(node: Node, key: str, depth: int = 0, parts: tuple[str, ...] | None = None) -> str:
     """An equation's row: "line" its user file:line, "scope" its module path (or the calls it came
-    through where there are no scopes) and pass, its first `depth` parts when given, else its primitive."""
+    through where there are no scopes) and pass, its first `depth` parts when given, else its
+    primitive. `parts`: its group key when known (`module_keys`), else read from the node alone."""
     from jaxscope.analysis.scope_view import group_key
 
     if key == "line":
         return _where(node.source)
     if key == "scope":
-        parts, _ = group_key(node)
-        path = "/".join(parts[1 : 1 + depth] if depth else parts[1:]) or "(top level)"
+        if parts is None:
+            parts, _ = group_key(node)
+        inner = parts[2:] if len(parts) > 1 and parts[1] == parts[0] else parts[1:]  # (a pass's own group)
+        path = "/".join(inner[:depth] if depth else inner) or "(top level)"
         return f"{path} · {parts[0]}" if parts and parts[0] != "program" else path
     return _base(node.label)
 

@@ -348,10 +348,10 @@ def _shared(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
     return a[:n]
 
 
-def scoped(graph: Graph, min_groups: int = 2) -> ScopedGraph:
-    """The view of `graph` with its top level grouped by `group_key`; the graph itself when fewer
-    than `min_groups` top-level groups would be made (a plain function: nothing to show)."""
-    top = graph.top
+def module_keys(top: Body) -> tuple[dict[str, Key], set[str]]:
+    """Where each top-level equation goes (`group_key`, calls told apart, named by the modules they
+    ran on, placed under their callers), and which went by a scope: the groups of `scoped`, and the
+    rows of ``jaxscope cost --by scope``, so both name a module alike."""
     keys, by_scope = {}, set()
     for n in top.nodes:
         if n.kind == "eqn":
@@ -361,9 +361,6 @@ def scoped(graph: Graph, min_groups: int = 2) -> ScopedGraph:
     _split_calls([n for n in top.nodes if n.kind == "eqn" and n.id not in by_scope and keys[n.id]], keys, top.edges)
     name_by_attributes(keys, top, by_scope, methods(n for n in top.nodes if n.kind == "eqn"))
     dissolve_singles(keys, by_scope)
-    firsts = {k[:2] for k in keys.values() if k}
-    if len(firsts) < min_groups:
-        return ScopedGraph(graph, {}, graph)
     placed = _under_callers(top, keys, by_scope)
     heads: dict[str, set[str]] = defaultdict(set)  # pass -> its top modules
     for node_id in by_scope - placed:
@@ -373,6 +370,16 @@ def scoped(graph: Graph, min_groups: int = 2) -> ScopedGraph:
         if len(heads[k[0]]) > 1:
             keys[node_id] = (k[0], k[0], *k[1:])
     _hoisted(top, keys, by_scope)
+    return keys, by_scope
+
+
+def scoped(graph: Graph, min_groups: int = 2) -> ScopedGraph:
+    """The view of `graph` with its top level grouped by `module_keys`; the graph itself when fewer
+    than `min_groups` top-level groups would be made (a plain function: nothing to show)."""
+    top = graph.top
+    keys, _ = module_keys(top)
+    if len({k[:3] if k[1] == k[0] else k[:2] for k in keys.values() if len(k) > 1}) < min_groups:  # (a pass's group: its modules)
+        return ScopedGraph(graph, {}, graph)
     owner_of = {}  # literal id -> the equation it feeds
     for e in top.edges:
         if e.src in keys or "." not in e.src:

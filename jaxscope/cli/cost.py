@@ -59,7 +59,7 @@ def run(opts: argparse.Namespace) -> int:
 
         found, unclaimed, compiled = compiled_rows(found, xla.text, hlo_marks.from_wire(xla.exact))
         total = costs.Cost(compiled.total.flops, compiled.total.transcendentals, model.bytes)
-    table = _table(found, opts, xla)
+    table = _table(found, opts, xla, graph)
     seconds: dict[str, float] = {}
     seen = 0.0
     if opts.time and xla is not None and xla.exact is not None:
@@ -68,7 +68,7 @@ def run(opts: argparse.Namespace) -> int:
 
         per_path, seen = op_seconds(xla.text, xla.op_times, hlo_marks.from_wire(xla.exact))
         clocked = [costs.CostRow(r.path, r.node, costs.Cost(per_path.get(r.path, 0.0)), 1.0, r.note) for r in found]
-        seconds = {k: c.flops for k, c in _table(clocked, opts, xla, xla.op_times).items()}
+        seconds = {k: c.flops for k, c in _table(clocked, opts, xla, graph, xla.op_times).items()}
     if unclaimed is not None and opts.by != "fusion" and (unclaimed.flops or unclaimed.transcendentals):
         table["(XLA's own instructions: no equation made them)"] = unclaimed
     rows = sorted(table.items(), key=lambda kv: (-seconds.get(kv[0], 0.0), -(kv[1].flops + kv[1].transcendentals), -kv[1].bytes, kv[0]))
@@ -100,7 +100,7 @@ def run(opts: argparse.Namespace) -> int:
     for name, c in shown:
         share = 100.0 * (c.flops + c.transcendentals) / grand
         timed = f"  {1e3 * seconds.get(name, 0.0):>13.3f}" if opts.time else ""
-        lines.append(f"{name[:width]:<{width}}  {_n(c.flops):>10}  {_n(c.transcendentals):>9}  {_n(c.bytes):>10}  {share:5.1f}%{timed}")
+        lines.append(f"{elided(name, width):<{width}}  {_n(c.flops):>10}  {_n(c.transcendentals):>9}  {_n(c.bytes):>10}  {share:5.1f}%{timed}")
     if len(shown) < len(rows):
         lines.append(f"... {len(rows) - len(shown)} more rows (--top 0 for all)")
     lines += [
@@ -140,8 +140,8 @@ def _compiled(opts: argparse.Namespace, profile: int) -> HloResult:
     return lower(opts, "compiled", profile)
 
 
-def _table(found: list[CostRow], opts: argparse.Namespace, xla: HloResult | None, op_times: dict[str, float] | None = None
-           ) -> dict[str, Cost]:
+def _table(found: list[CostRow], opts: argparse.Namespace, xla: HloResult | None, graph: Graph,
+           op_times: dict[str, float] | None = None) -> dict[str, Cost]:
     """The rows of the --by asked for (with `op_times`, a fusion's measured seconds in `flops`)."""
     from jaxscope.analysis import cost as costs
 
@@ -150,7 +150,7 @@ def _table(found: list[CostRow], opts: argparse.Namespace, xla: HloResult | None
         return _by_fusion(found, xla, op_times)
     if opts.by == "equation":
         return {f"{r.path} {r.node.label}" + (f" ×{r.runs:g}" if r.runs != 1 else ""): r.cost for r in found}
-    return costs.by_key(found, opts.by, opts.depth)
+    return costs.by_key(found, opts.by, opts.depth, graph)
 
 
 def _time_line(xla: HloResult, seen: float) -> str:
@@ -207,6 +207,15 @@ def _alive(graph: Graph, alive: list[tuple[tuple[str, int], int]]) -> str:
         parts.append(f"{n.label if n is not None else node_id}{f'[{port}]' if port else ''} {size} B")
     more = f" and {len(alive) - 5} more" if len(alive) > 5 else ""
     return ", ".join(parts) + more if parts else "nothing"
+
+
+def elided(text: str, width: int) -> str:
+    """`text` in at most `width` characters, its middle left out (``adamw_step/optax: chain/…/
+    tree_update_moment``): a scope's head and its last call both say which row it is."""
+    if len(text) <= width:
+        return text
+    head = (width - 1) // 2
+    return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
 
 
 def _alive_by(graph: Graph, alive: list[tuple[tuple[str, int], int]], key: str) -> str:

@@ -37,12 +37,12 @@ def _number(text: str, label: str) -> float:
 @pytest.mark.same_jax
 def test_cost_by_scope_has_each_block_and_adds_up_to_xla() -> None:
     lowered, compiled, args = _xla()
-    run = jaxscope("cost", f"{MODELS}::deep_step", "--by", "scope", "--depth", "2", "--top", "0")
+    run = jaxscope("cost", f"{MODELS}::deep_step", "--by", "scope", "--depth", "4", "--top", "0")
     assert run.returncode == 0, run.stderr
     out = run.stdout
     for block in ("block1", "block2", "block3"):
         for pass_ in ("forward", "backward"):
-            assert re.search(rf"^Deep/{block} · {pass_}\s+\S", out, re.M), (block, pass_, out)
+            assert re.search(rf"^adamw_step/adamw_step.loss_fn/Deep/{block} · {pass_}\s+\S", out, re.M), (block, pass_, out)
     flops = _number(out, "total flops")
     assert abs(flops - compiled["flops"]) <= 0.01 * compiled["flops"]  # per compiled instruction, as XLA counts
     assert _number(out, "total transcendentals") == compiled["transcendentals"]
