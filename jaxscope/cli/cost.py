@@ -100,7 +100,8 @@ def run(opts: argparse.Namespace) -> int:
     for name, c in shown:
         share = 100.0 * (c.flops + c.transcendentals) / grand
         timed = f"  {1e3 * seconds.get(name, 0.0):>13.3f}" if opts.time else ""
-        lines.append(f"{elided(name, width):<{width}}  {_n(c.flops):>10}  {_n(c.transcendentals):>9}  {_n(c.bytes):>10}  {share:5.1f}%{timed}")
+        figures = f"{_n(c.flops):>10}  {_n(c.transcendentals):>9}  {_n(c.bytes):>10}  {share:5.1f}%{timed}"
+        lines.append(f"{elided(name, width):<{width}}  {figures}")
     if len(shown) < len(rows):
         lines.append(f"... {len(rows) - len(shown)} more rows (--top 0 for all)")
     lines += [

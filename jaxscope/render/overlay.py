@@ -58,11 +58,13 @@ class Overlay:
                    tuple((name, colours[name]) for name in names))
 
     def position(self, value: float) -> float:
-        """0..1 along the scale (log: costs span orders of magnitude)."""
+        """0..1 along the scale: log, as costs span orders of magnitude, then squared, so the lower
+        half of the decades stays pale (an argmax over 8 values beside a 36M-FLOP matmul read orange
+        on the plain log scale) and the colour goes to what costs most."""
         low, high = self._range
         if high <= low:
             return 1.0
-        return (math.log(value) - math.log(low)) / (math.log(high) - math.log(low))
+        return ((math.log(value) - math.log(low)) / (math.log(high) - math.log(low))) ** 2
 
 
 def ramp(t: float) -> str:

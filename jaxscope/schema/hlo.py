@@ -50,6 +50,8 @@ class HloResult:
         for key, label in (("flops", "flops"), ("transcendentals", "transcendentals"), ("bytes accessed", "bytes accessed")):
             if key in self.cost:
                 parts.append(f"{label} {_num(self.cost[key])}")
+        if parts:  # not the Cost pane's per-primitive count: XLA's, of this text (fused, simplified)
+            parts[0] = f"XLA's count: {parts[0]}"
         for key, label in (("argument_size_in_bytes", "args"), ("output_size_in_bytes", "out"), ("temp_size_in_bytes", "temp"),
                            ("generated_code_size_in_bytes", "code")):
             if key in self.memory:

@@ -13,7 +13,7 @@ from jaxscope.schema.graph import Body, Edge, Graph, Node
 
 def test_values_go_on_a_log_scale_and_owners_hold_their_parts() -> None:
     o = Overlay("flops", {"a": 10.0, "b": 1000.0, "c": 0.0})
-    assert (o.low, o.high) == (10.0, 1000.0) and abs(o.position(100.0) - 0.5) < 1e-9
+    assert (o.low, o.high) == (10.0, 1000.0) and abs(o.position(100.0) - 0.25) < 1e-9  # half the decades: a quarter of the colour
     assert o.colour("a") == RAMP[0] and o.colour("b") == RAMP[-1] and o.colour("c") == ZERO and o.colour("x") is None
     assert ramp(0.5) not in (RAMP[0], RAMP[-1])
     assert with_owners({"g0:0/e1": 2.0, "g0:0/e5:0/e2": 3.0}) == {"g0:0/e1": 2.0, "g0:0/e5:0/e2": 3.0, "g0": 5.0, "g0:0/e5": 3.0}

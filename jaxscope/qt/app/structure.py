@@ -220,8 +220,9 @@ class ModelCost(QObject):
         dear = sorted((r for r in found if r.runs), key=lambda r: -(r.cost.flops + r.cost.transcendentals))[:30]
         top = [(r.path, r.node.label, r.cost.flops + r.cost.transcendentals, r.cost.bytes,
                 f"{r.node.source.file.rsplit('/', 1)[-1]}:{r.node.source.line}" if r.node.source else "") for r in dear]
-        totals = (f"{human(total.flops)} FLOPs, {human(total.transcendentals)} transcendentals, {human(total.bytes)}B read and "
-                  f"written (every equation unfused; per primitive — `jaxscope cost` has the compiled program's). Peak "
+        totals = (f"jaxscope's count, per primitive of the jaxpr, every equation unfused: {human(total.flops)} FLOPs, "
+                  f"{human(total.transcendentals)} transcendentals, {human(total.bytes)}B read and written (XLA's count of "
+                  f"the compiled program, fused and simplified, heads the Compiled tab; `jaxscope cost` sets them side by side). Peak "
                   f"{human(float(live.peak))}B in use, arguments {human(float(live.start))}B; residuals: {len(live.residuals)} "
                   f"values, {human(float(live.residual_bytes))}B.")
         self.host.cost_panel.show_cost(CostView(totals, live.in_use, live.peak_at, top))
