@@ -297,7 +297,7 @@ def by_key(found: list[CostRow], key: str, depth: int = 0, graph: Graph | None =
     if key == "scope" and graph is not None:
         from jaxscope.analysis.scope_view import module_keys
 
-        keys = module_keys(graph.top)[0]
+        keys = module_keys(graph.top, graph.function)[0]
     out: dict[str, Cost] = {}
     for row in found:
         name = key_of(row.node, key, depth, keys.get(row.path.split("/")[0].split(":")[0]) if keys is not None else None)

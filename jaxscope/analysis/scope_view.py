@@ -159,7 +159,7 @@ _MODULE = re.compile(r"^[\w.\[\]#:-]+$")  # a module's or a named scope's name; 
 _CLASS_TAG = re.compile(r"^\w+(\.\w+)+$")
 
 
-def group_key(node: Node) -> tuple[Key, bool]:
+def group_key(node: Node, detached: bool = False) -> tuple[Key, bool]:
     """Where an equation goes, and whether by a scope: its pass and module path; outside every
     scope, its pass and the calls it came through below the traced function, down to the user's
     function that emitted it (``loss / block / layernorm``), or to the library function that called
@@ -169,15 +169,16 @@ def group_key(node: Node) -> tuple[Key, bool]:
     parts = [p for p in scope.parts if _MODULE.match(p) and not _CLASS_TAG.match(p)]
     if parts:
         return (scope.pass_ or "program", *parts), True
-    calls = [name for name, _ in _calls(node)]
+    calls = [name for name, _ in _calls(node, 0 if detached else 1)]
     return ((scope.pass_ or "program", *calls) if calls else ()), False
 
 
-def _calls(node: Node) -> list[tuple[str, int]]:
-    """The calls below the traced function an equation came through, each with its frame's index."""
+def _calls(node: Node, start: int = 1) -> list[tuple[str, int]]:
+    """The calls below the traced function an equation came through, each with its frame's index
+    (`start` 0: a detached equation's, whose outermost frame is a call of its own: `_detached`)."""
     calls: list[tuple[str, int]] = []
     library, last = "", ""
-    for i, f in enumerate(node.frames[1:], 1):
+    for i, f in enumerate(node.frames[start:], start):
         name = _library_call(f.function) if f.library else _function(f.function)
         if f.library and (name.startswith("_") or name == last or name in WRAPPERS):
             continue  # a library's private wrapper or helper, or the same call again: folded into its caller
@@ -209,7 +210,7 @@ class _Call:
     members: set[str] = field(default_factory=set)
 
 
-def _split_calls(eqns: list[Node], keys: dict[str, Key], edges: tuple[Edge, ...]) -> None:
+def _split_calls(eqns: list[Node], keys: dict[str, Key], edges: tuple[Edge, ...], detached: frozenset[str] = frozenset()) -> None:
     """Tell apart the calls of one function from one line (`for p in blocks: x = block(p, x)`):
     their equations have the same frames, so one call's end is seen where the called function's
     line goes back (forward in a backward pass, whose equations come in reverse), or where its
@@ -232,7 +233,7 @@ def _split_calls(eqns: list[Node], keys: dict[str, Key], edges: tuple[Edge, ...]
         path: tuple[str, ...] = (key[0],)
         # a recurring first place starts a new call at the deepest level it is seen at: the loop's
         # (the levels above see it too, as their calls hold the loop)
-        at_frame = [i for _, i in _calls(n)]
+        at_frame = [i for _, i in _calls(n, 0 if n.id in detached else 1)]
         places = [(n.label, *((f.line, f.col) for f in n.frames[i:])) for i in at_frame]
         again = -1
         for d, name in enumerate(key[1:]):
@@ -249,7 +250,7 @@ def _split_calls(eqns: list[Node], keys: dict[str, Key], edges: tuple[Edge, ...]
             path = (*path[:-1], f"{name}\0{call.number}")
         path = (key[0],)
         for d, name in enumerate(key[1:]):
-            caller, own, at = n.frames[at_frame[d] - 1].line, n.frames[at_frame[d]].line, places[d]
+            caller, own, at = n.frames[max(at_frame[d] - 1, 0)].line if at_frame[d] else 0, n.frames[at_frame[d]].line, places[d]
             site = (*path, name)
             call = calls.get(site)
             if call is None or call.caller != caller or (own > call.line if backward else own < call.line) or d == again:
@@ -281,40 +282,60 @@ def _function(qualname: str) -> str:
     return qualname.replace(".<locals>", "")
 
 
-def _traced(top: Body) -> str:
-    """The traced function's name as the frames give it: the outermost frame of most equations."""
+def _traced(top: Body, function: str = "") -> str:
+    """The traced function's name as the frames give it: `function`'s (its last part) where an
+    equation's outermost frame is it, else the outermost frame of most equations."""
     firsts: dict[str, int] = defaultdict(int)
     for n in top.nodes:
         if n.kind == "eqn" and n.frames:
             firsts[n.frames[0].function] += 1
-    return max(firsts, key=lambda f: firsts[f]) if firsts else ""
+    tail = function.rsplit(".", 1)[-1]
+    named = [f for f in firsts if tail and (f == function or f.rsplit(".", 1)[-1] == tail)]
+    return max(named or firsts, key=lambda f: firsts[f]) if firsts else ""
 
 
-def _hoisted(top: Body, keys: dict[str, Key], by_scope: set[str]) -> None:
-    """Equations JAX moved out of a loop or a remat body to the top level (a LayerNorm's constants
-    out of a checkpointed `scan`) carry the body's frames, not the traced function's: each goes
-    where the equation that reads it goes, never into a group of its own."""
-    traced = _traced(top)
+def detached_ids(top: Body, traced: str) -> frozenset[str]:
+    """Equations whose frames do not start at the traced function: JAX traced their function
+    apart (a `jax.checkpoint`'d layer: its forward equations carry the layer's frames alone) or
+    moved them out of a loop's body (a LayerNorm's constants out of a `scan`)."""
+    return frozenset(n.id for n in top.nodes if n.kind == "eqn" and n.frames and n.frames[0].function != traced)
+
+
+LOOPS = frozenset({"scan", "while"})
+
+
+def _detached(top: Body, keys: dict[str, Key], by_scope: set[str], detached: frozenset[str]) -> None:
+    """Place each detached equation where what reads it is: out of a loop, inside the loop's group
+    (never a group of its own); a checkpointed layer, as a call of its own under its reader's
+    caller (``loss / layer #2``, its forward beside the loss that reads it)."""
     readers: dict[str, list[str]] = defaultdict(list)
     for e in top.edges:
         readers[e.src].append(e.dst)
-    for n in reversed(top.nodes):  # readers first: a chain of hoisted equations follows its last
-        if n.kind != "eqn" or not n.frames or n.frames[0].function == traced:
+    label = {n.id: n.label for n in top.nodes}
+    base: dict[str, Key] = {}  # a detached equation -> the key its own calls hang under
+    for n in reversed(top.nodes):  # readers first: a chain of them follows its last
+        if n.id not in detached:
             continue
         reader = next((r for r in readers[n.id] if r in keys), None)
-        if reader is not None:
-            keys[n.id] = keys[reader]
+        if reader is None:
+            continue
+        under = base.get(reader, keys[reader])
+        if label[reader] in LOOPS or not keys[n.id] or reader in by_scope or n.id in by_scope:
+            keys[n.id] = under if reader not in base else (*under, *keys[reader][len(under) :])
             (by_scope.add if reader in by_scope else by_scope.discard)(n.id)
+            continue
+        base[n.id] = under
+        keys[n.id] = (*under, *keys[n.id][1:])
 
 
-def _under_callers(top: Body, keys: dict[str, Key], by_scope: set[str]) -> set[str]:
+def _under_callers(top: Body, keys: dict[str, Key], by_scope: set[str], function: str) -> set[str]:
     """Put each scoped module under the call that made it: a linen model applied in `loss_fn` is a
     group inside loss_fn's, not its sibling. Its caller is the calls all of its equations came
     through (less the module's own method, ``Transformer.__call__`` for scope ``Transformer``), named
     as the calls' own groups are; returns the equations so placed."""
-    traced = _traced(top)
+    traced = _traced(top, function)
     raw = {n.id: tuple(name for name, _ in _calls(n)) for n in top.nodes if n.kind == "eqn" and n.frames[:1]
-           and n.frames[0].function == traced}  # (not the equations hoisted out of a loop: `_hoisted`)
+           and n.frames[0].function == traced}  # (not the detached equations: `_detached`)
     common: dict[tuple[str, str], tuple[str, ...]] = {}
     for node_id in by_scope & raw.keys():
         k = keys[node_id]
@@ -348,20 +369,22 @@ def _shared(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
     return a[:n]
 
 
-def module_keys(top: Body) -> tuple[dict[str, Key], set[str]]:
+def module_keys(top: Body, function: str = "") -> tuple[dict[str, Key], set[str]]:
     """Where each top-level equation goes (`group_key`, calls told apart, named by the modules they
     ran on, placed under their callers), and which went by a scope: the groups of `scoped`, and the
     rows of ``jaxscope cost --by scope``, so both name a module alike."""
     keys, by_scope = {}, set()
+    detached = detached_ids(top, _traced(top, function))
     for n in top.nodes:
         if n.kind == "eqn":
-            keys[n.id], scoped_here = group_key(n)
+            keys[n.id], scoped_here = group_key(n, n.id in detached)
             if scoped_here:
                 by_scope.add(n.id)
-    _split_calls([n for n in top.nodes if n.kind == "eqn" and n.id not in by_scope and keys[n.id]], keys, top.edges)
+    eqns = [n for n in top.nodes if n.kind == "eqn" and n.id not in by_scope and keys[n.id]]
+    _split_calls(eqns, keys, top.edges, detached)
     name_by_attributes(keys, top, by_scope, methods(n for n in top.nodes if n.kind == "eqn"))
     dissolve_singles(keys, by_scope)
-    placed = _under_callers(top, keys, by_scope)
+    placed = _under_callers(top, keys, by_scope, function)
     heads: dict[str, set[str]] = defaultdict(set)  # pass -> its top modules
     for node_id in by_scope - placed:
         heads[keys[node_id][0]].add(keys[node_id][1])
@@ -369,7 +392,7 @@ def module_keys(top: Body) -> tuple[dict[str, Key], set[str]]:
         k = keys[node_id]
         if len(heads[k[0]]) > 1:
             keys[node_id] = (k[0], k[0], *k[1:])
-    _hoisted(top, keys, by_scope)
+    _detached(top, keys, by_scope, detached)
     return keys, by_scope
 
 
@@ -377,7 +400,7 @@ def scoped(graph: Graph, min_groups: int = 2) -> ScopedGraph:
     """The view of `graph` with its top level grouped by `module_keys`; the graph itself when fewer
     than `min_groups` top-level groups would be made (a plain function: nothing to show)."""
     top = graph.top
-    keys, _ = module_keys(top)
+    keys, _ = module_keys(top, graph.function)
     if len({k[:3] if k[1] == k[0] else k[:2] for k in keys.values() if len(k) > 1}) < min_groups:  # (a pass's group: its modules)
         return ScopedGraph(graph, {}, graph)
     owner_of = {}  # literal id -> the equation it feeds

@@ -145,3 +145,39 @@ def test_calls_of_one_function_from_one_line_are_layers_of_their_own(tmp_path) -
             by_group.setdefault(p.rsplit("/", 1)[0], set()).add(p)
     assert sorted(len(v) for v in by_group.values()) == [1] * 4  # one tanh per forward call
     assert sum(1 for _ in equations(real)) == sum(1 for p, n in equations(view.graph) if not n.id.startswith("g"))
+
+
+CHECKPOINTED = '''
+import jax
+import jax.numpy as jnp
+
+
+def layer(w, x):
+    return jnp.tanh(x @ w)
+
+
+def f(ws, x):
+    def loss(ws):
+        h = x
+        for w in ws:
+            h = jax.checkpoint(layer, policy=jax.checkpoint_policies.dots_saveable)(w, h)
+        return jnp.sum(h ** 2)
+
+    return jax.grad(loss)(ws)
+'''
+
+
+def test_checkpointed_layers_are_calls_inside_the_loss_that_makes_them(tmp_path) -> None:
+    """Issue 49: under `jax.checkpoint` a layer's forward equations carry the layer's frames alone
+    (JAX traced it apart): they were drawn loose beside the loss. Each call is a group of its own
+    inside the loss's forward group, the three alike."""
+    from jaxscope.analysis.scope_view import scoped
+
+    path = tmp_path / "checkpointed.py"
+    path.write_text(CHECKPOINTED, encoding="utf-8")
+    real = run_trace(TraceRequest(FunctionRef("f", str(path)), args="[f32[8,8], f32[8,8], f32[8,8]], f32[4,8]"), lambda p: None).graph
+    view = scoped(real).graph
+    top = {n.label: n for n in view.top.nodes if n.id.startswith("g")}
+    assert not [t for t in top if t.startswith("layer")]  # none beside the loss
+    forward = view.bodies[top["f.loss (forward)"].subgraphs[0].body]
+    assert sorted(n.label for n in forward.nodes if n.id.startswith("g")) == [f"layer #{k} (3 alike)" for k in (1, 2, 3)]
