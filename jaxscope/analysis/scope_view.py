@@ -273,6 +273,15 @@ def _split_calls(eqns: list[Node], keys: dict[str, Key], edges: tuple[Edge, ...]
         keys[node_id] = tuple(named)
 
 
+def _chain(key: Key, nodes: list[Node]) -> str:
+    """A call's group says the whole way its equations came, the wrappers its name folds in too
+    (``; calls: train_step → _check_grads_wrapper → Optimizer.update → …``); "" for a scope's."""
+    first = next((n for n in nodes if n.kind == "eqn" and n.frames and not is_group(n.id)), None)
+    if first is None or key[0] in ("inputs", "outputs") or read_scope(first.name_stack).parts:
+        return ""
+    return "; calls: " + " → ".join(_function(f.function).rsplit(".<lambda>", 1)[0] for f in first.frames)
+
+
 def _count(n: int, what: str) -> str:
     return f"{n} {what}{'s' if n != 1 else ''}"
 
@@ -553,6 +562,7 @@ class _Builder:
             if len(twins) > 1:
                 others = [t for t in twins if t != name]
                 what += f"; identical to {', '.join(others)}" if len(others) <= 4 else f"; one of {len(twins)} identical layers"
+            what += _chain(child_key, sub_nodes)
             values = child_key[0] in ("inputs", "outputs")
             kind = VALUES if values else f"{SCOPE} {child_key[0]}" if child_key[0] in ("forward", "backward") else SCOPE
             count = ("values", str(len(outs if child_key[0] == "inputs" else ins))) if values else ("equations", str(total))

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from jaxscope.analysis.body_names import named_bodies
 from jaxscope.schema.codec import maker
 from jaxscope.schema.graph import Body, Edge, Graph, Node, SubgraphRef
 from jaxscope.worker import jax_compat as jc
@@ -32,7 +33,7 @@ def build_graph(
     """Walk `closed` (a ClosedJaxpr) into a Graph whose root body is "b0"."""
     builder = _Builder(const_names or {})
     root = builder.body(closed.jaxpr, list(closed.consts), function, arg_names, result_paths)
-    return at_call_sites(Graph(function=function, bodies=builder.finish(), root=root))
+    return named_bodies(at_call_sites(Graph(function=function, bodies=builder.finish(), root=root)))
 
 
 def at_call_sites(graph: Graph) -> Graph:

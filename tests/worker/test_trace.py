@@ -47,7 +47,7 @@ def line_of(text: str) -> int:
         ("uses_cond", "f32[3], f32[3]", {"cond", "mul", "sub"}, ["cond branch 0 (false)", "cond branch 1 (true)"]),
         ("uses_switch", "i32[], f32[3]", {"cond", "sin", "cos", "tanh"}, ["switch branch 0", "switch branch 1", "switch branch 2"]),
         ("uses_while", "f32[3]", {"while", "lt", "mul"}, ["while body", "while cond"]),
-        ("uses_scan", "f32[5,3]", {"scan", "add", "mul"}, ["scan body (length 5)"]),
+        ("uses_scan", "f32[5,3]", {"scan", "add", "mul"}, ["scan of body (length 5)"]),
         ("uses_fori_static", "f32[3]", {"scan", "sin"}, ["scan body (length 5)"]),
         ("uses_nested_jit", "f32[3]", {"jit", "exp"}, ["jit(_inner)", "jit(_inner)"]),
         ("uses_custom_jvp", "f32[3]", {"custom_jvp_call", "log1p"}, ["custom_jvp"]),
@@ -72,8 +72,8 @@ def test_loop_bodies_name_their_consts_carry_and_slices():
     graph = trace("uses_scan", "f32[5,3]").graph
     (scan,) = [n for n in graph.top.nodes if n.label == "scan"]
     body = graph.bodies[scan.subgraphs[0].body]
-    assert body.title == "scan body (length 5)"
-    assert [n.label for n in body.nodes if n.kind == "input"] == ["carry", "x"]
+    assert body.title == "scan of body (length 5)"  # named by the function scanned
+    assert [n.label for n in body.nodes if n.kind == "input"] == ["carry", "x: xs"]  # a slice of the argument xs
     assert [n.label for n in body.nodes if n.kind == "output"] == ["carry", "y"]
     graph = trace("uses_while", "f32[3]").graph
     (loop,) = [n for n in graph.top.nodes if n.label == "while"]

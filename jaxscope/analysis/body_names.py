@@ -1,0 +1,106 @@
+"""Sub-graphs named by the function they run: ``scan of layer (length 6)`` for the body of a scan
+over layers, ``checkpoint of layer`` for a remat region, and a loop body's inputs by the values
+they are fed: ``x0: model.blocks.up.weight`` (a slice of a stacked parameter), not ``x0``.
+
+A body's equations carry the frames they were traced from; the function they share below the
+frames of the equation that owns the body is the one the user handed to `lax.scan` or
+`jax.checkpoint` (``Model.__call__.<locals>.layer`` -> ``layer``; linen's ``nn.scan`` of a
+block -> ``Block.__call__``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from jaxscope.schema.graph import Body, Graph, Node, SourceLoc
+
+NAMED = {"scan": "scan", "while": "while", "remat2": "checkpoint", "checkpoint": "checkpoint"}
+
+
+def named_bodies(graph: Graph) -> Graph:
+    """`graph` with its loops' and checkpoints' bodies named (see the module docstring); twice, so
+    a backward scan whose body is one checkpoint is named by the checkpoint's function."""
+    return _named(_named(graph))
+
+
+def _named(graph: Graph) -> Graph:
+    bodies = dict(graph.bodies)
+    changed = False
+    for body in graph.bodies.values():
+        labels = {n.id: n.label for n in body.nodes if n.kind == "input"}
+        for node in body.nodes:
+            kind = NAMED.get(node.label)
+            if kind is None or not node.subgraphs:
+                continue
+            fed = {e.dst_port: labels[e.src] for e in body.edges if e.dst == node.id and e.src in labels}
+            refs = []
+            for ref in node.subgraphs:
+                inner = bodies[ref.body]
+                fn = _function(node, inner) or _checkpointed(inner)
+                role = _role(ref.role, kind, fn)
+                renamed = _inputs(inner, fed) if kind == "scan" else inner  # (a while's operands are not its bodies' inputs in order)
+                if role != ref.role or renamed is not inner:
+                    bodies[ref.body] = replace(renamed, title=role)
+                    changed = True
+                refs.append(replace(ref, role=role))
+            if tuple(refs) != node.subgraphs:
+                bodies[body.id] = _with_node(bodies[body.id], replace(node, subgraphs=tuple(refs)))
+    return Graph(graph.function, bodies, graph.root) if changed else graph
+
+
+def _role(role: str, kind: str, fn: str) -> str:
+    """``scan body (length 6)`` -> ``scan of layer (length 6)``; ``checkpoint`` -> ``checkpoint of layer``."""
+    if not fn or fn.startswith("<"):  # (a lambda's name says nothing)
+        return role
+    if kind == "scan" and role.startswith("scan body"):
+        return role.replace("scan body", f"scan of {fn}", 1)
+    if kind == "while" and role == "while body":
+        return f"while body of {fn}"
+    return f"{role} of {fn}" if role == kind else role
+
+
+def _function(owner: Node, body: Body) -> str:
+    """The user's function a body runs: the first user frame all its equations share below the
+    owner's own frames; "" when they share none."""
+    stacks = [n.frames for n in body.nodes if n.kind == "eqn" and n.frames]
+    if not stacks:
+        return ""
+    shared = list(stacks[0])
+    for frames in stacks[1:]:
+        n = 0
+        while n < min(len(shared), len(frames)) and _same(shared[n], frames[n]):
+            n += 1
+        del shared[n:]
+    k = 0
+    while k < min(len(shared), len(owner.frames)) and _same(shared[k], owner.frames[k]):
+        k += 1
+    return next((_short(f.function) for f in shared[k:] if not f.library), "")
+
+
+def _checkpointed(body: Body) -> str:
+    """The function of the one checkpoint a body runs (a backward scan's body), else ""."""
+    roles = {r.role for n in body.nodes for r in n.subgraphs}
+    named = [r.removeprefix("checkpoint of ") for r in roles if r.startswith("checkpoint of ")]
+    return named[0] if len(named) == 1 else ""
+
+
+def _same(a: SourceLoc, b: SourceLoc) -> bool:
+    return (a.function, a.file) == (b.function, b.file)
+
+
+def _short(qualname: str) -> str:
+    """``Model.__call__.<locals>.layer`` -> ``layer``; ``Block.__call__`` as it is."""
+    return qualname.rsplit(".<locals>.", 1)[-1]
+
+
+def _inputs(body: Body, fed: dict[int, str]) -> Body:
+    """A loop body's inputs named also by the outer values they are fed (by operand position)."""
+    ins = [n for n in body.nodes if n.kind == "input"]
+    names = {n.id: f"{n.label}: {fed[k]}" for k, n in enumerate(ins) if k in fed and fed[k] != n.label and ": " not in n.label}
+    if not names:
+        return body
+    return replace(body, nodes=tuple(replace(n, label=names[n.id]) if n.id in names else n for n in body.nodes))
+
+
+def _with_node(body: Body, node: Node) -> Body:
+    return replace(body, nodes=tuple(node if n.id == node.id else n for n in body.nodes))
