@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, replace
 
-from jaxscope.analysis.scope_view import ScopedGraph
+from jaxscope.analysis.scope_view import ScopedGraph, module_keys
 from jaxscope.analysis.trace_diff import GraphDiff
 from jaxscope.schema.graph import Body, Edge, Graph, Node, SubgraphRef, owner_chain, resolve
 
@@ -140,7 +140,7 @@ def report(a: Graph, b: Graph, d: GraphDiff, names: tuple[str, str] = ("A", "B")
     scope and source line (each equation with `every`), the changed ones, then the summary line."""
     na = {p: resolve(a, p)[1] for p in (*d.removed, *(c.a for c in d.changed))}
     nb = {p: resolve(b, p)[1] for p in (*d.added, *(c.b for c in d.changed))}
-    lines = [f"A: {names[0]} ({a.top.total_eqns} equations)", f"B: {names[1]} ({b.top.total_eqns} equations)"]
+    lines = [f"A (before): {names[0]} ({a.top.total_eqns} equations)", f"B (now): {names[1]} ({b.top.total_eqns} equations)"]
     if d.inputs:
         lines += ["", "arguments:", *(f"  {line}" for line in d.inputs)]
     for title, mark, graph, paths, nodes in (("removed (in A only)", "-", a, d.removed, na), ("added (in B only)", "+", b, d.added, nb)):
@@ -151,19 +151,47 @@ def report(a: Graph, b: Graph, d: GraphDiff, names: tuple[str, str] = ("A", "B")
             lines += [f"  {mark} {p:<10} {_eqn(nodes[p], _where(graph, p))}" for p in paths]
             continue
         groups: dict[tuple[str, str], list[Node]] = {}
+        keys = module_keys(graph.top, graph.function)[0]
         for p in paths:
-            groups.setdefault((nodes[p].name_stack, _where(graph, p)), []).append(nodes[p])
+            groups.setdefault((_module(keys, p, nodes[p]), _where(graph, p)), []).append(nodes[p])
         for (scope, where), group in groups.items():
             kinds = Counter(n.label for n in group)
             listed = ", ".join(f"{k} ×{v}" if v > 1 else k for k, v in kinds.most_common(6)) + (", …" if len(kinds) > 6 else "")
             lines.append(f"  {mark} {len(group):>4}  {scope or '(top)'}  {where}  {listed}")
     if d.changed:
         lines += ["", f"changed: {len(d.changed)} equation{'s' if len(d.changed) != 1 else ''}"]
-        for c in d.changed:
-            node = nb[c.b]
-            lines.append(f"  ~ {c.a} → {c.b}  {node.label}  {node.name_stack or '(top)'}  {_where(b, c.b)}: {'; '.join(c.what)}")
+        if every:
+            for c in d.changed:
+                node = nb[c.b]
+                lines.append(f"  ~ {c.a} → {c.b}  {node.label}  {node.name_stack or '(top)'}  {_where(b, c.b)}: {'; '.join(c.what)}")
+        else:
+            lines += _changed_by_module(b, d, nb)
     lines += ["", d.summary()]
     return lines
+
+
+def _changed_by_module(b: Graph, d: GraphDiff, nodes: dict[str, Node]) -> list[str]:
+    """The changed equations a row per module and primitive, biggest first, with what changed in
+    the first and how many others: an optimizer's update of every leaf is one row per transform
+    (146 rows of optax broadcasts buried the one change that mattered, a scan's length)."""
+    keys = module_keys(b.top, b.function)[0]
+    rows: dict[tuple[str, str], list[str]] = {}
+    for c in d.changed:
+        rows.setdefault((_module(keys, c.b, nodes[c.b]), nodes[c.b].label), []).append("; ".join(c.what))
+    out = []
+    for (where, label), whats in sorted(rows.items(), key=lambda kv: -len(kv[1])):
+        others = len(set(whats)) - 1
+        more = f" (and {others} other change{'s' if others != 1 else ''})" if others else ""
+        out.append(f"  ~ {len(whats):>4}  {where}  {label}: {whats[0]}{more}")
+    return out
+
+
+def _module(keys: dict[str, tuple[str, ...]], path: str, node: Node) -> str:
+    """The module (and pass) an equation belongs to, named as the grouped view and `cost` name it."""
+    from jaxscope.analysis.cost import key_of
+
+    top = path.removeprefix(REMOVED).split("/")[0].split(":")[0]
+    return key_of(node, "scope", 0, keys[top]) if top in keys else node.name_stack or "(top)"
 
 
 def _where(graph: Graph, path: str) -> str:

@@ -108,7 +108,7 @@ def test_equations_of_a_library_jit_are_reported_at_the_line_that_called_it() ->
     d = diff(a, b)
     assert set(d.added) == {"e1", "e2", "e1:0/e0", "e1:0/e1", "e1:0/e2"}
     grouped = report(a, b, d)
-    assert "  +    5  (top)  mlp.py:19  jit, mul, reduce_sum, sqrt, div" in grouped
+    assert "  +    5  (top level)  mlp.py:19  jit, mul, reduce_sum, sqrt, div" in grouped
     every = [line for line in report(a, b, d, every=True) if line.startswith("  + e1:0/")]
     assert len(every) == 3 and all(line.endswith("mlp.py:19") for line in every)
 

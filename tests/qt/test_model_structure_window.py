@@ -18,6 +18,16 @@ def _drawn_groups(w) -> dict[str, str]:
     return {n.id: n.label for n in w.doc.shown.top.nodes if group_of(n) is not None}
 
 
+def _model(w, pass_: str) -> str:
+    """The drawn path of the model Deep's group in a pass: step / loss / Deep."""
+    path, body = "", w.doc.shown.top
+    for label in (f"adamw_step ({pass_})", "adamw_step.loss_fn", "Deep"):
+        node = next(n for n in body.nodes if n.label == label)
+        path, body = f"{path}{node.id}", w.doc.shown.bodies[node.subgraphs[0].body]
+        path += ":0/" if label != "Deep" else ""
+    return path
+
+
 def _relaid(qtbot, w, start) -> None:
     before = w.doc.layout
     start()
@@ -29,11 +39,10 @@ def test_a_train_step_opens_as_its_modules_and_a_group_stands_for_its_equations(
     open_and_wait(qtbot, w, f"{MODELS}::deep_step")
     assert w.doc.view is not None and w.doc.view.grouped and w.doc.shown is not w.doc.graph
     groups = _drawn_groups(w)
-    assert {"Deep (forward)", "Deep (backward)", "params (inputs)"} <= set(groups.values())
-    # opened at the level that fits: the top modules' blocks are boxes, not hundreds of equations
+    assert {"adamw_step (forward)", "adamw_step (backward)", "params (inputs)"} <= set(groups.values())
+    # opened to the model's blocks (the model inside the loss that applies it): boxes, not hundreds of equations
     assert len(w.doc.layout.nodes) < 120 < w.doc.graph.top.total_eqns
-    forward = next(p for p, label in groups.items() if label == "Deep (forward)")
-    backward = next(p for p, label in groups.items() if label == "Deep (backward)")
+    forward, backward = _model(w, "forward"), _model(w, "backward")
     assert forward in w.doc.expanded and backward in w.doc.expanded
     # the backward pass is drawn apart: its clusters are tinted
     model = w.graph.model

@@ -61,7 +61,7 @@ class CompareWindow(QWidget):
     def __init__(self, a: Graph, b: Graph, found: GraphDiff, names: tuple[str, str], layouts: LayoutClient,
                  theme: str = "light", parent: QWidget | None = None) -> None:
         super().__init__(parent, Qt.WindowType.Window)
-        self.setWindowTitle(f"Compare — A: {names[0]}  ·  B: {names[1]}")
+        self.setWindowTitle(f"Compare — A (before): {names[0]}  ·  B (now): {names[1]}")
         self.diff, self.layouts, self.theme = found, layouts, theme
         self.a = _Side(a, found.status_a(), scoped=True)
         self.b = _Side(b, found.status_b(), scoped=True)
@@ -70,7 +70,7 @@ class CompareWindow(QWidget):
         self.overlay.fills = {p: COLOURS[s] for p, s in both.status.items()}
         self._syncing = False
 
-        self.summary = QLabel(f"<b>{found.summary()}</b> &nbsp; A: {names[0]} &nbsp;·&nbsp; B: {names[1]}")
+        self.summary = QLabel(f"<b>{found.summary()}</b> &nbsp; A (before): {names[0]} &nbsp;·&nbsp; B (now): {names[1]}")
         self.summary.setObjectName("compareSummary")
         self.mode = QComboBox()
         self.mode.addItems(MODES)
