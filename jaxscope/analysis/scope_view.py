@@ -115,13 +115,15 @@ def first_open(graph: Graph, fits: int = GROUPS_FIT, blocks_fit: int = BLOCKS_FI
 
 
 def _to_blocks(graph: Graph) -> dict[str, Body]:
-    """The module groups that hold a repeated layer ("block2 (3 alike)") not itself inside one, by path,
-    through groups that fit on their own."""
+    """The module groups that hold a repeated layer ("block2 (3 alike)", or a `scan` over layers)
+    not itself inside one, by path, through groups that fit on their own."""
     out: dict[str, Body] = {}
 
     def walk(body: Body, prefix: str, above: list[tuple[str, Body]]) -> None:
         for n in body.nodes:
             group = group_of(n)
+            if n.label == "scan" and n.subgraphs and above:  # a scan over layers: its stack of blocks
+                out.update(above)
             if group is None or group[0] != SCOPE:
                 continue
             inner = graph.bodies[n.subgraphs[0].body]
