@@ -69,7 +69,8 @@ def diff(a: Graph, b: Graph) -> GraphDiff:
     wa, wb = _Walk(a), _Walk(b)
     pa, pb = [p for p, _ in wa.eqns], [p for p, _ in wb.eqns]
     na, nb = wa.nodes, wb.nodes
-    strict = ([_key(p, n, na) for p, n in wa.eqns], [_key(p, n, nb) for p, n in wb.eqns])
+    ma, mb = _modules(a), _modules(b)
+    strict = ([_key(p, n, na, module=ma) for p, n in wa.eqns], [_key(p, n, nb, module=mb) for p, n in wb.eqns])
     loose = ([_key(p, n, na, loose=True) for p, n in wa.eqns], [_key(p, n, nb, loose=True) for p, n in wb.eqns])
     shaped = ([(*k, n.avals) for k, (_, n) in zip(strict[0], wa.eqns, strict=True)],
               [(*k, n.avals) for k, (_, n) in zip(strict[1], wb.eqns, strict=True)])
@@ -309,7 +310,16 @@ def _increasing(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return out[::-1]
 
 
-def _key(path: str, node: Node, nodes: dict[str, Node], loose: bool = False) -> tuple[str, ...]:
+def _modules(graph: Graph) -> dict[str, str]:
+    """Each top-level equation's module as the grouped view names it (``encoder.layers[4]/attn``,
+    read from the parameters an nnx or equinox call uses): the backward of a block added at the end
+    pairs with nothing, not with the block before it."""
+    from jaxscope.analysis.scope_view import module_keys
+
+    return {node_id: "/".join(key) for node_id, key in module_keys(graph.top, graph.function)[0].items()}
+
+
+def _key(path: str, node: Node, nodes: dict[str, Node], loose: bool = False, module: dict[str, str] | None = None) -> tuple[str, ...]:
     """What an equation is and where it sits, with nothing that an edit elsewhere moves."""
     owners = []
     parts = path.split("/")
@@ -321,7 +331,8 @@ def _key(path: str, node: Node, nodes: dict[str, Node], loose: bool = False) -> 
     if loose:
         return (where, node.label)
     function = node.source.function if node.source is not None else ""
-    return (where, node.label, node.name_stack, function, str(len(node.in_avals)))
+    group = module.get(parts[0].split(":")[0], "") if module is not None else ""
+    return (where, node.label, node.name_stack, group, function, str(len(node.in_avals)))
 
 
 def _differences(x: Node, y: Node, loose: bool) -> list[str]:

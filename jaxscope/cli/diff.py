@@ -98,7 +98,7 @@ def _draw(output: str, a: TraceResult, b: TraceResult, found: Any, scopes: bool,
     status = shown_status(both.status, view)
     # a jit or scan with a change inside is drawn open; in a grouped view, every group holding a
     # difference, so the deepest groups that differ are boxes (a layer added whole: one green box per pass)
-    owners = _owners_of(graph, {p for p, s in status.items() if s == "changed"}) if view is None else _holding(status)
+    owners = _owners_of(graph, {p for p, s in status.items() if s == "changed"}) if view is None else _holding(graph, status)
     overlay = Overlay.categories("diff", status, COLOURS, caption=found.summary())
     with LayoutClient() as layouts:
         layout = layouts.layout(graph, (first_open(graph) | owners) if depth is None else expanded_to_depth(graph, depth))
@@ -109,9 +109,13 @@ def _draw(output: str, a: TraceResult, b: TraceResult, found: Any, scopes: bool,
     print(f"wrote {output} ({fmt}: {both.graph.top.total_eqns} equations of A and B, {len(layout.nodes)} nodes drawn)", file=sys.stderr)
 
 
-def _holding(status: dict[str, str]) -> set[str]:
+def _holding(graph: Any, status: dict[str, str]) -> set[str]:
     """The groups that hold a difference (``g3:0/g44:0/g50`` is held by ``g3`` and ``g3:0/g44``),
-    but not one added or removed whole: that one is a box of its colour."""
+    but not one added or removed whole (a box of its colour), nor one of more boxes than fit
+    (an optimizer's update of every leaf: a box coloured "changed")."""
+    from jaxscope.analysis.scope_view import GROUPS_FIT
+    from jaxscope.schema.graph import resolve
+
     out: set[str] = set()
     for path, state in status.items():
         if state == "same":
@@ -119,7 +123,13 @@ def _holding(status: dict[str, str]) -> set[str]:
         parts = path.split("/")
         held = ("/".join(parts[:k])[: -len(":0")] for k in range(1, len(parts)) if parts[k - 1].endswith(":0"))
         out.update(g for g in held if status.get(g) not in ("added", "removed"))
-    return out
+    fits = set()
+    for g in sorted(out, key=len):  # a group opens when it fits and what holds it is open
+        owner = g.rsplit(":0/", 1)[0] if ":0/" in g else ""
+        node = resolve(graph, g)[1]
+        if (not owner or owner in fits) and len(graph.bodies[node.subgraphs[0].body].nodes) <= GROUPS_FIT:
+            fits.add(g)
+    return fits
 
 
 def _owners_of(graph: Any, paths: set[str]) -> set[str]:

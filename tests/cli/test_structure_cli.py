@@ -61,3 +61,20 @@ def test_a_linen_model_is_a_group_inside_the_loss_that_applies_it() -> None:
     for pass_ in ("forward", "backward"):
         loss = view.bodies[top[f"train_step.loss_fn ({pass_})"].subgraphs[0].body]
         assert "Transformer" in {n.label for n in loss.nodes}
+
+
+def test_an_nnx_block_added_at_the_end_is_one_added_layer_in_each_pass(tmp_path) -> None:
+    """Issue 49.4: the diff pairs equations by the module they ran on (nnx: the parameters' path),
+    so the backward of a fifth encoder block pairs with nothing (it paired with block 4's, and
+    block 4's with block 3's…: 311 "changed" rows for one added layer)."""
+    before = (CORPUS / "nnx_vit.py").read_text(encoding="utf-8")
+    (tmp_path / "a.py").write_text(before, encoding="utf-8")
+    (tmp_path / "b.py").write_text(before.replace("num_layers=4", "num_layers=5"), encoding="utf-8")
+    found = run_cli("diff", "a.py::train_step", "b.py::train_step", cwd=tmp_path)
+    assert found.returncode == 1, found.stderr
+    summary = dict(part.split() for part in found.stdout.rstrip().splitlines()[-1].split(", "))
+    assert summary["removed"] == "0" and int(summary["changed"]) <= 20, summary
+    added = [line for line in found.stdout.split("added (in B only)")[1].split("\n\n")[0].splitlines()[1:]]
+    model = [line for line in added if "ViT.__call__" in line]
+    assert model and all("encoder.layers[4]" in line for line in model), model  # the fifth block, nothing else of the model
+    assert any("· forward" in line for line in model) and any("· backward" in line for line in model)
