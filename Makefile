@@ -28,6 +28,7 @@ test-jax: $(STAMP)
 
 check: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
 # one SVG per tutorial (its JAXSCOPE_MAIN function, with its own inputs), light and dark

@@ -81,7 +81,7 @@ def main() -> int:
             buf = io.StringIO()
             pstats.Stats(prof, stream=buf).sort_stats("tottime").print_stats(opts.top)
             text = buf.getvalue()
-            body = text[text.find("   ncalls"):] if "   ncalls" in text else text
+            body = text[text.find("   ncalls") :] if "   ncalls" in text else text
             print("\n".join("   " + ln for ln in body.strip().splitlines()))
         return out
 
@@ -97,8 +97,10 @@ def main() -> int:
         t = time.perf_counter()
         json.loads(one)
         longest = max(longest, time.perf_counter() - t)
-    print(f"   reply: {len(line) / 1e6:.1f} MB in {len(lines)} lines; longest json.loads of one line "
-          f"(one GIL hold in the client's reader thread): {longest:.3f} s")
+    print(
+        f"   reply: {len(line) / 1e6:.1f} MB in {len(lines)} lines; longest json.loads of one line "
+        f"(one GIL hold in the client's reader thread): {longest:.3f} s"
+    )
     stage("decode", lambda: result_from_jsonable(protocol.read(io.BytesIO(line))["result"]))
     expanded = stage("auto_expanded", lambda: auto_expanded(graph))
     text = stage("graph_dumps", lambda: dumps(graph))

@@ -34,8 +34,19 @@ def summarize(rec: dict[str, Any]) -> dict[str, Any]:
     gui = rec.get("gui") or {}
     runs = gui.get("runs") or []
     s: dict[str, Any] = {"reps": len(runs)}
-    for key in ("total_s", "worker_trace_s", "worker_graph_s", "worker_other_s", "transfer_s", "auto_expanded_s", "layout_s", "scene_s",
-                "paint_s", "jaxpr_after_s", "jaxpr_print_s"):
+    for key in (
+        "total_s",
+        "worker_trace_s",
+        "worker_graph_s",
+        "worker_other_s",
+        "transfer_s",
+        "auto_expanded_s",
+        "layout_s",
+        "scene_s",
+        "paint_s",
+        "jaxpr_after_s",
+        "jaxpr_print_s",
+    ):
         s[key] = _median([r.get(key) for r in runs])
     if runs:
         last = runs[-1]
@@ -153,8 +164,15 @@ def structure_targets(res: dict[str, Any]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
 
     def add(what: str, value: float | None, limit: float, shown: str) -> None:
-        out.append({"id": "T8", "what": what, "value": shown, "limit": f"≤ {limit:.2f}" if limit < 1000 else f"≤ {limit:.0f} MB",
-                    "verdict": _verdict(None if value is None else value <= limit)})
+        out.append(
+            {
+                "id": "T8",
+                "what": what,
+                "value": shown,
+                "limit": f"≤ {limit:.2f}" if limit < 1000 else f"≤ {limit:.0f} MB",
+                "verdict": _verdict(None if value is None else value <= limit),
+            }
+        )
 
     gui, bare = res.get("gui") or {}, (res.get("bare") or {}).get("median_s")
     runs = gui.get("runs") or []
@@ -169,13 +187,23 @@ def structure_targets(res: dict[str, Any]) -> list[dict[str, Any]]:
         add(what, worst, EXPAND_MS, f"{worst:.0f} ms")
     analysis = (res.get("cost") or {}).get("analysis_s")
     if analysis is not None and bare:
-        out.append({"id": "T9", "what": f"cost figures of {res['workload']} (every equation's cost, total, liveness) vs make_jaxpr",
-                    "value": f"{analysis:.2f} s = {100 * analysis / bare:.0f} %", "limit": f"≤ {100 * COST_SHARE:.0f} %",
-                    "verdict": _verdict(analysis <= COST_SHARE * bare)})
+        out.append(
+            {
+                "id": "T9",
+                "what": f"cost figures of {res['workload']} (every equation's cost, total, liveness) vs make_jaxpr",
+                "value": f"{analysis:.2f} s = {100 * analysis / bare:.0f} %",
+                "limit": f"≤ {100 * COST_SHARE:.0f} %",
+                "verdict": _verdict(analysis <= COST_SHARE * bare),
+            }
+        )
     big = res.get("big") or {}
     if big.get("gui_peak_mb") is not None:
-        add(f"GUI peak memory opening {big.get('workload', 'the 200k program')} collapsed", big["gui_peak_mb"], BIG_OPEN_MB,
-            f"{big['gui_peak_mb']:.0f} MB")
+        add(
+            f"GUI peak memory opening {big.get('workload', 'the 200k program')} collapsed",
+            big["gui_peak_mb"],
+            BIG_OPEN_MB,
+            f"{big['gui_peak_mb']:.0f} MB",
+        )
     return out
 
 
@@ -211,15 +239,19 @@ def jpviz_text(jp: dict[str, Any], eqns: int | None) -> str:
     if not jp:
         return "not run"
     if "missing" in jp:
-        return ("not installed: jpviz 0.1.7 (PyPI) pins jax<0.5 and pydot<2, so installing it would downgrade JAX; "
-                "measured with --jpviz-path (benchmarks/README.md) it draws 1 node for any function on jax 0.10")
+        return (
+            "not installed: jpviz 0.1.7 (PyPI) pins jax<0.5 and pydot<2, so installing it would downgrade JAX; "
+            "measured with --jpviz-path (benchmarks/README.md) it draws 1 node for any function on jax 0.10"
+        )
     if "timeout_s" in jp:
         return f"> {jp['timeout_s']:.0f} s, killed"
     if "error" in jp:
         return f"jpviz {jp.get('version', '?')} fails on this JAX: {jp['error']}"
     total = f" of {eqns:,} equations" if eqns else ""
-    return (f"jpviz {jp.get('version', '?')}: {jp['total_s']:.2f} s, draws {jp['nodes']} node(s){total}"
-            " — useless on this JAX (written for jax<0.5)")
+    return (
+        f"jpviz {jp.get('version', '?')}: {jp['total_s']:.2f} s, draws {jp['nodes']} node(s){total}"
+        " — useless on this JAX (written for jax<0.5)"
+    )
 
 
 def table(rec: dict[str, Any]) -> str:
@@ -254,8 +286,13 @@ def table(rec: dict[str, Any]) -> str:
     rows.append(("GUI loop lateness, trace+layout", f"max {_ms(s.get('loop_max_ms'))}",
                  f"p99 {_ms(s.get('loop_p99_ms'))}; trace part max {_ms(s.get('loop_trace_max_ms'))}, "
                  f"layout part max {_ms(s.get('loop_layout_max_ms'))}"))  # fmt: skip
-    rows.append(("GUI loop lateness incl. scene build", f"max {_ms(s.get('loop_with_scene_max_ms'))}",
-                 f"p99 {_ms(s.get('loop_with_scene_p99_ms'))}"))
+    rows.append(
+        (
+            "GUI loop lateness incl. scene build",
+            f"max {_ms(s.get('loop_with_scene_max_ms'))}",
+            f"p99 {_ms(s.get('loop_with_scene_p99_ms'))}",
+        )
+    )
     svg = gui.get("svg") or {}
     blocked = (svg.get("loop") or {}).get("max_ms")
     svg_note = (f"{svg.get('mb', 0):.1f} MB" + (f"; GUI loop max lateness {_ms(blocked)}" if blocked is not None else "")) if svg else ""
@@ -284,16 +321,22 @@ def table(rec: dict[str, Any]) -> str:
                          f"control-flow marks {'on' if app.get('flow') else 'off'}"))  # fmt: skip
             ir = app.get("ir_loop") or {}
             if app.get("ir_s") is not None:
-                what = ("StableHLO lowered, compiled by XLA, both shown" if app.get("ir_stages") == 2
-                        else "StableHLO lowered and shown (compiling is asked for, above the auto-compile limit)")
+                what = (
+                    "StableHLO lowered, compiled by XLA, both shown"
+                    if app.get("ir_stages") == 2
+                    else "StableHLO lowered and shown (compiling is asked for, above the auto-compile limit)"
+                )
                 rows.append(("app (MainWindow): open → IR shown", _s(app.get("ir_s")),
                              f"{what}; GUI loop max lateness from the jaxpr on {_ms(ir.get('max_ms'))} "
                              f"(p99 {_ms(ir.get('p99_ms'))})"))  # fmt: skip
     for e in gui.get("expand") or []:
         z = e.get("zoomed")
         if z is not None:
-            part = (f"{z['preview_nodes']:,} of {z['nodes_drawn']:,} nodes first" if z.get("preview_nodes")
-                    else "no part first (a small layout)")
+            part = (
+                f"{z['preview_nodes']:,} of {z['nodes_drawn']:,} nodes first"
+                if z.get("preview_nodes")
+                else "no part first (a small layout)"
+            )
             shown = z.get("loop_with_preview") or z["loop"]
             rows.append((f"expand {e['owner']} ({e['eqns']:,} eqns) zoomed in on it", _s(z["first_paint_s"]),
                          f"first paint ({part}); the whole layout painted at {_s(z['total_s'])}; GUI loop max "
@@ -311,8 +354,13 @@ def table(rec: dict[str, Any]) -> str:
     cancel = gui.get("cancel") or {}
     if cancel:
         if "to_failed_ms" in cancel:
-            rows.append(("cancel a running trace", f"{cancel['to_failed_ms']:.0f} ms",
-                         f"cancel() call {cancel['call_ms']:.1f} ms, after {cancel['after_s']:.2f} s"))
+            rows.append(
+                (
+                    "cancel a running trace",
+                    f"{cancel['to_failed_ms']:.0f} ms",
+                    f"cancel() call {cancel['call_ms']:.1f} ms, after {cancel['after_s']:.2f} s",
+                )
+            )
         else:
             rows.append(("cancel a running trace", "n/a", cancel.get("error", "")))
     rows.append(("NAIVE: jaxpr → DOT → dot → SVG", naive_text(rec.get("naive") or {}, s), ""))
@@ -332,8 +380,10 @@ def table(rec: dict[str, Any]) -> str:
 
 def summary_table(records: list[dict[str, Any]], extra: list[dict[str, Any]]) -> str:
     lines = ["", "== SUMMARY (open → interactive vs bare make_jaxpr; naive baseline; targets)"]
-    head = (f"   {'workload':<13} {'eqns':>7} {'make_jaxpr':>10} {'jaxscope':>9} {'ratio':>6} {'T1 bound':>9} "
-            f"{'naive':>16} {'pass':>5} {'miss':>5}")
+    head = (
+        f"   {'workload':<13} {'eqns':>7} {'make_jaxpr':>10} {'jaxscope':>9} {'ratio':>6} {'T1 bound':>9} "
+        f"{'naive':>16} {'pass':>5} {'miss':>5}"
+    )
     lines.append(head)
     for rec in records:
         s = rec["summary"]
@@ -366,8 +416,9 @@ def summary_table(records: list[dict[str, Any]], extra: list[dict[str, Any]]) ->
         lines.append("     none")
     for name, t in missed:
         lines.append(f"     {name:<13} {t['id']} {t['what']}: {t['value']} ({t['limit']})")
-    passed = (sum(t["verdict"] == PASS for rec in records for t in rec.get("targets") or [])
-              + sum(1 for t in extra if t and t["verdict"] == PASS))
+    passed = sum(t["verdict"] == PASS for rec in records for t in rec.get("targets") or []) + sum(
+        1 for t in extra if t and t["verdict"] == PASS
+    )
     total = passed + len(missed)
     lines.append(f"   {passed} of {total} target checks pass.")
     for t in extra:

@@ -81,16 +81,22 @@ def machine_info() -> dict[str, Any]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="the ~1k-equation workloads only")
-    ap.add_argument("--only", action="append", default=[],
-                    help="a family (gpt), a size (10k) or one workload (gpt-10k); repeatable, or comma-separated")
+    ap.add_argument(
+        "--only", action="append", default=[], help="a family (gpt), a size (10k) or one workload (gpt-10k); repeatable, or comma-separated"
+    )
     ap.add_argument("--reps", type=int, default=0, help="runs per workload (default: 3 at 1k and 10k, 1 at 50k)")
     ap.add_argument("--naive-timeout", type=float, default=30.0, help="seconds before the naive script is killed (default 30)")
-    ap.add_argument("--naive-max-size", default="10k", choices=workloads.SIZES,
-                    help="largest size the naive script runs at (default 10k: at 50k it cannot finish)")
+    ap.add_argument(
+        "--naive-max-size",
+        default="10k",
+        choices=workloads.SIZES,
+        help="largest size the naive script runs at (default 10k: at 50k it cannot finish)",
+    )
     ap.add_argument("--no-naive", action="store_true")
     ap.add_argument("--no-export", action="store_true", help="skip `jaxscope export` vs bare python")
-    ap.add_argument("--jpviz-path", default=os.environ.get("JAXSCOPE_BENCH_JPVIZ", ""),
-                    help="a directory holding jpviz and pydot<2 (see README)")
+    ap.add_argument(
+        "--jpviz-path", default=os.environ.get("JAXSCOPE_BENCH_JPVIZ", ""), help="a directory holding jpviz and pydot<2 (see README)"
+    )
     ap.add_argument("--out", default=os.path.join(HERE, "results.json"))
     ap.add_argument("--report", metavar="FILE", help="print the tables of a saved results file again (with today's targets); run nothing")
     opts = ap.parse_args()
@@ -128,8 +134,10 @@ def main() -> int:
             if opts.no_naive:
                 rec["naive"] = {}
             elif w.family in naive_timed_out:
-                rec["naive"] = {"skipped": f"> {opts.naive_timeout:.0f} s (not run: timed out at {naive_timed_out[w.family]})",
-                                "implied_min_s": opts.naive_timeout}
+                rec["naive"] = {
+                    "skipped": f"> {opts.naive_timeout:.0f} s (not run: timed out at {naive_timed_out[w.family]})",
+                    "implied_min_s": opts.naive_timeout,
+                }
             elif workloads.SIZES.index(w.size) > workloads.SIZES.index(opts.naive_max_size):
                 rec["naive"] = {"skipped": f"not run above {opts.naive_max_size} (--naive-max-size)"}
             else:
@@ -169,8 +177,10 @@ def main() -> int:
     print(report.summary_table(records, extra))
     total = time.perf_counter() - started
     info["loadavg_end"] = os.getloadavg()
-    print(f"\nbenchmark wall time {total / 60:.1f} min; load average at the end {info['loadavg_end'][0]:.2f}; "
-          f"results in {os.path.relpath(opts.out)}")
+    print(
+        f"\nbenchmark wall time {total / 60:.1f} min; load average at the end {info['loadavg_end'][0]:.2f}; "
+        f"results in {os.path.relpath(opts.out)}"
+    )
     with open(opts.out, "w") as fh:
         json.dump({"version": 2, "machine": info, "wall_s": total, "argv": sys.argv[1:], "workloads": records, "export": export_result,
                    "scoped_export": scoped_result, "structure": structure_result,

@@ -173,7 +173,7 @@ def naive(w: Workload, path: str, timeout: float) -> dict[str, Any]:
     return out
 
 
-JPVIZ_SCRIPT = textwrap.dedent('''
+JPVIZ_SCRIPT = textwrap.dedent("""
     import sys, json, time, importlib.util
     extra = sys.argv[5]
     if extra:
@@ -210,7 +210,7 @@ JPVIZ_SCRIPT = textwrap.dedent('''
         print(json.dumps({"version": version, "nodes": nodes, "jpviz_s": t1 - t0, "total_s": t2 - t0}))
     except Exception as exc:
         print(json.dumps({"version": version, "error": f"{type(exc).__name__}: {str(exc)[:200]}"}))
-''')
+""")
 
 
 def jpviz(w: Workload, path: str, jpviz_path: str, timeout: float) -> dict[str, Any]:

@@ -70,8 +70,11 @@ def main() -> int:
     ap.add_argument("workload", help="family-size, e.g. gpt-50k")
     ap.add_argument("--over-ms", type=float, default=90.0, help="report stalls longer than this")
     ap.add_argument("--twice", action="store_true", help="open it a second time in the same window")
-    ap.add_argument("--after-bench", action="store_true",
-                    help="first open it as `make bench` does before its window open (Controller-level, kept alive)")
+    ap.add_argument(
+        "--after-bench",
+        action="store_true",
+        help="first open it as `make bench` does before its window open (Controller-level, kept alive)",
+    )
     opts = ap.parse_args()
     family, size = opts.workload.rsplit("-", 1)
     folder = tempfile.mkdtemp(prefix="jaxscope-stalls-")
@@ -161,8 +164,10 @@ def main() -> int:
     timer.stop()
     dump_file.close()
 
-    print(f"{opts.workload}: graph on screen {result.get('graph_s', float('nan')):.2f} s, "
-          f"jaxpr at {result.get('jaxpr_s', float('nan')):.2f} s")
+    print(
+        f"{opts.workload}: graph on screen {result.get('graph_s', float('nan')):.2f} s, "
+        f"jaxpr at {result.get('jaxpr_s', float('nan')):.2f} s"
+    )
     t0 = stalls[0][0] if stalls else 0.0
     for a, b in stalls:
         ran = [f"{name} {1000 * (s - a):+.0f}..{1000 * (e - a):+.0f} ms" for s, e, name in marks if e >= a - 0.005 and s <= b + 0.005]

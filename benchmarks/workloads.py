@@ -38,7 +38,7 @@ PARAMS: dict[str, dict[str, int]] = {
 FAMILIES = tuple(PARAMS)
 KIND = {"mlp": "unrolled", "gpt": "unrolled", "gpt_scan": "scan", "gpt_jit": "jit-structured"}
 
-MLP_SOURCE = '''
+MLP_SOURCE = """
 import jax, jax.numpy as jnp
 
 def warm(x):
@@ -52,9 +52,9 @@ def train_step(params, x, y):
         return jnp.mean((h - y) ** 2)
     grads = jax.grad(loss)(params)
     return jax.tree.map(lambda p, g: p - 0.01 * g, params, grads)
-'''
+"""
 
-GPT_COMMON = '''
+GPT_COMMON = """
 import math
 import jax, jax.numpy as jnp
 from jax import lax
@@ -97,9 +97,9 @@ def head_loss(params, x, targets):
 
 def sgd(params, grads):
     return jax.tree.map(lambda p, g: p - 1e-3 * g, params, grads)
-'''
+"""
 
-GPT_UNROLLED = '''
+GPT_UNROLLED = """
 def loss(params, tokens, targets):
     x = params["wte"][tokens] + params["wpe"][None]
     for p in params["blocks"]:
@@ -109,9 +109,9 @@ def loss(params, tokens, targets):
 def train_step(params, tokens, targets):
     l, g = jax.value_and_grad(loss)(params, tokens, targets)
     return sgd(params, g), l
-'''
+"""
 
-GPT_JIT = '''
+GPT_JIT = """
 jit_block = jax.jit(block)
 
 def loss(params, tokens, targets):
@@ -123,9 +123,9 @@ def loss(params, tokens, targets):
 def train_step(params, tokens, targets):
     l, g = jax.value_and_grad(loss)(params, tokens, targets)
     return sgd(params, g), l
-'''
+"""
 
-GPT_SCAN = '''
+GPT_SCAN = """
 def loss(params, tokens, targets):
     x = params["wte"][tokens] + params["wpe"][None]
 
@@ -140,7 +140,7 @@ def loss(params, tokens, targets):
 def train_step(params, tokens, targets):
     l, g = jax.value_and_grad(loss)(params, tokens, targets)
     return sgd(params, g), l
-'''
+"""
 
 # GPT dimensions: d_model 64, 4 heads, sequence 16, vocabulary 128, batch 2; MLP width 16, batch 8
 D, SEQ, VOCAB, BATCH = 64, 16, 128, 2
@@ -206,7 +206,7 @@ def make(family: str, size: str) -> Workload:
     return Workload(family, size, n, GPT_COMMON + tail, args)
 
 
-GPT_SCOPED = '''
+GPT_SCOPED = """
 def loss(params, tokens, targets):
     x = params["wte"][tokens] + params["wpe"][None]
     for i, p in enumerate(params["blocks"]):
@@ -217,7 +217,7 @@ def loss(params, tokens, targets):
 def train_step(params, tokens, targets):
     l, g = jax.value_and_grad(loss)(params, tokens, targets)
     return sgd(params, g), l
-'''
+"""
 
 
 SCOPED_200K = 760  # blocks of the 200k-equation scoped GPT: the window opens it collapsed (issue 33.7)
@@ -264,7 +264,7 @@ def python_args(args: str) -> str:
     return "(" + _ARRAY.sub(lambda m: f"S(({m.group(2)}{',' if m.group(2) else ''}), '{dtypes[m.group(1)]}')", args) + ",)"
 
 
-BARE_SCRIPT = textwrap.dedent('''
+BARE_SCRIPT = textwrap.dedent("""
     import sys, time, json
     t_start = time.perf_counter()
     import importlib.util, jax, jax.numpy as jnp
@@ -296,7 +296,7 @@ BARE_SCRIPT = textwrap.dedent('''
                         n += count(sub)
         return n
     print(json.dumps({"times": times, "top": len(closed.jaxpr.eqns), "total": count(closed.jaxpr), "import_s": import_s}))
-''')
+""")
 """`python -c BARE_SCRIPT path function python_args(args) reps`: JAX imported and warmed, then `reps`
 timed `jax.make_jaxpr` calls (caches cleared before each, as jaxscope's worker does). With reps 0:
 import, one make_jaxpr, exit (the reference for `jaxscope export`)."""

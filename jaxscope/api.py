@@ -26,11 +26,11 @@ import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from jaxscope.analysis.trace_diff import GraphDiff
-    from jaxscope.drawing import Drawing, DrawOptions
+    from jaxscope.drawing import Direction, Drawing, DrawOptions, Grouping
     from jaxscope.render.overlay import Overlay
     from jaxscope.schema.document import TraceDocument
     from jaxscope.schema.graph import Graph
@@ -54,9 +54,18 @@ class _Traced:
     mlir_text: Callable[[], str] | None  # None: not available for a target string
 
 
-def _trace(target: Any, args: Sequence[Any], kwargs: dict[str, Any], *, static_argnums: Sequence[int] = (),
-           static_argnames: Sequence[str] = (), args_spec: str | None = None, timeout: float | None = None,
-           want_text: bool = False, inputs: str | None = None) -> _Traced:
+def _trace(
+    target: Any,
+    args: Sequence[Any],
+    kwargs: dict[str, Any],
+    *,
+    static_argnums: Sequence[int] = (),
+    static_argnames: Sequence[str] = (),
+    args_spec: str | None = None,
+    timeout: float | None = None,
+    want_text: bool = False,
+    inputs: str | None = None,
+) -> _Traced:
     """Trace `target` in-process (a live function) or in a worker (a target string)."""
     if isinstance(target, str):
         statics = bool(static_argnums or static_argnames)
@@ -83,15 +92,25 @@ def _parse_args_spec(text: str, args: Sequence[Any], kwargs: dict[str, Any]) -> 
     return [to_abstract(s) for s in call.args], {k: to_abstract(s) for k, s in call.kwargs}
 
 
-def _trace_target(target: str, args: Sequence[Any], kwargs: dict[str, Any], args_spec: str | None,
-                  timeout: float | None, statics: bool, want_text: bool, inputs: str | None) -> _Traced:
+def _trace_target(
+    target: str,
+    args: Sequence[Any],
+    kwargs: dict[str, Any],
+    args_spec: str | None,
+    timeout: float | None,
+    statics: bool,
+    want_text: bool,
+    inputs: str | None,
+) -> _Traced:
     import shutil
 
     from jaxscope.session import SessionError, trace
 
     if statics:
-        raise TypeError("static_argnums/static_argnames apply to live functions; for a target string, "
-                        "pass the static values as Python literals (they are static)")
+        raise TypeError(
+            "static_argnums/static_argnames apply to live functions; for a target string, "
+            "pass the static values as Python literals (they are static)"
+        )
     if sum(x is not None for x in (args_spec, inputs, (*args, *kwargs) or None)) > 1:
         raise TypeError("give the example arguments one way: as values, as args_spec text, or as an inputs= maker")
     folder = None
@@ -154,16 +173,35 @@ def _draw(graph: Graph, options: DrawOptions) -> Drawing:
     return draw(graph, options)
 
 
-def _options(theme: str, collapse: int | None, direction: str, legend: bool, highlight: str, dpi: int,
-             layout_budget: float, long_edges: str, scopes: bool, flat: bool) -> DrawOptions:
+def _options(
+    theme: str,
+    collapse: int | None,
+    direction: str,
+    legend: bool,
+    highlight: str,
+    dpi: int,
+    layout_budget: float,
+    long_edges: str,
+    scopes: bool,
+    flat: bool,
+) -> DrawOptions:
     """The drawing options, checked before a trace spends seconds (ValueError names the bad one)."""
     from jaxscope.drawing import DrawOptions
 
     if scopes and flat:
         raise ValueError("scopes=True groups any program, flat=True none: give one of them")
-    grouping = "scopes" if scopes else "flat" if flat else "auto"
-    return DrawOptions(theme=theme, direction=direction, collapse=collapse, grouping=grouping,  # type: ignore[arg-type]
-                       legend=legend, highlight=highlight, long_edges=long_edges, dpi=dpi, layout_budget=layout_budget).check()
+    grouping: Grouping = "scopes" if scopes else "flat" if flat else "auto"
+    return DrawOptions(
+        theme=theme,
+        direction=cast("Direction", direction),  # (a wrong one: `check` says so)
+        collapse=collapse,
+        grouping=grouping,
+        legend=legend,
+        highlight=highlight,
+        long_edges=long_edges,
+        dpi=dpi,
+        layout_budget=layout_budget,
+    ).check()
 
 
 def _text_format(path: str, fmt: str | None) -> str | None:
@@ -214,13 +252,20 @@ def export(
         drawn = resolve_format(path, fmt)
         if scopes and drawn == "json":
             raise ValueError("scopes=True draws a grouped view: use it with svg, png, pdf or dot (JSON keeps the program's structure)")
-        options = _options(theme, collapse, direction, legend, highlight, dpi, layout_budget, long_edges, scopes,
-                           flat or drawn == "json")
+        options = _options(theme, collapse, direction, legend, highlight, dpi, layout_budget, long_edges, scopes, flat or drawn == "json")
     elif text_fmt == "mlir" and isinstance(fn_or_target, str):
         raise ValueError("StableHLO (.mlir) export needs a live function object, not a target string")
-    traced = _trace(fn_or_target, example_args, example_kwargs, static_argnums=static_argnums,
-                    static_argnames=static_argnames, args_spec=args_spec, timeout=timeout,
-                    want_text=text_fmt == "jaxpr", inputs=inputs)
+    traced = _trace(
+        fn_or_target,
+        example_args,
+        example_kwargs,
+        static_argnums=static_argnums,
+        static_argnames=static_argnames,
+        args_spec=args_spec,
+        timeout=timeout,
+        want_text=text_fmt == "jaxpr",
+        inputs=inputs,
+    )
     if options is None:
         if text_fmt == "jaxpr":
             text = traced.jaxpr_text()
@@ -257,8 +302,15 @@ class GraphImage:
         from jaxscope.render.svg import render_svg
 
         o = drawing.options
-        svg = render_svg(drawing.graph, drawing.layout, theme=o.theme, legend=o.legend, highlight=drawing.highlight,
-                         long_edges=o.long_edges, overlay=overlay)
+        svg = render_svg(
+            drawing.graph,
+            drawing.layout,
+            theme=o.theme,
+            legend=o.legend,
+            highlight=drawing.highlight,
+            long_edges=o.long_edges,
+            overlay=overlay,
+        )
         return cls(drawing, svg)
 
     def _repr_svg_(self) -> str:
@@ -299,13 +351,26 @@ def graph(
 ) -> GraphImage:
     """Trace and lay out, for a notebook: the result shows as SVG in Jupyter (see `export` for the options)."""
     options = _options(theme, collapse, direction, legend, highlight, 96, layout_budget, long_edges, scopes, flat)
-    traced = _trace(fn_or_target, example_args, example_kwargs, static_argnums=static_argnums,
-                    static_argnames=static_argnames, args_spec=args_spec, timeout=timeout, inputs=inputs)
+    traced = _trace(
+        fn_or_target,
+        example_args,
+        example_kwargs,
+        static_argnums=static_argnums,
+        static_argnames=static_argnames,
+        args_spec=args_spec,
+        timeout=timeout,
+        inputs=inputs,
+    )
     return GraphImage.of(_draw(traced.graph, options))
 
 
-def show_argv(fn_or_target: Callable[..., Any] | str, *example_args: Any, args_spec: str | None = None,
-              inputs: str | None = None, **example_kwargs: Any) -> list[str]:
+def show_argv(
+    fn_or_target: Callable[..., Any] | str,
+    *example_args: Any,
+    args_spec: str | None = None,
+    inputs: str | None = None,
+    **example_kwargs: Any,
+) -> list[str]:
     """The command `show` runs: ``python -m jaxscope FILE::QUALNAME [--args SPEC | --inputs MAKER]``.
 
     A live function must be a module-level function (or ``Class.method``) of a file: the app loads
@@ -336,16 +401,25 @@ def _file_target(fn: Callable[..., Any]) -> str:
     except TypeError:
         source = None
     if not source or not os.path.isfile(source):
-        raise ValueError(f"cannot open {qualname or fn!r} in the app: it was not defined in a file "
-                         "(a notebook cell or the REPL); use jaxscope.graph(...) or jaxscope.export(...)")
+        raise ValueError(
+            f"cannot open {qualname or fn!r} in the app: it was not defined in a file "
+            "(a notebook cell or the REPL); use jaxscope.graph(...) or jaxscope.export(...)"
+        )
     if not qualname or "<locals>" in qualname or "<lambda>" in qualname:
-        raise ValueError(f"cannot open {qualname or fn!r} in the app: only module-level functions and "
-                         "methods can be named as FILE::NAME; use jaxscope.graph(...) or jaxscope.export(...)")
+        raise ValueError(
+            f"cannot open {qualname or fn!r} in the app: only module-level functions and "
+            "methods can be named as FILE::NAME; use jaxscope.graph(...) or jaxscope.export(...)"
+        )
     return f"{os.path.abspath(source)}::{qualname}"
 
 
-def show(fn_or_target: Callable[..., Any] | str, *example_args: Any, args_spec: str | None = None,
-         inputs: str | None = None, **example_kwargs: Any) -> subprocess.Popen[bytes]:
+def show(
+    fn_or_target: Callable[..., Any] | str,
+    *example_args: Any,
+    args_spec: str | None = None,
+    inputs: str | None = None,
+    **example_kwargs: Any,
+) -> subprocess.Popen[bytes]:
     """Open the desktop app on the function (a separate process; nothing is written). Returns the Popen."""
     argv = show_argv(fn_or_target, *example_args, args_spec=args_spec, inputs=inputs, **example_kwargs)
     return subprocess.Popen(argv)
@@ -438,8 +512,16 @@ class TraceDiff:
         return f"<pre>{html.escape(str(self))}</pre>" + self.image().svg
 
 
-def diff(a: SavedTrace | str, b: SavedTrace | str, *, args_a: str | None = None, args_b: str | None = None,
-         inputs_a: str | None = None, inputs_b: str | None = None, timeout: float | None = None) -> TraceDiff:
+def diff(
+    a: SavedTrace | str,
+    b: SavedTrace | str,
+    *,
+    args_a: str | None = None,
+    args_b: str | None = None,
+    inputs_a: str | None = None,
+    inputs_b: str | None = None,
+    timeout: float | None = None,
+) -> TraceDiff:
     """Compare two traces: each a `load`ed trace, a NAME.jaxscope path or a target string (traced in a
     worker with its own `args_*` specs or `inputs_*` maker)."""
     from jaxscope.analysis.trace_diff import diff as compare

@@ -82,8 +82,10 @@ def export(
         raise ValueError(f"{fmt} export needs a layout")
     if fmt == "svg":
         assert layout is not None
-        write_text(path, svg_parts(graph, layout, theme=theme, title=title, legend=legend, highlight=highlight, long_edges=long_edges,
-                                   overlay=overlay))
+        write_text(
+            path,
+            svg_parts(graph, layout, theme=theme, title=title, legend=legend, highlight=highlight, long_edges=long_edges, overlay=overlay),
+        )
     elif fmt == "dot":
         write_text(path, render_dot(graph, layout, theme=theme))
     elif fmt == "json":
@@ -96,13 +98,32 @@ def export(
         if fmt == "png" and overlay is None and labels.FONT_SIZE * png_scale(layout, dpi) < MIN_LABEL_PX:
             from jaxscope.qt.graph.raster import overview_png
 
-            write_output(path, check=_ends_with(b"IEND", "PNG"), write=lambda tmp: overview_png(
-                graph, layout, tmp, theme=theme, title=title, legend=legend, highlight=highlight, dpi=dpi, max_px=PNG_MAX_PX,
-                long_edges=long_edges,
-            ))
+            write_output(
+                path,
+                check=_ends_with(b"IEND", "PNG"),
+                write=lambda tmp: overview_png(
+                    graph,
+                    layout,
+                    tmp,
+                    theme=theme,
+                    title=title,
+                    legend=legend,
+                    highlight=highlight,
+                    dpi=dpi,
+                    max_px=PNG_MAX_PX,
+                    long_edges=long_edges,
+                ),
+            )
             return fmt
         svg_text = render_svg(  # no image shows a tooltip
-            graph, layout, theme=theme, title=title, legend=legend, highlight=highlight, tooltips=False, long_edges=long_edges,
+            graph,
+            layout,
+            theme=theme,
+            title=title,
+            legend=legend,
+            highlight=highlight,
+            tooltips=False,
+            long_edges=long_edges,
             overlay=overlay,
         )
         from jaxscope.qt.graph.raster import svg_to_pdf, svg_to_png  # the one place core touches Qt

@@ -54,8 +54,10 @@ def resolve_call(target: str, args: str | None, inputs: str | None = None) -> tu
     from jaxscope.spec.target import TargetError, parse_target
 
     if target.endswith(SUFFIX):
-        raise SessionError(f"{target} is a saved trace: it holds no code, and this traces or runs the function again: "
-                           "name the function itself (file.py::function)")
+        raise SessionError(
+            f"{target} is a saved trace: it holds no code, and this traces or runs the function again: "
+            "name the function itself (file.py::function)"
+        )
     if "::" not in target and target.endswith(".py"):
         target = default_target(target)
     try:
@@ -152,8 +154,9 @@ def trace(
         client = one_off_client({"trace": timeout, "inputs": timeout} if timeout else None, python, env)
     try:
         ref, call, maker = resolve_call(target, args, inputs)
-        request = TraceRequest(function=ref, args=call, jaxpr_text=jaxpr_text, record_flow=record_flow, diagnose=diagnose, inputs=maker,
-                               device=device)
+        request = TraceRequest(
+            function=ref, args=call, jaxpr_text=jaxpr_text, record_flow=record_flow, diagnose=diagnose, inputs=maker, device=device
+        )
         future = client.trace(request, tap=tap)
         try:
             return future.result()
@@ -196,8 +199,13 @@ def checked_python(python: str | None) -> str | None:
 
 
 def worker_job(
-    op: str, request: Any, decode: Callable[[Any], Any], timeouts: dict[str, float] | None, debug: bool,
-    env: dict[str, str] | None = None, python: str | None = None,
+    op: str,
+    request: Any,
+    decode: Callable[[Any], Any],
+    timeouts: dict[str, float] | None,
+    debug: bool,
+    env: dict[str, str] | None = None,
+    python: str | None = None,
 ) -> Any:
     """Run one request in a one-off worker (run by `python`); a failure becomes the SessionError
     (and exit code) for its kind."""

@@ -106,8 +106,13 @@ class JaxscopeGraph(SphinxDirective):
         if file is not None:
             self.env.note_dependency(file)  # editing the example re-reads this page
         key: dict[str, Any] = {o: self.options.get(o) for o in ("args", "theme", "collapse", "direction", "highlight", "long-edges")}
-        key.update(target=target, legend="legend" in self.options, scopes="scopes" in self.options, flat="flat" in self.options,
-                   versions=_versions())
+        key.update(
+            target=target,
+            legend="legend" in self.options,
+            scopes="scopes" in self.options,
+            flat="flat" in self.options,
+            versions=_versions(),
+        )
         if file is not None:
             with open(file, "rb") as fh:
                 key["source"] = hashlib.sha256(fh.read()).hexdigest()

@@ -55,7 +55,8 @@ def big_graph_shot(app: QApplication) -> None:
     seen = view.mapToScene(view.viewport().rect()).boundingRect()
     aim = seen.center().x(), seen.center().y() - seen.height() * 0.25
     picks = [
-        r for r in model.nodes
+        r
+        for r in model.nodes
         if r.node is not None and r.node.kind == "eqn" and 1 <= len(long_at.get(r.base, ())) <= 3 and seen.contains(r.rect)
     ]
     pick = min(picks, key=lambda r: abs(r.x - aim[0]) + abs(r.y - aim[1]))
@@ -163,7 +164,6 @@ def cost_shot(app: QApplication) -> None:
 
 
 COMPARE = "window-compare.png"  # View -> Compare with: a flax MLP step with and without LayerNorm, side by side
-
 
 
 def compare_shot(app: QApplication) -> None:

@@ -66,10 +66,19 @@ def chain_with_owner(n: int = 2400) -> tuple[Graph, str]:
         edges.append(Edge(src, f"e{i}", 0, 0, "f32[4]"))
     nodes.append(Node("out0", "output", "out", ("f32[4]",)))
     edges.append(Edge(f"e{n - 1}", "out0", 0, 0, "f32[4]"))
-    blk = Body("b1", "blk", (
-        Node("in0", "input", "x", ("f32[4]",)), Node("e0", "eqn", "cos", ("f32[4]",), ("f32[4]",)),
-        Node("e1", "eqn", "exp", ("f32[4]",), ("f32[4]",)), Node("out0", "output", "out", ("f32[4]",)),
-    ), (Edge("in0", "e0", 0, 0, "f32[4]"), Edge("e0", "e1", 0, 0, "f32[4]"), Edge("e1", "out0", 0, 0, "f32[4]")), 2, 2)
+    blk = Body(
+        "b1",
+        "blk",
+        (
+            Node("in0", "input", "x", ("f32[4]",)),
+            Node("e0", "eqn", "cos", ("f32[4]",), ("f32[4]",)),
+            Node("e1", "eqn", "exp", ("f32[4]",), ("f32[4]",)),
+            Node("out0", "output", "out", ("f32[4]",)),
+        ),
+        (Edge("in0", "e0", 0, 0, "f32[4]"), Edge("e0", "e1", 0, 0, "f32[4]"), Edge("e1", "out0", 0, 0, "f32[4]")),
+        2,
+        2,
+    )
     top = Body("b0", "chain", tuple(nodes), tuple(edges), n, n + 2)
     return Graph("chain", {"b0": top, "b1": blk}, "b0"), f"e{k}"
 
@@ -90,9 +99,16 @@ def build_sample() -> tuple[Graph, Layout]:
             Node("in0", "input", "x", avals=("f32[16,4]",)),
             Node("in1", "input", "w", avals=("f32[4,8]",)),
             Node("in2", "input", "b", avals=("f32[8]",)),
-            Node("e0", "eqn", "dot_general", avals=("f32[16,8]",), in_avals=("f32[16,4]", "f32[4,8]"),
-                 params=(("dimension_numbers", "(([1], [0]), ([], []))"), ("precision", "None")),
-                 source=_src(20, "layer"), name_stack="jit(layer)"),
+            Node(
+                "e0",
+                "eqn",
+                "dot_general",
+                avals=("f32[16,8]",),
+                in_avals=("f32[16,4]", "f32[4,8]"),
+                params=(("dimension_numbers", "(([1], [0]), ([], []))"), ("precision", "None")),
+                source=_src(20, "layer"),
+                name_stack="jit(layer)",
+            ),
             Node("e1", "eqn", "add", avals=("f32[16,8]",), in_avals=("f32[16,8]", "f32[8]"), source=_src(20, "layer")),
             Node("e2", "eqn", "tanh", avals=("f32[16,8]",), in_avals=("f32[16,8]",), source=_src(20, "layer")),
             Node("out0", "output", "out", avals=("f32[16,8]",)),
@@ -117,8 +133,16 @@ def build_sample() -> tuple[Graph, Layout]:
             Node("in2", "input", "params['b1']", avals=("f32[8]",)),
             Node("in3", "input", "params['w2']", avals=("f32[8,3]",)),
             Node("c0", "const", "scale", avals=("f32[3]",), detail="module global `scale`"),
-            Node("e0", "eqn", "jit", avals=("f32[16,8]",), in_avals=("f32[16,4]", "f32[4,8]", "f32[8]"),
-                 params=(("name", "layer"),), source=_src(25), subgraphs=(SubgraphRef("jit(layer)", "b1", "jaxpr"),)),
+            Node(
+                "e0",
+                "eqn",
+                "jit",
+                avals=("f32[16,8]",),
+                in_avals=("f32[16,4]", "f32[4,8]", "f32[8]"),
+                params=(("name", "layer"),),
+                source=_src(25),
+                subgraphs=(SubgraphRef("jit(layer)", "b1", "jaxpr"),),
+            ),
             Node("e1", "eqn", "dot_general", avals=("f32[16,3]",), in_avals=("f32[16,8]", "f32[8,3]"), source=_src(26)),
             Node("e2.l1", "literal", "2.0"),
             Node("e2", "eqn", "mul", avals=("f32[16,3]",), source=_src(27)),
@@ -129,10 +153,20 @@ def build_sample() -> tuple[Graph, Layout]:
             Node("out0", "output", "result", avals=("f32[16,3]",)),
         ),
         edges=(
-            Edge("in0", "e0", 0, 0), Edge("in1", "e0", 0, 1), Edge("in2", "e0", 0, 2),
-            Edge("e0", "e1", 0, 0), Edge("in3", "e1", 0, 1), Edge("e1", "e2", 0, 0), Edge("e2.l1", "e2", 0, 1),
-            Edge("e2", "e3", 0, 0), Edge("c0", "e3", 0, 1), Edge("e3", "e4", 0, 0), Edge("e3", "e5", 0, 0),
-            Edge("e4", "e5", 0, 1), Edge("e5", "e6", 0, 0), Edge("e6", "out0", 0, 0),
+            Edge("in0", "e0", 0, 0),
+            Edge("in1", "e0", 0, 1),
+            Edge("in2", "e0", 0, 2),
+            Edge("e0", "e1", 0, 0),
+            Edge("in3", "e1", 0, 1),
+            Edge("e1", "e2", 0, 0),
+            Edge("e2.l1", "e2", 0, 1),
+            Edge("e2", "e3", 0, 0),
+            Edge("c0", "e3", 0, 1),
+            Edge("e3", "e4", 0, 0),
+            Edge("e3", "e5", 0, 0),
+            Edge("e4", "e5", 0, 1),
+            Edge("e5", "e6", 0, 0),
+            Edge("e6", "out0", 0, 0),
         ),
         n_eqns=7,
         total_eqns=9,
@@ -140,12 +174,27 @@ def build_sample() -> tuple[Graph, Layout]:
     graph = Graph(function="predict", bodies={"b0": top, "b1": inner})
 
     centres = {  # path -> centre
-        "in0": (70.0, 30.0), "in1": (200.0, 30.0), "in2": (330.0, 30.0),
-        "e0:0/in0": (70.0, 110.0), "e0:0/in1": (200.0, 110.0), "e0:0/in2": (330.0, 110.0),
-        "e0:0/e0": (135.0, 170.0), "e0:0/e1": (230.0, 230.0), "e0:0/e2": (230.0, 290.0), "e0:0/out0": (230.0, 350.0),
-        "in3#0": (330.0, 420.0), "e1": (230.0, 470.0), "e2.l1": (340.0, 520.0), "e2": (230.0, 560.0),
-        "c0": (340.0, 610.0), "e3": (230.0, 650.0), "e4": (130.0, 710.0), "e5": (230.0, 770.0),
-        "e6": (230.0, 830.0), "out0": (230.0, 890.0), "in3": (460.0, 30.0),
+        "in0": (70.0, 30.0),
+        "in1": (200.0, 30.0),
+        "in2": (330.0, 30.0),
+        "e0:0/in0": (70.0, 110.0),
+        "e0:0/in1": (200.0, 110.0),
+        "e0:0/in2": (330.0, 110.0),
+        "e0:0/e0": (135.0, 170.0),
+        "e0:0/e1": (230.0, 230.0),
+        "e0:0/e2": (230.0, 290.0),
+        "e0:0/out0": (230.0, 350.0),
+        "in3#0": (330.0, 420.0),
+        "e1": (230.0, 470.0),
+        "e2.l1": (340.0, 520.0),
+        "e2": (230.0, 560.0),
+        "c0": (340.0, 610.0),
+        "e3": (230.0, 650.0),
+        "e4": (130.0, 710.0),
+        "e5": (230.0, 770.0),
+        "e6": (230.0, 830.0),
+        "out0": (230.0, 890.0),
+        "in3": (460.0, 30.0),
     }
     boxes = []
     for path, (x, y) in centres.items():
@@ -160,14 +209,26 @@ def build_sample() -> tuple[Graph, Layout]:
         return EdgePath(src, dst, (p0, (p0[0], p0[1] + d), (p3[0], p3[1] - d), p3), routed, aval)
 
     edges = (
-        edge("in0", "e0:0/in0", "f32[16,4]"), edge("in1", "e0:0/in1", "f32[4,8]"), edge("in2", "e0:0/in2", "f32[8]"),
-        edge("e0:0/in0", "e0:0/e0", "f32[16,4]"), edge("e0:0/in1", "e0:0/e0", "f32[4,8]"),
-        edge("e0:0/e0", "e0:0/e1", "f32[16,8]"), edge("e0:0/in2", "e0:0/e1", "f32[8]"),
-        edge("e0:0/e1", "e0:0/e2", "f32[16,8]"), edge("e0:0/e2", "e0:0/out0", "f32[16,8]"),
-        edge("e0:0/out0", "e1", "f32[16,8]"), edge("in3#0", "e1", "f32[8,3]"), edge("e1", "e2", "f32[16,3]"),
-        edge("e2.l1", "e2"), edge("e2", "e3", "f32[16,3]"), edge("c0", "e3", "f32[3]"),
-        edge("e3", "e4", "f32[16,3]"), edge("e3", "e5", "f32[16,3]", routed=False), edge("e4", "e5", "f32[16]"),
-        edge("e5", "e6", "f32[16,3]"), edge("e6", "out0", "f32[16,3]"),
+        edge("in0", "e0:0/in0", "f32[16,4]"),
+        edge("in1", "e0:0/in1", "f32[4,8]"),
+        edge("in2", "e0:0/in2", "f32[8]"),
+        edge("e0:0/in0", "e0:0/e0", "f32[16,4]"),
+        edge("e0:0/in1", "e0:0/e0", "f32[4,8]"),
+        edge("e0:0/e0", "e0:0/e1", "f32[16,8]"),
+        edge("e0:0/in2", "e0:0/e1", "f32[8]"),
+        edge("e0:0/e1", "e0:0/e2", "f32[16,8]"),
+        edge("e0:0/e2", "e0:0/out0", "f32[16,8]"),
+        edge("e0:0/out0", "e1", "f32[16,8]"),
+        edge("in3#0", "e1", "f32[8,3]"),
+        edge("e1", "e2", "f32[16,3]"),
+        edge("e2.l1", "e2"),
+        edge("e2", "e3", "f32[16,3]"),
+        edge("c0", "e3", "f32[3]"),
+        edge("e3", "e4", "f32[16,3]"),
+        edge("e3", "e5", "f32[16,3]", routed=False),
+        edge("e4", "e5", "f32[16]"),
+        edge("e5", "e6", "f32[16,3]"),
+        edge("e6", "out0", "f32[16,3]"),
     )
     cluster = ClusterBox("e0:0", "jit(layer)", x=14.0, y=62.0, w=376.0, h=316.0, depth=1)
     layout = Layout(width=540.0, height=916.0, nodes=tuple(boxes), edges=edges, clusters=(cluster,), engine="hand")
@@ -199,9 +260,19 @@ def build_hostile() -> tuple[Graph, Layout]:
     the function name, in a body with one expanded sub-graph."""
     inner_nodes = tuple(Node(f"in{i}", "input", s, avals=(s,)) for i, s in enumerate(HOSTILE[:3]))
     inner = Body("b1", HOSTILE[0], inner_nodes, (), 0, 0)
-    nodes = [Node(f"e{i}", "eqn", s, avals=("f32[2]",), params=(("name", s), (s, s)),
-                  source=SourceLoc(file=s, line=i + 1, function=s), name_stack=s, detail=s)
-             for i, s in enumerate(HOSTILE)]
+    nodes = [
+        Node(
+            f"e{i}",
+            "eqn",
+            s,
+            avals=("f32[2]",),
+            params=(("name", s), (s, s)),
+            source=SourceLoc(file=s, line=i + 1, function=s),
+            name_stack=s,
+            detail=s,
+        )
+        for i, s in enumerate(HOSTILE)
+    ]
     nodes.append(Node("c0", "const", HOSTILE[1], avals=(HOSTILE[4],)))
     nodes.append(Node("e0.l1", "literal", HOSTILE[5]))
     nodes.append(Node("o", "eqn", "jit", params=(("name", HOSTILE[2]),), subgraphs=(SubgraphRef(HOSTILE[3], "b1"),)))

@@ -58,8 +58,11 @@ def test_modules_and_folders_stay_small():
     sizes = {str(p.relative_to(ROOT)): len(p.read_text(encoding="utf-8").splitlines()) for p in PACKAGE.rglob("*.py")}
     long = {path: n for path, n in sizes.items() if n > MAX_LINES}
     assert long == {}, f"modules over {MAX_LINES} lines: split the second idea out"
-    crowded = {str(d.relative_to(ROOT)): n for d in [PACKAGE, *PACKAGE.rglob("*")] if d.is_dir()
-               and (n := len(list(d.glob("*.py")))) > MAX_MODULES_PER_FOLDER}
+    crowded = {
+        str(d.relative_to(ROOT)): n
+        for d in [PACKAGE, *PACKAGE.rglob("*")]
+        if d.is_dir() and (n := len(list(d.glob("*.py")))) > MAX_MODULES_PER_FOLDER
+    }
     assert crowded == {}, f"folders over {MAX_MODULES_PER_FOLDER} modules"
 
 

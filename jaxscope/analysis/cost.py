@@ -24,21 +24,103 @@ from jaxscope.schema.graph import Graph, Node, SourceLoc
 if TYPE_CHECKING:
     from jaxscope.analysis.liveness import Liveness
 
-TRANSCENDENTAL = frozenset({
-    "exp", "exp2", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos", "tan", "asin", "acos", "atan", "atan2",
-    "sinh", "cosh", "asinh", "acosh", "atanh", "sqrt", "rsqrt", "cbrt", "pow", "erf", "erfc", "erf_inv", "lgamma",
-    "digamma", "igamma", "igammac", "bessel_i0e", "bessel_i1e", "random_gamma_grad",
-})
-ELEMENTWISE = frozenset({
-    "add", "add_any", "sub", "mul", "div", "rem", "max", "min", "neg", "abs", "sign", "floor", "ceil", "round",
-    "select_n", "clamp", "and", "or", "xor", "not", "eq", "ne", "lt", "le", "gt", "ge", "is_finite", "nextafter",
-    "square", "reciprocal", "shift_left", "shift_right_logical", "shift_right_arithmetic", "population_count",
-    "clz", "conj", "real", "imag", "complex", "copysign", "logaddexp", "convert_element_type",
-})
-REDUCTION = frozenset({
-    "reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or", "reduce_xor", "argmax",
-    "argmin", "reduce_precision",
-})
+TRANSCENDENTAL = frozenset(
+    {
+        "exp",
+        "exp2",
+        "log",
+        "log1p",
+        "expm1",
+        "tanh",
+        "logistic",
+        "sin",
+        "cos",
+        "tan",
+        "asin",
+        "acos",
+        "atan",
+        "atan2",
+        "sinh",
+        "cosh",
+        "asinh",
+        "acosh",
+        "atanh",
+        "sqrt",
+        "rsqrt",
+        "cbrt",
+        "pow",
+        "erf",
+        "erfc",
+        "erf_inv",
+        "lgamma",
+        "digamma",
+        "igamma",
+        "igammac",
+        "bessel_i0e",
+        "bessel_i1e",
+        "random_gamma_grad",
+    }
+)
+ELEMENTWISE = frozenset(
+    {
+        "add",
+        "add_any",
+        "sub",
+        "mul",
+        "div",
+        "rem",
+        "max",
+        "min",
+        "neg",
+        "abs",
+        "sign",
+        "floor",
+        "ceil",
+        "round",
+        "select_n",
+        "clamp",
+        "and",
+        "or",
+        "xor",
+        "not",
+        "eq",
+        "ne",
+        "lt",
+        "le",
+        "gt",
+        "ge",
+        "is_finite",
+        "nextafter",
+        "square",
+        "reciprocal",
+        "shift_left",
+        "shift_right_logical",
+        "shift_right_arithmetic",
+        "population_count",
+        "clz",
+        "conj",
+        "real",
+        "imag",
+        "complex",
+        "copysign",
+        "logaddexp",
+        "convert_element_type",
+    }
+)
+REDUCTION = frozenset(
+    {
+        "reduce_sum",
+        "reduce_max",
+        "reduce_min",
+        "reduce_prod",
+        "reduce_and",
+        "reduce_or",
+        "reduce_xor",
+        "argmax",
+        "argmin",
+        "reduce_precision",
+    }
+)
 CUMULATIVE = frozenset({"cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"})
 
 
@@ -184,8 +266,16 @@ def folded(graph: Graph, body_id: str) -> set[str]:
         consts = [value[src] for src in ins if src in value]
         prim = _base(n.label)
         if not ins or len(consts) < len(ins):
-            identity = (prim in ("add", "add_any", "sub") and _is(consts, 0.0) and (prim != "sub" or ins[-1] in value)
-                        or prim == "mul" and _is(consts, 1.0) or prim == "div" and ins[-1] in value and _is([value[ins[-1]]], 1.0))
+            identity = (
+                prim in ("add", "add_any", "sub")
+                and _is(consts, 0.0)
+                and (prim != "sub" or ins[-1] in value)
+                or prim == "mul"
+                and _is(consts, 1.0)
+                or prim == "div"
+                and ins[-1] in value
+                and _is([value[ins[-1]]], 1.0)
+            )
             if identity:
                 out.add(n.id)
             continue
@@ -262,8 +352,11 @@ def total(graph: Graph, found: list[CostRow] | None = None) -> Cost:
     it), dead equations not at all. Summed from `found` (its `rows`) where that is the same: with
     no cond; else the graph is walked."""
     if found is not None and all(r.note != "in a cond branch" for r in found):
-        return Cost(sum(r.own.flops * r.runs for r in found), sum(r.own.transcendentals * r.runs for r in found),
-                    sum(r.own.bytes * r.runs for r in found))
+        return Cost(
+            sum(r.own.flops * r.runs for r in found),
+            sum(r.own.transcendentals * r.runs for r in found),
+            sum(r.own.bytes * r.runs for r in found),
+        )
     return _body_total(graph, graph.root, 0, _skipped(graph).dead)
 
 
@@ -326,8 +419,11 @@ def _where(loc: SourceLoc | None) -> str:
     return f"{loc.file.rsplit('/', 1)[-1]}:{loc.line}" if loc is not None else "(no user line)"
 
 
-MEASURES = {"flops": "FLOPs and transcendentals per equation (per primitive)", "bytes": "bytes read and written per equation (unfused)",
-            "memory": "bytes in use while each top-level equation runs"}
+MEASURES = {
+    "flops": "FLOPs and transcendentals per equation (per primitive)",
+    "bytes": "bytes read and written per equation (unfused)",
+    "memory": "bytes in use while each top-level equation runs",
+}
 
 
 def measure(graph: Graph, name: str) -> dict[str, float]:

@@ -130,7 +130,7 @@ def _local(b_path: str | None, b_prefix: str, b_ids: set[str], a_id: str) -> str
     """The id, in the body at `b_prefix`, of the B node an A node matched; a body's own input or
     output by its place; None when it matched nothing here."""
     if b_path is not None:
-        local = b_path[len(b_prefix):] if b_path.startswith(b_prefix) else ""
+        local = b_path[len(b_prefix) :] if b_path.startswith(b_prefix) else ""
         return local if local and "/" not in local and local in b_ids else None
     return a_id if a_id in b_ids and not a_id.startswith("e") else None
 

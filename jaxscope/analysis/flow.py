@@ -206,8 +206,9 @@ def _ifexp(node: ast.IfExp, h: Hits, mk: _Make) -> Construct:
             return mk(node, "ifexp", "body taken", test=text, count=h(test_line))
         if o:
             return mk(node, "ifexp", "else taken", test=text, count=h(test_line))
-    return mk(node, "ifexp", "line ran", detail="branches share a line; which one ran is not recorded",
-              test=text, count=max(n, h(test_line)))
+    return mk(
+        node, "ifexp", "line ran", detail="branches share a line; which one ran is not recorded", test=text, count=max(n, h(test_line))
+    )
 
 
 def _match(node: ast.Match, h: Hits, mk: _Make) -> Construct:

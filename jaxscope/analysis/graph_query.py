@@ -53,7 +53,8 @@ class SearchIndex:
                 hit = file_line.group(1).casefold() in src.file.casefold()
             elif file_only:
                 hit = (src is not None and needle in src.file.casefold()) or (
-                    node is not None and "/" in needle and scopes.matches(node.name_stack, text))
+                    node is not None and "/" in needle and scopes.matches(node.name_stack, text)
+                )
             else:
                 hit = needle in hay
             if hit:

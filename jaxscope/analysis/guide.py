@@ -23,8 +23,7 @@ from jaxscope.spec.discover import DiscoveryError, discover_file
 _LINK = re.compile(r"\[([^\[\]\n]+)\]\(show:((?:[^)\n\]]|\](?!\(show:))+)\)")
 _CODE = re.compile(r"`([^`\n]+)`")
 # the order a learner takes them in; other files follow alphabetically
-TEACHING_ORDER = ("basics", "jit_tracing", "hidden_state", "immutability", "train_step", "prng", "control_flow", "transformer",
-                  "sharding")
+TEACHING_ORDER = ("basics", "jit_tracing", "hidden_state", "immutability", "train_step", "prng", "control_flow", "transformer", "sharding")
 MAX_SEARCH_NODES = 200_000
 
 

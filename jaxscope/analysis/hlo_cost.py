@@ -13,19 +13,66 @@ from dataclasses import dataclass
 
 from jaxscope.analysis.cost import Cost, CostRow
 
-TRANSCENDENTAL = frozenset({
-    "exponential", "log", "logistic", "power", "sqrt", "cbrt", "rsqrt", "tanh", "sine", "cosine", "exponential-minus-one",
-    "log-plus-one", "atan2", "tan", "erf", "acosh",
-})
-ELEMENTWISE = frozenset({
-    "add", "subtract", "multiply", "divide", "maximum", "minimum", "negate", "abs", "compare", "select", "convert", "and",
-    "or", "xor", "not", "clamp", "sign", "floor", "ceil", "round-nearest-afz", "round-nearest-even", "remainder",
-    "shift-left", "shift-right-logical", "shift-right-arithmetic", "is-finite", "popcnt", "clz", "real", "imag",
-    "reduce-precision", "stochastic-convert",
-})
+TRANSCENDENTAL = frozenset(
+    {
+        "exponential",
+        "log",
+        "logistic",
+        "power",
+        "sqrt",
+        "cbrt",
+        "rsqrt",
+        "tanh",
+        "sine",
+        "cosine",
+        "exponential-minus-one",
+        "log-plus-one",
+        "atan2",
+        "tan",
+        "erf",
+        "acosh",
+    }
+)
+ELEMENTWISE = frozenset(
+    {
+        "add",
+        "subtract",
+        "multiply",
+        "divide",
+        "maximum",
+        "minimum",
+        "negate",
+        "abs",
+        "compare",
+        "select",
+        "convert",
+        "and",
+        "or",
+        "xor",
+        "not",
+        "clamp",
+        "sign",
+        "floor",
+        "ceil",
+        "round-nearest-afz",
+        "round-nearest-even",
+        "remainder",
+        "shift-left",
+        "shift-right-logical",
+        "shift-right-arithmetic",
+        "is-finite",
+        "popcnt",
+        "clz",
+        "real",
+        "imag",
+        "reduce-precision",
+        "stochastic-convert",
+    }
+)
 _HEADER = re.compile(r"^\s*(?:ENTRY\s+)?%?([\w.\-]+)\s*\(.*\{\s*$")
 INSTRUCTION = re.compile(  # "%name = shape opcode(operands), attributes": its name, shape, opcode, rest
-    r"^\s*(?:ROOT\s+)?%([\w.\-]+)\s*=\s*(\([^=]*?\)|[\w\[\],{}:]+?)\s+([\w\-]+)\((.*)$")
+    r"^\s*(?:ROOT\s+)?%([\w.\-]+)\s*=\s*(\([^=]*?\)|[\w\[\],{}:]+?)\s+([\w\-]+)\((.*)$"
+)
 _SHAPE = re.compile(r"^[a-z]+\d*\[([0-9,]*)\]")
 _REGION = re.compile(r"\b(?:to_apply|select|scatter|comparator)=%([\w.\-]+)")
 _CONTRACT = re.compile(r"lhs_contracting_dims=\{([0-9,]*)\}")
@@ -155,8 +202,11 @@ def compiled_rows(found: list[CostRow], text: str, exact: dict[int, list[str]]) 
     its trip count), the bytes kept unfused; what no equation made; and the compiled program's cost."""
     cost = hlo_cost(text)
     shares, unclaimed = per_equation(cost, exact)
-    out = [CostRow(r.path, r.node, Cost(s.flops, s.transcendentals, r.cost.bytes), 1.0, r.note)
-           for r in found for s in (shares.get(r.path, Cost()),)]
+    out = [
+        CostRow(r.path, r.node, Cost(s.flops, s.transcendentals, r.cost.bytes), 1.0, r.note)
+        for r in found
+        for s in (shares.get(r.path, Cost()),)
+    ]
     return out, unclaimed, cost
 
 

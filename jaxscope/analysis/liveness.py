@@ -83,8 +83,10 @@ def liveness(graph: Graph) -> Liveness:
     for i, v in enumerate(curve):
         if v > peak:
             peak, peak_at = v, i
-    alive = sorted(((v, s) for v, s in size.items() if made_at[v] <= peak_at and (last[v] >= peak_at or last[v] == end)),
-                   key=lambda vs: -vs[1])
-    residuals = [(v, s) for v, s in size.items() if passes.get(v[0]) == "forward"
-                 and any(passes.get(r) == "backward" for r in readers.get(v, ()))]
+    alive = sorted(
+        ((v, s) for v, s in size.items() if made_at[v] <= peak_at and (last[v] >= peak_at or last[v] == end)), key=lambda vs: -vs[1]
+    )
+    residuals = [
+        (v, s) for v, s in size.items() if passes.get(v[0]) == "forward" and any(passes.get(r) == "backward" for r in readers.get(v, ()))
+    ]
     return Liveness([n.id for n in eqns], curve, start, peak, peak_at, alive, residuals)

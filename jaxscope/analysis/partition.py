@@ -167,4 +167,3 @@ def annotate(graph: Graph, text: str, exact: dict[int, list[str]], given: Mappin
     bodies = dict(graph.bodies)
     bodies[graph.root] = Body(top.id, top.title, tuple(nodes), top.edges, top.n_eqns, top.total_eqns)
     return Graph(graph.function, bodies, graph.root), len(found)
-

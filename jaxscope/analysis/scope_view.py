@@ -103,8 +103,12 @@ def first_open(graph: Graph, fits: int = GROUPS_FIT, blocks_fit: int = BLOCKS_FI
     count, chosen = len(graph.top.nodes), []
     level = [("", graph.top)]
     while level:
-        opening = [(prefix + n.id, graph.bodies[n.subgraphs[0].body]) for prefix, body in level
-                   for n in body.nodes if (group := group_of(n)) is not None and group[0] == SCOPE]
+        opening = [
+            (prefix + n.id, graph.bodies[n.subgraphs[0].body])
+            for prefix, body in level
+            for n in body.nodes
+            if (group := group_of(n)) is not None and group[0] == SCOPE
+        ]
         opening = [(path, body) for path, body in opening if len(body.nodes) <= fits or any(is_group(n.id) for n in body.nodes)]
         count += sum(len(body.nodes) - 1 for _, body in opening)
         if not opening or count > fits:
@@ -345,8 +349,9 @@ def _under_callers(top: Body, keys: dict[str, Key], by_scope: set[str], function
     through (less the module's own method, ``Transformer.__call__`` for scope ``Transformer``), named
     as the calls' own groups are; returns the equations so placed."""
     traced = _traced(top, function)
-    raw = {n.id: tuple(name for name, _ in _calls(n)) for n in top.nodes if n.kind == "eqn" and n.frames[:1]
-           and n.frames[0].function == traced}  # (not the detached equations: `_detached`)
+    raw = {
+        n.id: tuple(name for name, _ in _calls(n)) for n in top.nodes if n.kind == "eqn" and n.frames[:1] and n.frames[0].function == traced
+    }  # (not the detached equations: `_detached`)
     common: dict[tuple[str, str], tuple[str, ...]] = {}
     for node_id in by_scope & raw.keys():
         k = keys[node_id]
@@ -451,8 +456,9 @@ class _Builder:
         self.twins: dict[str, tuple[str, ...]] = {}  # a repeated layer's view path -> every instance's, in order
         self.prefix: dict[str, str] = {}  # a grouped node's id -> its innermost group's view path prefix
 
-    def level(self, key: Key, nodes: tuple[Node, ...] | list[Node], edges: tuple[Edge, ...] | list[Edge],
-              prefix: str) -> tuple[list[Node], list[Edge]]:
+    def level(
+        self, key: Key, nodes: tuple[Node, ...] | list[Node], edges: tuple[Edge, ...] | list[Edge], prefix: str
+    ) -> tuple[list[Node], list[Edge]]:
         """The nodes at group `key`: its own, one group node per child key (with its body made), and
         the edges between them; `prefix` is this level's view path prefix."""
         depth = len(key)
@@ -568,6 +574,17 @@ class _Builder:
             values = child_key[0] in ("inputs", "outputs")
             kind = VALUES if values else f"{SCOPE} {child_key[0]}" if child_key[0] in ("forward", "backward") else SCOPE
             count = ("values", str(len(outs if child_key[0] == "inputs" else ins))) if values else ("equations", str(total))
-            out_nodes.append(Node(gid, "eqn", title, avals=tuple(outs), in_avals=tuple(ins), name_stack="/".join(child_key[1:]),
-                                  params=(count,), subgraphs=(SubgraphRef(title, body_id, kind),), detail=what))
+            out_nodes.append(
+                Node(
+                    gid,
+                    "eqn",
+                    title,
+                    avals=tuple(outs),
+                    in_avals=tuple(ins),
+                    name_stack="/".join(child_key[1:]),
+                    params=(count,),
+                    subgraphs=(SubgraphRef(title, body_id, kind),),
+                    detail=what,
+                )
+            )
         return out_nodes, out_edges

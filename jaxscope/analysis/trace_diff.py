@@ -72,8 +72,10 @@ def diff(a: Graph, b: Graph) -> GraphDiff:
     ma, mb = _modules(a), _modules(b)
     strict = ([_key(p, n, na, module=ma) for p, n in wa.eqns], [_key(p, n, nb, module=mb) for p, n in wb.eqns])
     loose = ([_key(p, n, na, loose=True) for p, n in wa.eqns], [_key(p, n, nb, loose=True) for p, n in wb.eqns])
-    shaped = ([(*k, n.avals) for k, (_, n) in zip(strict[0], wa.eqns, strict=True)],
-              [(*k, n.avals) for k, (_, n) in zip(strict[1], wb.eqns, strict=True)])
+    shaped = (
+        [(*k, n.avals) for k, (_, n) in zip(strict[0], wa.eqns, strict=True)],
+        [(*k, n.avals) for k, (_, n) in zip(strict[1], wb.eqns, strict=True)],
+    )
     b_of: dict[str, str] = _match_inputs(a, b)
     pairs: dict[int, int] = {}  # A index -> B index
     for keys in (shaped, strict):  # shapes first: of a run of alike layers, those whose shapes stayed pair up
@@ -390,8 +392,11 @@ def _input_changes(a: Graph, b: Graph) -> tuple[str, ...]:
     ins_b = {n.label: n for n in b.top.nodes if n.kind == "input"}
     out = [f"- argument {k} {_avals(ins_a[k].avals)}" for k in ins_a if k not in ins_b]
     out += [f"+ argument {k} {_avals(ins_b[k].avals)}" for k in ins_b if k not in ins_a]
-    out += [f"~ argument {k} {_avals(ins_a[k].avals)} → {_avals(ins_b[k].avals)}" for k in ins_a
-            if k in ins_b and ins_a[k].avals != ins_b[k].avals]
+    out += [
+        f"~ argument {k} {_avals(ins_a[k].avals)} → {_avals(ins_b[k].avals)}"
+        for k in ins_a
+        if k in ins_b and ins_a[k].avals != ins_b[k].avals
+    ]
     return tuple(out)
 
 

@@ -147,13 +147,20 @@ def format_run(result: RunResult) -> str:
             rows.append([_name(lf), "-", lf.dtype or "-", "-", "-", "-", "-", "-", "-", "yes" if lf.allclose else "NO"])
             continue
         tol = f"(rtol {fmt_float(lf.rtol)}, atol {fmt_float(lf.atol)})"
-        rows.append([
-            _name(lf), str(list(lf.shape)), lf.dtype, fmt_float(lf.max_abs), fmt_float(lf.max_rel),
-            "-" if lf.max_ulp is None else str(lf.max_ulp), f"{lf.n_diff}/{lf.size}",
-            nonfinite_text(lf.jit_nan, lf.jit_posinf, lf.jit_neginf),
-            nonfinite_text(lf.eager_nan, lf.eager_posinf, lf.eager_neginf),
-            ("yes " if lf.allclose else "NO ") + tol,
-        ])
+        rows.append(
+            [
+                _name(lf),
+                str(list(lf.shape)),
+                lf.dtype,
+                fmt_float(lf.max_abs),
+                fmt_float(lf.max_rel),
+                "-" if lf.max_ulp is None else str(lf.max_ulp),
+                f"{lf.n_diff}/{lf.size}",
+                nonfinite_text(lf.jit_nan, lf.jit_posinf, lf.jit_neginf),
+                nonfinite_text(lf.eager_nan, lf.eager_posinf, lf.eager_neginf),
+                ("yes " if lf.allclose else "NO ") + tol,
+            ]
+        )
     lines += _table(rows)
     notes = [f"  {_name(lf)}: {lf.note}" for lf in result.leaves if lf.note]
     if notes:
@@ -188,9 +195,15 @@ def format_run(result: RunResult) -> str:
         if len(rows) > 1:
             lines += _table(rows)
         else:
-            lines.append("  every intermediate agrees exactly" + (
-                "; the output difference comes from XLA fusing across equations (e.g. FMA contraction),"
-                " which materialising the intermediates prevents" if any(lf.n_diff for lf in result.leaves) else ""))
+            lines.append(
+                "  every intermediate agrees exactly"
+                + (
+                    "; the output difference comes from XLA fusing across equations (e.g. FMA contraction),"
+                    " which materialising the intermediates prevents"
+                    if any(lf.n_diff for lf in result.leaves)
+                    else ""
+                )
+            )
         first = next((d for d in result.divergence if d.max_abs > 0 or d.nonfinite_mismatch), None)
         if first is not None:
             lines.append(f"first to differ: {first.path} {first.primitive}" + (f" ({short_loc(first.source)})" if first.source else ""))

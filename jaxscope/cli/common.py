@@ -44,16 +44,32 @@ def add_target(p: argparse.ArgumentParser) -> None:
     p.add_argument("target", help="path/to/file.py::function, package.module:function, or a saved trace NAME.jaxscope")
     p.add_argument("--args", default=None, metavar="SPEC", help=ARGS_HELP)
     p.add_argument("--inputs", default=None, metavar="MAKER", help=INPUTS_HELP)
-    p.add_argument("--python", default=None, metavar="PATH",
-                   help="the Python that runs your code, e.g. your project's .venv/bin/python (it needs jax; "
-                        "nothing of jaxscope). Default: JAXSCOPE_PYTHON, else jaxscope's own")
-    p.add_argument("--x64", action="store_true",
-                   help="JAX's 64-bit mode (jax_enable_x64): f64/i64/u64/c128 stay 64-bit instead of being traced as 32-bit")
-    p.add_argument("--device", default="", metavar="NAME",
-                   help="the device to trace, compile and run for, e.g. cpu:1 or gpu:0 (default: JAX's default device)")
-    p.add_argument("--cpu-devices", type=int, default=None, metavar="N",
-                   help="simulate N CPU devices (XLA --xla_force_host_platform_device_count), e.g. for a program on a "
-                        "mesh; default: as XLA_FLAGS in the environment says")
+    p.add_argument(
+        "--python",
+        default=None,
+        metavar="PATH",
+        help="the Python that runs your code, e.g. your project's .venv/bin/python (it needs jax; "
+        "nothing of jaxscope). Default: JAXSCOPE_PYTHON, else jaxscope's own",
+    )
+    p.add_argument(
+        "--x64",
+        action="store_true",
+        help="JAX's 64-bit mode (jax_enable_x64): f64/i64/u64/c128 stay 64-bit instead of being traced as 32-bit",
+    )
+    p.add_argument(
+        "--device",
+        default="",
+        metavar="NAME",
+        help="the device to trace, compile and run for, e.g. cpu:1 or gpu:0 (default: JAX's default device)",
+    )
+    p.add_argument(
+        "--cpu-devices",
+        type=int,
+        default=None,
+        metavar="N",
+        help="simulate N CPU devices (XLA --xla_force_host_platform_device_count), e.g. for a program on a "
+        "mesh; default: as XLA_FLAGS in the environment says",
+    )
     p.add_argument("--timeout", type=float, default=None, metavar="S", help="time limit for tracing (seconds)")
     p.add_argument("--debug", action="store_true", help="show full tracebacks and the worker's output")
 
@@ -75,9 +91,20 @@ def trace_target(
     doc = saved(opts)
     if doc is not None:
         return doc.trace
-    result = trace(opts.target, opts.args, inputs=opts.inputs, timeout=opts.timeout, debug=opts.debug, jaxpr_text=jaxpr_text,
-                   record_flow=record_flow, diagnose=diagnose, tap=tap, python=opts.python, env=worker_env(opts),
-                   device=getattr(opts, "device", ""))
+    result = trace(
+        opts.target,
+        opts.args,
+        inputs=opts.inputs,
+        timeout=opts.timeout,
+        debug=opts.debug,
+        jaxpr_text=jaxpr_text,
+        record_flow=record_flow,
+        diagnose=diagnose,
+        tap=tap,
+        python=opts.python,
+        env=worker_env(opts),
+        device=getattr(opts, "device", ""),
+    )
     for warning in result.warnings:
         if not warning.startswith(RECORDING_STOPPED):  # `explain` says that one itself
             print(f"jaxscope: warning: {warning}", file=sys.stderr)
@@ -124,8 +151,10 @@ def no_trace_options(opts: argparse.Namespace) -> bool:
         return False
     given = [f"--{name.replace('_', '-')}" for name in TRACE_OPTIONS if getattr(opts, name, None) not in (None, False, "")]
     if given:
-        raise CliError(f"{opts.target} is a saved trace: {', '.join(given)} say{'s' if len(given) == 1 else ''} how to trace, "
-                       "and it is traced already (trace the function itself to change them)")
+        raise CliError(
+            f"{opts.target} is a saved trace: {', '.join(given)} say{'s' if len(given) == 1 else ''} how to trace, "
+            "and it is traced already (trace the function itself to change them)"
+        )
     return True
 
 

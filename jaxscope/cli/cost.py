@@ -28,13 +28,20 @@ def add_parser(sub: Any) -> None:
         "by equation (peak, and what is alive there); beside XLA's cost and memory analysis of the compiled program.",
     )
     add_target(p)
-    p.add_argument("--by", choices=BY, default="scope", help="the rows: equations, source lines, scopes (module and pass), "
-                   "primitives, or XLA's fusions (compiles the program)")
+    p.add_argument(
+        "--by",
+        choices=BY,
+        default="scope",
+        help="the rows: equations, source lines, scopes (module and pass), primitives, or XLA's fusions (compiles the program)",
+    )
     p.add_argument("--depth", type=int, default=0, metavar="N", help="with --by scope: the first N levels of the scope only")
     p.add_argument("--top", type=int, default=25, metavar="N", help="the N costliest rows (0: all)")
     p.add_argument("--no-xla", action="store_true", help="skip compiling for XLA's own figures")
-    p.add_argument("--time", action="store_true", help="also run the compiled program 5 times under the profiler: each "
-                   "row's measured time, where the backend names its instructions")
+    p.add_argument(
+        "--time",
+        action="store_true",
+        help="also run the compiled program 5 times under the profiler: each row's measured time, where the backend names its instructions",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
 
 
@@ -78,14 +85,28 @@ def run(opts: argparse.Namespace) -> int:
     if opts.json:
         out = {
             "by": opts.by,
-            "rows": [{"name": k, "flops": c.flops, "transcendentals": c.transcendentals, "bytes": c.bytes,
-                      **({"seconds": seconds.get(k, 0.0)} if opts.time else {})} for k, c in rows],
+            "rows": [
+                {
+                    "name": k,
+                    "flops": c.flops,
+                    "transcendentals": c.transcendentals,
+                    "bytes": c.bytes,
+                    **({"seconds": seconds.get(k, 0.0)} if opts.time else {}),
+                }
+                for k, c in rows
+            ],
             "total": {"flops": total.flops, "transcendentals": total.transcendentals, "bytes": total.bytes},
             "source": "compiled" if unclaimed is not None else "primitive",
             "per_primitive": {"flops": model.flops, "transcendentals": model.transcendentals, "bytes": model.bytes},
-            "memory": {"peak_live_bytes": live.peak, "peak_after": peak_where, "argument_bytes": live.start,
-                       "in_use": live.in_use, "order": live.order, "residual_bytes": live.residual_bytes,
-                       "residuals": len(live.residuals)},
+            "memory": {
+                "peak_live_bytes": live.peak,
+                "peak_after": peak_where,
+                "argument_bytes": live.start,
+                "in_use": live.in_use,
+                "order": live.order,
+                "residual_bytes": live.residual_bytes,
+                "residuals": len(live.residuals),
+            },
             "xla": {"cost": xla.cost, "lowered_cost": xla.lowered_cost, "memory": xla.memory} if xla is not None else None,
             "notes": notes,
             "time": {"run_s": xla.run_s, "per_op_s": seen} if opts.time and xla is not None else None,
@@ -109,10 +130,12 @@ def run(opts: argparse.Namespace) -> int:
         f"total flops: {total.flops:.0f}",
         f"total transcendentals: {total.transcendentals:.0f}",
         f"bytes accessed (every equation unfused): {total.bytes:.0f}",
-        ("flops: per instruction of the compiled program (as XLA counts them, each as often as it runs: a loop body times its"
-         f" trip count), shared among the equations that made each; per primitive, before XLA: {model.flops:.0f}")
-        if unclaimed is not None else
-        "flops: per primitive, from each equation's shapes (--no-xla, or no exact links)",
+        (
+            "flops: per instruction of the compiled program (as XLA counts them, each as often as it runs: a loop body times its"
+            f" trip count), shared among the equations that made each; per primitive, before XLA: {model.flops:.0f}"
+        )
+        if unclaimed is not None
+        else "flops: per primitive, from each equation's shapes (--no-xla, or no exact links)",
         f"peak live bytes: {live.peak}",
         f"  at: {peak_where}; arguments {live.start} bytes, held throughout",
         f"  alive there: {_alive(graph, live.alive_at_peak)}",
@@ -124,8 +147,10 @@ def run(opts: argparse.Namespace) -> int:
     if xla is not None:
         lines.append(_xla_line(xla, total, model))
         if compiled is not None and compiled.once.flops != compiled.total.flops:
-            lines.append(f"  XLA's cost analysis counts a loop body once; counted as often as it runs: {total.flops:.0f} flops"
-                         f" ({total.flops / (compiled.once.flops or 1):.1f}x XLA's {compiled.once.flops:.0f})")
+            lines.append(
+                f"  XLA's cost analysis counts a loop body once; counted as often as it runs: {total.flops:.0f} flops"
+                f" ({total.flops / (compiled.once.flops or 1):.1f}x XLA's {compiled.once.flops:.0f})"
+            )
         if compiled is not None and compiled.uncounted:
             lines.append(f"  {compiled.uncounted} while loop(s) of unknown trip count: their bodies counted once")
     lines += [f"note: {sum(r.note == n for r in found)} equations {n}" for n in notes]
@@ -141,8 +166,9 @@ def _compiled(opts: argparse.Namespace, profile: int) -> HloResult:
     return lower(opts, "compiled", profile)
 
 
-def _table(found: list[CostRow], opts: argparse.Namespace, xla: HloResult | None, graph: Graph,
-           op_times: dict[str, float] | None = None) -> dict[str, Cost]:
+def _table(
+    found: list[CostRow], opts: argparse.Namespace, xla: HloResult | None, graph: Graph, op_times: dict[str, float] | None = None
+) -> dict[str, Cost]:
     """The rows of the --by asked for (with `op_times`, a fusion's measured seconds in `flops`)."""
     from jaxscope.analysis import cost as costs
 
@@ -253,8 +279,15 @@ def _xla_line(xla: HloResult, total: Cost, model: Cost) -> str:
         if "bytes accessed" in cost:
             parts.append(f"bytes accessed {cost['bytes accessed']:.0f}")
         out.append("; ".join(parts))
-    memory = [f"{label} {xla.memory[key]:.0f} B" for key, label in (("argument_size_in_bytes", "arguments"),
-              ("output_size_in_bytes", "outputs"), ("temp_size_in_bytes", "temporaries")) if key in xla.memory]
+    memory = [
+        f"{label} {xla.memory[key]:.0f} B"
+        for key, label in (
+            ("argument_size_in_bytes", "arguments"),
+            ("output_size_in_bytes", "outputs"),
+            ("temp_size_in_bytes", "temporaries"),
+        )
+        if key in xla.memory
+    ]
     partitions = re.search(r"num_partitions=(\d+)", xla.text.split("\n", 1)[0])
     if memory:
         devices = f" (per device, of {partitions.group(1)})" if partitions and int(partitions.group(1)) > 1 else ""

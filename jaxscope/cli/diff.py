@@ -27,14 +27,27 @@ def add_parser(sub: Any) -> None:
     for side in ("a", "b"):
         p.add_argument(f"--args-{side}", default=None, metavar="SPEC", help=f"{side.upper()}'s arguments: {ARGS_HELP}")
         p.add_argument(f"--inputs-{side}", default=None, metavar="MAKER", help=f"{side.upper()}'s maker (PATH.py::NAME)")
-    p.add_argument("-o", "--output", type=output_file, default=None, metavar="FILE",
-                   help="draw both graphs as one (B's, with A's removed equations put back), added/removed/changed "
-                        "coloured: .svg, .png, .pdf or .dot")
-    p.add_argument("--scopes", action="store_true",
-                   help="with -o: draw the model's modules as groups (as `export --scopes`), each coloured by what its "
-                        "equations share: a layer added whole is one green box")
-    p.add_argument("--collapse", type=int, default=None, metavar="DEPTH",
-                   help="with -o: open nested sub-graphs (with --scopes, module groups) down to DEPTH levels; default: automatic")
+    p.add_argument(
+        "-o",
+        "--output",
+        type=output_file,
+        default=None,
+        metavar="FILE",
+        help="draw both graphs as one (B's, with A's removed equations put back), added/removed/changed coloured: .svg, .png, .pdf or .dot",
+    )
+    p.add_argument(
+        "--scopes",
+        action="store_true",
+        help="with -o: draw the model's modules as groups (as `export --scopes`), each coloured by what its "
+        "equations share: a layer added whole is one green box",
+    )
+    p.add_argument(
+        "--collapse",
+        type=int,
+        default=None,
+        metavar="DEPTH",
+        help="with -o: open nested sub-graphs (with --scopes, module groups) down to DEPTH levels; default: automatic",
+    )
     p.add_argument("--all", action="store_true", help="list every added and removed equation (default: grouped by scope and line)")
     p.add_argument("--json", action="store_true", help="print the diff as JSON")
     p.add_argument("--python", default=None, metavar="PATH", help="the Python that runs your code (default: jaxscope's own)")
@@ -56,11 +69,20 @@ def run(opts: argparse.Namespace) -> int:
     if opts.json:
         import json
 
-        print(json.dumps({
-            "a": name_a, "b": name_b, **found.counts(), "arguments": list(found.inputs),
-            "removed_paths": list(found.removed), "added_paths": list(found.added),
-            "changed_paths": [{"a": c.a, "b": c.b, "what": list(c.what)} for c in found.changed],
-        }, indent=1))
+        print(
+            json.dumps(
+                {
+                    "a": name_a,
+                    "b": name_b,
+                    **found.counts(),
+                    "arguments": list(found.inputs),
+                    "removed_paths": list(found.removed),
+                    "added_paths": list(found.added),
+                    "changed_paths": [{"a": c.a, "b": c.b, "what": list(c.what)} for c in found.changed],
+                },
+                indent=1,
+            )
+        )
     else:
         sys.stdout.write("\n".join(report(a.graph, b.graph, found, (name_a, name_b), every=opts.all)) + "\n")
     if opts.output:
@@ -77,8 +99,9 @@ def _side(opts: argparse.Namespace, target: str, args: str | None, inputs: str |
             raise CliError(f"{target} is a saved trace: --args-{side}/--inputs-{side} do not apply to it")
         doc = load(target)
         return doc.trace, f"{target} ({doc.target})"
-    result = trace(target, args, inputs=inputs, timeout=opts.timeout, debug=opts.debug, diagnose=False, python=opts.python,
-                   env=worker_env(opts))
+    result = trace(
+        target, args, inputs=inputs, timeout=opts.timeout, debug=opts.debug, diagnose=False, python=opts.python, env=worker_env(opts)
+    )
     request = result.request
     with_ = f" --inputs {request.inputs}" if request.inputs else f" --args {request.args!r}" if request.args else ""
     return result, target + with_

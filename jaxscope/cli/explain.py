@@ -42,8 +42,11 @@ def run(opts: argparse.Namespace) -> int:
     if flow is None and stopped:
         raise CliError(f"{stopped}: nothing to explain", 5)
     if flow is None and saved(opts) is not None:  # the user's file, not jaxscope, lacks it: exit 2
-        raise CliError(f"{opts.target} holds no record of the Python control flow of its trace: nothing to explain "
-                       "(`jaxscope save` records it; so does File → Save Trace after a trace in the window)", 2)
+        raise CliError(
+            f"{opts.target} holds no record of the Python control flow of its trace: nothing to explain "
+            "(`jaxscope save` records it; so does File → Save Trace after a trace in the window)",
+            2,
+        )
     if flow is None or not flow.files:
         raise CliError("no user code ran while tracing (nothing to explain)", 2)
     ref = result.request.function

@@ -23,32 +23,63 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--format", choices=["svg", "png", "pdf", "dot", "json"], default=None)
     p.add_argument("--theme", choices=["light", "dark", "transparent"], default="light")
     p.add_argument("--dpi", type=int, default=96, help="PNG resolution (96 = 1 px per layout px)")
-    p.add_argument("--collapse", type=int, default=None, metavar="DEPTH",
-                   help="expand nested sub-graphs down to DEPTH levels (0 = all collapsed); default: automatic")
+    p.add_argument(
+        "--collapse",
+        type=int,
+        default=None,
+        metavar="DEPTH",
+        help="expand nested sub-graphs down to DEPTH levels (0 = all collapsed); default: automatic",
+    )
     p.add_argument("--direction", choices=["TB", "LR"], default="TB")
     p.add_argument("--legend", action="store_true", help="add a legend of node colours")
-    p.add_argument("--highlight", default="", metavar="QUERY",
-                   help="outline the nodes a graph search matches: a primitive, an input name, a scope (block1, block1/up), :LINE or LINE")
-    p.add_argument("--layout-budget", type=float, default=5.0, metavar="S",
-                   help="seconds Graphviz may take before the fast layered layout is used")
+    p.add_argument(
+        "--highlight",
+        default="",
+        metavar="QUERY",
+        help="outline the nodes a graph search matches: a primitive, an input name, a scope (block1, block1/up), :LINE or LINE",
+    )
+    p.add_argument(
+        "--layout-budget", type=float, default=5.0, metavar="S", help="seconds Graphviz may take before the fast layered layout is used"
+    )
     group = p.add_mutually_exclusive_group()
-    group.add_argument("--flat", action="store_true",
-                       help="draw the program's own structure, ungrouped (by default a model is drawn as the window draws it: "
-                            "grouped by module per pass, forward and backward apart, opened to its repeated blocks)")
-    group.add_argument("--scopes", action="store_true",
-                       help="group any program by its calls and scopes, even a small plain function the window draws flat; "
-                            "--collapse N then opens N levels of groups")
-    p.add_argument("--links", default=None, metavar="STAGES",
-                   help="JSON only: the texts whose lines each equation is linked to, comma-separated from jaxpr, "
-                        "stablehlo, compiled (as `jaxscope links` prints them); default jaxpr; 'none' for none")
-    p.add_argument("--overlay", choices=("flops", "bytes", "memory", "time"), default=None,
-                   help="colour the boxes by a measure, with its scale: FLOPs, bytes moved, or memory in use (per equation)")
-    p.add_argument("--sharding", action="store_true",
-                   help="compile for the devices and add what XLA's partitioner decided: each argument's sharding and the "
-                        "collectives it inserted (all-reduce, all-gather, ...), on the equations they come from")
-    p.add_argument("--long-edges", choices=LONG_EDGES, default="auto",
-                   help="draw edges longer than 1200 x 800 px as their two ends: auto (where there are 64 or more, "
-                        "as the window does), ends (always) or whole (never)")
+    group.add_argument(
+        "--flat",
+        action="store_true",
+        help="draw the program's own structure, ungrouped (by default a model is drawn as the window draws it: "
+        "grouped by module per pass, forward and backward apart, opened to its repeated blocks)",
+    )
+    group.add_argument(
+        "--scopes",
+        action="store_true",
+        help="group any program by its calls and scopes, even a small plain function the window draws flat; "
+        "--collapse N then opens N levels of groups",
+    )
+    p.add_argument(
+        "--links",
+        default=None,
+        metavar="STAGES",
+        help="JSON only: the texts whose lines each equation is linked to, comma-separated from jaxpr, "
+        "stablehlo, compiled (as `jaxscope links` prints them); default jaxpr; 'none' for none",
+    )
+    p.add_argument(
+        "--overlay",
+        choices=("flops", "bytes", "memory", "time"),
+        default=None,
+        help="colour the boxes by a measure, with its scale: FLOPs, bytes moved, or memory in use (per equation)",
+    )
+    p.add_argument(
+        "--sharding",
+        action="store_true",
+        help="compile for the devices and add what XLA's partitioner decided: each argument's sharding and the "
+        "collectives it inserted (all-reduce, all-gather, ...), on the equations they come from",
+    )
+    p.add_argument(
+        "--long-edges",
+        choices=LONG_EDGES,
+        default="auto",
+        help="draw edges longer than 1200 x 800 px as their two ends: auto (where there are 64 or more, "
+        "as the window does), ends (always) or whole (never)",
+    )
 
 
 def link_stages(opts: argparse.Namespace, fmt: str) -> list[str]:
@@ -119,9 +150,17 @@ def options(opts: argparse.Namespace, fmt: str) -> DrawOptions:
         raise CliError("--scopes draws a grouped view: use it with svg, png, pdf or dot (the JSON keeps the program's own structure)")
     grouping: Grouping = "scopes" if opts.scopes else "flat" if opts.flat or fmt == "json" else "auto"
     try:
-        return DrawOptions(theme=opts.theme, direction=opts.direction, collapse=opts.collapse, grouping=grouping,
-                           legend=opts.legend, highlight=opts.highlight, long_edges=opts.long_edges, dpi=opts.dpi,
-                           layout_budget=opts.layout_budget).check()
+        return DrawOptions(
+            theme=opts.theme,
+            direction=opts.direction,
+            collapse=opts.collapse,
+            grouping=grouping,
+            legend=opts.legend,
+            highlight=opts.highlight,
+            long_edges=opts.long_edges,
+            dpi=opts.dpi,
+            layout_budget=opts.layout_budget,
+        ).check()
     except ValueError as exc:
         raise CliError(str(exc)) from None
 

@@ -16,8 +16,12 @@ if TYPE_CHECKING:
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("hlo", help="print (or write) the StableHLO or the compiled HLO of a function, with XLA's cost analysis")
     add_target(p)
-    p.add_argument("--stage", choices=["stablehlo", "compiled"], default="stablehlo",
-                   help="stablehlo: what jit hands XLA (with source locations); compiled: what XLA made of it")
+    p.add_argument(
+        "--stage",
+        choices=["stablehlo", "compiled"],
+        default="stablehlo",
+        help="stablehlo: what jit hands XLA (with source locations); compiled: what XLA made of it",
+    )
     p.add_argument("-o", "--output", type=output_file, metavar="FILE", help="write the text here (e.g. f.mlir, f.hlo) instead of stdout")
 
 

@@ -23,9 +23,13 @@ def add_parser(sub: Any) -> None:
         "same target and inputs; '-' where it has none (compiled: XLA removed it, or folded it into a constant).",
     )
     add_target(p)
-    p.add_argument("--stage", choices=("jaxpr", "stablehlo", "compiled"), default="jaxpr",
-                   help="the text the lines are of: the jaxpr, the StableHLO, or the compiled HLO (a fused or merged "
-                        "instruction is a line of every equation it holds)")
+    p.add_argument(
+        "--stage",
+        choices=("jaxpr", "stablehlo", "compiled"),
+        default="jaxpr",
+        help="the text the lines are of: the jaxpr, the StableHLO, or the compiled HLO (a fused or merged "
+        "instruction is a line of every equation it holds)",
+    )
 
 
 def stage_lines(opts: argparse.Namespace, result: TraceResult, stage: str) -> tuple[str, dict[str, list[int]]]:
@@ -37,8 +41,7 @@ def stage_lines(opts: argparse.Namespace, result: TraceResult, stage: str) -> tu
         text = result.jaxpr_text.rstrip("\n") + "\n"
         links = linking.jaxpr_links(result.graph, text)
         if not links.exact:
-            print("jaxscope: warning: this jaxpr's text did not line up with its equations; lines are by printed location",
-                  file=sys.stderr)
+            print("jaxscope: warning: this jaxpr's text did not line up with its equations; lines are by printed location", file=sys.stderr)
         return text, link_tables.jaxpr_lines(result.graph, links)
     from jaxscope.cli.hlo import lower
 

@@ -14,8 +14,9 @@ def add_parser(sub: Any) -> None:
     add_target(p)
     p.add_argument("--vs", required=True, metavar="SPEC", help="the second call's arguments, e.g. 'f32[16,4], use_bias=False'")
     p.add_argument("--json", action="store_true", help="print the verdict and reasons as JSON")
-    p.add_argument("--diff", action="store_true", help="also trace both calls and show the difference, equation by equation "
-                   "(as `jaxscope diff`)")
+    p.add_argument(
+        "--diff", action="store_true", help="also trace both calls and show the difference, equation by equation (as `jaxscope diff`)"
+    )
 
 
 def run(opts: argparse.Namespace) -> int:
@@ -28,8 +29,9 @@ def run(opts: argparse.Namespace) -> int:
 
     ref, before, inputs = resolve_call(opts.target, opts.args, opts.inputs)
     if inputs:
-        raise CliError("retrace compares two argument specs (--args and --vs); a maker's inputs are not "
-                       "compared yet: give the first call as --args")
+        raise CliError(
+            "retrace compares two argument specs (--args and --vs); a maker's inputs are not compared yet: give the first call as --args"
+        )
     try:
         argspec.parse_call(opts.vs)
     except argspec.SpecError as exc:

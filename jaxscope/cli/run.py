@@ -39,8 +39,11 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--repeats", type=int, default=10, metavar="N", help="steady-state jitted runs; the median is shown (default 10)")
     p.add_argument("--rtol", type=float, default=None, help="relative tolerance for every output (default: by dtype)")
     p.add_argument("--atol", type=float, default=None, help="absolute tolerance for every output (default: by dtype)")
-    p.add_argument("--per-equation", action="store_true",
-                   help="compare every intermediate (nested jits included), jit vs eager, to see where they part")
+    p.add_argument(
+        "--per-equation",
+        action="store_true",
+        help="compare every intermediate (nested jits included), jit vs eager, to see where they part",
+    )
     p.add_argument("--find-nan", action="store_true", help="locate the first equation making NaN/Inf even if the outputs are finite")
     p.add_argument("--json", action="store_true", help="print the whole result as JSON")
 
@@ -81,8 +84,16 @@ def _run(opts: argparse.Namespace) -> RunResult:
     ref, args, inputs = resolve_call(opts.target, opts.args, opts.inputs)
     timeouts = {phase: opts.timeout for phase in DEFAULT_TIMEOUTS if phase != "startup"} if opts.timeout else None
     request = RunRequest(
-        function=ref, args=args, inputs=inputs, device=opts.device, seed=opts.seed, repeats=opts.repeats,
-        rtol=opts.rtol, atol=opts.atol, find_nan=opts.find_nan, per_equation=opts.per_equation,
+        function=ref,
+        args=args,
+        inputs=inputs,
+        device=opts.device,
+        seed=opts.seed,
+        repeats=opts.repeats,
+        rtol=opts.rtol,
+        atol=opts.atol,
+        find_nan=opts.find_nan,
+        per_equation=opts.per_equation,
     )
     result: RunResult = worker_job("run", request, run_result_from_jsonable, timeouts, opts.debug, env, opts.python)
     return result

@@ -31,16 +31,28 @@ def run(opts: argparse.Namespace) -> int:
     if is_document(opts.target):
         doc = load(opts.target)  # a copy (e.g. written again in this version's format)
     else:
-        doc = record(opts.target, opts.args, opts.inputs, timeout=opts.timeout, debug=opts.debug, python=opts.python,
-                     env=worker_env(opts), device=opts.device, compile_hlo=not opts.no_compile, run=opts.run)
+        doc = record(
+            opts.target,
+            opts.args,
+            opts.inputs,
+            timeout=opts.timeout,
+            debug=opts.debug,
+            python=opts.python,
+            env=worker_env(opts),
+            device=opts.device,
+            compile_hlo=not opts.no_compile,
+            run=opts.run,
+        )
     try:
         size = write(doc, opts.output)
     except OSError as exc:
         raise CliError(f"cannot write {opts.output}: {exc}") from None
     parts = ["jaxpr"] + [name for name, there in (("StableHLO", doc.stablehlo), ("compiled HLO", doc.compiled), ("run", doc.run)) if there]
     files = len(doc.sources)
-    print(f"wrote {opts.output} ({doc.trace.graph.top.total_eqns} equations, {', '.join(parts)}, "
-          f"{files} source file{'s' if files != 1 else ''}; {_size(size)})")
+    print(
+        f"wrote {opts.output} ({doc.trace.graph.top.total_eqns} equations, {', '.join(parts)}, "
+        f"{files} source file{'s' if files != 1 else ''}; {_size(size)})"
+    )
     return 0
 
 

@@ -34,8 +34,9 @@ class FusionInfo:
 class IrLinks:
     """Both directions between the lines of one IR text and the graph's nodes and source lines."""
 
-    def __init__(self, graph: Graph, ops: dict[int, tuple[str, tuple[str, int, int] | None]],
-                 exact: dict[int, list[str]] | None = None) -> None:
+    def __init__(
+        self, graph: Graph, ops: dict[int, tuple[str, tuple[str, int, int] | None]], exact: dict[int, list[str]] | None = None
+    ) -> None:
         self._graph = graph
         self.exact = exact  # IR line -> its own equations (`hlo_marks.line_paths`), if the worker marked them
         self._exact_lines: dict[str, list[int]] = {}
@@ -189,8 +190,7 @@ def hlo_ops_from_wire(data: dict[str, Any]) -> tuple[Ops, Fused]:
     return ops_from_wire({k: v for k, v in data.items() if k != "fusions"}), fused
 
 
-def hlo_links(graph: Graph, text: str, ops: dict[str, Any] | None = None,
-              exact: dict[str, Any] | None = None) -> tuple[IrLinks, Fused]:
+def hlo_links(graph: Graph, text: str, ops: dict[str, Any] | None = None, exact: dict[str, Any] | None = None) -> tuple[IrLinks, Fused]:
     """Links for an optimized HLO text (`compiled.as_text()`) and its fusions, from the worker's
     map if it sent one (`hlo_ops_to_wire`), else from the text; by equation where `exact` came."""
     got, fused = linking.sent_or_parsed(ops, hlo_ops_from_wire, lambda: hlo_ops(graph, text))

@@ -180,4 +180,3 @@ def from_wire(data: Mapping[str, object]) -> dict[int, list[str]]:
         return {int(line): [paths[i] for i in idx] for line, idx in data["lines"]}  # type: ignore[attr-defined]
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         raise ValueError(f"malformed exact links: {exc}") from None
-

@@ -96,7 +96,8 @@ def helper_files(graph: Graph, main: str) -> set[str]:
     files = {loc.file for body in graph.bodies.values() for node in body.nodes if (loc := node.source) is not None}
     main = os.path.abspath(main) if main else ""
     return {
-        f for f in map(os.path.abspath, files)
+        f
+        for f in map(os.path.abspath, files)
         if f != main and os.path.isfile(f) and not any(part in ("site-packages", "dist-packages") for part in f.split(os.sep))
     }
 
@@ -361,8 +362,14 @@ def _bracket_delta(code: str) -> int:
 class JaxprLinks:
     """Index between jaxpr text lines and graph nodes, built once per trace (see module doc)."""
 
-    def __init__(self, heads: dict[int, JaxprLine], owner: dict[int, int], sources: dict[str, SourceLoc],
-                 node_labels: dict[str, str], exact: dict[str, int] | None = None) -> None:
+    def __init__(
+        self,
+        heads: dict[int, JaxprLine],
+        owner: dict[int, int],
+        sources: dict[str, SourceLoc],
+        node_labels: dict[str, str],
+        exact: dict[str, int] | None = None,
+    ) -> None:
         self.heads = heads
         self.exact = exact or {}  # equation path -> its own head line (`jaxpr_order`), when the walk lined up
         self._paths_at: dict[int, list[str]] = {}

@@ -36,7 +36,6 @@ CLUSTER_GAP = 12.0  # px between the clusters of one owner
 ComposedSub = tuple[int, SubgraphRef, BodyLayout, int, int, int, int, int, int]
 
 
-
 def tenths(v: float) -> int:
     """px -> whole tenths of a px. Body layouts are kept in tenths, so a translated copy of a
     cached body is exactly the original moved, and the output is rounded to 0.1 px for free."""
@@ -61,12 +60,6 @@ def split_rel(rel: Iterable[str]) -> tuple[set[str], dict[tuple[str, int], list[
         if colon and index.isdigit():
             inner.setdefault((owner, int(index)), []).append(rest)
     return local, inner
-
-
-
-
-
-
 
 
 def flatten(
@@ -146,8 +139,6 @@ def compose(subs: list[tuple[int, SubgraphRef, BodyLayout]], lr: bool) -> tuple[
             cursor += cw + gap
             bw, bh = cursor - gap, max(bh, ch)
     return bw, bh, placed
-
-
 
 
 GROW_MAX = 8  # owners changed from the base, at most, for a layout to grow from it (each costs O(boxes))
@@ -309,14 +300,23 @@ def place_fresh(ctx: LayoutContext, body: Body, composed: dict[str, tuple[int, i
         k: [(tenths(px - min_x), tenths(py - min_y)) for px, py in pts] for k, pts in routes.items()
     }
     return Placed(
-        paths, index, edges, item_of_edge, set(short), ghosts, sizes, boxes, troutes, use_dot,
-        frozenset(composed), tuple(notes), {},
+        paths,
+        index,
+        edges,
+        item_of_edge,
+        set(short),
+        ghosts,
+        sizes,
+        boxes,
+        troutes,
+        use_dot,
+        frozenset(composed),
+        tuple(notes),
+        {},
     )
 
 
-def place_grown(
-    ctx: LayoutContext, body: Body, composed: dict[str, tuple[int, int, list[ComposedSub]]], base: Placed
-) -> Placed | None:
+def place_grown(ctx: LayoutContext, body: Body, composed: dict[str, tuple[int, int, list[ComposedSub]]], base: Placed) -> Placed | None:
     """`base` grown (`grow`) to the owners now expanded, or None when too much changed."""
     idx = base.index
     changed = [idx[i] for i in composed.keys() ^ base.composed]  # expanded or collapsed
@@ -336,14 +336,23 @@ def place_grown(
         sizes[k] = (w2, h2)
         boxes, troutes = grow(boxes, troutes, k, w2, h2)
     return Placed(
-        base.paths, base.index, base.edges, base.item_of_edge, base.short_set, base.ghosts, sizes, boxes,
-        troutes, base.use_dot, frozenset(composed), base.notes, base.memo,
+        base.paths,
+        base.index,
+        base.edges,
+        base.item_of_edge,
+        base.short_set,
+        base.ghosts,
+        sizes,
+        boxes,
+        troutes,
+        base.use_dot,
+        frozenset(composed),
+        base.notes,
+        base.memo,
     )
 
 
-def layout_body(
-    ctx: LayoutContext, body: Body, children: Children, base: Placed | None = None
-) -> tuple[BodyLayout, Placed | None]:
+def layout_body(ctx: LayoutContext, body: Body, children: Children, base: Placed | None = None) -> tuple[BodyLayout, Placed | None]:
     """Lay out `body` at the origin, its expanded owners (`children`) as boxes of clusters: by
     growing `base` (the body's last placement by an engine) when few owners differ from it, else
     by an engine. Also returns the engine's placement (the new base), None when grown."""
@@ -378,8 +387,19 @@ def layout_body(
         out_nodes = NodeTable(paths, boxes)
 
     out_edges = body_edges(
-        ctx.graph, body.nodes, placed.index, placed.edges, placed.item_of_edge, children, clusters, paths, boxes,
-        troutes, placed.short_set, lr, placed.memo,
+        ctx.graph,
+        body.nodes,
+        placed.index,
+        placed.edges,
+        placed.item_of_edge,
+        children,
+        clusters,
+        paths,
+        boxes,
+        troutes,
+        placed.short_set,
+        lr,
+        placed.memo,
     )
     engines = frozenset({"dot" if placed.use_dot else "layered"}) if len(boxes) else frozenset()
     layout = BodyLayout(

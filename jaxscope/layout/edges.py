@@ -71,9 +71,7 @@ def _int_param(node: Node, name: str) -> int | None:
     return None
 
 
-def port_maps(
-    owner: Node, ref: SubgraphRef, sub: Body, n_ops: int, n_outs: int
-) -> tuple[dict[int, str], dict[int, str]]:
+def port_maps(owner: Node, ref: SubgraphRef, sub: Body, n_ops: int, n_outs: int) -> tuple[dict[int, str], dict[int, str]]:
     """{operand port: sub-graph input id}, {output port: sub-graph output id} (`layout`'s module docstring)."""
     ins = [n.id for n in sub.nodes if n.kind == "input"]
     outs = [n.id for n in sub.nodes if n.kind == "output"]
@@ -94,7 +92,6 @@ def port_maps(
     in_map = {p: ins[k] for k, p in enumerate(ports)}
     out_map = dict(enumerate(outs)) if outputs_match else {}
     return in_map, out_map
-
 
 
 def body_edges(
@@ -136,8 +133,7 @@ def body_edges(
             ops = max(len(owner.in_avals), n_ops.get(owner_id, 0))
             outs = max(len(owner.avals), n_outs.get(owner_id, 0))
             maps[owner_id] = [
-                (c, *port_maps(owner, ref, graph.bodies[ref.body], ops, outs))
-                for c, (_, ref, _child) in zip(by_owner[owner_id], subs)
+                (c, *port_maps(owner, ref, graph.bodies[ref.body], ops, outs)) for c, (_, ref, _child) in zip(by_owner[owner_id], subs)
             ]
 
     def box(item: int) -> list[int]:
@@ -155,10 +151,7 @@ def body_edges(
                 for c, _, out_map in maps[e.src]
                 if e.src_port in out_map
             ]
-            return found or [
-                (c.path, (c.x + c.w, c.y + c.h / 2) if lr else (c.x + c.w / 2, c.y + c.h), True)
-                for c, _, _ in maps[e.src]
-            ]
+            return found or [(c.path, (c.x + c.w, c.y + c.h / 2) if lr else (c.x + c.w / 2, c.y + c.h), True) for c, _, _ in maps[e.src]]
         return [(paths[item], out_anchor(box(item), lr), False)]
 
     def targets(e: Edge, item: int) -> list[tuple[str, Point, bool]]:
@@ -168,9 +161,7 @@ def body_edges(
                 for c, in_map, _ in maps[e.dst]
                 if e.dst_port in in_map
             ]
-            return found or [
-                (c.path, (c.x, c.y + c.h / 2) if lr else (c.x + c.w / 2, c.y), True) for c, _, _ in maps[e.dst]
-            ]
+            return found or [(c.path, (c.x, c.y + c.h / 2) if lr else (c.x + c.w / 2, c.y), True) for c, _, _ in maps[e.dst]]
         return [(paths[item], in_anchor(box(item), lr), False)]
 
     plain = not children
@@ -279,9 +270,12 @@ def _plain_edges(
     if cols is None:
         pairs = _pairs(memo, item_of_edge)
         cols = memo["plain"] = (
-            pairs[:, 0], pairs[:, 1],
-            [paths[a] for a, _ in item_of_edge], [paths[b] for _, b in item_of_edge],
-            [pair in short_set for pair in item_of_edge], [e.aval for e in edges],
+            pairs[:, 0],
+            pairs[:, 1],
+            [paths[a] for a, _ in item_of_edge],
+            [paths[b] for _, b in item_of_edge],
+            [pair in short_set for pair in item_of_edge],
+            [e.aval for e in edges],
         )
     a, b, src, dst, routed, aval = cols
     x0, y0, w0, h0 = box[a].T

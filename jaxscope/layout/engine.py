@@ -140,8 +140,14 @@ def compute_layout(
     (the layout worker uses it to apply its time budget to dot only).
     """
     t = compute_tenths(
-        graph, expanded, direction=direction, max_span=max_span, dot_max_nodes=dot_max_nodes, engine=engine,
-        cache=cache, progress=progress,
+        graph,
+        expanded,
+        direction=direction,
+        max_span=max_span,
+        dot_max_nodes=dot_max_nodes,
+        engine=engine,
+        cache=cache,
+        progress=progress,
     )
     with gc_paused():
         return to_layout(t)
@@ -409,8 +415,13 @@ class Context:
         return layout_body(self, body, children, base)
 
     def place(
-        self, name: str, px_sizes: list[Point], short: list[tuple[int, int]], pair_list: list[tuple[int, int]],
-        ranks: list[int], notes: list[str],
+        self,
+        name: str,
+        px_sizes: list[Point],
+        short: list[tuple[int, int]],
+        pair_list: list[tuple[int, int]],
+        ranks: list[int],
+        notes: list[str],
     ) -> tuple[bool, list[float], list[float], dict[tuple[int, int], list[Point]]]:
         """Whether dot was used, the box centres' x and y (px) from dot or the layered engine, and
         dot's routes; a fallback to the layered layout is noted in `notes`."""

@@ -115,6 +115,11 @@ class LayoutContext(Protocol):
     size_memo: dict[SizeKey, tuple[int, int]]
 
     def place(
-        self, name: str, px_sizes: list[Point], short: list[tuple[int, int]], pair_list: list[tuple[int, int]],
-        ranks: list[int], notes: list[str],
+        self,
+        name: str,
+        px_sizes: list[Point],
+        short: list[tuple[int, int]],
+        pair_list: list[tuple[int, int]],
+        ranks: list[int],
+        notes: list[str],
     ) -> tuple[bool, list[float], list[float], dict[tuple[int, int], list[Point]]]: ...

@@ -66,10 +66,19 @@ def layout_wire_lines(t: Tenths) -> Iterator[str]:
     for i in range(0, n_edges, WIRE_ITEMS):
         part = t.edges.cut(i, min(i + WIRE_ITEMS, n_edges))
         dtype = _int_type(part.pts)
-        yield _json_line({"edges": {
-            "src": part.src, "dst": part.dst, "routed": part.routed, "aval": part.aval,
-            "lens": _b64(np.diff(part.start), "<i4"), "pts": _b64(part.pts, dtype), "dtype": dtype,
-        }})
+        yield _json_line(
+            {
+                "edges": {
+                    "src": part.src,
+                    "dst": part.dst,
+                    "routed": part.routed,
+                    "aval": part.aval,
+                    "lens": _b64(np.diff(part.start), "<i4"),
+                    "pts": _b64(part.pts, dtype),
+                    "dtype": dtype,
+                }
+            }
+        )
 
 
 def _int_type(a: np.ndarray) -> str:

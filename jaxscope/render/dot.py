@@ -81,21 +81,50 @@ class _DotWriter:
         font = dot_string(labels.FONT_FAMILY.split(",")[0].strip())
         bg = dot_string("transparent") if t.background is None else self.colour(t.background)
         self.out.append(f"digraph {dot_id(self.graph.function or 'jaxscope')} {{")
-        graph_attrs = [("bgcolor", bg), ("fontname", font), ("fontsize", _num(labels.FONT_SIZE)),
-                       ("fontcolor", self.colour(t.title_text)), ("rankdir", "TB"), ("compound", "true"),
-                       ("labeljust", "l"), ("labelloc", "t"), ("nodesep", "0.25"), ("ranksep", "0.35")]
+        graph_attrs = [
+            ("bgcolor", bg),
+            ("fontname", font),
+            ("fontsize", _num(labels.FONT_SIZE)),
+            ("fontcolor", self.colour(t.title_text)),
+            ("rankdir", "TB"),
+            ("compound", "true"),
+            ("labeljust", "l"),
+            ("labelloc", "t"),
+            ("nodesep", "0.25"),
+            ("ranksep", "0.35"),
+        ]
         if self.layout is not None:
             bb = f"0,0,{_num(self.layout.width)},{_num(self.layout.height)}"
             graph_attrs += [("bb", dot_string(bb)), ("notranslate", "true")]  # neato -n: keep the origin
         self.out.append(INDENT + "graph " + _attrs(graph_attrs) + ";")
-        self.out.append(INDENT + "node " + _attrs([
-            ("shape", "box"), ("style", dot_string("rounded,filled")), ("fontname", font),
-            ("fontsize", _num(labels.FONT_SIZE)), ("fontcolor", self.colour(t.text)), ("penwidth", "1.2"),
-            ("margin", dot_string("0.11,0.07")),
-        ]) + ";")
-        self.out.append(INDENT + "edge " + _attrs([
-            ("color", self.colour(t.edge, t.edge_opacity)), ("arrowsize", "0.6"), ("penwidth", "1.2"),
-        ]) + ";")
+        self.out.append(
+            INDENT
+            + "node "
+            + _attrs(
+                [
+                    ("shape", "box"),
+                    ("style", dot_string("rounded,filled")),
+                    ("fontname", font),
+                    ("fontsize", _num(labels.FONT_SIZE)),
+                    ("fontcolor", self.colour(t.text)),
+                    ("penwidth", "1.2"),
+                    ("margin", dot_string("0.11,0.07")),
+                ]
+            )
+            + ";"
+        )
+        self.out.append(
+            INDENT
+            + "edge "
+            + _attrs(
+                [
+                    ("color", self.colour(t.edge, t.edge_opacity)),
+                    ("arrowsize", "0.6"),
+                    ("penwidth", "1.2"),
+                ]
+            )
+            + ";"
+        )
         if self.layout is None:
             self._flat()
         else:
@@ -111,8 +140,11 @@ class _DotWriter:
         style = t.style(fam)
         lines = labels.node_lines(node) if node is not None else [labels.ellipsize(path)]
         kind = node.kind if node is not None else "eqn"
-        attrs = [("label", dot_string("\n".join(lines))),
-                 ("fillcolor", self.colour(style.fill, t.fill_opacity)), ("color", self.colour(style.border))]
+        attrs = [
+            ("label", dot_string("\n".join(lines))),
+            ("fillcolor", self.colour(style.fill, t.fill_opacity)),
+            ("color", self.colour(style.border)),
+        ]
         if kind == "literal":
             attrs += [("shape", "ellipse"), ("style", "filled"), ("fontcolor", self.colour(t.muted, t.muted_opacity))]
         elif kind == "const":
@@ -124,17 +156,31 @@ class _DotWriter:
         if pos is not None:
             x, y, w, h = pos
             assert self.layout is not None
-            attrs += [("pos", dot_string(f"{_num(x)},{_num(self.layout.height - y)}!")),
-                      ("width", _inches(w)), ("height", _inches(h)), ("fixedsize", "true")]
+            attrs += [
+                ("pos", dot_string(f"{_num(x)},{_num(self.layout.height - y)}!")),
+                ("width", _inches(w)),
+                ("height", _inches(h)),
+                ("fixedsize", "true"),
+            ]
         return INDENT * depth + f"{dot_id(path)} " + _attrs(attrs) + ";"
 
     def _anchor_line(self, path: str, point: tuple[float, float], depth: int) -> str:
         assert self.layout is not None
         x, y = point
-        return INDENT * depth + f"{dot_id(path)} " + _attrs([
-            ("shape", "point"), ("style", "invis"), ("label", '""'), ("width", "0.01"),
-            ("pos", dot_string(f"{_num(x)},{_num(self.layout.height - y)}!")),
-        ]) + ";"
+        return (
+            INDENT * depth
+            + f"{dot_id(path)} "
+            + _attrs(
+                [
+                    ("shape", "point"),
+                    ("style", "invis"),
+                    ("label", '""'),
+                    ("width", "0.01"),
+                    ("pos", dot_string(f"{_num(x)},{_num(self.layout.height - y)}!")),
+                ]
+            )
+            + ";"
+        )
 
     def _lookup(self, path: str) -> Node | None:
         return self.index.get(path)
@@ -186,12 +232,21 @@ class _DotWriter:
                 pad = INDENT * (depth + 1)
                 self.out.append(INDENT * depth + f"subgraph {dot_id('cluster_' + sub)} {{")
                 bb = f"{_num(c.x)},{_num(layout.height - c.y - c.h)},{_num(c.x + c.w)},{_num(layout.height - c.y)}"
-                self.out.append(pad + "graph " + _attrs([
-                    ("label", dot_string(c.title)), ("style", dot_string("rounded,filled")),
-                    ("fillcolor", self.colour(t.cluster_fill(c.depth), t.cluster_opacity)),
-                    ("color", self.colour(t.cluster_border)), ("fontcolor", self.colour(t.title_text)),
-                    ("bb", dot_string(bb)),
-                ]) + ";")
+                self.out.append(
+                    pad
+                    + "graph "
+                    + _attrs(
+                        [
+                            ("label", dot_string(c.title)),
+                            ("style", dot_string("rounded,filled")),
+                            ("fillcolor", self.colour(t.cluster_fill(c.depth), t.cluster_opacity)),
+                            ("color", self.colour(t.cluster_border)),
+                            ("fontcolor", self.colour(t.title_text)),
+                            ("bb", dot_string(bb)),
+                        ]
+                    )
+                    + ";"
+                )
                 if sub in anchors:
                     self.out.append(self._anchor_line(sub, anchors[sub], depth + 1))
                 emit(sub, depth + 1)

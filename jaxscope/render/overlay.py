@@ -54,8 +54,9 @@ class Overlay:
         """Boxes coloured by category (`status`: path -> a name in `colours`), in `colours`' order."""
         names = list(colours)
         index = {name: k + 1 for k, name in enumerate(names)}
-        return cls(measure, {p: float(index[v]) for p, v in status.items() if v in index}, caption,
-                   tuple((name, colours[name]) for name in names))
+        return cls(
+            measure, {p: float(index[v]) for p, v in status.items() if v in index}, caption, tuple((name, colours[name]) for name in names)
+        )
 
     def position(self, value: float) -> float:
         """0..1 along the scale: log, as costs span orders of magnitude, then squared, so the lower

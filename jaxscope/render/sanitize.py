@@ -27,9 +27,7 @@ import re
 
 REPLACEMENT = "\ufffd"
 
-_BAD = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u202a-\u202e\u2066-\u2069]"
-)
+_BAD = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u202a-\u202e\u2066-\u2069]")
 
 
 def clean_text(s: str) -> str:

@@ -77,10 +77,19 @@ def render_svg(
     `long_edges` (`edge_shape.LONG_EDGES`): "auto" draws long edges as their two ends where there
     are many, as the window does; "ends" always, "whole" never. An `overlay` fills each box by its
     value and draws its scale under the drawing."""
-    return "".join(svg_parts(
-        graph, layout, theme=theme, title=title, legend=legend, highlight=highlight, tooltips=tooltips, long_edges=long_edges,
-        overlay=overlay,
-    ))
+    return "".join(
+        svg_parts(
+            graph,
+            layout,
+            theme=theme,
+            title=title,
+            legend=legend,
+            highlight=highlight,
+            tooltips=tooltips,
+            long_edges=long_edges,
+            overlay=overlay,
+        )
+    )
 
 
 def svg_frame(
@@ -392,8 +401,7 @@ class _SvgWriter:
         geom = _nz('x="%.1f" y="%.1f" width="%.1f" height="%.1f"' % (x, y, box.w, box.h))  # noqa: UP031 - 1.5x faster than an f-string
         if kind == "literal":
             self.out.append(
-                f'<ellipse cx="{_f(box.x)}" cy="{_f(box.y)}" rx="{_f(box.w / 2)}" ry="{_f(box.h / 2)}" '
-                f'{fill} {stroke} stroke-width="1.0"/>'
+                f'<ellipse cx="{_f(box.x)}" cy="{_f(box.y)}" rx="{_f(box.w / 2)}" ry="{_f(box.h / 2)}" {fill} {stroke} stroke-width="1.0"/>'
             )
         elif kind in ("input", "output"):
             width = "2.0" if kind == "output" else "1.4"
@@ -486,9 +494,7 @@ class _SvgWriter:
                 else:
                     shape = f'<rect {geom} rx="3.0" {fill} stroke="{style.border}" stroke-width="1.2"/>'
                 self.out.append(shape)
-                self.out.append(
-                    f'<text x="{_f(x + 24)}" y="{_f(cy + _BASELINE)}" fill="{t.text}">{xml_text(family_title(fam))}</text>'
-                )
+                self.out.append(f'<text x="{_f(x + 24)}" y="{_f(cy + _BASELINE)}" fill="{t.text}">{xml_text(family_title(fam))}</text>')
         self.out.append("</g>")
 
     def _scale_caption(self) -> str:
@@ -512,7 +518,6 @@ class _SvgWriter:
         self.out.append(f'<rect x="0.0" y="0.0" width="{_f(SCALE_W)}" height="12.0" fill="url(#overlay-ramp)" stroke="{t.muted}"/>')
         self.out.append(f'<text x="{_f(SCALE_W + 8)}" y="{_f(6 + _BASELINE)}" fill="{t.text}">{xml_text(self._scale_caption())}</text>')
         self.out.append("</g>")
-
 
     def _swatches(self, top: float) -> None:
         """A categorical overlay's key: a swatch and a name per category, then the caption."""

@@ -127,8 +127,9 @@ def check(python: str) -> Interpreter:
         if not all(isinstance(info.get(key, ""), str) for key in ("python", "jax", "error")):
             raise TypeError("its versions are not text")
     except (ValueError, KeyError, TypeError) as exc:  # its sitecustomize (or anything it imports) printed over the line
-        raise InterpreterError(f"--python {python}: its answer to jaxscope's check is garbled ({type(exc).__name__}: {str(exc)[:80]}): "
-                               f"{line[:120]!r}") from None
+        raise InterpreterError(
+            f"--python {python}: its answer to jaxscope's check is garbled ({type(exc).__name__}: {str(exc)[:80]}): {line[:120]!r}"
+        ) from None
     pip = f"{found} -m pip install 'jax>={_v(JAX_SUPPORTED[0])},<{_v(JAX_SUPPORTED[1])}'"
     if version < PYTHON_LOWEST:
         raise InterpreterError(f"--python {python} is Python {info['python']}; jaxscope's worker needs Python {_v(PYTHON_LOWEST)} or newer")

@@ -186,8 +186,20 @@ class _Worker:
 
 
 class _Request:
-    __slots__ = ("future", "graph", "expanded", "opts", "budget", "cancelled", "lines", "streamed", "bound", "region", "on_preview",
-                 "scopes")
+    __slots__ = (
+        "future",
+        "graph",
+        "expanded",
+        "opts",
+        "budget",
+        "cancelled",
+        "lines",
+        "streamed",
+        "bound",
+        "region",
+        "on_preview",
+        "scopes",
+    )
 
     def __init__(self, future, graph, expanded, opts, budget, lines=None, region=None, on_preview=None) -> None:
         self.future = future
@@ -261,8 +273,14 @@ class LayoutClient:
     # -- public
 
     def submit(
-        self, graph: Graph, expanded: Collection[str] = (), *, budget_s: float | None = None, region: Region | None = None,
-        on_preview: Callable[[Layout], None] | None = None, **opts: Any,
+        self,
+        graph: Graph,
+        expanded: Collection[str] = (),
+        *,
+        budget_s: float | None = None,
+        region: Region | None = None,
+        on_preview: Callable[[Layout], None] | None = None,
+        **opts: Any,
     ) -> concurrent.futures.Future[Layout]:
         """Queue a layout; the Future resolves to a Layout (or raises LayoutError/CancelledError).
         With a `region` (what the view shows, see `layout_preview`), a big layout's part in it
@@ -285,8 +303,9 @@ class LayoutClient:
                 self._thread.start()
             self._queue.put(request)
 
-    def stream(self, expanded: Collection[str] | None = None, *, budget_s: float | None = None, scopes: bool = False,
-               **opts: Any) -> LayoutStream:
+    def stream(
+        self, expanded: Collection[str] | None = None, *, budget_s: float | None = None, scopes: bool = False, **opts: Any
+    ) -> LayoutStream:
         """Queue a layout of the graph in a trace reply yet to come: pass `feed` as the trace's tap.
         `expanded` None: the layout process opens what `auto_expanded` picks (see `LayoutStream.expanded`).
         `scopes`: what is laid out (and bound) is `scope_view.for_window` of that graph."""
@@ -573,5 +592,3 @@ class LayoutClient:
                 continue  # stray output (a library printing to stdout): skip it
             if isinstance(message, dict) and message.get("id") == rid:
                 return message
-
-

@@ -166,6 +166,8 @@ def _read_graph(stdin: Any, streamed: bool) -> Graph:
                 break
         pause.freeze_at_end(graph)
     return graph
+
+
 if __name__ == "__main__":
     serve()
     # Straight out: a normal interpreter exit would wait on stdin's lock, which the reader thread

@@ -23,8 +23,9 @@ class SavedWorker:
     def trace(self, request: TraceRequest, on_phase: Any = None, tap: Callable[[bytes | None], None] | None = None) -> Future[TraceResult]:
         return self.submit("trace", request, lambda d: d, on_phase, tap)
 
-    def submit(self, op: str, request: Any, decode: Callable[[Any], Any], on_phase: Any = None,
-               tap: Callable[[bytes | None], None] | None = None) -> Future[Any]:
+    def submit(
+        self, op: str, request: Any, decode: Callable[[Any], Any], on_phase: Any = None, tap: Callable[[bytes | None], None] | None = None
+    ) -> Future[Any]:
         future: Future[Any] = Future()
         if tap is not None:
             tap(None)
@@ -39,8 +40,10 @@ class SavedWorker:
         asked = (request.function.qualname, getattr(request, "args", ""), getattr(request, "inputs", ""))
         if asked != (saved.function.qualname, saved.args, saved.inputs) or op not in ("trace", "jaxpr", "hlo", "run"):
             what = "trace other inputs" if op in ("trace", "jaxpr", "hlo") else f"{op} again"
-            self._fail(f"{self.name} is a saved trace of {self.doc.target}: it holds no code to {what}. "
-                       f"Open {saved.function.path or 'the source file'} to trace it live.")
+            self._fail(
+                f"{self.name} is a saved trace of {self.doc.target}: it holds no code to {what}. "
+                f"Open {saved.function.path or 'the source file'} to trace it live."
+            )
         if op == "trace":
             return self.doc.trace
         if op == "jaxpr":

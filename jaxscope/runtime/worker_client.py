@@ -404,9 +404,13 @@ class WorkerClient:
             hint="the worker's last output is below; the app and your document are unaffected",
         )
         if code == CHANNEL_CLOSED:  # worker.__main__: the user's code closed descriptors it did not open
-            info = replace(info, kind="user-code", message=f"your code closed the worker's channel to jaxscope during the {job.phase} "
-                           "phase (a file descriptor it did not open, e.g. os.closerange)",
-                           hint="close only the files your code opened")
+            info = replace(
+                info,
+                kind="user-code",
+                message=f"your code closed the worker's channel to jaxscope during the {job.phase} "
+                "phase (a file descriptor it did not open, e.g. os.closerange)",
+                hint="close only the files your code opened",
+            )
         job.future.set_exception(WorkerError(info))
         self._ensure_spare_soon()  # the next request's worker
 

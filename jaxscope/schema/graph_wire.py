@@ -58,11 +58,21 @@ def graph_to_wire(graph: Graph) -> dict[str, Any]:
     for body in graph.bodies.values():
         nodes = []
         for n in body.nodes:
-            nodes.append([
-                n.id, n.kind, n.label, n.avals, n.in_avals, [x for kv in n.params for x in kv],
-                -1 if n.source is None else source_index(n.source), n.name_stack,
-                [x for r in n.subgraphs for x in (r.role, r.body, r.param)], n.detail, chain_index(n.frames) if n.frames else -1,
-            ])
+            nodes.append(
+                [
+                    n.id,
+                    n.kind,
+                    n.label,
+                    n.avals,
+                    n.in_avals,
+                    [x for kv in n.params for x in kv],
+                    -1 if n.source is None else source_index(n.source),
+                    n.name_stack,
+                    [x for r in n.subgraphs for x in (r.role, r.body, r.param)],
+                    n.detail,
+                    chain_index(n.frames) if n.frames else -1,
+                ]
+            )
         edges = [x for e in body.edges for x in (e.src, e.dst, e.src_port, e.dst_port, e.aval)]
         bodies[body.id] = {"title": body.title, "n_eqns": body.n_eqns, "total_eqns": body.total_eqns, "nodes": nodes, "edges": edges}
     return {
@@ -89,12 +99,21 @@ def graph_from_wire(data: dict[str, Any]) -> Graph:
         for nid, kind, label, avals, in_avals, params, index, name_stack, subs, detail, chain in b["nodes"]:
             p = iter(params)
             r = iter(subs)
-            nodes.append(node(
-                nid, kind, label, tuple([intern(a) for a in avals]), tuple([intern(a) for a in in_avals]),
-                tuple(zip(p, p)) if params else (), sources[index] if index >= 0 else None, name_stack,
-                tuple([SubgraphRef(role, sub, param) for role, sub, param in zip(r, r, r)]) if subs else (), detail,
-                chains[chain] if chain >= 0 else (),
-            ))
+            nodes.append(
+                node(
+                    nid,
+                    kind,
+                    label,
+                    tuple([intern(a) for a in avals]),
+                    tuple([intern(a) for a in in_avals]),
+                    tuple(zip(p, p)) if params else (),
+                    sources[index] if index >= 0 else None,
+                    name_stack,
+                    tuple([SubgraphRef(role, sub, param) for role, sub, param in zip(r, r, r)]) if subs else (),
+                    detail,
+                    chains[chain] if chain >= 0 else (),
+                )
+            )
         e = iter(b["edges"])
         edges = tuple([edge(s, d, sp, dp, intern(a)) for s, d, sp, dp, a in zip(e, e, e, e, e)])
         bodies[body_id] = Body(body_id, b["title"], tuple(nodes), edges, b["n_eqns"], b["total_eqns"])

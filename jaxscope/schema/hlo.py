@@ -52,8 +52,12 @@ class HloResult:
                 parts.append(f"{label} {_num(self.cost[key])}")
         if parts:  # not the Cost pane's per-primitive count: XLA's, of this text (fused, simplified)
             parts[0] = f"XLA's count: {parts[0]}"
-        for key, label in (("argument_size_in_bytes", "args"), ("output_size_in_bytes", "out"), ("temp_size_in_bytes", "temp"),
-                           ("generated_code_size_in_bytes", "code")):
+        for key, label in (
+            ("argument_size_in_bytes", "args"),
+            ("output_size_in_bytes", "out"),
+            ("temp_size_in_bytes", "temp"),
+            ("generated_code_size_in_bytes", "code"),
+        ):
             if key in self.memory:
                 parts.append(f"{label} {_bytes(self.memory[key])}")
         if "compile" in self.timings:

@@ -146,9 +146,7 @@ class EdgeTable(_Table[EdgePath]):
 
     __slots__ = ("src", "dst", "routed", "aval", "pts", "start", "_points")
 
-    def __init__(
-        self, src: list[str], dst: list[str], routed: list[bool], aval: list[str], pts: np.ndarray, start: np.ndarray
-    ) -> None:
+    def __init__(self, src: list[str], dst: list[str], routed: list[bool], aval: list[str], pts: np.ndarray, start: np.ndarray) -> None:
         if not len(src) == len(dst) == len(routed) == len(aval) == len(start) - 1:
             raise ValueError(f"edge columns of different lengths: {len(src)}, {len(dst)}, {len(routed)}, {len(aval)}, {len(start) - 1}")
         self.src, self.dst, self.routed, self.aval = src, dst, routed, aval
@@ -204,9 +202,7 @@ class EdgeTable(_Table[EdgePath]):
     def cut(self, a: int, b: int) -> EdgeTable:
         """Edges a..b-1 as a table of their own."""
         s0, s1 = int(self.start[a]), int(self.start[b])
-        return EdgeTable(
-            self.src[a:b], self.dst[a:b], self.routed[a:b], self.aval[a:b], self.pts[s0:s1], self.start[a : b + 1] - s0
-        )
+        return EdgeTable(self.src[a:b], self.dst[a:b], self.routed[a:b], self.aval[a:b], self.pts[s0:s1], self.start[a : b + 1] - s0)
 
     def take(self, ids: np.ndarray) -> EdgeTable:
         """Edges `ids` (ascending) as a table of their own."""
@@ -216,8 +212,12 @@ class EdgeTable(_Table[EdgePath]):
         np.cumsum(lens, out=start[1:])
         at = np.repeat(self.start[ids] - start[:-1], lens) + np.arange(int(start[-1]))  # each one's coordinates
         return EdgeTable(
-            [self.src[j] for j in js], [self.dst[j] for j in js], [self.routed[j] for j in js], [self.aval[j] for j in js],
-            self.pts[at], start,
+            [self.src[j] for j in js],
+            [self.dst[j] for j in js],
+            [self.routed[j] for j in js],
+            [self.aval[j] for j in js],
+            self.pts[at],
+            start,
         )
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

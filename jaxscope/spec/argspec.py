@@ -247,7 +247,6 @@ _CLOSE = {v: k for k, v in _OPEN.items()}
 _UNPACKING = "*args/**kwargs are not supported: write each argument out"
 
 
-
 MAX_DEPTH = 200  # expression nesting a spec may have (CPython's parser alone allows 200 brackets)
 _NOT_NESTING = frozenset("()[]{},:=")  # operator tokens that add no expression level by themselves
 

@@ -56,8 +56,7 @@ def value_spec(value: Any, where: str = "argument") -> argspec.Spec:
     if isinstance(value, _LITERALS):
         return argspec.StaticValue(value)
     raise ArgValueError(
-        f"{where} is a {type(value).__qualname__}, which has no --args form: "
-        "pass arrays, dicts/lists/tuples of them, or Python literals"
+        f"{where} is a {type(value).__qualname__}, which has no --args form: pass arrays, dicts/lists/tuples of them, or Python literals"
     )
 
 

@@ -128,8 +128,9 @@ def decode_source(data: bytes, path: str) -> str:
     """Source bytes -> text by Python's own rules (PEP 263, 3120): UTF-8 unless a coding cookie says
     otherwise; what Python refuses to run is refused here, with the line and the remedy."""
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise DiscoveryError("is UTF-16 text (it starts with a UTF-16 byte-order mark); Python reads source files "
-                             "as UTF-8: save it as UTF-8", path, 1, 0)
+        raise DiscoveryError(
+            "is UTF-16 text (it starts with a UTF-16 byte-order mark); Python reads source files as UTF-8: save it as UTF-8", path, 1, 0
+        )
     if b"\0" in data:
         line = data.count(b"\n", 0, data.index(b"\0")) + 1
         raise DiscoveryError(f"not a Python source file: binary data (a NUL byte on line {line})", path)
@@ -147,8 +148,11 @@ def decode_source(data: bytes, path: str) -> str:
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         name = "UTF-8" if encoding in ("utf-8", "utf-8-sig") else encoding
-        remedy = ("; Python refuses it too: save the file as UTF-8, or declare its encoding on line 1 or 2 "
-                  "(# -*- coding: latin-1 -*-)") if name == "UTF-8" else ""
+        remedy = (
+            ("; Python refuses it too: save the file as UTF-8, or declare its encoding on line 1 or 2 (# -*- coding: latin-1 -*-)")
+            if name == "UTF-8"
+            else ""
+        )
         raise DiscoveryError(
             f"not valid {name} text: byte 0x{data[exc.start]:02x} on line {line} cannot be decoded{remedy}", path, line, 0
         ) from None
@@ -159,8 +163,11 @@ def too_deep(source: str) -> tuple[str, int]:
     the longest one. Python itself cannot compile such a file (up to 3.12), so it is the code's fault."""
     lines = source.splitlines() or [""]
     line = max(range(len(lines)), key=lambda i: len(lines[i])) + 1
-    return (f"the code is nested too deeply for Python's parser (longest line: {line}, {len(lines[line - 1]):,} characters); "
-            "split the expression into steps (e.g. a loop or sum() over a list)", line)
+    return (
+        f"the code is nested too deeply for Python's parser (longest line: {line}, {len(lines[line - 1]):,} characters); "
+        "split the expression into steps (e.g. a loop or sum() over a list)",
+        line,
+    )
 
 
 def parse_source(source: str, path: str = "<unknown>") -> ast.Module:
@@ -198,14 +205,25 @@ def discover_source(source: str, path: str = "<string>") -> ModuleInfo:
         if name not in listed:
             warnings.append(f"line {lines[name]}: {EXAMPLES_VAR} names {name!r}, which is not a function found in this file")
     functions = tuple(
-        FunctionInfo(f.name, f.line, f.end_line, f.params, f.decorators, f.doc, examples.get(f.name), f.kind,
-                     makers.get(f.name, makers.get(f.name.rsplit(".", 1)[-1])), f.refers)
+        FunctionInfo(
+            f.name,
+            f.line,
+            f.end_line,
+            f.params,
+            f.decorators,
+            f.doc,
+            examples.get(f.name),
+            f.kind,
+            makers.get(f.name, makers.get(f.name.rsplit(".", 1)[-1])),
+            f.refers,
+        )
         for f in found
     )
     main = _read_main(tree, listed, warnings)
     docstring = ast.get_docstring(tree) or ""
-    return ModuleInfo(path, _first_line(docstring), functions, examples, tuple(warnings), main,
-                      makers=makers, inputs_table=table, docstring=docstring)
+    return ModuleInfo(
+        path, _first_line(docstring), functions, examples, tuple(warnings), main, makers=makers, inputs_table=table, docstring=docstring
+    )
 
 
 def default_function(info: ModuleInfo) -> FunctionInfo | None:
@@ -241,8 +259,28 @@ def _read_main(tree: ast.Module, listed: set[str], warnings: list[str]) -> str:
 # ---------------------------------------------------------------------------- functions
 
 
-_TRANSFORMS = frozenset({"jit", "filter_jit", "pjit", "grad", "value_and_grad", "filter_grad", "filter_value_and_grad", "vmap",
-                        "pmap", "partial", "checkpoint", "remat", "jacfwd", "jacrev", "hessian", "shard_map", "custom_jvp", "custom_vjp"})
+_TRANSFORMS = frozenset(
+    {
+        "jit",
+        "filter_jit",
+        "pjit",
+        "grad",
+        "value_and_grad",
+        "filter_grad",
+        "filter_value_and_grad",
+        "vmap",
+        "pmap",
+        "partial",
+        "checkpoint",
+        "remat",
+        "jacfwd",
+        "jacrev",
+        "hessian",
+        "shard_map",
+        "custom_jvp",
+        "custom_vjp",
+    }
+)
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")  # lines as the parser counts them (not at \f, \v, \u2028)
 
 
@@ -320,8 +358,19 @@ class _Collector:
             if wrappers and wrappers[0].rsplit(".", 1)[-1] in _TRANSFORMS and known:
                 for target in targets:  # `train_step = jax.jit(other.step)`: a function, of parameters unknown here
                     if isinstance(target, ast.Name):
-                        self.add(FunctionInfo(target.id, node.lineno, node.end_lineno or node.lineno, (), tuple(wrappers), "", None,
-                                              "assigned", refers=self.text(node.value) if node.value is not None else ""))
+                        self.add(
+                            FunctionInfo(
+                                target.id,
+                                node.lineno,
+                                node.end_lineno or node.lineno,
+                                (),
+                                tuple(wrappers),
+                                "",
+                                None,
+                                "assigned",
+                                refers=self.text(node.value) if node.value is not None else "",
+                            )
+                        )
             return
         wrapped = self.function(self.defs[value.id], value.id)
         for target in targets:
@@ -411,9 +460,7 @@ def _read_examples(tree: ast.Module, warnings: list[str]) -> tuple[dict[str, str
             elif not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
                 warnings.append(f"{entry}: {EXAMPLES_VAR} keys must be function names as string literals; entry ignored")
             elif not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
-                warnings.append(
-                    f"{entry}: {EXAMPLES_VAR}[{key.value!r}] must be a string literal of call arguments; entry ignored"
-                )
+                warnings.append(f"{entry}: {EXAMPLES_VAR}[{key.value!r}] must be a string literal of call arguments; entry ignored")
             else:
                 if key.value in examples:
                     warnings.append(f"{entry}: {EXAMPLES_VAR} has {key.value!r} twice; the last one is used")
@@ -431,8 +478,14 @@ def _read_makers(tree: ast.Module, source: str) -> tuple[dict[str, str], bool]:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
         assigned_value = getattr(node, "value", None)
         for t in targets:  # JAXSCOPE_INPUTS["step"] = make_step: an entry added later
-            if (isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == INPUTS_VAR
-                    and isinstance(t.slice, ast.Constant) and isinstance(t.slice.value, str) and assigned_value is not None):
+            if (
+                isinstance(t, ast.Subscript)
+                and isinstance(t.value, ast.Name)
+                and t.value.id == INPUTS_VAR
+                and isinstance(t.slice, ast.Constant)
+                and isinstance(t.slice.value, str)
+                and assigned_value is not None
+            ):
                 makers[t.slice.value] = ast.get_source_segment(source, assigned_value) or "?"
         if not any(isinstance(t, ast.Name) and t.id == INPUTS_VAR for t in targets):
             continue

@@ -118,7 +118,12 @@ class _Common(TypedDict):
 def compare_arrays(path: str, a: np.ndarray, b: np.ndarray, rtol: float, atol: float, note: str = "") -> LeafComparison:
     """Errors, ULP, NaN/Inf counts and the allclose verdict for two arrays of one dtype."""
     base: _Common = {
-        "path": path, "shape": tuple(int(s) for s in a.shape), "dtype": a.dtype.name, "size": int(a.size), "rtol": rtol, "atol": atol
+        "path": path,
+        "shape": tuple(int(s) for s in a.shape),
+        "dtype": a.dtype.name,
+        "size": int(a.size),
+        "rtol": rtol,
+        "atol": atol,
     }
     if a.shape != b.shape:
         shape_note = f"shapes differ: jit {a.shape}, eager {b.shape}"
@@ -153,9 +158,14 @@ def compare_arrays(path: str, a: np.ndarray, b: np.ndarray, rtol: float, atol: f
         worst_index=worst,
         nonfinite_mismatch=mismatch,
         allclose=ok_close and mismatch == 0,
-        jit_nan=counts_a[0], jit_posinf=counts_a[1], jit_neginf=counts_a[2],
-        eager_nan=counts_b[0], eager_posinf=counts_b[1], eager_neginf=counts_b[2],
-        jit_preview=preview(a), eager_preview=preview(b),
+        jit_nan=counts_a[0],
+        jit_posinf=counts_a[1],
+        jit_neginf=counts_a[2],
+        eager_nan=counts_b[0],
+        eager_posinf=counts_b[1],
+        eager_neginf=counts_b[2],
+        jit_preview=preview(a),
+        eager_preview=preview(b),
         note=note,
     )
 

@@ -44,8 +44,14 @@ def run_hlo(request: HloRequest, phase: Phase) -> HloResult:
         text = lowered.as_text(debug_info=True)
         chains = hlo_marks.stablehlo_chains(text, marked.as_text(debug_info=True)) if marked is not None else None
         timings["as_text"] = time.perf_counter() - t2
-        return HloResult(request, text, timings=timings, jax_version=jax.__version__, ops=_op_map(request, text, timings),
-                         exact=_exact(chains, structure, timings))
+        return HloResult(
+            request,
+            text,
+            timings=timings,
+            jax_version=jax.__version__,
+            ops=_op_map(request, text, timings),
+            exact=_exact(chains, structure, timings),
+        )
     if marked is None:
         try:
             marked = traced.lower()
@@ -69,8 +75,17 @@ def run_hlo(request: HloRequest, phase: Phase) -> HloResult:
     chains = hlo_marks.compiled_chains(raw) if structure is not None else None
     op_times, run_s = _profile(prep, request.profile, phase) if request.profile > 0 else ({}, 0.0)
     return HloResult(
-        request, text, _numbers(_first(compiled.cost_analysis())), _memory(compiled), timings, jax.__version__,
-        _op_map(request, text, timings), _exact(chains, structure, timings), before, op_times, run_s,
+        request,
+        text,
+        _numbers(_first(compiled.cost_analysis())),
+        _memory(compiled),
+        timings,
+        jax.__version__,
+        _op_map(request, text, timings),
+        _exact(chains, structure, timings),
+        before,
+        op_times,
+        run_s,
         jax_compat.input_shardings(compiled, traced.jaxpr),
     )
 
@@ -199,8 +214,9 @@ def mark_equations(closed: Any) -> tuple[Any, dict[int, dict[int, tuple[int, ...
     return jax_compat.ClosedJaxpr(done[id(closed.jaxpr)], closed.consts), structure
 
 
-def _exact(chains: dict[int, list[hlo_marks.Chain]] | None, structure: hlo_marks.Structure | None,
-           timings: dict[str, float]) -> dict[str, Any] | None:
+def _exact(
+    chains: dict[int, list[hlo_marks.Chain]] | None, structure: hlo_marks.Structure | None, timings: dict[str, float]
+) -> dict[str, Any] | None:
     if chains is None or structure is None:
         return None
     t = time.perf_counter()
@@ -252,6 +268,12 @@ def _memory(compiled: Any) -> dict[str, float]:
         return {}
     if stats is None:
         return {}
-    names = ("argument_size_in_bytes", "output_size_in_bytes", "alias_size_in_bytes", "temp_size_in_bytes",
-             "generated_code_size_in_bytes", "host_temp_size_in_bytes")
+    names = (
+        "argument_size_in_bytes",
+        "output_size_in_bytes",
+        "alias_size_in_bytes",
+        "temp_size_in_bytes",
+        "generated_code_size_in_bytes",
+        "host_temp_size_in_bytes",
+    )
     return {n: float(getattr(stats, n)) for n in names if isinstance(getattr(stats, n, None), (int, float))}

@@ -181,8 +181,9 @@ def input_shardings(compiled: Any, closed: Any) -> dict[str, str]:
         flat = jax.tree.leaves(compiled.input_shardings, is_leaf=lambda x: isinstance(x, jax.sharding.Sharding))
         if len(flat) != len(names) or len(flat) != len(closed.in_avals):
             return {}
-        return {name: str(s._to_xla_hlo_sharding(aval.ndim)) for name, s, aval in zip(names, flat, closed.in_avals)
-                if len(s.device_set) > 1}
+        return {
+            name: str(s._to_xla_hlo_sharding(aval.ndim)) for name, s, aval in zip(names, flat, closed.in_avals) if len(s.device_set) > 1
+        }
     except Exception:  # a JAX whose internals moved: the text's own shardings, where it has them
         return {}
 

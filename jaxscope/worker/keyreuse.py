@@ -147,11 +147,7 @@ class _Finder:
                 self.findings.append(KeyReuse(desc[t], tuple(prefix + u.path for u in us)))
         summary = _Summary(
             consumed={i: tuple(uses[("in", i)]) for i in range(len(jaxpr.invars)) if ("in", i) in uses},
-            forwards={
-                j: t[1]
-                for j, a in enumerate(jaxpr.outvars)
-                if not isinstance(a, Literal) and (t := tok.get(a)) and t[0] == "in"
-            },
+            forwards={j: t[1] for j, a in enumerate(jaxpr.outvars) if not isinstance(a, Literal) and (t := tok.get(a)) and t[0] == "in"},
         )
         self.memo[id(jaxpr)] = summary
         return summary

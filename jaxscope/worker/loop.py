@@ -49,15 +49,14 @@ def _api_snapshot() -> dict[tuple[str, str], Any]:
     snapshot: dict[tuple[str, str], Any] = {}
     for name in _API_MODULES:
         module = sys.modules.get(name)
-        for attr, value in (vars(module).items() if module is not None else ()):
+        for attr, value in vars(module).items() if module is not None else ():
             if not attr.startswith("_"):
                 snapshot[(name, attr)] = value
     return snapshot
 
 
 def _api_replaced(snapshot: dict[tuple[str, str], Any]) -> list[str]:
-    return [f"{name}.{attr}" for (name, attr), value in snapshot.items()
-            if getattr(sys.modules.get(name), attr, _MISSING) is not value]
+    return [f"{name}.{attr}" for (name, attr), value in snapshot.items() if getattr(sys.modules.get(name), attr, _MISSING) is not value]
 
 
 def _api_restore(snapshot: dict[tuple[str, str], Any], replaced: list[str]) -> None:
@@ -123,8 +122,12 @@ def _end_strays(err: Any) -> None:
         except ChildProcessError:
             pass
     if ended:
-        print(f"jaxscope: ended {len(ended)} process(es) your code started and left running "
-              f"(pid {', '.join(map(str, ended))}); each trace runs the file anew", file=err, flush=True)
+        print(
+            f"jaxscope: ended {len(ended)} process(es) your code started and left running "
+            f"(pid {', '.join(map(str, ended))}); each trace runs the file anew",
+            file=err,
+            flush=True,
+        )
 
 
 def _ran_user_code() -> bool:
@@ -186,8 +189,12 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> int:
 
                 reply = {"ok": False, "error": to_jsonable(classify(exc, "trace"))}
             else:
-                info = ErrorInfo(kind="internal", message=f"{type(exc).__name__}: {exc}", exc_type=type(exc).__name__,
-                                 hint="this is a jaxscope bug; the traceback is in the worker log")
+                info = ErrorInfo(
+                    kind="internal",
+                    message=f"{type(exc).__name__}: {exc}",
+                    exc_type=type(exc).__name__,
+                    hint="this is a jaxscope bug; the traceback is in the worker log",
+                )
                 traceback.print_exc(file=streams[1])
                 reply = {"ok": False, "error": to_jsonable(info)}
         _flush_streams(*streams)

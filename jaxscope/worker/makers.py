@@ -55,8 +55,7 @@ def traceable_dtype(dtype: np.dtype[Any]) -> bool:
 
 def partition(tree: Tree) -> tuple[Tree, Tree]:
     """(arrays with None for the static leaves, static leaves with None for the arrays)."""
-    return (jax.tree.map(lambda x: x if is_array(x) else None, tree),
-            jax.tree.map(lambda x: None if is_array(x) else x, tree))
+    return (jax.tree.map(lambda x: x if is_array(x) else None, tree), jax.tree.map(lambda x: None if is_array(x) else x, tree))
 
 
 def combine(dynamic: Tree, static: Tree) -> Tree:
@@ -108,8 +107,10 @@ class Made:
         traced, real = _array_leaves((self.args, self.kwargs)), _array_leaves((dyn_args, dyn_kwargs))
         if traced != real:
             path = next((p for p in {**traced, **real} if traced.get(p) != real.get(p)), "?")
-            raise _spec(f"{self.label} returned other arrays when called for real than under jax.eval_shape: "
-                        f"{path} was {traced.get(path, 'absent')}, is {real.get(path, 'absent')}")
+            raise _spec(
+                f"{self.label} returned other arrays when called for real than under jax.eval_shape: "
+                f"{path} was {traced.get(path, 'absent')}, is {real.get(path, 'absent')}"
+            )
         return replace(self, static_args=list(static_args), static_kwargs=dict(static_kwargs)), dyn_args, dyn_kwargs
 
 
@@ -264,8 +265,10 @@ def narrowed(tree: Tree, prefix: str = "") -> list[str]:
 
 def narrowing_warning(items: list[str]) -> str:
     shown = ", ".join(items[:6]) + (f" and {len(items) - 6} more" if len(items) > 6 else "")
-    return (f"64-bit types are traced as 32-bit, as JAX does while its x64 mode is off: {shown}; "
-            "to keep them: --x64 on the command line, Trace → 64-bit Mode in the window")
+    return (
+        f"64-bit types are traced as 32-bit, as JAX does while its x64 mode is off: {shown}; "
+        "to keep them: --x64 on the command line, Trace → 64-bit Mode in the window"
+    )
 
 
 def _abstract(leaf: Any) -> Any:
@@ -321,8 +324,16 @@ def _str_keyed(value: Any) -> bool:
     return type(value) is dict and all(isinstance(k, str) for k in value)
 
 
-def split(label: str, args: list[Any], kwargs: dict[str, Any], target: Any, *, maker: Any = None,
-          static_argnums: Iterable[int] = (), static_argnames: Iterable[str] = ()) -> Made:
+def split(
+    label: str,
+    args: list[Any],
+    kwargs: dict[str, Any],
+    target: Any,
+    *,
+    maker: Any = None,
+    static_argnums: Iterable[int] = (),
+    static_argnames: Iterable[str] = (),
+) -> Made:
     """The call (args, kwargs) split into traced and static parts; `static_argnums`/`static_argnames`
     make whole arguments static (as `jax.jit`'s). A leaf JAX cannot trace is refused with its path."""
     forced = set(static_argnums) | set(static_argnames)
@@ -338,8 +349,10 @@ def split(label: str, args: list[Any], kwargs: dict[str, Any], target: Any, *, m
                 leaves.append(InputLeaf(where, "static", (_short_repr(leaf),)))
                 continue
             if isinstance(leaf.dtype, np.dtype) and not traceable_dtype(leaf.dtype):
-                raise _spec(f"{label}: {where} is an array of dtype {leaf.dtype}, which JAX cannot trace; "
-                            "give numbers (or make it a Python value, which is static)")
+                raise _spec(
+                    f"{label}: {where} is an array of dtype {leaf.dtype}, which JAX cannot trace; "
+                    "give numbers (or make it a Python value, which is static)"
+                )
             text = jc.aval_str(jax.core.ShapedArray(leaf.shape, leaf.dtype))
             leaves.append(InputLeaf(where, text, size=int(np.prod(leaf.shape, dtype=np.int64))))
     dyn_args, static_args = zip(*(_part(a, i in forced) for i, a in enumerate(args)), strict=True) if args else ((), ())
@@ -407,8 +420,11 @@ def _holds_user_classes(value: Any) -> bool:
 
 def _array_leaves(tree: Tree) -> dict[str, str]:
     """Each array leaf's path and type (`f32[8,16]`): what a jitted program takes of its inputs."""
-    return {jax.tree_util.keystr(path): jc.aval_str(jax.core.ShapedArray(leaf.shape, leaf.dtype))
-            for path, leaf in jax.tree_util.tree_flatten_with_path(tree)[0] if is_array(leaf)}
+    return {
+        jax.tree_util.keystr(path): jc.aval_str(jax.core.ShapedArray(leaf.shape, leaf.dtype))
+        for path, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]
+        if is_array(leaf)
+    }
 
 
 def _spec(message: str) -> TraceError:

@@ -292,9 +292,14 @@ class MonitorRecorder(Recording):
     def _callbacks(self) -> list[tuple[int, Any]]:
         ev = _monitoring.events
         return [
-            (ev.PY_START, self._started), (ev.PY_RESUME, self._resumed), (ev.PY_THROW, self._resumed),
-            (ev.LINE, self._line), (ev.JUMP, self._jumped),
-            (ev.PY_RETURN, self._left), (ev.PY_YIELD, self._left), (ev.PY_UNWIND, self._left),
+            (ev.PY_START, self._started),
+            (ev.PY_RESUME, self._resumed),
+            (ev.PY_THROW, self._resumed),
+            (ev.LINE, self._line),
+            (ev.JUMP, self._jumped),
+            (ev.PY_RETURN, self._left),
+            (ev.PY_YIELD, self._left),
+            (ev.PY_UNWIND, self._left),
         ]
 
     def _start(self) -> None:

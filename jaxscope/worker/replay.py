@@ -213,5 +213,14 @@ def _compare(path: str, eqn: Any, var: Any, a: Any, b: Any, cache: jc.ChainCache
     denom = np.maximum(np.abs(y[finite]), np.finfo(np.float32).tiny)
     max_rel = float(np.max(diff / denom)) if diff.size else 0.0
     mismatch = int(np.count_nonzero(np.isfinite(x) != np.isfinite(y)))
-    return EqnDivergence(path, eqn.primitive.name, jc.eqn_chain(eqn, cache)[1], jc.aval_str(var.aval), max_abs, max_rel,
-                         mismatch, preview(np.asarray(a)), preview(np.asarray(b)))
+    return EqnDivergence(
+        path,
+        eqn.primitive.name,
+        jc.eqn_chain(eqn, cache)[1],
+        jc.aval_str(var.aval),
+        max_abs,
+        max_rel,
+        mismatch,
+        preview(np.asarray(a)),
+        preview(np.asarray(b)),
+    )

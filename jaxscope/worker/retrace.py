@@ -79,4 +79,3 @@ def _trace(jitted: Any, prep: Any, phase: str) -> None:
         if isinstance(exc, KeyboardInterrupt):
             raise
         raise trace_failure(exc, phase) from None
-

@@ -66,8 +66,10 @@ def run_function(request: RunRequest, phase: Phase) -> RunResult:
     phase("trace")
     jitted = prep.jit(donate=False)  # called again with the same inputs: nothing donated
     if {"donate_argnums", "donate_argnames"} & set(jax_compat.jit_options(prep.fn)):
-        warnings.append("the decorator donates inputs (donate_argnums); run does not, as it calls the program "
-                        "again with the same inputs: the traced and lowered program has the donation")
+        warnings.append(
+            "the decorator donates inputs (donate_argnums); run does not, as it calls the program "
+            "again with the same inputs: the traced and lowered program has the donation"
+        )
     with jax.default_device(device):  # the default device is part of jit's cache key: same for every call
         t0 = time.perf_counter()
         try:
@@ -105,8 +107,9 @@ def run_function(request: RunRequest, phase: Phase) -> RunResult:
         phase("nan")
         first_nan = _replay("first-NaN search", find_first_nonfinite, None, device, prep, traced.jaxpr, args, kwargs, warnings)
         if first_nan is None and any(lf.jit_nan or lf.jit_posinf or lf.jit_neginf for lf in leaves):
-            warnings.append("no equation made NaN/Inf when evaluated one by one: "
-                            "the compiled program makes them (fusion or simplification)")
+            warnings.append(
+                "no equation made NaN/Inf when evaluated one by one: the compiled program makes them (fusion or simplification)"
+            )
     divergence: tuple[EqnDivergence, ...] = ()
     if request.per_equation:
         phase("divergence")
@@ -167,8 +170,17 @@ def _guard(call: Callable[[], Any], phase: str) -> Any:
         raise runtime_failure(exc, phase) from None
 
 
-def _replay(what: str, search: Callable[[Any, list[Any]], T], default: T, device: Any, prep: Prepared, closed: Any,
-            args: list[Any], kwargs: dict[str, Any], warnings: list[str]) -> T:
+def _replay(
+    what: str,
+    search: Callable[[Any, list[Any]], T],
+    default: T,
+    device: Any,
+    prep: Prepared,
+    closed: Any,
+    args: list[Any],
+    kwargs: dict[str, Any],
+    warnings: list[str],
+) -> T:
     """Run `search(closed, flat inputs)` on `device` (a replay of the program); a failure is a warning, not an error."""
     flat = flat_dynamic(args, kwargs, prep.static_argnums, prep.static_argnames)
     if len(flat) != len(closed.jaxpr.invars):

@@ -221,9 +221,14 @@ def runtime_failure(exc: BaseException, phase: str) -> TraceError:
     if "RESOURCE_EXHAUSTED" in text or "out of memory" in text.lower():
         failed = TraceError(replace(failed.info, kind="memory", hint="the device ran out of memory: try smaller shapes or another device"))
     elif "incompatible devices" in text:  # JAX's message names the argument and both device sets
-        failed = TraceError(replace(failed.info, hint="an input and the program's shardings are on different devices: place the "
-                                    "inputs as the program's mesh needs (in the maker), give the program as many devices "
-                                    "(--cpu-devices N), or leave --device out so the inputs follow the program"))
+        failed = TraceError(
+            replace(
+                failed.info,
+                hint="an input and the program's shardings are on different devices: place the "
+                "inputs as the program's mesh needs (in the maker), give the program as many devices "
+                "(--cpu-devices N), or leave --device out so the inputs follow the program",
+            )
+        )
     elif phase == "compile" and not failed.info.hint:
         failed = TraceError(replace(failed.info, hint="XLA could not compile the program"))
     return failed

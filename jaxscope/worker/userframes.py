@@ -49,7 +49,7 @@ _NOT_SHOWN = frozenset({"jax", "jaxlib", "jax_plugins", "jaxscope", "jax_cuda12_
 
 @functools.lru_cache(maxsize=4096)
 def library_of(filename: str) -> str | None:
-    """"" for the user's code, a library's top package for code in site-packages ("flax"), and None
+    """ "" for the user's code, a library's top package for code in site-packages ("flax"), and None
     for frames a call chain leaves out: JAX's own (its frames stand between every two others), the
     standard library's, jaxscope's and generated code's."""
     if is_user_file(filename):

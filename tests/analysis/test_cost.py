@@ -8,20 +8,32 @@ from jaxscope.analysis.liveness import liveness
 from jaxscope.schema.graph import Body, Edge, Graph, Node, SubgraphRef
 
 
-def _eqn(node_id: str, label: str, ins: tuple[str, ...], outs: tuple[str, ...], params: tuple[tuple[str, str], ...] = (),
-         stack: str = "", subgraphs: tuple[SubgraphRef, ...] = ()) -> Node:
+def _eqn(
+    node_id: str,
+    label: str,
+    ins: tuple[str, ...],
+    outs: tuple[str, ...],
+    params: tuple[tuple[str, str], ...] = (),
+    stack: str = "",
+    subgraphs: tuple[SubgraphRef, ...] = (),
+) -> Node:
     return Node(node_id, "eqn", label, avals=outs, in_avals=ins, params=params, name_stack=stack, subgraphs=subgraphs)
 
 
 def test_a_matmul_costs_2mnk_and_moves_its_operands_and_result() -> None:
-    dot = _eqn("e0", "dot_general", ("f32[8,16]", "f32[16,32]"), ("f32[8,32]",),
-               (("dimension_numbers", "(((1,), (0,)), ((), ()))"),))
+    dot = _eqn("e0", "dot_general", ("f32[8,16]", "f32[16,32]"), ("f32[8,32]",), (("dimension_numbers", "(((1,), (0,)), ((), ()))"),))
     assert leaf_cost(dot) == Cost(2 * 8 * 32 * 16, 0, 4 * (8 * 16 + 16 * 32 + 8 * 32))
-    batched = _eqn("e0", "dot_general", ("f32[4,8,16]", "f32[4,16,32]"), ("f32[4,8,32]",),
-                   (("dimension_numbers", "(((2,), (1,)), ((0,), (0,)))"),))
+    batched = _eqn(
+        "e0", "dot_general", ("f32[4,8,16]", "f32[4,16,32]"), ("f32[4,8,32]",), (("dimension_numbers", "(((2,), (1,)), ((0,), (0,)))"),)
+    )
     assert leaf_cost(batched).flops == 2 * 4 * 8 * 32 * 16
-    conv = _eqn("e0", "conv_general_dilated", ("f32[2,3,10,10]", "f32[4,3,3,3]"), ("f32[2,4,10,10]",),
-                (("dimension_numbers", "ConvDimensionNumbers(lhs_spec=(0, 1, 2, 3), rhs_spec=(0, 1, 2, 3), out_spec=(0, 1, 2, 3))"),))
+    conv = _eqn(
+        "e0",
+        "conv_general_dilated",
+        ("f32[2,3,10,10]", "f32[4,3,3,3]"),
+        ("f32[2,4,10,10]",),
+        (("dimension_numbers", "ConvDimensionNumbers(lhs_spec=(0, 1, 2, 3), rhs_spec=(0, 1, 2, 3), out_spec=(0, 1, 2, 3))"),),
+    )
     assert leaf_cost(conv).flops == 2 * (2 * 4 * 10 * 10) * (3 * 3 * 3)
 
 
@@ -36,17 +48,40 @@ def test_elementwise_transcendental_and_reduction_ops_count_as_xla_counts_them()
 
 
 def test_a_scan_costs_its_body_times_its_length_and_a_cond_its_dearest_branch() -> None:
-    body = Body("b1", "scan body", (Node("in0", "input", "c", avals=("f32[16]",)), _eqn("e0", "sin", ("f32[16]",), ("f32[16]",)),
-                                    _eqn("e1", "mul", ("f32[16]", "f32[16]"), ("f32[16]",))), (), 2, 2)
+    body = Body(
+        "b1",
+        "scan body",
+        (
+            Node("in0", "input", "c", avals=("f32[16]",)),
+            _eqn("e0", "sin", ("f32[16]",), ("f32[16]",)),
+            _eqn("e1", "mul", ("f32[16]", "f32[16]"), ("f32[16]",)),
+        ),
+        (),
+        2,
+        2,
+    )
     cheap = Body("b2", "branch 0", (_eqn("e0", "neg", ("f32[16]",), ("f32[16]",)),), (), 1, 1)
-    dear = Body("b3", "branch 1", (_eqn("e0", "mul", ("f32[16]", "f32[16]"), ("f32[16]",)),
-                                   _eqn("e1", "add", ("f32[16]", "f32[16]"), ("f32[16]",))), (), 2, 2)
-    top = Body("b0", "f", (
-        Node("in0", "input", "x", avals=("f32[16]",)),
-        _eqn("e0", "scan", ("f32[16]",), ("f32[16]",), (("length", "10"),), subgraphs=(SubgraphRef("scan body", "b1"),)),
-        _eqn("e1", "cond", ("i32[]", "f32[16]"), ("f32[16]",), subgraphs=(SubgraphRef("b0", "b2"), SubgraphRef("b1", "b3"))),
-        Node("out0", "output", "y"),
-    ), (Edge("in0", "e0"), Edge("e0", "e1", 0, 1), Edge("e1", "out0")), 2, 25)
+    dear = Body(
+        "b3",
+        "branch 1",
+        (_eqn("e0", "mul", ("f32[16]", "f32[16]"), ("f32[16]",)), _eqn("e1", "add", ("f32[16]", "f32[16]"), ("f32[16]",))),
+        (),
+        2,
+        2,
+    )
+    top = Body(
+        "b0",
+        "f",
+        (
+            Node("in0", "input", "x", avals=("f32[16]",)),
+            _eqn("e0", "scan", ("f32[16]",), ("f32[16]",), (("length", "10"),), subgraphs=(SubgraphRef("scan body", "b1"),)),
+            _eqn("e1", "cond", ("i32[]", "f32[16]"), ("f32[16]",), subgraphs=(SubgraphRef("b0", "b2"), SubgraphRef("b1", "b3"))),
+            Node("out0", "output", "y"),
+        ),
+        (Edge("in0", "e0"), Edge("e0", "e1", 0, 1), Edge("e1", "out0")),
+        2,
+        25,
+    )
     graph = Graph("f", {b.id: b for b in (top, body, cheap, dear)}, "b0")
     t = total(graph)
     assert (t.flops, t.transcendentals) == (10 * 16 + 2 * 16, 10 * 16)
@@ -57,15 +92,21 @@ def test_a_scan_costs_its_body_times_its_length_and_a_cond_its_dearest_branch() 
 
 
 def test_dead_and_folded_equations_are_not_counted() -> None:
-    top = Body("b0", "f", (
-        Node("in0", "input", "x", avals=("f32[8]",)),
-        Node("e0.1", "literal", "1.0", avals=("f32[]",)),
-        _eqn("e0", "mul", ("f32[8]", "f32[]"), ("f32[8]",)),  # x * 1.0: folded
-        _eqn("e1", "sin", ("f32[8]",), ("f32[8]",)),  # read by nobody: dead
-        _eqn("e2", "add", ("f32[8]", "f32[8]"), ("f32[8]",)),
-        Node("out0", "output", "y"),
-    ), (Edge("in0", "e0"), Edge("e0.1", "e0", 0, 1), Edge("in0", "e1"), Edge("e0", "e2"), Edge("in0", "e2", 0, 1), Edge("e2", "out0")),
-        3, 3)
+    top = Body(
+        "b0",
+        "f",
+        (
+            Node("in0", "input", "x", avals=("f32[8]",)),
+            Node("e0.1", "literal", "1.0", avals=("f32[]",)),
+            _eqn("e0", "mul", ("f32[8]", "f32[]"), ("f32[8]",)),  # x * 1.0: folded
+            _eqn("e1", "sin", ("f32[8]",), ("f32[8]",)),  # read by nobody: dead
+            _eqn("e2", "add", ("f32[8]", "f32[8]"), ("f32[8]",)),
+            Node("out0", "output", "y"),
+        ),
+        (Edge("in0", "e0"), Edge("e0.1", "e0", 0, 1), Edge("in0", "e1"), Edge("e0", "e2"), Edge("in0", "e2", 0, 1), Edge("e2", "out0")),
+        3,
+        3,
+    )
     graph = Graph("f", {"b0": top}, "b0")
     found = {r.path: r for r in rows(graph)}
     assert found["e0"].note == FOLDED and found["e1"].note == DEAD and found["e2"].note == ""
@@ -76,12 +117,19 @@ def test_dead_and_folded_equations_are_not_counted() -> None:
 def test_liveness_of_a_chain_peaks_where_the_biggest_values_meet() -> None:
     """x (4 KiB) -> a = big(x) 16 KiB -> b = small(a) 1 KiB -> y: after `big` x and a are alive
     (20 KiB); after `small` a is freed but x stays (an argument) with b (5 KiB)."""
-    top = Body("b0", "f", (
-        Node("in0", "input", "x", avals=("f32[1024]",)),
-        _eqn("e0", "big", ("f32[1024]",), ("f32[4096]",)),
-        _eqn("e1", "small", ("f32[4096]",), ("f32[256]",)),
-        Node("out0", "output", "y"),
-    ), (Edge("in0", "e0", 0, 0, "f32[1024]"), Edge("e0", "e1", 0, 0, "f32[4096]"), Edge("e1", "out0", 0, 0, "f32[256]")), 2, 2)
+    top = Body(
+        "b0",
+        "f",
+        (
+            Node("in0", "input", "x", avals=("f32[1024]",)),
+            _eqn("e0", "big", ("f32[1024]",), ("f32[4096]",)),
+            _eqn("e1", "small", ("f32[4096]",), ("f32[256]",)),
+            Node("out0", "output", "y"),
+        ),
+        (Edge("in0", "e0", 0, 0, "f32[1024]"), Edge("e0", "e1", 0, 0, "f32[4096]"), Edge("e1", "out0", 0, 0, "f32[256]")),
+        2,
+        2,
+    )
     live = liveness(Graph("f", {"b0": top}, "b0"))
     assert live.start == 4096
     assert live.in_use == [4096 + 16384, 4096 + 16384 + 1024]  # the step's peak: what it reads with what it makes
@@ -90,22 +138,24 @@ def test_liveness_of_a_chain_peaks_where_the_biggest_values_meet() -> None:
 
 
 def test_the_compiled_text_is_priced_per_instruction_and_shared_among_its_equations() -> None:
-    text = "\n".join([
-        "HloModule jit_f",
-        "%region_0.1 (a: f32[], b: f32[]) -> f32[] {",
-        "  %a = f32[] parameter(0)",
-        "  %b = f32[] parameter(1)",
-        "  ROOT %add.9 = f32[] add(%a, %b)",  # a reduce's region: priced through the reduce
-        "}",
-        "ENTRY %main.3 (p0: f32[8,16], p1: f32[16,32]) -> f32[] {",
-        "  %p0 = f32[8,16]{1,0} parameter(0)",
-        "  %p1 = f32[16,32]{1,0} parameter(1)",
-        "  %dot.1 = f32[8,32]{1,0} dot(%p0, %p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
-        "  %exp.2 = f32[8,32]{1,0} exponential(%dot.1)",
-        "  %c = f32[] constant(0)",
-        "  ROOT %r = f32[] reduce(%exp.2, %c), dimensions={0,1}, to_apply=%region_0.1",
-        "}",
-    ])
+    text = "\n".join(
+        [
+            "HloModule jit_f",
+            "%region_0.1 (a: f32[], b: f32[]) -> f32[] {",
+            "  %a = f32[] parameter(0)",
+            "  %b = f32[] parameter(1)",
+            "  ROOT %add.9 = f32[] add(%a, %b)",  # a reduce's region: priced through the reduce
+            "}",
+            "ENTRY %main.3 (p0: f32[8,16], p1: f32[16,32]) -> f32[] {",
+            "  %p0 = f32[8,16]{1,0} parameter(0)",
+            "  %p1 = f32[16,32]{1,0} parameter(1)",
+            "  %dot.1 = f32[8,32]{1,0} dot(%p0, %p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
+            "  %exp.2 = f32[8,32]{1,0} exponential(%dot.1)",
+            "  %c = f32[] constant(0)",
+            "  ROOT %r = f32[] reduce(%exp.2, %c), dimensions={0,1}, to_apply=%region_0.1",
+            "}",
+        ]
+    )
     cost = hlo_cost(text)
     assert cost.total == Cost(2 * 8 * 32 * 16 + (256 - 1), 256)
     shares, unclaimed = per_equation(cost, {10: ["e0"], 11: ["e1", "e2"]})  # exp made by two equations, the reduce by none

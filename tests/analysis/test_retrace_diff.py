@@ -22,10 +22,12 @@ def diff(a: str, b: str) -> list[Reason]:
         ("f32[3], {'w': f32[2]}", "f32[3], {'w': f32[2]}", []),
         ("f32[3], {'w': f32[2]}", "f32[4], {'w': f32[2]}", [Reason("x", "shape", "f32[3]", "f32[4]")]),
         ("f32[3], {'w': f32[2]}", "bf16[3], {'w': f32[2]}", [Reason("x", "dtype", "f32[3]", "bf16[3]")]),
-        ("f32[3], {'w': f32[2]}", "f32[3], {'w': i32[5]}",
-         [Reason("params['w']", "dtype", "f32[2]", "i32[5]"), Reason("params['w']", "shape", "f32[2]", "i32[5]")]),
-        ("f32[3], {'w': f32[2]}", "f32[3], {'w': f32[2], 'b': f32[2]}",
-         [Reason("params", "structure", "keys {'w'}", "keys {'w', 'b'}")]),
+        (
+            "f32[3], {'w': f32[2]}",
+            "f32[3], {'w': i32[5]}",
+            [Reason("params['w']", "dtype", "f32[2]", "i32[5]"), Reason("params['w']", "shape", "f32[2]", "i32[5]")],
+        ),
+        ("f32[3], {'w': f32[2]}", "f32[3], {'w': f32[2], 'b': f32[2]}", [Reason("params", "structure", "keys {'w'}", "keys {'w', 'b'}")]),
         ("f32[3], [f32[2]]", "f32[3], [f32[2], f32[2]]", [Reason("params", "structure", "1 items", "2 items")]),
         ("f32[3], [f32[2]]", "f32[3], {'w': f32[2]}", [Reason("params", "structure", "[f32[2]]", "{'w': f32[2]}")]),
         ("f32[3], f32[2], 3", "f32[3], f32[2], 4", [Reason("n", "static value", "3", "4")]),
@@ -44,8 +46,12 @@ def test_without_signature_arguments_are_numbered() -> None:
 
 
 def test_summary_says_the_verdict_and_each_reason() -> None:
-    result = RetraceResult(RetraceRequest(FunctionRef("f", "m.py"), "f32[3]", "f32[4]"), True, (Reason("x", "shape", "f32[3]", "f32[4]"),),
-                           jax_says="TRACING CACHE MISS:\n  different input types")
+    result = RetraceResult(
+        RetraceRequest(FunctionRef("f", "m.py"), "f32[3]", "f32[4]"),
+        True,
+        (Reason("x", "shape", "f32[3]", "f32[4]"),),
+        jax_says="TRACING CACHE MISS:\n  different input types",
+    )
     text = result.summary()
     assert text.splitlines()[0] == "jit would RETRACE: (f32[3]) → (f32[4])"
     assert "  - `x`: shape changed: f32[3] → f32[4]" in text

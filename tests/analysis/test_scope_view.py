@@ -73,8 +73,13 @@ def test_residuals_are_counted_and_a_pair_of_boxes_has_one_edge() -> None:
     nodes = [Node("in0", "input", "x", avals=("f32[256]",))]
     nodes += [Node(f"e{i}", "eqn", "sin", avals=("f32[256]",), name_stack="jvp(Net)/a") for i in range(2)]
     nodes += [Node("e2", "eqn", "mul", avals=("f32[256]",), name_stack="transpose(jvp(Net))/a"), Node("out0", "output", "y")]
-    edges = [Edge("in0", "e0"), Edge("in0", "e1"), Edge("e0", "e2", 0, 0, "f32[256]"), Edge("e1", "e2", 0, 1, "f32[256]"),
-             Edge("e2", "out0")]
+    edges = [
+        Edge("in0", "e0"),
+        Edge("in0", "e1"),
+        Edge("e0", "e2", 0, 0, "f32[256]"),
+        Edge("e1", "e2", 0, 1, "f32[256]"),
+        Edge("e2", "out0"),
+    ]
     view = scoped(Graph("f", {"b0": Body("b0", "f", tuple(nodes), tuple(edges), 3, 3)}, "b0"))
     groups = _groups(view.graph)
     forward, backward = groups["Net (forward)"], groups["Net (backward)"]
@@ -88,6 +93,7 @@ def test_residuals_are_counted_and_a_pair_of_boxes_has_one_edge() -> None:
 def test_calls_of_one_function_from_one_line_are_told_apart_by_its_line_going_back() -> None:
     """No scopes: `for w in ws: x = block(w, x)` gives every call the same frames; block's lines go
     12, 13 in each call, so the call ends where they go back to 12."""
+
     def at(fn: str, line: int) -> SourceLoc:
         return SourceLoc("m.py", line, function=fn)
 
@@ -105,6 +111,7 @@ def test_a_one_line_block_is_split_where_its_first_place_comes_again_and_a_leaf_
     """`x + self.down(gelu(self.up(self.norm(x))))`: every equation of a call is on block's line 15,
     so only the place of its first equation coming again, reading the last call's result, ends a
     call; `tree.map(lambda p, g: p - g, ...)` repeats its place too, but no leaf reads the last."""
+
     def at(fn: str, line: int, col: int = 0) -> SourceLoc:
         return SourceLoc("m.py", line, col, function=fn)
 
@@ -124,6 +131,7 @@ def test_one_expression_whose_parts_come_back_to_its_first_column_is_one_call() 
     """`x = params["wte"][tokens] + params["wpe"][None]`: lt, gather at col 8, a broadcast at col 32,
     then the add at col 8 again, reading the gather: the same line and column, not the same
     equation (another primitive), so not a second call."""
+
     def at(fn: str, line: int, col: int = 0) -> SourceLoc:
         return SourceLoc("m.py", line, col, function=fn)
 
@@ -131,8 +139,17 @@ def test_one_expression_whose_parts_come_back_to_its_first_column_is_one_call() 
     cols = [8, 8, 32, 8]
     frames = [(at("step", 50), at("loss", 46, c)) for c in cols] + [(at("step", 51), at("sgd", 40))] * 2
     base = _graph(["jvp()"] * 4 + [""] * 2, frames)
-    nodes = tuple(Node(n.id, n.kind, labels[int(n.id[1:])] if n.id[1:].isdigit() and int(n.id[1:]) < 4 else n.label,
-                       avals=n.avals, name_stack=n.name_stack, frames=n.frames) for n in base.top.nodes)
+    nodes = tuple(
+        Node(
+            n.id,
+            n.kind,
+            labels[int(n.id[1:])] if n.id[1:].isdigit() and int(n.id[1:]) < 4 else n.label,
+            avals=n.avals,
+            name_stack=n.name_stack,
+            frames=n.frames,
+        )
+        for n in base.top.nodes
+    )
     view = scoped(Graph("f", {"b0": Body("b0", "f", nodes, base.top.edges, 6, 6)}, "b0"))
     assert "loss (forward)" in _groups(view.graph)  # one call: no "loss #1", "loss #2"
 

@@ -14,8 +14,9 @@ from tests.graphs import mk_body, mk_graph
 def _lines(graph: Graph, shift: int) -> Graph:
     """Every equation's source line moved by `shift` (an edit above the function)."""
     body = graph.top
-    nodes = tuple(replace(n, source=SourceLoc("f.py", 10 + i + shift, function="f")) if n.kind == "eqn" else n
-                  for i, n in enumerate(body.nodes))
+    nodes = tuple(
+        replace(n, source=SourceLoc("f.py", 10 + i + shift, function="f")) if n.kind == "eqn" else n for i, n in enumerate(body.nodes)
+    )
     return replace(graph, bodies={**graph.bodies, body.id: replace(body, nodes=nodes)})
 
 
@@ -138,8 +139,9 @@ def _train_step(layers: int) -> Graph:
     new = [eq("sub", [f"in{k + 1}", eq("mul", [grads[k], grads[k]])]) for k in range(layers + 1)]
     body = mk_body("b0", layers + 2, eqns, new)
     labels = {f"in{k + 1}": f"w{k}" for k in range(layers)} | {emb: "emb"}
-    nodes = tuple(replace(n, name_stack=scopes[int(n.id[1:])]) if n.kind == "eqn" else
-                  replace(n, label=labels.get(n.id, n.label)) for n in body.nodes)
+    nodes = tuple(
+        replace(n, name_stack=scopes[int(n.id[1:])]) if n.kind == "eqn" else replace(n, label=labels.get(n.id, n.label)) for n in body.nodes
+    )
     return mk_graph(replace(body, nodes=nodes))
 
 

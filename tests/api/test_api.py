@@ -146,8 +146,13 @@ def test_highlight_marks_the_matching_nodes(tmp_path):
 
 def test_export_file_references(tmp_path):
     predict = f"{EXAMPLES}/basics.py::predict"
-    cli = subprocess.run([sys.executable, "-m", "jaxscope", "export", predict, "-o", str(tmp_path / "cli.svg")],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=180)
+    cli = subprocess.run(
+        [sys.executable, "-m", "jaxscope", "export", predict, "-o", str(tmp_path / "cli.svg")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert cli.returncode == 0, cli.stderr
     image = jaxscope.graph(predict)  # the file's JAXSCOPE_ARGS, traced in a worker
     assert image.save(tmp_path / "api.svg") == "svg"
@@ -181,7 +186,10 @@ def test_show_builds_the_app_command():
     assert call.args == (argspec.ArraySpec("float32", (8, 4)), argspec.ArraySpec("bfloat16", (4, 3)))
     assert call.kwargs == (("act", argspec.StaticValue("relu")),)
     assert show_argv(jax.jit(mlp), "f32[2,4]", {"w": jax.random.key(0)})[4:] == [
-        f"{os.path.abspath(__file__)}::mlp", "--args", "f32[2,4], {'w': key[]}"]
+        f"{os.path.abspath(__file__)}::mlp",
+        "--args",
+        "f32[2,4], {'w': key[]}",
+    ]
     assert show_argv("examples/basics.py::predict")[4:] == ["examples/basics.py::predict"]
     with pytest.raises(ValueError, match="module-level"):
         show_argv(lambda x: x, "f32[3]")
@@ -220,8 +228,9 @@ def test_show_hands_pytree_values_to_the_app_through_a_maker():
     argv = show_argv(f"{MODELS}::train_step", *models.make_train_inputs())[1:]  # without -P
     assert argv[4] == "--inputs" and argv[5].endswith("inputs.py::make_inputs")
     try:
-        done = subprocess.run([sys.executable, "-m", "jaxscope", "jaxpr", argv[3], "--inputs", argv[5]],
-                              capture_output=True, text=True, timeout=180, cwd=ROOT)
+        done = subprocess.run(
+            [sys.executable, "-m", "jaxscope", "jaxpr", argv[3], "--inputs", argv[5]], capture_output=True, text=True, timeout=180, cwd=ROOT
+        )
     finally:
         import shutil
 

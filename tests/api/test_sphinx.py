@@ -68,7 +68,7 @@ def test_directive_renders_images_and_figures(tmp_path):
         root = ET.fromstring((out / rel).read_text())
         assert root.tag.endswith("svg")
     assert 'alt="layer as a graph"' in html
-    figure = html[html.index("<figure"):html.index("</figure>")]
+    figure = html[html.index("<figure") : html.index("</figure>")]
     assert images[1] in figure and "<em>layer</em>" in figure  # the caption, with its inline markup
     assert "<figure" not in html[: html.index(images[0])]  # the first one is a plain image
     layer_svg = (out / images[1]).read_text()

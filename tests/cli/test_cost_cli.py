@@ -78,8 +78,11 @@ def test_export_overlay_colours_the_train_step_by_flops_with_its_scale(tmp_path)
     from jaxscope.render.styles import get_theme
 
     families = {style.fill for style in get_theme("light").families.values()}
-    fills = {g.get("data-path"): g.find(f"{ns}rect").get("fill") for g in root.iter(f"{ns}g")
-             if g.get("class", "").startswith("node ") and g.find(f"{ns}rect") is not None}
+    fills = {
+        g.get("data-path"): g.find(f"{ns}rect").get("fill")
+        for g in root.iter(f"{ns}g")
+        if g.get("class", "").startswith("node ") and g.find(f"{ns}rect") is not None
+    }
     coloured = {p for p, f in fills.items() if f not in families}
     assert len(coloured) > 10 and any(re.fullmatch(r"g\d+", p.rsplit("/", 1)[-1]) for p in coloured)  # collapsed modules too
     timed = jaxscope("export", f"{MODELS}::deep_step", "-o", str(tmp_path / "t.svg"), "--overlay", "time")

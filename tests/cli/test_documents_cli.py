@@ -103,8 +103,9 @@ def test_diff_of_the_step_with_its_static_flag_flipped(saved: dict[str, object])
     grouped = there / "grouped.svg"  # by module: the LayerNorm the flag adds is one green box per pass
     drawn = jaxscope("diff", plain, doc, "--scopes", "-o", str(grouped), cwd=there)
     assert drawn.returncode == 1, drawn.stderr
-    boxes = {g.getAttribute("data-path"): g for g in xml.dom.minidom.parse(str(grouped)).getElementsByTagName("g")
-             if g.getAttribute("data-path")}
+    boxes = {
+        g.getAttribute("data-path"): g for g in xml.dom.minidom.parse(str(grouped)).getElementsByTagName("g") if g.getAttribute("data-path")
+    }
     norm = [g for g in boxes.values() if g.getElementsByTagName("title")[0].firstChild.data.startswith("LayerNorm_0 ")]
     assert len(norm) == 2 and all(r.getAttribute("fill") == "#8fd694" for g in norm for r in g.getElementsByTagName("rect"))
     same = jaxscope("diff", doc, doc, cwd=there)

@@ -13,7 +13,6 @@ EXAMPLE = ROOT / "examples" / "control_flow.py"
 TARGET = f"{EXAMPLE}::step"
 
 
-
 def jaxscope(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "jaxscope", *args], capture_output=True, text=True, timeout=180, cwd=ROOT, env=dict(os.environ)
@@ -66,9 +65,7 @@ def test_explain_errors_use_exit_codes():
 
 def test_explain_lists_diagnostics(tmp_path) -> None:
     path = tmp_path / "impure.py"
-    path.write_text(
-        "import jax.numpy as jnp\n\nW = jnp.ones(3)\n\n\ndef f(x):\n    print('tracing', x)\n    return x * W\n"
-    )
+    path.write_text("import jax.numpy as jnp\n\nW = jnp.ones(3)\n\n\ndef f(x):\n    print('tracing', x)\n    return x * W\n")
     out = jaxscope("explain", f"{path}::f", "--args", "f32[3]")
     assert out.returncode == 0, out.stderr
     text = out.stdout.split("diagnostics:", 1)[1]
@@ -125,7 +122,8 @@ def test_helpers_in_other_files_are_annotated_and_named_by_file(tmp_path):
     """Issue 32.3: explain listed "other user files that ran" by name only; their functions are now
     annotated like the main file's, and their notes say file:line."""
     (tmp_path / "helpers.py").write_text(
-        "import jax.numpy as jnp\n\ndef act(x, training):\n    if training:\n        return jnp.tanh(x)\n    return x\n")
+        "import jax.numpy as jnp\n\ndef act(x, training):\n    if training:\n        return jnp.tanh(x)\n    return x\n"
+    )
     main = tmp_path / "main.py"
     main.write_text("import jax.numpy as jnp\nfrom helpers import act\n\ndef f(x, training=True):\n    return act(jnp.sin(x), training)\n")
     done = jaxscope("explain", f"{main}::f", "--args", "f32[3], training=True")

@@ -22,7 +22,8 @@ def jaxscope(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[st
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
     return subprocess.run([sys.executable, "-m", "jaxscope", *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env)
 
-TRAIN = textwrap.dedent('''
+
+TRAIN = textwrap.dedent("""
     import jax
     import jax.numpy as jnp
     import optax
@@ -61,7 +62,7 @@ TRAIN = textwrap.dedent('''
 
 
     JAXSCOPE_INPUTS = {"train_step": example}
-''')
+""")
 
 
 @pytest.fixture(scope="module")
@@ -119,11 +120,14 @@ def test_hlo_and_explain_take_a_maker(train_file):
     assert explained.returncode == 0, explained.stderr
 
 
-@pytest.mark.parametrize(("args", "words"), [
-    (("--args", "f32[3]", "--inputs", f"{MODELS}::make_one"), ["not both"]),
-    (("--inputs", "nowhere.py::make"), ["no such file: nowhere.py"]),
-    (("--inputs", "not a target"), ["bad --inputs"]),
-])
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (("--args", "f32[3]", "--inputs", f"{MODELS}::make_one"), ["not both"]),
+        (("--inputs", "nowhere.py::make"), ["no such file: nowhere.py"]),
+        (("--inputs", "not a target"), ["bad --inputs"]),
+    ],
+)
 def test_bad_inputs_flags(args, words):
     done = jaxscope("jaxpr", f"{MODELS}::one", *args)
     assert done.returncode == 2

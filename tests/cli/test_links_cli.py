@@ -49,7 +49,7 @@ def test_dot_generals_own_their_hlo_lines_in_the_text_hlo_prints(stage: str):
     for path, _prim, _scope, _src, lines in dots:
         if stage == "stablehlo":
             assert lines != "-", path
-        for n in ([] if lines == "-" else lines.split(",")):
+        for n in [] if lines == "-" else lines.split(","):
             shown = text[int(n) - 1]
             assert ("dot_general" in shown) if stage == "stablehlo" else ("op_name=" in shown), shown
             if stage == "stablehlo":

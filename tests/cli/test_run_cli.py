@@ -17,9 +17,7 @@ CASES = str(ROOT / "tests" / "worker" / "corpus" / "run_cases.py")
 
 def jaxscope(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
-    return subprocess.run(
-        [sys.executable, "-m", "jaxscope", *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env
-    )
+    return subprocess.run([sys.executable, "-m", "jaxscope", *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env)
 
 
 def test_table_for_agreeing_outputs():
@@ -103,8 +101,14 @@ def test_a_program_on_a_mesh_runs_on_simulated_devices_or_the_environments_xla_f
         out = jaxscope("run", target, "--cpu-devices", "4", "--repeats", "1")
         assert out.returncode == 0 and "OK: jit and eager agree" in out.stdout, out.stdout + out.stderr
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XLA_FLAGS": "--xla_force_host_platform_device_count=4"}
-    flagged = subprocess.run([sys.executable, "-m", "jaxscope", "run", f"{MESH}::total", "--repeats", "1"], capture_output=True,
-                             text=True, timeout=180, cwd=ROOT, env=env)
+    flagged = subprocess.run(
+        [sys.executable, "-m", "jaxscope", "run", f"{MESH}::total", "--repeats", "1"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=ROOT,
+        env=env,
+    )
     assert flagged.returncode == 0, flagged.stdout + flagged.stderr
     pinned = jaxscope("run", f"{MESH}::total", "--cpu-devices", "4", "--device", "cpu:0")
     assert pinned.returncode not in (0, 1) and "argument x" in pinned.stderr and "[0, 1, 2, 3]" in pinned.stderr
@@ -130,12 +134,13 @@ def test_every_command_that_traces_takes_the_device_and_its_count():
     """--device and --cpu-devices are options of the target, for every command that traces or compiles."""
     missing = jaxscope("jaxpr", f"{CASES}::fma", "--args", "f32[4], f32[4], f32[4]", "--device", "cpu:3")
     assert missing.returncode == 2 and "no device 'cpu:3'" in missing.stderr and "cpu:0" in missing.stderr
-    there = jaxscope("hlo", f"{CASES}::fma", "--args", "f32[4], f32[4], f32[4]", "--device", "cpu:3", "--cpu-devices", "4",
-                     "--stage", "compiled")
+    there = jaxscope(
+        "hlo", f"{CASES}::fma", "--args", "f32[4], f32[4], f32[4]", "--device", "cpu:3", "--cpu-devices", "4", "--stage", "compiled"
+    )
     assert there.returncode == 0 and "HloModule" in there.stdout, there.stderr
 
 
-SHARDED = '''
+SHARDED = """
 import jax
 from jax.sharding import NamedSharding, PartitionSpec as P
 
@@ -148,7 +153,7 @@ def _step(x, w):
 
 step = jax.jit(_step, in_shardings=(NamedSharding(MESH, P("data", None)), NamedSharding(MESH, P())))
 JAXSCOPE_ARGS = {"step": "f32[32,16], f32[16,8]"}
-'''
+"""
 
 
 @pytest.mark.same_jax

@@ -51,7 +51,15 @@ def labels(result: TraceResult) -> list[str]:
 def test_teaching_order_and_summaries() -> None:
     examples = list_examples(str(EXAMPLES))
     assert [e.name for e in examples][:9] == [
-        "basics", "jit_tracing", "hidden_state", "immutability", "train_step", "prng", "control_flow", "transformer", "sharding",
+        "basics",
+        "jit_tracing",
+        "hidden_state",
+        "immutability",
+        "train_step",
+        "prng",
+        "control_flow",
+        "transformer",
+        "sharding",
     ]
     assert all(e.title and e.summary for e in examples), [(e.name, e.title, e.summary) for e in examples if not e.summary]
 

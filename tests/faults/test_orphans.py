@@ -22,9 +22,21 @@ def _workers_of(proc: psutil.Process) -> list[psutil.Process]:
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
 def test_a_killed_cli_leaves_no_worker_spinning(sig):
     cli = subprocess.Popen(
-        [sys.executable, "-m", "jaxscope", "export", f"{os.path.join(CASES, 'infinite_loop.py')}::f", "--args", "f32[3]",
-         "-o", os.devnull, "--timeout", "600"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "jaxscope",
+            "export",
+            f"{os.path.join(CASES, 'infinite_loop.py')}::f",
+            "--args",
+            "f32[3]",
+            "-o",
+            os.devnull,
+            "--timeout",
+            "600",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     workers: list[psutil.Process] = []
     try:

@@ -75,14 +75,18 @@ def _cli_on_a_small_disk(tmp_path, kb: int, *args: str) -> subprocess.CompletedP
     """The CLI with files capped at `kb` KB (`ulimit -f`; SIGXFSZ ignored: writes fail with EFBIG),
     which a writer meets as it would a full disk."""
     command = shlex.join([sys.executable, "-m", "jaxscope", *args])
-    return subprocess.run(["bash", "-c", f"trap '' XFSZ; ulimit -f {kb}; exec {command}"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=180)
+    return subprocess.run(
+        ["bash", "-c", f"trap '' XFSZ; ulimit -f {kb}; exec {command}"], cwd=tmp_path, capture_output=True, text=True, timeout=180
+    )
 
 
-@pytest.mark.parametrize(("kb", "args"), [
-    (8, ("export", f"{BASICS}::predict", "-o", "g.pdf")),  # Qt's PDF writer ignores the failed writes
-    (1, ("hlo", f"{BASICS}::predict", "--stage", "compiled", "-o", "g.pdf")),  # ~5 KB of text
-])
+@pytest.mark.parametrize(
+    ("kb", "args"),
+    [
+        (8, ("export", f"{BASICS}::predict", "-o", "g.pdf")),  # Qt's PDF writer ignores the failed writes
+        (1, ("hlo", f"{BASICS}::predict", "--stage", "compiled", "-o", "g.pdf")),  # ~5 KB of text
+    ],
+)
 def test_a_full_disk_fails_the_command_and_keeps_the_previous_file(tmp_path, kb, args):
     previous = b"%PDF previous, whole\n%%EOF\n"
     (tmp_path / "g.pdf").write_bytes(previous)

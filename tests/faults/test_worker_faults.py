@@ -185,13 +185,15 @@ def test_config_change_does_not_leak_into_the_next_file(client):
 def test_edited_helper_module_is_picked_up(client, tmp_path):
     (tmp_path / "helper_mod.py").write_text("FACTOR = 2.0\n")
     main = tmp_path / "main.py"
-    main.write_text(textwrap.dedent("""
+    main.write_text(
+        textwrap.dedent("""
         import jax.numpy as jnp
         import helper_mod
 
         def f(x):
             return x * helper_mod.FACTOR
-    """))
+    """)
+    )
     req = request("", path=str(main))
     first = client.trace(req).result(timeout=60)
     assert [n.label for n in first.graph.top.nodes if n.kind == "literal"] == ["2.0"]
@@ -260,19 +262,23 @@ def test_code_nested_too_deeply_is_a_syntax_error_of_the_user(client, tmp_path):
     assert err.info.kind == "syntax" and "nested too deeply" in err.info.message
     assert err.info.location is not None and err.info.location.line == 2
     succeeds(client)
-    done = subprocess.run([sys.executable, "-m", "jaxscope", "jaxpr", f"{path}::f", "--args", "f32[3]"],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "jaxscope", "jaxpr", f"{path}::f", "--args", "f32[3]"], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 3 and "nested too deeply" in done.stderr and "internal error" not in done.stderr
     listed = subprocess.run([sys.executable, "-m", "jaxscope", "list", str(path)], capture_output=True, text=True, timeout=120)
     assert listed.returncode == 2 and "nested too deeply" in listed.stderr and len(listed.stderr) < 600
 
 
-@pytest.mark.parametrize(("case", "says"), [
-    ("stdout_none.py", None),  # traced: the worker flushes its own streams, and gives them back to sys
-    ("closerange.py", None),  # traced: the worker's pipes sit above what is closed in bulk
-    ("closerange_all.py", "your code closed the worker's channel"),
-    ("jit_none.py", "your code replaced jax.jit"),
-])
+@pytest.mark.parametrize(
+    ("case", "says"),
+    [
+        ("stdout_none.py", None),  # traced: the worker flushes its own streams, and gives them back to sys
+        ("closerange.py", None),  # traced: the worker's pipes sit above what is closed in bulk
+        ("closerange_all.py", "your code closed the worker's channel"),
+        ("jit_none.py", "your code replaced jax.jit"),
+    ],
+)
 def test_user_faults_are_the_users(client, case, says):
     """Issue 37.7: these were a "crash error during graph" (result lost), a "crash during load" with a
     jaxscope traceback, and "internal error ... this is a jaxscope bug"."""

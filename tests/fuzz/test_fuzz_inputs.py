@@ -23,8 +23,13 @@ BASICS = str(ROOT / "examples" / "basics.py")
 
 
 def fuzz(n: int) -> settings:
-    return settings(max_examples=max(1, round(n * SCALE)), deadline=None, derandomize=True, database=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    return settings(
+        max_examples=max(1, round(n * SCALE)),
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
 
 
 NASTY = st.text(alphabet="\"'\\:;/.,()[]{}<>=@#\x00\t\n é中😀abcxyz_019", max_size=40)
@@ -71,10 +76,22 @@ ARRAYS = st.builds(
     st.sampled_from(["float32", "float64", "int8", "uint64", "bool", "complex64", "float16", "object", "<U3", "S2", "V4"]),
     st.lists(st.integers(0, 3), max_size=3).map(tuple),
 )
-LEAVES = st.one_of(ARRAYS, st.integers(), st.floats(allow_nan=True), st.text(max_size=5), st.none(), st.booleans(),
-                   st.just(np.sin), st.just(jax.ShapeDtypeStruct((2,), np.float32)), st.builds(object))
-TREES = st.recursive(LEAVES, lambda inner: st.one_of(
-    st.lists(inner, max_size=3), st.tuples(inner, inner), st.dictionaries(st.text(max_size=4), inner, max_size=3)), max_leaves=8)
+LEAVES = st.one_of(
+    ARRAYS,
+    st.integers(),
+    st.floats(allow_nan=True),
+    st.text(max_size=5),
+    st.none(),
+    st.booleans(),
+    st.just(np.sin),
+    st.just(jax.ShapeDtypeStruct((2,), np.float32)),
+    st.builds(object),
+)
+TREES = st.recursive(
+    LEAVES,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.tuples(inner, inner), st.dictionaries(st.text(max_size=4), inner, max_size=3)),
+    max_leaves=8,
+)
 
 
 def _takes_anything(*args, **kwargs):

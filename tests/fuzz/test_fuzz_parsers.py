@@ -80,10 +80,37 @@ def fuzz(n: int) -> settings:
 NASTY_CHARS = "\"'\\()[]{}<>=:;,.#%@^!*/-+`~|&$?\x00\x01\x0b\x0c\x1b\x1c\x7f\x85\t\r\n \u00a0\u2028\u2029é中\ufeff\ud800😀"
 NASTY_SNIPPETS = [
     *NASTY_CHARS,
-    "loc(", "#loc3", "callsite(", " at ", "fused<", ">[", "unknown", '"f.py":1:2', " to :9",
-    "metadata={", 'op_name="', "stack_frame_id=", "calls=", "kind=kLoop", "/*", "*/", "->",
-    "ROOT ", "ENTRY ", "FileNames", "StackFrames", "1 {file_location_id=1 parent_frame_id=1}",
-    "f32[", "tensor<", "dense<", "!stablehlo.token", '\\"', "\\\\", "0x", "1e999", "\r\n",
+    "loc(",
+    "#loc3",
+    "callsite(",
+    " at ",
+    "fused<",
+    ">[",
+    "unknown",
+    '"f.py":1:2',
+    " to :9",
+    "metadata={",
+    'op_name="',
+    "stack_frame_id=",
+    "calls=",
+    "kind=kLoop",
+    "/*",
+    "*/",
+    "->",
+    "ROOT ",
+    "ENTRY ",
+    "FileNames",
+    "StackFrames",
+    "1 {file_location_id=1 parent_frame_id=1}",
+    "f32[",
+    "tensor<",
+    "dense<",
+    "!stablehlo.token",
+    '\\"',
+    "\\\\",
+    "0x",
+    "1e999",
+    "\r\n",
 ]
 nasty_text = st.text(alphabet=st.sampled_from(NASTY_CHARS), max_size=60) | st.text(max_size=60)
 snippet = st.sampled_from(NASTY_SNIPPETS) | nasty_text
@@ -129,9 +156,7 @@ def mutated(draw: st.DrawFn, seeds: list[str], max_edits: int = 8) -> str:
 # ------------------------------------------------------------------------- argspec: the spec language
 
 DTYPE_NAMES = sorted(DTYPES)
-IDENTIFIERS = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True).filter(
-    lambda s: not keyword.iskeyword(s) and s not in DTYPES
-)
+IDENTIFIERS = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True).filter(lambda s: not keyword.iskeyword(s) and s not in DTYPES)
 
 
 # Strategies are built once, at import: one built per draw costs Hypothesis its set-up every time.
@@ -273,7 +298,7 @@ def check_spec(text: str) -> None:
 @pytest.mark.timeout(TIMEOUT)
 @fuzz(120)
 @given(call_text())
-@example("f32[8,128], {\"b\": f32[128]}, 3, training=True")
+@example('f32[8,128], {"b": f32[128]}, 3, training=True')
 @example("1e999j, -1e999-1e999j, (1e999+1e999j,)")  # format_call printed "infj": no round trip
 @example("0x" + "f" * 4000 + ", u8[0x7fffffffffffffff]")  # format_call raised ValueError (int repr limit)
 @example("{(1e999j,): f32[2]}")
@@ -389,7 +414,7 @@ def test_goldens_parse_to_something() -> None:
 
 @pytest.mark.timeout(TIMEOUT)
 @fuzz(150)
-@given(st.text(max_size=40) | st.text(alphabet="\\\"xé\n", max_size=40))
+@given(st.text(max_size=40) | st.text(alphabet='\\"xé\n', max_size=40))
 @example("\\")
 @example("a\\")
 @example("\\\n")
@@ -404,8 +429,6 @@ def test_unescape_drops_one_backslash_per_escape(s: str) -> None:
 
 def lex(lexer_cls: type, text: str) -> list[tuple[Any, str]]:
     return list(lexer_cls(stripnl=False, ensurenl=False).get_tokens(text))
-
-
 
 
 def check_lexer(lexer_cls: type, text: str) -> None:

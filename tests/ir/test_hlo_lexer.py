@@ -39,7 +39,7 @@ def test_stablehlo_op_line():
 
 
 def test_stablehlo_module_func_constants_and_aliases():
-    toks = lex(StableHloLexer, 'module @jit_f attributes {mhlo.num_partitions = 1 : i32} {')
+    toks = lex(StableHloLexer, "module @jit_f attributes {mhlo.num_partitions = 1 : i32} {")
     assert kind(toks, "module") is Keyword and kind(toks, "@jit_f") is Name.Function
     assert kind(toks, "mhlo.num_partitions") is Name.Attribute and kind(toks, "i32") is Keyword.Type
     toks = lex(StableHloLexer, "    %cst = stablehlo.constant dense<2.000000e+00> : tensor<f32> loc(#loc16)")
@@ -51,20 +51,22 @@ def test_stablehlo_module_func_constants_and_aliases():
     toks = lex(StableHloLexer, '  func.func public @main(%arg0: tensor<4xf32> loc("x")) -> (tensor<4xf32> {jax.result_info = "result"}) {')
     assert kind(toks, "func.func") is Name.Function and kind(toks, '"x"') in Comment
     assert kind(toks, '"result"') is String
-    toks = lex(StableHloLexer, '#loc27 = loc(callsite(#loc15 at #loc16))')
+    toks = lex(StableHloLexer, "#loc27 = loc(callsite(#loc15 at #loc16))")
     assert kind(toks, "#loc27") in Comment and all(t in Comment or t in Token.Text for t, _ in toks)
     toks = lex(StableHloLexer, '#loc41 = loc("jit(f)/layer1/dot_general"(#loc27))')
     assert all(t in Comment or t in Token.Text for t, _ in toks)  # nested parens stay in the loc
 
 
 def test_stablehlo_loc_state_ends_at_the_line():
-    toks = lex(StableHloLexer, '%0 = stablehlo.sine %a loc(callsite(#a at\n%1 = stablehlo.cosine %0 : tensor<f32>')
+    toks = lex(StableHloLexer, "%0 = stablehlo.sine %a loc(callsite(#a at\n%1 = stablehlo.cosine %0 : tensor<f32>")
     assert kind(toks, "stablehlo.cosine") is Name.Function and kind(toks, "%1") is Name.Variable
 
 
 def test_hlo_instruction_line():
-    line = ('  ROOT %sine_add_fusion = f32[4]{0} fusion(%x.1), kind=kLoop, calls=%fused_computation, '
-            'metadata={op_name="jit(mixed)/jit(inner)/add" stack_frame_id=7}')
+    line = (
+        "  ROOT %sine_add_fusion = f32[4]{0} fusion(%x.1), kind=kLoop, calls=%fused_computation, "
+        'metadata={op_name="jit(mixed)/jit(inner)/add" stack_frame_id=7}'
+    )
     toks = lex(HloLexer, line)
     assert kind(toks, "ROOT") is Keyword and kind(toks, "%sine_add_fusion") is Name.Variable
     assert kind(toks, "f32[4]{0}") is Keyword.Type and kind(toks, "fusion") is Name.Function
@@ -84,7 +86,7 @@ def test_hlo_headers_tables_tuples_and_comments():
     assert kind(toks, "%fused_computation") is Name.Label and kind(toks, "s32[]") is Keyword.Type
     toks = lex(HloLexer, "StackFrames")
     assert toks == [(Keyword.Namespace, "StackFrames")]
-    toks = lex(HloLexer, '1 {file_location_id=1 parent_frame_id=1}')
+    toks = lex(HloLexer, "1 {file_location_id=1 parent_frame_id=1}")
     assert kind(toks, "file_location_id") is Name.Attribute and kind(toks, "1") is Number
     toks = lex(HloLexer, "  %t = (s32[], f32[4]{0}) tuple(%a, /*index=1*/%b), index=0")
     assert kind(toks, "/*index=1*/") in Comment and kind(toks, "tuple") is Name.Function
@@ -103,8 +105,6 @@ def test_goldens_lex_without_errors_and_line_by_line_equals_whole(path):
     assert not [v for t, v in whole if t is Error]
     per_line = [tok for line in text.split("\n") for tok in lex(cls, line) + [(Token.Text.Whitespace, "\n")]][:-1]
     assert merge_tokens(per_line) == merge_tokens(whole)  # line-local: a view can lex any line on its own
-
-
 
 
 def test_big_texts_and_junk_never_give_error_tokens():

@@ -250,10 +250,16 @@ def test_inline_callsite_chain():
 
 
 def test_callsite_through_aliases():
-    tail = "\n".join([
-        '#loc1 = loc("u.py":10:4)', '#loc2 = loc("m.py":20:0)', '#loc3 = loc("f"(#loc1))',
-        '#loc4 = loc("<module>"(#loc2))', "#loc5 = loc(callsite(#loc3 at #loc4))", '#loc6 = loc("jit(f)/add"(#loc5))',
-    ])
+    tail = "\n".join(
+        [
+            '#loc1 = loc("u.py":10:4)',
+            '#loc2 = loc("m.py":20:0)',
+            '#loc3 = loc("f"(#loc1))',
+            '#loc4 = loc("<module>"(#loc2))',
+            "#loc5 = loc(callsite(#loc3 at #loc4))",
+            '#loc6 = loc("jit(f)/add"(#loc5))',
+        ]
+    )
     op = one("#loc6", tail)
     assert op.frames == (("u.py", 10, 4), ("m.py", 20, 0)) and op.functions == ("f", "<module>")
 
@@ -277,8 +283,7 @@ def test_unknown_and_name_without_child():
 
 def test_user_file_predicate():
     expr = (
-        'callsite("a"("/venv/lib/site-packages/jax/_src/x.py":1:0)'
-        ' at callsite("b"("<frozen runpy>":2:0) at "c"("/home/me/model.py":3:0)))'
+        'callsite("a"("/venv/lib/site-packages/jax/_src/x.py":1:0) at callsite("b"("<frozen runpy>":2:0) at "c"("/home/me/model.py":3:0)))'
     )
     assert one(expr).user == ("/home/me/model.py", 3, 0)
     m = parse_stablehlo(f"%0 = stablehlo.sine %a loc({expr})", user_file=lambda f: f.endswith("x.py"))
@@ -288,15 +293,17 @@ def test_user_file_predicate():
 
 
 def test_region_op_location_on_the_closing_line_goes_to_the_opening_line():
-    text = "\n".join([
-        "    %0:2 = stablehlo.while(%i = %c) : tensor<i32>",
-        "    cond {",
-        "      stablehlo.return %1 : tensor<i1> loc(#w)",
-        "    } do {",
-        "      stablehlo.return %1 : tensor<i32> loc(#w)",
-        "    } loc(#w)",
-        '#w = loc("jit(f)/while"("a.py":4:2))',
-    ])
+    text = "\n".join(
+        [
+            "    %0:2 = stablehlo.while(%i = %c) : tensor<i32>",
+            "    cond {",
+            "      stablehlo.return %1 : tensor<i1> loc(#w)",
+            "    } do {",
+            "      stablehlo.return %1 : tensor<i32> loc(#w)",
+            "    } loc(#w)",
+            '#w = loc("jit(f)/while"("a.py":4:2))',
+        ]
+    )
     m = parse_stablehlo(text)
     assert set(m.ops) == {1, 3, 5, 6}
     assert m.ops[1] == m.ops[6] and m.ops[1].op == "stablehlo.while" and m.ops[1].name == "jit(f)/while"

@@ -7,15 +7,20 @@ import pytest
 from jaxscope.ir import hlo_marks as hm
 
 
-@pytest.mark.parametrize(("marked", "plain"), [
-    ("jit(f)/_jxs0_3_/sin", "jit(f)/sin"),
-    ("jit(f)/jvp(MLP)/block1/_jxs0_12_/dot_general", "jit(f)/jvp(MLP)/block1/dot_general"),
-    ("jit(f)/transpose(jvp(_jxs0_135_))/mul;jit(f)/transpose(jvp(_jxs0_134_))/broadcast_in_dim",
-     "jit(f)/transpose(jvp())/mul;jit(f)/transpose(jvp())/broadcast_in_dim"),
-    ("jit(f)/_jxs0_5_/jit(g)/_jxs1_0_/cos", "jit(f)/jit(g)/cos"),
-    ("jit(f)/jvp(MLP/_jxs0_2_)", "jit(f)/jvp(MLP)"),
-    ("no marks at all", "no marks at all"),
-])
+@pytest.mark.parametrize(
+    ("marked", "plain"),
+    [
+        ("jit(f)/_jxs0_3_/sin", "jit(f)/sin"),
+        ("jit(f)/jvp(MLP)/block1/_jxs0_12_/dot_general", "jit(f)/jvp(MLP)/block1/dot_general"),
+        (
+            "jit(f)/transpose(jvp(_jxs0_135_))/mul;jit(f)/transpose(jvp(_jxs0_134_))/broadcast_in_dim",
+            "jit(f)/transpose(jvp())/mul;jit(f)/transpose(jvp())/broadcast_in_dim",
+        ),
+        ("jit(f)/_jxs0_5_/jit(g)/_jxs1_0_/cos", "jit(f)/jit(g)/cos"),
+        ("jit(f)/jvp(MLP/_jxs0_2_)", "jit(f)/jvp(MLP)"),
+        ("no marks at all", "no marks at all"),
+    ],
+)
 def test_strip_leaves_the_name_jax_would_have_written(marked: str, plain: str) -> None:
     assert hm.strip(marked) == plain
 
@@ -82,8 +87,10 @@ def test_stablehlo_texts_that_differ_beyond_locations_are_not_linked() -> None:
 
 
 def test_compiled_chains_read_op_name_metadata() -> None:
-    text = ('ENTRY %main {\n  %p = f32[8] parameter(0), metadata={op_name="x"}\n'
-            '  %f = f32[8] fusion(%p), kind=kLoop, metadata={op_name="jit(f)/_jxs0_0_/sin;jit(f)/_jxs0_2_/add"}\n}')
+    text = (
+        'ENTRY %main {\n  %p = f32[8] parameter(0), metadata={op_name="x"}\n'
+        '  %f = f32[8] fusion(%p), kind=kLoop, metadata={op_name="jit(f)/_jxs0_0_/sin;jit(f)/_jxs0_2_/add"}\n}'
+    )
     assert hm.compiled_chains(text) == {3: [((0, 0),), ((0, 2),)]}
 
 
@@ -111,8 +118,8 @@ def test_line_paths_merge_and_round_trip_the_wire() -> None:
 def test_a_private_functions_arguments_named_after_its_marked_caller_still_line_up() -> None:
     """jax 0.12.1 names a private function's arguments after the equation that calls it, so the marked
     text's argument locations carry its mark; the line is the same op all the same."""
-    plain = PLAIN.replace('@g(%arg0: tensor<8xf32> loc(unknown))', '@g(%arg0: tensor<8xf32> loc("jit(f)"(#loc1)))')
-    marked = MARKED.replace('@g(%arg0: tensor<8xf32> loc(unknown))', '@g(%arg0: tensor<8xf32> loc("jit(f)/_jxs0_1_"(#loc1)))')
+    plain = PLAIN.replace("@g(%arg0: tensor<8xf32> loc(unknown))", '@g(%arg0: tensor<8xf32> loc("jit(f)"(#loc1)))')
+    marked = MARKED.replace("@g(%arg0: tensor<8xf32> loc(unknown))", '@g(%arg0: tensor<8xf32> loc("jit(f)/_jxs0_1_"(#loc1)))')
     chains = hm.stablehlo_chains(plain, marked)
     assert chains is not None and chains[4] == [((0, 0),)] and chains[10] == [((1, 0),)]
     assert hm.stablehlo_chains(plain, marked.replace('"jit(f)/_jxs0_1_"', '"jit(h)/_jxs0_1_"')) is None  # more than a mark: not

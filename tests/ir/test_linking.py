@@ -337,22 +337,25 @@ let block = { lambda ; a:f32[4] b:f32[4]. let
 
 def test_hoisted_body_links_to_every_call():
     inner = body("b1", eqn("e0", "sin", loc(7, 8)))
-    top = body("b0", eqn("e0", "jit", loc(12, 8), (SubgraphRef("jit", "b1"),)),
-               eqn("e1", "jit", loc(13, 8), (SubgraphRef("jit", "b1"),)))
+    top = body("b0", eqn("e0", "jit", loc(12, 8), (SubgraphRef("jit", "b1"),)), eqn("e1", "jit", loc(13, 8), (SubgraphRef("jit", "b1"),)))
     graph = Graph("f", {"b0": top, "b1": inner})
     links = linking.jaxpr_links(graph, HOISTED)
     assert links.nodes_for_line(2) == ["e0:0/e0", "e1:0/e0"]
     assert links.lines_for_node("e1:0/e0") == [2]
     assert links.nodes_for_line(1) == [] and links.nodes_for_line(3) == []
     assert links.nodes_for_line(6) == ["e1"]
-    assert links.lines_for_node("e0", ) == [5]
+    assert links.lines_for_node(
+        "e0",
+    ) == [5]
 
 
 def test_jaxpr_parsing_scales_to_50k_lines():
-    eq = "    {v}:f32[4,4] = dot_general[                         # /p/m.py:{n}:4 (f)\n" \
-         "      dimension_numbers=(([1], [0]), ([], []))\n" \
-         "    ] a b\n" \
-         "    {v}x:f32[4,4] = sin {v}                               # /p/m.py:{n}:9 (f)\n"
+    eq = (
+        "    {v}:f32[4,4] = dot_general[                         # /p/m.py:{n}:4 (f)\n"
+        "      dimension_numbers=(([1], [0]), ([], []))\n"
+        "    ] a b\n"
+        "    {v}x:f32[4,4] = sin {v}                               # /p/m.py:{n}:9 (f)\n"
+    )
     text = "{ lambda ; a:f32[4,4] b:f32[4,4]. let\n" + "".join(eq.format(v=f"v{i}", n=i % 300 + 1) for i in range(12_500)) + "  in (a,) }"
     assert text.count("\n") >= 50_000
     t = time.perf_counter()
@@ -372,8 +375,15 @@ def lex(line: str) -> list[tuple[object, str]]:
 def test_lexer_tokens_on_an_equation():
     toks = lex("    n:f32[16] = max -inf:f32[] m      # examples/basics.py:28:11 (predict)")
     assert toks == [
-        (Name.Variable, "n"), (Punctuation, ":"), (Keyword.Type, "f32[16]"), (Operator, "="),
-        (Name.Function, "max"), (Number, "-inf"), (Punctuation, ":"), (Keyword.Type, "f32[]"), (Name, "m"),
+        (Name.Variable, "n"),
+        (Punctuation, ":"),
+        (Keyword.Type, "f32[16]"),
+        (Operator, "="),
+        (Name.Function, "max"),
+        (Number, "-inf"),
+        (Punctuation, ":"),
+        (Keyword.Type, "f32[]"),
+        (Name, "m"),
         (Comment.Single, "# examples/basics.py:28:11 (predict)"),
     ]
 
@@ -382,13 +392,22 @@ def test_lexer_tokens_on_an_equation():
     "line, expect",
     [
         ("{ lambda ; a:f32[8] b:~f32[]. let", [(Keyword, "lambda"), (Keyword, "let"), (Keyword.Type, "~f32[]")]),
-        ("let _uniform = { lambda ; a:key<fry>[] b:bool[]. let", [(Keyword, "let"), (Name.Label, "_uniform"),
-                                                               (Keyword.Type, "key<fry>[]"), (Keyword.Type, "bool[]")]),
+        (
+            "let _uniform = { lambda ; a:key<fry>[] b:bool[]. let",
+            [(Keyword, "let"), (Name.Label, "_uniform"), (Keyword.Type, "key<fry>[]"), (Keyword.Type, "bool[]")],
+        ),
         ("  in (u,) } in", [(Keyword, "in")]),
         ("    d:bool[] = gt c 0.0:f32[]", [(Name.Function, "gt"), (Number, "0.0"), (Keyword.Type, "bool[]")]),
-        ("    e:i32[] = convert_element_type[new_dtype=int32 weak_type=False] d",
-         [(Name.Function, "convert_element_type"), (Name.Attribute, "new_dtype"), (Name.Attribute, "weak_type"),
-          (Keyword.Type, "int32"), (Keyword.Constant, "False")]),
+        (
+            "    e:i32[] = convert_element_type[new_dtype=int32 weak_type=False] d",
+            [
+                (Name.Function, "convert_element_type"),
+                (Name.Attribute, "new_dtype"),
+                (Name.Attribute, "weak_type"),
+                (Keyword.Type, "int32"),
+                (Keyword.Constant, "False"),
+            ],
+        ),
         ("      jaxpr={ lambda ; e:f32[16,4]. let", [(Name.Attribute, "jaxpr"), (Keyword, "lambda")]),
         ("    h:u32[3] = or g 1065353216:u32[]   # ", [(Name.Function, "or"), (Number, "1065353216"), (Comment.Single, "# ")]),
     ],

@@ -20,15 +20,6 @@ HAVE_DOT = dot_layout.dot_available()
 ENGINES = ["layered", pytest.param("dot", marks=pytest.mark.skipif(not HAVE_DOT, reason="no pygraphviz"))]
 
 
-
-
-
-
-
-
-
-
-
 def visible_instances(graph, expanded, body_id=None, prefix=""):
     """(prefix, body) for every visible body instance."""
     body = graph.bodies[body_id or graph.root]
@@ -86,9 +77,7 @@ def check_invariants(graph, expanded, lay: Layout):
     for n in lay.nodes:
         groups.setdefault(body_of(n.path), []).append(n)
     for c in lay.clusters:
-        groups.setdefault(body_of(c.path), []).append(
-            NodeLike(c.path, c.x + c.w / 2, c.y + c.h / 2, c.w, c.h)
-        )
+        groups.setdefault(body_of(c.path), []).append(NodeLike(c.path, c.x + c.w / 2, c.y + c.h / 2, c.w, c.h))
     for members in groups.values():
         for i, a in enumerate(members):
             for b in members[i + 1 :]:

@@ -76,7 +76,7 @@ def test_would_it_retrace_dialog(qtbot, window):
 
 
 def test_the_example_picker_lists_each_tutorial_with_what_it_teaches(qtbot, window):
-    from jaxscope.qt.app.dialogs import ExamplePicker
+    from jaxscope.qt.app.chrome.dialogs import ExamplePicker
 
     examples = window.examples()
     picker = ExamplePicker(window, examples)
@@ -90,7 +90,7 @@ def test_the_example_picker_lists_each_tutorial_with_what_it_teaches(qtbot, wind
 
 
 def test_open_every_example_from_the_menu_with_its_guide(qtbot, window, monkeypatch):
-    from jaxscope.qt.app import dialogs
+    from jaxscope.qt.app.chrome import dialogs
 
     w = window
     examples = w.examples()

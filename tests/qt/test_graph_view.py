@@ -1192,9 +1192,16 @@ def test_the_search_bar_counts_matches_and_walks_them(make_view, qtbot):
 
     loc = SourceLoc("m.py", 1)
     nodes = (Node("in0", "input", "x", ("f32[8]",)),) + tuple(
-        Node(f"e{i}", "eqn", "dot_general" if i % 2 else "tanh", ("f32[8]",), source=loc,
-             name_stack=f"transpose(jvp(Net))/block{i % 3}/proj" if i >= 6 else f"jvp(Net)/block{i % 3}/proj")
-        for i in range(12))
+        Node(
+            f"e{i}",
+            "eqn",
+            "dot_general" if i % 2 else "tanh",
+            ("f32[8]",),
+            source=loc,
+            name_stack=f"transpose(jvp(Net))/block{i % 3}/proj" if i >= 6 else f"jvp(Net)/block{i % 3}/proj",
+        )
+        for i in range(12)
+    )
     edges = (Edge("in0", "e0"),) + tuple(Edge(f"e{i}", f"e{i + 1}") for i in range(11))
     graph = Graph("f", {"b0": Body("b0", "f", nodes, edges, 12, 12)})
     view = make_view(graph, compute_layout(graph, frozenset()))

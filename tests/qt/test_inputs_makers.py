@@ -52,7 +52,7 @@ def test_a_maker_elsewhere_and_the_choice_kept_per_file(qtbot, window, tmp_path)
     assert rows["model.activation"].startswith("static = <function gelu")
     assert rows["xs"] == "f32[5,3]"
     # the choice is remembered for this file: a new window opens eqx_predict with the same maker
-    from jaxscope.qt.app import prefs
+    from jaxscope.qt.app.chrome import prefs
 
     assert prefs.read_choices(w.settings, str(MODELS))["eqx_predict"] == ["maker", f"{MODELS}::make_eqx_inputs"]
 
@@ -88,6 +88,5 @@ def test_64_bit_mode_in_the_window(qtbot, window, tmp_path):
     assert "f32[3]" in w.doc.result.jaxpr_text or "a:f32[3]" in w.jaxpr.toPlainText()
     w.doc.layout = None
     w.x64.trigger()
-    qtbot.waitUntil(lambda: w.doc.result is not None and "f64[3]" in w.doc.result.jaxpr_text,
-                    timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: w.doc.result is not None and "f64[3]" in w.doc.result.jaxpr_text, timeout=TIMEOUT)
     assert w.jobs.x64_setting() and "float64 -> float32" not in w.inputs.hint.text()

@@ -394,7 +394,7 @@ def test_state_of_another_function_does_not_survive_a_switch(qtbot, window):
 
 def test_the_graph_gets_most_of_a_fresh_window(qtbot, window):
     """Graph first: at 1600 x 1000 with no saved arrangement, the graph view is over 60 % of the width."""
-    from jaxscope.qt.app import prefs
+    from jaxscope.qt.app.chrome import prefs
 
     window.resize(1600, 1000)
     qtbot.wait(50)

@@ -84,8 +84,11 @@ def test_a_train_step_opens_as_its_modules_and_a_group_stands_for_its_equations(
     assert block2 in w.doc.expanded and other not in w.doc.expanded
 
     # a backward dot of block3 (collapsed) selected by a program path: its groups open, it is selected
-    dot = next(p for p, n in equations(w.doc.graph)
-               if n.label == "dot_general" and n.name_stack.startswith("transpose(") and "block3" in n.name_stack)
+    dot = next(
+        p
+        for p, n in equations(w.doc.graph)
+        if n.label == "dot_general" and n.name_stack.startswith("transpose(") and "block3" in n.name_stack
+    )
     _relaid(qtbot, w, lambda: w.selection.show_nodes([dot]))
     qtbot.waitUntil(lambda: w.doc.to_real(w.graph.selected_paths()) == [dot], timeout=TIMEOUT)
     assert w.graph.selected_paths()[0].endswith("/" + dot) and w.inspector.toPlainText().startswith("dot_general")

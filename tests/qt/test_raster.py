@@ -92,8 +92,12 @@ def test_a_png_too_small_to_read_is_an_overview_painted_from_the_layout(sample, 
     assert len(colours) > 10  # clusters, boxes and edges were drawn
     export(graph, layout, str(tmp_path / "plain.png"))
     plain = read_png(tmp_path / "plain.png")
-    changed = [(QtGui.QColor(light.pixel(x, y)), QtGui.QColor(plain.pixel(x, y)))
-               for x in range(light.width()) for y in range(light.height()) if light.pixel(x, y) != plain.pixel(x, y)]
+    changed = [
+        (QtGui.QColor(light.pixel(x, y)), QtGui.QColor(plain.pixel(x, y)))
+        for x in range(light.width())
+        for y in range(light.height())
+        if light.pixel(x, y) != plain.pixel(x, y)
+    ]
     assert changed and all(hi.red() - hi.green() >= lo.red() - lo.green() for hi, lo in changed)  # a red outline
 
 
@@ -149,12 +153,11 @@ def test_headless_export_sets_offscreen_itself(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
     code = (
         "import os, sys; from jaxscope.qt.graph.raster import svg_to_png;"
-        "svg_to_png('<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"20\" height=\"10\">"
-        "<text x=\"1\" y=\"9\">hi</text></svg>', sys.argv[1]);"
+        'svg_to_png(\'<svg xmlns="http://www.w3.org/2000/svg" width="20" height="10">'
+        '<text x="1" y="9">hi</text></svg>\', sys.argv[1]);'
         "print('platform', os.environ.get('QT_QPA_PLATFORM'))"
     )
-    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "g.png")], capture_output=True,
-                          text=True, env=env, timeout=120)
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "g.png")], capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "platform offscreen" in proc.stdout
     assert (tmp_path / "g.png").read_bytes()[:4] == b"\x89PNG"

@@ -119,8 +119,12 @@ GPU0 = DeviceInfo(name="gpu:0", platform="gpu", id=0, kind="NVIDIA H200", bytes_
 def test_device_combo_lists_devices_and_selects_current_or_default(panel):
     panel.set_devices([CPU0, CPU1, GPU0])
     texts = [panel.device.itemText(i) for i in range(panel.device.count())]
-    assert texts == ["JAX's default (cpu:0; a mesh program: its devices)", "cpu:0 — cpu (default)", "cpu:1 — cpu",
-                     "gpu:0 — NVIDIA H200, 139.0 GiB"]
+    assert texts == [
+        "JAX's default (cpu:0; a mesh program: its devices)",
+        "cpu:0 — cpu (default)",
+        "cpu:1 — cpu",
+        "gpu:0 — NVIDIA H200, 139.0 GiB",
+    ]
     assert panel.device.currentData() == ""  # the inputs go where the program puts them
     panel.set_devices([CPU0, CPU1, GPU0], current="gpu:0")
     assert panel.device.currentData() == "gpu:0"

@@ -9,7 +9,7 @@ import textwrap
 from jaxscope.schema.trace import TraceRequest
 from tests.qt.conftest import TIMEOUT, open_and_wait
 
-LAYER = textwrap.dedent('''
+LAYER = textwrap.dedent("""
     import jax.numpy as jnp
 
 
@@ -23,7 +23,7 @@ LAYER = textwrap.dedent('''
 
 
     JAXSCOPE_ARGS = {"layer": "f32[4,8], f32[8,16], use_gelu=False"}
-''')
+""")
 
 
 def test_save_then_open_the_trace_without_its_file(qtbot, window, tmp_path) -> None:
@@ -67,8 +67,7 @@ def drop(window, path) -> None:
 
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(path))])
-    window.dropEvent(QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
-                                Qt.KeyboardModifier.NoModifier))
+    window.dropEvent(QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier))
 
 
 def test_compare_with_other_inputs_side_by_side(qtbot, window, tmp_path) -> None:

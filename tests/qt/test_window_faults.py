@@ -468,8 +468,8 @@ def test_two_windows_merge_their_recent_and_trusted_files(qtbot, tmp_path):
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QMenu
 
-    from jaxscope.qt.app import prefs
-    from jaxscope.qt.app.welcome import RecentTargets, WelcomePage
+    from jaxscope.qt.app.chrome import prefs
+    from jaxscope.qt.app.chrome.welcome import RecentTargets, WelcomePage
 
     ini = str(tmp_path / "shared.ini")
     first, second = QSettings(ini, QSettings.Format.IniFormat), QSettings(ini, QSettings.Format.IniFormat)

@@ -21,9 +21,19 @@ def test_values_go_on_a_log_scale_and_owners_hold_their_parts() -> None:
 
 
 def test_the_svg_fills_boxes_by_value_and_names_the_measure() -> None:
-    body = Body("b0", "f", (Node("in0", "input", "x", avals=("f32[8]",)), Node("e0", "eqn", "sin", avals=("f32[8]",)),
-                            Node("e1", "eqn", "mul", avals=("f32[8]",)), Node("out0", "output", "y")),
-                (Edge("in0", "e0"), Edge("e0", "e1"), Edge("e1", "out0")), 2, 2)
+    body = Body(
+        "b0",
+        "f",
+        (
+            Node("in0", "input", "x", avals=("f32[8]",)),
+            Node("e0", "eqn", "sin", avals=("f32[8]",)),
+            Node("e1", "eqn", "mul", avals=("f32[8]",)),
+            Node("out0", "output", "y"),
+        ),
+        (Edge("in0", "e0"), Edge("e0", "e1"), Edge("e1", "out0")),
+        2,
+        2,
+    )
     graph = Graph("f", {"b0": body}, "b0")
     layout = compute_layout(graph, (), engine="layered")
     svg = render_svg(graph, layout, overlay=Overlay("flops", {"e0": 8.0, "e1": 800.0}, "FLOPs per equation"))
@@ -35,4 +45,5 @@ def test_the_svg_fills_boxes_by_value_and_names_the_measure() -> None:
     caption = "".join(t.text or "" for t in scale.iter(f"{ns}text"))
     assert caption.startswith("FLOPs per equation: 8 … 800")
     assert float(scale.get("transform").split(",")[1].rstrip(")")) < min(
-        float(g.get("transform", "translate(0,0)").split(",")[1].rstrip(")")) for g in root.iter(f"{ns}g") if g.get("class") == "graph")
+        float(g.get("transform", "translate(0,0)").split(",")[1].rstrip(")")) for g in root.iter(f"{ns}g") if g.get("class") == "graph"
+    )

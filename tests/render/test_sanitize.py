@@ -13,16 +13,51 @@ from tests.conftest import HOSTILE
 
 
 def test_clean_text_keeps_ordinary_text():
-    for s in ("", "x", "params['w1']", "函数", "emoji 🙂", "tab\there", "two\nlines", "é ß Ω", "zero\u200bwidth",
-              "mark\u200eltr\u200frtl", "\u061c"):
+    for s in (
+        "",
+        "x",
+        "params['w1']",
+        "函数",
+        "emoji 🙂",
+        "tab\there",
+        "two\nlines",
+        "é ß Ω",
+        "zero\u200bwidth",
+        "mark\u200eltr\u200frtl",
+        "\u061c",
+    ):
         assert clean_text(s) == s
 
 
 @pytest.mark.parametrize(
     "bad",
-    ["\x00", "\x01", "\x08", "\x0b", "\x0c", "\r", "\x1b", "\x1f", "\x7f", "\x80", "\x85", "\x9f",
-     "\ud800", "\udfff", "\ufffe", "\uffff",
-     "\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069"],
+    [
+        "\x00",
+        "\x01",
+        "\x08",
+        "\x0b",
+        "\x0c",
+        "\r",
+        "\x1b",
+        "\x1f",
+        "\x7f",
+        "\x80",
+        "\x85",
+        "\x9f",
+        "\ud800",
+        "\udfff",
+        "\ufffe",
+        "\uffff",
+        "\u202a",
+        "\u202b",
+        "\u202c",
+        "\u202d",
+        "\u202e",
+        "\u2066",
+        "\u2067",
+        "\u2068",
+        "\u2069",
+    ],
 )
 def test_clean_text_replaces_dangerous_code_points(bad):
     assert clean_text(f"a{bad}b") == f"a{REPLACEMENT}b"
@@ -35,7 +70,7 @@ def test_clean_text_replaces_each_code_point_once():
 
 @pytest.mark.parametrize("s", HOSTILE)
 def test_xml_text_and_attr_round_trip_through_a_parser(s):
-    doc = f'<r a="{xml_attr(s)}" b=\'{xml_attr(s)}\'>{xml_text(s)}</r>'
+    doc = f"<r a=\"{xml_attr(s)}\" b='{xml_attr(s)}'>{xml_text(s)}</r>"
     root = ET.fromstring(doc.encode("utf-8"))
     assert root.text == clean_text(s)
     assert root.get("a") == clean_text(s) == root.get("b")
@@ -44,7 +79,7 @@ def test_xml_text_and_attr_round_trip_through_a_parser(s):
 def test_xml_escapes_markup_and_keeps_whitespace_in_attributes():
     assert xml_text("<script>alert(1)</script>") == "&lt;script&gt;alert(1)&lt;/script&gt;"
     assert xml_text("a & b") == "a &amp; b"
-    assert xml_attr('"\'') == "&quot;&apos;"
+    assert xml_attr("\"'") == "&quot;&apos;"
     attr = xml_attr("a\tb\nc")
     assert "\n" not in attr and "\t" not in attr
     assert ET.fromstring(f'<r a="{attr}"/>').get("a") == "a\tb\nc"  # not normalised to spaces
@@ -87,9 +122,10 @@ def test_dot_id_quotes():
 
 def test_dot_strings_render_literally_in_graphviz():
     import pygraphviz as pgv
+
     names = [s for s in HOSTILE if s.strip()]
     body = "\n".join(f'n{i} [label={dot_string(s)}, pos="0,{i * 40}!"];' for i, s in enumerate(names))
-    graph = pgv.AGraph(string=f'digraph {{ node [shape=box, fixedsize=false]; {body} }}')
+    graph = pgv.AGraph(string=f"digraph {{ node [shape=box, fixedsize=false]; {body} }}")
     graph.layout(prog="nop")
     svg = graph.draw(format="svg").decode("utf-8")
     root = ET.fromstring(svg)  # valid XML

@@ -279,8 +279,12 @@ def test_themes_differ_and_transparent_uses_current_color(sample):
 
 def test_unknown_paths_and_empty_layouts_do_not_break(sample):
     graph, _ = sample
-    odd = Layout(width=100.0, height=60.0, nodes=(NodeBox("zz9:3/q", 50.0, 30.0, 80.0, 24.0),),
-                 edges=(EdgePath("a", "b", ((1.0, 1.0),)), EdgePath("a", "b", ((5.0, 5.0), (5.0, 5.0)))))
+    odd = Layout(
+        width=100.0,
+        height=60.0,
+        nodes=(NodeBox("zz9:3/q", 50.0, 30.0, 80.0, 24.0),),
+        edges=(EdgePath("a", "b", ((1.0, 1.0),)), EdgePath("a", "b", ((5.0, 5.0), (5.0, 5.0)))),
+    )
     root = parse(render_svg(graph, odd))
     (node,) = groups(root, "node")
     assert [t.text for t in node.findall(NS + "text")] == ["zz9:3/q"]
@@ -366,16 +370,19 @@ def test_render_is_deterministic_across_processes(sample):
     )
     for seed in ("1", "12345"):
         env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONIOENCODING": "utf-8"}
-        proc = subprocess.run([sys.executable, "-c", code, str(TESTS)], capture_output=True, text=True,
-                              encoding="utf-8", env=env, timeout=60)
+        proc = subprocess.run(
+            [sys.executable, "-c", code, str(TESTS)], capture_output=True, text=True, encoding="utf-8", env=env, timeout=60
+        )
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout == here
 
 
 def test_svg_module_does_not_import_qt_or_graphviz():
-    code = ("import sys, jaxscope.render.svg, jaxscope.exporter, jaxscope.render.dot;"
-            "bad = [m for m in sys.modules if m.split('.')[0] in ('PySide6', 'shiboken6', 'pygraphviz', 'jax')];"
-            "print(bad); sys.exit(1 if bad else 0)")
+    code = (
+        "import sys, jaxscope.render.svg, jaxscope.exporter, jaxscope.render.dot;"
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('PySide6', 'shiboken6', 'pygraphviz', 'jax')];"
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 

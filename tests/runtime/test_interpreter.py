@@ -35,8 +35,9 @@ def test_a_python_with_jax_passes_and_runs_the_worker(tmp_path):
     info = check(python)
     assert info.jax.startswith("0.") and info.python == sys.version.split()[0]
     cases = ROOT / "examples" / "basics.py"
-    done = subprocess.run([sys.executable, "-m", "jaxscope", "jaxpr", f"{cases}::predict", "--python", python],
-                          capture_output=True, text=True, timeout=180)
+    done = subprocess.run(
+        [sys.executable, "-m", "jaxscope", "jaxpr", f"{cases}::predict", "--python", python], capture_output=True, text=True, timeout=180
+    )
     assert done.returncode == 0 and "dot_general" in done.stdout, done.stderr
 
 
@@ -47,8 +48,12 @@ def test_a_python_without_jax_is_refused_with_the_remedy(tmp_path):
     with pytest.raises(InterpreterError) as err:
         check(python)
     assert "cannot import jax" in str(err.value) and "-m pip install 'jax>=0.10,<0.13'" in str(err.value)
-    done = subprocess.run([sys.executable, "-m", "jaxscope", "jaxpr", f"{ROOT / 'examples' / 'basics.py'}::predict", "--python", python],
-                          capture_output=True, text=True, timeout=180)
+    done = subprocess.run(
+        [sys.executable, "-m", "jaxscope", "jaxpr", f"{ROOT / 'examples' / 'basics.py'}::predict", "--python", python],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert done.returncode == 2 and "cannot import jax" in done.stderr
 
 
@@ -73,7 +78,7 @@ def fake_python(tmp_path: pathlib.Path, body: str) -> str:
 
 def test_a_garbled_check_answer_is_the_interpreters_fault(tmp_path):
     """Issue 46, 10: a --python whose check line is not JSON was 'internal error' (exit 5)."""
-    python = fake_python(tmp_path, "echo 'jaxscope-check {\"python\": \"3.12.1\", \"version\": [3,'\n")
+    python = fake_python(tmp_path, 'echo \'jaxscope-check {"python": "3.12.1", "version": [3,\'\n')
     with pytest.raises(InterpreterError, match="its answer to jaxscope's check is garbled"):
         check(python)
 

@@ -169,9 +169,15 @@ def test_a_read_layouts_edges_are_columns_made_into_edge_paths_on_demand(monkeyp
     ] + [(table.src[2], table.flat(2))]
     assert to_jsonable(back) == to_jsonable(lay) and loads(Layout, dumps(back)) == lay
     header = text.splitlines()[0]
-    good = {"src": ["e0"], "dst": ["e1"], "routed": [True], "aval": ["f32[8]"], "dtype": "<i4",
-            "lens": base64.b64encode(np.array([8], "<i4").tobytes()).decode(),
-            "pts": base64.b64encode(np.arange(8, dtype="<i4").tobytes()).decode()}
+    good = {
+        "src": ["e0"],
+        "dst": ["e1"],
+        "routed": [True],
+        "aval": ["f32[8]"],
+        "dtype": "<i4",
+        "lens": base64.b64encode(np.array([8], "<i4").tobytes()).decode(),
+        "pts": base64.b64encode(np.arange(8, dtype="<i4").tobytes()).decode(),
+    }
     lc.WireReader(header).feed(json.dumps({"edges": good}))
     for bad, match in [
         ({k: v for k, v in good.items() if k != "aval"}, "keys"),
@@ -196,9 +202,7 @@ def test_round_trip_in_a_worker(client):
     kept: dict = {}  # the worker keeps a cache per graph: a layout grows from the body's last one
     for expanded in (frozenset(), expanded_to_depth(g, 1), {"e1"}, expanded_to_depth(g, 2)):
         assert client.layout(g, expanded, engine="layered") == compute_layout(g, expanded, engine="layered", cache=kept)
-    assert client.layout(g, {"e1"}, direction="LR", max_span=2) == compute_layout(
-        g, {"e1"}, direction="LR", max_span=2, cache=kept
-    )
+    assert client.layout(g, {"e1"}, direction="LR", max_span=2) == compute_layout(g, {"e1"}, direction="LR", max_span=2, cache=kept)
     other = chain_graph(30)  # a new graph object is sent; then the first one again
     assert client.layout(other) == compute_layout(other)
     assert client.layout(g) == compute_layout(g)
@@ -391,9 +395,11 @@ def test_a_regions_part_is_what_meets_the_rect_moved_with_the_toggled_owner():
     assert list(shown.nodes) == want and 0 < len(want) < len(whole.nodes) // 10
     assert {f"{owner}:0/e0", f"{owner}:0/e1"} <= {b.path for b in shown.nodes}  # the cluster's inside
     assert [c.path for c in shown.clusters] == [f"{owner}:0"]
+
     def edge_meets(e):
         xs, ys = [p[0] for p in e.points], [p[1] for p in e.points]
         return meets(min(xs), min(ys), max(xs), max(ys))
+
     assert list(shown.edges) == [e for e in whole.edges if edge_meets(e)]
     assert (shown.width, shown.height) == (whole.width, whole.height)  # the view's scroll range
     # nothing to gain: a small layout, or a rect showing most of the drawing
@@ -443,6 +449,7 @@ def test_a_malformed_region_or_a_failing_part_only_costs_the_preview(capsys, mon
     with pytest.raises(ValueError):
         Region.from_json([1, 2])
     base = wire.layout_from_wire(wire.layout_to_wire(compute_layout(graph, ())))
+
     # a failing part costs only itself (its traceback goes to the layout process's stderr)
     def broken(t: Any, region: Any) -> None:
         raise IndexError("a bug in the preview")

@@ -30,7 +30,10 @@ def test_a_childs_error_is_the_same_error_with_its_position(monkeypatch, bad: st
     with pytest.raises(argspec.SpecError) as apart:
         parse_call_apart(bad)
     assert (apart.value.message, apart.value.offset, apart.value.token, apart.value.text) == (
-        here.value.message, here.value.offset, here.value.token, bad
+        here.value.message,
+        here.value.offset,
+        here.value.token,
+        bad,
     )
     assert str(apart.value) == str(here.value)
 

@@ -94,7 +94,7 @@ def test_a_plain_message_reads_back_as_the_json_encoded_one():
     """`plain` (no floats: a graph's wire form) goes through orjson: same lines read back the same,
     odd strings included."""
     n = protocol.PART_ITEMS
-    nodes = [[f"e{i}", "eqn", "añadir \"x\"\n\t\x01 → 𝔼", ["f32[2]"], [], None, True, -i] for i in range(2 * n + 5)]
+    nodes = [[f"e{i}", "eqn", 'añadir "x"\n\t\x01 → 𝔼', ["f32[2]"], [], None, True, -i] for i in range(2 * n + 5)]
     msg = {"id": 3, "event": "graph", "graph": {"bodies": {"b0": {"nodes": nodes, "edges": list(range(n + 1))}}, "t": ("a", 1)}}
     plain = protocol.dumps(msg, plain=True)
     assert len(plain.splitlines()) == len(protocol.dumps(msg).splitlines())

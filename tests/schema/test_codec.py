@@ -188,9 +188,7 @@ def test_graph_and_layout():
 
 
 def test_error_info_and_request():
-    info = ErrorInfo(
-        "user-code", "boom", "trace", "ValueError", SourceLoc("f.py", 3), (Frame("f.py", 3, "f", "x = 1"),), "", "h"
-    )
+    info = ErrorInfo("user-code", "boom", "trace", "ValueError", SourceLoc("f.py", 3), (Frame("f.py", 3, "f", "x = 1"),), "", "h")
     check_encode(info)
     check_decode(ErrorInfo, to_jsonable(info))
     check_decode(ErrorInfo, {"kind": "crash", "message": "died", "location": None, "traceback": [], "extra": 1})
@@ -448,8 +446,7 @@ def test_unresolvable_hints_fail_when_used_like_before(monkeypatch):
     mod = types.ModuleType("serialize_test_bad")
     monkeypatch.setitem(sys.modules, mod.__name__, mod)
     exec(
-        "from __future__ import annotations\nfrom dataclasses import dataclass\n"
-        "@dataclass\nclass Bad:\n    x: Missing\n    y: int = 0\n",
+        "from __future__ import annotations\nfrom dataclasses import dataclass\n@dataclass\nclass Bad:\n    x: Missing\n    y: int = 0\n",
         mod.__dict__,
     )
     bad = mod.Bad

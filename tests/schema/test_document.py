@@ -43,8 +43,10 @@ def test_a_document_comes_back_whole() -> None:
         (gzip.compress(b'{"format": "something"}'), "no jaxscope trace document"),
         (gzip.compress(b"{not json"), "not valid JSON"),
         (gzip.compress(json.dumps({"format": "jaxscope-trace", "version": 1}).encode()), "is damaged: trace: missing"),
-        (gzip.compress(json.dumps({"format": "jaxscope-trace", "version": DOCUMENT_VERSION + 1, "jaxscope": "9.0"}).encode()),
-         "saved by jaxscope 9.0 in trace format 2; this jaxscope reads format 1 and older: upgrade"),
+        (
+            gzip.compress(json.dumps({"format": "jaxscope-trace", "version": DOCUMENT_VERSION + 1, "jaxscope": "9.0"}).encode()),
+            "saved by jaxscope 9.0 in trace format 2; this jaxscope reads format 1 and older: upgrade",
+        ),
     ],
 )
 def test_bad_files_are_refused_with_a_reason(blob: bytes, said: str) -> None:

@@ -51,8 +51,16 @@ def sample_result(**kw: object) -> RunResult:
 
 @pytest.mark.parametrize(
     ("dtype", "expected"),
-    [("float32", (1e-5, 1e-6)), ("float64", (1e-12, 1e-14)), ("bfloat16", (5e-2, 1e-2)), ("float16", (1e-2, 1e-3)),
-     ("int32", (0.0, 0.0)), ("bool", (0.0, 0.0)), ("uint8", (0.0, 0.0)), ("float8_e4m3fn", (0.25, 0.1))],
+    [
+        ("float32", (1e-5, 1e-6)),
+        ("float64", (1e-12, 1e-14)),
+        ("bfloat16", (5e-2, 1e-2)),
+        ("float16", (1e-2, 1e-3)),
+        ("int32", (0.0, 0.0)),
+        ("bool", (0.0, 0.0)),
+        ("uint8", (0.0, 0.0)),
+        ("float8_e4m3fn", (0.25, 0.1)),
+    ],
 )
 def test_default_tolerances(dtype, expected):
     assert default_tolerances(dtype) == expected

@@ -188,9 +188,7 @@ def test_format_round_trips(text: str):
 
 
 def test_format_is_canonical():
-    assert format_call(parse_call('f32[ 8 , 128 ],{"b":float32[128]},3,training=True')) == (
-        "f32[8,128], {'b': f32[128]}, 3, training=True"
-    )
+    assert format_call(parse_call('f32[ 8 , 128 ],{"b":float32[128]},3,training=True')) == ("f32[8,128], {'b': f32[128]}, 3, training=True")
     assert format_spec(TupleSpec((ArraySpec(F32, (2,)),))) == "(f32[2],)"
     assert format_spec(StaticValue((1,))) == "(1,)"
 
@@ -418,8 +416,19 @@ def test_fast_tokenizer_agrees_with_tokenize():
 
 @pytest.mark.parametrize(
     "broken",
-    ["f32[4],, f32[2]", "f32[4]  f32[2]", "f32[4, , 3]", "{'a' f32[2]}", "{'a': }", "(1, 2 3)", "lambda: , 2", "1 if x else",
-     "f32[2] # a note\n f32[3]", "{'w': [f32[2], ,]}", "n=3"],
+    [
+        "f32[4],, f32[2]",
+        "f32[4]  f32[2]",
+        "f32[4, , 3]",
+        "{'a' f32[2]}",
+        "{'a': }",
+        "(1, 2 3)",
+        "lambda: , 2",
+        "1 if x else",
+        "f32[2] # a note\n f32[3]",
+        "{'w': [f32[2], ,]}",
+        "n=3",
+    ],
 )
 def test_a_syntax_error_in_a_long_list_is_located_like_in_a_short_one(broken: str):
     """CPython's parser gives up (RecursionError) on a syntax error in a long sequence: the error
@@ -435,11 +444,14 @@ def test_deep_nesting_is_still_reported_as_such():
     assert "too many nested parentheses" in err("[" * 300 + "]" * 300).message
 
 
-@pytest.mark.parametrize(("text", "fragment", "token"), [
-    ("f32[99999999999999999999]", "beyond what XLA takes", "99999999999999999999"),
-    ("x=f32[9223372036854775807]", "more than XLA can address", "f32[9223372036854775807]"),
-    ("f32[0, 99999999999999999999999]", "beyond what XLA takes", "99999999999999999999999"),
-])
+@pytest.mark.parametrize(
+    ("text", "fragment", "token"),
+    [
+        ("f32[99999999999999999999]", "beyond what XLA takes", "99999999999999999999"),
+        ("x=f32[9223372036854775807]", "more than XLA can address", "f32[9223372036854775807]"),
+        ("f32[0, 99999999999999999999999]", "beyond what XLA takes", "99999999999999999999999"),
+    ],
+)
 def test_arrays_xla_cannot_address_are_refused_up_front(text, fragment, token):
     error = err(text)
     assert fragment in error.message

@@ -61,11 +61,14 @@ def test_equinox_module_function_leaves_are_static():
     assert any(n.label == "dot_general" for body in result.graph.bodies.values() for n in body.nodes)  # vmap'd matmuls
 
 
-@pytest.mark.parametrize(("name", "maker_name", "expected"), [
-    ("scaled", "make_kwargs", ["x", "scale"]),  # a dict: keywords; a Python float is static
-    ("scaled", "make_args_kwargs", ["x", "scale"]),  # (args, kwargs); a NumPy scalar is traced
-    ("one", "make_one", ["x"]),  # one value: the one argument
-])
+@pytest.mark.parametrize(
+    ("name", "maker_name", "expected"),
+    [
+        ("scaled", "make_kwargs", ["x", "scale"]),  # a dict: keywords; a Python float is static
+        ("scaled", "make_args_kwargs", ["x", "scale"]),  # (args, kwargs); a NumPy scalar is traced
+        ("one", "make_one", ["x"]),  # one value: the one argument
+    ],
+)
 def test_return_forms(name, maker_name, expected):
     result = trace(name, maker(maker_name))
     assert sorted(leaf.path for leaf in result.inputs) == sorted(expected)
@@ -87,8 +90,12 @@ def test_abstract_inputs_kept_per_file_version():
     os.environ.pop("JAXSCOPE_TEST_MAKER_CALLS", None)
     trace("one", maker("make_counted"))
     trace("one", maker("make_counted"))
-    run_hlo(__import__("jaxscope.schema.hlo", fromlist=["HloRequest"]).HloRequest(
-        FunctionRef(qualname="one", path=MODELS), inputs=maker("make_counted")), lambda p: None)
+    run_hlo(
+        __import__("jaxscope.schema.hlo", fromlist=["HloRequest"]).HloRequest(
+            FunctionRef(qualname="one", path=MODELS), inputs=maker("make_counted")
+        ),
+        lambda p: None,
+    )
     assert os.environ.pop("JAXSCOPE_TEST_MAKER_CALLS") == "1"
 
 
@@ -99,18 +106,21 @@ def test_run_uses_the_makers_values():
     assert any(leaf.path == "batch['x']" and leaf.preview[:2] == ("1", "1") for leaf in result.inputs)
 
 
-@pytest.mark.parametrize(("inputs", "kind", "words"), [
-    (maker("make_raises"), "user-code", ["make_raises() in models.py raised ValueError", "no data here"]),
-    (maker("make_strings"), "spec", ["x is an array of dtype <U1"]),
-    (maker("make_too_many"), "spec", ["make_too_many() in models.py returned", "cannot take"]),
-    (maker("no_such_maker"), "not-found", ["maker ", "no function 'no_such_maker'"]),
-    # issue 46, 10: JAX's ValueError and RecursionError on these read as jaxscope's faults, or crashed the worker
-    (maker("make_mixed_keys"), "spec", ["make_mixed_keys() in models.py returned a dict ([0])", "cannot sort, of types int, str"]),
-    (maker("make_self_reference"), "spec", ["make_self_reference() in models.py returned", "[0][1] contains itself"]),
-    (maker("make_exits"), "exit", ["make_exits() in models.py raised SystemExit"]),  # was "during trace"
-    (maker("make_deep"), "spec", ["make_deep() in models.py returned a value nested more than 200 levels deep"]),
-    ("@file", "spec", ["JAXSCOPE_INPUTS has no entry for 'one'", "'train_step'"]),
-])
+@pytest.mark.parametrize(
+    ("inputs", "kind", "words"),
+    [
+        (maker("make_raises"), "user-code", ["make_raises() in models.py raised ValueError", "no data here"]),
+        (maker("make_strings"), "spec", ["x is an array of dtype <U1"]),
+        (maker("make_too_many"), "spec", ["make_too_many() in models.py returned", "cannot take"]),
+        (maker("no_such_maker"), "not-found", ["maker ", "no function 'no_such_maker'"]),
+        # issue 46, 10: JAX's ValueError and RecursionError on these read as jaxscope's faults, or crashed the worker
+        (maker("make_mixed_keys"), "spec", ["make_mixed_keys() in models.py returned a dict ([0])", "cannot sort, of types int, str"]),
+        (maker("make_self_reference"), "spec", ["make_self_reference() in models.py returned", "[0][1] contains itself"]),
+        (maker("make_exits"), "exit", ["make_exits() in models.py raised SystemExit"]),  # was "during trace"
+        (maker("make_deep"), "spec", ["make_deep() in models.py returned a value nested more than 200 levels deep"]),
+        ("@file", "spec", ["JAXSCOPE_INPUTS has no entry for 'one'", "'train_step'"]),
+    ],
+)
 def test_bad_makers_say_what_and_where(inputs, kind, words):
     with pytest.raises(TraceError) as err:
         trace("one", inputs)

@@ -119,4 +119,3 @@ def test_a_jitted_target_keeps_its_donation(tmp_path):
     assert "tf.aliasing_output = 0" in theirs and "tf.aliasing_output = 0" in ours
     result = run_function(RunRequest(FunctionRef("step", str(source)), "f32[4,4], f32[4,4]", repeats=2), lambda p: None)
     assert result.ok and any("donates inputs" in w for w in result.warnings)
-

@@ -191,8 +191,14 @@ def test_a_trace_past_the_call_budget_goes_on_unrecorded(monkeypatch):
 
 
 CORPUS = [
-    ("branches", "f32[3], 'relu'"), ("nested", "f32[3], 1, 0"), ("layers", "f32[3], 3"), ("counter", "f32[3]"),
-    ("lambda_ifexp", "f32[3], True"), ("helpers", "f32[3]"), ("staged_cond", "f32[3]"), ("calls_of_every_kind", "f32[3]"),
+    ("branches", "f32[3], 'relu'"),
+    ("nested", "f32[3], 1, 0"),
+    ("layers", "f32[3], 3"),
+    ("counter", "f32[3]"),
+    ("lambda_ifexp", "f32[3], True"),
+    ("helpers", "f32[3]"),
+    ("staged_cond", "f32[3]"),
+    ("calls_of_every_kind", "f32[3]"),
 ]
 
 
@@ -211,7 +217,10 @@ def test_the_monitoring_recorder_sees_what_the_trace_recorder_sees(monkeypatch):
     for (name, _), by_trace, by_monitor in zip(CORPUS, *reports.values()):
         assert by_trace is not None and by_monitor is not None, name
         assert (by_monitor.files, by_monitor.user_calls, by_monitor.line_events) == (
-            by_trace.files, by_trace.user_calls, by_trace.line_events), name
+            by_trace.files,
+            by_trace.user_calls,
+            by_trace.line_events,
+        ), name
     every = reports[Recorder][-1]
     assert construct_of(every, "GEN_LOOP").kind == "for" and line("HANDLED") in dict(every.file(CASES).line_hits)
     assert all(sys.monitoring.get_tool(t) is None for t in pyflow._TOOL_IDS)

@@ -88,7 +88,7 @@ def test_the_scoped_view_groups_modules_per_pass_and_keeps_every_equation_findab
     assert inner == total  # nothing lost, nothing doubled
 
 
-PLAIN_LOOP = '''
+PLAIN_LOOP = """
 import jax
 import jax.numpy as jnp
 
@@ -113,7 +113,7 @@ def loss(ws, x):
 def step(ws, x):
     grads = jax.grad(loss)(ws, x)
     return [w - 0.1 * g for w, g in zip(ws, grads)]
-'''
+"""
 
 
 def test_calls_of_one_function_from_one_line_are_layers_of_their_own(tmp_path) -> None:
@@ -125,8 +125,9 @@ def test_calls_of_one_function_from_one_line_are_layers_of_their_own(tmp_path) -
 
     path = tmp_path / "plain_loop.py"
     path.write_text(PLAIN_LOOP, encoding="utf-8")
-    real = run_trace(TraceRequest(FunctionRef("step", str(path)), args="[f32[8,8], f32[8,8], f32[8,8], f32[8,8]], f32[4,8]"),
-                     lambda p: None).graph
+    real = run_trace(
+        TraceRequest(FunctionRef("step", str(path)), args="[f32[8,8], f32[8,8], f32[8,8], f32[8,8]], f32[4,8]"), lambda p: None
+    ).graph
     view = scoped(real)
     groups = {n.label: n for n in view.graph.top.nodes if n.id.startswith("g")}
     assert {"loss (forward)", "loss (backward)"} <= set(groups)
@@ -147,7 +148,7 @@ def test_calls_of_one_function_from_one_line_are_layers_of_their_own(tmp_path) -
     assert sum(1 for _ in equations(real)) == sum(1 for p, n in equations(view.graph) if not n.id.startswith("g"))
 
 
-CHECKPOINTED = '''
+CHECKPOINTED = """
 import jax
 import jax.numpy as jnp
 
@@ -164,7 +165,7 @@ def f(ws, x):
         return jnp.sum(h ** 2)
 
     return jax.grad(loss)(ws)
-'''
+"""
 
 
 def test_checkpointed_layers_are_calls_inside_the_loss_that_makes_them(tmp_path) -> None:

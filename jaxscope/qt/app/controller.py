@@ -81,7 +81,11 @@ class Controller(QObject):
         self.device_setup: dict[str, Any] = {"cpu_devices": cpu_devices, "platforms": platforms}
         self._ready.connect(self._on_ready)
         self.worker = worker or WorkerClient(
-            spare=True, on_output=self._emit_output, on_ready=self._ready.emit, env=self._env(), python=python,
+            spare=True,
+            on_output=self._emit_output,
+            on_ready=self._ready.emit,
+            env=self._env(),
+            python=python,
         )
         self.layouts = layouts or LayoutClient()
         self.saved: SavedWorker | None = None  # a saved trace shown (File -> Open NAME.jaxscope) answers in the worker's place

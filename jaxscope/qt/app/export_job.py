@@ -25,9 +25,19 @@ class ExportJobs(QObject):
         super().__init__(parent)
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="jaxscope-export")
 
-    def start(self, graph: Graph, layout: Layout, path: str, theme: str, long_edges: str = "auto",
-              links: dict[str, Any] | None = None, *, dpi: int = 96, legend: bool = False,
-              expanded: frozenset[str] | None = None) -> Future[str]:
+    def start(
+        self,
+        graph: Graph,
+        layout: Layout,
+        path: str,
+        theme: str,
+        long_edges: str = "auto",
+        links: dict[str, Any] | None = None,
+        *,
+        dpi: int = 96,
+        legend: bool = False,
+        expanded: frozenset[str] | None = None,
+    ) -> Future[str]:
         """Write `graph` to `path` (its format from the extension), off the GUI thread; laid out
         again with `expanded` open when given (another collapse level than the window's)."""
 

@@ -101,8 +101,9 @@ class GraphExport:
         self.host.statusBar().showMessage(f"exporting to {opts.path}…")
         links = self.links() if opts.path.lower().endswith(".json") else None
         expanded = None if opts.collapse is None else expanded_to_depth(doc.shown, opts.collapse)
-        self.host.exports.start(doc.shown, doc.layout, opts.path, opts.theme, self.long_edges(), links,
-                                dpi=opts.dpi, legend=opts.legend, expanded=expanded)
+        self.host.exports.start(
+            doc.shown, doc.layout, opts.path, opts.theme, self.long_edges(), links, dpi=opts.dpi, legend=opts.legend, expanded=expanded
+        )
 
     def image(self, scale: float = 1.0) -> QImage:
         """The graph as the PNG export draws it, `scale` pixels per px."""

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QInputDialog
 
 from jaxscope.analysis.retrace import RetraceRequest, RetraceResult
 from jaxscope.analysis.verdicts import diverging
-from jaxscope.qt.app import prefs
+from jaxscope.qt.app.chrome import prefs
 from jaxscope.qt.app.host import WindowHost
 from jaxscope.qt.panes.retrace_dialog import RetraceDialog
 from jaxscope.runtime.devices import device_env
@@ -186,7 +186,8 @@ class Jobs:
     def choose_python(self) -> None:
         """Ask for the interpreter of the user's project environment (as Jupyter's kernel)."""
         text, ok = QInputDialog.getText(
-            self.host.window(), "Python for your code",
+            self.host.window(),
+            "Python for your code",
             "The Python that runs your code, e.g. your project's .venv/bin/python\n"
             "(it needs jax; nothing of jaxscope). Empty: jaxscope's own Python.",
             text=self.python_setting() or "",

@@ -108,8 +108,10 @@ class LinkedSelection:
                 frames.other.mark_lines([here[-1].line])
         missing = [stage for stage, lines in exact.items() if not lines]
         if missing and not node.subgraphs:  # a jit or cond owner lowers to its equations' ops, not its own
-            why = {"stablehlo": "it lowers to no StableHLO op (e.g. x**1, a same-type convert)",
-                   "compiled": "XLA removed it or merged it into another equation's instruction"}
+            why = {
+                "stablehlo": "it lowers to no StableHLO op (e.g. x**1, a same-type convert)",
+                "compiled": "XLA removed it or merged it into another equation's instruction",
+            }
             said = "; ".join(f"no {s} line: {why.get(s, s)}" for s in missing)
             self.host.statusBar().showMessage(f"{paths[0]} {node.label}: {said}", 8000)
 

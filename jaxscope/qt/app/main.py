@@ -9,7 +9,7 @@ import sys
 from PySide6.QtCore import QCoreApplication, QTimer
 from PySide6.QtWidgets import QApplication
 
-from jaxscope.qt.app import theme as themes
+from jaxscope.qt.app.chrome import theme as themes
 
 
 def main(opts: argparse.Namespace | None = None) -> int:

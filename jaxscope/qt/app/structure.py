@@ -17,7 +17,7 @@ from jaxscope.analysis.liveness import Liveness, liveness
 from jaxscope.analysis.partition import annotate
 from jaxscope.analysis.scope_view import ScopedGraph, first_open, for_window
 from jaxscope.ir import hlo_marks, linking
-from jaxscope.qt.app import prefs
+from jaxscope.qt.app.chrome import prefs
 from jaxscope.qt.app.controller import Controller
 from jaxscope.qt.app.document import Document
 from jaxscope.qt.graph.overview import OverviewMap
@@ -73,8 +73,10 @@ class ModelStructure:
         parts = self.partition_action = QAction("Show &Partitioning", menu)
         parts.setObjectName("partitionAction")
         parts.setCheckable(True)
-        parts.setToolTip("On a program compiled for several devices: each argument's sharding, each value's part per device "
-                         "and the collectives XLA inserted, on the boxes (needs the compiled HLO)")
+        parts.setToolTip(
+            "On a program compiled for several devices: each argument's sharding, each value's part per device "
+            "and the collectives XLA inserted, on the boxes (needs the compiled HLO)"
+        )
         parts.toggled.connect(lambda _on: self.redraw())
         menu.addAction(parts)
 
@@ -218,13 +220,23 @@ class ModelCost(QObject):
         self.figures = (result, data)
         found, total, live = data
         dear = sorted((r for r in found if r.runs), key=lambda r: -(r.cost.flops + r.cost.transcendentals))[:30]
-        top = [(r.path, r.node.label, r.cost.flops + r.cost.transcendentals, r.cost.bytes,
-                f"{r.node.source.file.rsplit('/', 1)[-1]}:{r.node.source.line}" if r.node.source else "") for r in dear]
-        totals = (f"jaxscope's count, per primitive of the jaxpr, every equation unfused: {human(total.flops)} FLOPs, "
-                  f"{human(total.transcendentals)} transcendentals, {human(total.bytes)}B read and written (XLA's count of "
-                  f"the compiled program, fused and simplified, heads the Compiled tab; `jaxscope cost` sets them side by side). Peak "
-                  f"{human(float(live.peak))}B in use, arguments {human(float(live.start))}B; residuals: {len(live.residuals)} "
-                  f"values, {human(float(live.residual_bytes))}B.")
+        top = [
+            (
+                r.path,
+                r.node.label,
+                r.cost.flops + r.cost.transcendentals,
+                r.cost.bytes,
+                f"{r.node.source.file.rsplit('/', 1)[-1]}:{r.node.source.line}" if r.node.source else "",
+            )
+            for r in dear
+        ]
+        totals = (
+            f"jaxscope's count, per primitive of the jaxpr, every equation unfused: {human(total.flops)} FLOPs, "
+            f"{human(total.transcendentals)} transcendentals, {human(total.bytes)}B read and written (XLA's count of "
+            f"the compiled program, fused and simplified, heads the Compiled tab; `jaxscope cost` sets them side by side). Peak "
+            f"{human(float(live.peak))}B in use, arguments {human(float(live.start))}B; residuals: {len(live.residuals)} "
+            f"values, {human(float(live.residual_bytes))}B."
+        )
         self.host.cost_panel.show_cost(CostView(totals, live.in_use, live.peak_at, top))
         self.colour()
 
@@ -263,5 +275,3 @@ class ModelCost(QObject):
         made = {node_id for (node_id, _port), _size in live.alive_at_peak if node_id in eqns}
         self.host.selection.show_nodes(sorted(made))
         self.host.statusBar().showMessage(f"{len(made)} equations' values alive at the memory peak", 4000)
-
-

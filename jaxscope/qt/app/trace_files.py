@@ -16,11 +16,11 @@ from PySide6.QtWidgets import QFileDialog
 
 from jaxscope.about import __version__
 from jaxscope.documents import snapshot, stamp, write
+from jaxscope.qt.app.chrome.welcome import RecentTargets
 from jaxscope.qt.app.file_watch import FileWatch
 from jaxscope.qt.app.host import WindowHost
 from jaxscope.qt.app.ir_side import IrSide
 from jaxscope.qt.app.jobs import Jobs, when_done
-from jaxscope.qt.app.welcome import RecentTargets
 from jaxscope.qt.panes.source_frames import read_frame_file
 from jaxscope.runtime.parse_process import BIG_SOURCE, discover
 from jaxscope.runtime.saved_worker import SavedWorker

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 
 from PySide6.QtCore import QSettings, Qt, QTimer, Slot
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
-from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QStackedWidget, QVBoxLayout, QWidget
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QMenu, QStackedWidget, QVBoxLayout, QWidget
 
 from jaxscope.about import EXAMPLES_DIR
 from jaxscope.analysis.flow_marks import LineMark
@@ -14,10 +14,13 @@ from jaxscope.analysis.guide import Example, list_examples
 from jaxscope.analysis.scope_view import ScopedGraph
 from jaxscope.ir import linking
 from jaxscope.ir.hlo_links import IrLinks
-from jaxscope.qt.app import dialogs, prefs
-from jaxscope.qt.app import theme as themes
+from jaxscope.qt.app.chrome import dialogs, prefs
+from jaxscope.qt.app.chrome import theme as themes
+from jaxscope.qt.app.chrome.dock_fit import DockFit
+from jaxscope.qt.app.chrome.menus import build_menus
+from jaxscope.qt.app.chrome.status_line import StatusLine
+from jaxscope.qt.app.chrome.welcome import RecentTargets, WelcomePage
 from jaxscope.qt.app.controller import Controller
-from jaxscope.qt.app.dock_fit import DockFit
 from jaxscope.qt.app.document import Document
 from jaxscope.qt.app.export_job import ExportJobs
 from jaxscope.qt.app.file_watch import FileWatch
@@ -25,11 +28,9 @@ from jaxscope.qt.app.graph_export import GraphExport
 from jaxscope.qt.app.ir_side import IrSide
 from jaxscope.qt.app.jobs import Jobs, when_done
 from jaxscope.qt.app.linked_selection import LinkedSelection
-from jaxscope.qt.app.status_line import StatusLine
 from jaxscope.qt.app.structure import ModelStructure
 from jaxscope.qt.app.trace_display import TraceDisplay, TracePrep, recording_gave_up, trace_prep
 from jaxscope.qt.app.trace_files import TraceFiles, droppable
-from jaxscope.qt.app.welcome import RecentTargets, WelcomePage
 from jaxscope.qt.compare.compare import Compare
 from jaxscope.qt.graph.scene_model import SceneModel
 from jaxscope.qt.graph.view import QtGraphView
@@ -57,6 +58,12 @@ from jaxscope.spec.static_fix import static_suggestion
 
 
 class MainWindow(QMainWindow):
+    # made by `menus.build_menus`
+    recent_menu: QMenu
+    x64: QAction
+    auto_compile: QAction
+    long_edges_whole: QAction
+
     def __init__(self, controller: Controller | None = None, theme: str = "system", python: str | None = None) -> None:
         super().__init__()
         self.setWindowTitle("jaxscope")
@@ -135,7 +142,7 @@ class MainWindow(QMainWindow):
 
         self.files = FileWatch(self)
 
-        self._make_actions()
+        build_menus(self)
         self._connect()
         self._apply_theme()
         self.recent = RecentTargets(self.settings, self.recent_menu, self.welcome, self.open_target)
@@ -156,77 +163,6 @@ class MainWindow(QMainWindow):
         else:
             self.addDockWidget(area, dock)
         self.docks[name] = dock
-
-    def _action(
-        self, text: str, slot: object, shortcut: QKeySequence | QKeySequence.StandardKey | str | None = None, name: str = ""
-    ) -> QAction:
-        action = QAction(text, self)
-        if shortcut is not None:
-            action.setShortcut(QKeySequence(shortcut))
-        action.triggered.connect(slot)
-        if name:
-            action.setObjectName(name)
-        self.addAction(action)
-        return action
-
-    def _make_actions(self) -> None:
-        bar = self.menuBar()
-        file_menu = bar.addMenu("&File")
-        file_menu.addAction(self._action("&Open File…", self.open_file_dialog, QKeySequence.StandardKey.Open))
-        file_menu.addAction(self._action("Open &Example…", self.open_example_dialog, "Ctrl+Shift+O"))
-        self.recent_menu = file_menu.addMenu("Open &Recent")
-        file_menu.addSeparator()
-        file_menu.addAction(self._action("&Save Trace…", self.trace_files.save_dialog, QKeySequence.StandardKey.Save, "saveTraceAction"))
-        file_menu.addAction(self._action("&Export Graph…", self.graph_export.dialog, "Ctrl+E", "exportAction"))
-        file_menu.addAction(self._action("&Copy Graph Image", self.graph_export.copy_image, "Ctrl+Shift+C"))
-        file_menu.addSeparator()
-        file_menu.addAction(self._action("&Quit", self.close, QKeySequence.StandardKey.Quit))
-        trace_menu = bar.addMenu("&Trace")
-        trace_menu.addAction(self._action("&Trace", self.inputs.request_trace, "F5", "traceAction"))
-        trace_menu.addAction(self._action("&Cancel", self.controller.cancel, "Esc"))
-        trace_menu.addAction(self._action("Restart &Worker", self.restart_worker, name="restartWorkerAction"))
-        trace_menu.addAction(self._action("&Python for Your Code…", self.jobs.choose_python, name="pythonAction"))
-        self.x64 = self._action("&64-bit Mode (jax_enable_x64)", self.jobs.set_x64, name="x64Action")
-        self.x64.setCheckable(True)
-        self.x64.setChecked(self.controller.x64)
-        trace_menu.addAction(self.x64)
-        trace_menu.addSeparator()
-        trace_menu.addAction(self._action("Would It &Retrace…", self.jobs.retrace_dialog, "Ctrl+R", "retraceAction"))
-        self.auto_compile = self._action("Compile HLO After Each Trace", self.ir_side.toggle_auto_compile, name="autoCompileAction")
-        self.auto_compile.setCheckable(True)
-        self.auto_compile.setChecked(prefs.read(self.settings, "autoCompile", True))
-        trace_menu.addAction(self.auto_compile)
-        trace_menu.addAction(self._action("&Compile HLO Now", self.ir_side.request_compile, "Ctrl+Shift+H"))
-        trace_menu.addAction(self._action("Run &jit vs Eager", lambda: self.jobs.run_function(), "Ctrl+Shift+R", "runAction"))
-        view = bar.addMenu("&View")
-        view.addAction(self._action("&Fit Graph", lambda: self.graph.fit_all(), "Ctrl+0"))
-        view.addAction(self._action("Zoom &In", lambda: self.graph.zoom_in(), QKeySequence.StandardKey.ZoomIn))
-        view.addAction(self._action("Zoom &Out", lambda: self.graph.zoom_out(), QKeySequence.StandardKey.ZoomOut))
-        self.long_edges_whole = self._action("Draw Long Edges &Whole", self._toggle_long_edges, name="longEdgesAction")
-        self.long_edges_whole.setCheckable(True)
-        self.long_edges_whole.setChecked(prefs.read(self.settings, "longEdgesWhole", False))
-        self.long_edges_whole.setToolTip("Off: where a graph has many long edges, draw each one's two ends "
-                                         "(select a box to see its own whole)")
-        self.graph.set_long_edges_whole(self.long_edges_whole.isChecked())
-        view.addAction(self.long_edges_whole)
-        self.structure.add_action(view)
-        view.addAction(self._action("&Compare with…", self.compare.dialog, "Ctrl+Shift+D", "compareAction"))
-        view.addSeparator()
-        view.addAction(self._action("&Find in Graph", self.search_bar.focus, QKeySequence.StandardKey.Find))
-        view.addAction(self._action("Find &Next", lambda: self.search_bar.step(+1), QKeySequence.StandardKey.FindNext))
-        view.addAction(self._action("Find &Previous", lambda: self.search_bar.step(-1), QKeySequence.StandardKey.FindPrevious))
-        view.addAction(self._action("Find in IR &Text…", self.ir_side.find_text_dialog, "Ctrl+Shift+F"))
-        view.addAction(self._action("Find Next in Text", lambda: self.ir_side.find_text(), "Ctrl+G"))
-        view.addAction(self._action("Find Previous in Text", lambda: self.ir_side.find_text(backward=True), "Ctrl+Shift+G"))
-        view.addSeparator()
-        for name in ("light", "dark"):
-            view.addAction(self._action(f"{name.title()} Theme", lambda checked=False, n=name: self.set_theme(n)))
-        view.addSeparator()
-        for dock in self.docks.values():
-            view.addAction(dock.toggleViewAction())
-        help_menu = bar.addMenu("&Help")
-        help_menu.addAction(self._action("&Keyboard Shortcuts", self.show_shortcuts))
-        help_menu.addAction(self._action("&About jaxscope", self.show_about))
 
     def _connect(self) -> None:
         c = self.controller
@@ -288,8 +224,13 @@ class MainWindow(QMainWindow):
         path = self._opening = os.path.abspath(path)
         if os.path.isfile(path) and os.path.getsize(path) > BIG_SOURCE:  # ast.parse holds the GIL: 0.7 s at 50k lines
             self.phase_label.setText(f"reading {os.path.basename(path)}…")
-            when_done(self, lambda found: path == self._opening and self.show_file(path, function, args, inputs, found.result()),
-                      discover, path, True)  # dropped when another file was opened meanwhile
+            when_done(
+                self,
+                lambda found: path == self._opening and self.show_file(path, function, args, inputs, found.result()),
+                discover,
+                path,
+                True,
+            )  # dropped when another file was opened meanwhile
             return True
         return self.show_file(path, function, args, inputs, discover(path))
 
@@ -371,8 +312,9 @@ class MainWindow(QMainWindow):
         self.doc.function, self.doc.args, self.doc.inputs = function, args, inputs
         previous = self.doc.result
         record = previous is None or previous.request.function.qualname != function or not recording_gave_up(previous)
-        request = TraceRequest(FunctionRef(qualname=function, path=self.doc.path), args=args, jaxpr_text=False, record_flow=record,
-                               inputs=inputs)
+        request = TraceRequest(
+            FunctionRef(qualname=function, path=self.doc.path), args=args, jaxpr_text=False, record_flow=record, inputs=inputs
+        )
         # laid out as the reply arrives, with the clusters `_on_trace_finished` will ask for open
         keep = self._keeps_expanded(request.function)
         self.controller.trace(request, self.doc.expanded if keep else None)  # the printed jaxpr follows (IrMixin._start_ir)
@@ -387,7 +329,10 @@ class MainWindow(QMainWindow):
         keep = self._keeps_expanded(result.request.function)
         previous = self.doc.result
         self.doc.refit = previous is None or (previous.request.function, previous.request.args, previous.request.inputs) != (
-            result.request.function, result.request.args, result.request.inputs)
+            result.request.function,
+            result.request.args,
+            result.request.inputs,
+        )
         self.compare.remember(previous, result)
         self.doc.result = result
         self.inputs.show_result(result)
@@ -523,8 +468,10 @@ class MainWindow(QMainWindow):
         self.problem_static.setVisible(suggestion is not None)
         if info is not None and suggestion is not None:
             self.problem_static.setText(f"Retrace with `{info.argument}` static…")
-            self.problem_static.setToolTip(f"Pass a Python value for {info.argument} instead of an array spec: jit bakes it in "
-                                           "(like static_argnums) and retraces when it changes.")
+            self.problem_static.setToolTip(
+                f"Pass a Python value for {info.argument} instead of an array spec: jit bakes it in "
+                "(like static_argnums) and retraces when it changes."
+            )
         if text:
             self.docks["problems"].raise_()
 

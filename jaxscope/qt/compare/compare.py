@@ -74,8 +74,9 @@ class CompareDialog(QDialog):
         self.args.setEnabled(kind == OTHER)
 
     def _browse(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Compare with", os.path.dirname(self.target.text().partition("::")[0]),
-                                              f"Python or saved trace (*.py *{SUFFIX})")
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Compare with", os.path.dirname(self.target.text().partition("::")[0]), f"Python or saved trace (*.py *{SUFFIX})"
+        )
         if path:
             self.target.setText(path)
             self.kind.setCurrentText(SAVED if path.endswith(SUFFIX) else OTHER)
@@ -152,9 +153,17 @@ class Compare:
 
     def show(self, a: TraceResult, b: TraceResult, a_name: str = "") -> None:
         """Diff `a` against `b` apart from the GUI thread, then open the comparison."""
+
         def done(found: Future[GraphDiff]) -> None:
-            window = CompareWindow(a.graph, b.graph, found.result(), (a_name or describe(a), describe(b)),
-                                   self.host.controller.layouts, self.host.theme, self.host.window())
+            window = CompareWindow(
+                a.graph,
+                b.graph,
+                found.result(),
+                (a_name or describe(a), describe(b)),
+                self.host.controller.layouts,
+                self.host.theme,
+                self.host.window(),
+            )
             self.windows = [w for w in self.windows if w.isVisible()] + [window]
             window.show()
             self.host.statusBar().showMessage(f"compared: {found.result().summary()}", 8000)

@@ -58,8 +58,16 @@ class _Side:
 
 
 class CompareWindow(QWidget):
-    def __init__(self, a: Graph, b: Graph, found: GraphDiff, names: tuple[str, str], layouts: LayoutClient,
-                 theme: str = "light", parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        a: Graph,
+        b: Graph,
+        found: GraphDiff,
+        names: tuple[str, str],
+        layouts: LayoutClient,
+        theme: str = "light",
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent, Qt.WindowType.Window)
         self.setWindowTitle(f"Compare — A (before): {names[0]}  ·  B (now): {names[1]}")
         self.diff, self.layouts, self.theme = found, layouts, theme
@@ -143,8 +151,11 @@ class CompareWindow(QWidget):
 
     def _fill_changes(self, a: Graph, b: Graph) -> None:
         d = self.diff
-        rows = [*(("removed", p, "", a, p, "only in A") for p in d.removed), *(("added", "", p, b, p, "only in B") for p in d.added),
-                *(("changed", c.a, c.b, b, c.b, "; ".join(c.what)) for c in d.changed)]
+        rows = [
+            *(("removed", p, "", a, p, "only in A") for p in d.removed),
+            *(("added", "", p, b, p, "only in B") for p in d.added),
+            *(("changed", c.a, c.b, b, c.b, "; ".join(c.what)) for c in d.changed),
+        ]
         icons = {what: _swatch(colour) for what, colour in COLOURS.items()}  # a swatch, not a row fill: readable in either theme
         for what, pa, pb, graph, path, text in rows:
             _, node = resolve(graph, path)

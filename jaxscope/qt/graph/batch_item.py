@@ -103,7 +103,6 @@ def label_font() -> QFont:
     return font
 
 
-
 class ViewState:
     """What the view changes and the items read while painting."""
 

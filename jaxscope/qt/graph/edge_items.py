@@ -37,8 +37,9 @@ class EdgeTileItem(BatchItem):
     """Edges of one tile drawn as a few batched paths; or, with `cull_each`, the long edges,
     each drawn only where its own bounding box is exposed."""
 
-    def __init__(self, model: SceneModel, state: ViewState, indices: list[int], bounds: QRectF | None = None,
-                 cull_each: bool = False) -> None:
+    def __init__(
+        self, model: SceneModel, state: ViewState, indices: list[int], bounds: QRectF | None = None, cull_each: bool = False
+    ) -> None:
         if bounds is None:
             boxes = model.edge_box[indices]
             x0, y0 = float(boxes[:, 0].min()), float(boxes[:, 1].min())

@@ -76,10 +76,7 @@ class Focus:
         up, down = self.dataflow(model).cones(path, direction)
         if model is None or not (up or down):
             return None
-        edges = {
-            j for j, (src, dst) in enumerate(model.edge_ends())
-            if (src in up and dst in up) or (src in down and dst in down)
-        }
+        edges = {j for j, (src, dst) in enumerate(model.edge_ends()) if (src in up and dst in up) or (src in down and dst in down)}
         return self.records_of(model, up | down), edges
 
     # -- search

@@ -238,10 +238,13 @@ def overview_png(
             painter.setPen(QPen(colour, HIGHLIGHT_W))
             painter.setBrush(Qt.BrushStyle.NoBrush)
             pad = HIGHLIGHT_PAD
-            painter.drawRects([
-                QRectF(b.x - b.w / 2 - pad, b.y - b.h / 2 - pad, b.w + 2 * pad, b.h + 2 * pad)
-                for b, _ in boxes if b.path.partition("#")[0] in highlight
-            ])
+            painter.drawRects(
+                [
+                    QRectF(b.x - b.w / 2 - pad, b.y - b.h / 2 - pad, b.w + 2 * pad, b.h + 2 * pad)
+                    for b, _ in boxes
+                    if b.path.partition("#")[0] in highlight
+                ]
+            )
     finally:
         painter.end()
     return _save_png(image, path)
@@ -286,9 +289,7 @@ def _paint_nodes(painter: QPainter, boxes: list[tuple[NodeBox, Node | None]], t:
     groups: dict[tuple[str, bool], list[QRectF]] = {}
     for b, node in boxes:
         fam = family(node) if node is not None else "other"
-        groups.setdefault((fam, node is not None and node.kind == "literal"), []).append(
-            QRectF(b.x - b.w / 2, b.y - b.h / 2, b.w, b.h)
-        )
+        groups.setdefault((fam, node is not None and node.kind == "literal"), []).append(QRectF(b.x - b.w / 2, b.y - b.h / 2, b.w, b.h))
     for (fam, ellipse), rects in groups.items():
         style = t.style(fam)
         painter.setPen(QPen(_colour(style.border), 1.2))

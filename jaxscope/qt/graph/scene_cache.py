@@ -130,8 +130,15 @@ class SceneCache:
         return None
 
     def build_ahead(
-        self, graph: Graph, layout: Layout, theme: Theme, first_paint: Callable[[SceneModel], tuple[float, QRectF | None] | None],
-        *, long_whole: bool, lookups: bool, colours: dict[str, str],
+        self,
+        graph: Graph,
+        layout: Layout,
+        theme: Theme,
+        first_paint: Callable[[SceneModel], tuple[float, QRectF | None] | None],
+        *,
+        long_whole: bool,
+        lookups: bool,
+        colours: dict[str, str],
     ) -> SceneModel:
         """Build the scene model of (graph, layout) on this thread, warmed for its first paint
         (`first_paint(model)`: its scale and rect, if known), with its items (not in a scene yet,
@@ -171,7 +178,13 @@ class SceneCache:
             self.drop(self.kept.pop(key))
 
     def build_scene(
-        self, graph: Graph, layout: Layout, model: SceneModel | None, resolved: Resolved | None, theme: Theme, preview: bool,
+        self,
+        graph: Graph,
+        layout: Layout,
+        model: SceneModel | None,
+        resolved: Resolved | None,
+        theme: Theme,
+        preview: bool,
     ) -> BuiltScene:
         """A new scene of (graph, layout): from `model` and the items built ahead with it if it is
         of this layout, else built here."""

@@ -62,7 +62,13 @@ class NodeRecs(Sequence[NodeRec]):
     __slots__ = ("paths", "x", "y", "w", "h", "tile", "resolved", "made")
 
     def __init__(
-        self, paths: list[str], x: np.ndarray, y: np.ndarray, w: np.ndarray, h: np.ndarray, tile: np.ndarray,
+        self,
+        paths: list[str],
+        x: np.ndarray,
+        y: np.ndarray,
+        w: np.ndarray,
+        h: np.ndarray,
+        tile: np.ndarray,
         resolved: Resolved,
     ) -> None:
         self.paths = paths
@@ -79,8 +85,17 @@ class NodeRecs(Sequence[NodeRec]):
             path = self.paths[i]
             base, node, kind, fam, owner = self.resolved[path]
             rec = self.made[i] = NodeRec(
-                path, base, node, float(self.x[i]), float(self.y[i]), float(self.w[i]), float(self.h[i]), kind, fam,
-                owner, int(self.tile[i]),
+                path,
+                base,
+                node,
+                float(self.x[i]),
+                float(self.y[i]),
+                float(self.w[i]),
+                float(self.h[i]),
+                kind,
+                fam,
+                owner,
+                int(self.tile[i]),
             )
         return rec
 

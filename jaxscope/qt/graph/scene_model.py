@@ -259,8 +259,7 @@ class SceneModel:
 
     def cluster_title_at(self, scene_pos: QPointF) -> str | None:
         """The path of the cluster whose title band is at `scene_pos` (the deepest one)."""
-        hits = [k for k in self.title_grid.near(scene_pos.x(), scene_pos.y())
-                if self.title_rect(self.clusters[k]).contains(scene_pos)]
+        hits = [k for k in self.title_grid.near(scene_pos.x(), scene_pos.y()) if self.title_rect(self.clusters[k]).contains(scene_pos)]
         if not hits:
             return None
         return self.clusters[max(hits, key=lambda k: self.clusters[k].depth)].path
@@ -272,7 +271,7 @@ class SceneModel:
         rect = QRectF()
         prefix = owner + ":"
         for c in self.clusters:
-            if c.path.startswith(prefix) and c.path[len(prefix):].isdigit():
+            if c.path.startswith(prefix) and c.path[len(prefix) :].isdigit():
                 rect = rect.united(QRectF(c.x, c.y, c.w, c.h))
         return rect if not rect.isNull() else None
 
@@ -364,7 +363,12 @@ def build_model(graph: Graph, layout: Layout, resolved: Resolved | None = None) 
 
 
 def _tiles(
-    x0: np.ndarray, y0: np.ndarray, x1: np.ndarray, y1: np.ndarray, kx: np.ndarray, ky: np.ndarray,
+    x0: np.ndarray,
+    y0: np.ndarray,
+    x1: np.ndarray,
+    y1: np.ndarray,
+    kx: np.ndarray,
+    ky: np.ndarray,
     labels: np.ndarray | None = None,
 ) -> tuple[list[list[int]], list[QRectF], list[tuple[int, int]], np.ndarray]:
     """Items with extents (x0, y0)-(x1, y1) grouped by tile key (kx, ky), in C: each tile's item
@@ -417,8 +421,19 @@ def _build_nodes(
 
 
 SLICE = 8192  # items per numpy call that runs Python code or copies out (a few ms holding the GIL)
-_HASH_MUL = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93,
-                      0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53, 0x2545F4914F6CDD1D, 0x94D049BB133111EB], dtype=np.uint64)
+_HASH_MUL = np.array(
+    [
+        0x9E3779B97F4A7C15,
+        0xC2B2AE3D27D4EB4F,
+        0x165667B19E3779F9,
+        0xD6E8FEB86659FD93,
+        0xFF51AFD7ED558CCD,
+        0xC4CEB9FE1A85EC53,
+        0x2545F4914F6CDD1D,
+        0x94D049BB133111EB,
+    ],
+    dtype=np.uint64,
+)
 
 
 def _slices(items: Sequence[int]) -> list[Sequence[int]]:
@@ -434,10 +449,13 @@ def _cubics(edges: Sequence[EdgePath]) -> tuple[np.ndarray, np.ndarray, np.ndarr
     seqs = [e.points for e in edges]
     lens = np.fromiter(map(len, seqs), dtype=np.int64, count=len(seqs))
     cubic = np.flatnonzero(lens == 4)
-    coords = np.concatenate([np.zeros((0, 4, 2))] + [
-        np.fromiter(chain.from_iterable(chain.from_iterable(seqs[j] for j in part)), dtype=float, count=8 * len(part)).reshape(-1, 4, 2)
-        for part in _slices(cubic.tolist())
-    ])
+    coords = np.concatenate(
+        [np.zeros((0, 4, 2))]
+        + [
+            np.fromiter(chain.from_iterable(chain.from_iterable(seqs[j] for j in part)), dtype=float, count=8 * len(part)).reshape(-1, 4, 2)
+            for part in _slices(cubic.tolist())
+        ]
+    )
     return lens, cubic, coords
 
 

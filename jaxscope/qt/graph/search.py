@@ -64,4 +64,3 @@ class GraphSearch(ZoomPanView):
         rects = [model.nodes[i].rect for i in model.by_base[path]]
         best = min(rects, key=lambda r: (r.center() - here).manhattanLength())
         self.reveal_rect(best)  # centred, and readable when the view was too far out
-

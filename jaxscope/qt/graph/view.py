@@ -86,8 +86,9 @@ class QtGraphView(GraphSearch):
         colours = self._line_colours if line_colours is None else line_colours
         # What carries over to the new scene needs its look-ups (read here from another thread:
         # if that changes meanwhile, the look-ups are made when first asked for)
-        return self.scenes.build_ahead(graph, layout, self._theme, self._first_paint, long_whole=self._long_whole,
-                                       lookups=self.focus.carries_over, colours=colours)
+        return self.scenes.build_ahead(
+            graph, layout, self._theme, self._first_paint, long_whole=self._long_whole, lookups=self.focus.carries_over, colours=colours
+        )
 
     def _first_paint(self, model: SceneModel) -> tuple[float, QRectF | None] | None:
         """The scale (and scene rect) of the first paint of `model`'s scene, if known ahead."""
@@ -111,8 +112,13 @@ class QtGraphView(GraphSearch):
         self.scenes.prepare(graph)
 
     def set_graph(
-        self, graph: Graph, layout: Layout, theme: Theme | str = "light", keep_view: bool = False,
-        model: SceneModel | None = None, line_colours: dict[str, str] | None = None,
+        self,
+        graph: Graph,
+        layout: Layout,
+        theme: Theme | str = "light",
+        keep_view: bool = False,
+        model: SceneModel | None = None,
+        line_colours: dict[str, str] | None = None,
     ) -> None:
         """Rebuild the scene (in `theme`: pass the current one again when re-laying out); `model`,
         if it is `model_for(graph, layout)`'s, is used instead of building it here.

@@ -89,8 +89,11 @@ class MemoryPlot(QWidget):
             painter.setPen(QPen(QColor("#b42318"), 1.5, Qt.PenStyle.DashLine))
             painter.drawLine(QPointF(x, area.top()), QPointF(x, area.bottom()))
         painter.setPen(self.palette().text().color())
-        painter.drawText(QRectF(area.left(), area.bottom() + 2, area.width(), 14), Qt.AlignmentFlag.AlignLeft,
-                         f"peak {human(float(top))}B at equation {self.peak_at + 1} of {len(self.values)}")
+        painter.drawText(
+            QRectF(area.left(), area.bottom() + 2, area.width(), 14),
+            Qt.AlignmentFlag.AlignLeft,
+            f"peak {human(float(top))}B at equation {self.peak_at + 1} of {len(self.values)}",
+        )
         painter.end()
 
     def mousePressEvent(self, event: QMouseEvent) -> None:
@@ -175,4 +178,3 @@ class CostPanel(QWidget):
             return
         stops = "".join(f"<span style='background:{c}'>&nbsp;&nbsp;&nbsp;</span>" for c in RAMP)
         self.scale.setText(f"{human(low)} {stops} {human(high)} &nbsp; <small>{html.escape(caption)} (log; grey: none)</small>")
-

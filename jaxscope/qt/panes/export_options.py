@@ -73,8 +73,13 @@ class ExportDialog(QDialog):
 
     def options(self) -> ExportOptions:
         collapse = self.collapse.currentData()
-        return ExportOptions(self.path.text().strip(), self.theme.currentText(), self.dpi.value(), self.legend.isChecked(),
-                             collapse if isinstance(collapse, int) else None)
+        return ExportOptions(
+            self.path.text().strip(),
+            self.theme.currentText(),
+            self.dpi.value(),
+            self.legend.isChecked(),
+            collapse if isinstance(collapse, int) else None,
+        )
 
     def _browse(self) -> None:
         start = self.path.text() or os.getcwd()

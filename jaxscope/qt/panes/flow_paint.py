@@ -30,8 +30,9 @@ def legend_items(theme: str) -> list[tuple[str, str, str]]:
     """(colour, text, swatch glyph) for the legend, plus the unrolled-loop badge; the glyph is
     drawn as the mark is: hollow for python-only lines, a filled bar for the others."""
     dark = theme == "dark"
-    items = [(light if not dark else dk, text, "\u25af" if kind == "python" else "\u258c")
-             for kind, (text, light, dk) in STYLES.items() if light]
+    items = [
+        (light if not dark else dk, text, "\u25af" if kind == "python" else "\u258c") for kind, (text, light, dk) in STYLES.items() if light
+    ]
     items.append(("", "×N  Python loop unrolled N times", "\u258c"))
     return items
 

@@ -105,8 +105,10 @@ class InputsPanel(QWidget):
         self.error.setStyleSheet("color: #c0392b;")
         self.source = QComboBox()
         self.source.setObjectName("inputsSource")
-        self.source.setToolTip("Where the example inputs come from: a maker (a function that returns them: any "
-                               "pytree, array leaves traced, the rest static) or specs typed here")
+        self.source.setToolTip(
+            "Where the example inputs come from: a maker (a function that returns them: any "
+            "pytree, array leaves traced, the rest static) or specs typed here"
+        )
         self.maker = QLineEdit()
         self.maker.setObjectName("makerEdit")
         self.maker.setPlaceholderText("path/to/file.py::make_inputs  or  package.module:make_inputs")
@@ -350,8 +352,11 @@ class InputsPanel(QWidget):
             except TargetError as exc:
                 ok = False
                 self.error.setText(f"Maker: {exc}" if text else "")
-        self.hint.setText("The maker runs in the worker when you trace: its inputs are listed here then." if ok else
-                          "Name the maker: a function that returns the inputs, as path/to/file.py::NAME or package.module:NAME.")
+        self.hint.setText(
+            "The maker runs in the worker when you trace: its inputs are listed here then."
+            if ok
+            else "Name the maker: a function that returns the inputs, as path/to/file.py::NAME or package.module:NAME."
+        )
         self.trace_button.setEnabled(ok)
         return ok
 
@@ -378,9 +383,11 @@ def _parse(text: str, apart: bool = False) -> argspec.CallSpec | argspec.SpecErr
 def needs_inputs(fn: FunctionInfo) -> str:
     """What to do for a function nobody gave inputs for, in the window's words."""
     call = f"{fn.name}({', '.join(p.name for p in fn.params)})"
-    return (f"{call} needs example inputs: type their specs in the Specs field (e.g. f32[8,128] for an array, "
-            f"3 for a static value), pick a maker under Inputs, or add a maker to the file: "
-            f"{INPUTS_VAR} = {{{fn.name!r}: make_inputs}}, a function that returns the arguments.")
+    return (
+        f"{call} needs example inputs: type their specs in the Specs field (e.g. f32[8,128] for an array, "
+        f"3 for a static value), pick a maker under Inputs, or add a maker to the file: "
+        f"{INPUTS_VAR} = {{{fn.name!r}: make_inputs}}, a function that returns the arguments."
+    )
 
 
 def describe_params(fn: FunctionInfo, call: argspec.CallSpec) -> str:

@@ -63,8 +63,10 @@ def group_html(path: str, node: Node, lines: dict[str, list[int]], twins: list[t
     same = ""
     if twins:
         links = " · ".join(esc(title) + " (this one)" if p == path else f"<a href='show:{esc(p)}'>{esc(title)}</a>" for p, title in twins)
-        same = (f"<p>identical layers (same equations on the same shapes, up to names): {links}</p>"
-                f"<p><a href='only:{esc(path)}'>open this one, close the others</a></p>")
+        same = (
+            f"<p>identical layers (same equations on the same shapes, up to names): {links}</p>"
+            f"<p><a href='only:{esc(path)}'>open this one, close the others</a></p>"
+        )
     return f"<h3>{esc(node.label)}</h3><table>{table}</table>{same}"
 
 

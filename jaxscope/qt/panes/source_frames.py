@@ -69,8 +69,9 @@ class SourceFrames(QWidget):
         self.frames: tuple[SourceLoc, ...] = ()
         self.legend = _rich_label("flowLegend")  # what the source's colour bars mean (the window fills it)
         self.bar = _rich_label("sourceFrames")
-        self.bar.setToolTip("Where the selected equation came from: your frames, then the library's under them. "
-                            "Click one to show its line.")
+        self.bar.setToolTip(
+            "Where the selected equation came from: your frames, then the library's under them. Click one to show its line."
+        )
         self.bar.linkActivated.connect(self._link)
         self.bar.hide()
         self.other = QtSourceView()
@@ -94,8 +95,9 @@ class SourceFrames(QWidget):
         layout.addWidget(self.bar)
         layout.addWidget(self.stack, 1)
 
-    def show_chain(self, frames: tuple[SourceLoc, ...], primitive: str = "", scope: str = "", pass_: str = "",
-                   paired: tuple[str, ...] = ()) -> None:
+    def show_chain(
+        self, frames: tuple[SourceLoc, ...], primitive: str = "", scope: str = "", pass_: str = "", paired: tuple[str, ...] = ()
+    ) -> None:
         """The selected equation's frames (none: the bar hides), its scope and pass, and links to the
         equations of the other pass it pairs with."""
         self.frames = frames
@@ -136,8 +138,10 @@ class SourceFrames(QWidget):
             self.other.set_theme(self.main.theme)
             self.other.set_source(text, loc.file)
         whose = f"{loc.library} — library code, read-only" if loc.library else "your code, read-only here"
-        self.other_title.setText(f"<b>{html.escape(os.path.basename(loc.file))}</b> ({html.escape(whose)}) "
-                                 f"<span style='color:gray'>{html.escape(loc.file)}</span>{self._back_link()}")
+        self.other_title.setText(
+            f"<b>{html.escape(os.path.basename(loc.file))}</b> ({html.escape(whose)}) "
+            f"<span style='color:gray'>{html.escape(loc.file)}</span>{self._back_link()}"
+        )
         self.other_title.setToolTip(loc.file)
         self.stack.setCurrentIndex(1)
         self.other.mark_lines([loc.line])

@@ -141,9 +141,7 @@ class CodeView(QPlainTextEdit):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setReadOnly(True)
-        self.setTextInteractionFlags(
-            Qt.TextInteractionFlag.TextSelectableByMouse | Qt.TextInteractionFlag.TextSelectableByKeyboard
-        )
+        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse | Qt.TextInteractionFlag.TextSelectableByKeyboard)
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.setUndoRedoEnabled(False)
         self.setFont(monospace_font())
@@ -201,7 +199,7 @@ class CodeView(QPlainTextEdit):
     # ------------------------------------------------------------------ theme
 
     def set_theme(self, theme: str) -> None:
-        """"light" or "dark": editor colours, token colours and mark colours follow."""
+        """ "light" or "dark": editor colours, token colours and mark colours follow."""
         self.theme = "dark" if theme == "dark" else "light"
         self.colours = editor_colours(style_for_theme(self.theme))
         self._apply_palette()
@@ -364,8 +362,9 @@ class CodeView(QPlainTextEdit):
                 painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
             painter.setFont(bold if marked else self.font())
             painter.setPen(self.accent if marked else self.colours.gutter_foreground)
-            painter.drawText(QRect(ARROW_W, top, number_right - ARROW_W, h),
-                             int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter), str(line))
+            painter.drawText(
+                QRect(ARROW_W, top, number_right - ARROW_W, h), int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter), str(line)
+            )
         painter.end()
 
     # ------------------------------------------------------------------ painting marks and clicks

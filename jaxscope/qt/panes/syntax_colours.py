@@ -206,8 +206,9 @@ class PygmentsHighlighter(QSyntaxHighlighter):
     block to the next through the block state.
     """
 
-    def __init__(self, lexer: Lexer, style: str = "default", document: QTextDocument | None = None,
-                 triple_quotes: bool | None = None) -> None:
+    def __init__(
+        self, lexer: Lexer, style: str = "default", document: QTextDocument | None = None, triple_quotes: bool | None = None
+    ) -> None:
         super().__init__(document)  # type: ignore[arg-type]  # None (no document yet) works; PySide6's stubs omit it
         if triple_quotes is None:
             triple_quotes = "python" in (getattr(lexer, "aliases", None) or ())

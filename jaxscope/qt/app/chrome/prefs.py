@@ -16,7 +16,7 @@ from typing import TypeVar
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QMainWindow
 
-from jaxscope.qt.app.dock_fit import DockFit
+from jaxscope.qt.app.chrome.dock_fit import DockFit
 
 T = TypeVar("T")
 

@@ -23,8 +23,12 @@ from jaxscope.analysis.guide import Example
 
 
 def ask_python_file(parent: QWidget) -> str | None:
-    path, _ = QFileDialog.getOpenFileName(parent, "Open Python File or Saved Trace", os.getcwd(),
-                                          "Python or saved trace (*.py *.jaxscope);;Python (*.py);;Saved trace (*.jaxscope)")
+    path, _ = QFileDialog.getOpenFileName(
+        parent,
+        "Open Python File or Saved Trace",
+        os.getcwd(),
+        "Python or saved trace (*.py *.jaxscope);;Python (*.py);;Saved trace (*.jaxscope)",
+    )
     return path or None
 
 
@@ -70,8 +74,10 @@ def confirm_run(parent: QWidget, path: str) -> bool:
     box = QMessageBox(parent)
     box.setWindowTitle("Run this file?")
     box.setTextFormat(Qt.TextFormat.PlainText)
-    box.setText(f"Tracing {os.path.basename(path)} runs its top-level code, and the code it imports, with your "
-                f"privileges (jaxscope isolates crashes, it is not a sandbox).\n\n{path}")
+    box.setText(
+        f"Tracing {os.path.basename(path)} runs its top-level code, and the code it imports, with your "
+        f"privileges (jaxscope isolates crashes, it is not a sandbox).\n\n{path}"
+    )
     run = box.addButton("Run", QMessageBox.ButtonRole.AcceptRole)
     box.addButton("View Only", QMessageBox.ButtonRole.RejectRole)
     box.exec()

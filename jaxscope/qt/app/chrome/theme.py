@@ -15,7 +15,7 @@ _COLOURS = {
 
 
 def resolve(name: str) -> str:
-    """"system" -> "light"/"dark" from the platform (offscreen reports Unknown: light)."""
+    """ "system" -> "light"/"dark" from the platform (offscreen reports Unknown: light)."""
     if name in _COLOURS:
         return name
     scheme = QGuiApplication.styleHints().colorScheme()

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QListWidget, QMenu, QPushButton, QVBoxLayout, QWidget
 
-from jaxscope.qt.app import prefs
+from jaxscope.qt.app.chrome import prefs
 from jaxscope.qt.panes.inputs_panel import plain_label
 
 
