@@ -87,3 +87,14 @@ def test_the_pure_layers_load_neither_jax_nor_qt():
 def test_the_api_does_not_load_the_cli():
     loaded = _loaded_after("import jaxscope.api")
     assert not [m for m in loaded if m == "jaxscope.cli" or m.startswith("jaxscope.cli.")]
+
+
+def test_no_cli_command_imports_another():
+    """Each `jaxscope` sub-command stands alone: what two share lives in `cli.common` (options),
+    `cli.terminal` (printing), or below the CLI (`jaxscope.drawing`, `jaxscope.stages`)."""
+    graph = _import_graph()
+    shared = {"jaxscope.cli", "jaxscope.cli.common", "jaxscope.cli.terminal", "jaxscope.cli.main"}
+    commands = [m for m in graph if m.startswith("jaxscope.cli.") and m not in shared]
+    assert len(commands) >= 10
+    crossing = {m: sorted(t for t in graph.successors(m) if t in commands) for m in commands}
+    assert {m: t for m, t in crossing.items() if t} == {}

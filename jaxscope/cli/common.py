@@ -26,6 +26,7 @@ INPUTS_HELP = (
 
 if TYPE_CHECKING:
     from jaxscope.schema.document import TraceDocument
+    from jaxscope.stages import StageTarget
 
 
 class CliError(SessionError):
@@ -170,3 +171,27 @@ def source_text(opts: argparse.Namespace, path: str) -> str:
     from jaxscope.schema.files import MAX_SOURCE_BYTES, read_text
 
     return read_text(path, MAX_SOURCE_BYTES)
+
+
+def stage_target(opts: argparse.Namespace) -> StageTarget:
+    """The command line's target as `jaxscope.stages` lowers it (its saved trace, if it names one)."""
+    from jaxscope.stages import StageTarget
+
+    return StageTarget(
+        opts.target,
+        opts.args,
+        opts.inputs,
+        saved(opts),
+        getattr(opts, "device", ""),
+        opts.timeout,
+        opts.debug,
+        opts.python,
+        worker_env(opts),
+    )
+
+
+def warn(text: str) -> None:
+    """A warning on stderr, as every command prints them."""
+    import sys
+
+    print(f"jaxscope: warning: {text}", file=sys.stderr)

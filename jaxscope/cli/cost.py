@@ -9,7 +9,7 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any
 
-from jaxscope.cli.common import CliError, add_target, trace_target
+from jaxscope.cli.common import CliError, add_target, stage_target, trace_target
 
 if TYPE_CHECKING:
     from jaxscope.analysis.cost import Cost, CostRow
@@ -161,9 +161,9 @@ def run(opts: argparse.Namespace) -> int:
 
 
 def _compiled(opts: argparse.Namespace, profile: int) -> HloResult:
-    from jaxscope.cli.hlo import lower
+    from jaxscope.stages import lower
 
-    return lower(opts, "compiled", profile)
+    return lower(stage_target(opts), "compiled", profile)
 
 
 def _table(

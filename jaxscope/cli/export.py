@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from jaxscope.cli.common import CliError, add_target, output_file, saved, trace_target
+from jaxscope.cli.common import CliError, add_target, output_file, saved, stage_target, trace_target, warn
 from jaxscope.layout.edge_shape import LONG_EDGES
 
 if TYPE_CHECKING:
@@ -110,10 +110,10 @@ def _overlay(opts: argparse.Namespace, real: Graph, view: ScopedGraph | None) ->
 
     if name == "time":
         from jaxscope.analysis.hlo_cost import op_seconds
-        from jaxscope.cli.hlo import lower
         from jaxscope.ir import hlo_marks
+        from jaxscope.stages import lower
 
-        compiled = lower(opts, "compiled", 5)
+        compiled = lower(stage_target(opts), "compiled", 5)
         if compiled.exact is None:
             raise CliError("--overlay time needs the compiled program's exact links, which this JAX does not give")
         values, seen = op_seconds(compiled.text, compiled.op_times, hlo_marks.from_wire(compiled.exact))
@@ -130,10 +130,10 @@ def _overlay(opts: argparse.Namespace, real: Graph, view: ScopedGraph | None) ->
 def _partitioned(opts: argparse.Namespace, graph: Graph) -> Graph:
     """`--sharding`: the graph with the compiled program's collectives and argument shardings on its boxes."""
     from jaxscope.analysis.partition import annotate
-    from jaxscope.cli.hlo import lower
     from jaxscope.ir import hlo_marks
+    from jaxscope.stages import lower
 
-    compiled = lower(opts, "compiled")
+    compiled = lower(stage_target(opts), "compiled")
     if compiled.exact is None:
         raise CliError("--sharding needs the compiled program's exact links, which this JAX does not give")
     annotated, count = annotate(graph, compiled.text, hlo_marks.from_wire(compiled.exact), compiled.shardings)
@@ -166,12 +166,12 @@ def options(opts: argparse.Namespace, fmt: str) -> DrawOptions:
 
 
 def run(opts: argparse.Namespace) -> int:
-    from jaxscope.cli.links import stage_lines
     from jaxscope.drawing import Drawing, opened, view_of
     from jaxscope.exporter import resolve_format
     from jaxscope.ir.link_tables import export_entry
     from jaxscope.layout.wire import LayoutError
     from jaxscope.runtime.layout_client import LayoutClient
+    from jaxscope.stages import stage_lines
 
     try:
         fmt = resolve_format(opts.output, opts.format)
@@ -203,7 +203,7 @@ def run(opts: argparse.Namespace) -> int:
         drawing = Drawing.of(view, layout, draw)
     except ValueError as exc:
         raise CliError(str(exc)) from None
-    links = {stage: export_entry(*stage_lines(opts, result, stage)) for stage in stages}
+    links = {stage: export_entry(*stage_lines(stage_target(opts), result, stage, warn)) for stage in stages}
     try:
         fmt = drawing.write(opts.output, opts.format, links=links, overlay=_overlay(opts, result.graph, view if view.grouped else None))
     except (ValueError, OSError) as exc:

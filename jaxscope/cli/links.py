@@ -7,8 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-from jaxscope.cli.common import CliError, add_target, trace_target
-from jaxscope.schema.trace import TraceResult
+from jaxscope.cli.common import add_target, stage_target, trace_target, warn
 
 HEADER = "path\tprimitive\tscope\tsource\tlines"
 
@@ -32,30 +31,12 @@ def add_parser(sub: Any) -> None:
     )
 
 
-def stage_lines(opts: argparse.Namespace, result: TraceResult, stage: str) -> tuple[str, dict[str, list[int]]]:
-    """The text `jaxscope jaxpr` (or `hlo --stage S`) prints for the target, and each equation's
-    lines in it; `result` is the target's trace (with its jaxpr text for the jaxpr stage)."""
-    from jaxscope.ir import hlo_marks, link_tables, linking
-
-    if stage == "jaxpr":
-        text = result.jaxpr_text.rstrip("\n") + "\n"
-        links = linking.jaxpr_links(result.graph, text)
-        if not links.exact:
-            print("jaxscope: warning: this jaxpr's text did not line up with its equations; lines are by printed location", file=sys.stderr)
-        return text, link_tables.jaxpr_lines(result.graph, links)
-    from jaxscope.cli.hlo import lower
-
-    ir = lower(opts, stage)
-    if ir.exact is None:
-        raise CliError(f"no exact links for the {stage} text: this JAX ({ir.jax_version}) did not lower the marked program")
-    return ir.text, link_tables.ir_lines(hlo_marks.from_wire(ir.exact))
-
-
 def run(opts: argparse.Namespace) -> int:
     from jaxscope.ir.jaxpr_order import equations
+    from jaxscope.stages import stage_lines
 
     result = trace_target(opts, jaxpr_text=opts.stage == "jaxpr")
-    _text, lines = stage_lines(opts, result, opts.stage)
+    _text, lines = stage_lines(stage_target(opts), result, opts.stage, warn)
     out = [HEADER]
     for path, node in equations(result.graph):
         source = f"{node.source.file}:{node.source.line}" if node.source is not None else "-"
