@@ -1,4 +1,5 @@
 import os
+import sys
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # before anything imports Qt
 
@@ -337,3 +338,26 @@ def run_cli(*args: str, cwd: str | os.PathLike[str] | None = None, timeout: floa
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
     where = cwd if cwd is not None else pathlib.Path(__file__).resolve().parents[1]
     return subprocess.run([sys.executable, "-m", "jaxscope", *args], capture_output=True, text=True, timeout=timeout, cwd=where, env=env)
+
+
+# Skips a run may have, each with why it is fine; under JAXSCOPE_STRICT_SKIPS=1 (as `.ci/run` sets it) any
+# other skip fails the run: a declared dependency that is missing must not silently drop tests.
+ALLOWED_SKIPS = {
+    "sys.monitoring is Python 3.12+": "the 3.12+ flow recorder; CI runs it under `make test-jax` (Python 3.13)",
+}
+_skipped: list[tuple[str, str]] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.skipped and isinstance(report.longrepr, tuple):
+        _skipped.append((report.nodeid, str(report.longrepr[2]).removeprefix("Skipped: ")))
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if os.environ.get("JAXSCOPE_STRICT_SKIPS") != "1":
+        return
+    unexpected = [(node, reason) for node, reason in _skipped if reason not in ALLOWED_SKIPS]
+    if unexpected:
+        lines = "\n".join(f"  {node}: {reason}" for node, reason in unexpected)
+        print(f"\nskips not on tests/conftest.py's ALLOWED_SKIPS (a missing dependency?):\n{lines}", file=sys.stderr)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

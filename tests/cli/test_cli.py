@@ -11,14 +11,11 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from tests.conftest import run_cli as jaxscope
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BASICS = str(ROOT / "examples" / "basics.py")
 CASES = ROOT / "tests" / "faults" / "cases"
-
-
-def jaxscope(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
-    return subprocess.run([sys.executable, "-m", "jaxscope", *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env)
 
 
 def test_export_svg_is_valid_and_deterministic(tmp_path):

@@ -86,10 +86,9 @@ def test_export_overlay_colours_the_train_step_by_flops_with_its_scale(tmp_path)
     coloured = {p for p, f in fills.items() if f not in families}
     assert len(coloured) > 10 and any(re.fullmatch(r"g\d+", p.rsplit("/", 1)[-1]) for p in coloured)  # collapsed modules too
     timed = jaxscope("export", f"{MODELS}::deep_step", "-o", str(tmp_path / "t.svg"), "--overlay", "time")
-    if timed.returncode == 0:  # the backend's profile named some kernels: their seconds, with the scale
-        assert "measured seconds per run" in (tmp_path / "t.svg").read_text(encoding="utf-8")
-    else:
-        assert "names none of the program's instructions" in timed.stderr
+    # the CPU's profile names its kernels (XLA's fusions and library calls): their seconds, with the scale
+    assert timed.returncode == 0, timed.stderr
+    assert "measured seconds per run" in (tmp_path / "t.svg").read_text(encoding="utf-8")
 
 
 def test_cost_time_measures_the_compiled_program_and_says_what_the_profile_covered() -> None:
@@ -98,7 +97,7 @@ def test_cost_time_measures_the_compiled_program_and_says_what_the_profile_cover
     data = json.loads(run.stdout)
     assert data["time"]["run_s"] > 0 and 0 <= data["time"]["per_op_s"] <= 5 * data["time"]["run_s"]
     timed = [r for r in data["rows"] if r.get("seconds", 0) > 0]
-    if data["time"]["per_op_s"] > 0:  # this backend names its kernels: they are the fusions timed
-        assert timed and all(r["name"].split(" ")[0] for r in timed)
+    assert data["time"]["per_op_s"] > 0  # the CPU's profile names its kernels: they are the fusions timed
+    assert timed and all(r["name"].split(" ")[0] for r in timed)
     text = jaxscope("cost", f"{MODELS}::deep_step", "--time", "--top", "3")
     assert text.returncode == 0 and re.search(r"^measured: [\d.]+ ms per run", text.stdout, re.M), text.stdout[-800:]

@@ -5,22 +5,16 @@ same step with its static flag flipped."""
 from __future__ import annotations
 
 import gzip
-import os
-import subprocess
-import sys
 import xml.dom.minidom
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import run_cli as jaxscope
+
 ROOT = Path(__file__).resolve().parents[2]
 
 CORPUS = ROOT / "tests" / "worker" / "corpus" / "mlp_norm.py"
-
-
-def jaxscope(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "jaxscope", *args], capture_output=True, text=True, timeout=300, cwd=cwd, env=env)
 
 
 @pytest.fixture(scope="module")

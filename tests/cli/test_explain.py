@@ -3,20 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import pathlib
-import subprocess
-import sys
+
+from tests.conftest import run_cli as jaxscope
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "control_flow.py"
 TARGET = f"{EXAMPLE}::step"
-
-
-def jaxscope(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "jaxscope", *args], capture_output=True, text=True, timeout=180, cwd=ROOT, env=dict(os.environ)
-    )
 
 
 def line_of(fragment: str) -> int:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import os
 import pathlib
 import re
 import subprocess
@@ -14,13 +13,10 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from tests.conftest import run_cli as jaxscope
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 MODELS = ROOT / "tests" / "worker" / "corpus" / "models.py"
-
-
-def jaxscope(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
-    return subprocess.run([sys.executable, "-m", "jaxscope", *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env)
 
 
 TRAIN = textwrap.dedent("""

@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import pathlib
-import subprocess
-import sys
 
 import pytest
 
+from tests.conftest import run_cli as jaxscope
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 MODELS = ROOT / "tests" / "worker" / "corpus" / "models.py"
-
-
-def jaxscope(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
-    return subprocess.run([sys.executable, "-m", "jaxscope", *args], capture_output=True, text=True, timeout=180, cwd=ROOT, env=env)
 
 
 def test_every_equation_of_a_three_block_train_step_owns_its_jaxpr_lines():

@@ -11,13 +11,10 @@ import sys
 
 import pytest
 
+from tests.conftest import run_cli as jaxscope
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CASES = str(ROOT / "tests" / "worker" / "corpus" / "run_cases.py")
-
-
-def jaxscope(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
-    return subprocess.run([sys.executable, "-m", "jaxscope", *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env)
 
 
 def test_table_for_agreeing_outputs():

@@ -16,8 +16,7 @@ from jaxscope.schema.graph import Body, resolve
 from jaxscope.schema.layout import Layout
 from tests.graphs import mk_body, mk_graph, sample_graph
 
-HAVE_DOT = dot_layout.dot_available()
-ENGINES = ["layered", pytest.param("dot", marks=pytest.mark.skipif(not HAVE_DOT, reason="no pygraphviz"))]
+ENGINES = ["layered", "dot"]  # pygraphviz is a declared dependency: without it the dot cases fail
 
 
 def visible_instances(graph, expanded, body_id=None, prefix=""):
@@ -363,9 +362,8 @@ def test_warm_leaves_big_dot_runs_out(monkeypatch):
     g = sample_graph()
     assert list(layout.lay_out_ahead(g, (), {}, engine="dot", dot_items=1)) == []
     assert list(layout.lay_out_ahead(g, (), {}, dot_items=1, dot_max_nodes=1)) == ["b2", "b3", "b5", "b1", "b4"]  # layered
-    if HAVE_DOT:
-        monkeypatch.setattr(layout, "AHEAD_DOT_S", 0.0)  # every dot run is "slow": no second one
-        assert list(layout.lay_out_ahead(g, (), {}, engine="dot")) == ["b2"]
+    monkeypatch.setattr(layout, "AHEAD_DOT_S", 0.0)  # every dot run is "slow": no second one
+    assert list(layout.lay_out_ahead(g, (), {}, engine="dot")) == ["b2"]
 
 
 # ------------------------------------------------------------------------------- stubs, long edges
@@ -503,10 +501,9 @@ def test_auto_engine_uses_dot_up_to_the_limit():
     g = sample_graph()
     lay = compute_layout(g, dot_max_nodes=3)
     assert lay.engine == "layered" and any("dot's limit" in n for n in lay.notes)
-    if HAVE_DOT:
-        assert compute_layout(g).engine == "dot"
-        mixed = compute_layout(g, {"e1"}, dot_max_nodes=8)  # top level 12 boxes, block 5
-        assert mixed.engine == "dot+layered"
+    assert compute_layout(g).engine == "dot"
+    mixed = compute_layout(g, {"e1"}, dot_max_nodes=8)  # top level 12 boxes, block 5
+    assert mixed.engine == "dot+layered"
 
 
 def test_dot_failure_falls_back(monkeypatch):

@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from jaxscope.layout import dot as dot_layout
 from jaxscope.layout import engine as layout
 from jaxscope.layout import wire
 from jaxscope.layout.engine import compute_layout, compute_tenths, expanded_to_depth
@@ -31,8 +30,6 @@ from jaxscope.schema.layout import Layout
 from jaxscope.schema.layout_tables import NodeTable
 from tests.conftest import chain_with_owner
 from tests.graphs import mk_body, mk_graph, sample_graph
-
-needs_dot = pytest.mark.skipif(not dot_layout.dot_available(), reason="no pygraphviz")
 
 
 def chain_graph(n: int) -> Graph:
@@ -298,7 +295,6 @@ def test_a_failing_warm_step_only_stops_warming(monkeypatch):
     assert [m["id"] for m in replies if "ok" in m] == [1, 2] and all(m["ok"] for m in replies if "ok" in m)
 
 
-@needs_dot
 def test_budget_falls_back_to_layered(client):
     g = chain_graph(300)
     lay = client.layout(g, engine="dot", budget_s=0.001)
@@ -316,7 +312,6 @@ def test_budget_counts_dot_time_only(client):
     assert not any("budget" in note for note in lay.notes)
 
 
-@needs_dot
 def test_cancel_kills_a_running_layout(client):
     slow = chain_graph(4000)
     future = client.submit(slow, engine="dot", budget_s=120)
