@@ -201,7 +201,17 @@ class _Request:
         "scopes",
     )
 
-    def __init__(self, future, graph, expanded, opts, budget, lines=None, region=None, on_preview=None) -> None:
+    def __init__(
+        self,
+        future: concurrent.futures.Future[Layout],
+        graph: Graph | None,
+        expanded: list[str] | None,
+        opts: dict[str, Any],
+        budget: float,
+        lines: queue.Queue[bytes | None] | None = None,
+        region: Region | None = None,
+        on_preview: Callable[[Layout], None] | None = None,
+    ) -> None:
         self.future = future
         self.graph = graph  # None for a stream until `LayoutStream.bind`
         self.expanded = expanded  # None: the layout process picks (`auto_expanded`) and says which
@@ -448,9 +458,11 @@ class LayoutClient:
             from jaxscope.analysis.scope_view import first_open
             from jaxscope.layout.engine import compute_layout
 
+            graph = request.graph
+            assert graph is not None  # (a stream is bound before its layout is waited on)
             if request.expanded is None:  # a stream the layout process never answered
-                request.expanded = sorted(first_open(request.graph))
-            layout = compute_layout(request.graph, request.expanded, **opts)
+                request.expanded = sorted(first_open(graph))
+            layout = compute_layout(graph, request.expanded, **opts)
         return Layout(
             width=layout.width,
             height=layout.height,
@@ -497,7 +509,8 @@ class LayoutClient:
         if request.region is not None and request.on_preview is not None:
             header["region"] = request.region.to_json()
         lines = [json.dumps(header)]
-        if send_graph is True:  # in parts (core.protocol): no single json.dumps holds the GUI's GIL for long
+        if send_graph is True:  # in parts: no single json.dumps holds the GUI's GIL for long
+            assert request.graph is not None  # (only a stream's graph comes another way)
             lines.append(protocol.dumps({"graph": graph_to_wire(request.graph)}, plain=True).decode("utf-8").rstrip("\n"))
         try:
             worker.send(*lines)

@@ -48,7 +48,7 @@ def serve(stdin: Any = None, stdout: Any = None) -> None:
         pass
     graph: Graph | None = None
     graph_key = None
-    cache: dict = {}  # sub-layouts of `graph`
+    cache: dict[object, object] = {}  # sub-layouts of `graph`
     answers: dict[str, str] = {}  # the last few answers for `graph`, by request: no re-encoding
 
     def write(*lines: str) -> None:

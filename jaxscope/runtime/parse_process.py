@@ -78,6 +78,7 @@ def parse_call_apart(text: str, *, python: str | None = None, timeout: float = 6
     if kind == "error":
         message, offset, token = value
         raise argspec.SpecError(message, text, offset, token)
+    assert isinstance(value, argspec.CallSpec)  # (the child pickles one, as `child_main` says)
     return value
 
 
@@ -85,7 +86,7 @@ def child_main() -> None:
     """The child: text on stdin, a pickled ("call", CallSpec) or ("error", (message, offset, token)) on stdout."""
     text = sys.stdin.buffer.read().decode()
     try:
-        out: tuple = ("call", argspec.parse_call(text))
+        out: tuple[str, object] = ("call", argspec.parse_call(text))
     except argspec.SpecError as exc:
         out = ("error", (exc.message, exc.offset, exc.token))
     sys.stdout.buffer.write(pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL))
