@@ -2,7 +2,7 @@
 write), opened again (time to read, against the time to lay its graph out as the window does),
 and diffed against itself. Prints a table.
 
-    python benchmarks/documents.py [--size 10k] [--size 50k]
+    python benchmarks/saved_traces.py [--size 10k] [--size 50k]
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ import workloads  # noqa: E402
 
 from jaxscope.analysis.scope_view import first_open, for_window  # noqa: E402
 from jaxscope.analysis.trace_diff import diff  # noqa: E402
-from jaxscope.documents import snapshot, stamp, write  # noqa: E402
 from jaxscope.runtime.layout_client import LayoutClient  # noqa: E402
-from jaxscope.schema.document import TraceDocument, read  # noqa: E402
+from jaxscope.saved_traces import snapshot, stamp, write  # noqa: E402
+from jaxscope.schema.trace_file import TraceDocument, read  # noqa: E402
 from jaxscope.session import trace  # noqa: E402
 
 

@@ -32,9 +32,9 @@ if TYPE_CHECKING:
     from jaxscope.analysis.trace_diff import GraphDiff
     from jaxscope.drawing import Direction, Drawing, DrawOptions, Grouping
     from jaxscope.render.overlay import Overlay
-    from jaxscope.schema.document import TraceDocument
     from jaxscope.schema.graph import Graph
     from jaxscope.schema.layout import Layout
+    from jaxscope.schema.trace_file import TraceDocument
 
 TEXT_FORMATS = {".jaxpr": "jaxpr", ".txt": "jaxpr", ".mlir": "mlir"}
 
@@ -466,7 +466,7 @@ class SavedTrace:
 
 def load(path: str | os.PathLike[str]) -> SavedTrace:
     """Read a saved trace (NAME.jaxscope); a JaxscopeError says what is wrong with a bad one."""
-    from jaxscope.documents import load as read
+    from jaxscope.saved_traces import load as read
     from jaxscope.session import SessionError
 
     try:
@@ -525,7 +525,7 @@ def diff(
     """Compare two traces: each a `load`ed trace, a NAME.jaxscope path or a target string (traced in a
     worker with its own `args_*` specs or `inputs_*` maker)."""
     from jaxscope.analysis.trace_diff import diff as compare
-    from jaxscope.documents import is_document
+    from jaxscope.saved_traces import is_document
     from jaxscope.session import SessionError, trace
 
     def side(x: SavedTrace | str, args: str | None, inputs: str | None) -> tuple[Graph, str]:

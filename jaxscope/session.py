@@ -48,7 +48,7 @@ class SessionError(Exception):
 def resolve_call(target: str, args: str | None, inputs: str | None = None) -> tuple[FunctionRef, str, str]:
     """Parse the target and pick its inputs: (function, argument specs, maker). In order: --inputs,
     --args, the file's JAXSCOPE_INPUTS entry (a maker), its JAXSCOPE_ARGS entry, no arguments."""
-    from jaxscope.schema.document import SUFFIX
+    from jaxscope.schema.trace_file import SUFFIX
     from jaxscope.spec import argspec
     from jaxscope.spec.discover import EXAMPLES_VAR, INPUTS_VAR, DiscoveryError, discover_file
     from jaxscope.spec.target import TargetError, parse_target

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, cast
 from jaxscope.session import SessionError, resolve_call, worker_job
 
 if TYPE_CHECKING:
-    from jaxscope.schema.document import TraceDocument
     from jaxscope.schema.hlo import HloResult
     from jaxscope.schema.trace import TraceResult
+    from jaxscope.schema.trace_file import TraceDocument
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ INPUTS_HELP = (
 
 
 if TYPE_CHECKING:
-    from jaxscope.schema.document import TraceDocument
+    from jaxscope.schema.trace_file import TraceDocument
     from jaxscope.stages import StageTarget
 
 
@@ -137,7 +137,7 @@ TRACE_OPTIONS = ("args", "inputs", "python", "device", "cpu_devices", "x64", "ti
 def saved(opts: argparse.Namespace) -> TraceDocument | None:
     """The saved trace the command line names as its target (None: a live target). The options that
     say how to trace do not apply to it: naming one is an error, not silently ignored."""
-    from jaxscope.documents import load
+    from jaxscope.saved_traces import load
 
     if not no_trace_options(opts):
         return None
@@ -146,7 +146,7 @@ def saved(opts: argparse.Namespace) -> TraceDocument | None:
 
 def no_trace_options(opts: argparse.Namespace) -> bool:
     """Whether the target is a saved trace; a CliError if options that say how to trace are given with it."""
-    from jaxscope.documents import is_document
+    from jaxscope.saved_traces import is_document
 
     if not is_document(opts.target or ""):
         return False

@@ -91,7 +91,7 @@ def run(opts: argparse.Namespace) -> int:
 
 
 def _side(opts: argparse.Namespace, target: str, args: str | None, inputs: str | None, side: str) -> tuple[TraceResult, str]:
-    from jaxscope.documents import is_document, load
+    from jaxscope.saved_traces import is_document, load
     from jaxscope.session import trace
 
     if is_document(target):

@@ -24,7 +24,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(opts: argparse.Namespace) -> int:
-    from jaxscope.documents import is_document, load, record, write
+    from jaxscope.saved_traces import is_document, load, record, write
 
     if not is_document(opts.output):
         raise CliError(f"-o {opts.output}: a saved trace's name ends in .jaxscope")

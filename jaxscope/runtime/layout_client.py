@@ -64,6 +64,7 @@ from jaxscope.layout.preview import Region
 from jaxscope.layout.wire import LAYOUT_OPTIONS, LayoutError, WireReader, layout_from_wire, wire_lines
 from jaxscope.runtime import protocol
 from jaxscope.runtime.interpreter import command, pythonpath
+from jaxscope.runtime.layout_requests import LayoutRequest, LayoutStream
 from jaxscope.runtime.pipes import PipeLines, widen_pipes
 from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.graph import Graph
@@ -81,7 +82,7 @@ STREAM_END = {"event": "done", "ok": False, "stream_end": True}  # after a strea
 
 def _holds(worker: _Worker, graph: Graph | None) -> bool:
     held = worker.graph
-    return graph is not None and (held is graph or (isinstance(held, _Request) and held.graph is graph))
+    return graph is not None and (held is graph or (isinstance(held, LayoutRequest) and held.graph is graph))
 
 
 class _WorkerGoneError(Exception):
@@ -114,7 +115,7 @@ class _Worker:
         widen_pipes(self.stdin, self.proc.stdout)
         self.lines = PipeLines(self.proc.stdout, "layout-worker-out")  # read in big chunks on a thread of its own
         self.stderr_tail = b""
-        self.graph: Graph | _Request | None = None  # the graph object this worker holds (a stream's: its request)
+        self.graph: Graph | LayoutRequest | None = None  # the graph object this worker holds (a stream's: its request)
         self.graph_key = 0
         threading.Thread(target=self._read_err, args=(self.proc.stderr,), daemon=True, name="layout-worker-err").start()
 
@@ -185,82 +186,6 @@ class _Worker:
         self.kill()
 
 
-class _Request:
-    __slots__ = (
-        "future",
-        "graph",
-        "expanded",
-        "opts",
-        "budget",
-        "cancelled",
-        "lines",
-        "streamed",
-        "bound",
-        "region",
-        "on_preview",
-        "scopes",
-    )
-
-    def __init__(
-        self,
-        future: concurrent.futures.Future[Layout],
-        graph: Graph | None,
-        expanded: list[str] | None,
-        opts: dict[str, Any],
-        budget: float,
-        lines: queue.Queue[bytes | None] | None = None,
-        region: Region | None = None,
-        on_preview: Callable[[Layout], None] | None = None,
-    ) -> None:
-        self.future = future
-        self.graph = graph  # None for a stream until `LayoutStream.bind`
-        self.expanded = expanded  # None: the layout process picks (`auto_expanded`) and says which
-        self.opts = opts
-        self.budget = budget
-        self.cancelled = False
-        self.lines: queue.Queue[bytes | None] | None = lines  # a stream's trace reply, as it arrives
-        self.streamed = False
-        self.bound = threading.Event()  # set by `LayoutStream.bind` (and by a cancel, to wake a waiter)
-        self.region: Region | None = region
-        self.on_preview: Callable[[Layout], None] | None = on_preview
-        self.scopes = False  # a stream: lay out `scope_view.for_window` of the trace's graph, as the GUI draws it
-
-
-class LayoutStream:
-    """A layout of the graph in a trace reply that is still arriving (`LayoutClient.stream`).
-
-    `feed` is a `WorkerClient` tap: the worker's reply lines go on to the layout process as they
-    come, so it decodes the graph while the GUI process decodes the same lines, and nobody
-    re-encodes it. Once the GUI has its own copy, `bind` says which Graph object it is, so later
-    layouts of it (expanding a cluster) are not sent again."""
-
-    def __init__(self, request: _Request) -> None:
-        self._request = request
-
-    @property
-    def future(self) -> concurrent.futures.Future[Layout]:
-        return self._request.future
-
-    @property
-    def graph(self) -> Graph | None:
-        return self._request.graph
-
-    @property
-    def expanded(self) -> frozenset[str] | None:
-        """The clusters the layout has open; None until it arrives."""
-        e = self._request.expanded
-        return frozenset(e) if e is not None and self._request.future.done() else None
-
-    def feed(self, line: bytes | None) -> None:
-        lines = self._request.lines
-        assert lines is not None
-        lines.put(line)
-
-    def bind(self, graph: Graph) -> None:
-        self._request.graph = graph
-        self._request.bound.set()
-
-
 class LayoutClient:
     """compute_layout in a worker process; see the module docstring.
 
@@ -271,10 +196,10 @@ class LayoutClient:
     def __init__(self, budget_s: float = DEFAULT_BUDGET_S, *, python: str | None = None) -> None:
         self.budget_s = float(budget_s)
         self.python = python or sys.executable
-        self._queue: queue.Queue[_Request | None] = queue.Queue()
+        self._queue: queue.Queue[LayoutRequest | None] = queue.Queue()
         self._lock = threading.Lock()
         self._worker: _Worker | None = None
-        self._current: _Request | None = None
+        self._current: LayoutRequest | None = None
         self._thread: threading.Thread | None = None
         self._closed = False
         self._next_id = 0
@@ -300,11 +225,11 @@ class LayoutClient:
             raise TypeError(f"unknown layout option(s): {', '.join(sorted(unknown))}")
         future: concurrent.futures.Future[Layout] = concurrent.futures.Future()
         budget = self.budget_s if budget_s is None else budget_s
-        request = _Request(future, graph, sorted(set(expanded)), opts, budget, region=region, on_preview=on_preview)
+        request = LayoutRequest(future, graph, sorted(set(expanded)), opts, budget, region=region, on_preview=on_preview)
         self._enqueue(request)
         return future
 
-    def _enqueue(self, request: _Request) -> None:
+    def _enqueue(self, request: LayoutRequest) -> None:
         with self._lock:
             if self._closed:
                 raise RuntimeError("LayoutClient is closed")
@@ -324,7 +249,7 @@ class LayoutClient:
             raise TypeError(f"unknown layout option(s): {', '.join(sorted(unknown))}")
         future: concurrent.futures.Future[Layout] = concurrent.futures.Future()
         chosen = None if expanded is None else sorted(set(expanded))
-        request = _Request(future, None, chosen, opts, self.budget_s if budget_s is None else budget_s, queue.Queue())
+        request = LayoutRequest(future, None, chosen, opts, self.budget_s if budget_s is None else budget_s, queue.Queue())
         request.scopes = scopes
         self._enqueue(request)
         return LayoutStream(request)
@@ -429,7 +354,7 @@ class LayoutClient:
             if self._worker is worker:
                 self._worker = None
 
-    def _serve(self, request: _Request) -> Layout:
+    def _serve(self, request: LayoutRequest) -> Layout:
         budget = request.budget
         limit = max(TOTAL_LIMIT_S, 10 * budget)
         try:
@@ -473,7 +398,7 @@ class LayoutClient:
             notes=(note, *layout.notes),
         )
 
-    def _remote(self, request: _Request, opts: dict[str, Any], budget: float, limit: float) -> Layout:
+    def _remote(self, request: LayoutRequest, opts: dict[str, Any], budget: float, limit: float) -> Layout:
         """One request to the worker. `budget`: seconds of dot time (summed over the dot runs of
         this layout); `limit`: seconds for the whole layout. _LayoutTimeoutError when either runs out."""
         if request.cancelled:
@@ -554,7 +479,7 @@ class LayoutClient:
             raise
 
     @staticmethod
-    def _pump(worker: _Worker, request: _Request) -> None:
+    def _pump(worker: _Worker, request: LayoutRequest) -> None:
         """Forward a stream's lines until its reply is complete, then an end marker (the layout
         process reads up to the reply's "done" message; if the trace failed, up to this)."""
         assert request.lines is not None
@@ -567,7 +492,7 @@ class LayoutClient:
         worker.send(json.dumps(STREAM_END))
 
     @staticmethod
-    def _preview(worker: _Worker, reply: dict[str, Any], request: _Request) -> None:
+    def _preview(worker: _Worker, reply: dict[str, Any], request: LayoutRequest) -> None:
         """Read a preview's lines and hand its Layout to the request's `on_preview`: a preview that
         does not decode, or a callback that raises, costs only the head start (the whole layout
         follows)."""
@@ -580,7 +505,7 @@ class LayoutClient:
         except Exception:  # see the docstring
             traceback.print_exc()
 
-    def _finish(self, worker: _Worker, rid: int, reply: dict[str, Any], request: _Request) -> Layout:
+    def _finish(self, worker: _Worker, rid: int, reply: dict[str, Any], request: LayoutRequest) -> Layout:
         if reply.get("ok"):
             if request.expanded is None:
                 request.expanded = [str(p) for p in reply.get("expanded") or ()]

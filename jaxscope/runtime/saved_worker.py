@@ -1,5 +1,5 @@
 """A saved trace in the worker's place: the window asks for its trace, jaxpr, IR texts and run as
-it asks a worker, and a document (`schema.document`) answers, with no code, jax or process. What it
+it asks a worker, and a document (`schema.trace_file`) answers, with no code, jax or process. What it
 cannot answer (other inputs, a retrace, a run it did not save) fails as a worker's error would,
 with a message that says why."""
 
@@ -10,8 +10,8 @@ from concurrent.futures import Future
 from typing import Any
 
 from jaxscope.runtime.worker_client import WorkerError
-from jaxscope.schema.document import TraceDocument
 from jaxscope.schema.trace import ErrorInfo, JaxprText, TraceRequest, TraceResult
+from jaxscope.schema.trace_file import TraceDocument
 
 
 class SavedWorker:

@@ -16,11 +16,11 @@ import numpy as np
 from jaxscope.analysis.flow import mark_staged
 from jaxscope.ir import linking
 from jaxscope.schema.collector import gc_paused
-from jaxscope.schema.document import user_files
 from jaxscope.schema.files import MAX_SOURCE_BYTES, digest, read_bytes
 from jaxscope.schema.flow import RECORDING_STOPPED
 from jaxscope.schema.graph import Graph
 from jaxscope.schema.trace import Diagnostic, ErrorInfo, FunctionRef, JaxprText, TraceRequest, TraceResult
+from jaxscope.schema.trace_file import user_files
 from jaxscope.spec import argspec
 from jaxscope.worker import jax_compat as jc
 from jaxscope.worker import makers

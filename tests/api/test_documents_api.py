@@ -7,9 +7,9 @@ from dataclasses import replace
 import pytest
 
 import jaxscope
-from jaxscope.documents import write
-from jaxscope.schema.document import TraceDocument
+from jaxscope.saved_traces import write
 from jaxscope.schema.trace import FunctionRef, TraceRequest, TraceResult
+from jaxscope.schema.trace_file import TraceDocument
 from tests.graphs import mk_body, mk_graph
 
 

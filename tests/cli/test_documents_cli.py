@@ -110,7 +110,7 @@ def test_a_source_changed_since_the_trace_is_not_saved_with_it(saved: dict[str, 
     """Issue 46, 9: the trace keeps a hash of each file it ran; a save copies a file only while it
     still has those bytes (an edit, a failed re-trace or a rewrite during the save would pair the
     graph with code it did not come from)."""
-    from jaxscope.documents import load, snapshot
+    from jaxscope.saved_traces import load, snapshot
 
     trace = load(str(saved["doc"])).trace
     path = Path(trace.request.function.path)

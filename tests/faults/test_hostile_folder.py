@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from jaxscope.schema.document import encode
+from jaxscope.schema.trace_file import encode
 from tests.schema.test_document import _doc
 
 PLANTED = ("jaxscope", "numpy", "jax", "orjson")

@@ -107,8 +107,8 @@ def test_a_saved_trace_naming_your_files_reads_none_of_them(qtbot, window, tmp_p
     import json
     import os
 
-    from jaxscope.schema.document import decode, encode
     from jaxscope.schema.graph import SourceLoc
+    from jaxscope.schema.trace_file import decode, encode
     from tests.schema.test_document import _doc
 
     secrets = [tmp_path / "id_rsa", tmp_path / "bashrc", tmp_path / "model.py"]
@@ -153,7 +153,7 @@ def test_hostile_documents_are_refused_in_a_sentence_and_the_shown_trace_stays(q
     import gzip
     import json
 
-    from jaxscope.schema.document import encode
+    from jaxscope.schema.trace_file import encode
     from tests.faults.hostile_documents import bomb, with_cycle, write_json
     from tests.schema.test_document import _doc
 

@@ -9,11 +9,11 @@ from dataclasses import replace
 
 import pytest
 
-from jaxscope.schema.document import DOCUMENT_VERSION, DocumentError, TraceDocument, decode, encode, user_files
 from jaxscope.schema.flow import FileFlow, FlowReport
 from jaxscope.schema.graph import SourceLoc
 from jaxscope.schema.hlo import HloRequest, HloResult
 from jaxscope.schema.trace import FunctionRef, TraceRequest, TraceResult
+from jaxscope.schema.trace_file import DOCUMENT_VERSION, DocumentError, TraceDocument, decode, encode, user_files
 from tests.graphs import sample_graph
 
 

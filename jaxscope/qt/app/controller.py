@@ -19,7 +19,8 @@ from PySide6.QtCore import QObject, Qt, Signal, Slot
 from jaxscope.analysis.scope_view import ScopedGraph, for_window
 from jaxscope.layout.preview import Region
 from jaxscope.runtime.devices import device_env
-from jaxscope.runtime.layout_client import LayoutClient, LayoutStream
+from jaxscope.runtime.layout_client import LayoutClient
+from jaxscope.runtime.layout_requests import LayoutStream
 from jaxscope.runtime.saved_worker import SavedWorker
 from jaxscope.runtime.worker_client import WorkerClient, WorkerError
 from jaxscope.schema.codec import from_jsonable

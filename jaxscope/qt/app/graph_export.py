@@ -17,8 +17,8 @@ from jaxscope.ir import linking
 from jaxscope.ir.hlo_links import IrLinks
 from jaxscope.ir.link_tables import export_entry, ir_lines, jaxpr_lines
 from jaxscope.layout.engine import expanded_to_depth
-from jaxscope.qt.app.document import Document
 from jaxscope.qt.app.export_job import ExportJobs
+from jaxscope.qt.app.shown_trace import Document
 from jaxscope.qt.graph import raster
 from jaxscope.qt.graph.view import QtGraphView
 from jaxscope.qt.panes.export_options import ExportDialog, ExportOptions

@@ -11,8 +11,8 @@ from PySide6.QtWidgets import QDockWidget, QLabel, QStatusBar, QWidget
 
 from jaxscope.ir import linking
 from jaxscope.qt.app.controller import Controller
-from jaxscope.qt.app.document import Document
 from jaxscope.qt.app.linked_selection import LinkedSelection
+from jaxscope.qt.app.shown_trace import Document
 from jaxscope.qt.graph.view import QtGraphView
 from jaxscope.qt.panes.inputs_panel import InputsPanel
 from jaxscope.qt.panes.ir_tabs import IrTabs

@@ -16,7 +16,7 @@ from jaxscope.analysis.scopes import graph_pairs, read_scope
 from jaxscope.ir import linking
 from jaxscope.ir.hlo_links import IrLinks
 from jaxscope.qt.app.controller import Controller
-from jaxscope.qt.app.document import Document, nearest_visible
+from jaxscope.qt.app.shown_trace import Document, nearest_visible
 from jaxscope.qt.app.structure import ModelStructure
 from jaxscope.qt.graph.view import QtGraphView
 from jaxscope.qt.panes.ir_tabs import IrTabs

@@ -19,7 +19,7 @@ from jaxscope.analysis.scope_view import ScopedGraph, first_open, for_window
 from jaxscope.ir import hlo_marks, linking
 from jaxscope.qt.app.chrome import prefs
 from jaxscope.qt.app.controller import Controller
-from jaxscope.qt.app.document import Document
+from jaxscope.qt.app.shown_trace import Document
 from jaxscope.qt.graph.overview import OverviewMap
 from jaxscope.qt.graph.view import QtGraphView
 from jaxscope.qt.panes.cost_panel import CostPanel, CostView

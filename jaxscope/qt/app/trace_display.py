@@ -14,7 +14,7 @@ from jaxscope.analysis.flow_marks import line_marks, static_values
 from jaxscope.analysis.guide import parse_guide
 from jaxscope.analysis.scope_view import ScopedGraph, first_open
 from jaxscope.ir import linking
-from jaxscope.qt.app.document import Document
+from jaxscope.qt.app.shown_trace import Document
 from jaxscope.qt.graph.view import QtGraphView
 from jaxscope.qt.panes.diagnostics_panel import DiagnosticsPanel
 from jaxscope.qt.panes.flow_paint import legend_items

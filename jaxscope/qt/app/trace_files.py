@@ -15,7 +15,6 @@ from PySide6.QtCore import QUrl
 from PySide6.QtWidgets import QFileDialog
 
 from jaxscope.about import __version__
-from jaxscope.documents import snapshot, stamp, write
 from jaxscope.qt.app.chrome.welcome import RecentTargets
 from jaxscope.qt.app.file_watch import FileWatch
 from jaxscope.qt.app.host import WindowHost
@@ -24,9 +23,10 @@ from jaxscope.qt.app.jobs import Jobs, when_done
 from jaxscope.qt.panes.source_frames import read_frame_file
 from jaxscope.runtime.parse_process import BIG_SOURCE, discover
 from jaxscope.runtime.saved_worker import SavedWorker
+from jaxscope.saved_traces import snapshot, stamp, write
 from jaxscope.schema.collector import gc_paused
-from jaxscope.schema.document import SUFFIX, DocumentError, TraceDocument, read
 from jaxscope.schema.files import MAX_SOURCE_BYTES, read_text
+from jaxscope.schema.trace_file import SUFFIX, DocumentError, TraceDocument, read
 from jaxscope.spec.discover import DiscoveryError, ModuleInfo, discover_source
 
 
@@ -187,7 +187,7 @@ class TraceFiles:
 
 def with_sources(doc: TraceDocument, path: str, held: dict[str, str] | None, note: Callable[[str], None]) -> int:
     """Write `doc` to `path` with the sources `held` (a saved trace's), or else the user's files of
-    its trace as they are now, where they still have the bytes that were traced (`documents.snapshot`).
+    its trace as they are now, where they still have the bytes that were traced (`saved_traces.snapshot`).
     Off the GUI thread with the cyclic GC paused: a collection here finalized Qt objects and
     deadlocked with the GUI thread connecting a timer (a Qt mutex against the GIL)."""
     with gc_paused():

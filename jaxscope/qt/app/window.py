@@ -21,13 +21,13 @@ from jaxscope.qt.app.chrome.menus import build_menus
 from jaxscope.qt.app.chrome.status_line import StatusLine
 from jaxscope.qt.app.chrome.welcome import RecentTargets, WelcomePage
 from jaxscope.qt.app.controller import Controller
-from jaxscope.qt.app.document import Document
 from jaxscope.qt.app.export_job import ExportJobs
 from jaxscope.qt.app.file_watch import FileWatch
 from jaxscope.qt.app.graph_export import GraphExport
 from jaxscope.qt.app.ir_side import IrSide
 from jaxscope.qt.app.jobs import Jobs, when_done
 from jaxscope.qt.app.linked_selection import LinkedSelection
+from jaxscope.qt.app.shown_trace import Document
 from jaxscope.qt.app.structure import ModelStructure
 from jaxscope.qt.app.trace_display import TraceDisplay, TracePrep, recording_gave_up, trace_prep
 from jaxscope.qt.app.trace_files import TraceFiles, droppable
@@ -49,10 +49,10 @@ from jaxscope.qt.panes.source_frames import SourceFrames
 from jaxscope.qt.panes.source_view import QtSourceView
 from jaxscope.runtime.parse_process import BIG_SOURCE, discover
 from jaxscope.schema.collector import gc_paused
-from jaxscope.schema.document import SUFFIX
 from jaxscope.schema.graph import Graph, SourceLoc
 from jaxscope.schema.layout import Layout
 from jaxscope.schema.trace import ErrorInfo, FunctionRef, TraceRequest, TraceResult
+from jaxscope.schema.trace_file import SUFFIX
 from jaxscope.spec.discover import DiscoveryError, ModuleInfo, first_with_inputs
 from jaxscope.spec.static_fix import static_suggestion
 

@@ -24,8 +24,8 @@ from jaxscope.analysis.trace_diff import GraphDiff, diff
 from jaxscope.qt.app.host import WindowHost
 from jaxscope.qt.app.jobs import when_done, when_future
 from jaxscope.qt.compare.compare_window import CompareWindow
-from jaxscope.schema.document import SUFFIX, DocumentError, TraceDocument, read
 from jaxscope.schema.trace import FILE_INPUTS, TraceRequest, TraceResult, result_from_jsonable
+from jaxscope.schema.trace_file import SUFFIX, DocumentError, TraceDocument, read
 
 PREVIOUS = "The previous trace of this function"
 OTHER = "Another function, file or inputs (traced now)"

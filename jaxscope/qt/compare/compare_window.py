@@ -21,8 +21,8 @@ from PySide6.QtWidgets import (
 from jaxscope.analysis.diff_view import COLOURS, Union, removed_path, shown_status, union
 from jaxscope.analysis.scope_view import ScopedGraph, first_open, for_window
 from jaxscope.analysis.trace_diff import GraphDiff
-from jaxscope.qt.app.document import nearest_visible
 from jaxscope.qt.app.jobs import when_future
+from jaxscope.qt.app.shown_trace import nearest_visible
 from jaxscope.qt.graph.view import QtGraphView
 from jaxscope.runtime.layout_client import LayoutClient
 from jaxscope.schema.graph import Graph, resolve

@@ -23,7 +23,13 @@ from typing import Any
 
 from jaxscope.schema.codec import from_jsonable, to_jsonable
 from jaxscope.schema.collector import gc_paused
-from jaxscope.schema.document_check import (
+from jaxscope.schema.files import MAX_SOURCE_BYTES, read_bytes
+from jaxscope.schema.graph import SCHEMA_VERSION
+from jaxscope.schema.graph_wire import to_wire_jsonable
+from jaxscope.schema.hlo import HloResult
+from jaxscope.schema.run import RunResult, run_result_from_jsonable
+from jaxscope.schema.trace import TraceResult, result_from_jsonable
+from jaxscope.schema.trace_file_check import (
     CheckError,
     cut,
     expect,
@@ -35,12 +41,6 @@ from jaxscope.schema.document_check import (
     typed,
     wire_graph,
 )
-from jaxscope.schema.files import MAX_SOURCE_BYTES, read_bytes
-from jaxscope.schema.graph import SCHEMA_VERSION
-from jaxscope.schema.graph_wire import to_wire_jsonable
-from jaxscope.schema.hlo import HloResult
-from jaxscope.schema.run import RunResult, run_result_from_jsonable
-from jaxscope.schema.trace import TraceResult, result_from_jsonable
 
 FORMAT = "jaxscope-trace"
 DOCUMENT_VERSION = 1

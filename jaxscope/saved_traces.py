@@ -1,4 +1,4 @@
-"""Saved traces (`schema.document`) as the commands and the app use them: record one from a target
+"""Saved traces (`schema.trace_file`) as the commands and the app use them: record one from a target
 in one worker (trace, jaxpr, StableHLO, compiled HLO, optionally a run, the user's sources), write it,
 and open one in place of a target: every command that reads a target takes `NAME.jaxscope` and then
 needs no user code, no worker and no user library.
@@ -13,9 +13,9 @@ from collections.abc import Callable
 from typing import Any
 
 from jaxscope.about import __version__
-from jaxscope.schema.document import SUFFIX, DocumentError, TraceDocument, encode, read, user_files
 from jaxscope.schema.files import MAX_SOURCE_BYTES, digest, read_bytes
 from jaxscope.schema.trace import TraceResult
+from jaxscope.schema.trace_file import SUFFIX, DocumentError, TraceDocument, encode, read, user_files
 from jaxscope.session import SessionError
 
 _opened: dict[str, tuple[tuple[float, int], TraceDocument]] = {}  # path -> (mtime, size), document: read once per command
