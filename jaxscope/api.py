@@ -20,6 +20,7 @@ This module imports neither jax nor Qt: each function imports what it needs when
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import os
 import subprocess
@@ -247,7 +248,7 @@ def export(
 
     path = os.fspath(path)
     text_fmt = _text_format(path, fmt)
-    options = None
+    options, drawn = None, ""
     if text_fmt is None:  # a bad suffix or option fails before tracing
         drawn = resolve_format(path, fmt)
         if scopes and drawn == "json":
@@ -263,7 +264,7 @@ def export(
         static_argnames=static_argnames,
         args_spec=args_spec,
         timeout=timeout,
-        want_text=text_fmt == "jaxpr",
+        want_text=text_fmt == "jaxpr" or drawn == "html",
         inputs=inputs,
     )
     if options is None:
@@ -274,7 +275,21 @@ def export(
             text = traced.mlir_text()
         write_text(path, text)
         return text_fmt or ""
+    if drawn == "html":  # the page's panel: each equation's jaxpr line and its source lines
+        return _draw(traced.graph, options).write(path, fmt, links=_jaxpr_links(traced), sources=_sources(traced.graph))
     return _draw(traced.graph, options).write(path, fmt)
+
+
+def _jaxpr_links(traced: _Traced) -> dict[str, Any]:
+    from jaxscope.stages import jaxpr_entry
+
+    return {"jaxpr": jaxpr_entry(traced.graph, traced.jaxpr_text())}
+
+
+def _sources(graph: Graph) -> dict[str, str]:
+    from jaxscope.stages import source_texts
+
+    return source_texts(graph)
 
 
 @dataclass(frozen=True)
@@ -283,6 +298,7 @@ class GraphImage:
 
     drawing: Drawing
     svg: str
+    page: str = ""  # `graph(..., interactive=True)`: the interactive HTML page, shown in a notebook in a frame
 
     @property
     def graph(self) -> Graph:
@@ -317,7 +333,15 @@ class GraphImage:
         return self.svg
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return {"image/svg+xml": self.svg, "text/plain": repr(self)}
+        bundle = {"image/svg+xml": self.svg, "text/plain": repr(self)}
+        if self.page:  # the page in its own frame: its script and style stay apart from the notebook's
+            import html
+
+            bundle["text/html"] = (
+                f'<iframe srcdoc="{html.escape(self.page, quote=True)}" style="width:100%;height:640px;border:0" '
+                'sandbox="allow-scripts"></iframe>'
+            )
+        return bundle
 
     def __repr__(self) -> str:
         return f"<jaxscope graph of {self.graph.function}: {len(self.layout.nodes)} nodes drawn>"
@@ -347,9 +371,12 @@ def graph(
     long_edges: str = "auto",
     scopes: bool = False,
     flat: bool = False,
+    interactive: bool = False,
     **example_kwargs: Any,
 ) -> GraphImage:
-    """Trace and lay out, for a notebook: the result shows as SVG in Jupyter (see `export` for the options)."""
+    """Trace and lay out, for a notebook: the result shows as SVG in Jupyter (see `export` for the
+    options); `interactive` shows the HTML page instead (expand, search, click a box for its source
+    and jaxpr lines), as ``export(..., path="graph.html")`` writes it."""
     options = _options(theme, collapse, direction, legend, highlight, 96, layout_budget, long_edges, scopes, flat)
     traced = _trace(
         fn_or_target,
@@ -360,8 +387,14 @@ def graph(
         args_spec=args_spec,
         timeout=timeout,
         inputs=inputs,
+        want_text=interactive,
     )
-    return GraphImage.of(_draw(traced.graph, options))
+    drawing = _draw(traced.graph, options)
+    image = GraphImage.of(drawing)
+    if interactive:
+        page = drawing.page(links=_jaxpr_links(traced), sources=_sources(traced.graph))
+        image = dataclasses.replace(image, page=page)
+    return image
 
 
 def show_argv(

@@ -14,16 +14,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from jaxscope.analysis.scope_view import ScopedGraph, first_open, for_window, scoped
-from jaxscope.exporter import PNG_MAX_PX, export, highlight_paths, png_scale
+from jaxscope.exporter import PNG_MAX_PX, export, highlight_paths, png_scale, resolve_format, write_text
 from jaxscope.layout import labels
 from jaxscope.layout.edge_shape import check_long_edges
 from jaxscope.layout.engine import expanded_to_depth
 from jaxscope.render.styles import get_theme
+from jaxscope.schema.graph import Graph
 
 if TYPE_CHECKING:
+    from jaxscope.render.html import BodyLayouts
     from jaxscope.render.overlay import Overlay
     from jaxscope.runtime.layout_client import LayoutClient
-    from jaxscope.schema.graph import Graph
     from jaxscope.schema.layout import Layout
 
 Grouping = Literal["auto", "scopes", "flat"]
@@ -126,9 +127,22 @@ class Drawing:
             return "--scopes (grouped by calls), or --collapse 0"
         return f"--collapse {max(0, (depth if depth is not None else 2) - 1)}, or SVG (no cap)"
 
-    def write(self, path: str, fmt: str | None = None, *, links: dict[str, Any] | None = None, overlay: Overlay | None = None) -> str:
-        """Write the drawing to `path` (the suffix or `fmt` picks the format); returns the format."""
+    def write(
+        self,
+        path: str,
+        fmt: str | None = None,
+        *,
+        links: dict[str, Any] | None = None,
+        overlay: Overlay | None = None,
+        sources: dict[str, str] | None = None,
+    ) -> str:
+        """Write the drawing to `path` (the suffix or `fmt` picks the format); returns the format.
+        HTML lays out every body ahead (`body_layouts`) and carries `sources` (file -> text) and
+        the stages' `links` for its panel."""
         o = self.options
+        if resolve_format(path, fmt) == "html":
+            write_text(path, self.page(links=links, overlay=overlay, sources=sources))
+            return "html"
         return export(
             self.graph,
             self.layout,
@@ -142,6 +156,57 @@ class Drawing:
             links=links,
             overlay=overlay,
         )
+
+    def page(self, *, links: dict[str, Any] | None = None, overlay: Overlay | None = None, sources: dict[str, str] | None = None) -> str:
+        """The drawing as an interactive HTML page (`render.html`): every body laid out ahead."""
+        from jaxscope.render.html import PageTexts, render_html
+
+        o = self.options
+        return render_html(
+            self.graph,
+            body_layouts(self.view.graph, self.layout, o),
+            theme=o.theme,
+            legend=o.legend,
+            overlay=overlay,
+            texts=PageTexts(sources or {}, links or {}),
+        )
+
+
+def body_layouts(graph: Graph, shown: Layout, options: DrawOptions) -> BodyLayouts:
+    """Every body of `graph` laid out on its own, its sub-graphs shut, for the HTML page to open
+    in place: the top one as the drawing places it (dot, in the layout process, under its budget),
+    the others here with dot up to `AHEAD_DOT_NODES` boxes, else the layered layout (a body drawn
+    whole in a page need not match the window's pixel for pixel). `shown` says what opens first."""
+    from jaxscope.layout.engine import compute_layout
+    from jaxscope.render.html import BodyLayouts
+    from jaxscope.runtime.layout_client import LayoutClient
+
+    if options.direction != "TB":
+        raise ValueError("an HTML page draws top to bottom: leave out --direction LR")
+    out: dict[str, Layout] = {}
+    with LayoutClient(budget_s=options.layout_budget) as layouts:
+        out[graph.root] = layouts.layout(graph, ())
+    for body_id in _reachable(graph):
+        if body_id != graph.root:
+            alone = Graph(graph.function, graph.bodies, body_id)
+            small = len(graph.bodies[body_id].nodes) <= AHEAD_DOT_NODES
+            out[body_id] = compute_layout(alone, (), engine="auto" if small else "layered", dot_max_nodes=AHEAD_DOT_NODES)
+    opened = frozenset(p.split("#")[0] for c in shown.clusters for p in [c.path.rsplit(":", 1)[0]])
+    return BodyLayouts(out, opened)
+
+
+AHEAD_DOT_NODES = 120  # a body this small is laid out by dot in this process (a fraction of a second)
+
+
+def _reachable(graph: Graph) -> list[str]:
+    seen, todo = [graph.root], [graph.root]
+    while todo:
+        for n in graph.bodies[todo.pop()].nodes:
+            for ref in n.subgraphs:
+                if ref.body not in seen and ref.body in graph.bodies:
+                    seen.append(ref.body)
+                    todo.append(ref.body)
+    return seen
 
 
 def draw(graph: Graph, options: DrawOptions, layouts: LayoutClient | None = None) -> Drawing:

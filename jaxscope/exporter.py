@@ -46,9 +46,9 @@ from jaxscope.schema.codec import from_jsonable, to_jsonable
 from jaxscope.schema.graph import SCHEMA_VERSION, Graph
 from jaxscope.schema.layout import Layout
 
-FORMATS: tuple[str, ...] = ("svg", "png", "pdf", "dot", "json")
+FORMATS: tuple[str, ...] = ("svg", "png", "pdf", "dot", "json", "html")
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_SUFFIXES = {"svg": "svg", "png": "png", "pdf": "pdf", "dot": "dot", "gv": "dot", "json": "json"}
+_SUFFIXES = {"svg": "svg", "png": "png", "pdf": "pdf", "dot": "dot", "gv": "dot", "json": "json", "html": "html", "htm": "html"}
 
 
 def export(
@@ -80,6 +80,8 @@ def export(
     check_long_edges(long_edges)
     if fmt in ("svg", "png", "pdf") and layout is None:
         raise ValueError(f"{fmt} export needs a layout")
+    if fmt == "html":  # each body laid out on its own: `jaxscope.drawing.Drawing.write` makes those
+        raise ValueError("html export goes through jaxscope.drawing (it lays out every group ahead)")
     if fmt == "svg":
         assert layout is not None
         write_text(

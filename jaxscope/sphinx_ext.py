@@ -8,6 +8,7 @@ In ``conf.py``: ``extensions = ["jaxscope.sphinx_ext"]``; in a page::
        :collapse: 1             (sub-graph depth to expand; default automatic)
        :flat:                   (the program's own structure; by default a model is drawn as the window draws it)
        :scopes:                 (group any program by its calls and scopes, as `export --scopes`)
+       :interactive:            (the HTML page: expand, search, click a box for its source; in a frame)
        :direction: LR           (TB | LR)
        :highlight: tanh         (a graph search: primitive, name, :LINE)
        :long-edges: whole       (auto | ends | whole: as for ``jaxscope export --long-edges``)
@@ -63,6 +64,7 @@ class JaxscopeGraph(SphinxDirective):
         "collapse": directives.nonnegative_int,
         "scopes": directives.flag,
         "flat": directives.flag,
+        "interactive": directives.flag,
         "direction": _choice(("TB", "LR")),
         "highlight": directives.unchanged,
         "long-edges": _choice(LONG_EDGES),
@@ -111,6 +113,7 @@ class JaxscopeGraph(SphinxDirective):
             legend="legend" in self.options,
             scopes="scopes" in self.options,
             flat="flat" in self.options,
+            interactive="interactive" in self.options,
             versions=_versions(),
         )
         if file is not None:
@@ -120,7 +123,7 @@ class JaxscopeGraph(SphinxDirective):
         out_dir = os.path.join(str(self.env.doctreedir), "jaxscope")
         os.makedirs(out_dir, exist_ok=True)
         stem = os.path.join(out_dir, f"jaxscope-{digest}")
-        formats = [f for f in self.config.jaxscope_graph_formats if f in _FORMATS] or ["svg"]
+        formats = self._formats()
         cache = file is not None  # a module target's source is unknown: always render it
         missing = {f: f"{stem}.{f}" for f in formats if not (cache and os.path.exists(f"{stem}.{f}"))}
         return resolved, stem, missing
@@ -139,14 +142,35 @@ class JaxscopeGraph(SphinxDirective):
             long_edges=self.options.get("long-edges", "auto"),
             scopes="scopes" in self.options,
             flat="flat" in self.options,
+            interactive="interactive" in self.options,
         )
         for fmt, path in missing.items():
-            image.save(path, fmt=fmt, dpi=192)
+            if fmt == "html":
+                with open(path, "w", encoding="utf-8") as fh:
+                    fh.write(image.page)
+            else:
+                image.save(path, fmt=fmt, dpi=192)
+
+    def _formats(self) -> list[str]:
+        """An interactive graph is its HTML page; else the configured image formats."""
+        if "interactive" in self.options:
+            return ["html"]
+        return [f for f in self.config.jaxscope_graph_formats if f in _FORMATS] or ["svg"]
 
     # ------------------------------------------------------------------ nodes
 
     def _nodes(self, target: str, stem: str) -> list[nodes.Node]:
-        formats = [f for f in self.config.jaxscope_graph_formats if f in _FORMATS] or ["svg"]
+        if "interactive" in self.options:  # the page in its own frame, inline: the built docs need no copy of it
+            import html
+
+            with open(f"{stem}.html", encoding="utf-8") as fh:
+                page = fh.read()
+            frame = (
+                f'<iframe class="jaxscope-graph" title="{html.escape(target, quote=True)}" srcdoc="{html.escape(page, quote=True)}" '
+                'style="width:100%;height:640px;border:1px solid #d0d7de" sandbox="allow-scripts"></iframe>'
+            )
+            return [nodes.raw("", frame, format="html")]
+        formats = self._formats()
         docdir = os.path.dirname(str(self.env.doc2path(self.env.docname)))
         uri = os.path.relpath(stem, docdir).replace(os.sep, "/") + (f".{formats[0]}" if len(formats) == 1 else ".*")
         image = nodes.image(uri=uri, alt=self.options.get("alt", f"jaxscope graph of {target}"))

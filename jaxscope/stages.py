@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from jaxscope.session import SessionError, resolve_call, worker_job
 
 if TYPE_CHECKING:
+    from jaxscope.schema.graph import Graph
     from jaxscope.schema.hlo import HloResult
     from jaxscope.schema.trace import TraceResult
     from jaxscope.schema.trace_file import TraceDocument
@@ -71,3 +72,30 @@ def stage_lines(
     if ir.exact is None:
         raise SessionError(f"no exact links for the {stage} text: this JAX ({ir.jax_version}) did not lower the marked program")
     return ir.text, link_tables.ir_lines(hlo_marks.from_wire(ir.exact))
+
+
+def jaxpr_entry(graph: Graph, jaxpr_text: str) -> dict[str, Any]:
+    """The jaxpr stage as an export carries it (`link_tables.export_entry`): the text and each
+    equation's lines in it, for a caller that has the text but no command line (the API)."""
+    from jaxscope.ir import link_tables, linking
+
+    text = jaxpr_text.rstrip("\n") + "\n"
+    return link_tables.export_entry(text, link_tables.jaxpr_lines(graph, linking.jaxpr_links(graph, text)))
+
+
+def source_texts(graph: Graph, saved: TraceDocument | None = None) -> dict[str, str]:
+    """The user's files the equations come from, for an HTML page's panel: a saved trace's own
+    copies (nothing else is read for it), else each file as it is now (regular files, bounded;
+    one gone or too big is left out, and the page says its lines are not there)."""
+    from jaxscope.ir.jaxpr_order import equations
+    from jaxscope.schema.files import MAX_SOURCE_BYTES, read_text
+
+    if saved is not None:
+        return dict(saved.sources)
+    out = {}
+    for path in sorted({n.source.file for _, n in equations(graph) if n.source is not None}):
+        try:
+            out[path] = read_text(path, MAX_SOURCE_BYTES)
+        except (OSError, ValueError):
+            continue
+    return out

@@ -1,4 +1,4 @@
-"""`jaxscope export`: trace a function and write its graph (svg, png, pdf, dot, json)."""
+"""`jaxscope export`: trace a function and write its graph (svg, png, pdf, dot, json, or an interactive html page)."""
 
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ if TYPE_CHECKING:
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("export", help="trace a function and write its graph (svg, png, pdf, dot, json)")
+    p = sub.add_parser("export", help="trace a function and write its graph (svg, png, pdf, dot, json, html)")
     add_target(p)
     p.add_argument("-o", "--output", type=output_file, required=True, metavar="FILE", help="output file; the suffix picks the format")
-    p.add_argument("--format", choices=["svg", "png", "pdf", "dot", "json"], default=None)
+    p.add_argument("--format", choices=["svg", "png", "pdf", "dot", "json", "html"], default=None)
     p.add_argument("--theme", choices=["light", "dark", "transparent"], default="light")
     p.add_argument("--dpi", type=int, default=96, help="PNG resolution (96 = 1 px per layout px)")
     p.add_argument(
@@ -83,12 +83,12 @@ def add_parser(sub: Any) -> None:
 
 
 def link_stages(opts: argparse.Namespace, fmt: str) -> list[str]:
-    """The stages `--links` names (JSON only; jaxpr by default)."""
+    """The stages `--links` names (JSON and HTML; jaxpr by default)."""
     from jaxscope.ir.link_tables import STAGES
 
-    if fmt != "json":
+    if fmt not in ("json", "html"):
         if opts.links is not None:
-            raise CliError(f"--links goes with JSON output, not {fmt or opts.output}")
+            raise CliError(f"--links goes with JSON or HTML output, not {fmt or opts.output}")
         return []
     asked = [s.strip() for s in (opts.links if opts.links is not None else "jaxpr").split(",") if s.strip()]
     if asked == ["none"]:
@@ -171,7 +171,7 @@ def run(opts: argparse.Namespace) -> int:
     from jaxscope.ir.link_tables import export_entry
     from jaxscope.layout.wire import LayoutError
     from jaxscope.runtime.layout_client import LayoutClient
-    from jaxscope.stages import stage_lines
+    from jaxscope.stages import source_texts, stage_lines
 
     try:
         fmt = resolve_format(opts.output, opts.format)
@@ -204,8 +204,10 @@ def run(opts: argparse.Namespace) -> int:
     except ValueError as exc:
         raise CliError(str(exc)) from None
     links = {stage: export_entry(*stage_lines(stage_target(opts), result, stage, warn)) for stage in stages}
+    sources = source_texts(result.graph, saved(opts)) if fmt == "html" else None
     try:
-        fmt = drawing.write(opts.output, opts.format, links=links, overlay=_overlay(opts, result.graph, view if view.grouped else None))
+        overlay = _overlay(opts, result.graph, view if view.grouped else None)
+        fmt = drawing.write(opts.output, opts.format, links=links, overlay=overlay, sources=sources)
     except (ValueError, OSError) as exc:
         raise CliError(f"cannot write {opts.output}: {exc}") from None
     for note in drawing.notes(fmt):
