@@ -27,7 +27,6 @@ from jaxscope.render.styles import cluster_passes, family, family_title, get_the
 from jaxscope.schema.graph import Graph
 from jaxscope.schema.layout import Layout
 
-
 _LINES = re.compile(r"\r\n|\r|\n")
 
 
