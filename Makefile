@@ -43,6 +43,7 @@ docs-images: $(STAMP)
 # performance benchmark (issue 10); not a test. e.g. make bench BENCH_ARGS="--quick" or "--only gpt-10k"
 bench: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python benchmarks/run_all.py $(BENCH_ARGS)
+	QT_QPA_PLATFORM=offscreen $(BIN)/python benchmarks/html_page.py
 
 clean:
 	rm -rf $(VENV) .venv-jax-* build .pytest_cache .mypy_cache .ruff_cache

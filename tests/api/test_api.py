@@ -246,3 +246,21 @@ def test_importing_jaxscope_stays_cheap():
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_an_html_export_and_an_interactive_notebook_graph(tmp_path):
+    """Issue 51: `export(path="x.html")` writes the page with each equation's jaxpr line and source
+    lines; `graph(..., interactive=True)` shows that page in a notebook, in a sandboxed frame."""
+    import html
+    import json
+    import re
+
+    path = tmp_path / "g.html"
+    assert jaxscope.export(f"{MODELS}::deep_step", path=path) == "html"
+    data = json.loads(re.search(r'id="jaxscope-data">(.*?)</script>', path.read_text(encoding="utf-8"), re.S).group(1))
+    assert data["stages"]["jaxpr"]["lines"] and any("dot_general" in t for t in data["stages"]["jaxpr"]["text"].values())
+    assert any(f.endswith("models.py") for f in data["sources"])
+    image = jaxscope.graph(f"{MODELS}::deep_step", interactive=True)
+    shown = image._repr_mimebundle_()["text/html"]
+    assert shown.startswith("<iframe srcdoc=") and 'sandbox="allow-scripts"' in shown
+    assert html.unescape(shown).count('id="jaxscope-data"') == 1 and "image/svg+xml" in image._repr_mimebundle_()

@@ -82,3 +82,24 @@ def test_directive_renders_images_and_figures(tmp_path):
     assert "WARNING: jaxscope-graph " not in build(src, out)
     assert [p.stat().st_mtime_ns for p in staged] == stamps
     assert sorted(re.findall(r'src="(_images/jaxscope-[0-9a-f]{16}\.svg)"', (out / "index.html").read_text())) == sorted(images)
+
+
+def test_an_interactive_graph_is_the_page_in_a_frame(tmp_path):
+    """Issue 51: `:interactive:` puts the HTML page in the built page, in a sandboxed frame (its
+    script apart from the theme's), with the function's equations and its source lines in it."""
+    import html
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "conf.py").write_text('extensions = ["jaxscope.sphinx_ext"]\n')
+    (src / "basics.py").write_text((ROOT / "examples" / "basics.py").read_text())
+    (src / "index.rst").write_text("Graphs\n======\n\n.. jaxscope-graph:: basics.py::predict\n   :interactive:\n")
+    out = tmp_path / "out"
+    warnings = build(src, out)
+    assert "jaxscope-graph basics.py" not in warnings, warnings  # (a failure is a warning at the directive)
+    page = (out / "index.html").read_text(encoding="utf-8")
+    frame = re.search(r'<iframe class="jaxscope-graph"[^>]*srcdoc="([^"]*)"[^>]*sandbox="allow-scripts"', page)
+    assert frame is not None
+    inner = html.unescape(frame.group(1))
+    assert inner.startswith("<!DOCTYPE html>") and 'id="jaxscope-data"' in inner and "dot_general" in inner
+    assert "def predict(" in inner  # its source lines travel with it
