@@ -33,8 +33,9 @@
     return out.join("\n");
   }
   const PAD = 12, TITLE = 18, GAP = 16, CARD = 3;
+  const READABLE = 0.45;  // a first view's least scale: 11 px labels 5 px tall (a page in a doc's narrow frame)
   const state = { open: new Set(data.opened), selected: "", matches: [], at: -1, query: "" };
-  const view = { x: 0, y: 0, k: 1 };
+  const view = { x: 0, y: 0, k: 1, moved: false };  // moved: the reader panned, zoomed or picked (no refit)
   let drawn = null;  // the last composition: boxes by path, clusters, edges
 
   // ------------------------------------------------------------------ page
@@ -303,14 +304,15 @@
   function firstView() {  // readable from the top, as the window opens a graph too big to read whole
     const r = svg.getBoundingClientRect();
     const k = Math.min((r.width - 32) / Math.max(drawn.w, 1), (r.height - 32) / Math.max(drawn.h, 1), 1.25);
-    if (k >= 0.6) return fitAll();
-    view.k = Math.max(Math.min((r.width - 32) / Math.max(drawn.w, 1), 1), 0.6);
+    if (k >= READABLE) return fitAll();
+    view.k = Math.max(Math.min((r.width - 32) / Math.max(drawn.w, 1), 1), READABLE);
     view.x = Math.min(16, (r.width - drawn.w * view.k) / 2); view.y = 16;
     apply();
   }
   function centreOn(path) {
     const b = drawn.byPath.get(path);
     if (!b) return;
+    view.moved = true;
     const r = svg.getBoundingClientRect();
     view.k = Math.max(view.k, 0.8);
     view.x = r.width / 2 - (b.x + b.w / 2) * view.k;
@@ -319,6 +321,7 @@
   }
   svg.addEventListener("wheel", (ev) => {
     ev.preventDefault();
+    view.moved = true;
     const r = svg.getBoundingClientRect(), mx = ev.clientX - r.left, my = ev.clientY - r.top;
     const f = Math.exp(-ev.deltaY * 0.0015), k = Math.min(Math.max(view.k * f, 0.02), 4);
     view.x = mx - ((mx - view.x) * k) / view.k; view.y = my - ((my - view.y) * k) / view.k; view.k = k;
@@ -328,7 +331,7 @@
   svg.addEventListener("mousedown", (ev) => { drag = { x: ev.clientX - view.x, y: ev.clientY - view.y }; });
   window.addEventListener("mousemove", (ev) => {
     tip.style.left = ev.clientX + 14 + "px"; tip.style.top = ev.clientY + 14 + "px";
-    if (drag) { view.x = ev.clientX - drag.x; view.y = ev.clientY - drag.y; apply(); }
+    if (drag) { view.x = ev.clientX - drag.x; view.y = ev.clientY - drag.y; view.moved = true; apply(); }
   });
   window.addEventListener("mouseup", () => { drag = null; });
 
@@ -375,6 +378,8 @@
   render();
   firstView();
   readHash();
+  // a frame (a doc's, a notebook's) may get its size after the script ran: the first view follows it
+  window.addEventListener("resize", () => { if (!view.moved) firstView(); });
   document.body.dataset.ready = "1";
   window.jaxscopePage = { state: state, toggle: toggle, select: select, runSearch: runSearch, centre: centreOn, drawn: () => drawn };
 })();
