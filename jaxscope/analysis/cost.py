@@ -22,7 +22,7 @@ from jaxscope.analysis.avals import aval_bytes, aval_elems, aval_shape
 from jaxscope.schema.graph import Graph, Node, SourceLoc
 
 if TYPE_CHECKING:
-    from jaxscope.analysis.liveness import Liveness
+    pass
 
 TRANSCENDENTAL = frozenset(
     {
@@ -417,27 +417,3 @@ def key_of(node: Node, key: str, depth: int = 0, parts: tuple[str, ...] | None =
 
 def _where(loc: SourceLoc | None) -> str:
     return f"{loc.file.rsplit('/', 1)[-1]}:{loc.line}" if loc is not None else "(no user line)"
-
-
-MEASURES = {
-    "flops": "FLOPs and transcendentals per equation (per primitive)",
-    "bytes": "bytes read and written per equation (unfused)",
-    "memory": "bytes in use while each top-level equation runs",
-}
-
-
-def measure(graph: Graph, name: str) -> dict[str, float]:
-    """Each equation's value on a measure of `MEASURES`, by path (dead and folded ones: 0)."""
-    if name not in MEASURES:
-        raise ValueError(f"unknown measure {name!r}: one of {', '.join(MEASURES)}")
-    from jaxscope.analysis.liveness import liveness
-
-    return measured(name, rows(graph) if name != "memory" else [], liveness(graph) if name == "memory" else None)
-
-
-def measured(name: str, found: list[CostRow], live: Liveness | None) -> dict[str, float]:
-    """`measure` from figures at hand: `rows` for "flops" and "bytes", the liveness for "memory"."""
-    if name == "memory":
-        assert live is not None
-        return dict(zip(live.order, map(float, live.in_use)))
-    return {r.path: (r.cost.flops + r.cost.transcendentals if name == "flops" else r.cost.bytes) for r in found}

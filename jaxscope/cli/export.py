@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from jaxscope.analysis.measures import MEASURES
 from jaxscope.cli.common import CliError, add_target, output_file, saved, stage_target, trace_target, warn
 from jaxscope.layout.edge_shape import LONG_EDGES
 
@@ -63,9 +64,10 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument(
         "--overlay",
-        choices=("flops", "bytes", "memory", "time"),
+        choices=tuple(MEASURES),
         default=None,
-        help="colour the boxes by a measure, with its scale: FLOPs, bytes moved, or memory in use (per equation)",
+        help="colour the boxes by a measure, with its scale: " + ", ".join(m.title for m in MEASURES.values()) + " (per equation; "
+        "time runs the compiled program under the profiler)",
     )
     p.add_argument(
         "--sharding",
@@ -105,7 +107,7 @@ def _overlay(opts: argparse.Namespace, real: Graph, view: ScopedGraph | None) ->
     name = opts.overlay
     if name is None:
         return None
-    from jaxscope.analysis.cost import MEASURES, measure
+    from jaxscope.analysis.measures import MEASURES, measure
     from jaxscope.render.overlay import Overlay
 
     if name == "time":
@@ -119,9 +121,9 @@ def _overlay(opts: argparse.Namespace, real: Graph, view: ScopedGraph | None) ->
         values, seen = op_seconds(compiled.text, compiled.op_times, hlo_marks.from_wire(compiled.exact))
         if seen <= 0:
             raise CliError("--overlay time: this backend's profile names none of the program's instructions (no per-op times)")
-        caption = f"measured seconds per run, per equation ({100 * seen / max(compiled.run_s, 1e-12):.0f} % of the run named)"
+        caption = f"{MEASURES[name].caption} ({100 * seen / max(compiled.run_s, 1e-12):.0f} % of the run named)"
     else:
-        values, caption = measure(real, name), MEASURES[name]
+        values, caption = measure(real, name), MEASURES[name].caption
     if view is not None:
         values = {view.to_view(p): v for p, v in values.items()}
     return Overlay.drawn(name, values, caption)

@@ -13,6 +13,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QDockWidget, QMenu, QStatusBar
 
 from jaxscope.analysis import cost as costs
+from jaxscope.analysis import measures
 from jaxscope.analysis.liveness import Liveness, liveness
 from jaxscope.analysis.partition import annotate
 from jaxscope.analysis.scope_view import ScopedGraph, first_open, for_window
@@ -255,10 +256,10 @@ class ModelCost(QObject):
             panel.show_scale("", 0.0, 0.0)
             return
         found, _total, live = self.figures[1]
-        values = costs.measured(self.measure, found, live)
+        values = measures.measured(self.measure, found, live)
         if view is not None and view.grouped:
             values = {view.to_view(p): v for p, v in values.items()}
-        overlay = Overlay.drawn(self.measure, values, costs.MEASURES[self.measure])
+        overlay = Overlay.drawn(self.measure, values, measures.MEASURES[self.measure].caption)
         self.host.graph.set_fills({p: c for p in overlay.values if (c := overlay.colour(p)) is not None})
         panel.show_scale(overlay.caption, overlay.low, overlay.high)
 

@@ -23,9 +23,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from jaxscope.analysis.measures import FROM_GRAPH, MEASURES
 from jaxscope.render.overlay import RAMP, human
 
-MEASURES = (("", "families (no measure)"), ("flops", "FLOPs"), ("bytes", "bytes moved"), ("memory", "memory in use"))
+# what the pane colours by: the measures a trace alone gives (a profiled time needs `jaxscope cost --time`)
+CHOICES = (("", "families (no measure)"), *((name, MEASURES[name].title) for name in FROM_GRAPH))
 
 
 @dataclass(frozen=True)
@@ -119,7 +121,7 @@ class CostPanel(QWidget):
         self.setObjectName("costPanel")
         self.measure = QComboBox()
         self.measure.setObjectName("overlayMeasure")
-        for key, text in MEASURES:
+        for key, text in CHOICES:
             self.measure.addItem(text, key)
         self.measure.currentIndexChanged.connect(lambda _i: self.measure_changed.emit(self.measure.currentData() or ""))
         self.scale = QLabel()
