@@ -6,7 +6,7 @@
   long side capped at `PNG_MAX_PX`; a PNG scaled down so far that its labels would be under
   `MIN_LABEL_PX` high is an overview: boxes, edges and clusters painted straight from the layout
   (`raster.overview_png`), without labels.
-* ``dot``: `dot_export.render_dot`, for Graphviz users.
+* ``dot``: `render.dot.render_dot`, for Graphviz users.
 * ``json``: the graph and its layout as plain data, for tests, bug reports and other tools::
 
       {

@@ -1,7 +1,7 @@
 """Purity and state diagnostics: what the trace reveals about hidden inputs and side effects.
 
 The worker gathers facts (captured constants, prints during tracing, reused PRNG keys, globals
-changed while tracing, leaked tracers) and states each as a `Diagnostic` (core.model) that names the lines and
+changed while tracing, leaked tracers) and states each as a `Diagnostic` (schema.trace) that names the lines and
 the graph nodes involved, so every view (diagnostics pane, `jaxscope explain`) shows the same.
 """
 

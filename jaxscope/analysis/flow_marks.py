@@ -1,7 +1,7 @@
 """One mark per source line: what tracing did with it (shared by `jaxscope explain` and the source pane).
 
-`line_marks` combines a file's recorded line hits and constructs (`core.flow`) with the graph's
-equations (`core.linking.nodes_by_line`) and the file's AST:
+`line_marks` combines a file's recorded line hits and constructs (`schema.flow`) with the graph's
+equations (`ir.linking.nodes_by_line`) and the file's AST:
 
 - "emitted": equations came from this line;
 - "python": the line ran while tracing but emitted nothing;

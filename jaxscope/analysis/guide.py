@@ -1,7 +1,7 @@
 """Tutorial guides: a file's module docstring, with "show me" links into its traced graph.
 
 A tutorial writes links as ``[text](show:QUERY)``, where QUERY is a graph search (a primitive, an
-input name, a shape, or ``:12`` for a source line; see core.graph_query). The guide is plain
+input name, a shape, or ``:12`` for a source line; see analysis.graph_query). The guide is plain
 data: the app renders it, the tests check that every link finds something.
 """
 

@@ -182,7 +182,7 @@ class WireReader:
     def layout(self) -> Layout:
         data = self.data
         if not self.compact:
-            return cast(Layout, from_jsonable(Layout, data))  # decoded JSON: the generic form: `serialize.dumps`, always one line
+            return cast(Layout, from_jsonable(Layout, data))  # decoded JSON: the generic form: `codec.dumps`, always one line
         lens = np.concatenate([np.zeros(0, dtype=np.int64), *self.lens])
         start = np.zeros(len(lens) + 1, dtype=np.int64)
         np.cumsum(lens, out=start[1:])

@@ -38,7 +38,7 @@ DEFAULT_TIMEOUTS: dict[str, float] = {
     "print": 120.0,  # JAX's jaxpr pretty printer: seconds at 50k equations
     "lower": 120.0,
     "compile": 900.0,  # XLA:CPU compile is superlinear: minutes for tens of thousands of unrolled equations
-    "inputs": 60.0,  # the `run` op's phases (core.run_model)
+    "inputs": 60.0,  # the `run` op's phases (schema.run)
     "run": 120.0,
     "eager": 300.0,
     "compare": 60.0,
@@ -152,7 +152,7 @@ class WorkerClient:
         """Send any worker op whose request names a `function`; `decode` turns the reply's result into data.
 
         `tap`, if given, gets every raw protocol line the worker sends for this job as it arrives
-        (phase events and the reply, `core.protocol` lines), then None once the reply is complete or
+        (phase events and the reply, `runtime.protocol` lines), then None once the reply is complete or
         the job ended without one; it runs on a reader thread and must not block."""
         future: Future[Any] = Future()
         with self._lock:

@@ -1,6 +1,6 @@
 """A compact JSON form of a `Graph` for the pipes between processes (worker -> GUI -> layout).
 
-The readable form (`serialize.to_jsonable`: one object per node, every key spelled out) is what
+The readable form (`codec.to_jsonable`: one object per node, every key spelled out) is what
 `jaxscope export --format json` writes and what tests keep as fixtures. Between processes a graph
 goes as positional arrays instead: a node is an 11-item list, an edge 5 items of one flat list per
 body, and each distinct source location and each distinct chain of frames is written once. It is
@@ -16,7 +16,7 @@ instead of 1.37 s at 50k), on each of the GUI and the layout process.
                                 chain_index | -1], ...],
                      "edges": [src, dst, src_port, dst_port, aval, src, dst, ...]}}}
 
-Bodies are objects so that `core.protocol` sends their long node and edge lists in parts (no
+Bodies are objects so that `runtime.protocol` sends their long node and edge lists in parts (no
 single ``json.loads`` of megabytes). A reader takes either form (`graph_from_jsonable`).
 
 A trace's graph goes ahead of its result, in a ``{"id", "event": "graph", "graph": <wire>}``

@@ -1,7 +1,7 @@
 """A layout's boxes and edges as columns: paths and other strings in lists, every coordinate
 (integer tenths of a px) in numpy arrays. NodeBoxes and EdgePaths are made on demand.
 
-The layout process computes a big body's plain edges in numpy (`layout_edges.body_edges`),
+The layout process computes a big body's plain edges in numpy (`layout.edges.body_edges`),
 moves a sub-layout into place by adding to arrays (`concat`), and sends the coordinates as
 bytes; the GUI process keeps them as they come and the scene model reads them without a NodeBox
 or EdgePath made. As rows of tuples, a 50k-box drawing cost the layout process ~0.5 s per grown

@@ -82,8 +82,8 @@ class TraceRequest:
     function: FunctionRef
     args: str = ""
     jaxpr_text: bool = True
-    record_flow: bool = True  # record which user lines ran while tracing (core.flow)
-    diagnose: bool = True  # check the JAX rules (core.diagnostics); an export has no use for them
+    record_flow: bool = True  # record which user lines ran while tracing (worker.pyflow)
+    diagnose: bool = True  # check the JAX rules (analysis.diagnostics); an export has no use for them
     inputs: str = ""
     device: str = ""  # trace with this device the default ("cpu:1", "gpu"; "" JAX's default)
 
@@ -102,7 +102,7 @@ class TraceResult:
     jax_version: str = ""
     schema_version: int = SCHEMA_VERSION
     flow: FlowReport | None = None  # Python control flow during the trace (record_flow)
-    diagnostics: tuple[Diagnostic, ...] = ()  # hidden inputs and side effects (core.diagnostics)
+    diagnostics: tuple[Diagnostic, ...] = ()  # hidden inputs and side effects (analysis.diagnostics)
     inputs: tuple[InputLeaf, ...] = ()  # every leaf of a maker's inputs, traced or static
     input_source: str = ""  # the maker's label, when a maker gave the inputs
     # path -> `files.digest` of the bytes traced, for each user file of the trace: a save copies a

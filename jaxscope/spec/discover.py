@@ -1,7 +1,7 @@
 """List the functions of a Python file with `ast`, never running it, and read its example inputs.
 
 Example inputs follow one documented convention that needs no jaxscope import in the user's
-file: a module-level literal dict from function name to call-argument text (core.argspec)::
+file: a module-level literal dict from function name to call-argument text (spec.argspec)::
 
     JAXSCOPE_ARGS = {"predict": "f32[8,4], {'w': f32[4,3], 'b': f32[3]}", "step": "f32[8], training=True"}
 

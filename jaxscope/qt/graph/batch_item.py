@@ -207,4 +207,4 @@ class BatchItem(QGraphicsRectItem):
         self.setFlags(_FLAGS)
 
     def warm(self, lod: float) -> None:
-        """Make what a paint at `lod` draws from, ahead (`graph_items.warm_items`); nothing here."""
+        """Make what a paint at `lod` draws from, ahead (`scene_items.warm_items`); nothing here."""

@@ -1,7 +1,7 @@
 """The edge tiles: `EdgeTileItem` paints the edges of one tile as a few batched paths (or the
 long edges, culled one by one), dimmed outside a highlighted dataflow cone.
 
-Where there are many long edges, they are drawn as *partial edges* (`core.edge_shape`), and
+Where there are many long edges, they are drawn as *partial edges* (`layout.edge_shape`), and
 nothing at the far level of detail; the edges of the selected boxes and of a highlighted dataflow
 cone are drawn whole, and `ViewState.long_whole` draws them all whole."""
 
@@ -130,7 +130,7 @@ class EdgeTileItem(BatchItem):
         return paths
 
     def warm(self, lod: float, region: QRectF | None = None) -> None:
-        """Make the far lines a tile's paint at `lod` draws (`graph_items.warm_items`); for the long
+        """Make the far lines a tile's paint at `lod` draws (`scene_items.warm_items`); for the long
         edges, the shapes a paint of `region` at `lod` draws (hundreds of long edges can end on
         one screen: ~50 us each)."""
         if self.cull_each:

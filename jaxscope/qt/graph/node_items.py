@@ -93,7 +93,7 @@ class NodeTileItem(BatchItem):
         return self._groups
 
     def warm(self, lod: float) -> None:
-        """Make what a batched paint at `lod` draws from (`graph_items.warm_items`)."""
+        """Make what a batched paint at `lod` draws from (`scene_items.warm_items`)."""
         if TINY_PX <= max(self.extent.width(), self.extent.height()) * lod and lod < TEXT_LOD:
             self.groups()
 

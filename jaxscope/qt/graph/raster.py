@@ -215,7 +215,7 @@ def overview_png(
     long_edges: str = "auto",
 ) -> tuple[int, int]:
     """A PNG of `layout` sized as `svg_to_png` sizes its SVG, drawn straight from the layout with
-    QPainter: for a drawing scaled down until its labels are unreadable (`core.export` decides), where
+    QPainter: for a drawing scaled down until its labels are unreadable (`exporter` decides), where
     writing an SVG only to parse it again cost 2.8 of 10 s at 50k equations.
 
     The same canvas as `render_svg`'s document (title band and legend rows included, though their
@@ -264,7 +264,7 @@ def _paint_clusters(painter: QPainter, layout: Layout, t: Theme, passes: dict[st
 
 
 def _paint_edges(painter: QPainter, layout: Layout, t: Theme, partial: frozenset[int] = frozenset()) -> None:
-    """The edges, the `partial` ones as their two ends (`core.edge_shape`), in one path per style."""
+    """The edges, the `partial` ones as their two ends (`layout.edge_shape`), in one path per style."""
     groups: dict[bool, QPainterPath] = {True: QPainterPath(), False: QPainterPath()}
     for j, e in enumerate(layout.edges):
         pts = e.points

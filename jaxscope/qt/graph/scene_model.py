@@ -4,7 +4,7 @@ Built once per layout, plain data plus QRectFs: one `NodeRec` per drawn box (res
 Node), the boxes bucketed into tiles of `TILE_W` × `TILE_H` scene px (the tiles double as the
 hit-test grid, see `SceneModel.node_at`) and the edges into tiles twice that each way, a
 `GridIndex` over the cluster title bands, and the edges bigger than a box tile kept apart. The
-items in `graph_items` paint from it.
+items in `scene_items` paint from it.
 Some of what the items paint from is made on first use, and `SceneModel.warm` makes the part a
 fit-all first paint needs ahead, on the thread that built the model.
 """

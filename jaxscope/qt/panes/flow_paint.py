@@ -1,4 +1,4 @@
-"""How the source pane draws what tracing baked in (core.flow_marks.LineMark per line).
+"""How the source pane draws what tracing baked in (analysis.flow_marks.LineMark per line).
 
 Kept apart from the editor widget: one style table, one painter pass over the visible lines,
 and the tooltip text, so the legend and the marks cannot drift apart.
