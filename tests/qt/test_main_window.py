@@ -109,22 +109,22 @@ def test_export_through_the_dialog(qtbot, window, tmp_path, monkeypatch):
     assert get_theme("dark").background in text and get_theme("light").background not in text
     assert not w.graph_export.image().isNull()
     with qtbot.waitSignal(w.exports.failed, timeout=TIMEOUT):  # a folder that does not exist: said, nothing lost
-        w.exports.start(w.doc.graph, w.doc.layout, str(tmp_path / "missing" / "g.png"), "light")
+        w.exports.start(w.graph_export.drawing(), str(tmp_path / "missing" / "g.png"))
     assert "export to" in w.problem.text() and w.doc.layout is not None
 
 
 def test_an_image_of_the_graph_draws_long_edges_as_the_view_does(qtbot, window, tmp_path, monkeypatch):
     """Export (dialog and `GraphExport.export`) and Copy Graph Image draw long edges whole or as their
     two ends, as the graph view shows them now."""
-    from jaxscope.qt.app import export_job, graph_export
+    from jaxscope import drawing
+    from jaxscope.qt.app import graph_export
     from jaxscope.qt.graph.view import QtGraphView
 
     w = window
     open_and_wait(qtbot, w, f"{BASICS}::predict")
     asked: list[str] = []
-    for module in (graph_export, export_job):
-        real = module.export
-        monkeypatch.setattr(module, "export", lambda *a, real=real, **k: asked.append(k["long_edges"]) or real(*a, **k))
+    real = drawing.export  # every export goes through the drawing pipeline's writer
+    monkeypatch.setattr(drawing, "export", lambda *a, **k: asked.append(k["long_edges"]) or real(*a, **k))
     w.graph_export.export(str(tmp_path / "a.svg"))  # a small graph: no long edges drawn as ends
     monkeypatch.setattr(QtGraphView, "long_edges_partial", property(lambda self: True))
     w.graph_export.export(str(tmp_path / "b.svg"))
@@ -418,3 +418,22 @@ def test_switching_function_fits_the_new_graph(qtbot, window):
     shown = w.graph.zoom()
     w.graph.fit_readable()
     assert shown != zoomed and abs(shown - w.graph.zoom()) < 1e-6
+
+
+def test_the_window_exports_an_html_page_through_the_drawing_pipeline(qtbot, window, tmp_path):
+    """Issue 50.2/51: File → Export Graph writes what the CLI writes (`jaxscope.drawing`), an HTML
+    page too: the view drawn, the jaxpr lines and the source the window shows."""
+    import json
+    import re
+
+    from tests.conftest import MODELS as MODELS_FILE
+
+    w = window
+    open_and_wait(qtbot, w, f"{MODELS_FILE}::deep_step")
+    out = tmp_path / "step.html"
+    assert w.graph_export.export(str(out)) == "html"
+    data = json.loads(re.search(r'id="jaxscope-data">(.*?)</script>', out.read_text(encoding="utf-8"), re.S).group(1))
+    top = {row[9] for row in data["bodies"][data["root"]]["nodes"]}  # each box's label (as `strings` indices)
+    labels = {data["strings"][i] for i in top}
+    assert "adamw_step (forward)" in labels  # the grouped view the window shows
+    assert data["stages"]["jaxpr"]["lines"] and any(f.endswith("models.py") for f in data["sources"])

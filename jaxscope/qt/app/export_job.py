@@ -1,18 +1,18 @@
 """Graph export on a background thread: an SVG of 10k nodes takes about a second to write, a PNG
-more, and the window must keep painting meanwhile (the exporter is plain Python and QImage
-painting, both fine off the GUI thread)."""
+more, an HTML page lays out every group ahead, and the window must keep painting meanwhile (the
+drawing pipeline is plain Python and QImage painting, both fine off the GUI thread)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from jaxscope.exporter import export
+from jaxscope.drawing import Drawing
 from jaxscope.layout.engine import compute_layout
-from jaxscope.schema.graph import Graph
-from jaxscope.schema.layout import Layout
 
 
 class ExportJobs(QObject):
@@ -27,23 +27,20 @@ class ExportJobs(QObject):
 
     def start(
         self,
-        graph: Graph,
-        layout: Layout,
+        drawing: Drawing,
         path: str,
-        theme: str,
-        long_edges: str = "auto",
         links: dict[str, Any] | None = None,
         *,
-        dpi: int = 96,
-        legend: bool = False,
         expanded: frozenset[str] | None = None,
+        sources: Callable[[], dict[str, str]] | None = None,
     ) -> Future[str]:
-        """Write `graph` to `path` (its format from the extension), off the GUI thread; laid out
-        again with `expanded` open when given (another collapse level than the window's)."""
+        """Write `drawing` to `path` (its format from the extension), off the GUI thread; laid out
+        again with `expanded` open when given (another collapse level than the window's). An HTML
+        page also carries the source texts `sources()` gives (read on this thread)."""
 
         def job() -> str:
-            drawn = layout if expanded is None else compute_layout(graph, expanded)
-            return export(graph, drawn, path, theme=theme, long_edges=long_edges, links=links, dpi=dpi, legend=legend)
+            drawn = drawing if expanded is None else replace(drawing, layout=compute_layout(drawing.graph, expanded))
+            return drawn.write(path, links=links, sources=sources() if sources is not None else None)
 
         future = self._pool.submit(job)
         future.add_done_callback(lambda f: self._done(path, f))

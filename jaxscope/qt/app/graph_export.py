@@ -1,5 +1,5 @@
-"""The window's pictures of the graph: File → Export Graph (any format, with the CLI's options, on a
-thread: `ExportJobs`),
+"""The window's pictures of the graph: File → Export Graph (any format, an HTML page too, with the
+CLI's options and through its drawing pipeline, on a thread: `ExportJobs`),
 `export` (the same, synchronously) and Copy Graph Image. Each draws long edges as the view does
 now, and every raster goes through `raster.svg_to_image` (fonts narrowed, size capped) as the PNG
 export does, so the copied image and the exported PNG match."""
@@ -12,13 +12,15 @@ from typing import Any, Protocol
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication, QDialog, QStatusBar, QWidget
 
-from jaxscope.exporter import export
+from jaxscope.analysis.scope_view import ScopedGraph
+from jaxscope.drawing import Drawing, DrawOptions
 from jaxscope.ir import linking
 from jaxscope.ir.hlo_links import IrLinks
 from jaxscope.ir.link_tables import export_entry, ir_lines, jaxpr_lines
 from jaxscope.layout.engine import expanded_to_depth
 from jaxscope.qt.app.export_job import ExportJobs
 from jaxscope.qt.app.shown_trace import Document
+from jaxscope.qt.app.trace_files import TraceFiles
 from jaxscope.qt.graph import raster
 from jaxscope.qt.graph.view import QtGraphView
 from jaxscope.qt.panes.export_options import ExportDialog, ExportOptions
@@ -42,6 +44,7 @@ class ExportHost(Protocol):
     exports: ExportJobs
     jaxpr_links: linking.JaxprLinks | None
     ir: IrTabs
+    trace_files: TraceFiles
 
     @property
     def ir_links(self) -> dict[str, IrLinks]: ...
@@ -59,12 +62,29 @@ class GraphExport:
         """How the graph view draws long edges now: an image of the graph draws them the same way."""
         return "ends" if self.host.graph.long_edges_partial else "whole"
 
-    def export(self, path: str) -> str:
-        """Write the current graph with the CLI's exporter; returns the format written."""
+    def drawing(self, theme: str = "", dpi: int = 96, legend: bool = False) -> Drawing:
+        """What the window shows as the drawing pipeline writes it (`jaxscope.drawing`)."""
         doc = self.host.doc
-        if doc.shown is None or doc.layout is None:
+        if doc.shown is None or doc.layout is None or doc.graph is None:
             raise ValueError("nothing to export yet: trace a function first")
-        return export(doc.shown, doc.layout, path, theme=self.host.theme, long_edges=self.long_edges(), links=self.links())
+        view = doc.view if doc.view is not None else ScopedGraph(doc.shown, {}, doc.graph)
+        options = DrawOptions(theme=theme or self.host.theme, long_edges=self.long_edges(), dpi=dpi, legend=legend).check()
+        return Drawing(view, doc.layout, options, frozenset())
+
+    def export(self, path: str) -> str:
+        """Write the current graph as the CLI writes it, synchronously; returns the format written."""
+        return self.drawing().write(path, links=self.links(), sources=self.sources())
+
+    def sources(self) -> dict[str, str]:
+        """For an HTML page's panel: the source texts the window may show (a saved trace's own
+        copies; a live trace's files while they are as traced: `saved_traces.snapshot`)."""
+        from jaxscope.saved_traces import snapshot
+
+        saved = self.host.trace_files.doc
+        if saved is not None:
+            return dict(saved.sources)
+        result = self.host.doc.result
+        return snapshot(result, lambda _note: None) if result is not None else {}
 
     def links(self) -> dict[str, Any]:
         """For a JSON export: the texts shown (jaxpr, StableHLO, compiled HLO, those there are) and
@@ -99,11 +119,11 @@ class GraphExport:
         if doc.shown is None or doc.layout is None:
             return
         self.host.statusBar().showMessage(f"exporting to {opts.path}…")
-        links = self.links() if opts.path.lower().endswith(".json") else None
+        page = opts.path.lower().endswith((".html", ".htm"))
+        links = self.links() if opts.path.lower().endswith(".json") or page else None
         expanded = None if opts.collapse is None else expanded_to_depth(doc.shown, opts.collapse)
-        self.host.exports.start(
-            doc.shown, doc.layout, opts.path, opts.theme, self.long_edges(), links, dpi=opts.dpi, legend=opts.legend, expanded=expanded
-        )
+        drawing = self.drawing(opts.theme, opts.dpi, opts.legend)
+        self.host.exports.start(drawing, opts.path, links, expanded=expanded, sources=self.sources if page else None)
 
     def image(self, scale: float = 1.0) -> QImage:
         """The graph as the PNG export draws it, `scale` pixels per px."""

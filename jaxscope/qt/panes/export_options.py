@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-FORMATS = "SVG (*.svg);;PNG (*.png);;PDF (*.pdf);;DOT (*.dot);;JSON (*.json)"
+FORMATS = "SVG (*.svg);;PNG (*.png);;PDF (*.pdf);;HTML page (*.html);;DOT (*.dot);;JSON (*.json)"
 THEMES = ("light", "dark", "transparent")
 
 
