@@ -109,15 +109,16 @@ def _side(opts: argparse.Namespace, target: str, args: str | None, inputs: str |
 
 def _draw(output: str, a: TraceResult, b: TraceResult, found: Any, scopes: bool, depth: int | None) -> None:
     from jaxscope.analysis.diff_view import COLOURS, shown_status, union
-    from jaxscope.analysis.scope_view import first_open, scoped
-    from jaxscope.exporter import export
+    from jaxscope.analysis.scope_view import first_open
+    from jaxscope.drawing import Drawing, DrawOptions, view_of
     from jaxscope.layout.engine import expanded_to_depth
     from jaxscope.render.overlay import Overlay
     from jaxscope.runtime.layout_client import LayoutClient
 
     both = union(a.graph, b.graph, found)
-    view = scoped(both.graph) if scopes else None
-    graph = view.graph if view is not None else both.graph
+    shown = view_of(both.graph, "scopes" if scopes else "flat")
+    view = shown if shown.grouped else None
+    graph = shown.graph
     status = shown_status(both.status, view)
     # a jit or scan with a change inside is drawn open; in a grouped view, every group holding a
     # difference, so the deepest groups that differ are boxes (a layer added whole: one green box per pass)
@@ -126,7 +127,7 @@ def _draw(output: str, a: TraceResult, b: TraceResult, found: Any, scopes: bool,
     with LayoutClient() as layouts:
         layout = layouts.layout(graph, (first_open(graph) | owners) if depth is None else expanded_to_depth(graph, depth))
     try:
-        fmt = export(graph, layout, output, overlay=overlay, legend=False)
+        fmt = Drawing(shown, layout, DrawOptions(), frozenset()).write(output, overlay=overlay)
     except (ValueError, OSError) as exc:
         raise CliError(f"cannot write {output}: {exc}") from None
     print(f"wrote {output} ({fmt}: {both.graph.top.total_eqns} equations of A and B, {len(layout.nodes)} nodes drawn)", file=sys.stderr)
