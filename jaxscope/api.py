@@ -29,6 +29,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
+from jaxscope.schema.errors import JaxscopeError  # the one base of jaxscope's errors, public as jaxscope.JaxscopeError
+
 if TYPE_CHECKING:
     from jaxscope.analysis.trace_diff import GraphDiff
     from jaxscope.drawing import Direction, Drawing, DrawOptions, Grouping
@@ -38,14 +40,6 @@ if TYPE_CHECKING:
     from jaxscope.schema.trace_file import TraceDocument
 
 TEXT_FORMATS = {".jaxpr": "jaxpr", ".txt": "jaxpr", ".mlir": "mlir"}
-
-
-class JaxscopeError(RuntimeError):
-    """A target that could not be traced or drawn; `code` is the CLI's exit code for the same failure."""
-
-    def __init__(self, message: str, code: int = 2) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 @dataclass
@@ -121,7 +115,7 @@ def _trace_target(
     try:
         result = trace(target, args_spec, inputs=inputs, timeout=timeout, jaxpr_text=want_text)
     except SessionError as exc:
-        raise JaxscopeError(str(exc), exc.code) from None
+        raise JaxscopeError(str(exc), code=exc.code) from None
     finally:
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)
@@ -505,7 +499,7 @@ def load(path: str | os.PathLike[str]) -> SavedTrace:
     try:
         return SavedTrace(os.fspath(path), read(os.fspath(path)))
     except SessionError as exc:
-        raise JaxscopeError(str(exc), exc.code) from None
+        raise JaxscopeError(str(exc), code=exc.code) from None
 
 
 @dataclass(frozen=True)
@@ -569,7 +563,7 @@ def diff(
         try:
             result = trace(x, args, inputs=inputs, timeout=timeout, diagnose=False)
         except SessionError as exc:
-            raise JaxscopeError(str(exc), exc.code) from None
+            raise JaxscopeError(str(exc), code=exc.code) from None
         request = result.request
         return result.graph, x + (f" --args {request.args!r}" if request.args else f" --inputs {request.inputs}" if request.inputs else "")
 

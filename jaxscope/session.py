@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from jaxscope.schema.errors import JaxscopeError
 from jaxscope.schema.files import MAX_SOURCE_BYTES, read_text
 from jaxscope.schema.trace import FILE_INPUTS, ErrorInfo, FunctionRef, TraceResult
 
@@ -37,8 +38,9 @@ EXIT_CODES = {
 SOURCE_CHARS = 200  # a quoted source line is cut here (a 30,000-term sum is one line of 120k characters)
 
 
-class SessionError(Exception):
-    """A target that cannot be traced, with the message to show and the CLI's exit code for it."""
+class SessionError(JaxscopeError):
+    """A target that cannot be traced (its error, a bad input, a worker that gave up), with the
+    message to show and the CLI's exit code for it; the message ends with what to do."""
 
     def __init__(self, message: str, code: int = 2) -> None:
         super().__init__(message)

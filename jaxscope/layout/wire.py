@@ -19,6 +19,7 @@ from jaxscope.layout.body import cluster_boxes, from_layout
 from jaxscope.layout.types import Tenths
 from jaxscope.schema.codec import from_jsonable
 from jaxscope.schema.collector import gc_paused
+from jaxscope.schema.errors import JaxscopeError
 from jaxscope.schema.layout import Layout
 from jaxscope.schema.layout_tables import EdgeTable, NodeTable
 
@@ -205,5 +206,6 @@ def _check_keys(chunk: Any, keys: set[str]) -> None:
         raise ValueError(f"its keys are {sorted(chunk) if isinstance(chunk, dict) else type(chunk).__name__}")
 
 
-class LayoutError(RuntimeError):
-    """compute_layout raised in the worker; the message holds its traceback."""
+class LayoutError(JaxscopeError, RuntimeError):
+    """The layout process failed on a graph (compute_layout raised, or its answer broke the wire);
+    the message holds its traceback. A bug of jaxscope's: report it with the graph's JSON export."""

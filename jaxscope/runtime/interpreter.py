@@ -24,6 +24,7 @@ import threading
 from dataclasses import dataclass
 
 from jaxscope.about import PACKAGE_DIR
+from jaxscope.schema.errors import JaxscopeError
 
 JAX_SUPPORTED = ((0, 10), (0, 13))  # [lowest, above highest) major.minor: pyproject's jax>=0.10,<0.13
 PYTHON_LOWEST = (3, 11)
@@ -51,8 +52,9 @@ def pythonpath(*entries: str) -> str:
     return os.pathsep.join(p for entry in entries for p in entry.split(os.pathsep) if p)
 
 
-class InterpreterError(Exception):
-    """The interpreter cannot run jaxscope's worker; the message says why and what to do."""
+class InterpreterError(JaxscopeError):
+    """The Python given for the user's code (`--python`) cannot run jaxscope's worker: too old, no
+    jax, or not a Python. The message says which; remedy: point at the project's environment that has jax."""
 
 
 @dataclass(frozen=True)

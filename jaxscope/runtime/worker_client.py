@@ -24,6 +24,7 @@ from typing import Any
 from jaxscope.runtime.worker_process import OutputCallback, WorkerProcess, describe_exit, worker_env
 from jaxscope.schema.codec import from_jsonable, to_jsonable
 from jaxscope.schema.collector import gc_paused
+from jaxscope.schema.errors import JaxscopeError
 from jaxscope.schema.graph import Graph
 from jaxscope.schema.graph_wire import SENT_AHEAD, graph_from_jsonable
 from jaxscope.schema.trace import ErrorInfo, ErrorKind, TraceRequest, TraceResult, result_from_jsonable
@@ -61,8 +62,9 @@ def _error_info(data: Any) -> ErrorInfo:
     return info if isinstance(info, ErrorInfo) else ErrorInfo(kind="internal", message="no error info")
 
 
-class WorkerError(Exception):
-    """A request failed; `info` says how, where, and what the worker printed."""
+class WorkerError(JaxscopeError):
+    """A request to the worker failed: the user's code raised, a phase ran past its time, the
+    worker crashed. `info` says how, where, and what the worker printed; its hint says what to do."""
 
     def __init__(self, info: ErrorInfo) -> None:
         super().__init__(info.summary())

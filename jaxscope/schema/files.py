@@ -13,6 +13,8 @@ import hashlib
 import os
 import stat
 
+from jaxscope.schema.errors import JaxscopeError
+
 _KINDS = (
     (stat.S_ISFIFO, "a FIFO (named pipe)"),
     (stat.S_ISCHR, "a character device"),
@@ -25,8 +27,9 @@ _KINDS = (
 MAX_SOURCE_BYTES = 4 << 20  # the largest source file jaxscope reads, shows or saves (a generated 50k-line program is ~3 MB)
 
 
-class NotAFileError(OSError):
-    """The path names something other than a regular file, or one too big to read."""
+class NotAFileError(JaxscopeError, OSError):
+    """The path names something other than a regular file (a FIFO, a device, a folder), or one
+    over the size read for its purpose. Remedy: name the regular file meant, or a smaller one."""
 
 
 def read_bytes(path: str, limit: int) -> bytes:

@@ -23,6 +23,7 @@ from typing import Any
 
 from jaxscope.schema.codec import from_jsonable, to_jsonable
 from jaxscope.schema.collector import gc_paused
+from jaxscope.schema.errors import JaxscopeError
 from jaxscope.schema.files import MAX_SOURCE_BYTES, read_bytes
 from jaxscope.schema.graph import SCHEMA_VERSION
 from jaxscope.schema.graph_wire import to_wire_jsonable
@@ -61,8 +62,9 @@ except ImportError:  # pragma: no cover - orjson is a dependency; plain json kee
     _loads = json.loads
 
 
-class DocumentError(ValueError):
-    """A file that is no trace document this jaxscope can read, and why, in a sentence for the user."""
+class DocumentError(JaxscopeError, ValueError):
+    """A file that is no trace document this jaxscope can read (another format, a newer version,
+    damaged or too big), and why. Remedy: open it with the jaxscope that saved it, or save it again."""
 
 
 @dataclass(frozen=True, slots=True)

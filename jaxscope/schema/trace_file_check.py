@@ -17,6 +17,7 @@ import typing
 from collections.abc import Callable
 from typing import Any, Literal, Union, get_args, get_origin
 
+from jaxscope.schema.errors import JaxscopeError
 from jaxscope.schema.graph import NodeKind
 
 MAX_TEXT = 1 << 20  # characters in an ordinary string (a label, a name, a message)
@@ -32,8 +33,9 @@ _KINDS = frozenset(get_args(NodeKind))
 _INT_LIMIT = 1 << 63
 
 
-class CheckError(ValueError):
-    """What is wrong, and where (`where`: the field's path in the document)."""
+class CheckError(JaxscopeError, ValueError):
+    """A saved trace's JSON breaks the format: what is wrong, and where (`where`: the field's path
+    in the document). Remedy: save the trace again with this jaxscope; the file was damaged or made by hand."""
 
     def __init__(self, where: str, what: str) -> None:
         super().__init__(f"{where}: {what}")

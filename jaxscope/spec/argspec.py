@@ -16,6 +16,7 @@ import math
 import tokenize
 from dataclasses import dataclass
 
+from jaxscope.schema.errors import JaxscopeError
 from jaxscope.spec.tokens import PREFIX, SUFFIX, Token, tokens_of
 
 # ---------------------------------------------------------------------------- dtypes
@@ -113,8 +114,9 @@ class CallSpec:
     text: str = ""
 
 
-class SpecError(ValueError):
-    """A spec that does not parse; `offset` (0-based, into `text`) and `token` locate the culprit."""
+class SpecError(JaxscopeError, ValueError):
+    """An argument spec (`--args`) that does not parse; `offset` (0-based, into `text`) and `token`
+    locate the culprit. Remedy: write it as a Python call, arrays as `f32[8,128]`."""
 
     def __init__(self, message: str, text: str = "", offset: int | None = None, token: str = "") -> None:
         super().__init__(message, text, offset, token)  # all four, so the error pickles

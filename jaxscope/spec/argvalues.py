@@ -12,13 +12,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from jaxscope.schema.errors import JaxscopeError
 from jaxscope.spec import argspec
 
 _LITERALS = (bool, int, float, complex, str, bytes, type(None))
 
 
-class ArgValueError(TypeError):
-    """A value that has no ``--args`` form (a custom object, an unhashable static...)."""
+class ArgValueError(JaxscopeError, TypeError):
+    """A value that has no ``--args`` form (a custom object, an unhashable static...). Remedy: give
+    the inputs by a maker (`inputs="file.py::make_inputs"`)."""
 
 
 def dtype_name(dtype: Any) -> str:

@@ -22,6 +22,7 @@ import tokenize
 from dataclasses import dataclass, field
 
 from jaxscope.schema.collector import gc_paused
+from jaxscope.schema.errors import JaxscopeError
 from jaxscope.schema.files import MAX_SOURCE_BYTES, NotAFileError, read_bytes
 from jaxscope.spec.argspec import CallSpec, Spec
 
@@ -89,8 +90,9 @@ class ModuleInfo:
         return next((f for f in self.functions if f.name == name), None)
 
 
-class DiscoveryError(Exception):
-    """The file cannot be read or parsed. `line` is 1-based, `col` 0-based (as in the AST)."""
+class DiscoveryError(JaxscopeError):
+    """The user's file cannot be read or parsed (missing, not UTF-8, a syntax error). `line` is
+    1-based, `col` 0-based (as in the AST); remedy: fix the file at that place."""
 
     def __init__(self, message: str, path: str, line: int | None = None, col: int | None = None) -> None:
         super().__init__(message, path, line, col)  # all four, so the error pickles

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import keyword
 
+from jaxscope.schema.errors import JaxscopeError
 from jaxscope.schema.trace import FunctionRef
 
 TARGET_FORMS = """\
@@ -12,8 +13,9 @@ accepted forms:
   package.module:function          a function in an importable module"""
 
 
-class TargetError(ValueError):
-    """A target that names no function; the message quotes the input and lists the accepted forms."""
+class TargetError(JaxscopeError, ValueError):
+    """A target that names no function; the message quotes the input and lists the accepted forms
+    (`file.py::function`, `package.module:function`, a saved `NAME.jaxscope`)."""
 
     def __init__(self, text: str, reason: str) -> None:
         super().__init__(f"invalid target {text!r}: {reason}\n{TARGET_FORMS}")

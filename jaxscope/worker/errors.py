@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from jaxscope.schema.errors import JaxscopeError
 from jaxscope.schema.trace import ErrorInfo, ErrorKind
 from jaxscope.worker.userframes import innermost_location, user_frames
 
@@ -35,8 +36,9 @@ _TRACER_ERRORS = {
 }
 
 
-class TraceError(Exception):
-    """A failure the worker replies with: its ErrorInfo says what, where, and whose."""
+class TraceError(JaxscopeError):
+    """A failure the worker replies with (the user's code raised while tracing, lowering or
+    running): its ErrorInfo says what, where, whose, and a hint of what to change."""
 
     def __init__(self, info: ErrorInfo) -> None:
         super().__init__(info.message)

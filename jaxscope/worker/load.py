@@ -9,6 +9,7 @@ import sys
 import types
 from typing import Any
 
+from jaxscope.schema.errors import JaxscopeError
 from jaxscope.schema.files import digest
 from jaxscope.schema.graph import SourceLoc
 from jaxscope.schema.trace import ErrorInfo, FunctionRef
@@ -19,8 +20,9 @@ RAN_USER_CODE = False  # once True, this worker's interpreter holds state from u
 SOURCE_HASHES: dict[str, str] = {}  # path -> digest of the bytes of the file this worker last ran
 
 
-class LoadError(Exception):
-    """Carries the ErrorInfo for a file/module/function that could not be loaded."""
+class LoadError(JaxscopeError):
+    """A file, module or function that could not be loaded (no such function, an import that
+    failed at the top of the user's file); its ErrorInfo names it and what the file does offer."""
 
     def __init__(self, info: ErrorInfo) -> None:
         super().__init__(info.message)
