@@ -107,7 +107,7 @@ class IrLinks:
     def colour_index(self, file: str) -> dict[int, int]:
         """IR line -> the palette index of its source line in `file` (`linking.line_colours`), made
         once per file: on the thread that parsed the IR (tens of thousands of lines at 50k
-        equations: ~50 ms that the GUI thread took when the text was shown)."""
+        equations, which the GUI thread would otherwise take when the text is shown)."""
         got = self._colours.get(file)
         if got is None:
             got = self._colours[file] = self.line_colours(linking.line_colours(self._graph, file), file)

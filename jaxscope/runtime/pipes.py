@@ -15,9 +15,8 @@ class PipeLines:
     request is waiting (a buffered pipe cannot say so without blocking) and use the idle time.
     The thread reads what the pipe has (up to 1 MB, `widen_pipes`) and hands over all its whole
     lines at once: a streamed trace reply is thousands of lines, and one hand-over per line cost a
-    second at 10k equations (the two threads taking turns with the GIL). A 72k-box layout's 8.7 MB
-    now leave the layout process in 5-25 ms instead of 50-100 (it waited on a 64 KB pipe read in
-    8 KB lines)."""
+    second at 10k equations (the two threads taking turns with the GIL); a big layout no longer
+    waits on a 64 KB pipe read in 8 KB lines (benchmarks/README.md, "Measured in the code")."""
 
     def __init__(self, stream: Any, name: str = "layout-stdin") -> None:
         self._queue: queue.SimpleQueue[list[bytes]] = queue.SimpleQueue()

@@ -3,9 +3,9 @@
 The readable form (`codec.to_jsonable`: one object per node, every key spelled out) is what
 `jaxscope export --format json` writes and what tests keep as fixtures. Between processes a graph
 goes as positional arrays instead: a node is an 11-item list, an edge 5 items of one flat list per
-body, and each distinct source location and each distinct chain of frames is written once. It is
-2.6x smaller, and encoding plus decoding take 0.12 s instead of 0.27 s at 10k equations (0.66 s
-instead of 1.37 s at 50k), on each of the GUI and the layout process.
+body, and each distinct source location and each distinct chain of frames is written once: a
+fraction of the size and of the time to encode and decode, on each of the GUI and the layout
+process (the figures: benchmarks/README.md, "Measured in the code").
 
     {"wire": 2, "function": str, "root": str,
      "sources": [[file, line, col, end_line, end_col, function, library], ...],

@@ -368,8 +368,8 @@ class MainWindow(QMainWindow):
         return prep
 
     def _prepare_layout(self, graph: Graph, layout: Layout) -> SceneModel | None:
-        """On the layout client's thread: the scene model with its source-line stripes (at mlp-50k
-        the colour map and the stripes took ~80 ms of the GUI thread when the scene was set)."""
+        """On the layout client's thread: the scene model with its source-line stripes (a big
+        program's colour map and stripes would otherwise hold the GUI thread when the scene is set)."""
         return self.graph.model_for(graph, layout, self.display.graph_colours(self.controller.view_drawing(graph)))
 
     def palette_colours(self) -> list[str]:

@@ -86,8 +86,8 @@ def insert_in_parts(doc: QTextDocument, text: str) -> None:
 
 def make_block_layouts(doc: QTextDocument) -> None:
     """Give each block its (empty) QTextLayout now, on the making thread: the view's `setDocument`
-    otherwise makes one per block on the GUI thread (a 14 MB, 120k-line jaxpr: 45-73 ms -> 17-28 ms
-    there, for 0.16 s here). Nothing is laid out, so no font engine is touched."""
+    otherwise makes one per block on the GUI thread (a big jaxpr's text stalls it). Nothing is laid
+    out, so no font engine is touched."""
     block = doc.firstBlock()
     while block.isValid():
         block.layout()
