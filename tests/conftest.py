@@ -361,3 +361,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         lines = "\n".join(f"  {node}: {reason}" for node, reason in unexpected)
         print(f"\nskips not on tests/conftest.py's ALLOWED_SKIPS (a missing dependency?):\n{lines}", file=sys.stderr)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def line_in(source: str | os.PathLike[str], fragment: str, nth: int = 0, *, unique: bool = False, ending: bool = False) -> int:
+    """The 1-based line of `source` (a text, or a file's path) holding `fragment` (its `nth` hit;
+    `unique`: the only one; `ending`: a line that ends with it, as a ``# marker`` comment does)."""
+    text = pathlib.Path(source).read_text(encoding="utf-8") if isinstance(source, os.PathLike) else source
+    hits = [i for i, line in enumerate(text.split("\n"), 1) if (line.rstrip().endswith(fragment) if ending else fragment in line)]
+    assert hits and (not unique or len(hits) == 1), (fragment, hits)
+    return hits[nth]

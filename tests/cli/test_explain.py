@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import pathlib
 
+from tests.conftest import line_in
 from tests.conftest import run_cli as jaxscope
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -13,9 +14,7 @@ TARGET = f"{EXAMPLE}::step"
 
 
 def line_of(fragment: str) -> int:
-    found = [i for i, t in enumerate(EXAMPLE.read_text().splitlines(), 1) if fragment in t]
-    assert len(found) == 1, fragment
-    return found[0]
+    return line_in(EXAMPLE, fragment, unique=True)
 
 
 def row(out: str, ln: int) -> str:

@@ -18,6 +18,7 @@ from jaxscope.schema.trace import FunctionRef, TraceRequest, TraceResult
 from jaxscope.spec.discover import default_function, discover_file
 from jaxscope.worker.retrace import run_retrace
 from jaxscope.worker.trace import TraceError, run_trace
+from tests.conftest import line_in
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 FILES = sorted(EXAMPLES.glob("*.py"))
@@ -39,9 +40,7 @@ def failure(name: str, function: str) -> TraceError:
 
 
 def line_of(name: str, fragment: str) -> int:
-    found = [i for i, t in enumerate((EXAMPLES / f"{name}.py").read_text().splitlines(), 1) if fragment in t]
-    assert len(found) == 1, (name, fragment, found)
-    return found[0]
+    return line_in(EXAMPLES / f"{name}.py", fragment, unique=True)
 
 
 def labels(result: TraceResult) -> list[str]:

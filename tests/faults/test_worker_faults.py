@@ -4,6 +4,7 @@ next request succeeds."""
 from __future__ import annotations
 
 import os
+import pathlib
 import shutil
 import tempfile
 import textwrap
@@ -15,6 +16,7 @@ import pytest
 
 from jaxscope.runtime.worker_client import WorkerClient, WorkerError
 from jaxscope.schema.trace import FunctionRef, TraceRequest, TraceResult
+from tests.conftest import line_in
 
 CASES = os.path.join(os.path.dirname(__file__), "cases")
 
@@ -42,8 +44,7 @@ def succeeds(client: WorkerClient) -> TraceResult:
 
 
 def line_of(case: str, text: str) -> int:
-    with open(os.path.join(CASES, case)) as fh:
-        return next(i for i, line in enumerate(fh, 1) if text in line)
+    return line_in(pathlib.Path(CASES) / case, text)
 
 
 @pytest.mark.parametrize(

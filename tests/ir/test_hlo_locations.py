@@ -10,6 +10,7 @@ import pytest
 
 from jaxscope.ir.hlo_locations import default_user_file, parse_stablehlo, primitive_of
 from jaxscope.ir.hlo_module import HloModuleMap, parse_hlo
+from tests.conftest import line_in
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 GOLDENS = ROOT / "tests" / "goldens" / "hlo"
@@ -36,8 +37,7 @@ def hlo(case: str) -> tuple[str, HloModuleMap]:
 
 
 def line_of(text: str, needle: str, nth: int = 0) -> int:
-    hits = [i for i, line in enumerate(text.split("\n"), 1) if needle in line]
-    return hits[nth]
+    return line_in(text, needle, nth)
 
 
 def instr(m: HloModuleMap, op_name: str) -> list:

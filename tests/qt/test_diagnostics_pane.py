@@ -6,6 +6,7 @@ import pathlib
 
 import pytest
 
+from tests.conftest import line_in
 from tests.qt.conftest import TIMEOUT, open_and_wait
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -13,7 +14,7 @@ CASES = ROOT / "tests" / "worker" / "corpus" / "purity_cases.py"
 
 
 def line_of(path: pathlib.Path, marker: str) -> int:
-    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if line.rstrip().endswith(f"# {marker}"))
+    return line_in(path, f"# {marker}", ending=True)
 
 
 def test_diagnostics_are_listed_and_link_to_lines_and_nodes(qtbot, window):

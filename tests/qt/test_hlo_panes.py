@@ -5,6 +5,7 @@ from __future__ import annotations
 import pathlib
 import time
 
+from tests.conftest import line_in
 from tests.qt.conftest import TIMEOUT, open_and_wait
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -20,7 +21,7 @@ def open_traced(qtbot, w, target: str, args: str) -> None:
 
 
 def line_of(marker: str) -> int:
-    return next(i for i, t in enumerate(CASES.read_text().splitlines(), 1) if t.rstrip().endswith(f"# {marker}"))
+    return line_in(CASES, f"# {marker}", ending=True)
 
 
 def test_ir_panes_link_both_ways_and_show_fusions(qtbot, window):

@@ -15,6 +15,7 @@ from PySide6.QtGui import QPalette
 
 from jaxscope.render.styles import get_theme
 from jaxscope.schema.flow import RECORDING_STOPPED
+from tests.conftest import line_in
 from tests.qt.conftest import TIMEOUT, open_and_wait
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -22,7 +23,7 @@ BASICS = ROOT / "examples" / "basics.py"
 
 
 def line_of(path: pathlib.Path, text: str) -> int:
-    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if text in line)
+    return line_in(path, text)
 
 
 def test_trace_links_source_graph_and_jaxpr(qtbot, window, tmp_path):

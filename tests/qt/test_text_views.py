@@ -22,7 +22,7 @@ from jaxscope.qt.panes.syntax_colours import (
     style_for_theme,
 )
 from jaxscope.schema.trace import TraceResult
-from tests.conftest import HOSTILE
+from tests.conftest import HOSTILE, line_in
 
 Qt = QtCore.Qt
 QPoint = QtCore.QPoint
@@ -47,7 +47,7 @@ def line_y(view, line: int) -> int:
 
 
 def line_of(source: str, needle: str) -> int:
-    return next(i for i, text in enumerate(source.splitlines(), 1) if needle in text)
+    return line_in(source, needle)
 
 
 def format_at(view, line: int, column: int):

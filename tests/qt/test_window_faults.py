@@ -19,6 +19,7 @@ from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QAbstractButton, QLabel, QTreeWidget, QWidget
 
 from jaxscope.runtime.worker_client import CRASH_LIMIT
+from tests.conftest import line_in
 from tests.qt.conftest import TIMEOUT, open_and_wait
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -66,7 +67,7 @@ def eqn_labels(w) -> list[str]:
 
 
 def line_of(text: str, fragment: str) -> int:
-    return next(i for i, line in enumerate(text.splitlines(), 1) if fragment in line)
+    return line_in(text, fragment)
 
 
 def save(path: pathlib.Path, text: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import pathlib
 
 import jax
 import jax.numpy as jnp
@@ -19,6 +20,7 @@ from jaxscope.worker.compare import compare_arrays, compare_leaf, max_ulp
 from jaxscope.worker.run import run_function
 from jaxscope.worker.run_inputs import generate
 from jaxscope.worker.trace import Prepared, TraceError, prepare, run_trace
+from tests.conftest import line_in
 
 CORPUS = os.path.join(os.path.dirname(__file__), "corpus", "run_cases.py")
 
@@ -29,11 +31,7 @@ def run(name: str, args: str, phases: list[str] | None = None, **kw: object) -> 
 
 
 def line_of(marker: str) -> int:
-    with open(CORPUS) as fh:
-        for i, line in enumerate(fh, 1):
-            if f"# {marker}" in line:
-                return i
-    raise AssertionError(marker)
+    return line_in(pathlib.Path(CORPUS), f"# {marker}")
 
 
 def test_exact_agreement_times_and_phases():

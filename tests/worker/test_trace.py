@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pathlib
 
 import jax
 import numpy as np
@@ -12,6 +13,7 @@ from jaxscope.ir import linking
 from jaxscope.schema.graph import Graph
 from jaxscope.schema.trace import FunctionRef, TraceRequest, TraceResult
 from jaxscope.worker.trace import TraceError, run_trace
+from tests.conftest import line_in
 
 CORPUS = os.path.join(os.path.dirname(__file__), "corpus", "higher_order.py")
 
@@ -34,11 +36,7 @@ def roles(graph: Graph) -> list[str]:
 
 
 def line_of(text: str) -> int:
-    with open(CORPUS) as fh:
-        for i, line in enumerate(fh, 1):
-            if text in line:
-                return i
-    raise AssertionError(text)
+    return line_in(pathlib.Path(CORPUS), text)
 
 
 @pytest.mark.parametrize(
