@@ -10,6 +10,7 @@ block -> ``Block.__call__``).
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import replace
 
 from jaxscope.schema.graph import Body, Graph, Node, SourceLoc
@@ -26,25 +27,37 @@ def named_bodies(graph: Graph) -> Graph:
 def _named(graph: Graph) -> Graph:
     bodies = dict(graph.bodies)
     changed = False
+    named: dict[tuple[str, tuple[tuple[str, str], ...]], str] = {}  # (body, owner's frames) -> its function
     for body in graph.bodies.values():
-        labels = {n.id: n.label for n in body.nodes if n.kind == "input"}
+        inputs = {n.id: n.label for n in body.nodes if n.kind == "input"}
+        fed_by: dict[str, dict[int, str]] = defaultdict(dict)  # each equation's operands fed by an input, by port
+        for e in body.edges:
+            if e.src in inputs:
+                fed_by[e.dst][e.dst_port] = inputs[e.src]
+        new_nodes: dict[str, Node] = {}
         for node in body.nodes:
             kind = NAMED.get(node.label)
             if kind is None or not node.subgraphs:
                 continue
-            fed = {e.dst_port: labels[e.src] for e in body.edges if e.dst == node.id and e.src in labels}
             refs = []
             for ref in node.subgraphs:
                 inner = bodies[ref.body]
-                fn = _function(node, inner) or _checkpointed(inner)
-                role = _role(ref.role, kind, fn)
-                renamed = _inputs(inner, fed) if kind == "scan" else inner  # (a while's operands are not its bodies' inputs in order)
+                at = (ref.body, tuple((f.function, f.file) for f in node.frames))
+                if at not in named:
+                    named[at] = _function(node, inner) or _checkpointed(inner)
+                role = _role(ref.role, kind, named[at])
+                renamed = (
+                    _inputs(inner, fed_by.get(node.id, {})) if kind == "scan" else inner
+                )  # (a while's operands are not its bodies' inputs in order)
                 if role != ref.role or renamed is not inner:
                     bodies[ref.body] = replace(renamed, title=role)
                     changed = True
                 refs.append(replace(ref, role=role))
             if tuple(refs) != node.subgraphs:
-                bodies[body.id] = _with_node(bodies[body.id], replace(node, subgraphs=tuple(refs)))
+                new_nodes[node.id] = replace(node, subgraphs=tuple(refs))
+        if new_nodes:
+            current = bodies[body.id]
+            bodies[body.id] = replace(current, nodes=tuple(new_nodes.get(n.id, n) for n in current.nodes))
     return Graph(graph.function, bodies, graph.root) if changed else graph
 
 
@@ -100,7 +113,3 @@ def _inputs(body: Body, fed: dict[int, str]) -> Body:
     if not names:
         return body
     return replace(body, nodes=tuple(replace(n, label=names[n.id]) if n.id in names else n for n in body.nodes))
-
-
-def _with_node(body: Body, node: Node) -> Body:
-    return replace(body, nodes=tuple(node if n.id == node.id else n for n in body.nodes))

@@ -165,18 +165,19 @@ _MODULE = re.compile(r"^[\w.\[\]#:-]+$")  # a module's or a named scope's name; 
 _CLASS_TAG = re.compile(r"^\w+(\.\w+)+$")
 
 
-def group_key(node: Node, detached: bool = False) -> tuple[Key, bool]:
+def group_key(node: Node, detached: bool = False, calls: list[tuple[str, int]] | None = None) -> tuple[Key, bool]:
     """Where an equation goes, and whether by a scope: its pass and module path; outside every
     scope, its pass and the calls it came through below the traced function, down to the user's
     function that emitted it (``loss / block / layernorm``), or to the library function that called
     the library line that did (``adamw_step / optax: chain.update_fn / ...``); () stays at the top.
-    A library's own named call (an einsum's spec) is no module: its equation goes where its caller's do."""
+    A library's own named call (an einsum's spec) is no module: its equation goes where its caller's do.
+    `calls`: the node's `_calls`, when already read."""
     scope = read_scope(node.name_stack)
     parts = [p for p in scope.parts if _MODULE.match(p) and not _CLASS_TAG.match(p)]
     if parts:
         return (scope.pass_ or "program", *parts), True
-    calls = [name for name, _ in _calls(node, 0 if detached else 1)]
-    return ((scope.pass_ or "program", *calls) if calls else ()), False
+    names = [name for name, _ in (calls if calls is not None else _calls(node, 0 if detached else 1))]
+    return ((scope.pass_ or "program", *names) if names else ()), False
 
 
 def _calls(node: Node, start: int = 1) -> list[tuple[str, int]]:
@@ -216,7 +217,7 @@ class _Call:
     members: set[str] = field(default_factory=set)
 
 
-def _split_calls(eqns: list[Node], keys: dict[str, Key], edges: tuple[Edge, ...], detached: frozenset[str] = frozenset()) -> None:
+def _split_calls(eqns: list[Node], keys: dict[str, Key], edges: tuple[Edge, ...], calls_of: dict[str, list[tuple[str, int]]]) -> None:
     """Tell apart the calls of one function from one line (`for p in blocks: x = block(p, x)`):
     their equations have the same frames, so one call's end is seen where the called function's
     line goes back (forward in a backward pass, whose equations come in reverse), or where its
@@ -239,7 +240,7 @@ def _split_calls(eqns: list[Node], keys: dict[str, Key], edges: tuple[Edge, ...]
         path: tuple[str, ...] = (key[0],)
         # a recurring first place starts a new call at the deepest level it is seen at: the loop's
         # (the levels above see it too, as their calls hold the loop)
-        at_frame = [i for _, i in _calls(n, 0 if n.id in detached else 1)]
+        at_frame = [i for _, i in calls_of[n.id]]
         places = [(n.label, *((f.line, f.col) for f in n.frames[i:])) for i in at_frame]
         again = -1
         for d, name in enumerate(key[1:]):
@@ -343,15 +344,15 @@ def _detached(top: Body, keys: dict[str, Key], by_scope: set[str], detached: fro
         keys[n.id] = (*under, *keys[n.id][1:])
 
 
-def _under_callers(top: Body, keys: dict[str, Key], by_scope: set[str], function: str) -> set[str]:
+def _under_callers(
+    top: Body, keys: dict[str, Key], by_scope: set[str], calls_of: dict[str, list[tuple[str, int]]], detached: frozenset[str]
+) -> set[str]:
     """Put each scoped module under the call that made it: a linen model applied in `loss_fn` is a
     group inside loss_fn's, not its sibling. Its caller is the calls all of its equations came
     through (less the module's own method, ``Transformer.__call__`` for scope ``Transformer``), named
     as the calls' own groups are; returns the equations so placed."""
-    traced = _traced(top, function)
-    raw = {
-        n.id: tuple(name for name, _ in _calls(n)) for n in top.nodes if n.kind == "eqn" and n.frames[:1] and n.frames[0].function == traced
-    }  # (not the detached equations: `_detached`)
+    attached = {n.id for n in top.nodes if n.frames and n.id not in detached}  # (`_detached` places the others)
+    raw = {node_id: tuple(name for name, _ in calls) for node_id, calls in calls_of.items() if node_id in attached}
     common: dict[tuple[str, str], tuple[str, ...]] = {}
     for node_id in by_scope & raw.keys():
         k = keys[node_id]
@@ -391,16 +392,17 @@ def module_keys(top: Body, function: str = "") -> tuple[dict[str, Key], set[str]
     rows of ``jaxscope cost --by scope``, so both name a module alike."""
     keys, by_scope = {}, set()
     detached = detached_ids(top, _traced(top, function))
+    calls_of = {n.id: _calls(n, 0 if n.id in detached else 1) for n in top.nodes if n.kind == "eqn"}  # read once
     for n in top.nodes:
         if n.kind == "eqn":
-            keys[n.id], scoped_here = group_key(n, n.id in detached)
+            keys[n.id], scoped_here = group_key(n, calls=calls_of[n.id])
             if scoped_here:
                 by_scope.add(n.id)
     eqns = [n for n in top.nodes if n.kind == "eqn" and n.id not in by_scope and keys[n.id]]
-    _split_calls(eqns, keys, top.edges, detached)
+    _split_calls(eqns, keys, top.edges, calls_of)
     name_by_attributes(keys, top, by_scope, methods(n for n in top.nodes if n.kind == "eqn"))
     dissolve_singles(keys, by_scope)
-    placed = _under_callers(top, keys, by_scope, function)
+    placed = _under_callers(top, keys, by_scope, calls_of, detached)
     heads: dict[str, set[str]] = defaultdict(set)  # pass -> its top modules
     for node_id in by_scope - placed:
         heads[keys[node_id][0]].add(keys[node_id][1])
