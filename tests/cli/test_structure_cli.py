@@ -73,7 +73,12 @@ def test_an_nnx_block_added_at_the_end_is_one_added_layer_in_each_pass(tmp_path)
     found = run_cli("diff", "a.py::train_step", "b.py::train_step", cwd=tmp_path)
     assert found.returncode == 1, found.stderr
     summary = dict(part.split() for part in found.stdout.rstrip().splitlines()[-1].split(", "))
-    assert summary["removed"] == "0" and int(summary["changed"]) <= 20, summary
+    assert summary["removed"] == "0", summary
+    changed = found.stdout.split("\nchanged: ")[1].split("\n\n")[0].splitlines()[1:]
+    in_model = sum(int(line.split()[1]) for line in changed if "ViT.__call__" in line)
+    assert in_model <= 20, changed  # what reads the new block's output (final_norm), not every block after it
+    # (the optimizer's per-leaf updates pair by order: a new layer's leaves shift them; under jax 0.12, whose
+    # optax runs its bias correction in one jit over every leaf, they show as changed, a row per transform)
     added = [line for line in found.stdout.split("added (in B only)")[1].split("\n\n")[0].splitlines()[1:]]
     model = [line for line in added if "ViT.__call__" in line]
     assert model and all("encoder.layers[4]" in line for line in model), model  # the fifth block, nothing else of the model
