@@ -1,5 +1,6 @@
 """One way from a traced graph to a drawing, for every caller that draws one: `jaxscope export`,
-`jaxscope.export` / `jaxscope.graph`, and the Sphinx directive (through the API).
+`jaxscope diff -o`, `jaxscope.export` / `jaxscope.graph`, the Sphinx directive (through the API)
+and the window's Export Graph; an HTML page too (`Drawing.page`: every body laid out ahead).
 
 The drawn view is the window's by default (`scope_view.for_window`: a model grouped by module and
 pass, opened to its repeated blocks; a small plain function as it is), so a picture exported for a
