@@ -88,6 +88,9 @@ def key_param(node: Node) -> str:
     return ""
 
 
+_NAMED_BODIES = frozenset({"scan", "remat2", "checkpoint"})
+
+
 def node_lines(node: Node) -> list[str]:
     """The text lines drawn inside a node's box (already ellipsized)."""
     if node.kind == "eqn" and group_of(node) is not None and node.params:  # a module's group: its name and size
@@ -102,6 +105,9 @@ def node_lines(node: Node) -> list[str]:
         extra = key_param(node)
         if extra:
             first = f"{first} {extra}"
+        named = node.subgraphs[0].role if node.label in _NAMED_BODIES and node.subgraphs else ""
+        if " of " in named:  # a scan or a checkpoint says the function it runs (`analysis.body_names`)
+            first = named
         lines = [first]
         if node.avals:
             lines.append(", ".join(node.avals) if len(node.avals) <= 2 else f"{node.avals[0]}, … ({len(node.avals)})")
