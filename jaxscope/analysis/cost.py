@@ -388,7 +388,7 @@ def by_key(found: list[CostRow], key: str, depth: int = 0, graph: Graph | None =
     its groups (`scope_view.module_keys` of `graph`'s top level) when `graph` is given."""
     keys = None
     if key == "scope" and graph is not None:
-        from jaxscope.analysis.scope_view import module_keys
+        from jaxscope.analysis.module_keys import module_keys
 
         keys = module_keys(graph.top, graph.function)[0]
     out: dict[str, Cost] = {}
@@ -402,7 +402,7 @@ def key_of(node: Node, key: str, depth: int = 0, parts: tuple[str, ...] | None =
     """An equation's row: "line" its user file:line, "scope" its module path (or the calls it came
     through where there are no scopes) and pass, its first `depth` parts when given, else its
     primitive. `parts`: its group key when known (`module_keys`), else read from the node alone."""
-    from jaxscope.analysis.scope_view import group_key
+    from jaxscope.analysis.module_keys import group_key
 
     if key == "line":
         return _where(node.source)

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, replace
 
-from jaxscope.analysis.scope_view import ScopedGraph, module_keys
+from jaxscope.analysis.module_keys import module_keys
+from jaxscope.analysis.scope_view import ScopedGraph
 from jaxscope.analysis.trace_diff import GraphDiff
 from jaxscope.schema.graph import Body, Edge, Graph, Node, SubgraphRef, owner_chain, resolve
 

@@ -2,6 +2,9 @@
 sit inside one group per scope (flax module, `jax.named_scope`), per pass (forward and backward
 apart), and equations outside every scope inside a group per library call (optax's update).
 
+Which group each equation joins, and its name, is `module_keys`'s; this module builds the view
+from those keys and picks what a first layout opens (`first_open`: the model's repeated blocks).
+
 A group is an equation node with one sub-graph (role ``module (pass)``), so everything that draws,
 collapses, expands and exports sub-jaxprs does the same for groups: ``--collapse 1`` is a picture of
 the top modules. Paths change inside groups (``g0:0/g2:0/e5`` for top-level ``e5``); `ScopedGraph`
@@ -17,12 +20,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from jaxscope.analysis.avals import aval_bytes, format_bytes
-from jaxscope.analysis.call_names import WRAPPERS, dissolve_singles, methods, name_by_attributes
+from jaxscope.analysis.module_keys import NUMBERED, Key, display_name, module_keys, rematerialized
 from jaxscope.analysis.scopes import read_scope
 from jaxscope.layout.engine import auto_expanded
 from jaxscope.schema.graph import GROUP_KINDS, Body, Edge, Graph, Node, SubgraphRef, group_of
 
-Key = tuple[str, ...]  # ("forward", "Deep", "block1"): the pass, then the module path
 _TOKEN = re.compile(r"\[[^\]]*\]|\.\w+|^\w+")  # "params['w'][0].mu" -> "params", "['w']", "[0]", ".mu"
 
 
@@ -159,259 +161,17 @@ def for_window(graph: Graph, grouping: bool = True, fits: int = 600) -> ScopedGr
     return scoped(graph)
 
 
-_MODULE = re.compile(r"^[\w.\[\]#:-]+$")  # a module's or a named scope's name; not jnp.einsum's "bij,bjk->bik"
-# a class's dotted name, which equinox pushes as the scope of every call of its modules (all four
-# `eqx.nn.Linear` calls share one): a tag of the class, not the module's place; its calls tell that
-_CLASS_TAG = re.compile(r"^\w+(\.\w+)+$")
-
-
-def group_key(node: Node, detached: bool = False, calls: list[tuple[str, int]] | None = None) -> tuple[Key, bool]:
-    """Where an equation goes, and whether by a scope: its pass and module path; outside every
-    scope, its pass and the calls it came through below the traced function, down to the user's
-    function that emitted it (``loss / block / layernorm``), or to the library function that called
-    the library line that did (``adamw_step / optax: chain.update_fn / ...``); () stays at the top.
-    A library's own named call (an einsum's spec) is no module: its equation goes where its caller's do.
-    `calls`: the node's `_calls`, when already read."""
-    scope = read_scope(node.name_stack)
-    parts = [p for p in scope.parts if _MODULE.match(p) and not _CLASS_TAG.match(p)]
-    if parts:
-        return (scope.pass_ or "program", *parts), True
-    names = [name for name, _ in (calls if calls is not None else _calls(node, 0 if detached else 1))]
-    return ((scope.pass_ or "program", *names) if names else ()), False
-
-
-def _calls(node: Node, start: int = 1) -> list[tuple[str, int]]:
-    """The calls below the traced function an equation came through, each with its frame's index
-    (`start` 0: a detached equation's, whose outermost frame is a call of its own: `_detached`)."""
-    calls: list[tuple[str, int]] = []
-    library, last = "", ""
-    for i, f in enumerate(node.frames[start:], start):
-        name = _library_call(f.function) if f.library else _function(f.function)
-        if f.library and (name.startswith("_") or name == last or name in WRAPPERS):
-            continue  # a library's private wrapper or helper, or the same call again: folded into its caller
-        last = name
-        if f.library and f.library != library:
-            name = f"{f.library}: {name}"
-        library = f.library
-        calls.append((name, i))
-    return calls
-
-
-def _library_call(qualname: str) -> str:
-    """A library's call as its users know it: a closure by the function that made it
-    (``scale_by_adam.<locals>.update_fn`` -> ``scale_by_adam``, the optax transform; flax's
-    ``_check_grads_arg_passed.<locals>._check_grads_wrapper`` -> a private decorator, dropped)."""
-    return qualname.split(".<locals>.", 1)[0]
-
-
-@dataclass
-class _Call:
-    """One call being read by `_split_calls`: its caller's line, the furthest line of the called
-    function reached so far, its number, where its first and latest equations came from, and its equations."""
-
-    caller: int
-    line: int
-    number: int
-    first: tuple[object, ...]  # (primitive, (line, col) of each frame down)
-    last: tuple[object, ...] = ()
-    members: set[str] = field(default_factory=set)
-
-
-def _split_calls(eqns: list[Node], keys: dict[str, Key], edges: tuple[Edge, ...], calls_of: dict[str, list[tuple[str, int]]]) -> None:
-    """Tell apart the calls of one function from one line (`for p in blocks: x = block(p, x)`):
-    their equations have the same frames, so one call's end is seen where the called function's
-    line goes back (forward in a backward pass, whose equations come in reverse), or where its
-    first equation (its primitive, and the line and column of each frame down to the library's)
-    comes again after others, reading what the call made: a block whose body is one line (`x +
-    self.down(gelu(self.up(self.norm(x))))`); a loop inside one call (`tree.map` over the leaves)
-    reads nothing of its last round.
-    Each call of a function called more than once gets its number ("block #3"; a backward call
-    the number of the forward one it transposes), so its equations form a group of their own, and
-    identical calls are found as identical layers."""
-    calls: dict[tuple[str, ...], _Call] = {}  # where a call is made -> the last call made there
-    numbered: dict[str, tuple[str, ...]] = {}
-    made: dict[tuple[str, ...], int] = defaultdict(int)  # how many calls of each
-    reads: dict[str, set[str]] = defaultdict(set)
-    for e in edges:
-        reads[e.dst].add(e.src)
-    for n in eqns:
-        key = keys[n.id]
-        backward = key[0] == "backward"
-        path: tuple[str, ...] = (key[0],)
-        # a recurring first place starts a new call at the deepest level it is seen at: the loop's
-        # (the levels above see it too, as their calls hold the loop)
-        at_frame = [i for _, i in calls_of[n.id]]
-        places = [(n.label, *((f.line, f.col) for f in n.frames[i:])) for i in at_frame]
-        again = -1
-        for d, name in enumerate(key[1:]):
-            path = (*path, name)
-            call = calls.get(path)
-            if call is None:
-                break
-            at = places[d]
-            # (a library's loop over its children, Sequential's or optax.chain's, is on one line: no block;
-            # a transpose emits the same primitive from one line twice, for a bias's two cotangents)
-            library = n.frames[at_frame[d]].library
-            if not library and not backward and at == call.first and call.last != call.first and not reads[n.id].isdisjoint(call.members):
-                again = d
-            path = (*path[:-1], f"{name}\0{call.number}")
-        path = (key[0],)
-        for d, name in enumerate(key[1:]):
-            caller, own, at = n.frames[max(at_frame[d] - 1, 0)].line if at_frame[d] else 0, n.frames[at_frame[d]].line, places[d]
-            site = (*path, name)
-            call = calls.get(site)
-            if call is None or call.caller != caller or (own > call.line if backward else own < call.line) or d == again:
-                made[site] += 1
-                call = calls[site] = _Call(caller, own, made[site], at)
-            call.line = min(own, call.line) if backward else max(own, call.line)
-            call.last = at
-            call.members.add(n.id)
-            path = (*site[:-1], f"{name}\0{call.number}")
-        numbered[n.id] = path
-    for node_id, path in numbered.items():
-        named = [path[0]]
-        for d, part in enumerate(path[1:], 1):
-            name, _, number = part.partition("\0")
-            count = made[(*path[:d], name)]
-            if count > 1:
-                k = int(number)
-                name = f"{name} #{count - k + 1 if path[0] == 'backward' else k}"
-            named.append(name)
-        keys[node_id] = tuple(named)
-
-
 def _chain(key: Key, nodes: list[Node]) -> str:
     """A call's group says the whole way its equations came, the wrappers its name folds in too
     (``; calls: train_step → _check_grads_wrapper → Optimizer.update → …``); "" for a scope's."""
     first = next((n for n in nodes if n.kind == "eqn" and n.frames and not is_group(n.id)), None)
     if first is None or key[0] in ("inputs", "outputs") or read_scope(first.name_stack).parts:
         return ""
-    return "; calls: " + " → ".join(_function(f.function).rsplit(".<lambda>", 1)[0] for f in first.frames)
+    return "; calls: " + " → ".join(display_name(f.function).rsplit(".<lambda>", 1)[0] for f in first.frames)
 
 
 def _count(n: int, what: str) -> str:
     return f"{n} {what}{'s' if n != 1 else ''}"
-
-
-def _function(qualname: str) -> str:
-    """``chain.<locals>.update_fn`` -> ``chain.update_fn``: readable, still telling calls apart."""
-    return qualname.replace(".<locals>", "")
-
-
-def _traced(top: Body, function: str = "") -> str:
-    """The traced function's name as the frames give it: `function`'s (its last part) where an
-    equation's outermost frame is it, else the outermost frame of most equations."""
-    firsts: dict[str, int] = defaultdict(int)
-    for n in top.nodes:
-        if n.kind == "eqn" and n.frames:
-            firsts[n.frames[0].function] += 1
-    tail = function.rsplit(".", 1)[-1]
-    named = [f for f in firsts if tail and (f == function or f.rsplit(".", 1)[-1] == tail)]
-    return max(named or firsts, key=lambda f: firsts[f]) if firsts else ""
-
-
-def detached_ids(top: Body, traced: str) -> frozenset[str]:
-    """Equations whose frames do not start at the traced function: JAX traced their function
-    apart (a `jax.checkpoint`'d layer: its forward equations carry the layer's frames alone) or
-    moved them out of a loop's body (a LayerNorm's constants out of a `scan`)."""
-    return frozenset(n.id for n in top.nodes if n.kind == "eqn" and n.frames and n.frames[0].function != traced)
-
-
-LOOPS = frozenset({"scan", "while"})
-
-
-def _detached(top: Body, keys: dict[str, Key], by_scope: set[str], detached: frozenset[str]) -> None:
-    """Place each detached equation where what reads it is: out of a loop, inside the loop's group
-    (never a group of its own); a checkpointed layer, as a call of its own under its reader's
-    caller (``loss / layer #2``, its forward beside the loss that reads it)."""
-    readers: dict[str, list[str]] = defaultdict(list)
-    for e in top.edges:
-        readers[e.src].append(e.dst)
-    label = {n.id: n.label for n in top.nodes}
-    base: dict[str, Key] = {}  # a detached equation -> the key its own calls hang under
-    for n in reversed(top.nodes):  # readers first: a chain of them follows its last
-        if n.id not in detached:
-            continue
-        reader = next((r for r in readers[n.id] if r in keys), None)
-        if reader is None:
-            continue
-        under = base.get(reader, keys[reader])
-        if label[reader] in LOOPS or not keys[n.id] or reader in by_scope or n.id in by_scope:
-            keys[n.id] = under if reader not in base else (*under, *keys[reader][len(under) :])
-            (by_scope.add if reader in by_scope else by_scope.discard)(n.id)
-            continue
-        base[n.id] = under
-        keys[n.id] = (*under, *keys[n.id][1:])
-
-
-def _under_callers(
-    top: Body, keys: dict[str, Key], by_scope: set[str], calls_of: dict[str, list[tuple[str, int]]], detached: frozenset[str]
-) -> set[str]:
-    """Put each scoped module under the call that made it: a linen model applied in `loss_fn` is a
-    group inside loss_fn's, not its sibling. Its caller is the calls all of its equations came
-    through (less the module's own method, ``Transformer.__call__`` for scope ``Transformer``), named
-    as the calls' own groups are; returns the equations so placed."""
-    attached = {n.id for n in top.nodes if n.frames and n.id not in detached}  # (`_detached` places the others)
-    raw = {node_id: tuple(name for name, _ in calls) for node_id, calls in calls_of.items() if node_id in attached}
-    common: dict[tuple[str, str], tuple[str, ...]] = {}
-    for node_id in by_scope & raw.keys():
-        k = keys[node_id]
-        at = (k[0], k[1])
-        common[at] = _shared(common[at], raw[node_id]) if at in common else raw[node_id]
-    named: dict[tuple[str, tuple[str, ...]], Key] = {}
-    for node_id, calls in raw.items():
-        k = keys.get(node_id, ())
-        if node_id not in by_scope and k:
-            for d in range(1, min(len(calls), len(k) - 1) + 1):
-                named.setdefault((k[0], calls[:d]), k[: d + 1])
-    placed = set()
-    for (pass_, head), calls in common.items():
-        if calls and calls[-1].split(": ", 1)[-1].startswith(f"{head}."):
-            calls = calls[:-1]
-        caller = named.get((pass_, calls)) if calls else None
-        if caller is None:
-            continue
-        for node_id in by_scope:
-            k = keys[node_id]
-            if (k[0], k[1]) == (pass_, head):
-                keys[node_id] = (*caller, *k[1:])
-                placed.add(node_id)
-    return placed
-
-
-def _shared(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
-    n = 0
-    while n < min(len(a), len(b)) and a[n] == b[n]:
-        n += 1
-    return a[:n]
-
-
-def module_keys(top: Body, function: str = "") -> tuple[dict[str, Key], set[str]]:
-    """Where each top-level equation goes (`group_key`, calls told apart, named by the modules they
-    ran on, placed under their callers), and which went by a scope: the groups of `scoped`, and the
-    rows of ``jaxscope cost --by scope``, so both name a module alike."""
-    keys, by_scope = {}, set()
-    detached = detached_ids(top, _traced(top, function))
-    calls_of = {n.id: _calls(n, 0 if n.id in detached else 1) for n in top.nodes if n.kind == "eqn"}  # read once
-    for n in top.nodes:
-        if n.kind == "eqn":
-            keys[n.id], scoped_here = group_key(n, calls=calls_of[n.id])
-            if scoped_here:
-                by_scope.add(n.id)
-    eqns = [n for n in top.nodes if n.kind == "eqn" and n.id not in by_scope and keys[n.id]]
-    _split_calls(eqns, keys, top.edges, calls_of)
-    name_by_attributes(keys, top, by_scope, methods(n for n in top.nodes if n.kind == "eqn"))
-    dissolve_singles(keys, by_scope)
-    placed = _under_callers(top, keys, by_scope, calls_of, detached)
-    heads: dict[str, set[str]] = defaultdict(set)  # pass -> its top modules
-    for node_id in by_scope - placed:
-        heads[keys[node_id][0]].add(keys[node_id][1])
-    for node_id in by_scope - placed:  # a pass of many top modules (a named_scope per block) is a group of its own
-        k = keys[node_id]
-        if len(heads[k[0]]) > 1:
-            keys[node_id] = (k[0], k[0], *k[1:])
-    _detached(top, keys, by_scope, detached)
-    return keys, by_scope
 
 
 def scoped(graph: Graph, min_groups: int = 2) -> ScopedGraph:
@@ -437,7 +197,7 @@ def scoped(graph: Graph, min_groups: int = 2) -> ScopedGraph:
             member[n.id] = (f"{n.kind}s", *tokens[:-1]) if len(tokens) > 1 else ()
         else:
             member[n.id] = ()
-    builder = _Builder(graph, member)
+    builder = _Builder(graph, member, rematerialized(top))
     root_nodes, root_edges = builder.level((), top.nodes, top.edges, "")
     prefix = builder.prefix
     bodies = dict(graph.bodies)
@@ -448,8 +208,11 @@ def scoped(graph: Graph, min_groups: int = 2) -> ScopedGraph:
 
 
 class _Builder:
-    def __init__(self, graph: Graph, member: dict[str, Key]) -> None:
+    def __init__(
+        self, graph: Graph, member: dict[str, Key], remat: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
+    ) -> None:
         self.member = member
+        self.remat_names, self.remat_ids = remat  # checkpointed functions (by name), equations under a remat
         self.bodies: dict[str, Body] = {}
         self.count = 0
         self.next_body = len(graph.bodies)
@@ -477,12 +240,16 @@ class _Builder:
             return list(nodes), list(edges)
         group_of: dict[str, str] = {}  # node id -> the group node id that holds it at this level
         made: list[tuple[Key, str, list[Node]]] = []
+        recomputed: set[str] = set()  # groups of a checkpointed layer: the backward pass runs their forward again
         for child_key, inside in children.items():
             gid = f"g{self.count}"
             self.count += 1
             made.append((child_key, gid, inside))
             for n in inside:
                 group_of[n.id] = gid
+            base = NUMBERED.sub("", child_key[-1]).split(": ", 1)[-1]
+            if base in self.remat_names or any(n.id in self.remat_ids for n in inside):
+                recomputed.add(gid)
         out_nodes = list(here)
         out_edges: list[Edge] = []
         ports_in: dict[str, dict[tuple[str, int], int]] = defaultdict(dict)
@@ -558,12 +325,16 @@ class _Builder:
                 title = name
             if len(twins) > 1:
                 title += f" ({len(twins)} alike)"  # (not "×4": that reads as called 4 times)
+            if gid in recomputed and child_key[0] not in ("inputs", "outputs"):
+                title += " · remat"
             body_id = f"b{self.next_body}"
             self.next_body += 1
             n_eqns = sum(1 for n in sub_nodes if n.kind == "eqn")
             self.bodies[body_id] = Body(body_id, title, tuple(sub_nodes), tuple(sub_edges), n_eqns, total)
             self.totals[body_id] = total
             what = f"{child_key[0]} pass: {total} equations" if child_key[0] in ("forward", "backward") else f"{total} equations"
+            if gid in recomputed:
+                what += "; checkpointed (jax.checkpoint / remat): the backward pass computes it again instead of keeping its values"
             if child_key[0] in ("inputs", "outputs"):
                 what = _count(len(outs if child_key[0] == "inputs" else ins), "value")
             if kept:  # what the backward pass keeps of this forward pass: the memory a train step holds

@@ -316,7 +316,7 @@ def _modules(graph: Graph) -> dict[str, str]:
     """Each top-level equation's module as the grouped view names it (``encoder.layers[4]/attn``,
     read from the parameters an nnx or equinox call uses): the backward of a block added at the end
     pairs with nothing, not with the block before it."""
-    from jaxscope.analysis.scope_view import module_keys
+    from jaxscope.analysis.module_keys import module_keys
 
     return {node_id: "/".join(key) for node_id, key in module_keys(graph.top, graph.function)[0].items()}
 

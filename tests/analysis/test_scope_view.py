@@ -158,7 +158,7 @@ def test_library_calls_are_named_as_their_users_know_them() -> None:
     """Issue 49 (a first step): an nnx optimizer's update read `flax: _check_grads_arg_passed._check_gr…`
     and optax's transforms `scale_by_adam.update_fn`: a library's private wrapper is folded into its
     caller, and a closure is named by the function that made it (the optax transform)."""
-    from jaxscope.analysis.scope_view import group_key
+    from jaxscope.analysis.module_keys import group_key
 
     def frame(function: str, library: str = "") -> SourceLoc:
         return SourceLoc("/lib.py" if library else "/step.py", 1, function=function, library=library)

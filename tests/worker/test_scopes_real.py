@@ -171,7 +171,7 @@ def f(ws, x):
 def test_checkpointed_layers_are_calls_inside_the_loss_that_makes_them(tmp_path) -> None:
     """Issue 49: under `jax.checkpoint` a layer's forward equations carry the layer's frames alone
     (JAX traced it apart): they were drawn loose beside the loss. Each call is a group of its own
-    inside the loss's forward group, the three alike."""
+    inside the loss's forward group, the three alike, marked as a remat region."""
     from jaxscope.analysis.scope_view import scoped
 
     path = tmp_path / "checkpointed.py"
@@ -181,4 +181,9 @@ def test_checkpointed_layers_are_calls_inside_the_loss_that_makes_them(tmp_path)
     top = {n.label: n for n in view.top.nodes if n.id.startswith("g")}
     assert not [t for t in top if t.startswith("layer")]  # none beside the loss
     forward = view.bodies[top["f.loss (forward)"].subgraphs[0].body]
-    assert sorted(n.label for n in forward.nodes if n.id.startswith("g")) == [f"layer #{k} (3 alike)" for k in (1, 2, 3)]
+    layers = [n for n in forward.nodes if n.id.startswith("g")]
+    # each marked as a remat region: the backward pass runs it again (its `checkpoint of layer` boxes)
+    assert sorted(n.label for n in layers) == [f"layer #{k} (3 alike) · remat" for k in (1, 2, 3)]
+    assert all("computes it again" in n.detail for n in layers)
+    backward = view.bodies[top["f.loss (backward)"].subgraphs[0].body]
+    assert [r.role for n in backward.nodes for r in n.subgraphs].count("checkpoint of layer") == 3
