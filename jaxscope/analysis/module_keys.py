@@ -187,6 +187,7 @@ class _Call:
     first: tuple[object, ...]  # (primitive, (line, col) of each frame down)
     last: tuple[object, ...] = ()
     members: set[str] = field(default_factory=set)
+    span: int = 0  # a backward call: the last line of the expression it has gone back to
 
 
 def _split_calls(eqns: list[Node], keys: dict[str, Key], edges: tuple[Edge, ...], calls_of: dict[str, list[tuple[str, int]]]) -> None:
@@ -229,13 +230,23 @@ def _split_calls(eqns: list[Node], keys: dict[str, Key], edges: tuple[Edge, ...]
             path = (*path[:-1], f"{name}\0{call.number}")
         path = (key[0],)
         for d, name in enumerate(key[1:]):
-            caller, own, at = n.frames[max(at_frame[d] - 1, 0)].line if at_frame[d] else 0, n.frames[at_frame[d]].line, places[d]
+            frame = n.frames[at_frame[d]]
+            caller, own, at = n.frames[max(at_frame[d] - 1, 0)].line if at_frame[d] else 0, frame.line, places[d]
+            # (an expression over several lines, `f(\n x.astype(…))`, runs its inner part first: back to its
+            # first line is no new call while the expression reaches the line the call is at)
+            end = max(frame.end_line or own, own)
+            call = calls.get((*path, name))
+            # a backward pass reads a call's lines last to first: forward again past the expression it
+            # has gone back into (`span`) is the next call's
+            moved = call is not None and (own > max(call.line, call.span) if backward else end < call.line)
             site = (*path, name)
-            call = calls.get(site)
-            if call is None or call.caller != caller or (own > call.line if backward else own < call.line) or d == again:
+            if call is None or call.caller != caller or moved or d == again:
                 made[site] += 1
-                call = calls[site] = _Call(caller, own, made[site], at)
-            call.line = min(own, call.line) if backward else max(own, call.line)
+                call = calls[site] = _Call(caller, own, made[site], at, span=end)
+            if backward and own <= call.line:
+                call.line, call.span = own, end
+            elif not backward:
+                call.line = max(own, call.line)
             call.last = at
             call.members.add(n.id)
             path = (*site[:-1], f"{name}\0{call.number}")

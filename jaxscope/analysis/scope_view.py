@@ -121,24 +121,32 @@ def first_open(graph: Graph, fits: int = GROUPS_FIT, blocks_fit: int = BLOCKS_FI
 
 
 def _to_blocks(graph: Graph) -> dict[str, Body]:
-    """The module groups that hold a repeated layer ("block2 (3 alike)", or a `scan` over layers)
-    not itself inside one, by path, through groups that fit on their own."""
-    out: dict[str, Body] = {}
+    """The module groups that hold a model's repeated layers ("block2 (3 alike)", or a `scan` over
+    layers), by path, through groups that fit on their own: in each top-level group, the repeats
+    nearest the top (a ViT's encoder blocks, not the attention's `query (3 alike)` of a last block
+    that differs from the others)."""
+    found: dict[str, list[tuple[int, list[tuple[str, Body]]]]] = defaultdict(list)  # top group -> (depth, the way)
 
     def walk(body: Body, prefix: str, above: list[tuple[str, Body]]) -> None:
         for n in body.nodes:
             group = group_of(n)
-            if n.label == "scan" and n.subgraphs and above:  # a scan over layers: its stack of blocks
-                out.update(above)
-            if group is None or group[0] != SCOPE:
+            module = group is not None and group[0] == SCOPE
+            repeated = (n.label == "scan" and bool(n.subgraphs)) or (module and bool(_REPEATED.search(n.label)))
+            if repeated and above:  # a scan over layers is a stack of blocks too
+                found[above[0][0]].append((len(above), above))
+            if not module or _REPEATED.search(n.label):
                 continue
             inner = graph.bodies[n.subgraphs[0].body]
-            if _REPEATED.search(n.label):
-                out.update(above)
-            elif len(inner.nodes) <= GROUPS_FIT:  # (an update of every leaf is no way to a block)
+            if len(inner.nodes) <= GROUPS_FIT:  # (an update of every leaf is no way to a block)
                 walk(inner, f"{prefix}{n.id}:0/", [*above, (prefix + n.id, inner)])
 
     walk(graph.top, "", [])
+    out: dict[str, Body] = {}
+    for ways in found.values():
+        nearest = min(depth for depth, _ in ways)
+        for depth, way in ways:
+            if depth == nearest:
+                out.update(way)
     return out
 
 

@@ -378,6 +378,8 @@
   render();
   firstView();
   readHash();
+  // a link into the page it is on (`#expand=…` in the page's own doc) is followed too
+  window.addEventListener("hashchange", readHash);
   // a frame (a doc's, a notebook's) may get its size after the script ran: the first view follows it
   window.addEventListener("resize", () => { if (!view.moved) firstView(); });
   document.body.dataset.ready = "1";

@@ -51,6 +51,7 @@ class Page:
 
     def open(self, path: pathlib.Path, fragment: str = "") -> float:
         """Load the page from file:// (with `#fragment`); seconds until its script said it is ready."""
+        self.driver.get("about:blank")  # (the same file with another fragment would not load again)
         start = time.perf_counter()
         self.driver.get(path.resolve().as_uri() + (f"#{fragment}" if fragment else ""))
         deadline = start + 30

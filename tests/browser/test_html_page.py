@@ -86,3 +86,32 @@ def test_a_deep_link_selects_and_a_click_shows_the_source_and_jaxpr_lines(
     page.click(other)
     assert page.js("return window.jaxscopePage.state.selected") == other and page.panel() != text
     page.screenshot(tmp_path / "panel.png")
+
+
+def test_the_flax_docs_vit_page_opens_a_block_from_its_fragment(page: Page, tmp_path: pathlib.Path) -> None:
+    """Issue 51's check on code none of us wrote (the flax docs' ViT tutorial's train step): its page
+    loads from file:// fetching nothing and shows its top modules; `#expand=` a block draws its
+    inner modules."""
+    out = tmp_path / "docs_vit.html"
+    done = run_cli("export", f"{CORPUS / 'flax_docs_vit.py'}::train_step", "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    page.open(out)
+    assert page.errors() == [] and page.js("return performance.getEntriesByType('resource').length") == 0
+    titles = page.js("return [...document.querySelectorAll('g.node')].map(g => g.querySelector('text').textContent)")
+    assert "encoder.layers[0] (3 alike)" in titles and "classifier" in titles
+    page.open(out, "expand=encoder.layers[1]")
+    titles = page.js("return [...document.querySelectorAll('g.node')].map(g => g.querySelector('text').textContent)")
+    assert {"norm1", "mha", "norm2"} <= set(titles), titles
+    page.screenshot(tmp_path / "docs_vit.png")
+
+
+def test_a_link_to_the_page_it_is_on_is_followed(vit_page: pathlib.Path, page: Page) -> None:
+    page.open(vit_page)
+    page.js("location.hash = 'expand=encoder.layers[1]'")
+    page.driver.implicitly_wait(0)
+    import time
+
+    deadline = time.time() + 5
+    while "g4:0/g434:0/g439:0" not in page.clusters() and time.time() < deadline:
+        time.sleep(0.05)
+    assert "g4:0/g434:0/g439:0" in page.clusters()

@@ -83,3 +83,21 @@ def test_an_nnx_block_added_at_the_end_is_one_added_layer_in_each_pass(tmp_path)
     model = [line for line in added if "ViT.__call__" in line]
     assert model and all("encoder.layers[4]" in line for line in model), model  # the fifth block, nothing else of the model
     assert any("· forward" in line for line in model) and any("· backward" in line for line in model)
+
+
+def test_the_flax_docs_vit_step_names_its_encoder_blocks_in_both_passes(tmp_path) -> None:
+    """Issue 49's check on code none of us wrote: the flax docs' ViT tutorial's `train_step`
+    (`@nnx.jit(donate_argnames=...)`, `nnx.value_and_grad` of `compute_losses_and_logits`, bf16
+    activations), exported with no options."""
+    out = tmp_path / "vit.svg"
+    done = run_cli("export", f"{CORPUS / 'flax_docs_vit.py'}::train_step", "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    svg = out.read_text(encoding="utf-8")
+    assert svg.count('class="node ') <= 150
+    boxes = _boxes(svg)
+    forward = next(p for p, t in boxes.items() if t == "compute_losses_and_logits (forward)").split(":")[0]
+    backward = next(p for p, t in boxes.items() if t == "compute_losses_and_logits (backward)").split(":")[0]
+    for k in range(4):
+        where = {p.split(":")[0] for p, t in boxes.items() if t.startswith(f"encoder.layers[{k}]")}
+        assert where == {forward, backward}, (k, where)
+    assert not [t for t in boxes.values() if WRAPPER.search(t)]
