@@ -226,6 +226,7 @@ class _Builder:
         self.next_body = len(graph.bodies)
         self.totals = {b.id: b.total_eqns for b in graph.bodies.values()}
         self.signature: dict[str, tuple[object, ...]] = {}
+        self.structure: dict[str, tuple[object, ...]] = {}  # the signature without shapes: "same structure, other shapes"
         self.twins: dict[str, tuple[str, ...]] = {}  # a repeated layer's view path -> every instance's, in order
         self.prefix: dict[str, str] = {}  # a grouped node's id -> its innermost group's view path prefix
 
@@ -315,15 +316,18 @@ class _Builder:
             # sub-groups, whatever their names (a conv block of 16 channels is not one of 32 again)
             own_sig = tuple((n.label, n.in_avals, n.avals) for n in own)
             self.signature[gid] = (own_sig, tuple(self.signature[g.id] for g in groups), tuple(ins), tuple(outs))
+            self.structure[gid] = (tuple(n.label for n in own), tuple(self.structure[g.id] for g in groups))
             built.append((child_key, gid, ins, outs, sub_nodes, sub_edges, total, kept))
             for n in inside:
                 self.prefix.setdefault(n.id, sub_prefix)  # the innermost group's, set first
         same: dict[object, list[str]] = defaultdict(list)
         paths: dict[object, list[str]] = defaultdict(list)
+        shaped: dict[object, list[str]] = defaultdict(list)  # the names of each structure, whatever the shapes
         for child_key, gid, *_, total, _kept in built:
             if total:  # groups of inputs or outputs hold no equations: never "identical layers"
                 same[self.signature[gid]].append(child_key[-1])
                 paths[self.signature[gid]].append(prefix + gid)
+                shaped[self.structure[gid]].append(child_key[-1])
         for child_key, gid, ins, outs, sub_nodes, sub_edges, total, kept in built:
             name, twins = child_key[-1], same[self.signature[gid]] if total else []
             if len(twins) > 1:
@@ -343,6 +347,9 @@ class _Builder:
             what = f"{child_key[0]} pass: {total} equations" if child_key[0] in ("forward", "backward") else f"{total} equations"
             if gid in recomputed:
                 what += "; checkpointed (jax.checkpoint / remat): the backward pass computes it again instead of keeping its values"
+            kin = [k for k in shaped[self.structure[gid]] if k not in twins] if total else []
+            if kin:  # (a conv block of 16 channels beside one of 32: not identical, but the same layer)
+                what += f"; same structure as {', '.join(kin[:4])}{', …' if len(kin) > 4 else ''}, other shapes"
             if child_key[0] in ("inputs", "outputs"):
                 what = _count(len(outs if child_key[0] == "inputs" else ins), "value")
             if kept:  # what the backward pass keeps of this forward pass: the memory a train step holds

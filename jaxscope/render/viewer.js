@@ -161,13 +161,21 @@
       el("svg:rect", { x: b.x, y: b.y, width: b.w, height: b.h, rx: rx, fill: fill, stroke: n.stroke, class: "box" }, g);
     }
     const top = b.y + b.h / 2 - (n.lines.length * data.font.lineH) / 2;
+    // on a measure's colour, the text that reads on it: dark on a pale fill, white on a dark one (in either theme)
+    const measured = colours && colours[b.path];
+    const ink = measured ? (light(measured) ? ["#1f2328", "#4b5563"] : ["#ffffff", "#f3f4f6"]) : [th.text, th.muted];
     n.lines.forEach((line, i) => {
-      el("svg:text", { x: b.x + b.w / 2, y: top + (i + 0.5) * data.font.lineH + 4, "text-anchor": "middle", fill: i || n.kind === "literal" ? th.muted : th.text }, g, line);
+      el("svg:text", { x: b.x + b.w / 2, y: top + (i + 0.5) * data.font.lineH + 4, "text-anchor": "middle", fill: i || n.kind === "literal" ? ink[1] : ink[0] }, g, line);
     });
     g.addEventListener("mouseenter", () => { tip.textContent = n.tip; tip.style.display = "block"; });
     g.addEventListener("mouseleave", () => { tip.style.display = "none"; });
     g.addEventListener("click", (ev) => { ev.stopPropagation(); select(b.path, false); });
     g.addEventListener("dblclick", (ev) => { ev.stopPropagation(); if (n.subs.length) toggle(b.path); });
+  }
+
+  function light(colour) {  // "#rrggbb": its relative luminance above the middle
+    const [r, g, b] = [1, 3, 5].map((k) => parseInt(colour.slice(k, k + 2), 16) / 255);
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.55;
   }
 
   function mark() {

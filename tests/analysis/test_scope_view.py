@@ -202,3 +202,5 @@ def test_identical_layers_have_the_same_shapes_too() -> None:
     view = scoped(graph)
     titles = sorted(n.subgraphs[0].role for b in view.graph.bodies.values() for n in b.nodes if n.id.startswith("g") and "block" in n.label)
     assert titles == ["block1", "block2 (2 alike)", "block3 (2 alike)"], titles
+    block1 = next(n for b in view.graph.bodies.values() for n in b.nodes if n.id.startswith("g") and n.label == "block1")
+    assert "same structure as block2, block3, other shapes" in block1.detail  # not identical, but the same layer
