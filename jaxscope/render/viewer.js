@@ -79,17 +79,23 @@
       });
       const W = subs.reduce((s, c) => s + c.w, 0) + GAP * (subs.length - 1);
       const H = Math.max(...subs.map((c) => c.h));
-      const dw = W - it.w, dh = H - it.h;
-      const top = it.y, bottom = it.y + it.h, right = it.x + it.w;
+      // the frames grow from the box's centre: what lies beside it in its rows moves out by half the
+      // growth on each side, what lies below moves down (the edges around it stay about as straight)
+      const half = (W - it.w) / 2, dh = H - it.h;
+      const top = it.y, bottom = it.y + it.h, left = it.x, right = it.x + it.w;
       for (const m of items) {
         if (m === it) continue;
         if (m.y >= bottom - 0.5) m.y += dh;
-        else if (m.x >= right - 0.5 && m.y < bottom && m.y + m.h > top) m.x += dw;
+        else if (m.y < bottom && m.y + m.h > top) {
+          if (m.x >= right - 0.5) m.x += half;
+          else if (m.x + m.w <= left + 0.5) m.x -= half;
+        }
       }
-      it.w = W; it.h = H; it.subs = subs;
+      it.x -= half; it.w = W; it.h = H; it.subs = subs;
     }
+    const x0 = Math.min(0, ...items.map((it) => it.x));  // (grown past the left edge: all move right)
     let w = 0, h = 0;
-    for (const it of items) { w = Math.max(w, it.x + it.w); h = Math.max(h, it.y + it.h); }
+    for (const it of items) { it.x -= x0; w = Math.max(w, it.x + it.w); h = Math.max(h, it.y + it.h); }
     return { bodyId: bodyId, items: items, w: w, h: h, depth: depth };
   }
 
