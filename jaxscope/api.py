@@ -33,7 +33,7 @@ from jaxscope.schema.errors import JaxscopeError  # the one base of jaxscope's e
 
 if TYPE_CHECKING:
     from jaxscope.analysis.trace_diff import GraphDiff
-    from jaxscope.drawing import Direction, Drawing, DrawOptions, Grouping
+    from jaxscope.drawing import Direction, Drawing, DrawOptions
     from jaxscope.render.overlay import Overlay
     from jaxscope.schema.graph import Graph
     from jaxscope.schema.layout import Layout
@@ -179,18 +179,16 @@ def _options(
     long_edges: str,
     scopes: bool,
     flat: bool,
+    fmt: str = "svg",
 ) -> DrawOptions:
-    """The drawing options, checked before a trace spends seconds (ValueError names the bad one)."""
-    from jaxscope.drawing import DrawOptions
+    """The drawing options for `fmt`, checked before a trace spends seconds (ValueError names the bad one)."""
+    from jaxscope.drawing import DrawOptions, grouping_for
 
-    if scopes and flat:
-        raise ValueError("scopes=True groups any program, flat=True none: give one of them")
-    grouping: Grouping = "scopes" if scopes else "flat" if flat else "auto"
     return DrawOptions(
         theme=theme,
         direction=cast("Direction", direction),  # (a wrong one: `check` says so)
         collapse=collapse,
-        grouping=grouping,
+        grouping=grouping_for(fmt, scopes, flat),
         legend=legend,
         highlight=highlight,
         long_edges=long_edges,
@@ -245,9 +243,7 @@ def export(
     options, drawn = None, ""
     if text_fmt is None:  # a bad suffix or option fails before tracing
         drawn = resolve_format(path, fmt)
-        if scopes and drawn == "json":
-            raise ValueError("scopes=True draws a grouped view: use it with svg, png, pdf or dot (JSON keeps the program's structure)")
-        options = _options(theme, collapse, direction, legend, highlight, dpi, layout_budget, long_edges, scopes, flat or drawn == "json")
+        options = _options(theme, collapse, direction, legend, highlight, dpi, layout_budget, long_edges, scopes, flat, drawn)
     elif text_fmt == "mlir" and isinstance(fn_or_target, str):
         raise ValueError("StableHLO (.mlir) export needs a live function object, not a target string")
     traced = _trace(

@@ -65,6 +65,18 @@ class DrawOptions:
         return self
 
 
+def grouping_for(fmt: str, scopes: bool, flat: bool) -> Grouping:
+    """The grouping `--scopes` / `--flat` (the API's `scopes=` / `flat=`) ask for in `fmt`: JSON keeps
+    the program's own structure (its paths are the program's), so it is flat and refuses `scopes`."""
+    if scopes and flat:
+        raise ValueError("--scopes groups any program, --flat none: give one of them")
+    if scopes and fmt == "json":
+        raise ValueError(
+            "--scopes draws a grouped view: use it with svg, png, pdf, dot or html (the JSON keeps the program's own structure)"
+        )
+    return "scopes" if scopes else "flat" if flat or fmt == "json" else "auto"
+
+
 def view_of(graph: Graph, grouping: Grouping) -> ScopedGraph:
     """The view drawn of `graph` under `grouping` (see `DrawOptions`)."""
     if grouping == "flat":

@@ -146,17 +146,14 @@ def _partitioned(opts: argparse.Namespace, graph: Graph) -> Graph:
 def options(opts: argparse.Namespace, fmt: str) -> DrawOptions:
     """The drawing the options ask for; JSON keeps the program's own structure (its paths are the
     program's), so it is drawn flat unless --scopes asks otherwise, which JSON refuses."""
-    from jaxscope.drawing import DrawOptions, Grouping
+    from jaxscope.drawing import DrawOptions, grouping_for
 
-    if opts.scopes and fmt == "json":
-        raise CliError("--scopes draws a grouped view: use it with svg, png, pdf or dot (the JSON keeps the program's own structure)")
-    grouping: Grouping = "scopes" if opts.scopes else "flat" if opts.flat or fmt == "json" else "auto"
     try:
         return DrawOptions(
             theme=opts.theme,
             direction=opts.direction,
             collapse=opts.collapse,
-            grouping=grouping,
+            grouping=grouping_for(fmt, opts.scopes, opts.flat),
             legend=opts.legend,
             highlight=opts.highlight,
             long_edges=opts.long_edges,
