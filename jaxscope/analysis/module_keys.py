@@ -14,6 +14,7 @@ query.kernel`` and ``...attn.out.bias`` -> ``encoder.layers[2].attn``), relative
 
 from __future__ import annotations
 
+import os
 import re
 from collections import defaultdict
 from collections.abc import Iterable
@@ -28,7 +29,7 @@ Key = tuple[str, ...]
 # does: optax wraps every transform of a chain in `with_extra_args_support`
 WRAPPERS = frozenset({"with_extra_args_support"})
 
-_TOKEN = re.compile(r"\[[^\]]*\]|\.\w+|^\w+")  # "params['w'][0].mu" -> "params", "['w']", "[0]", ".mu"
+PATH_TOKEN = re.compile(r"\[[^\]]*\]|\.\w+|^\w+")  # "params['w'][0].mu" -> "params", "['w']", "[0]", ".mu"
 _FLOAT = re.compile(r"^(f|bf)\d")  # a parameter's dtype: f32[...], bf16[...]
 
 
@@ -40,7 +41,7 @@ def methods(nodes: Iterable[Node]) -> frozenset[str]:
 
 def module_path(label: str) -> tuple[str, ...]:
     """The module a parameter belongs to: its path without the leaf (and without nnx's ``.value``)."""
-    tokens = _TOKEN.findall(label)
+    tokens = PATH_TOKEN.findall(label)
     if tokens and tokens[-1] == ".value":
         tokens.pop()
     return tuple(tokens[:-1])
@@ -54,7 +55,7 @@ def name_by_attributes(keys: dict[str, Key], top: Body, skip: set[str], method_n
     params = {
         n.id: module_path(n.label)
         for n in top.nodes
-        if n.kind == "input" and n.avals and _FLOAT.match(n.avals[0]) and len(_TOKEN.findall(n.label)) > 1
+        if n.kind == "input" and n.avals and _FLOAT.match(n.avals[0]) and len(PATH_TOKEN.findall(n.label)) > 1
     }
     reads: dict[Key, list[tuple[str, ...]]] = defaultdict(list)
     for e in top.edges:
@@ -94,14 +95,7 @@ def _common(paths: list[tuple[str, ...]]) -> tuple[str, ...]:
     for p in paths:
         roots[p[0] if p else ""] += 1
     root = max(roots, key=lambda r: roots[r])
-    paths = [p for p in paths if (p[0] if p else "") == root]
-    first = paths[0]
-    n = len(first)
-    for p in paths[1:]:
-        n = min(n, len(p))
-        while n and p[:n] != first[:n]:
-            n -= 1
-    return first[:n]
+    return tuple(os.path.commonprefix([p for p in paths if (p[0] if p else "") == root]))
 
 
 def _written(tokens: tuple[str, ...]) -> str:
@@ -327,13 +321,17 @@ def _under_callers(
     for node_id in by_scope & raw.keys():
         k = keys[node_id]
         at = (k[0], k[1])
-        common[at] = _shared(common[at], raw[node_id]) if at in common else raw[node_id]
+        common[at] = tuple(os.path.commonprefix([common[at], raw[node_id]])) if at in common else raw[node_id]
     named: dict[tuple[str, tuple[str, ...]], Key] = {}
     for node_id, calls in raw.items():
         k = keys.get(node_id, ())
         if node_id not in by_scope and k:
             for d in range(1, min(len(calls), len(k) - 1) + 1):
                 named.setdefault((k[0], calls[:d]), k[: d + 1])
+    heads: dict[tuple[str, str], list[str]] = defaultdict(list)  # (pass, top module) -> its equations
+    for node_id in by_scope:
+        k = keys[node_id]
+        heads[(k[0], k[1])].append(node_id)
     placed = set()
     for (pass_, head), calls in common.items():
         if calls and calls[-1].split(": ", 1)[-1].startswith(f"{head}."):
@@ -341,19 +339,10 @@ def _under_callers(
         caller = named.get((pass_, calls)) if calls else None
         if caller is None:
             continue
-        for node_id in by_scope:
-            k = keys[node_id]
-            if (k[0], k[1]) == (pass_, head):
-                keys[node_id] = (*caller, *k[1:])
-                placed.add(node_id)
+        for node_id in heads[(pass_, head)]:
+            keys[node_id] = (*caller, *keys[node_id][1:])
+            placed.add(node_id)
     return placed
-
-
-def _shared(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
-    n = 0
-    while n < min(len(a), len(b)) and a[n] == b[n]:
-        n += 1
-    return a[:n]
 
 
 def module_keys(top: Body, function: str = "") -> tuple[dict[str, Key], set[str]]:

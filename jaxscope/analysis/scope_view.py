@@ -20,12 +20,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from jaxscope.analysis.avals import aval_bytes, format_bytes
-from jaxscope.analysis.module_keys import NUMBERED, Key, display_name, module_keys, rematerialized
+from jaxscope.analysis.module_keys import NUMBERED, PATH_TOKEN, Key, display_name, module_keys, rematerialized
 from jaxscope.analysis.scopes import read_scope
 from jaxscope.layout.engine import auto_expanded
 from jaxscope.schema.graph import GROUP_KINDS, Body, Edge, Graph, Node, SubgraphRef, group_of
-
-_TOKEN = re.compile(r"\[[^\]]*\]|\.\w+|^\w+")  # "params['w'][0].mu" -> "params", "['w']", "[0]", ".mu"
 
 
 @dataclass(frozen=True)
@@ -201,7 +199,7 @@ def scoped(graph: Graph, min_groups: int = 2) -> ScopedGraph:
         elif n.kind == "literal" and owner_of.get(n.id) in keys:
             member[n.id] = keys[owner_of[n.id]]
         elif n.kind in ("input", "output"):  # a pytree's leaves, grouped by their path: params, opt_state, ...
-            tokens = _TOKEN.findall(n.label)
+            tokens = PATH_TOKEN.findall(n.label)
             member[n.id] = (f"{n.kind}s", *tokens[:-1]) if len(tokens) > 1 else ()
         else:
             member[n.id] = ()
