@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from jaxscope.analysis.scope_view import ScopedGraph, first_open, for_window, scoped
-from jaxscope.exporter import PNG_MAX_PX, export, highlight_paths, png_scale, resolve_format, write_text
+from jaxscope.exporter import MIN_LABEL_PX, PNG_MAX_PX, export, highlight_paths, png_scale, resolve_format, write_text
 from jaxscope.layout import labels
 from jaxscope.layout.edge_shape import check_long_edges
 from jaxscope.layout.engine import expanded_to_depth
@@ -125,7 +125,7 @@ class Drawing:
             px = labels.FONT_SIZE * scale
             said = f"the PNG would be {w} x {h} px, over the {PNG_MAX_PX} px cap: scaled to {100 * scale:.0f} %"
             if px < READABLE_PX:
-                said += f" (labels {px:.1f} px high{', left out' if px < 2 else ''}); draw less to read it: "
+                said += f" (labels {px:.1f} px high{', left out' if px < MIN_LABEL_PX else ''}); draw less to read it: "
                 said += self._fewer()
             elif self.options.dpi != 96:
                 said += f" (--dpi {self.options.dpi} gives no more pixels than fit)"

@@ -46,9 +46,8 @@ def _named(graph: Graph) -> Graph:
                 if at not in named:
                     named[at] = _function(node, inner) or _checkpointed(inner)
                 role = _role(ref.role, kind, named[at])
-                renamed = (
-                    _inputs(inner, fed_by.get(node.id, {})) if kind == "scan" else inner
-                )  # (a while's operands are not its bodies' inputs in order)
+                # (a while's operands are not its bodies' inputs in order: only a scan's are renamed)
+                renamed = _inputs(inner, fed_by.get(node.id, {})) if kind == "scan" else inner
                 if role != ref.role or renamed is not inner:
                     bodies[ref.body] = replace(renamed, title=role)
                     changed = True

@@ -343,13 +343,13 @@ class _Builder:
             self.bodies[body_id] = Body(body_id, title, tuple(sub_nodes), tuple(sub_edges), n_eqns, total)
             self.totals[body_id] = total
             what = f"{child_key[0]} pass: {total} equations" if child_key[0] in ("forward", "backward") else f"{total} equations"
-            if gid in recomputed:
+            if child_key[0] in ("inputs", "outputs"):
+                what = _count(len(outs if child_key[0] == "inputs" else ins), "value")
+            elif gid in recomputed:
                 what += "; checkpointed (jax.checkpoint / remat): the backward pass computes it again instead of keeping its values"
             kin = [k for k in shaped[self.structure[gid]] if k not in twins] if total else []
             if kin:  # (a conv block of 16 channels beside one of 32: not identical, but the same layer)
                 what += f"; same structure as {', '.join(kin[:4])}{', …' if len(kin) > 4 else ''}, other shapes"
-            if child_key[0] in ("inputs", "outputs"):
-                what = _count(len(outs if child_key[0] == "inputs" else ins), "value")
             if kept:  # what the backward pass keeps of this forward pass: the memory a train step holds
                 size = format_bytes(sum(aval_bytes(a) or 0 for a in kept))
                 what += f"; {_count(len(kept), 'residual')} read by the backward pass ({size})"
