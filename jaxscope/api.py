@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from jaxscope.render.overlay import Overlay
     from jaxscope.schema.graph import Graph
     from jaxscope.schema.layout import Layout
+    from jaxscope.schema.trace import TraceResult
     from jaxscope.schema.trace_file import TraceDocument
 
 TEXT_FORMATS = {".jaxpr": "jaxpr", ".txt": "jaxpr", ".mlir": "mlir"}
@@ -47,6 +48,7 @@ class _Traced:
     graph: Graph
     jaxpr_text: Callable[[], str]
     mlir_text: Callable[[], str] | None  # None: not available for a target string
+    result: TraceResult | None = None  # a target string's trace, from a worker (its files' hashes with it)
 
 
 def _trace(
@@ -119,7 +121,7 @@ def _trace_target(
     finally:
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)
-    return _Traced(result.graph, lambda: result.jaxpr_text.rstrip("\n") + "\n", None)
+    return _Traced(result.graph, lambda: result.jaxpr_text.rstrip("\n") + "\n", None, result)
 
 
 MAKER_SOURCE = '''"""Example inputs that jaxscope's Python API handed on to a worker (pickled beside this file)."""
@@ -266,7 +268,7 @@ def export(
         write_text(path, text)
         return text_fmt or ""
     if drawn == "html":  # the page's panel: each equation's jaxpr line and its source lines
-        return _draw(traced.graph, options).write(path, fmt, links=_jaxpr_links(traced), sources=_sources(traced.graph))
+        return _draw(traced.graph, options).write(path, fmt, links=_jaxpr_links(traced), sources=_sources(traced))
     return _draw(traced.graph, options).write(path, fmt)
 
 
@@ -276,10 +278,16 @@ def _jaxpr_links(traced: _Traced) -> dict[str, Any]:
     return {"jaxpr": jaxpr_entry(traced.graph, traced.jaxpr_text())}
 
 
-def _sources(graph: Graph) -> dict[str, str]:
+def _sources(traced: _Traced) -> dict[str, str]:
+    """The user's files for an HTML page: a worker's trace keeps those still as traced
+    (`saved_traces.snapshot`); a function traced here reads its files as they are."""
+    if traced.result is not None:
+        from jaxscope.saved_traces import snapshot
+
+        return snapshot(traced.result)
     from jaxscope.stages import source_texts
 
-    return source_texts(graph)
+    return source_texts(traced.graph)
 
 
 @dataclass(frozen=True)
@@ -382,7 +390,7 @@ def graph(
     drawing = _draw(traced.graph, options)
     image = GraphImage.of(drawing)
     if interactive:
-        page = drawing.page(links=_jaxpr_links(traced), sources=_sources(traced.graph))
+        page = drawing.page(links=_jaxpr_links(traced), sources=_sources(traced))
         image = dataclasses.replace(image, page=page)
     return image
 

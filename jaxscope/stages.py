@@ -83,15 +83,14 @@ def jaxpr_entry(graph: Graph, jaxpr_text: str) -> dict[str, Any]:
     return link_tables.export_entry(text, link_tables.jaxpr_lines(graph, linking.jaxpr_links(graph, text)))
 
 
-def source_texts(graph: Graph, saved: TraceDocument | None = None) -> dict[str, str]:
-    """The user's files the equations come from, for an HTML page's panel: a saved trace's own
-    copies (nothing else is read for it), else each file as it is now (regular files, bounded;
-    one gone or too big is left out, and the page says its lines are not there)."""
+def source_texts(graph: Graph) -> dict[str, str]:
+    """The user's files the equations of a function traced in this process come from, for an HTML
+    page's panel (`jaxscope.export` of a live function; a trace from a worker has its files'
+    hashes, and `saved_traces.snapshot` keeps only those still as traced). Regular files, bounded;
+    one gone or too big is left out, and the page says its lines are not there."""
     from jaxscope.ir.jaxpr_order import equations
     from jaxscope.schema.files import MAX_SOURCE_BYTES, read_text
 
-    if saved is not None:
-        return dict(saved.sources)
     out = {}
     for path in sorted({n.source.file for _, n in equations(graph) if n.source is not None}):
         try:

@@ -170,7 +170,8 @@ def run(opts: argparse.Namespace) -> int:
     from jaxscope.ir.link_tables import export_entry
     from jaxscope.layout.wire import LayoutError
     from jaxscope.runtime.layout_client import LayoutClient
-    from jaxscope.stages import source_texts, stage_lines
+    from jaxscope.saved_traces import snapshot
+    from jaxscope.stages import stage_lines
 
     try:
         fmt = resolve_format(opts.output, opts.format)
@@ -203,7 +204,8 @@ def run(opts: argparse.Namespace) -> int:
     except ValueError as exc:
         raise CliError(str(exc)) from None
     links = {stage: export_entry(*stage_lines(stage_target(opts), result, stage, warn)) for stage in stages}
-    sources = source_texts(result.graph, saved(opts)) if fmt == "html" else None
+    doc = saved(opts)  # an HTML page's panel: a saved trace's own copies, else the files while they are as traced
+    sources = (dict(doc.sources) if doc is not None else snapshot(result, warn)) if fmt == "html" else None
     try:
         overlay = _overlay(opts, result.graph, view if view.grouped else None)
         fmt = drawing.write(opts.output, opts.format, links=links, overlay=overlay, sources=sources)
