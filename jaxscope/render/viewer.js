@@ -308,18 +308,21 @@
 
   // ------------------------------------------------------------------ pan and zoom
   function apply() { world.setAttribute("transform", `translate(${view.x},${view.y}) scale(${view.k})`); }
+  function fits(r) {  // the scales that show the drawing's whole width, and the whole of it, in `r`
+    const wide = (r.width - 32) / Math.max(drawn.w, 1);
+    return { wide: wide, whole: Math.min(wide, (r.height - 32) / Math.max(drawn.h, 1), 1.25) };
+  }
   function fitAll() {
     const r = svg.getBoundingClientRect();
-    const k = Math.min((r.width - 32) / Math.max(drawn.w, 1), (r.height - 32) / Math.max(drawn.h, 1), 1.25);
-    view.k = Math.max(k, 0.02);
+    view.k = Math.max(fits(r).whole, 0.02);
     view.x = (r.width - drawn.w * view.k) / 2; view.y = 16;
     apply();
   }
   function firstView() {  // readable from the top, as the window opens a graph too big to read whole
     const r = svg.getBoundingClientRect();
-    const k = Math.min((r.width - 32) / Math.max(drawn.w, 1), (r.height - 32) / Math.max(drawn.h, 1), 1.25);
-    if (k >= READABLE) return fitAll();
-    view.k = Math.max(Math.min((r.width - 32) / Math.max(drawn.w, 1), 1), READABLE);
+    const k = fits(r);
+    if (k.whole >= READABLE) return fitAll();
+    view.k = Math.max(Math.min(k.wide, 1), READABLE);
     view.x = Math.min(16, (r.width - drawn.w * view.k) / 2); view.y = 16;
     apply();
   }
