@@ -16,13 +16,9 @@ import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from jaxscope.analysis.avals import aval_bytes, aval_elems, aval_shape
 from jaxscope.schema.graph import Graph, Node, SourceLoc
-
-if TYPE_CHECKING:
-    pass
 
 TRANSCENDENTAL = frozenset(
     {

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from jaxscope.cli.common import CliError, add_target, output_file, stage_target
-
-if TYPE_CHECKING:
-    pass
 
 
 def add_parser(sub: Any) -> None:
