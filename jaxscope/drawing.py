@@ -25,7 +25,6 @@ from jaxscope.schema.graph import Graph
 if TYPE_CHECKING:
     from jaxscope.render.html import BodyLayouts
     from jaxscope.render.overlay import Overlay
-    from jaxscope.runtime.layout_client import LayoutClient
     from jaxscope.schema.layout import Layout
 
 Grouping = Literal["auto", "scopes", "flat"]
@@ -222,15 +221,12 @@ def _reachable(graph: Graph) -> list[str]:
     return seen
 
 
-def draw(graph: Graph, options: DrawOptions, layouts: LayoutClient | None = None) -> Drawing:
+def draw(graph: Graph, options: DrawOptions) -> Drawing:
     """Lay out the view of `graph` that `options` asks for (dot runs in the layout process, under
     its budget: it can hang) and return the drawing."""
     from jaxscope.runtime.layout_client import LayoutClient
 
     view = view_of(graph, options.grouping)
-    if layouts is None:
-        with LayoutClient(budget_s=options.layout_budget) as own:
-            layout = own.layout(view.graph, opened(view.graph, options.collapse), direction=options.direction)
-    else:
+    with LayoutClient(budget_s=options.layout_budget) as layouts:
         layout = layouts.layout(view.graph, opened(view.graph, options.collapse), direction=options.direction)
     return Drawing.of(view, layout, options)
