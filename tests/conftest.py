@@ -107,6 +107,7 @@ def build_sample() -> tuple[Graph, Layout]:
                 avals=("f32[16,8]",),
                 in_avals=("f32[16,4]", "f32[4,8]"),
                 params=(("dimension_numbers", "(([1], [0]), ([], []))"), ("precision", "None")),
+                numbers=(("lhs_batch", ()), ("lhs_contracting", (1,)), ("rhs_batch", ()), ("rhs_contracting", (0,))),
                 source=_src(20, "layer"),
                 name_stack="jit(layer)",
             ),

@@ -8,7 +8,8 @@ from jaxscope.schema.graph import Body, Edge, Graph, Node, SubgraphRef
 def mk_body(bid, n_in, eqns, outs, consts=0, title=""):
     """A Body from a compact description.
 
-    eqns: (label, operands, subgraphs=(), n_out=1, params=()); an operand is a node id, with
+    eqns: (label, operands, subgraphs=(), n_out=1, params=()); integer params (a while's const
+    counts) are given as numbers, as the worker sends them (`Node.numbers`). An operand is a node id, with
     ``.k`` for output port k ("e1.1"); subgraphs are (role, body id, param) triples.
     Node ids follow the tracer: c0.., in0.., e0.., out0..
     """
@@ -26,7 +27,9 @@ def mk_body(bid, n_in, eqns, outs, consts=0, title=""):
             s, sp = src(op)
             edges.append(Edge(s, f"e{k}", sp, port, "f32[4]"))
         refs = tuple(SubgraphRef(role, body, param) for role, body, param in subs)
-        nodes.append(Node(f"e{k}", "eqn", label, ("f32[4]",) * n_out, ("f32[4]",) * len(ops), tuple(params), subgraphs=refs))
+        numbers = tuple((key, (int(value),)) for key, value in params if value.isdigit())
+        avals, in_avals = ("f32[4]",) * n_out, ("f32[4]",) * len(ops)
+        nodes.append(Node(f"e{k}", "eqn", label, avals, in_avals, tuple(params), subgraphs=refs, numbers=numbers))
     for i, op in enumerate(outs):
         s, sp = src(op)
         nodes.append(Node(f"out{i}", "output", f"out{i}", ("f32[4]",)))

@@ -1,7 +1,8 @@
 """What each equation costs, computed from its primitive, its avals and its params (no XLA needed):
 FLOPs, transcendentals and the bytes it reads and writes, counted as XLA's cost analysis counts
 an unfused HLO op (a dot: 2·M·N·K; an elementwise op: one per element, a transcendental one in
-`transcendentals`; a reduction: one per element folded in; data movement: none). Higher-order
+`transcendentals`; a reduction: one per element folded in; a convolution: its kernel taps that land
+on the input, as XLA counts them; data movement: none). Higher-order
 equations cost their bodies: a scan its body times its length, a cond its dearest branch, a while
 its body once (its trip count is not known before it runs: `CostRow.note` says so).
 
@@ -13,111 +14,15 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import cast
 
 from jaxscope.analysis.avals import aval_bytes, aval_elems, aval_shape
 from jaxscope.schema.graph import Graph, Node, SourceLoc
+from jaxscope.schema.primitives import number, primitive
 
-TRANSCENDENTAL = frozenset(
-    {
-        "exp",
-        "exp2",
-        "log",
-        "log1p",
-        "expm1",
-        "tanh",
-        "logistic",
-        "sin",
-        "cos",
-        "tan",
-        "asin",
-        "acos",
-        "atan",
-        "atan2",
-        "sinh",
-        "cosh",
-        "asinh",
-        "acosh",
-        "atanh",
-        "sqrt",
-        "rsqrt",
-        "cbrt",
-        "pow",
-        "erf",
-        "erfc",
-        "erf_inv",
-        "lgamma",
-        "digamma",
-        "igamma",
-        "igammac",
-        "bessel_i0e",
-        "bessel_i1e",
-        "random_gamma_grad",
-    }
-)
-ELEMENTWISE = frozenset(
-    {
-        "add",
-        "add_any",
-        "sub",
-        "mul",
-        "div",
-        "rem",
-        "max",
-        "min",
-        "neg",
-        "abs",
-        "sign",
-        "floor",
-        "ceil",
-        "round",
-        "select_n",
-        "clamp",
-        "and",
-        "or",
-        "xor",
-        "not",
-        "eq",
-        "ne",
-        "lt",
-        "le",
-        "gt",
-        "ge",
-        "is_finite",
-        "nextafter",
-        "square",
-        "reciprocal",
-        "shift_left",
-        "shift_right_logical",
-        "shift_right_arithmetic",
-        "population_count",
-        "clz",
-        "conj",
-        "real",
-        "imag",
-        "complex",
-        "copysign",
-        "logaddexp",
-        "convert_element_type",
-    }
-)
-REDUCTION = frozenset(
-    {
-        "reduce_sum",
-        "reduce_max",
-        "reduce_min",
-        "reduce_prod",
-        "reduce_and",
-        "reduce_or",
-        "reduce_xor",
-        "argmax",
-        "argmin",
-        "reduce_precision",
-    }
-)
-CUMULATIVE = frozenset({"cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"})
+Numbers = tuple[tuple[str, tuple[int, ...]], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,43 +58,41 @@ def _base(label: str) -> str:
     return label.split("(", 1)[0].split("[", 1)[0].strip()
 
 
-def _param(node: Node, name: str) -> str:
-    return next((v for k, v in node.params if k == name), "")
-
-
-def _ints(text: str) -> list[int]:
-    return [int(x) for x in re.findall(r"-?\d+", text)]
+def _length(node: Node) -> int:
+    """How many times a scan runs its body (1 for anything else, or a scan whose length is not known)."""
+    length = number(node.numbers, "length") if _base(node.label) == "scan" else None
+    return length[0] if length else 1
 
 
 def leaf_cost(node: Node) -> Cost:
-    """One run of an equation with no sub-graphs."""
-    return _leaf_cost(node.label, node.in_avals, node.avals, node.params)
+    """One run of an equation with no sub-graphs, by its primitive's rule (`schema.primitives`)."""
+    return _leaf_cost(_base(node.label), node.in_avals, node.avals, node.numbers)
 
 
 @functools.lru_cache(maxsize=16384)  # a program repeats its layers: few distinct equations to price
-def _leaf_cost(label: str, in_avals: tuple[str, ...], avals: tuple[str, ...], params: tuple[tuple[str, str], ...]) -> Cost:
-    node = Node("", "eqn", label, avals=avals, in_avals=in_avals, params=params)
-    prim = _base(node.label)
-    out = sum(aval_elems(a) for a in node.avals)
-    moved = float(sum(aval_bytes(a) or 0 for a in (*node.in_avals, *node.avals)))
-    if prim == "dot_general":
-        return Cost(2.0 * out * _contracted(node), 0.0, moved)
-    if prim == "conv_general_dilated":
-        return Cost(2.0 * out * _conv_window(node), 0.0, moved)
-    if prim in TRANSCENDENTAL:
+def _leaf_cost(prim: str, in_avals: tuple[str, ...], avals: tuple[str, ...], numbers: Numbers) -> Cost:
+    rule = primitive(prim).cost
+    out = sum(aval_elems(a) for a in avals)
+    moved = float(sum(aval_bytes(a) or 0 for a in (*in_avals, *avals)))
+    if rule == "dot":
+        return Cost(2.0 * out * _contracted(in_avals, numbers), 0.0, moved)
+    if rule == "conv":
+        return Cost(2.0 * _conv_macs(in_avals, avals, numbers), 0.0, moved)
+    if rule == "transcendental":
         return Cost(0.0, float(out), moved)
-    if prim == "integer_pow":  # repeated multiplies (x**1: none), then one divide for a negative power
-        y = next(iter(_ints(_param(node, "y"))), 2)
+    if rule == "integer_pow":  # repeated multiplies (x**1: none), then one divide for a negative power
+        y = (number(numbers, "y") or (2,))[0]
         return Cost(float(out * ((max(abs(y) - 1, 0)) + (y < 0))), 0.0, moved)
-    if prim == "convert_element_type" and node.in_avals and node.avals and _dtype(node.in_avals[0]) == _dtype(node.avals[0]):
+    if rule == "convert" and in_avals and avals and _dtype(in_avals[0]) == _dtype(avals[0]):
         return Cost(0.0, 0.0, moved)  # a change of weak type only: no op
-    if prim in ELEMENTWISE:
+    if rule in ("elementwise", "convert"):
         return Cost(float(out), 0.0, moved)
-    if prim in REDUCTION:
-        return Cost(float(max(sum(aval_elems(a) for a in node.in_avals[:1]) - out, 0)), 0.0, moved)
-    if prim in CUMULATIVE or prim in ("scatter-add", "scatter_add", "scatter-mul", "scatter_mul"):
-        updates = aval_elems(node.in_avals[-1]) if node.in_avals else 0
-        return Cost(float(out if prim in CUMULATIVE else updates), 0.0, moved)
+    if rule == "reduction":
+        return Cost(float(max(sum(aval_elems(a) for a in in_avals[:1]) - out, 0)), 0.0, moved)
+    if rule == "cumulative":
+        return Cost(float(out), 0.0, moved)
+    if rule == "scatter":  # one op per update element
+        return Cost(float(aval_elems(in_avals[-1]) if in_avals else 0), 0.0, moved)
     return Cost(0.0, 0.0, moved)
 
 
@@ -197,23 +100,59 @@ def _dtype(aval: str) -> str:
     return aval.split("[", 1)[0]
 
 
-def _contracted(node: Node) -> int:
-    """The product of a dot's contracting dimensions (K of 2·M·N·K): its lhs's, from dimension_numbers."""
-    lhs = aval_shape(node.in_avals[0]) if node.in_avals else None
-    groups = re.findall(r"\(([^()]*)\)", _param(node, "dimension_numbers"))  # the innermost tuples, lhs contracting first
-    if lhs is None or not groups:
+def _contracted(in_avals: tuple[str, ...], numbers: Numbers) -> int:
+    """The product of a dot's contracting dimensions (K of 2·M·N·K): its lhs's."""
+    lhs = aval_shape(in_avals[0]) if in_avals else None
+    dims = number(numbers, "lhs_contracting")
+    if lhs is None or dims is None:
         return 1
-    return math.prod(lhs[d] for d in _ints(groups[0]) if 0 <= d < len(lhs))
+    return math.prod(lhs[d] for d in dims if 0 <= d < len(lhs))
 
 
-def _conv_window(node: Node) -> int:
-    """Multiply-adds per output element of a convolution: the kernel's elements over its output features."""
-    rhs = aval_shape(node.in_avals[1]) if len(node.in_avals) > 1 else None
-    if not rhs:
-        return 1
-    spec = re.search(r"rhs_spec=\(([^)]*)\)", _param(node, "dimension_numbers"))
-    out_feature = _ints(spec.group(1))[0] if spec else 0
-    return max(math.prod(rhs) // max(rhs[out_feature], 1), 1)
+def _conv_macs(in_avals: tuple[str, ...], avals: tuple[str, ...], numbers: Numbers) -> float:
+    """A convolution's multiply-adds as XLA counts them: per output element, the kernel taps that
+    land on an input element (not on padding, not between the elements of a dilated input), times
+    the kernel's input features (a grouped convolution's kernel holds its group's alone). A SAME
+    3×3 convolution of a 12×12 image has 34×34 such taps over its 144 outputs, not 144×9."""
+    lhs = aval_shape(in_avals[0]) if in_avals else None
+    rhs = aval_shape(in_avals[1]) if len(in_avals) > 1 else None
+    out = aval_shape(avals[0]) if avals else None
+    names = ("lhs_spec", "rhs_spec", "out_spec", "padding", "window_strides", "lhs_dilation", "rhs_dilation")
+    found = [number(numbers, name) for name in names]
+    if not (lhs and rhs and out) or any(f is None for f in found):
+        return 0.0  # not read (a jax whose params changed form: `test_primitive_numbers` says so)
+    lhs_spec, rhs_spec, out_spec, pads, strides, lhs_dilation, rhs_dilation = cast("list[tuple[int, ...]]", found)
+    spatial = len(lhs_spec) - 2
+    ranks = {len(lhs), len(rhs), len(out), len(rhs_spec), len(out_spec)}
+    dims = (*lhs_spec, *rhs_spec, *out_spec)
+    if ranks != {spatial + 2} or len(pads) != 2 * spatial or {len(strides), len(lhs_dilation), len(rhs_dilation)} != {spatial}:
+        return 0.0
+    if not all(0 <= d < spatial + 2 for d in dims):
+        return 0.0
+    taps = 1
+    for d in range(spatial):
+        n_in, k, n_out = lhs[lhs_spec[2 + d]], rhs[rhs_spec[2 + d]], out[out_spec[2 + d]]
+        taps *= _taps(n_in, k, n_out, strides[d], pads[2 * d], lhs_dilation[d], rhs_dilation[d])
+    return float(out[out_spec[0]] * out[out_spec[1]] * rhs[rhs_spec[1]] * taps)
+
+
+@functools.lru_cache(maxsize=1024)
+def _taps(n_in: int, k: int, n_out: int, stride: int, pad_lo: int, lhs_dilation: int, rhs_dilation: int) -> int:
+    """Kernel taps on input elements along one spatial dimension, summed over its output positions:
+    per tap, the outputs whose window puts it inside the input (a range, counted in closed form) and,
+    for a dilated input, on one of its elements (every `lhs_dilation / gcd` outputs of the range)."""
+    if min(n_in, k, n_out, stride, lhs_dilation, rhs_dilation) < 1 or max(k, lhs_dilation) > 1 << 16:
+        return 0  # no convolution XLA would accept (a damaged saved trace)
+    extent = (n_in - 1) * lhs_dilation + 1  # the dilated input, before padding
+    period = lhs_dilation // math.gcd(stride, lhs_dilation)
+    count = 0
+    for t in range(k):
+        offset = t * rhs_dilation - pad_lo  # output o reads position o * stride + offset
+        lo, hi = max(0, -(offset // stride)), min(n_out - 1, (extent - 1 - offset) // stride)
+        first = next((o for o in range(lo, min(lo + period, hi + 1)) if (o * stride + offset) % lhs_dilation == 0), None)
+        if first is not None:
+            count += (hi - first) // period + 1
+    return count
 
 
 DEAD = "dead: their results are never used (jit drops them; not counted)"
@@ -277,7 +216,7 @@ def folded(graph: Graph, body_id: str) -> set[str]:
             continue
         if prim in _PASS_ALONG:
             value[n.id] = consts[0]
-        elif prim in ELEMENTWISE or prim in TRANSCENDENTAL or prim == "integer_pow":
+        elif primitive(prim).cost in ("elementwise", "transcendental", "integer_pow"):
             value[n.id] = ""
             out.add(n.id)
     return out
@@ -337,10 +276,9 @@ def _rows(graph: Graph, body_id: str, prefix: str, runs: float, note: str, depth
             yield CostRow(path, node, leaf_cost(node), 0.0 if gone_here else runs_here, FOLDED if gone_here else note_here)
             continue
         prim = _base(node.label)
-        length = _ints(_param(node, "length")) if prim == "scan" else []
         loop = "in a while loop: counted once" if prim == "while" else "in a cond branch" if prim == "cond" else ""
         for i, ref in enumerate(node.subgraphs):
-            yield from _rows(graph, ref.body, f"{path}:{i}/", runs_here * (length[0] if length else 1), note_here or loop, depth + 1, gone)
+            yield from _rows(graph, ref.body, f"{path}:{i}/", runs_here * _length(node), note_here or loop, depth + 1, gone)
 
 
 def total(graph: Graph, found: list[CostRow] | None = None) -> Cost:
@@ -372,10 +310,8 @@ def _body_total(graph: Graph, body_id: str, depth: int, gone: set[str]) -> Cost:
         prim = _base(node.label)
         if prim == "cond":
             out = out + max(parts, key=lambda c: (c.flops + c.transcendentals, c.bytes))
-        elif prim == "scan" and _ints(_param(node, "length")):
-            out = out + sum(parts, Cost()).times(_ints(_param(node, "length"))[0])
         else:
-            out = out + sum(parts, Cost())
+            out = out + sum(parts, Cost()).times(_length(node))
     return out
 
 

@@ -16,6 +16,7 @@ import numpy as np
 from jaxscope.layout.types import BodyLayout, Cluster, Point
 from jaxscope.schema.graph import Body, Edge, Graph, Node, SubgraphRef
 from jaxscope.schema.layout_tables import EdgeTable, Row
+from jaxscope.schema.primitives import number
 
 
 def straight_cubic(a: Point, b: Point) -> list[Point]:
@@ -61,16 +62,6 @@ def in_anchor(box: Sequence[float], lr: bool) -> Point:
     return (x - w / 2, y) if lr else (x, y - h / 2)
 
 
-def _int_param(node: Node, name: str) -> int | None:
-    for key, value in node.params:
-        if key == name:
-            try:
-                return int(value)
-            except ValueError:
-                return None
-    return None
-
-
 def port_maps(owner: Node, ref: SubgraphRef, sub: Body, n_ops: int, n_outs: int) -> tuple[dict[int, str], dict[int, str]]:
     """{operand port: sub-graph input id}, {output port: sub-graph output id} (`layout`'s module docstring)."""
     ins = [n.id for n in sub.nodes if n.kind == "input"]
@@ -79,8 +70,9 @@ def port_maps(owner: Node, ref: SubgraphRef, sub: Body, n_ops: int, n_outs: int)
     outputs_match = len(outs) == n_outs
     if owner.label == "while":
         is_cond = "cond" in (ref.param or ref.role)
-        cn, bn = _int_param(owner, "cond_nconsts"), _int_param(owner, "body_nconsts")
-        if cn is not None and bn is not None:
+        counts = number(owner.numbers, "cond_nconsts"), number(owner.numbers, "body_nconsts")
+        if counts[0] and counts[1]:
+            cn, bn = counts[0][0], counts[1][0]
             carry = list(range(cn + bn, n_ops))
             ports = (list(range(cn)) if is_cond else list(range(cn, cn + bn))) + carry
         if is_cond:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from jaxscope.schema.graph import Node, group_of
+from jaxscope.schema.primitives import primitive
 
 FONT_FAMILY = "DejaVu Sans Mono, Menlo, Consolas, monospace"
 FONT_SIZE = 11.0  # px
@@ -20,37 +21,6 @@ MAX_CHARS = 40  # longer lines are cut with an ellipsis; the full text goes to t
 TITLE_H = 20.0  # cluster title band
 
 # The one parameter worth showing on the node itself, per primitive.
-_KEY_PARAMS: dict[str, tuple[str, ...]] = {
-    "integer_pow": ("y",),
-    "reduce_sum": ("axes",),
-    "reduce_max": ("axes",),
-    "reduce_min": ("axes",),
-    "reduce_prod": ("axes",),
-    "argmax": ("axes",),
-    "argmin": ("axes",),
-    "cumsum": ("axis",),
-    "transpose": ("permutation",),
-    "reshape": ("new_sizes",),
-    "squeeze": ("dimensions",),
-    "expand_dims": ("dimensions",),
-    "concatenate": ("dimension",),
-    "convert_element_type": ("new_dtype",),
-    "jit": ("name",),
-    "custom_jvp_call": ("name",),
-    "custom_vjp_call": ("name",),
-    "scan": ("length",),
-    "random_split": ("shape",),
-    "iota": ("shape",),
-    "name": ("name",),
-    "psum": ("axes",),
-    "psum_invariant": ("axes",),
-    "pmax": ("axes",),
-    "pmin": ("axes",),
-    "all_gather": ("axis_name",),
-    "ppermute": ("axis_name",),
-    "all_to_all": ("axis_name",),
-    "reduce_scatter": ("axis_name",),
-}
 _SPEC = re.compile(r"spec=(P\([^)]*\))")
 _MESH = re.compile(r"Mesh\(((?:'[^']*': \d+(?:, )?)+)")
 
@@ -81,7 +51,7 @@ def sharding_text(node: Node) -> str:
 
 def key_param(node: Node) -> str:
     """The short `k=v` shown under a primitive's name, or ""."""
-    wanted = _KEY_PARAMS.get(node.label, ())
+    wanted = primitive(node.label).shown
     for key, value in node.params:
         if key in wanted:
             return value if key == "name" else f"{key}={value}"

@@ -63,6 +63,9 @@ class Node:
     # the user's frames that emitted the equation and the libraries' frames under the innermost of
     # them, outermost first (JAX's own left out): train.py:42 -> flax/linen/linear.py:287
     frames: tuple[SourceLoc, ...] = ()
+    # the integer params the analyses read, structured (`schema.primitives`: a dot's contracting
+    # dimensions, a while's const counts), never parsed back out of the display texts of `params`
+    numbers: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

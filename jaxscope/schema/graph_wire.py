@@ -2,22 +2,25 @@
 
 The readable form (`codec.to_jsonable`: one object per node, every key spelled out) is what
 `jaxscope export --format json` writes and what tests keep as fixtures. Between processes a graph
-goes as positional arrays instead: a node is an 11-item list, an edge 5 items of one flat list per
+goes as positional arrays instead: a node is a 12-item list, an edge 5 items of one flat list per
 body, and each distinct source location and each distinct chain of frames is written once: a
 fraction of the size and of the time to encode and decode, on each of the GUI and the layout
 process (the figures: benchmarks/README.md, "Measured in the code").
 
-    {"wire": 2, "function": str, "root": str,
+    {"wire": 3, "function": str, "root": str,
      "sources": [[file, line, col, end_line, end_col, function, library], ...],
      "chains": [[source_index, ...], ...],
      "bodies": {id: {"title": str, "n_eqns": int, "total_eqns": int,
                      "nodes": [[id, kind, label, avals, in_avals, params_flat, source_index | -1,
                                 name_stack, subgraphs_flat (role, body, param)*, detail,
-                                chain_index | -1], ...],
+                                chain_index | -1, numbers_flat (name, [int, ...])*], ...],
                      "edges": [src, dst, src_port, dst_port, aval, src, dst, ...]}}}
 
 Bodies are objects so that `runtime.protocol` sends their long node and edge lists in parts (no
 single ``json.loads`` of megabytes). A reader takes either form (`graph_from_jsonable`).
+
+Wire 2 (saved traces written before `Node.numbers`) has 11-item nodes: its numbers are read from
+the params texts once, when it is decoded (`_wire2_numbers`), so that no analysis reads texts.
 
 A trace's graph goes ahead of its result, in a ``{"id", "event": "graph", "graph": <wire>}``
 message sent as soon as it is built: the GUI and the layout process decode it (and the layout
@@ -26,14 +29,17 @@ process lays it out) while the worker still diagnoses. The result then says `SEN
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import re
 import sys
 from typing import Any, cast
 
 from jaxscope.schema.codec import from_jsonable, maker, to_jsonable
 from jaxscope.schema.graph import Body, Edge, Graph, Node, SourceLoc, SubgraphRef
 
-WIRE_VERSION = 2
+WIRE_VERSION = 3
+READABLE = (2, 3)
 _NODE, _EDGE = maker(Node), maker(Edge)
 _EMPTY = Graph(function="", bodies={})
 
@@ -71,6 +77,7 @@ def graph_to_wire(graph: Graph) -> dict[str, Any]:
                     [x for r in n.subgraphs for x in (r.role, r.body, r.param)],
                     n.detail,
                     chain_index(n.frames) if n.frames else -1,
+                    [x for name, values in n.numbers for x in (name, values)],
                 ]
             )
         edges = [x for e in body.edges for x in (e.src, e.dst, e.src_port, e.dst_port, e.aval)]
@@ -87,8 +94,9 @@ def graph_to_wire(graph: Graph) -> dict[str, Any]:
 
 def graph_from_wire(data: dict[str, Any]) -> Graph:
     """The Graph `graph_to_wire` wrote; ValueError if `data` is not that form."""
-    if data.get("wire") != WIRE_VERSION:
+    if data.get("wire") not in READABLE:
         raise ValueError(f"not a graph in wire form {WIRE_VERSION}: {str(data.get('wire'))[:20]!r}")
+    legacy = data["wire"] == 2
     intern = sys.intern  # a program has few distinct avals: one string each, not one per use
     sources = [SourceLoc(*s) for s in data["sources"]]
     chains = [tuple([sources[i] for i in c]) for c in data["chains"]]
@@ -96,9 +104,11 @@ def graph_from_wire(data: dict[str, Any]) -> Graph:
     node, edge = _NODE, _EDGE  # tens of thousands: the fast constructors
     for body_id, b in data["bodies"].items():
         nodes = []
-        for nid, kind, label, avals, in_avals, params, index, name_stack, subs, detail, chain in b["nodes"]:
+        for row in b["nodes"]:
+            nid, kind, label, avals, in_avals, params, index, name_stack, subs, detail, chain = row[:11]
             p = iter(params)
             r = iter(subs)
+            n = iter(row[11] if not legacy else _wire2_numbers(label, params))
             nodes.append(
                 node(
                     nid,
@@ -112,6 +122,7 @@ def graph_from_wire(data: dict[str, Any]) -> Graph:
                     tuple([SubgraphRef(role, sub, param) for role, sub, param in zip(r, r, r)]) if subs else (),
                     detail,
                     chains[chain] if chain >= 0 else (),
+                    tuple([(name, tuple(values)) for name, values in zip(n, n)]),
                 )
             )
         e = iter(b["edges"])
@@ -148,3 +159,31 @@ def split_wire_graph(data: dict[str, Any]) -> tuple[dict[str, Any], Graph | None
     if isinstance(graph, dict) and "wire" in graph:
         return {**data, "graph": to_jsonable(_EMPTY)}, None if graph == SENT_AHEAD else graph_from_wire(graph)
     return data, None
+
+
+def _wire2_numbers(label: str, params: list[str]) -> list[Any]:
+    """The numbers (flat, as wire 3 writes them) of a wire-2 node, from the params texts that form
+        wrote: a dot's `dimension_numbers=(([2], [0]), ([], []))`, a convolution's
+        `ConvDimensionNumbers(lhs_spec=(0, 3, 1, 2), rhs_spec=(...), out_spec=(...))` and its strides,
+    padding and dilations, a while's counts,
+        an integer power. A text that does not read so gives none (the analyses then say so)."""
+    texts = dict(zip(params[::2], params[1::2]))
+    out: list[Any] = []
+    try:
+        if label == "dot_general":
+            (lc, rc), (lb, rb) = ast.literal_eval(texts["dimension_numbers"])
+            names = ("lhs_contracting", "rhs_contracting", "lhs_batch", "rhs_batch")
+            out = [x for name, g in zip(names, (lc, rc, lb, rb), strict=True) for x in (name, [int(v) for v in g])]
+        elif label == "conv_general_dilated":
+            specs = re.findall(r"(lhs_spec|rhs_spec|out_spec)=\(([^)]*)\)", texts["dimension_numbers"])
+            out = [x for name, g in specs for x in (name, [int(v) for v in re.findall(r"-?\d+", g)])]
+            for name in ("window_strides", "padding", "lhs_dilation", "rhs_dilation"):
+                value = ast.literal_eval(texts[name])
+                out += [name, [int(v) for v in (value if name != "padding" else [x for pair in value for x in pair])]]
+        for name in ("y", "cond_nconsts", "body_nconsts", "length", "feature_group_count", "batch_group_count"):
+            if name in texts and label in ("integer_pow", "while", "scan", "conv_general_dilated"):
+                out += [name, [int(texts[name])]]
+    except (KeyError, ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return []
+    pairs = sorted(zip(out[::2], out[1::2]))  # by name, as `primitives.read_numbers` gives them
+    return [x for pair in pairs for x in pair]

@@ -105,6 +105,23 @@ def _texts(value: Any, limit: int, count: int = 1 << 16) -> bool:
     return type(value) is list and len(value) <= count and all(type(s) is str and len(s) <= limit for s in value)
 
 
+MAX_NUMBERS = 64  # a node's integer params (`Node.numbers`), and the integers in each
+
+
+def _numbers(value: Any) -> bool:
+    """A node's numbers in wire form: (name, list of ints) pairs, flat; names and counts bounded."""
+    return (
+        type(value) is list
+        and len(value) <= 2 * MAX_NUMBERS
+        and len(value) % 2 == 0
+        and all(type(name) is str and len(name) <= MAX_NUMBERS for name in value[::2])
+        and all(
+            type(ints) is list and len(ints) <= MAX_NUMBERS and all(type(v) is int and -(1 << 62) < v < 1 << 62 for v in ints)
+            for ints in value[1::2]
+        )
+    )
+
+
 # ------------------------------------------------------------------------------ by type hints
 
 
@@ -214,7 +231,8 @@ def wire_graph(data: Any, where: str) -> tuple[str, Owners]:
     """Check a graph in wire form (`graph_wire`); its root and nodes, for the references into the
     graph from elsewhere (`graph_path`: diagnostics, exact links)."""
     g = fields(data, where)
-    expect(g.get("wire") == 2, f"{where}.wire", f"expected wire form 2, got {shown(g.get('wire'))}")
+    wire = g.get("wire")
+    expect(wire in (2, 3), f"{where}.wire", f"expected wire form 2 or 3, got {shown(wire)}")
     text(g.get("function"), f"{where}.function")
     sources = items(g.get("sources"), f"{where}.sources")
     for k, s in enumerate(sources):
@@ -237,12 +255,12 @@ def wire_graph(data: Any, where: str) -> tuple[str, Owners]:
     for body_id, b in bodies.items():
         at = f"{where}.bodies[{shown(body_id)}]"
         text(body_id, at, MAX_NODE_TEXT)
-        owners[body_id] = _body(fields(b, at), at, set(bodies), len(sources), len(chains))
+        owners[body_id] = _body(fields(b, at), at, set(bodies), len(sources), len(chains), 11 if wire == 2 else 12)
     _tree(root, bodies, {b: [s for subs in nodes.values() for s in subs] for b, nodes in owners.items()}, where)
     return root, owners
 
 
-def _body(b: dict[str, Any], at: str, bodies: set[str], n_sources: int, n_chains: int) -> dict[str, list[str]]:
+def _body(b: dict[str, Any], at: str, bodies: set[str], n_sources: int, n_chains: int, width: int) -> dict[str, list[str]]:
     text(b.get("title"), f"{at}.title")
     integer(b.get("n_eqns"), f"{at}.n_eqns", 0)
     integer(b.get("total_eqns"), f"{at}.total_eqns", 0)
@@ -250,9 +268,9 @@ def _body(b: dict[str, Any], at: str, bodies: set[str], n_sources: int, n_chains
     avals: dict[str, int] = {}
     limit = MAX_NODE_TEXT
     for k, row in enumerate(items(b.get("nodes"), f"{at}.nodes")):
-        ok = type(row) is list and len(row) == 11
+        ok = type(row) is list and len(row) == width
         if ok:
-            nid, kind, label, outs, ins, params, src, scope, subs, detail, chain = row
+            nid, kind, label, outs, ins, params, src, scope, subs, detail, chain = row[:11]
             ok = (
                 type(nid) is str
                 and len(nid) <= limit
@@ -275,9 +293,10 @@ def _body(b: dict[str, Any], at: str, bodies: set[str], n_sources: int, n_chains
                 and len(detail) <= MAX_TEXT
                 and type(chain) is int
                 and -1 <= chain < n_chains
+                and (width == 11 or _numbers(row[11]))
             )
         if not ok:
-            _node(row, f"{at}.nodes[{k}]", bodies, n_sources, n_chains)  # says what is wrong
+            _node(row, f"{at}.nodes[{k}]", bodies, n_sources, n_chains, width)  # says what is wrong
         if nid in ids:
             raise CheckError(f"{at}.nodes[{k}][0]", f"a second node {shown(nid)} in this body")
         ids[nid] = subs[1::3]
@@ -309,10 +328,10 @@ def _body(b: dict[str, Any], at: str, bodies: set[str], n_sources: int, n_chains
     return ids
 
 
-def _node(row: Any, where: str, bodies: set[str], n_sources: int, n_chains: int) -> None:
+def _node(row: Any, where: str, bodies: set[str], n_sources: int, n_chains: int, width: int) -> None:
     """The first fault of a node row the fast test refused, as a CheckError."""
     row = items(row, where)
-    expect(len(row) == 11, where, f"expected 11 items, got {len(row)}")
+    expect(len(row) == width, where, f"expected {width} items, got {len(row)}")
     text(row[0], f"{where}[0]", MAX_NODE_TEXT)
     expect(type(row[1]) is str and row[1] in _KINDS, f"{where}[1]", f"{shown(row[1])} is no node kind ({', '.join(sorted(_KINDS))})")
     text(row[2], f"{where}[2]", MAX_NODE_TEXT)
@@ -330,6 +349,11 @@ def _node(row: Any, where: str, bodies: set[str], n_sources: int, n_chains: int)
             expect(s in bodies, f"{where}[8][{i}]", f"names no body ({shown(s)})")
     text(row[9], f"{where}[9]")
     integer(row[10], f"{where}[10]", -1, n_chains)
+    expect(
+        width == 11 or _numbers(row[11]),
+        f"{where}[11]",
+        f"numbers are not (name, up to {MAX_NUMBERS} integers) pairs, at most {MAX_NUMBERS} of them",
+    )
     raise AssertionError(f"document_check: {where} passed the slow test and failed the fast one")  # pragma: no cover
 
 

@@ -12,14 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from jaxscope.schema.primitives import PRIMITIVES
 from jaxscope.worker.jax_compat import ClosedJaxpr, Jaxpr, Literal, all_equations, eqn_frames, func_name_of, scan_counts, subjaxprs
 from jaxscope.worker.userframes import is_user_file
 
-CONSUMERS = frozenset({"random_bits", "random_split", "random_fold_in", "random_gamma", "random_poisson"})  # random_poisson: jax 0.12.1
-# Outputs are the very same values as the inputs, position by position.
-ALIASES = frozenset({"random_wrap", "random_unwrap", "copy", "copy_p", "device_put", "optimization_barrier"})
-# The same input with the same static params is the same key (`keys[0]` twice); other params differ.
-DERIVED = frozenset({"slice", "squeeze", "reshape"})
+# A key's way through each primitive (consumed, passed on, derived) is its `schema.primitives` entry's `key`.
+_KEY = {name: entry.key for name, entry in PRIMITIVES.items() if entry.key}
 
 Token = tuple[Any, ...]  # a value's identity: ("in", i), ("c", i), ("o", path, port), ("d", parent, ...)
 
@@ -84,7 +82,7 @@ def find_key_reuse(closed: ClosedJaxpr, arg_names: tuple[str, ...] = ()) -> list
 
 def consumes_keys(jaxpr: Jaxpr) -> bool:
     """Whether an equation of `jaxpr` or of a sub-jaxpr (each looked at once) consumes a key."""
-    return any(eqn.primitive.name in CONSUMERS for eqn in all_equations(jaxpr))
+    return any(_KEY.get(eqn.primitive.name) == "consumes" for eqn in all_equations(jaxpr))
 
 
 def _path_key(path: str) -> tuple[int, ...]:
@@ -124,11 +122,12 @@ class _Finder:
             ins: list[Token | None] = [("lit", str(a.val)) if isinstance(a, Literal) else tok.get(a) for a in eqn.invars]
             outs: list[Token | None] = [None] * len(eqn.outvars)
             consumed: dict[Token | None, Token | None] = {}  # key -> salt
-            if prim in CONSUMERS:
+            role = _KEY.get(prim)
+            if role == "consumes":
                 consumed[ins[0]] = ins[1] if prim == "random_fold_in" and len(ins) > 1 else None
-            elif prim in ALIASES and len(ins) == len(outs):
+            elif role == "passes" and len(ins) == len(outs):
                 outs = list(ins)
-            elif prim in DERIVED and len(outs) == 1 and ins and ins[0] in desc:
+            elif role == "derives" and len(outs) == 1 and ins and ins[0] in desc:
                 derived: Token = ("d", ins[0], prim, _params_key(eqn.params))
                 outs = [derived]
                 desc.setdefault(derived, _derived_desc(desc[ins[0]], prim, eqn.params))

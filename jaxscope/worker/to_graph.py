@@ -2,7 +2,8 @@
 
 Sub-jaxprs are found structurally in every equation's params (cond branches, while cond/body,
 scan, nested jit, custom_jvp/vjp, remat2, shard_map, ...), so new higher-order primitives show
-up as clusters without code here knowing about them; known ones just get nicer titles.
+up as clusters without code here knowing about them; known ones get the titles and the integer
+params (`Node.numbers`) their `schema.primitives` entries say.
 """
 
 from __future__ import annotations
@@ -15,12 +16,15 @@ import numpy as np
 from jaxscope.analysis.body_names import named_bodies
 from jaxscope.schema.codec import maker
 from jaxscope.schema.graph import Body, Edge, Graph, Node, SubgraphRef
+from jaxscope.schema.primitives import body_title, read_numbers
 from jaxscope.worker import jax_compat as jc
 
 _NODE, _EDGE = maker(Node), maker(Edge)  # an equation's node and its operand edges, tens of thousands a trace
 
 PARAM_CHARS = 160
 Params = tuple[tuple[str, str], ...]  # (name, text) pairs
+Numbers = tuple[tuple[str, tuple[int, ...]], ...]  # (name, integers) pairs: `Node.numbers`
+Seen = tuple[list[tuple[str, Any, list[Any]]], Params, Numbers]
 
 
 def build_graph(
@@ -96,28 +100,6 @@ def io_names(primitive: str, path: str, params: dict[str, Any], n_in: int, n_out
     return (), ()
 
 
-def role_of(primitive: str, path: str, index: int, count: int, params: dict[str, Any]) -> str:
-    """A human title for the sub-jaxpr at `path` of a `primitive` equation."""
-    if primitive == "cond":
-        if count == 2:
-            return f"cond branch {index} ({'true' if index else 'false'})"
-        return f"switch branch {index}"
-    if primitive == "while":
-        return {"cond_jaxpr": "while cond", "body_jaxpr": "while body"}.get(path, f"while {path}")
-    if primitive == "scan":
-        length = params.get("length")
-        return f"scan body (length {length})" if isinstance(length, int) else "scan body"
-    if primitive == "jit":
-        return f"jit({params.get('name', '')})"
-    if primitive == "remat2":
-        return "checkpoint"
-    if primitive in ("custom_jvp_call", "custom_vjp_call"):
-        return primitive.removesuffix("_call")
-    if primitive in ("closed_call", "shard_map", "custom_vmap_call", "composite"):
-        return primitive
-    return f"{primitive} {path}"
-
-
 class _Builder:
     def __init__(self, const_names: dict[int, str]) -> None:
         self.const_names = const_names
@@ -127,7 +109,7 @@ class _Builder:
         self.chains = jc.ChainCache()
         self.totals: dict[str, int] = {}
         self._aval_text: dict[Any, str] = {}  # a program has few distinct avals; str_short is slow
-        self._params_seen: dict[Any, tuple[list[tuple[str, Any, list[Any]]], Params]] = {}  # and few distinct params
+        self._params_seen: dict[Any, Seen] = {}  # and few distinct params
         self._stacks: dict[int, tuple[Any, str]] = {}  # id(name stack) -> (it, its text)
 
     def finish(self) -> dict[str, Body]:
@@ -175,10 +157,10 @@ class _Builder:
         for i, eqn in enumerate(jaxpr.eqns):
             node_id = f"e{i}"
             prim = eqn.primitive.name
-            subs, params = self._params(prim, eqn.params)
+            subs, params, numbers = self._params(prim, eqn.params)
             refs = []
             for index, (path, sub, sub_consts) in enumerate(subs):
-                role = role_of(prim, path, index, len(subs), eqn.params)
+                role = body_title(prim, path, index, len(subs), eqn.params)
                 sub_id = self.body(sub, sub_consts, role, *io_names(prim, path, eqn.params, len(sub.invars), len(sub.outvars)))
                 refs.append(SubgraphRef(role=role, body=sub_id, param=path))
                 total += self.totals[sub_id]
@@ -186,7 +168,8 @@ class _Builder:
                 src = self._operand(atom, producer, nodes, f"{node_id}.l{port}")
                 edges.append(_EDGE(src[0], node_id, src[1], port, self._aval(atom.aval)))
             frames, source = jc.eqn_chain(eqn, self.chains)
-            nodes.append(  # positionally, every field: id kind label avals in_avals params source name_stack subgraphs detail frames
+            # positionally, every field: id kind label avals in_avals params source name_stack subgraphs detail frames numbers
+            nodes.append(
                 _NODE(
                     node_id,
                     "eqn",
@@ -199,6 +182,7 @@ class _Builder:
                     tuple(refs),
                     "",
                     frames,
+                    numbers,
                 )
             )
             for port, var in enumerate(eqn.outvars):
@@ -238,8 +222,8 @@ class _Builder:
             return lit_id, 0
         return producer[id(atom)]
 
-    def _params(self, prim: str, params: dict[str, Any]) -> tuple[list[tuple[str, Any, list[Any]]], Params]:
-        """The sub-jaxprs and `params_text` of an equation's params, once per distinct (primitive,
+    def _params(self, prim: str, params: dict[str, Any]) -> Seen:
+        """The sub-jaxprs, `params_text` and numbers of an equation's params, once per distinct (primitive,
         params): 10k equations have a few hundred. Sub-jaxprs compare by identity; the key holds
         each value's type too, so that equal values of other types (1, 1.0, True) that print
         differently never share a text."""
@@ -247,9 +231,9 @@ class _Builder:
             key: Any = (prim, *[(k, type(v), v) for k, v in params.items()])
             seen = self._params_seen.get(key)
         except TypeError:  # an unhashable value (an array)
-            return jc.subjaxprs(params), params_text(prim, params)
+            return jc.subjaxprs(params), params_text(prim, params), read_numbers(prim, params)
         if seen is None:
-            seen = self._params_seen[key] = (jc.subjaxprs(params), params_text(prim, params))
+            seen = self._params_seen[key] = (jc.subjaxprs(params), params_text(prim, params), read_numbers(prim, params))
         return seen
 
     def _name_stack(self, eqn: Any) -> str:

@@ -13,37 +13,32 @@ def _eqn(
     label: str,
     ins: tuple[str, ...],
     outs: tuple[str, ...],
-    params: tuple[tuple[str, str], ...] = (),
+    numbers: tuple[tuple[str, tuple[int, ...]], ...] = (),
     stack: str = "",
     subgraphs: tuple[SubgraphRef, ...] = (),
 ) -> Node:
-    return Node(node_id, "eqn", label, avals=outs, in_avals=ins, params=params, name_stack=stack, subgraphs=subgraphs)
+    return Node(node_id, "eqn", label, avals=outs, in_avals=ins, numbers=numbers, name_stack=stack, subgraphs=subgraphs)
 
 
 def test_a_matmul_costs_2mnk_and_moves_its_operands_and_result() -> None:
-    dot = _eqn("e0", "dot_general", ("f32[8,16]", "f32[16,32]"), ("f32[8,32]",), (("dimension_numbers", "(((1,), (0,)), ((), ()))"),))
+    dot = _eqn("e0", "dot_general", ("f32[8,16]", "f32[16,32]"), ("f32[8,32]",), (("lhs_contracting", (1,)), ("rhs_contracting", (0,))))
     assert leaf_cost(dot) == Cost(2 * 8 * 32 * 16, 0, 4 * (8 * 16 + 16 * 32 + 8 * 32))
-    batched = _eqn(
-        "e0", "dot_general", ("f32[4,8,16]", "f32[4,16,32]"), ("f32[4,8,32]",), (("dimension_numbers", "(((2,), (1,)), ((0,), (0,)))"),)
-    )
+    batched = _eqn("e0", "dot_general", ("f32[4,8,16]", "f32[4,16,32]"), ("f32[4,8,32]",), (("lhs_batch", (0,)), ("lhs_contracting", (2,))))
     assert leaf_cost(batched).flops == 2 * 4 * 8 * 32 * 16
-    conv = _eqn(
-        "e0",
-        "conv_general_dilated",
-        ("f32[2,3,10,10]", "f32[4,3,3,3]"),
-        ("f32[2,4,10,10]",),
-        (("dimension_numbers", "ConvDimensionNumbers(lhs_spec=(0, 1, 2, 3), rhs_spec=(0, 1, 2, 3), out_spec=(0, 1, 2, 3))"),),
-    )
-    assert leaf_cost(conv).flops == 2 * (2 * 4 * 10 * 10) * (3 * 3 * 3)
+    same = (("padding", (1, 1, 1, 1)), ("window_strides", (1, 1)), ("lhs_dilation", (1, 1)), ("rhs_dilation", (1, 1)))
+    specs = (("lhs_spec", (0, 1, 2, 3)), ("rhs_spec", (0, 1, 2, 3)), ("out_spec", (0, 1, 2, 3)))
+    conv = _eqn("e0", "conv_general_dilated", ("f32[2,3,10,10]", "f32[4,3,3,3]"), ("f32[2,4,10,10]",), specs + same)
+    # per spatial axis 10 outputs × 3 taps, less the 2 that fall on the padding: 28 (XLA's count)
+    assert leaf_cost(conv).flops == 2 * (2 * 4) * 3 * 28 * 28
 
 
 def test_elementwise_transcendental_and_reduction_ops_count_as_xla_counts_them() -> None:
     assert leaf_cost(_eqn("e0", "add", ("f32[4,8]", "f32[4,8]"), ("f32[4,8]",))).flops == 32
     tanh = leaf_cost(_eqn("e0", "tanh", ("f32[4,8]",), ("f32[4,8]",)))
     assert (tanh.flops, tanh.transcendentals) == (0, 32)
-    assert leaf_cost(_eqn("e0", "reduce_sum", ("f32[4,8]",), ("f32[4]",), (("axes", "(1,)"),))).flops == 28
-    assert leaf_cost(_eqn("e0", "integer_pow", ("f32[8]",), ("f32[8]",), (("y", "3"),))).flops == 16
-    assert leaf_cost(_eqn("e0", "integer_pow", ("f32[8]",), ("f32[8]",), (("y", "1"),))).flops == 0
+    assert leaf_cost(_eqn("e0", "reduce_sum", ("f32[4,8]",), ("f32[4]",), ())).flops == 28
+    assert leaf_cost(_eqn("e0", "integer_pow", ("f32[8]",), ("f32[8]",), (("y", (3,)),))).flops == 16
+    assert leaf_cost(_eqn("e0", "integer_pow", ("f32[8]",), ("f32[8]",), (("y", (1,)),))).flops == 0
     assert leaf_cost(_eqn("e0", "reshape", ("f32[4,8]",), ("f32[32]",))).flops == 0
 
 
@@ -74,7 +69,7 @@ def test_a_scan_costs_its_body_times_its_length_and_a_cond_its_dearest_branch() 
         "f",
         (
             Node("in0", "input", "x", avals=("f32[16]",)),
-            _eqn("e0", "scan", ("f32[16]",), ("f32[16]",), (("length", "10"),), subgraphs=(SubgraphRef("scan body", "b1"),)),
+            _eqn("e0", "scan", ("f32[16]",), ("f32[16]",), (("length", (10,)),), subgraphs=(SubgraphRef("scan body", "b1"),)),
             _eqn("e1", "cond", ("i32[]", "f32[16]"), ("f32[16]",), subgraphs=(SubgraphRef("b0", "b2"), SubgraphRef("b1", "b3"))),
             Node("out0", "output", "y"),
         ),
