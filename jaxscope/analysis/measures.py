@@ -8,8 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from jaxscope.analysis.cost import CostRow, rows
+from jaxscope.analysis.hlo_cost import op_seconds
 from jaxscope.analysis.liveness import Liveness, liveness
+from jaxscope.ir import hlo_marks
 from jaxscope.schema.graph import Graph
+from jaxscope.schema.hlo import HloResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +33,7 @@ MEASURES: dict[str, Measure] = {
     )
 }
 FROM_GRAPH = tuple(name for name, m in MEASURES.items() if m.needs == "graph")  # what a trace alone colours by
+PROFILE_RUNS = 5  # the compiled program's runs under the profiler that "time" takes the median of
 
 
 def measure(graph: Graph, name: str) -> dict[str, float]:
@@ -46,3 +50,15 @@ def measured(name: str, found: list[CostRow], live: Liveness | None) -> dict[str
         assert live is not None
         return dict(zip(live.order, map(float, live.in_use)))
     return {r.path: (r.cost.flops + r.cost.transcendentals if name == "flops" else r.cost.bytes) for r in found}
+
+
+def timed(compiled: HloResult) -> tuple[dict[str, float], str]:
+    """The "time" measure of a compiled program run under the profiler (`HloRequest.profile`): each
+    equation's seconds per run (a fusion's shared among what it fused), and the scale's caption
+    with how much of the run the profile named. ValueError says why there is none."""
+    if compiled.exact is None:
+        raise ValueError("measured time needs the compiled program's exact links, which this JAX does not give")
+    values, seen = op_seconds(compiled.text, compiled.op_times, hlo_marks.from_wire(compiled.exact))
+    if seen <= 0:
+        raise ValueError("this backend's profile names none of the program's instructions (no per-op times)")
+    return values, f"{MEASURES['time'].caption} ({100 * seen / max(compiled.run_s, 1e-12):.0f} % of the run named)"

@@ -111,17 +111,13 @@ def _overlay(opts: argparse.Namespace, real: Graph, view: ScopedGraph | None) ->
     from jaxscope.render.overlay import Overlay
 
     if name == "time":
-        from jaxscope.analysis.hlo_cost import op_seconds
-        from jaxscope.ir import hlo_marks
+        from jaxscope.analysis.measures import PROFILE_RUNS, timed
         from jaxscope.stages import lower
 
-        compiled = lower(stage_target(opts), "compiled", 5)
-        if compiled.exact is None:
-            raise CliError("--overlay time needs the compiled program's exact links, which this JAX does not give")
-        values, seen = op_seconds(compiled.text, compiled.op_times, hlo_marks.from_wire(compiled.exact))
-        if seen <= 0:
-            raise CliError("--overlay time: this backend's profile names none of the program's instructions (no per-op times)")
-        caption = f"{MEASURES[name].caption} ({100 * seen / max(compiled.run_s, 1e-12):.0f} % of the run named)"
+        try:
+            values, caption = timed(lower(stage_target(opts), "compiled", PROFILE_RUNS))
+        except ValueError as exc:
+            raise CliError(f"--overlay time: {exc}") from None
     else:
         values, caption = measure(real, name), MEASURES[name].caption
     if view is not None:

@@ -7,7 +7,9 @@ from concurrent.futures import Future
 from typing import Any
 
 from jaxscope.qt.app.controller import Controller
+from jaxscope.qt.app.prepared import PreparedLayout, PreparedTrace
 from jaxscope.schema.graph import Body, Edge, Graph, Node
+from jaxscope.schema.trace import FunctionRef, TraceRequest, TraceResult
 
 
 class _ResolvedWorker:
@@ -77,34 +79,54 @@ class _StreamLayouts(_Layouts):
         return Stream()
 
 
+class _Scenes:
+    """A scene builder that says which thread built what (the graph view builds real models)."""
+
+    def __init__(self, fail: bool = False) -> None:
+        self.fail = fail
+        self.threads: list[threading.Thread] = []
+
+    def prepare_graph(self, graph: Any) -> None:
+        self.threads.append(threading.current_thread())
+        if self.fail:
+            raise RuntimeError("a bug in the scene builder")
+
+    def model_for(self, graph: Any, layout: Any, line_colours: Any = None) -> Any:
+        self.threads.append(threading.current_thread())
+        return ("a model", graph, layout, line_colours)
+
+
+def _result() -> TraceResult:
+    nodes = (Node("in0", "input", "x"), Node("e0", "eqn", "sin"))
+    graph = Graph("f", {"b0": Body("b0", "f", nodes, (Edge("in0", "e0"),), 1, 1)}, "b0")
+    return TraceResult(TraceRequest(FunctionRef("f", path="/p/model.py"), args="f32[4]"), graph)
+
+
 def test_a_trace_is_prepared_off_the_gui_thread_and_bound_before_it_is_handed_over(qtbot):
-    """`prepare` runs on the thread that got the result (the window's source-line maps: 0.3-0.5 s
-    at 50k equations), the layout stream is bound there too, and the slot finds the prepared value;
-    a prepare that fails costs nothing but the head start."""
-    graph = Graph("f", {"b0": Body("b0", "f", (Node("in0", "input", "x"), Node("e0", "eqn", "sin")), (Edge("in0", "e0"),), 1, 1)}, "b0")
-    result = type("Result", (), {"graph": graph})()
-    layouts = _StreamLayouts()
-    controller = Controller(worker=_TracingWorker(result), layouts=layouts)  # type: ignore[arg-type]
-    seen: list[Any] = []
-    controller.prepare = lambda r, view: (r, view, threading.current_thread())
-    controller.trace_finished.connect(lambda r: seen.append(controller.prepared(r)))
+    """The trace's preparation (the view drawn, its boxes resolved, the window's source-line maps:
+    0.3-0.5 s at 50k equations) runs on the thread that got the result, the layout stream is bound
+    there too, and the slot gets the finished `PreparedTrace`; a preparation that fails costs
+    nothing but the head start."""
+    result = _result()
+    layouts, scenes = _StreamLayouts(), _Scenes()
+    controller = Controller(worker=_TracingWorker(result), layouts=layouts, scenes=scenes)  # type: ignore[arg-type]
+    seen: list[PreparedTrace] = []
+    controller.trace_finished.connect(seen.append)
     with qtbot.waitSignal(controller.trace_finished, timeout=5000):
-        controller.trace("request")  # type: ignore[arg-type]
-    ((got, view, thread),) = seen
-    assert got is result and thread is not threading.main_thread()
+        controller.trace("request", palette=["#111111"])  # type: ignore[arg-type]
+    (prepared,) = seen
+    assert prepared.result is result and prepared.palette == ("#111111",)
+    assert scenes.threads and threading.main_thread() not in scenes.threads
     # what is bound is the graph drawn: a small function with no scopes is drawn as it is
-    assert view.graph is graph and controller.view_of(result) is view
-    assert layouts.bound and layouts.bound[0][0] is graph and layouts.bound[0][1] is not threading.main_thread()
-    assert controller.prepared(object()) is None
+    assert prepared.view.graph is result.graph and prepared.expanded == frozenset()
+    assert layouts.bound and layouts.bound[0][0] is result.graph and layouts.bound[0][1] is not threading.main_thread()
 
-    def fails(r: Any, view: Any) -> Any:
-        raise RuntimeError("a bug in prepare")
-
-    controller.prepare = fails
+    controller = Controller(worker=_TracingWorker(result), layouts=_StreamLayouts(), scenes=_Scenes(fail=True))  # type: ignore[arg-type]
     seen.clear()
+    controller.trace_finished.connect(seen.append)
     with qtbot.waitSignal(controller.trace_finished, timeout=5000):
         controller.trace("request")  # type: ignore[arg-type]
-    assert seen == [None]
+    assert [p.result for p in seen] == [result]  # made on the GUI thread instead
 
 
 class _LayoutsAnsweringLater(_Layouts):
@@ -120,23 +142,21 @@ class _LayoutsAnsweringLater(_Layouts):
         return future
 
 
-def test_a_layout_is_prepared_off_the_gui_thread_once(qtbot):
-    """`prepare_layout` (the view's scene model) runs on the thread the layout arrives on; the
-    slot gets it once, for that layout only."""
+def test_a_layout_is_prepared_off_the_gui_thread(qtbot):
+    """The view's scene model is built on the thread the layout arrives on, with the very colour
+    map asked for (the view then is given the same one: stripes made once), and comes with it."""
     layout = type("Layout", (), {"nodes": ()})()
-    controller = Controller(worker=_ResolvedWorker(), layouts=_LayoutsAnsweringLater(layout))  # type: ignore[arg-type]
-    controller.prepare_layout = lambda graph, lay: (graph, lay, threading.current_thread())
-    got: list[Any] = []
-    controller.layout_finished.connect(
-        lambda graph, lay, expanded: got.append((controller.prepared_layout(lay), controller.prepared_layout(lay)))
-    )
+    scenes = _Scenes()
+    controller = Controller(worker=_ResolvedWorker(), layouts=_LayoutsAnsweringLater(layout), scenes=scenes)  # type: ignore[arg-type]
+    got: list[PreparedLayout] = []
+    controller.layout_finished.connect(got.append)
+    colours = {"e1": "#123456"}
     with qtbot.waitSignal(controller.layout_finished, timeout=5000):
-        controller.layout("graph", ["e1"])  # type: ignore[arg-type]
-    (((graph, lay, thread), again),) = got
-    assert graph == "graph" and lay is layout and thread is not threading.main_thread()
-    assert again is None  # handed over once
-    controller._layout_ahead.make(lambda: "a model", layout)
-    assert controller.prepared_layout(object()) is None and controller.prepared_layout(layout) is None  # another layout's: dropped
+        controller.layout("graph", ["e1"], colours=colours)  # type: ignore[arg-type]
+    (prepared,) = got
+    assert prepared.graph == "graph" and prepared.layout is layout and prepared.expanded == frozenset({"e1"})
+    assert prepared.model == ("a model", "graph", layout, colours) and prepared.model[3] is colours
+    assert scenes.threads and threading.main_thread() not in scenes.threads
 
 
 def test_a_layout_at_hand_is_prepared_off_the_gui_thread_too(qtbot):
@@ -144,15 +164,15 @@ def test_a_layout_at_hand_is_prepared_off_the_gui_thread_too(qtbot):
     one when it came before the trace's result) gets its scene model on a thread as well: built in
     the slot, it stalled the GUI thread 0.1-0.3 s at 14k-72k boxes."""
     layout = type("Layout", (), {"nodes": ()})()
-    controller = Controller(worker=_ResolvedWorker(), layouts=_LayoutsAnsweringLater(layout))  # type: ignore[arg-type]
-    threads: list[threading.Thread] = []
-    controller.prepare_layout = lambda graph, lay: threads.append(threading.current_thread()) or ("a model", lay)
-    got: list[Any] = []
-    controller.layout_finished.connect(lambda graph, lay, expanded: got.append(controller.prepared_layout(lay)))
+    scenes = _Scenes()
+    controller = Controller(worker=_ResolvedWorker(), layouts=_LayoutsAnsweringLater(layout), scenes=scenes)  # type: ignore[arg-type]
+    got: list[PreparedLayout] = []
+    controller.layout_finished.connect(got.append)
     for _ in range(2):  # the second time the layout is kept: at hand
         with qtbot.waitSignal(controller.layout_finished, timeout=5000):
             controller.layout("graph", ["e1"])  # type: ignore[arg-type]
-    assert got == [("a model", layout)] * 2 and len(threads) == 2 and threading.main_thread() not in threads
+    assert [p.model for p in got] == [("a model", "graph", layout, None)] * 2
+    assert len(scenes.threads) == 2 and threading.main_thread() not in scenes.threads
 
 
 def test_the_helper_threads_are_started_with_the_controller(qtbot, monkeypatch):

@@ -35,3 +35,24 @@ def test_the_graph_is_coloured_by_flops_and_the_memory_peak_selects_what_is_aliv
     # no measure: the families' colours again
     panel.measure.setCurrentIndex(0)
     assert not w.graph.view_state.fills and panel.scale.text() == ""
+
+
+def test_the_graph_is_coloured_by_measured_time_from_a_profiled_compiled_run(qtbot, window):
+    """Picking "measured time" compiles the program and runs it under the profiler (after its
+    StableHLO), then colours the boxes by each equation's share of the measured seconds; the
+    compiled tab shows that program; a new trace of another function asks again."""
+    w = window
+    open_and_wait(qtbot, w, f"{MODELS}::deep_step")
+    panel, cost = w.cost_panel, w.structure.cost
+    w.docks["cost"].raise_()
+    panel.measure.setCurrentIndex(panel.measure.findData("time"))
+    assert "profiled runs" in panel.measure.currentText()
+    qtbot.waitUntil(lambda: cost.times is not None and bool(w.graph.view_state.fills), timeout=4 * TIMEOUT)
+    assert cost.times[0] is w.doc.result and sum(cost.times[1].values()) > 0
+    assert "measured seconds per run" in panel.scale.text() and "% of the run named" in panel.scale.text()
+    compiled = w.ir_side.results["compiled"]
+    assert compiled.request.profile and compiled.op_times  # the compiled tab shows the program that was timed
+    # back to FLOPs: no profile needed, and the times stay for this trace
+    panel.measure.setCurrentIndex(panel.measure.findData("flops"))
+    qtbot.waitUntil(lambda: "FLOPs" in panel.scale.text(), timeout=TIMEOUT)
+    assert cost.times is not None

@@ -137,4 +137,4 @@ def test_a_file_runs_only_after_the_user_says_so_and_the_answer_is_remembered(qt
     assert len(asked) == 2  # remembered
     examples = [e.path for e in w.examples()]
     w.confirm_run = lambda path: pytest.fail("tutorials are trusted")
-    assert w.may_run(examples[0])
+    assert w.opening.may_run(examples[0])

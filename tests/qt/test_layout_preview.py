@@ -13,6 +13,7 @@ from jaxscope.layout.body import to_layout
 from jaxscope.layout.engine import compute_layout, compute_tenths
 from jaxscope.layout.preview import Region, region_part
 from jaxscope.qt.app.controller import Controller
+from jaxscope.qt.app.prepared import PreparedLayout
 from jaxscope.qt.graph.view import QtGraphView
 from jaxscope.runtime.layout_client import LayoutClient
 from jaxscope.schema.graph import Graph
@@ -115,19 +116,27 @@ def test_the_controller_hands_on_a_big_layouts_part_before_the_whole(qtbot):
     box = next(b for b in before.nodes if b.path == owner)
     region = Region(owner, box.x - box.w / 2, box.y - box.h / 2, box.x - 450, box.y - 350, box.x + 450, box.y + 350)
     layouts = LayoutClient()
-    controller = Controller(worker=_NoWorker(), layouts=layouts)  # type: ignore[arg-type]
     prepared: list[Layout] = []
-    controller.prepare_layout = lambda g, layout: prepared.append(layout) or f"model of {len(layout.nodes)}"
-    events: list[tuple[str, Layout]] = []
+
+    class Scenes:
+        def prepare_graph(self, graph: Graph) -> None:
+            pass
+
+        def model_for(self, graph: Graph, layout: Layout, line_colours: object = None) -> str:
+            prepared.append(layout)
+            return f"model of {len(layout.nodes)}"
+
+    controller = Controller(worker=_NoWorker(), layouts=layouts, scenes=Scenes())  # type: ignore[arg-type]
+    events: list[tuple[str, Layout, object]] = []
     held: list[int] = []
 
-    def shown(g: Graph, part: Layout, e: frozenset[str]) -> None:
-        events.append(("preview", part, controller.prepared_preview(part)))
+    def shown(p: PreparedLayout) -> None:
+        events.append(("preview", p.layout, p.model))
         time.sleep(0.05)  # painting it: the whole layout is not read meanwhile (the GIL is the GUI thread's)
         held.append(len(prepared))
 
     controller.layout_preview.connect(shown)
-    controller.layout_finished.connect(lambda g, layout, e: events.append(("whole", layout, controller.prepared_layout(layout))))
+    controller.layout_finished.connect(lambda p: events.append(("whole", p.layout, p.model)))
     try:
         with qtbot.waitSignal(controller.layout_finished, timeout=60000):
             controller.layout(graph, frozenset({owner}), region=region)

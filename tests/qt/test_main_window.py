@@ -219,7 +219,7 @@ def test_source_pane_marks_what_tracing_baked_in(qtbot, window, monkeypatch):
     assert w.source.flow_marks() == {} and "too many Python calls" in w.flow_legend.text()
     # and its next trace is not recorded (it would stop again); another function's is, as is any after a full recording
     asked = []
-    monkeypatch.setattr(w.controller, "trace", lambda request, expanded=None: asked.append(request.record_flow))
+    monkeypatch.setattr(w.controller, "trace", lambda request, expanded=None, palette=(): asked.append(request.record_flow))
     function = w.doc.result.request.function.qualname
     w.trace_function(function, w.doc.args)
     w.doc.result = gave_up
@@ -308,12 +308,13 @@ def test_expanding_a_cluster_of_a_big_graph_shows_its_part_first(qtbot, window, 
     from jaxscope.layout.body import to_layout
     from jaxscope.layout.engine import compute_tenths
     from jaxscope.layout.preview import region_part
+    from jaxscope.qt.app.prepared import PreparedLayout
 
     shown = w.doc.layout
     view.keep_place_of(owner)
     part = region_part(compute_tenths(w.doc.graph, ()), view.preview_region(owner))
     assert part is not None
-    w._on_layout_preview(w.doc.graph, to_layout(part), frozenset())
+    w.controller.layout_preview.emit(PreparedLayout(w.doc.graph, to_layout(part), frozenset()))
     assert view.previewing
     w._on_layout_failed("layout failed: the layout process died")
     assert not view.previewing and view.scenes.shown.layout is shown and "died" in w.problem.text()
@@ -329,7 +330,7 @@ def test_a_trace_is_prepared_off_the_gui_thread_with_the_collector_paused(qtbot,
 
     from jaxscope.ir import linking
     from jaxscope.layout import engine as layout
-    from jaxscope.qt.app import trace_display
+    from jaxscope.qt.app import prepared
 
     calls: list[tuple[str, bool, bool]] = []  # (name, on the GUI thread, collector on)
     gui = threading.current_thread()
@@ -343,7 +344,7 @@ def test_a_trace_is_prepared_off_the_gui_thread_with_the_collector_paused(qtbot,
 
         monkeypatch.setattr(module, name, wrapped)
 
-    spy(trace_display, "first_open")
+    spy(prepared, "first_open")
     spy(linking, "helper_files")
     spy(linking, "jaxpr_links")
     parsed: list[int] = []

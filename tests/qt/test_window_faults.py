@@ -519,7 +519,7 @@ def test_a_big_file_is_read_apart_and_then_traced(qtbot, window, tmp_path):
     """Issue 37.10: a 50k-line file blocked the window 1.9 s on open, most of it `ast.parse` (which
     holds the GIL, so a thread does not help): a file over BIG_SOURCE is read in a child process,
     open_target returns at once, and the function is traced when the reading comes back."""
-    from jaxscope.qt.app.window import BIG_SOURCE
+    from jaxscope.runtime.parse_process import BIG_SOURCE
 
     lines = ["import jax.numpy as jnp", "", "", "def f(x):", "    return jnp.sin(x) * 2.0", ""]
     for i in range(500):

@@ -10,14 +10,16 @@ from __future__ import annotations
 import itertools
 import os
 import threading
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 
-from jaxscope.analysis.scope_view import ScopedGraph, for_window
+from jaxscope.analysis.scope_view import for_window
 from jaxscope.layout.preview import Region
+from jaxscope.qt.app.prepared import PreparedLayout, PreparedTrace, SceneBuilder, build_model, prepare_trace
+from jaxscope.qt.graph.scene_model import SceneModel
 from jaxscope.runtime.devices import device_env
 from jaxscope.runtime.layout_client import LayoutClient
 from jaxscope.runtime.layout_requests import LayoutStream
@@ -42,10 +44,10 @@ class Controller(QObject):
     """Owns the worker client and layout client; speaks in signals."""
 
     phase_changed = Signal(str)
-    trace_finished = Signal(object)  # TraceResult
+    trace_finished = Signal(object)  # PreparedTrace
     trace_failed = Signal(object)  # ErrorInfo
-    layout_finished = Signal(object, object, object)  # Graph, Layout, frozenset expanded
-    layout_preview = Signal(object, object, object)  # Graph, the part of the coming Layout in the region asked, expanded
+    layout_finished = Signal(object)  # PreparedLayout
+    layout_preview = Signal(object)  # PreparedLayout: the part of the coming layout in the region asked
     layout_failed = Signal(str)
     output = Signal(str, str)  # stream, text (user prints, warnings)
     busy_changed = Signal(bool)
@@ -58,11 +60,11 @@ class Controller(QObject):
     jaxpr_failed = Signal(object, object)  # TraceRequest, ErrorInfo
     devices_changed = Signal(object)  # tuple[DeviceInfo, ...] of the current worker setup
 
-    _trace_done = Signal(int, object)
+    _trace_done = Signal(int, object, object)
     _job_done = Signal(int, str, object)
     _ir_done = Signal(int, str, object, object, object)
-    _layout_done = Signal(int, object, object, object)
-    _layout_part = Signal(int, object, object, object)
+    _layout_done = Signal(int, object, object, object, object)
+    _layout_part = Signal(int, object)
     _phase = Signal(int, str)
     _ready = Signal(object)
 
@@ -75,8 +77,12 @@ class Controller(QObject):
         platforms: str = "",
         python: str | None = None,
         x64: bool = False,
+        scenes: SceneBuilder | None = None,
     ) -> None:
+        """`scenes` builds the view's scene models ahead, on the threads results arrive on (the
+        graph view; none in tests that lay out without one)."""
         super().__init__(parent)
+        self.scenes = scenes
         self.x64 = x64  # JAX's 64-bit mode in the worker (JAX_ENABLE_X64)
         self.devices: tuple[DeviceInfo, ...] = ()  # of the latest worker that started; () until one has
         self.device_setup: dict[str, Any] = {"cpu_devices": cpu_devices, "platforms": platforms}
@@ -94,18 +100,8 @@ class Controller(QObject):
         self._trace_gen = 0
         self._layout_gen = 0
         self._busy = False
-        # Run on the thread that decoded a trace's result, before `trace_finished` is emitted: the
-        # window's per-graph maps (source lines <-> nodes: 0.3-0.5 s at 50k equations) are made
-        # there, while the layout process lays the graph out, instead of on the GUI thread.
-        self.prepare: Callable[[TraceResult, ScopedGraph], Any] | None = None
         self.grouping = True  # draw a model's modules as groups (`scope_view.for_window`); View -> Group by Module
-        self._views: tuple[TraceResult, ScopedGraph] | None = None
-        self._trace_ahead = _Handover()
-        # The same for a layout that arrives from the layout process: the view's scene model (0.2 s
-        # at 14k boxes, 0.8 s at 72k) is built on the layout client's thread, not the GUI's.
-        self.prepare_layout: Callable[[Graph, Layout], Any] | None = None
-        self._layout_ahead = _Handover()
-        self._preview_ahead = _Handover()  # the same for a preview (`layout_preview`)
+        self._palette: tuple[str, ...] = ()  # the source-line colours of the trace in flight
         self._preview_shown = threading.Event()
         self._trace_done.connect(self._on_trace_done)
         self._job_done.connect(self._on_job_done)
@@ -117,7 +113,7 @@ class Controller(QObject):
             # Their threads started now, while nothing else runs: a pool starts its thread on its
             # first submit, and `Thread.start` waits until the new thread has run, which needs the
             # GIL; submitted from the GUI thread while a 50k graph was being decoded, that wait
-            # took 19 ms of the open's first `_on_trace_finished`.
+            # took 19 ms of the GUI thread as it showed an open trace.
             pool.submit(int)
         self._layout_done.connect(
             self._on_layout_done, Qt.ConnectionType.QueuedConnection
@@ -169,56 +165,42 @@ class Controller(QObject):
 
     # ------------------------------------------------------------------ trace
 
-    def trace(self, request: TraceRequest, expanded: Collection[str] | None = None) -> None:
+    def trace(self, request: TraceRequest, expanded: Collection[str] | None = None, palette: Sequence[str] = ()) -> None:
         """Trace, and lay out the graph as its reply arrives (`LayoutClient.stream`), with `expanded`
         open (None: `auto_expanded`'s pick) and default options. `layout()` then finds that layout
-        under way."""
+        under way. `trace_finished` hands over a `PreparedTrace` (source lines coloured from `palette`)."""
         gen = self._trace_gen = next(self._gen)
+        self._palette = tuple(palette)
         self._set_busy(True)
         self.layouts.cancel()  # the last graph's pending layouts (and an earlier stream) are moot now
         grouping = self.grouping
         # a saved trace has its graph at hand: it is laid out as any other (`layout`), not streamed
         stream = self._stream = self.layouts.stream(expanded, scopes=grouping) if self.saved is None else None
         future = self.source.trace(request, on_phase=lambda p: self._phase.emit(gen, p), tap=stream.feed if stream else None)
-        future.add_done_callback(lambda f: self._prepare(gen, f, stream, grouping))
+        future.add_done_callback(lambda f: self._prepare(gen, f, stream, grouping, self._palette))
 
     @property
     def source(self) -> WorkerClient | SavedWorker:
         """What answers the window's requests: the worker, or the saved trace the window shows."""
         return self.saved if self.saved is not None else self.worker
 
-    def _prepare(self, gen: int, future: Future[TraceResult], stream: LayoutStream | None, grouping: bool) -> None:
-        """On the result's thread: the view drawn of the graph (the layout process makes the same),
-        bound to its layout stream; `prepare` the result (a failure there only costs the head
-        start), then hand it to the GUI thread."""
+    def _prepare(
+        self, gen: int, future: Future[TraceResult], stream: LayoutStream | None, grouping: bool, palette: tuple[str, ...]
+    ) -> None:
+        """On the result's thread: the trace prepared for the window (`prepare_trace`: the view drawn
+        of the graph, the same the layout process makes, bound to its layout stream at once), then
+        handed to the GUI thread. A failure here only costs the head start."""
+        prepared = None
         if gen == self._trace_gen and not future.cancelled() and future.exception() is None:
             result = future.result()
-            view = for_window(result.graph, grouping)
-            self._views = (result, view)
-            if stream is not None:
-                stream.bind(view.graph)  # the layout need not wait for the GUI thread (also bound there)
-            self._trace_ahead.make(self.prepare, result, result, view)
-        self._trace_done.emit(gen, future)
-
-    def prepared(self, result: TraceResult) -> Any:
-        """What `prepare` made of `result` (None if nothing, or for another result); handed over once."""
-        return self._trace_ahead.take(result)
-
-    def view_of(self, result: TraceResult) -> ScopedGraph:
-        """The view drawn of `result`'s graph: the one its layout was streamed for."""
-        made = self._views
-        if made is not None and made[0] is result:
-            return made[1]
-        return for_window(result.graph, self.grouping)
-
-    def adopt_view(self, result: TraceResult, view: ScopedGraph) -> None:
-        """`view` is now what is drawn of `result` (grouping switched on or off)."""
-        self._views = (result, view)
-
-    def view_drawing(self, graph: Graph) -> ScopedGraph | None:
-        """The view of the last trace if it is `graph` (a layout's, on the layout client's thread)."""
-        made = self._views
-        return made[1] if made is not None and made[1].graph is graph else None
+            try:
+                view = for_window(result.graph, grouping)
+                if stream is not None:
+                    stream.bind(view.graph)  # the layout need not wait for the GUI thread (also bound there)
+                prepared = prepare_trace(result, grouping, palette, self.scenes, view)
+            except Exception:
+                prepared = None
+        self._trace_done.emit(gen, future, prepared)
 
     def cancel(self) -> None:
         self.worker.cancel()
@@ -293,8 +275,8 @@ class Controller(QObject):
         if gen == self._trace_gen:
             self.phase_changed.emit(phase)
 
-    @Slot(int, object)
-    def _on_trace_done(self, gen: int, future: Future[TraceResult]) -> None:
+    @Slot(int, object, object)
+    def _on_trace_done(self, gen: int, future: Future[TraceResult], prepared: PreparedTrace | None) -> None:
         if gen != self._trace_gen:
             return
         try:
@@ -307,17 +289,27 @@ class Controller(QObject):
             self._set_busy(False)
             self.trace_failed.emit(ErrorInfo(kind="internal", message=f"{type(exc).__name__}: {exc}"))
             return
+        if prepared is None or prepared.result is not result:  # its preparation failed: made here
+            prepared = prepare_trace(result, self.grouping, self._palette)
         if self._stream is not None:
-            self._stream.bind(result.graph)
-        self.trace_finished.emit(result)
+            self._stream.bind(prepared.view.graph)
+        self.trace_finished.emit(prepared)
 
     # ------------------------------------------------------------------ layout
 
-    def layout(self, graph: Graph, expanded: Collection[str], region: Region | None = None, **options: Any) -> None:
+    def layout(
+        self,
+        graph: Graph,
+        expanded: Collection[str],
+        region: Region | None = None,
+        colours: dict[str, str] | None = None,
+        **options: Any,
+    ) -> None:
         """Lay out `graph` with `expanded` clusters open; a layout of the last few requests is reused
         (collapsing and expanding again costs no transfer and no decoding). With `region` (what
         the view shows, `QtGraphView.preview_region`), a big layout's part in it comes first, as
-        `layout_preview`, when the layout process lays it out."""
+        `layout_preview`, when the layout process lays it out. Each comes as a `PreparedLayout`,
+        its scene model built with the stripes of `colours` off the GUI thread."""
         gen = self._layout_gen = next(self._gen)
         self._set_busy(True)
         self.phase_changed.emit("layout")
@@ -337,7 +329,7 @@ class Controller(QObject):
             future.set_result(cached[1])
         else:
             self.layouts.cancel()
-            on_preview = None if region is None else lambda part: self._preview(gen, graph, frozen, part)
+            on_preview = None if region is None else lambda part: self._preview(gen, graph, frozen, part, colours)
             future = self.layouts.submit(graph, frozen, region=region, on_preview=on_preview, **options)
         future.add_done_callback(lambda f: self._remember_layout(key, graph, f))
         if future.done():
@@ -345,46 +337,40 @@ class Controller(QObject):
             # trace's streamed one, which often arrives before the trace's result: its scene model
             # (0.1-0.3 s at 14k-72k boxes) is built on a thread too, not on the GUI thread.
             try:
-                self._preparer.submit(self._prepare_layout, gen, graph, frozen, future)
+                self._preparer.submit(self._prepare_layout, gen, graph, frozen, future, colours)
             except RuntimeError:  # closed
                 return
         else:
-            future.add_done_callback(lambda f: self._prepare_layout(gen, graph, frozen, f))
+            future.add_done_callback(lambda f: self._prepare_layout(gen, graph, frozen, f, colours))
 
-    def _prepare_layout(self, gen: int, graph: Graph, expanded: frozenset[str], future: Future[Layout]) -> None:
-        """On the layout client's thread (the preparer's, for a layout at hand): `prepare_layout` the
-        layout (a failure costs only the head start), then hand it to the GUI thread."""
+    def _prepare_layout(
+        self, gen: int, graph: Graph, expanded: frozenset[str], future: Future[Layout], colours: dict[str, str] | None
+    ) -> None:
+        """On the layout client's thread (the preparer's, for a layout at hand): the layout's scene
+        model, then the layout handed to the GUI thread."""
+        model = None
         if gen == self._layout_gen and not future.cancelled() and future.exception() is None:
-            layout = future.result()
-            self._layout_ahead.make(self.prepare_layout, layout, graph, layout)
-        self._layout_done.emit(gen, graph, expanded, future)
+            model = build_model(self.scenes, graph, future.result(), colours)
+        self._layout_done.emit(gen, graph, expanded, future, model)
 
-    def _preview(self, gen: int, graph: Graph, expanded: frozenset[str], part: Layout) -> None:
-        """On the layout client's thread, ahead of the whole layout: `prepare_layout` the part too,
-        and hand it over. Then wait (`PREVIEW_WAIT_S` at most) until it is on screen before the
+    def _preview(self, gen: int, graph: Graph, expanded: frozenset[str], part: Layout, colours: dict[str, str] | None) -> None:
+        """On the layout client's thread, ahead of the whole layout: the part's scene model too, and
+        the part handed over. Then wait (`PREVIEW_WAIT_S` at most) until it is on screen before the
         whole layout is read: decoding a 72k-box layout on this thread, holding the GIL in slices,
         made the GUI thread's show and paint of the part twice as long."""
         if gen == self._layout_gen:
-            self._preview_ahead.make(self.prepare_layout, part, graph, part)
+            prepared = PreparedLayout(graph, part, expanded, build_model(self.scenes, graph, part, colours))
             self._preview_shown.clear()
-            self._layout_part.emit(gen, graph, expanded, part)
+            self._layout_part.emit(gen, prepared)
             self._preview_shown.wait(PREVIEW_WAIT_S)
 
-    @Slot(int, object, object, object)
-    def _on_layout_part(self, gen: int, graph: Graph, expanded: frozenset[str], part: Layout) -> None:
+    @Slot(int, object)
+    def _on_layout_part(self, gen: int, prepared: PreparedLayout) -> None:
         try:
             if gen == self._layout_gen:  # emitted before the whole layout's `_layout_done`: queued in order
-                self.layout_preview.emit(graph, part, expanded)  # shown and painted by its slots
+                self.layout_preview.emit(prepared)  # shown and painted by its slots
         finally:
             self._preview_shown.set()
-
-    def prepared_preview(self, part: Layout) -> Any:
-        """What `prepare_layout` made of a preview's `part`, as `prepared_layout` for a layout."""
-        return self._preview_ahead.take(part)
-
-    def prepared_layout(self, layout: Layout) -> Any:
-        """What `prepare_layout` made of `layout` (None if nothing, or for another layout); handed over once."""
-        return self._layout_ahead.take(layout)
 
     def _adopt(self, stream: LayoutStream, expanded: frozenset[str], options: dict[str, Any], future: Future[Layout]) -> None:
         """The streamed layout resolved: pass it on if it is the one asked for, else lay out anew
@@ -417,8 +403,8 @@ class Controller(QObject):
             ):
                 del self._layouts[next(iter(self._layouts))]
 
-    @Slot(int, object, object, object)
-    def _on_layout_done(self, gen: int, graph: Graph, expanded: frozenset[str], future: Future[Layout]) -> None:
+    @Slot(int, object, object, object, object)
+    def _on_layout_done(self, gen: int, graph: Graph, expanded: frozenset[str], future: Future[Layout], model: SceneModel | None) -> None:
         if gen != self._layout_gen:
             return
         self._set_busy(False)
@@ -427,7 +413,7 @@ class Controller(QObject):
         except Exception as exc:
             self.layout_failed.emit(f"layout failed: {exc}")
             return
-        self.layout_finished.emit(graph, layout, expanded)
+        self.layout_finished.emit(PreparedLayout(graph, layout, expanded, model))
 
     def _set_busy(self, busy: bool) -> None:
         if busy != self._busy:
@@ -452,22 +438,3 @@ def _copy_outcome(source: Future[Any], target: Future[Any]) -> None:
 
 
 PREVIEW_WAIT_S = 0.1  # the layout client's thread waits this long at most for a preview to be painted
-
-
-class _Handover:
-    """What a hook made of a result on the thread the result arrived on, for the GUI thread: kept
-    for the latest result only, and handed over once (asked for another result, it is dropped:
-    results are shown in order)."""
-
-    def __init__(self) -> None:
-        self._made: tuple[Any, Any] | None = None
-
-    def make(self, hook: Callable[..., Any] | None, key: Any, *args: Any) -> None:
-        try:
-            self._made = (key, hook(*args)) if hook is not None else None
-        except Exception:
-            self._made = None
-
-    def take(self, key: Any) -> Any:
-        made, self._made = self._made, None
-        return made[1] if made is not None and made[0] is key else None

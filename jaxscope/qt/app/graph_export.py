@@ -14,13 +14,12 @@ from PySide6.QtWidgets import QApplication, QDialog, QStatusBar, QWidget
 
 from jaxscope.analysis.scope_view import ScopedGraph
 from jaxscope.drawing import Drawing, DrawOptions
-from jaxscope.ir import linking
 from jaxscope.ir.hlo_links import IrLinks
 from jaxscope.ir.link_tables import export_entry, ir_lines, jaxpr_lines
 from jaxscope.layout.engine import expanded_to_depth
 from jaxscope.qt.app.export_job import ExportJobs
-from jaxscope.qt.app.shown_trace import Document
 from jaxscope.qt.app.trace_files import TraceFiles
+from jaxscope.qt.app.trace_session import TraceSession
 from jaxscope.qt.graph import raster
 from jaxscope.qt.graph.view import QtGraphView
 from jaxscope.qt.panes.export_options import ExportDialog, ExportOptions
@@ -38,11 +37,10 @@ def nesting_depth(graph: Graph, cap: int = 8) -> int:
 
 
 class ExportHost(Protocol):
-    doc: Document
+    session: TraceSession
     theme: str
     graph: QtGraphView
     exports: ExportJobs
-    jaxpr_links: linking.JaxprLinks | None
     ir: IrTabs
     trace_files: TraceFiles
 
@@ -64,7 +62,7 @@ class GraphExport:
 
     def drawing(self, theme: str = "", dpi: int = 96, legend: bool = False) -> Drawing:
         """What the window shows as the drawing pipeline writes it (`jaxscope.drawing`)."""
-        doc = self.host.doc
+        doc = self.host.session.doc
         if doc.shown is None or doc.layout is None or doc.graph is None:
             raise ValueError("nothing to export yet: trace a function first")
         view = doc.view if doc.view is not None else ScopedGraph(doc.shown, {}, doc.graph)
@@ -83,30 +81,30 @@ class GraphExport:
         saved = self.host.trace_files.doc
         if saved is not None:
             return dict(saved.sources)
-        result = self.host.doc.result
+        result = self.host.session.doc.result
         return snapshot(result, lambda _note: None) if result is not None else {}
 
     def links(self) -> dict[str, Any]:
         """For a JSON export: the texts shown (jaxpr, StableHLO, compiled HLO, those there are) and
         each equation's own lines in them, as `jaxscope export --links` writes them (by the paths
         of the graph drawn: inside its module groups)."""
-        doc, out = self.host.doc, {}
+        doc, out = self.host.session.doc, {}
         if doc.graph is None:
             return {}
-        if doc.result is not None and doc.result.jaxpr_text and self.host.jaxpr_links is not None:
-            out["jaxpr"] = export_entry(doc.result.jaxpr_text, self._drawn(jaxpr_lines(doc.graph, self.host.jaxpr_links)))
+        if doc.result is not None and doc.result.jaxpr_text and self.host.session.links is not None:
+            out["jaxpr"] = export_entry(doc.result.jaxpr_text, self._drawn(jaxpr_lines(doc.graph, self.host.session.links)))
         for stage, links in self.host.ir_links.items():
             if links.exact is not None:
                 out[stage] = export_entry(self.host.ir.views[stage].toPlainText(), self._drawn(ir_lines(links.exact)))
         return out
 
     def _drawn(self, lines: dict[str, list[int]]) -> dict[str, list[int]]:
-        view = self.host.doc.view
+        view = self.host.session.doc.view
         return {view.to_view(p): v for p, v in lines.items()} if view is not None and view.grouped else lines
 
     def dialog(self) -> None:
         """The Export Graph dialog (file and the CLI's options), then the export off the GUI thread."""
-        doc = self.host.doc
+        doc = self.host.session.doc
         if doc.shown is None or doc.layout is None:
             return
         default = os.path.splitext(doc.path)[0] + f"_{doc.function}.svg"
@@ -115,7 +113,7 @@ class GraphExport:
             self.start(asked.options())
 
     def start(self, opts: ExportOptions) -> None:
-        doc = self.host.doc
+        doc = self.host.session.doc
         if doc.shown is None or doc.layout is None:
             return
         self.host.statusBar().showMessage(f"exporting to {opts.path}…")
@@ -127,13 +125,13 @@ class GraphExport:
 
     def image(self, scale: float = 1.0) -> QImage:
         """The graph as the PNG export draws it, `scale` pixels per px."""
-        doc = self.host.doc
+        doc = self.host.session.doc
         assert doc.shown is not None and doc.layout is not None
         svg = render_svg(doc.shown, doc.layout, theme=self.host.theme, long_edges=self.long_edges())
         return raster.svg_to_image(svg, dpi=round(96 * scale))
 
     def copy_image(self) -> None:
-        doc = self.host.doc
+        doc = self.host.session.doc
         if doc.shown is not None and doc.layout is not None:
             QApplication.clipboard().setImage(self.image(2.0))
             self.host.statusBar().showMessage("graph image copied", 3000)

@@ -9,10 +9,9 @@ from PySide6.QtCore import QSettings
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QDockWidget, QLabel, QStatusBar, QWidget
 
-from jaxscope.ir import linking
 from jaxscope.qt.app.controller import Controller
 from jaxscope.qt.app.linked_selection import LinkedSelection
-from jaxscope.qt.app.shown_trace import Document
+from jaxscope.qt.app.trace_session import TraceSession
 from jaxscope.qt.graph.view import QtGraphView
 from jaxscope.qt.panes.inputs_panel import InputsPanel
 from jaxscope.qt.panes.ir_tabs import IrTabs
@@ -23,7 +22,7 @@ from jaxscope.schema.trace import ErrorInfo
 
 
 class WindowHost(Protocol):
-    doc: Document
+    session: TraceSession
     settings: QSettings
     controller: Controller
     graph: QtGraphView
@@ -35,7 +34,6 @@ class WindowHost(Protocol):
     docks: dict[str, QDockWidget]
     phase_label: QLabel
     auto_compile: QAction
-    jaxpr_links: linking.JaxprLinks | None  # the graph's node sources and jaxpr lines
     problem_info: ErrorInfo | None  # the failure shown in Problems
     selection: LinkedSelection
     theme: str  # "light" or "dark"

@@ -31,46 +31,42 @@ class IrSide:
         self.results: dict[str, HloResult] = {}  # stage -> the IR text now shown (File -> Save Trace keeps them)
         self.text_query = ""  # the last Find in IR Text query
 
-    def start(self, result: TraceResult, links: linking.JaxprLinks | None = None) -> None:
+    def start(self, result: TraceResult) -> None:
         """After a trace: the printed jaxpr, then StableHLO (then compiled HLO), each from the worker
-        with its linking done off the GUI thread; the graph and the source links are usable meanwhile.
-        `links`: the graph's node sources, if made already (off the GUI thread)."""
+        with its linking done off the GUI thread; the graph and the source links (the session's,
+        made off the GUI thread too) are usable meanwhile."""
         graph = result.graph
-        self.host.jaxpr_links = (
-            links if links is not None else linking.jaxpr_links(graph, "")
-        )  # node sources now, jaxpr lines when the text comes
         self.links, self.results = {}, {}
         self.host.jaxpr.set_text("")
         self.host.ir.clear("printing the jaxpr…")
         make = self.host.jaxpr.document_maker()
 
         def parse(printed: JaxprText) -> tuple[linking.JaxprLinks, QTextDocument]:
-            with gc_paused(freeze=graph):  # a line map per equation: as for `MainWindow._prepare_trace`
+            with gc_paused(freeze=graph):  # a line map per equation: as for `prepared.prepare_trace`
                 links = linking.jaxpr_links(graph, printed.text, printed.equations)
             return links, make(printed.text)
 
         self.host.controller.jaxpr(replace(result.request, jaxpr_text=False), parse)
 
     def on_jaxpr_finished(self, printed: JaxprText, made: tuple[linking.JaxprLinks, QTextDocument]) -> None:
-        current = self.host.doc.result
+        current = self.host.session.doc.result
         if current is None or (printed.request.function, printed.request.args) != (current.request.function, current.request.args):
             return
         links, document = made
-        self.host.doc.result = replace(current, jaxpr_text=printed.text)
+        self.host.session.printed(printed.text, links)
         self.host.jaxpr.set_text(printed.text, document)
-        self.host.jaxpr_links = links
         self.host.selection.graph_selected(self.host.graph.selected_paths())  # mark the selection's jaxpr lines
         if not self.host.controller.worker.busy:  # never preempt a job the user asked for: _resume_ir follows it
             self._request_hlo("stablehlo")
 
     def on_jaxpr_failed(self, request: TraceRequest, info: ErrorInfo) -> None:
-        current = self.host.doc.result
+        current = self.host.session.doc.result
         if info.kind != "cancelled" and current is not None and request.function == current.request.function:
             self.host.ir.set_status(f"printing the jaxpr failed: {info.summary()}")
 
     def resume(self) -> None:
         """Pick the IR up again after a job the user asked for took the worker (one job at a time)."""
-        result = self.host.doc.result
+        result = self.host.session.doc.result
         if result is None or self.host.controller.worker.busy:
             return
         if not result.jaxpr_text:
@@ -78,14 +74,14 @@ class IrSide:
         elif "stablehlo" not in self.links:
             self._request_hlo("stablehlo")
 
-    def _request_hlo(self, stage: Stage) -> None:
-        result = self.host.doc.result
+    def _request_hlo(self, stage: Stage, profile: int = 0) -> None:
+        result = self.host.session.doc.result
         if result is None:
             return
         if stage == "stablehlo":
             self.links = {}
             self.host.ir.clear("lowering to StableHLO…")
-        graph, file = result.graph, self.host.doc.path
+        graph, file = result.graph, self.host.session.doc.path
         make = self.host.ir.views[stage].document_maker()
 
         def parse(done: HloResult) -> tuple[IrLinks, list[FusionInfo], QTextDocument]:
@@ -98,13 +94,23 @@ class IrSide:
                 links.colour_index(file)
             return links, found, make(done.text)
 
-        self.host.controller.hlo(HloRequest(result.request.function, result.request.args, stage, inputs=result.request.inputs), parse)
+        request = HloRequest(result.request.function, result.request.args, stage, inputs=result.request.inputs, profile=profile)
+        self.host.controller.hlo(request, parse)
 
     def request_compile(self) -> None:
         """Compile the traced program with XLA now (also when automatic compiling is off)."""
-        if self.host.doc.result is not None and "stablehlo" in self.links:
+        if self.host.session.doc.result is not None and "stablehlo" in self.links:
             self.host.ir.set_status("compiling with XLA…", compiling=True)
             self._request_hlo("compiled")
+
+    def request_profile(self, runs: int) -> bool:
+        """Compile the traced program and run it `runs` times under the profiler (the Cost pane's
+        measured time); False until its StableHLO is here (the compile follows it)."""
+        if self.host.session.doc.result is None or "stablehlo" not in self.links:
+            return False
+        self.host.ir.set_status(f"compiling with XLA, then {runs} runs under the profiler…", compiling=True)
+        self._request_hlo("compiled", profile=runs)
+        return True
 
     def toggle_auto_compile(self, on: bool) -> None:
         self.host.settings.setValue("autoCompile", bool(on))
@@ -114,7 +120,7 @@ class IrSide:
             self.host.ir.set_status("compiling with XLA… (Cancel or Esc stops it; the graph stays usable)", compiling=True)
 
     def on_hlo_finished(self, result: HloResult, made: tuple[IrLinks, list[FusionInfo], QTextDocument]) -> None:
-        current = self.host.doc.result
+        current = self.host.session.doc.result
         asked = (result.request.function, result.request.args, result.request.inputs)
         if current is None or asked != (current.request.function, current.request.args, current.request.inputs):
             self.host.ir.set_status("")  # of a program no longer shown: nothing runs now, no Cancel left showing
@@ -145,11 +151,11 @@ class IrSide:
     def apply_colours(self) -> None:
         palette = self.host.palette_colours()
         for stage, links in self.links.items():
-            self.host.ir.views[stage].set_line_colour_indices(links.colour_index(self.host.doc.path), palette)
+            self.host.ir.views[stage].set_line_colour_indices(links.colour_index(self.host.session.doc.path), palette)
 
     def ir_line_clicked(self, stage: str, line: int) -> None:
         links = self.links.get(stage)
-        if links is None or self.host.jaxpr_links is None:
+        if links is None or self.host.session.links is None:
             return
         paths = links.nodes_for_line(line)
         self.host.selection.select_nodes(paths)

@@ -91,7 +91,7 @@ class Jobs:
 
     def run_function(self, options: dict[str, Any] | None = None) -> bool:
         """Run the traced function jitted and eagerly in the worker (Run pane options) and compare."""
-        result = self.host.doc.result
+        result = self.host.session.doc.result
         options = options if options is not None else self.host.run_panel.options()
         if result is None or options is None:
             if result is None:
@@ -133,7 +133,7 @@ class Jobs:
             if result.divergence:  # colour where jit and eager part; the next layout restores line colours
                 found = diverging(result)
                 worst = max((d.max_rel for d in found), default=0.0)
-                drawn = self.host.doc.to_shown([d.path for d in found])
+                drawn = self.host.session.doc.to_shown([d.path for d in found])
                 self.host.graph.set_line_colours(
                     {p: DIVERGENCE_COLOURS[0 if d.nonfinite_mismatch or d.max_rel >= worst / 2 else 1] for p, d in zip(drawn, found)}
                 )
@@ -149,7 +149,7 @@ class Jobs:
 
     def retrace_dialog(self) -> RetraceDialog | None:
         """Open the "would jit retrace?" comparison for the traced function and inputs."""
-        result = self.host.doc.result
+        result = self.host.session.doc.result
         if result is None:
             self.host.show_problem("Trace a function first: the comparison starts from the inputs it was traced with.")
             return None
@@ -176,7 +176,7 @@ class Jobs:
         self.host.settings.setValue(X64_KEY, bool(on))
         self.host.controller.set_x64(bool(on))
         self.host.statusBar().showMessage(f"64-bit mode {'on' if on else 'off'}: restarting the worker…", 5000)
-        if self.host.doc.path and self.host.inputs.current() is not None:
+        if self.host.session.doc.path and self.host.inputs.current() is not None:
             self.host.inputs.request_trace()
 
     def python_setting(self) -> str | None:
@@ -219,5 +219,5 @@ class Jobs:
             self.host.settings.setValue(PYTHON_KEY, python or "")
         where = f"{python} (Python {info.python}, jax {info.jax})" if info is not None else "jaxscope's own Python"
         self.host.statusBar().showMessage(f"Your code runs in {where}", 8000)
-        if remember and self.host.doc.path and self.host.inputs.current() is not None:
+        if remember and self.host.session.doc.path and self.host.inputs.current() is not None:
             self.host.inputs.request_trace()

@@ -16,8 +16,9 @@ from jaxscope.analysis.scopes import graph_pairs, read_scope
 from jaxscope.ir import linking
 from jaxscope.ir.hlo_links import IrLinks
 from jaxscope.qt.app.controller import Controller
-from jaxscope.qt.app.shown_trace import Document, nearest_visible
+from jaxscope.qt.app.shown_trace import nearest_visible
 from jaxscope.qt.app.structure import ModelStructure
+from jaxscope.qt.app.trace_session import TraceSession
 from jaxscope.qt.graph.view import QtGraphView
 from jaxscope.qt.panes.ir_tabs import IrTabs
 from jaxscope.qt.panes.jaxpr_view import QtJaxprView
@@ -30,7 +31,7 @@ from jaxscope.schema.trace import Diagnostic
 
 
 class SelectionHost(Protocol):
-    doc: Document
+    session: TraceSession
     controller: Controller
     graph: QtGraphView
     source: QtSourceView
@@ -40,7 +41,6 @@ class SelectionHost(Protocol):
     ir: IrTabs
     run_panel: RunPanel
     structure: ModelStructure
-    jaxpr_links: linking.JaxprLinks | None
 
     @property
     def ir_links(self) -> dict[str, IrLinks]: ...
@@ -57,17 +57,17 @@ class LinkedSelection:
 
     def graph_selected(self, shown: list[str]) -> None:
         """Nodes picked in the graph pane (its paths: a module group stands for its equations)."""
-        self.mark(self.host.doc.to_real(shown), shown)
+        self.mark(self.host.session.doc.to_real(shown), shown)
 
     def mark(self, paths: list[str], shown: list[str] | None = None) -> None:
         """Mark the lines of the program's nodes `paths` in every pane; `shown`: as the graph pane
         names them, when they were picked there."""
-        if self.host.doc.graph is None or self.host.jaxpr_links is None:
+        if self.host.session.doc.graph is None or self.host.session.links is None:
             return
-        sources = self.host.jaxpr_links.sources
-        lines = sorted({sources[p].line for p in paths if p in sources and linking.same_file(sources[p].file, self.host.doc.path)})
+        sources = self.host.session.links.sources
+        lines = sorted({sources[p].line for p in paths if p in sources and linking.same_file(sources[p].file, self.host.session.doc.path)})
         self.host.source.mark_lines(lines)
-        self.host.jaxpr.mark_lines(sorted({ln for p in paths for ln in self.host.jaxpr_links.lines_for_node(p)}))
+        self.host.jaxpr.mark_lines(sorted({ln for p in paths for ln in self.host.session.links.lines_for_node(p)}))
         exact: dict[str, list[int]] = {}  # stage -> the selection's own lines, where the links are per equation
         for stage, links in self.host.ir_links.items():
             lines = links.lines_for_nodes(paths)
@@ -85,9 +85,9 @@ class LinkedSelection:
         shown follows it), and what lowering did with it when it has no lines of its own in an IR text."""
         frames = self.host.source_frames
         node = None
-        if len(paths) == 1 and self.host.doc.shown is not None:
+        if len(paths) == 1 and self.host.session.doc.shown is not None:
             try:  # as drawn: the same node, with what the partitioner did when that is shown
-                node = resolve(self.host.doc.shown, self.host.doc.to_shown(paths)[0])[1]
+                node = resolve(self.host.session.doc.shown, self.host.session.doc.to_shown(paths)[0])[1]
             except (KeyError, IndexError, ValueError):
                 node = None
         if node is None:
@@ -95,7 +95,7 @@ class LinkedSelection:
             self.host.inspector.show_nothing()
             return
         paired = tuple(self._pairs().get(paths[0], ())) if "/" not in paths[0] else ()
-        own = {"jaxpr": self.host.jaxpr_links.all_lines_for_node(paths[0])} if self.host.jaxpr_links else {}
+        own = {"jaxpr": self.host.session.links.all_lines_for_node(paths[0])} if self.host.session.links else {}
         self.host.inspector.show_node(paths[0], node, {**own, **exact} if node.kind == "eqn" else {}, list(paired))
         if node.kind != "eqn":
             frames.show_chain(())
@@ -117,31 +117,31 @@ class LinkedSelection:
 
     def select_nodes(self, paths: list[str]) -> None:
         """Select the program's nodes `paths` in the graph pane (where drawn, else what holds them)."""
-        paths = self.host.doc.to_shown(paths)
-        visible = self.host.doc.visible_paths()
+        paths = self.host.session.doc.to_shown(paths)
+        visible = self.host.session.doc.visible_paths()
         shown = sorted({v for p in paths if (v := nearest_visible(p, visible)) is not None})
         # an expanded owner (e.g. a `jit` drawn as a cluster) stands for what is drawn inside it
-        shown += sorted(v for p in paths if p in self.host.doc.expanded for v in visible if v.startswith(p + ":"))
+        shown += sorted(v for p in paths if p in self.host.session.doc.expanded for v in visible if v.startswith(p + ":"))
         self.host.graph.blockSignals(True)
         self.host.graph.select_paths(shown)
         self.host.graph.blockSignals(False)
 
     def source_line_clicked(self, line: int) -> None:
-        if self.host.doc.graph is None or self.host.jaxpr_links is None:
+        if self.host.session.doc.graph is None or self.host.session.links is None:
             return
         own = self.by_line.get(line, [])
         # no equation of its own: a call (`block(x)`) selects the equations under it
-        paths = own or linking.nodes_for_frame(self.host.doc.graph, self.host.doc.path, line)
+        paths = own or linking.nodes_for_frame(self.host.session.doc.graph, self.host.session.doc.path, line)
         self.select_nodes(paths)
         self.host.source.mark_lines([line], scroll=False)
-        self.host.jaxpr.mark_lines(sorted({ln for p in paths for ln in self.host.jaxpr_links.lines_for_node(p)}))
+        self.host.jaxpr.mark_lines(sorted({ln for p in paths for ln in self.host.session.links.lines_for_node(p)}))
         for stage, links in self.host.ir_links.items():
-            lines = links.lines_for_source(self.host.doc.path, line) if own else links.lines_for_nodes(paths)
+            lines = links.lines_for_source(self.host.session.doc.path, line) if own else links.lines_for_nodes(paths)
             self.host.ir.views[stage].mark_lines(lines)
 
     def _pairs(self) -> dict[str, list[str]]:
         """Forward <-> backward equations of the document's graph, made once per graph."""
-        graph = self.host.doc.graph
+        graph = self.host.session.doc.graph
         if graph is None:
             return {}
         if self._paired[0] is not graph:
@@ -150,20 +150,20 @@ class LinkedSelection:
 
     def frame_line_clicked(self, file: str, line: int) -> None:
         """A line of a file of the chain (a library's): the equations that came through it."""
-        if self.host.doc.graph is None:
+        if self.host.session.doc.graph is None:
             return
-        paths = linking.nodes_for_frame(self.host.doc.graph, file, line)
+        paths = linking.nodes_for_frame(self.host.session.doc.graph, file, line)
         self.select_nodes(paths)
         self.mark(paths)  # their jaxpr and IR lines, as a selection in the graph marks them
         self.host.source_frames.other.mark_lines([line], scroll=False)
         self.host.statusBar().showMessage(f"{len(paths)} equation{'s' if len(paths) != 1 else ''} came through line {line}", 4000)
 
     def jaxpr_line_clicked(self, line: int) -> None:
-        if self.host.doc.graph is None or self.host.jaxpr_links is None:
+        if self.host.session.doc.graph is None or self.host.session.links is None:
             return
-        paths = self.host.jaxpr_links.nodes_for_line(line)
+        paths = self.host.session.links.nodes_for_line(line)
         self.select_nodes(paths)
-        sources = self.host.jaxpr_links.sources
+        sources = self.host.session.links.sources
         self.host.source.mark_lines(sorted({sources[p].line for p in paths if p in sources}))
         self.host.jaxpr.mark_lines([line], scroll=False)
 
@@ -171,12 +171,11 @@ class LinkedSelection:
         """Expand the clusters that hide `paths` (diagnostics, tutorials); True when a re-layout started.
 
         The paths are selected again once the new layout is on screen."""
-        chain = {owner for path in self.host.doc.to_shown(list(paths)) for owner in owner_chain(path)}
-        if not chain or chain <= self.host.doc.expanded or self.host.doc.shown is None:
+        chain = {owner for path in self.host.session.doc.to_shown(list(paths)) for owner in owner_chain(path)}
+        if not chain or chain <= self.host.session.doc.expanded or self.host.session.doc.shown is None:
             return False
-        self.host.doc.user_toggled = True
         self.pending = list(paths)
-        self.host.controller.layout(self.host.doc.shown, self.host.doc.expanded | chain)
+        self.host.session.relayout(self.host.session.doc.expanded | chain)
         return True
 
     def show_pending(self) -> None:
@@ -194,9 +193,9 @@ class LinkedSelection:
 
     def show_query(self, query: str) -> list[str]:
         """A guide link: select what `query` finds anywhere in the graph, expanding what hides it."""
-        if self.host.doc.graph is None:
+        if self.host.session.doc.graph is None:
             return []
-        paths = find(self.host.doc.graph, query)
+        paths = find(self.host.session.doc.graph, query)
         self.show_nodes(paths)
         line = re.match(r"^\s*:(\d+)\s*$", query)
         if line:
@@ -208,6 +207,6 @@ class LinkedSelection:
         """Select the diagnostic's nodes (expanding what hides them) and mark its lines."""
         if diagnostic.nodes:
             self.show_nodes(list(diagnostic.nodes))
-        lines = sorted({loc.line for loc in diagnostic.locations if linking.same_file(loc.file, self.host.doc.path)})
+        lines = sorted({loc.line for loc in diagnostic.locations if linking.same_file(loc.file, self.host.session.doc.path)})
         if lines:
             self.host.source.mark_lines(lines)

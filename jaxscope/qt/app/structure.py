@@ -16,11 +16,11 @@ from jaxscope.analysis import cost as costs
 from jaxscope.analysis import measures
 from jaxscope.analysis.liveness import Liveness, liveness
 from jaxscope.analysis.partition import annotate
-from jaxscope.analysis.scope_view import ScopedGraph, first_open, for_window
-from jaxscope.ir import hlo_marks, linking
+from jaxscope.analysis.scope_view import ScopedGraph, for_window
+from jaxscope.ir import hlo_marks
 from jaxscope.qt.app.chrome import prefs
 from jaxscope.qt.app.controller import Controller
-from jaxscope.qt.app.shown_trace import Document
+from jaxscope.qt.app.trace_session import TraceSession
 from jaxscope.qt.graph.overview import OverviewMap
 from jaxscope.qt.graph.view import QtGraphView
 from jaxscope.qt.panes.cost_panel import CostPanel, CostView
@@ -35,18 +35,26 @@ class Selecting(Protocol):
     def show_nodes(self, paths: list[str]) -> None: ...
 
 
+class Profiling(Protocol):
+    """The IR side, asked for a compiled run under the profiler (`IrSide` is one)."""
+
+    def request_profile(self, runs: int) -> bool: ...
+
+
 class StructureHost(Protocol):
-    doc: Document
+    session: TraceSession
     controller: Controller
     graph: QtGraphView
     inspector: NodeInspector
     settings: QSettings
-    jaxpr_links: linking.JaxprLinks | None
     cost_panel: CostPanel
     docks: dict[str, QDockWidget]
 
     @property
     def selection(self) -> Selecting: ...
+
+    @property
+    def ir_side(self) -> Profiling: ...
 
     def statusBar(self) -> QStatusBar: ...
 
@@ -83,7 +91,7 @@ class ModelStructure:
 
     def set_grouping(self, on: bool) -> None:
         """Group by module or not, from now on; the graph shown is drawn again the new way."""
-        host, doc = self.host, self.host.doc
+        host, doc = self.host, self.host.session.doc
         host.controller.grouping = bool(on)
         host.settings.setValue("groupByModule", bool(on))
         if doc.result is None:
@@ -95,19 +103,13 @@ class ModelStructure:
 
     def _show(self, view: ScopedGraph, fresh: bool) -> None:
         """Draw `view` of the trace: `fresh`, opened and fitted as a new graph; else the clusters open as they are."""
-        doc = self.host.doc
-        assert doc.result is not None
-        self.host.controller.adopt_view(doc.result, view)
-        doc.view = view
-        if fresh:
-            doc.expanded, doc.refit, doc.user_toggled = first_open(view.graph), True, False
-        self.host.controller.layout(view.graph, doc.expanded)
+        self.host.session.show_view(view, fresh)
         self.cost.colour()  # the measure's colours, by the view's paths
 
     def _program(self) -> Graph:
         """The program drawn: the trace's graph, with what the partitioner did on its boxes when
         View -> Show Partitioning is on and the compiled HLO of this trace is at hand."""
-        doc = self.host.doc
+        doc = self.host.session.doc
         assert doc.result is not None
         compiled = self._compiled
         if not (self.partition_action and self.partition_action.isChecked()) or compiled is None or compiled.exact is None:
@@ -127,7 +129,7 @@ class ModelStructure:
 
     def redraw(self) -> None:
         """Draw the program again as `_program` has it, the clusters open as they are."""
-        doc, host = self.host.doc, self.host
+        doc, host = self.host.session.doc, self.host
         if doc.result is None:
             return
         if self.partition_action is not None and self.partition_action.isChecked() and self._compiled is None:
@@ -136,7 +138,7 @@ class ModelStructure:
 
     def show_group(self, shown: str, paths: list[str]) -> None:
         """A group picked in the graph (`shown`, its path there; `paths`, its equations)."""
-        doc, inspector = self.host.doc, self.host.inspector
+        doc, inspector = self.host.session.doc, self.host.inspector
         try:
             node = resolve(doc.shown, shown)[1] if doc.shown is not None else None
         except (KeyError, IndexError, ValueError):
@@ -144,7 +146,7 @@ class ModelStructure:
         if node is None or doc.view is None:
             inspector.show_nothing()
             return
-        links = self.host.jaxpr_links
+        links = self.host.session.links
         lines = {"jaxpr": sorted({ln for p in paths for ln in links.all_lines_for_node(p)})} if links else {}
         twins = [(p, resolve(doc.view.graph, p)[1].name_stack.rsplit("/", 1)[-1]) for p in doc.view.twins.get(shown, ())]
         inspector.show_group(shown, node, lines, twins)
@@ -152,7 +154,7 @@ class ModelStructure:
     def link(self, href: str) -> None:
         """The Node pane's links: "show:PATH" selects that instance, "only:PATH" opens it alone."""
         kind, _, path = href.partition(":")
-        doc = self.host.doc
+        doc = self.host.session.doc
         if doc.view is None or doc.shown is None:
             return
         if kind == "show":
@@ -160,9 +162,8 @@ class ModelStructure:
         elif kind == "only":
             others = [t for t in doc.view.twins.get(path, ()) if t != path]
             keep = {e for e in doc.expanded if not any(e == t or e.startswith(t + ":") for t in others)}
-            doc.user_toggled = True
             self.host.graph.keep_place_of(path)
-            self.host.controller.layout(doc.shown, frozenset(keep | {path}), region=self.host.graph.preview_region(path))
+            self.host.session.relayout(keep | {path}, region=self.host.graph.preview_region(path))
             self.host.statusBar().showMessage(f"opened {path}; closed {len(others)} identical layer(s)", 4000)
 
 
@@ -187,6 +188,8 @@ class ModelCost(QObject):
         self.measure = ""
         self.figures: tuple[TraceResult, Figures] | None = None
         self._asked: TraceResult | None = None
+        # "time": each equation's measured seconds and the scale's caption, of a profiled compiled run
+        self.times: tuple[TraceResult, dict[str, float], str] | None = None
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="jaxscope-cost")
         panel = host.cost_panel
         panel.measure_changed.connect(self.set_measure)
@@ -195,19 +198,22 @@ class ModelCost(QObject):
         panel.peak_requested.connect(self._peak)
         host.docks["cost"].visibilityChanged.connect(self._shown)
         self._computed.connect(self._arrived, Qt.ConnectionType.QueuedConnection)
-        host.controller.trace_finished.connect(lambda _r: QTimer.singleShot(0, self._traced))  # after the window's own slot
+        host.session.traced.connect(lambda _prepared, _previous: self._traced())
+        host.controller.hlo_finished.connect(lambda result, _made: self.compiled(result))
 
     def _shown(self, shown: bool) -> None:
         if shown:
             self.need()
 
     def _traced(self) -> None:
+        if self.measure == "time":
+            self._profile()  # once its StableHLO is here
         if self.measure or self.host.docks["cost"].isVisible():
             self.need()
 
     def need(self) -> None:
         """The figures of the document's trace: at hand, or on their way."""
-        result = self.host.doc.result
+        result = self.host.session.doc.result
         if result is None or (self.figures is not None and self.figures[0] is result) or self._asked is result:
             return
         self._asked = result
@@ -215,7 +221,7 @@ class ModelCost(QObject):
         future.add_done_callback(lambda f: self._computed.emit(result, f))
 
     def _arrived(self, result: TraceResult, future: Future[Figures]) -> None:
-        if result is not self.host.doc.result or future.exception() is not None:
+        if result is not self.host.session.doc.result or future.exception() is not None:
             return
         data = future.result()
         self.figures = (result, data)
@@ -243,23 +249,59 @@ class ModelCost(QObject):
 
     def set_measure(self, name: str) -> None:
         self.measure = name
-        if name:
+        if name == "time":
+            self._profile()
+        elif name:
             self.need()
+        self.colour()
+
+    def _profile(self) -> None:
+        """Ask for a profiled compiled run of the trace shown, unless its times are here: now, or
+        once its StableHLO has come (`compiled` asks again then)."""
+        result = self.host.session.doc.result
+        if result is None or (self.times is not None and self.times[0] is result):
+            return
+        runs = measures.PROFILE_RUNS
+        if not self.host.ir_side.request_profile(runs):
+            self.host.cost_panel.show_scale(f"measured time: compiling and {runs} profiled runs follow the StableHLO…", 0.0, 0.0)
+
+    def compiled(self, compiled: HloResult) -> None:
+        """An IR text of the trace shown has come: after its StableHLO, the profiled run "time" waits
+        for; a profiled compiled run's times."""
+        result = self.host.session.doc.result
+        asked = (compiled.request.function, compiled.request.args, compiled.request.inputs)
+        if result is None or asked != (result.request.function, result.request.args, result.request.inputs) or self.measure != "time":
+            return
+        if compiled.request.stage == "stablehlo":
+            QTimer.singleShot(0, self._profile)  # after the IR side's own compile request: this one supersedes it
+            return
+        if not compiled.request.profile:
+            return
+        try:
+            values, caption = measures.timed(compiled)
+        except ValueError as exc:
+            self.host.cost_panel.show_scale(f"measured time: {exc}", 0.0, 0.0)
+            return
+        self.times = (result, values, caption)
         self.colour()
 
     def colour(self) -> None:
         """Fill the boxes by the measure (by the drawn paths: groups and owners by what they hold)."""
-        panel, view = self.host.cost_panel, self.host.doc.view
-        result = self.host.doc.result
-        if not self.measure or self.figures is None or result is None or self.figures[0] is not result:
+        panel, view = self.host.cost_panel, self.host.session.doc.view
+        result = self.host.session.doc.result
+        if self.measure == "time" and self.times is not None and self.times[0] is result:
+            values, caption = self.times[1], self.times[2]
+        elif self.measure and self.measure != "time" and self.figures is not None and result is not None and self.figures[0] is result:
+            found, _total, live = self.figures[1]
+            values, caption = measures.measured(self.measure, found, live), measures.MEASURES[self.measure].caption
+        else:
             self.host.graph.set_fills({})
-            panel.show_scale("", 0.0, 0.0)
+            if self.measure != "time":  # the profiled run on its way says so
+                panel.show_scale("", 0.0, 0.0)
             return
-        found, _total, live = self.figures[1]
-        values = measures.measured(self.measure, found, live)
         if view is not None and view.grouped:
             values = {view.to_view(p): v for p, v in values.items()}
-        overlay = Overlay.drawn(self.measure, values, measures.MEASURES[self.measure].caption)
+        overlay = Overlay.drawn(self.measure, values, caption)
         self.host.graph.set_fills({p: c for p in overlay.values if (c := overlay.colour(p)) is not None})
         panel.show_scale(overlay.caption, overlay.low, overlay.high)
 

@@ -30,6 +30,14 @@ from jaxscope.schema.trace_file import SUFFIX, DocumentError, TraceDocument, rea
 from jaxscope.spec.discover import DiscoveryError, ModuleInfo, discover_source
 
 
+class Opening(Protocol):
+    """What a saved trace's showing uses of the file opening (`FileOpening` is one)."""
+
+    def show_file(self, path: str, function: str, args: str | None, inputs: str | None, found: ModuleInfo | DiscoveryError) -> bool: ...
+
+    def settings_saved(self, ok: bool) -> None: ...
+
+
 class TraceFilesHost(WindowHost, Protocol):
     """What showing and saving a saved trace use of the window (`MainWindow` satisfies it)."""
 
@@ -37,12 +45,9 @@ class TraceFilesHost(WindowHost, Protocol):
     recent: RecentTargets
     jobs: Jobs
     ir_side: IrSide
-
-    def show_file(self, path: str, function: str, args: str | None, inputs: str | None, found: ModuleInfo | DiscoveryError) -> bool: ...
+    opening: Opening
 
     def trace_function(self, function: str, args: str, inputs: str = "") -> None: ...
-
-    def settings_saved(self, ok: bool) -> None: ...
 
     def setWindowTitle(self, title: str) -> None: ...
 
@@ -115,7 +120,7 @@ class TraceFiles:
         self.path = path
         host.recent.paused = True  # the document is remembered, not the file it names
         try:
-            shown = host.show_file(where, request.function.qualname, request.args or None, request.inputs or None, module)
+            shown = host.opening.show_file(where, request.function.qualname, request.args or None, request.inputs or None, module)
         finally:
             host.recent.paused = False
         if not shown:
@@ -124,7 +129,7 @@ class TraceFiles:
             host.trace_function(request.function.qualname, request.args, request.inputs)
         host.setWindowTitle(f"jaxscope — {os.path.basename(path)} (saved trace of {request.function.qualname})")
         host.docks["source"].setWindowTitle(f"Source — {os.path.basename(where)} (as saved)")
-        host.settings_saved(host.recent.remember(path))
+        host.opening.settings_saved(host.recent.remember(path))
 
     def leave(self) -> None:
         """A live file is opened: the worker answers again."""
@@ -136,7 +141,7 @@ class TraceFiles:
     def current(self) -> TraceDocument | None:
         """The trace shown as a document, its sources still to read (`with_sources`)."""
         host = self.host
-        result = host.doc.result
+        result = host.session.doc.result
         if result is None:
             return None
         run = host.jobs.last_run
@@ -155,7 +160,7 @@ class TraceFiles:
         if doc is None:
             host.show_problem("Nothing to save yet: trace a function first.")
             return
-        start = self.path or os.path.join(os.path.dirname(host.doc.path), f"{doc.trace.request.function.qualname}{SUFFIX}")
+        start = self.path or os.path.join(os.path.dirname(host.session.doc.path), f"{doc.trace.request.function.qualname}{SUFFIX}")
         path, _ = QFileDialog.getSaveFileName(host.window(), "Save Trace", start, f"jaxscope trace (*{SUFFIX})")
         if path:
             self.save(path if path.endswith(SUFFIX) else path + SUFFIX, doc)

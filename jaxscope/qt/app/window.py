@@ -11,7 +11,6 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QMenu, QSt
 from jaxscope.about import EXAMPLES_DIR
 from jaxscope.analysis.flow_marks import LineMark
 from jaxscope.analysis.guide import Example, list_examples
-from jaxscope.analysis.scope_view import ScopedGraph
 from jaxscope.ir import linking
 from jaxscope.ir.hlo_links import IrLinks
 from jaxscope.qt.app.chrome import dialogs, prefs
@@ -22,17 +21,19 @@ from jaxscope.qt.app.chrome.status_line import StatusLine
 from jaxscope.qt.app.chrome.welcome import RecentTargets, WelcomePage
 from jaxscope.qt.app.controller import Controller
 from jaxscope.qt.app.export_job import ExportJobs
+from jaxscope.qt.app.file_opening import FileOpening
 from jaxscope.qt.app.file_watch import FileWatch
 from jaxscope.qt.app.graph_export import GraphExport
 from jaxscope.qt.app.ir_side import IrSide
-from jaxscope.qt.app.jobs import Jobs, when_done
+from jaxscope.qt.app.jobs import Jobs
 from jaxscope.qt.app.linked_selection import LinkedSelection
+from jaxscope.qt.app.prepared import PreparedLayout, PreparedTrace
 from jaxscope.qt.app.shown_trace import Document
 from jaxscope.qt.app.structure import ModelStructure
-from jaxscope.qt.app.trace_display import TraceDisplay, TracePrep, recording_gave_up, trace_prep
+from jaxscope.qt.app.trace_display import TraceDisplay
 from jaxscope.qt.app.trace_files import TraceFiles, droppable
+from jaxscope.qt.app.trace_session import TraceSession
 from jaxscope.qt.compare.compare import Compare
-from jaxscope.qt.graph.scene_model import SceneModel
 from jaxscope.qt.graph.view import QtGraphView
 from jaxscope.qt.panes.cost_panel import CostPanel
 from jaxscope.qt.panes.diagnostics_panel import DiagnosticsPanel
@@ -47,13 +48,7 @@ from jaxscope.qt.panes.run_panel import RunPanel, scrolled
 from jaxscope.qt.panes.search_bar import SearchBar
 from jaxscope.qt.panes.source_frames import SourceFrames
 from jaxscope.qt.panes.source_view import QtSourceView
-from jaxscope.runtime.parse_process import BIG_SOURCE, discover
-from jaxscope.schema.collector import gc_paused
-from jaxscope.schema.graph import Graph, SourceLoc
-from jaxscope.schema.layout import Layout
-from jaxscope.schema.trace import ErrorInfo, FunctionRef, TraceRequest, TraceResult
-from jaxscope.schema.trace_file import SUFFIX
-from jaxscope.spec.discover import DiscoveryError, ModuleInfo, first_with_inputs
+from jaxscope.schema.trace import ErrorInfo, TraceResult
 from jaxscope.spec.static_fix import static_suggestion
 
 
@@ -68,7 +63,6 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.setWindowTitle("jaxscope")
         self.setAcceptDrops(True)
-        self.doc = Document()
         self.settings = QSettings()
         self.jobs = Jobs(self)
         self.trace_files, self.compare = TraceFiles(self), Compare(self)
@@ -77,15 +71,17 @@ class MainWindow(QMainWindow):
         self.graph_export = GraphExport(self)
         self.selection = LinkedSelection(self)
         self.display = TraceDisplay(self)
-        self.controller = controller or Controller(parent=self, **self.jobs.device_setup(), python=python, x64=self.jobs.x64_setting())
-        self.theme = themes.resolve(prefs.read(self.settings, "theme", theme) or theme)
-        self.jaxpr_links: linking.JaxprLinks | None = None
-        self.problem_info: ErrorInfo | None = None
-        self._unsaved_told = False  # `settings_saved`
-        self._opening = ""  # the file `open_target` opens last (a big one is read apart: an older reply is dropped)
-
         self.graph = QtGraphView()
         self.graph.setObjectName("graphView")
+        self.controller = controller or Controller(
+            parent=self, **self.jobs.device_setup(), python=python, x64=self.jobs.x64_setting(), scenes=self.graph
+        )
+        self.session = TraceSession(self.controller, self)  # the trace shown: its one owner
+        self.theme = themes.resolve(prefs.read(self.settings, "theme", theme) or theme)
+        self.session.set_palette(self.display.palette())
+        self.problem_info: ErrorInfo | None = None
+        self.opening = FileOpening(self, self)
+
         self.stale_banner = plain_label()
         self.stale_banner.setObjectName("staleBanner")
         self.stale_banner.setStyleSheet("background: #f6c343; color: #1d2330; padding: 4px 8px;")
@@ -167,12 +163,10 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         c = self.controller
         c.phase_changed.connect(self.status.set_phase)
-        c.prepare = self._prepare_trace
-        c.prepare_layout = self._prepare_layout
-        c.trace_finished.connect(self._on_trace_finished)
-        c.trace_failed.connect(self._on_trace_failed)
-        c.layout_finished.connect(self._on_layout_finished)
-        c.layout_preview.connect(self._on_layout_preview)
+        self.session.traced.connect(self._traced)
+        self.session.laid_out.connect(self._laid_out)
+        self.session.previewed.connect(lambda p: self.graph.show_preview(p.graph, p.layout, p.model))
+        c.trace_failed.connect(self.show_trace_failure)
         c.layout_failed.connect(self._on_layout_failed)
         c.output.connect(lambda _stream, text: self.log.append_text(text))
         c.busy_changed.connect(lambda busy: self.status.set_busy(busy, lambda: self.controller.worker.busy))
@@ -197,7 +191,7 @@ class MainWindow(QMainWindow):
         self.run_panel.set_devices(c.devices)
         self.cancel_button.clicked.connect(c.cancel)
         self.inputs.trace_requested.connect(self.trace_function)
-        self.inputs.choice_changed.connect(self._remember_inputs)
+        self.inputs.choice_changed.connect(self.opening.remember_inputs)
         self.graph.selection_changed.connect(self.selection.graph_selected)
         self.graph.toggle_cluster_requested.connect(self.toggle_cluster)
         self.source.line_clicked.connect(self.selection.source_line_clicked)
@@ -209,168 +203,47 @@ class MainWindow(QMainWindow):
         self.problems.restart_requested.connect(self.restart_worker)
         self.diagnostics.activated.connect(self.selection.show_diagnostic)
         self.guide.show_requested.connect(self.selection.show_query)
-        self.files.changed.connect(self._file_changed)
-        self.files.vanished.connect(self._file_vanished)
+        self.files.changed.connect(self.opening.file_changed)
+        self.files.vanished.connect(self.opening.file_vanished)
 
     # ------------------------------------------------------------------ documents
 
     def open_target(self, target: str, args: str | None = None, inputs: str | None = None) -> bool:
-        """Open `file.py` or `file.py::function` (specs `args` or a maker `inputs` for it), and trace it
-        (the function, JAXSCOPE_MAIN, or the first with inputs) when it has inputs; else say what it needs."""
-        if target.endswith(SUFFIX):
-            return self.trace_files.open(target)
-        self.trace_files.leave()
-        path, _, function = target.rpartition("::") if "::" in target else (target, "", "")
-        path = self._opening = os.path.abspath(path)
-        if os.path.isfile(path) and os.path.getsize(path) > BIG_SOURCE:  # ast.parse holds the GIL: 0.7 s at 50k lines
-            self.phase_label.setText(f"reading {os.path.basename(path)}…")
-            when_done(
-                self,
-                lambda found: path == self._opening and self.show_file(path, function, args, inputs, found.result()),
-                discover,
-                path,
-                True,
-            )  # dropped when another file was opened meanwhile
-            return True
-        return self.show_file(path, function, args, inputs, discover(path))
-
-    def show_file(self, path: str, function: str, args: str | None, inputs: str | None, found: ModuleInfo | DiscoveryError) -> bool:
-        if isinstance(found, DiscoveryError):
-            exc = found
-            if path != self.doc.path or self.doc.result is None:
-                self.show_problem(str(exc))
-                return False
-            if exc.line is not None:  # a save broke the open file: show it, keep the last good result (stale)
-                self.source.set_source(self.trace_files.text(path), path)
-            loc = SourceLoc(file=path, line=exc.line, col=exc.col or 0) if exc.line is not None else None
-            self._on_trace_failed(ErrorInfo(kind="syntax", message=exc.message, location=loc))
-            return False
-        module = found
-        if self.doc.path and self.doc.path != path:
-            self.doc = Document()
-            self.files.watch(path, set())
-        else:
-            self.files.watch(path)
-        self.doc.path = path
-        self.source.set_source(self.trace_files.text(path), path)
-        self.display.show_guide(module.docstring)
-        if not function:
-            chosen = first_with_inputs(module) or (module.functions[0] if module.functions else None)
-            function = chosen.name if chosen is not None else ""
-        self.inputs.set_choices(prefs.read_choices(self.settings, path))
-        self.inputs.set_module(module, select=function or None, args=args, inputs=inputs)
-        self.docks["source"].setWindowTitle(f"Source — {os.path.basename(path)}")
-        self.stack.setCurrentIndex(1)
-        self.setWindowTitle(f"jaxscope — {os.path.basename(path)}")
-        self.settings_saved(self.recent.remember(path + (f"::{function}" if function else "")))
-        for warning in module.warnings:
-            self.log.append_text(f"warning: {warning}\n")
-        if function and module.get(function) is not None:
-            if self.inputs.ready():
-                self.inputs.request_trace()
-            else:
-                self.show_problem(self.inputs.hint.text() or self.inputs.error.text())
-        return True
-
-    def may_run(self, path: str) -> bool:
-        """Tracing runs the file's top-level code with the user's privileges: ask once per file.
-
-        The bundled tutorials are trusted; a "Run" answer is remembered in the settings."""
-        path = os.path.abspath(path)
-        if path.startswith(os.path.abspath(EXAMPLES_DIR) + os.sep):
-            return True
-        self.settings.sync()  # another window may have trusted it meanwhile
-        if path in prefs.read_strings(self.settings, "trustedFiles"):
-            return True
-        if not self.confirm_run(path):
-            return False
-        self.settings_saved(prefs.update_strings(self.settings, "trustedFiles", lambda ts: [*(t for t in ts if t != path), path][-500:]))
-        return True
-
-    def _remember_inputs(self) -> None:
-        if self.doc.path:
-            self.settings_saved(prefs.update_choices(self.settings, self.doc.path, self.inputs.choices()))
-
-    def settings_saved(self, ok: bool) -> None:
-        """Say once when the settings cannot be written (nothing is remembered then)."""
-        if not ok and not self._unsaved_told:
-            self._unsaved_told = True
-            text = f"jaxscope: the settings cannot be saved to {self.settings.fileName()}: recent and trusted files are not remembered\n"
-            self.log.append_text(text)
-            self.statusBar().showMessage(text.strip(), 10000)
+        """Open `file.py`, `file.py::function` or a saved trace (`FileOpening.open_target`)."""
+        return self.opening.open_target(target, args, inputs)
 
     def confirm_run(self, path: str) -> bool:
         """The question itself (tests replace it)."""
         return dialogs.confirm_run(self, path)
 
     def trace_function(self, function: str, args: str, inputs: str = "") -> None:
-        if self.controller.saved is None and not self.may_run(self.doc.path):
+        if self.controller.saved is None and not self.opening.may_run(self.doc.path):
             self.show_problem(f"View only: {os.path.basename(self.doc.path)} was not run. Trace (F5) to be asked again.")
             return
-        if self.doc.function != function:
-            self.doc.user_toggled = False
-        self.doc.function, self.doc.args, self.doc.inputs = function, args, inputs
-        previous = self.doc.result
-        record = previous is None or previous.request.function.qualname != function or not recording_gave_up(previous)
-        request = TraceRequest(
-            FunctionRef(qualname=function, path=self.doc.path), args=args, jaxpr_text=False, record_flow=record, inputs=inputs
-        )
-        # laid out as the reply arrives, with the clusters `_on_trace_finished` will ask for open
-        keep = self._keeps_expanded(request.function)
-        self.controller.trace(request, self.doc.expanded if keep else None)  # the printed jaxpr follows (IrMixin._start_ir)
+        self.session.trace(function, args, inputs)  # the printed jaxpr follows (IrSide.start)
 
-    def _keeps_expanded(self, function: FunctionRef) -> bool:
-        """A re-trace of the function shown, whose clusters the user toggled, keeps them open."""
-        previous = self.doc.result
-        return self.doc.user_toggled and previous is not None and previous.request.function == function
+    @property
+    def doc(self) -> Document:
+        """The document shown (`TraceSession` owns it: read here, written there)."""
+        return self.session.doc
 
-    @Slot(object)
-    def _on_trace_finished(self, result: TraceResult) -> None:
-        keep = self._keeps_expanded(result.request.function)
-        previous = self.doc.result
-        self.doc.refit = previous is None or (previous.request.function, previous.request.args, previous.request.inputs) != (
-            result.request.function,
-            result.request.args,
-            result.request.inputs,
-        )
+    @property
+    def jaxpr_links(self) -> linking.JaxprLinks | None:
+        return self.session.links
+
+    def _traced(self, prepared: PreparedTrace, previous: TraceResult | None) -> None:
+        """A new trace is shown: every pane but the graph's (that one follows its layout)."""
+        result = prepared.result
         self.compare.remember(previous, result)
-        self.doc.result = result
         self.inputs.show_result(result)
         self.display.fresh(result)
         self.show_problem("")
-        graph = result.graph
-        prep = self.controller.prepared(result) or trace_prep(result, self.controller.view_of(result))  # here only if that failed
-        self.doc.view = prep.view
-        if not keep:
-            self.doc.expanded = prep.expanded
-        self.ir_side.start(result, prep.links)
-        self.selection.by_line = linking.nodes_by_line(graph, self.doc.path)
+        self.ir_side.start(result)
+        self.selection.by_line = linking.nodes_by_line(result.graph, self.doc.path)
         self.display.apply_source_colours()
-        self.files.watch(self.doc.path, prep.helpers)  # saving a helper module re-traces too
+        self.files.watch(self.doc.path, set(prepared.helpers))  # saving a helper module re-traces too
         self.display.show_flow(result)
         self.display.show_diagnostics(result)
-        self.controller.layout(prep.view.graph, self.doc.expanded)
-
-    def _prepare_trace(self, result: TraceResult, view: ScopedGraph) -> TracePrep:
-        """Off the GUI thread (`Controller.prepare`), what a trace's window needs: the graph's
-        boxes resolved for its first scene model (first: the layout process is laying it out
-        meanwhile), the map source line -> nodes (kept by `linking.nodes_by_line` for the GUI
-        thread's calls), the node sources, the clusters to open and the helper files to watch
-        (those two walk every node: ~12 ms at mlp-50k, and ~35 ms of the GUI thread while the
-        other threads decoded the trace)."""
-        graph = result.graph
-        with gc_paused(freeze=graph):  # ~100k small containers: a collection midway held the GIL 46 ms (mlp-50k)
-            self.graph.prepare_graph(view.graph)
-            path = result.request.function.path
-            if path:
-                linking.nodes_by_line(graph, path)
-            prep = trace_prep(result, view)
-        return prep
-
-    def _prepare_layout(self, graph: Graph, layout: Layout) -> SceneModel | None:
-        """On the layout client's thread: the scene model with its source-line stripes (a big
-        program's colour map and stripes would otherwise hold the GUI thread when the scene is set)."""
-        return self.graph.model_for(graph, layout, self.display.graph_colours(self.controller.view_drawing(graph)))
 
     def palette_colours(self) -> list[str]:
         return self.display.palette()
@@ -385,27 +258,17 @@ class MainWindow(QMainWindow):
     def ir_links(self) -> dict[str, IrLinks]:
         return self.ir_side.links
 
-    @Slot(object, object, object)
-    def _on_layout_preview(self, graph: Graph, part: Layout, expanded: frozenset[str]) -> None:
-        """The part of a big re-layout the view shows, ahead of the whole (its first paint at once)."""
-        if self.doc.shown is graph and self.doc.layout is not None:
-            self.graph.show_preview(graph, part, self.controller.prepared_preview(part))
-
     @Slot(str)
     def _on_layout_failed(self, message: str) -> None:
         self.graph.end_preview()
         self.show_problem(message)
 
-    @Slot(object, object, object)
-    def _on_layout_finished(self, graph: Graph, layout: Layout, expanded: frozenset[str]) -> None:
-        if self.doc.shown is not graph:
-            return
-        keep = self.doc.layout is not None and self.doc.result is not None and self.doc.layout is not layout and not self.doc.refit
-        self.doc.refit = False
+    def _laid_out(self, prepared: PreparedLayout, keep: bool) -> None:
+        """A layout is shown: in place (`keep`, a toggle or a re-trace), else fitted."""
+        graph, layout = prepared.graph, prepared.layout
         selected = self.graph.selected_paths() if keep else []
-        self.doc.layout, self.doc.expanded = layout, expanded
-        model, colours = self.controller.prepared_layout(layout), self.display.graph_colours()
-        self.graph.set_graph(graph, layout, self.theme, keep_view=keep, model=model, line_colours=colours)
+        colours = self.session.colours()
+        self.graph.set_graph(graph, layout, self.theme, keep_view=keep, model=prepared.model, line_colours=colours)
         if not keep:
             self.graph.fit_readable()
             QTimer.singleShot(0, self.graph, self.graph.fit_readable)  # again once pending dock/geometry changes settle
@@ -419,7 +282,8 @@ class MainWindow(QMainWindow):
             self.log.append_text(f"layout: {note}\n")
 
     @Slot(object)
-    def _on_trace_failed(self, info: ErrorInfo) -> None:
+    def show_trace_failure(self, info: ErrorInfo) -> None:
+        """The trace asked for failed: said in Problems and on its line; the last good graph stays, stale."""
         self.display.trace_failed(self.doc.function)
         self.show_problem(info.summary(), info)
         loc = info.location
@@ -434,24 +298,7 @@ class MainWindow(QMainWindow):
         self.phase_label.setText(f"{info.kind} error")
 
     def toggle_cluster(self, owner: str) -> None:
-        graph = self.doc.shown
-        if graph is None:
-            return
-        expanded = set(self.doc.expanded)
-        expanded.symmetric_difference_update({owner})
-        self.doc.user_toggled = True
-        self.controller.layout(graph, frozenset(expanded), region=self.graph.preview_region(owner))
-
-    def _file_changed(self) -> None:
-        path = self.doc.path
-        if path and os.path.exists(path):
-            self.open_target(f"{path}::{self.doc.function}" if self.doc.function else path)  # the panel keeps the inputs
-
-    def _file_vanished(self, path: str) -> None:
-        if path != self.doc.path or self.doc.result is None or self.doc.stale:
-            return
-        self.display.mark_stale(f"{os.path.basename(path)} was deleted or moved; showing the last result (stale).")
-        self.show_problem(f"{path} is gone (deleted or moved away): the graph shown is from before; saving it again re-traces.")
+        self.session.toggle(owner, region=self.graph.preview_region(owner))
 
     # ------------------------------------------------------------------ status, problems, log
 
@@ -513,6 +360,7 @@ class MainWindow(QMainWindow):
         assert isinstance(app, QApplication)
         self.settings.setValue("theme", name)
         self.theme = themes.apply(app, name)
+        self.session.set_palette(self.display.palette())
         self._apply_theme()
         if self.doc.result is not None:  # colours only: no re-trace, no re-layout
             self.display.apply_source_colours()

@@ -95,7 +95,7 @@ class Compare:
 
     def dialog(self) -> None:
         host = self.host
-        result = host.doc.result
+        result = host.session.doc.result
         if result is None:
             host.show_problem("Nothing to compare yet: trace a function first.")
             return
@@ -118,8 +118,8 @@ class Compare:
             except DocumentError as exc:
                 self.host.show_problem(str(exc))
                 return
-            if self.host.doc.result is not None:
-                self.show(doc.trace, self.host.doc.result, os.path.basename(path))
+            if self.host.session.doc.result is not None:
+                self.show(doc.trace, self.host.session.doc.result, os.path.basename(path))
 
         when_done(self.host.window(), read_done, read, path)
 
@@ -145,7 +145,7 @@ class Compare:
                 info = getattr(exc, "info", None)
                 self.host.show_problem(f"Compare with {target}: {info.summary() if info is not None else exc}", info)
                 return
-            current = self.host.doc.result
+            current = self.host.session.doc.result
             if current is not None:
                 self.show(*((current, other) if after else (other, current)))
 

@@ -23,11 +23,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from jaxscope.analysis.measures import FROM_GRAPH, MEASURES
+from jaxscope.analysis.measures import MEASURES, PROFILE_RUNS
 from jaxscope.render.overlay import RAMP, human
 
-# what the pane colours by: the measures a trace alone gives (a profiled time needs `jaxscope cost --time`)
-CHOICES = (("", "families (no measure)"), *((name, MEASURES[name].title) for name in FROM_GRAPH))
+# what the pane colours by: every measure (one that needs a profiled run says so: picking it asks for one)
+CHOICES = (
+    ("", "families (no measure)"),
+    *((name, m.title if m.needs == "graph" else f"{m.title} (compiled, {PROFILE_RUNS} profiled runs)") for name, m in MEASURES.items()),
+)
 
 
 @dataclass(frozen=True)
@@ -111,7 +114,7 @@ class MemoryPlot(QWidget):
 
 
 class CostPanel(QWidget):
-    measure_changed = Signal(str)  # "" (no overlay), "flops", "bytes", "memory"
+    measure_changed = Signal(str)  # "" (no overlay) or a name of `measures.MEASURES`
     node_requested = Signal(str)  # a program path
     plot_picked = Signal(int)
     peak_requested = Signal()
