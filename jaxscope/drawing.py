@@ -189,20 +189,22 @@ def body_layouts(graph: Graph, shown: Layout, options: DrawOptions) -> BodyLayou
     in place: the top one as the drawing places it (dot, in the layout process, under its budget),
     the others here with dot up to `AHEAD_DOT_NODES` boxes, else the layered layout (a body drawn
     whole in a page need not match the window's pixel for pixel). `shown` says what opens first."""
-    from jaxscope.layout.engine import compute_layout
+    from jaxscope.layout.engine import annotations_by_body, compute_layout
     from jaxscope.render.html import BodyLayouts
     from jaxscope.runtime.layout_client import LayoutClient
 
     if options.direction != "TB":
         raise ValueError("an HTML page draws top to bottom: leave out --direction LR")
     out: dict[str, Layout] = {}
+    notes = {body: sorted(on.items()) for body, on in annotations_by_body(graph, shown.annotations).items()}  # by node id
     with LayoutClient(budget_s=options.layout_budget) as layouts:
-        out[graph.root] = layouts.layout(graph, ())
+        out[graph.root] = layouts.layout(graph, (), **({"annotations": notes[graph.root]} if graph.root in notes else {}))
     for body_id in _reachable(graph):
         if body_id != graph.root:
             alone = Graph(graph.function, graph.bodies, body_id)
             small = len(graph.bodies[body_id].nodes) <= AHEAD_DOT_NODES
-            out[body_id] = compute_layout(alone, (), engine="auto" if small else "layered", dot_max_nodes=AHEAD_DOT_NODES)
+            engine = "auto" if small else "layered"
+            out[body_id] = compute_layout(alone, (), engine=engine, dot_max_nodes=AHEAD_DOT_NODES, annotations=notes.get(body_id, ()))
     opened = frozenset(p.split("#")[0] for c in shown.clusters for p in [c.path.rsplit(":", 1)[0]])
     return BodyLayouts(out, opened)
 

@@ -1,11 +1,10 @@
 """What XLA's partitioner made of a program on a mesh, read from the compiled HLO text and handed to
 the equations by the exact links: the collectives it inserted (or kept: a psum's all-reduce) with
-their replica groups and bytes, and the sharding of each argument. Drawn on the graph by
-`export --sharding` (`annotate`)."""
+their replica groups and bytes, and the sharding of each argument. Drawn on the boxes by
+`export --sharding` and View -> Show Partitioning (`box_notes`: beside the graph, never in it)."""
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import re
 from collections.abc import Mapping
@@ -13,7 +12,7 @@ from dataclasses import dataclass
 
 from jaxscope.analysis.avals import aval_bytes, aval_elems, format_bytes
 from jaxscope.analysis.hlo_cost import INSTRUCTION
-from jaxscope.schema.graph import Body, Graph
+from jaxscope.schema.graph import Graph
 
 COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute", "collective-broadcast")
 _GROUPS = re.compile(r"replica_groups=(\{[^=]*?\}\}|\{\}|mesh\[[^\]]*\]\s*\{[^}]*\}|\[[^\]]*\]<=\[[^\]]*\])")
@@ -138,10 +137,11 @@ def output_shapes(text: str) -> list[str]:
     return re.findall(r"[a-z]+\d*\[[\d,]*\]", result)
 
 
-def annotate(graph: Graph, text: str, exact: dict[int, list[str]], given: Mapping[str, str] | None = None) -> tuple[Graph, int]:
-    """`graph` with what the partitioner decided on its top-level boxes, in an "xla" param: each
-    equation's part per device (when a device holds a part) and the collectives it led to; each
-    input its sharding. And how many collectives."""
+def box_notes(graph: Graph, text: str, exact: dict[int, list[str]], given: Mapping[str, str] | None = None) -> tuple[dict[str, str], int]:
+    """What the partitioner decided, by top-level node id: each equation's part per device (when a
+    device holds a part) and the collectives it led to; each input its sharding; each output its
+    part. And how many collectives. Drawn on the boxes (`Layout.annotations`), never written into
+    the graph."""
     found = collectives(text)
     by_path: dict[str, list[str]] = {}
     for c in found:
@@ -152,18 +152,14 @@ def annotate(graph: Graph, text: str, exact: dict[int, list[str]], given: Mappin
     top = graph.top
     outputs = output_shapes(text) if found or shardings else []
     shards = shard_shapes(text, exact, {n.id: n.avals[0] for n in top.nodes if n.kind == "eqn" and n.avals}) if found or shardings else {}
-    nodes = []
+    out: dict[str, str] = {}
     for n in top.nodes:
-        extra: tuple[tuple[str, str], ...] = ()
         said = [f"{shards[n.id]} per device"] if n.id in shards else []
         said += list(dict.fromkeys(by_path.get(n.id, ())))
         if n.kind == "eqn" and said:
-            extra = (("xla", "; ".join(said)),)
+            out[n.id] = "; ".join(said)
         elif n.kind == "input" and n.label in shardings:
-            extra = (("xla", shardings[n.label]),)
+            out[n.id] = shardings[n.label]
         elif n.kind == "output" and n.avals and (part := _part(n.id, n.avals[0], outputs)):
-            extra = (("xla", f"{part} per device"),)
-        nodes.append(dataclasses.replace(n, params=(*n.params, *extra)) if extra else n)
-    bodies = dict(graph.bodies)
-    bodies[graph.root] = Body(top.id, top.title, tuple(nodes), top.edges, top.n_eqns, top.total_eqns)
-    return Graph(graph.function, bodies, graph.root), len(found)
+            out[n.id] = f"{part} per device"
+    return out, len(found)

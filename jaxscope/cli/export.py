@@ -125,18 +125,19 @@ def _overlay(opts: argparse.Namespace, real: Graph, view: ScopedGraph | None) ->
     return Overlay.drawn(name, values, caption)
 
 
-def _partitioned(opts: argparse.Namespace, graph: Graph) -> Graph:
-    """`--sharding`: the graph with the compiled program's collectives and argument shardings on its boxes."""
-    from jaxscope.analysis.partition import annotate
+def _partitioned(opts: argparse.Namespace, graph: Graph, view: ScopedGraph) -> list[tuple[str, str]]:
+    """`--sharding`: the compiled program's collectives and argument shardings, by drawn path, for
+    the boxes (`Layout.annotations`)."""
+    from jaxscope.analysis.partition import box_notes
     from jaxscope.ir import hlo_marks
     from jaxscope.stages import lower
 
     compiled = lower(stage_target(opts), "compiled")
     if compiled.exact is None:
         raise CliError("--sharding needs the compiled program's exact links, which this JAX does not give")
-    annotated, count = annotate(graph, compiled.text, hlo_marks.from_wire(compiled.exact), compiled.shardings)
+    notes, count = box_notes(graph, compiled.text, hlo_marks.from_wire(compiled.exact), compiled.shardings)
     print(f"jaxscope: {count} collective{'s' if count != 1 else ''} in the compiled program", file=sys.stderr)
-    return annotated
+    return sorted((view.to_view(path) if view.grouped else path, text) for path, text in notes.items())
 
 
 def options(opts: argparse.Namespace, fmt: str) -> DrawOptions:
@@ -184,8 +185,8 @@ def run(opts: argparse.Namespace) -> int:
         streams = draw.collapse is None and draw.grouping != "scopes" and not opts.sharding and saved(opts) is None
         stream = layouts.stream(direction=draw.direction, scopes=draw.grouping == "auto") if streams else None
         result = trace_target(opts, jaxpr_text="jaxpr" in stages, diagnose=False, tap=stream.feed if stream is not None else None)
-        real = _partitioned(opts, result.graph) if opts.sharding else result.graph
-        view = view_of(real, draw.grouping)
+        view = view_of(result.graph, draw.grouping)
+        notes = {"annotations": _partitioned(opts, result.graph, view)} if opts.sharding else {}
         layout = None
         if stream is not None:
             stream.bind(view.graph)
@@ -194,7 +195,7 @@ def run(opts: argparse.Namespace) -> int:
             except LayoutError:  # e.g. dot over budget before the graph was bound: ask again below
                 layout = None
         if layout is None:
-            layout = layouts.layout(view.graph, opened(view.graph, draw.collapse), direction=draw.direction)
+            layout = layouts.layout(view.graph, opened(view.graph, draw.collapse), direction=draw.direction, **notes)
     try:
         drawing = Drawing.of(view, layout, draw)
     except ValueError as exc:

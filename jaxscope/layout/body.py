@@ -210,11 +210,13 @@ def structure(ctx: LayoutContext, body: Body, notes: list[str]) -> Structure:
     name = body.title or body.id
     sizes: list[tuple[int, int]] = []
     memo = ctx.size_memo
+    on_boxes = ctx.annotations.get(body.id)
     for n in nodes:
-        key = (n.kind, n.label, n.avals, n.params)
+        note = on_boxes.get(n.id, "") if on_boxes else ""
+        key = (n.kind, n.label, n.avals, n.params, note)
         size = memo.get(key)
         if size is None:
-            w, h = labels.node_size(n)
+            w, h = labels.node_size(n, note)
             size = memo[key] = (tenths(w), tenths(h))
         sizes.append(size)
 
@@ -331,8 +333,9 @@ def place_grown(ctx: LayoutContext, body: Body, composed: dict[str, tuple[int, i
         if owner.id in composed:
             w2, h2 = composed[owner.id][:2]
         else:
-            key = (owner.kind, owner.label, owner.avals, owner.params)
-            w2, h2 = ctx.size_memo.get(key) or tuple(tenths(v) for v in labels.node_size(owner))
+            note = ctx.annotations.get(body.id, {}).get(owner.id, "")
+            key = (owner.kind, owner.label, owner.avals, owner.params, note)
+            w2, h2 = ctx.size_memo.get(key) or tuple(tenths(v) for v in labels.node_size(owner, note))
         sizes[k] = (w2, h2)
         boxes, troutes = grow(boxes, troutes, k, w2, h2)
     return Placed(

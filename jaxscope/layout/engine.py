@@ -69,6 +69,7 @@ from __future__ import annotations
 import heapq
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator
+from dataclasses import replace
 
 from jaxscope.layout.body import (
     CLUSTER_GAP,
@@ -86,8 +87,8 @@ from jaxscope.layout.dot import dot_available, run_dot
 from jaxscope.layout.layered import LAYER_GAP, NODE_GAP, layered_layout
 from jaxscope.layout.types import BodyLayout, Children, LayoutCache, Placed, Point, SizeKey, Tenths
 from jaxscope.schema.collector import gc_paused
-from jaxscope.schema.graph import Body, Graph, Node
-from jaxscope.schema.layout import Layout
+from jaxscope.schema.graph import Body, Graph, Node, resolve
+from jaxscope.schema.layout import Annotations, Layout
 from jaxscope.schema.layout_tables import EdgeTable, NodeTable
 
 __all__ = [
@@ -111,7 +112,8 @@ ENGINES = ("auto", "dot", "layered")
 AHEAD_DOT_S = 0.5  # after a dot run this long, `lay_out_ahead` leaves the (bigger) dot bodies left out
 _SLOW_DOT = "ahead: slow dot"  # its key in the cache
 
-Opts = tuple[str, int, int, str]  # direction, max_span, dot_max_nodes, engine
+# direction, max_span, dot_max_nodes, engine, and the annotations when there are any
+Opts = tuple[str, int, int, str] | tuple[str, int, int, str, tuple[tuple[str, str], ...]]
 # A body's layout in the cache: the options, the body id, and (owner id, sub-graph index, its key) of
 # each expanded sub-graph.
 LayoutKey = tuple[Opts, str, tuple[tuple[str, int, "LayoutKey"], ...]]
@@ -131,13 +133,16 @@ def compute_layout(
     engine: str = "auto",
     cache: LayoutCache | None = None,
     progress: Callable[[str, int], None] | None = None,
+    annotations: Annotations = (),
 ) -> Layout:
     """Lay out the visible part of `graph` (see the module docstring).
 
     `cache` (optional) keeps sub-layouts between calls on the *same* graph: pass the same dict
     every time, and a fresh one for a new graph. `progress` (optional) is called with
     ``("dot", n_boxes)`` right before each dot run and ``("dot-done", n_boxes)`` right after it
-    (the layout worker uses it to apply its time budget to dot only).
+    (the layout worker uses it to apply its time budget to dot only). `annotations` (node path,
+    text) pairs are drawn as the last line of their boxes, made room for (`Layout.annotations`:
+    what the partitioner did there, `export --sharding`).
     """
     t = compute_tenths(
         graph,
@@ -148,9 +153,11 @@ def compute_layout(
         engine=engine,
         cache=cache,
         progress=progress,
+        annotations=annotations,
     )
     with gc_paused():
-        return to_layout(t)
+        layout = to_layout(t)
+    return replace(layout, annotations=tuple(annotations)) if annotations else layout
 
 
 def compute_tenths(
@@ -163,13 +170,15 @@ def compute_tenths(
     engine: str = "auto",
     cache: LayoutCache | None = None,
     progress: Callable[[str, int], None] | None = None,
+    annotations: Annotations = (),
 ) -> Tenths:
     """`compute_layout`, as rows in integer tenths of a px (what the layout process sends)."""
     if direction not in ("TB", "LR"):
         raise ValueError(f"direction must be 'TB' or 'LR', not {direction!r}")
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, not {engine!r}")
-    ctx = Context(graph, direction, int(max_span), int(dot_max_nodes), engine, {} if cache is None else cache)
+    notes_on = tuple((str(path), str(text)) for path, text in annotations)
+    ctx = Context(graph, direction, int(max_span), int(dot_max_nodes), engine, {} if cache is None else cache, notes_on)
     ctx.progress = progress
     node_parts: list[tuple[NodeTable, str, int, int]] = []
     edge_parts: list[tuple[EdgeTable, str, int, int]] = []
@@ -349,17 +358,40 @@ def trim(cache: LayoutCache, limit: int = CACHE_MAX) -> None:
 # ------------------------------------------------------------------------------- internals
 
 
+def annotations_by_body(graph: Graph, annotations: Annotations) -> dict[str, dict[str, str]]:
+    """(node path, text) pairs -> body id -> node id -> text; a path that names no node is left out."""
+    out: dict[str, dict[str, str]] = {}
+    for path, text in annotations:
+        try:
+            body, node = resolve(graph, path)
+        except (KeyError, IndexError, ValueError):
+            continue
+        out.setdefault(body.id, {})[node.id] = text
+    return out
+
+
 class Context:
     """One `compute_layout` call: its options, the sub-layout cache and the engines."""
 
-    def __init__(self, graph: Graph, direction: str, max_span: int, dot_max_nodes: int, engine: str, cache: LayoutCache):
+    def __init__(
+        self,
+        graph: Graph,
+        direction: str,
+        max_span: int,
+        dot_max_nodes: int,
+        engine: str,
+        cache: LayoutCache,
+        annotations: Annotations = (),
+    ):
         self.graph = graph
+        self.annotations = annotations_by_body(graph, annotations)
         self.lr = direction == "LR"
         self.max_span = max_span
         self.dot_max_nodes = dot_max_nodes
         self.engine = engine
         self.cache = cache
-        self.opts: Opts = (direction, max_span, dot_max_nodes, engine)
+        plain = (direction, max_span, dot_max_nodes, engine)
+        self.opts: Opts = (*plain, tuple(sorted(annotations))) if annotations else plain
         self._dot_ok: bool | None = None
         self.size_memo: dict[SizeKey, tuple[int, int]] = {}  # node_size depends on these fields only
         self.progress: Callable[[str, int], None] | None = None

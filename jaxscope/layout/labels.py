@@ -7,6 +7,7 @@ layout, SVG, DOT and the Qt scene agree without asking a font engine.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from jaxscope.schema.graph import Node, group_of
 from jaxscope.schema.primitives import primitive
@@ -61,8 +62,9 @@ def key_param(node: Node) -> str:
 _NAMED_BODIES = frozenset({"scan", "remat2", "checkpoint"})
 
 
-def node_lines(node: Node) -> list[str]:
-    """The text lines drawn inside a node's box (already ellipsized)."""
+def node_lines(node: Node, annotation: str = "") -> list[str]:
+    """The text lines drawn inside a node's box (already ellipsized); `annotation` (what XLA's
+    partitioner did there: `Layout.annotations`) as the last."""
     if node.kind == "eqn" and group_of(node) is not None and node.params:  # a module's group: its name and size
         key, value = node.params[0]
         lines = [node.label, f"{value} {key}"]
@@ -87,9 +89,8 @@ def node_lines(node: Node) -> list[str]:
         lines = [node.label]
         if node.avals:
             lines.append(node.avals[0])
-    xla = next((v for k, v in node.params if k == "xla"), "")  # what the partitioner did here (`export --sharding`)
-    if xla:
-        lines.append("⇄ " + xla)
+    if annotation:
+        lines.append("⇄ " + annotation)
     return [ellipsize(line) for line in lines]
 
 
@@ -98,9 +99,17 @@ def text_size(lines: list[str]) -> tuple[float, float]:
     return chars * CHAR_W + 2 * PAD_X, len(lines) * LINE_H + 2 * PAD_Y
 
 
-def node_size(node: Node) -> tuple[float, float]:
-    """Width and height in px of the box that holds `node_lines(node)`."""
-    w, h = text_size(node_lines(node))
+def box_lines(node: Node | None, path: str, annotations: Mapping[str, str] | None) -> list[str]:
+    """The lines of a drawn box at `path` (a stub copy's ``#k`` left out): its node's, with its
+    annotation from `annotations` (`Layout.annotations`); for a box of no node, its path."""
+    if node is None:
+        return [ellipsize(path)]
+    return node_lines(node, annotations.get(path.split("#", 1)[0], "") if annotations else "")
+
+
+def node_size(node: Node, annotation: str = "") -> tuple[float, float]:
+    """Width and height in px of the box that holds `node_lines(node, annotation)`."""
+    w, h = text_size(node_lines(node, annotation))
     if node.kind == "literal":
         return max(w, 28.0), h
     return max(w, 44.0), h

@@ -19,8 +19,8 @@ Point = tuple[float, float]
 
 Children = dict[str, list[tuple[int, SubgraphRef, "BodyLayout"]]]  # owner id -> its laid-out sub-graphs
 
-# What a node's size depends on: its (kind, label, avals, params).
-SizeKey = tuple[str, str, tuple[str, ...], tuple[tuple[str, str], ...]]
+# What a node's size depends on: its (kind, label, avals, params) and the annotation on it.
+SizeKey = tuple[str, str, tuple[str, ...], tuple[tuple[str, str], ...], str]
 
 # The sub-layouts `compute_layout` keeps between calls on one graph: a layout key (`engine.LayoutKey`)
 # -> BodyLayout, (options, body id) -> the body's engine placement (Placed), a str -> a flag of `lay_out_ahead`;
@@ -113,6 +113,7 @@ class LayoutContext(Protocol):
     lr: bool
     max_span: int
     size_memo: dict[SizeKey, tuple[int, int]]
+    annotations: dict[str, dict[str, str]]  # body id -> node id -> its annotation (`Layout.annotations`)
 
     def place(
         self,

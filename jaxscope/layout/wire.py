@@ -23,7 +23,7 @@ from jaxscope.schema.errors import JaxscopeError
 from jaxscope.schema.layout import Layout
 from jaxscope.schema.layout_tables import EdgeTable, NodeTable
 
-LAYOUT_OPTIONS = ("direction", "max_span", "dot_max_nodes", "engine")
+LAYOUT_OPTIONS = ("direction", "max_span", "dot_max_nodes", "engine", "annotations")
 
 
 WIRE_VERSION = 5

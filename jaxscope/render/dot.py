@@ -69,6 +69,7 @@ class _DotWriter:
     def __init__(self, graph: Graph, layout: Layout | None, theme: Theme) -> None:
         self.graph = graph
         self.layout = layout
+        self.annotations = dict(layout.annotations) if layout is not None else {}
         self.theme = theme
         self.index = NodeIndex(graph)
         self.out: list[str] = []
@@ -138,7 +139,7 @@ class _DotWriter:
         t = self.theme
         fam = family(node) if node is not None else "other"
         style = t.style(fam)
-        lines = labels.node_lines(node) if node is not None else [labels.ellipsize(path)]
+        lines = labels.box_lines(node, path, self.annotations)
         kind = node.kind if node is not None else "eqn"
         attrs = [
             ("label", dot_string("\n".join(lines))),

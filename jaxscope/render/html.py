@@ -101,6 +101,7 @@ def page_data(
     for body_id, lay in layouts.by_body.items():
         body = graph.bodies[body_id]
         nodes = {n.id: n for n in body.nodes}
+        notes = dict(lay.annotations)
         placed = []
         for box in lay.nodes:
             node = nodes.get(box.path)
@@ -125,7 +126,7 @@ def page_data(
                     round(box.h, 1),
                     node.kind,
                     families[fam],
-                    [put(line) for line in labels.node_lines(node)],
+                    [put(line) for line in labels.box_lines(node, box.path, notes)],
                     [[ref.role, ref.body] for ref in node.subgraphs if ref.body in layouts.by_body],
                     put(node.label),
                     [put(a) for a in node.in_avals],

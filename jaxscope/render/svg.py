@@ -210,6 +210,7 @@ class _SvgWriter:
         self.graph = graph
         self.highlight = highlight
         self.layout = layout
+        self.annotations = dict(layout.annotations)
         self.theme = theme
         self.full_title = title
         self.title = labels.ellipsize(title, 120) if title else None  # the drawn band
@@ -416,7 +417,7 @@ class _SvgWriter:
                     f'{fill} {stroke} stroke-width="1.0"/>'
                 )
             self.out.append(f'<rect {geom} rx="4.0" {fill} {stroke} stroke-width="1.2"/>')
-        lines = labels.node_lines(node) if node is not None else [labels.ellipsize(box.path)]
+        lines = labels.box_lines(node, box.path, self.annotations)
         self._node_text(box, lines, muted_first=kind == "literal", on_dark=measured is not None and self._dark(box.path))
         if self.highlight and box.path.partition("#")[0] in self.highlight:
             self._highlight(box, kind, card=node is not None and kind == "eqn" and bool(node.subgraphs))

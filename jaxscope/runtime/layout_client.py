@@ -48,6 +48,7 @@ back keeps its edges as those columns (`layout_tables.EdgeTable`), EdgePaths mad
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import json
 import os
 import queue
@@ -324,7 +325,7 @@ class LayoutClient:
             with self._lock:
                 self._current = request
             try:
-                result = self._serve(request)
+                result = annotated(self._serve(request), request.opts)
             except BaseException as exc:  # everything goes to the future
                 if request.cancelled:
                     request.future.set_exception(concurrent.futures.CancelledError())
@@ -500,7 +501,7 @@ class LayoutClient:
         if request.on_preview is None or request.cancelled or not lines:
             return
         try:
-            part = layout_from_wire(b"\n".join(lines))
+            part = annotated(layout_from_wire(b"\n".join(lines)), request.opts)
             request.on_preview(part)
         except Exception:  # see the docstring
             traceback.print_exc()
@@ -530,3 +531,10 @@ class LayoutClient:
                 continue  # stray output (a library printing to stdout): skip it
             if isinstance(message, dict) and message.get("id") == rid:
                 return message
+
+
+def annotated(layout: Layout, opts: dict[str, Any]) -> Layout:
+    """A layout as the layout process sent it, with the annotations it was asked to make room for
+    (`Layout.annotations`: they are not sent back)."""
+    notes = opts.get("annotations")
+    return dataclasses.replace(layout, annotations=tuple((str(p), str(t)) for p, t in notes)) if notes else layout

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
 from jaxscope.schema.codec import dumps, loads
+
+Annotations = Sequence[tuple[str, str]]  # (node path, text) pairs: `Layout.annotations`
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +61,9 @@ class Layout:
     clusters: tuple[ClusterBox, ...] = ()
     engine: str = ""  # "dot", "layered", or "dot+layered" when mixed
     notes: tuple[str, ...] = ()  # e.g. "dot exceeded its 5 s budget; used the layered layout"
+    # (node path, text): drawn as the last line of that node's box, which was made room for: what
+    # XLA's partitioner did there (`analysis.partition.box_notes`). Kept beside the Graph, never in it.
+    annotations: tuple[tuple[str, str], ...] = ()
 
     def to_json(self) -> str:
         return dumps(self)

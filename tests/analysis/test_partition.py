@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jaxscope.analysis.partition import annotate, argument_shardings, collectives, short_groups, short_sharding
+from jaxscope.analysis.partition import argument_shardings, box_notes, collectives, short_groups, short_sharding
 from jaxscope.schema.graph import Body, Edge, Graph, Node
 
 TEXT = "\n".join(
@@ -57,10 +57,11 @@ def test_the_graph_carries_them_on_the_equations_they_came_from() -> None:
         1,
         1,
     )
-    graph, count = annotate(Graph("step", {"b0": top}, "b0"), TEXT, {6: ["e0"]})
-    notes = {n.id: dict(n.params).get("xla", "") for n in graph.top.nodes}
+    graph = Graph("step", {"b0": top}, "b0")
+    notes, count = box_notes(graph, TEXT, {6: ["e0"]})
     assert count == 2 and notes["e0"] == "all-reduce f32[] 4 B over axis_0=4"
-    assert notes["in0"].startswith("tiled 4×1") and notes["in1"].startswith("replicated") and notes["out0"] == ""
+    assert notes["in0"].startswith("tiled 4×1") and notes["in1"].startswith("replicated") and "out0" not in notes
+    assert graph.top is top  # drawn beside the graph, never written into it
 
 
 def test_a_device_holding_part_of_a_value_is_said_on_its_equation() -> None:

@@ -24,6 +24,7 @@ class Document:
     stale: bool = False  # the last trace failed; `result` is from an earlier one
     user_toggled: bool = False  # the user expanded/collapsed by hand: keep it across re-traces
     refit: bool = False  # another function (or other inputs) was traced: its first layout is fitted, not kept in view
+    annotations: tuple[tuple[str, str], ...] = ()  # (drawn path, text) on the boxes: View -> Show Partitioning
 
     @property
     def graph(self) -> Graph | None:

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QDockWidget, QMenu, QStatusBar
 from jaxscope.analysis import cost as costs
 from jaxscope.analysis import measures
 from jaxscope.analysis.liveness import Liveness, liveness
-from jaxscope.analysis.partition import annotate
+from jaxscope.analysis.partition import box_notes
 from jaxscope.analysis.scope_view import ScopedGraph, for_window
 from jaxscope.ir import hlo_marks
 from jaxscope.qt.app.chrome import prefs
@@ -96,30 +96,30 @@ class ModelStructure:
         host.settings.setValue("groupByModule", bool(on))
         if doc.result is None:
             return
-        view = for_window(self._program(), bool(on))
+        view = for_window(doc.result.graph, bool(on))
         if view.graph is doc.shown or (not view.grouped and doc.view is not None and not doc.view.grouped):
             return
-        self._show(view, fresh=True)
-
-    def _show(self, view: ScopedGraph, fresh: bool) -> None:
-        """Draw `view` of the trace: `fresh`, opened and fitted as a new graph; else the clusters open as they are."""
-        self.host.session.show_view(view, fresh)
+        self.host.session.show_view(view, True, self._notes(view))
         self.cost.colour()  # the measure's colours, by the view's paths
 
-    def _program(self) -> Graph:
-        """The program drawn: the trace's graph, with what the partitioner did on its boxes when
-        View -> Show Partitioning is on and the compiled HLO of this trace is at hand."""
+    def _notes(self, view: ScopedGraph | None) -> list[tuple[str, str]]:
+        """What the partitioner did, by drawn path, when View -> Show Partitioning is on and the
+        compiled HLO of the trace shown is at hand (`partition.box_notes`); else nothing."""
         doc = self.host.session.doc
-        assert doc.result is not None
         compiled = self._compiled
-        if not (self.partition_action and self.partition_action.isChecked()) or compiled is None or compiled.exact is None:
-            return doc.result.graph
-        asked = (compiled.request.function, compiled.request.args, compiled.request.inputs)
-        if asked != (doc.result.request.function, doc.result.request.args, doc.result.request.inputs):
-            return doc.result.graph
-        graph, count = annotate(doc.result.graph, compiled.text, hlo_marks.from_wire(compiled.exact), compiled.shardings)
+        if doc.result is None or not (self.partition_action and self.partition_action.isChecked()) or compiled is None:
+            return []
+        request = doc.result.request
+        if compiled.exact is None or (compiled.request.function, compiled.request.args, compiled.request.inputs) != (
+            request.function,
+            request.args,
+            request.inputs,
+        ):
+            return []
+        notes, count = box_notes(doc.result.graph, compiled.text, hlo_marks.from_wire(compiled.exact), compiled.shardings)
         self.host.statusBar().showMessage(f"partitioning: {count} collective{'s' if count != 1 else ''} in the compiled program", 5000)
-        return graph
+        grouped = view is not None and view.grouped
+        return sorted((view.to_view(path) if view is not None and grouped else path, text) for path, text in notes.items())
 
     def _hlo(self, result: HloResult) -> None:
         if result.request.stage == "compiled":
@@ -128,13 +128,13 @@ class ModelStructure:
                 QTimer.singleShot(0, self.redraw)  # after the IR side has shown it
 
     def redraw(self) -> None:
-        """Draw the program again as `_program` has it, the clusters open as they are."""
+        """Draw the graph shown again with what the partitioner did on its boxes, or without."""
         doc, host = self.host.session.doc, self.host
         if doc.result is None:
             return
         if self.partition_action is not None and self.partition_action.isChecked() and self._compiled is None:
             host.statusBar().showMessage("Show Partitioning needs the compiled HLO: Trace -> Compile HLO Now", 6000)
-        self._show(for_window(self._program(), host.controller.grouping), fresh=False)
+        host.session.annotate(self._notes(doc.view))
 
     def show_group(self, shown: str, paths: list[str]) -> None:
         """A group picked in the graph (`shown`, its path there; `paths`, its equations)."""

@@ -23,6 +23,7 @@ from jaxscope.qt.app.prepared import PreparedLayout, PreparedTrace, view_colours
 from jaxscope.qt.app.shown_trace import Document
 from jaxscope.schema.flow import recording_stopped
 from jaxscope.schema.graph import Graph
+from jaxscope.schema.layout import Annotations
 from jaxscope.schema.trace import FunctionRef, TraceRequest, TraceResult
 
 
@@ -77,16 +78,27 @@ class TraceSession(QObject):
         if graph is None:
             return
         self.doc.user_toggled = True
-        self.controller.layout(graph, frozenset(expanded), region=region, colours=self.colours())
+        self._layout(graph, expanded, region)
 
-    def show_view(self, view: ScopedGraph, fresh: bool) -> None:
-        """Draw `view` of the trace (grouped otherwise, or with the partitioner's notes): `fresh`,
+    def show_view(self, view: ScopedGraph, fresh: bool, annotations: Annotations = ()) -> None:
+        """Draw `view` of the trace (grouped otherwise), with `annotations` on its boxes: `fresh`,
         opened and fitted as a new graph; else with the clusters open as they are."""
         doc = self.doc
-        doc.view = view
+        doc.view, doc.annotations = view, tuple(annotations)
         if fresh:
             doc.expanded, doc.refit, doc.user_toggled = first_open(view.graph), True, False
-        self.controller.layout(view.graph, doc.expanded, colours=self.colours())
+        self._layout(view.graph, doc.expanded)
+
+    def annotate(self, annotations: Annotations) -> None:
+        """Draw the graph shown again with `annotations` (drawn path, text) on its boxes (what the
+        partitioner did); the graph and its view stay as they are: they are drawn, not changed."""
+        self.doc.annotations = tuple(annotations)
+        if self.doc.shown is not None:
+            self._layout(self.doc.shown, self.doc.expanded)
+
+    def _layout(self, graph: Graph, expanded: Collection[str], region: Region | None = None) -> None:
+        notes = {"annotations": self.doc.annotations} if self.doc.annotations else {}
+        self.controller.layout(graph, frozenset(expanded), region=region, colours=self.colours(), **notes)
 
     # ------------------------------------------------------------------ told
 
@@ -132,13 +144,13 @@ class TraceSession(QObject):
             request.args,
             request.inputs,
         )
-        doc.result, doc.view, doc.stale = result, prepared.view, False
+        doc.result, doc.view, doc.stale, doc.annotations = result, prepared.view, False, ()
         if not keep:
             doc.expanded = prepared.expanded
         self.links = prepared.links
         self._colours = (prepared.view.graph, doc.path, prepared.palette, prepared.colours)
         self.traced.emit(prepared, previous)
-        self.controller.layout(prepared.view.graph, doc.expanded, colours=self.colours())
+        self._layout(prepared.view.graph, doc.expanded)
 
     @Slot(object)
     def _laid_out(self, prepared: PreparedLayout) -> None:

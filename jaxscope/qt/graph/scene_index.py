@@ -34,6 +34,7 @@ class NodeRec:
     fam: str
     owner: bool  # a collapsed owner of sub-graphs (double-click expands it)
     tile: int = -1
+    annotations: Mapping[str, str] | None = None  # the layout's (`Layout.annotations`): its own, if any, is its last line
     lines: list[str] | None = None  # computed on first full-detail paint
     _rect: QRectF | None = None
 
@@ -50,7 +51,7 @@ class NodeRec:
 
     def text_lines(self) -> list[str]:
         if self.lines is None:
-            self.lines = labels.node_lines(self.node) if self.node is not None else [labels.ellipsize(self.path)]
+            self.lines = labels.box_lines(self.node, self.path, self.annotations)
         return self.lines
 
 
@@ -59,7 +60,7 @@ class NodeRecs(Sequence[NodeRec]):
     A paint asks for the visible tiles' boxes only (a far one for none): making all 72k up front
     took ~0.2 s of every open and expand of a 50k-box drawing."""
 
-    __slots__ = ("paths", "x", "y", "w", "h", "tile", "resolved", "made")
+    __slots__ = ("paths", "x", "y", "w", "h", "tile", "resolved", "made", "annotations")
 
     def __init__(
         self,
@@ -70,8 +71,10 @@ class NodeRecs(Sequence[NodeRec]):
         h: np.ndarray,
         tile: np.ndarray,
         resolved: Resolved,
+        annotations: Mapping[str, str] | None = None,
     ) -> None:
         self.paths = paths
+        self.annotations = annotations
         self.x, self.y, self.w, self.h, self.tile = x, y, w, h, tile  # top-left corner and size, scene px
         self.resolved = resolved
         self.made: list[NodeRec | None] = [None] * len(paths)
@@ -96,6 +99,7 @@ class NodeRecs(Sequence[NodeRec]):
                 fam,
                 owner,
                 int(self.tile[i]),
+                self.annotations,
             )
         return rec
 

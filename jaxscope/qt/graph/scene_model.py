@@ -414,7 +414,7 @@ def _build_nodes(
         cx, cy, w, h = (np.fromiter(map(_get(a), boxes), dtype=float, count=len(boxes)) for a in "xywh")
     x0, y0 = cx - w / 2, cy - h / 2
     node_tiles, node_bounds, keys, tile = _tiles(x0, y0, x0 + w, y0 + h, cx // TILE_W, cy // TILE_H)
-    nodes = NodeRecs(node_paths(boxes), x0, y0, w, h, tile, resolved)
+    nodes = NodeRecs(node_paths(boxes), x0, y0, w, h, tile, resolved, dict(layout.annotations) if layout.annotations else None)
     oversized = np.flatnonzero((w > TILE_W) | (h > TILE_H)).tolist()
     tile_of = {(int(kx), int(ky)): t for t, (kx, ky) in enumerate(keys)}
     return nodes, node_tiles, node_bounds, tile_of, oversized
