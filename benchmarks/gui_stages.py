@@ -3,7 +3,7 @@
     python benchmarks/gui_stages.py FILE ARGS_FILE --reps 3 [--extras] [--png] [--pan N]
 
 Drives the real `jaxscope.qt.app.controller.Controller` (worker process + layout process) and a real
-`QtGraphView`: ``Controller.trace(TraceRequest)`` -> ``trace_finished`` -> ``first_open`` (of the view drawn:
+`QtGraphView`: ``Controller.trace(TraceRequest)`` -> ``trace_finished`` (a PreparedTrace: its ``first_open`` of the view drawn:
 a model's modules as groups, as the app; ``--flat`` for the program as traced) ->
 ``Controller.layout`` -> ``layout_finished`` -> ``QtGraphView.set_graph`` -> first paint
 (``viewport().grab()``), with a 10 ms QTimer measuring how late the GUI event loop runs the whole
@@ -36,11 +36,11 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import QCoreApplication, QEventLoop, QSettings, Qt, QTimer
 from PySide6.QtWidgets import QApplication
 
-from jaxscope.analysis.scope_view import first_open
 from jaxscope.layout.body import expandable
 from jaxscope.layout.preview import Region
 from jaxscope.qt.app.controller import Controller
 from jaxscope.qt.app.ir_side import AUTO_COMPILE_MAX_EQNS
+from jaxscope.qt.app.prepared import PreparedLayout, PreparedTrace
 from jaxscope.qt.graph.view import QtGraphView
 from jaxscope.runtime.layout_client import LayoutClient
 from jaxscope.runtime.worker_client import DEFAULT_TIMEOUTS, WorkerClient
@@ -133,15 +133,14 @@ class Bench:
         # No pre-warmed spare: the app keeps one, but the clock starts only once it is up anyway
         # (it only costs CPU while it imports jax), so the bench skips it to save time.
         self.worker = WorkerClient(spare=False, timeouts=timeouts)
-        self.controller = Controller(worker=self.worker, layouts=LayoutClient())
         self.view = QtGraphView()
         self.view.resize(VIEW_W, VIEW_H)
         self.view.show()
+        # as the app: the view builds scene models on the threads results arrive on
+        self.controller = Controller(worker=self.worker, layouts=LayoutClient(), scenes=self.view)
         self.probe = LoopProbe()
         self.events: dict[str, Any] = {}
         c = self.controller
-        c.prepare_layout = self.view.model_for  # as the app: the scene model is built on the layout thread
-        c.prepare = lambda result, view: self.view.prepare_graph(view.graph)  # as the app: its boxes resolved meanwhile
         c.trace_finished.connect(self._on_trace)
         c.trace_failed.connect(self._on_failed)
         c.layout_finished.connect(self._on_layout)
@@ -151,33 +150,34 @@ class Bench:
         self.layout_on_trace = True
 
     # -- signal handlers: what the app does on these signals, timed
-    def _on_trace(self, result: TraceResult) -> None:
+    def _on_trace(self, prepared: PreparedTrace) -> None:
         ev = self.events
         ev["t_trace"] = time.perf_counter()
-        ev["result"] = result
+        ev["result"] = prepared.result
         if not self.layout_on_trace:
             self.loop.quit()
             return
-        view = ev["view"] = self.controller.view_of(result)  # as the app: a model's modules as groups
-        expanded = first_open(view.graph)
+        view = ev["view"] = prepared.view  # as the app: a model's modules as groups, made off the GUI thread
+        expanded = prepared.expanded
         ev["t_auto"] = time.perf_counter()
         self.controller.layout(view.graph, expanded)
 
-    def _on_layout(self, graph: Graph, layout: Layout, expanded: frozenset[str]) -> None:
+    def _on_layout(self, prepared: PreparedLayout) -> None:
         ev = self.events
         ev["t_layout"] = time.perf_counter()
-        ev["layout"], ev["expanded"] = layout, expanded
-        self.view.set_graph(graph, layout, "light", keep_view=ev.get("keep_view", False), model=self.controller.prepared_layout(layout))
+        graph, layout = prepared.graph, prepared.layout
+        ev["layout"], ev["expanded"] = layout, prepared.expanded
+        self.view.set_graph(graph, layout, "light", keep_view=ev.get("keep_view", False), model=prepared.model)
         ev["t_scene"] = time.perf_counter()
         self.view.viewport().grab()
         ev["t_paint"] = time.perf_counter()
         self.loop.quit()
 
-    def _on_preview(self, graph: Graph, part: Layout, expanded: frozenset[str]) -> None:
+    def _on_preview(self, prepared: PreparedLayout) -> None:
         ev = self.events
         ev["t_preview"] = time.perf_counter()
-        ev["preview_nodes"] = len(part.nodes)
-        self.view.show_preview(graph, part, self.controller.prepared_preview(part))  # painted, as in the app
+        ev["preview_nodes"] = len(prepared.layout.nodes)
+        self.view.show_preview(prepared.graph, prepared.layout, prepared.model)  # painted, as in the app
         ev["t_preview_paint"] = time.perf_counter()
 
     def _on_failed(self, info: Any) -> None:

@@ -1,4 +1,6 @@
-"""The main window: docks and menus wired to the controller. Views rebuild from plain data."""
+"""The main window: composition. Its panes, docks and menus, wired to the trace session (the trace
+shown, `TraceSession`), the controller (the worker and layout processes) and the collaborators
+that hold each concern (opening files, the IR side, jobs, structure, saved traces, exports)."""
 
 from __future__ import annotations
 
