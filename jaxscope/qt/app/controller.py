@@ -170,14 +170,14 @@ class Controller(QObject):
         open (None: `auto_expanded`'s pick) and default options. `layout()` then finds that layout
         under way. `trace_finished` hands over a `PreparedTrace` (source lines coloured from `palette`)."""
         gen = self._trace_gen = next(self._gen)
-        self._palette = tuple(palette)
+        colours = self._palette = tuple(palette)
         self._set_busy(True)
         self.layouts.cancel()  # the last graph's pending layouts (and an earlier stream) are moot now
         grouping = self.grouping
         # a saved trace has its graph at hand: it is laid out as any other (`layout`), not streamed
         stream = self._stream = self.layouts.stream(expanded, scopes=grouping) if self.saved is None else None
         future = self.source.trace(request, on_phase=lambda p: self._phase.emit(gen, p), tap=stream.feed if stream else None)
-        future.add_done_callback(lambda f: self._prepare(gen, f, stream, grouping, self._palette))
+        future.add_done_callback(lambda f: self._prepare(gen, f, stream, grouping, colours))
 
     @property
     def source(self) -> WorkerClient | SavedWorker:
