@@ -94,7 +94,12 @@ def with_owners(values: dict[str, float], peak: bool = False) -> dict[str, float
 
 
 def human(value: float) -> str:
+    """A value with an SI prefix: 1.5k, 2.3G; below 1 (seconds measured per equation), 26µ, 8.1n."""
     for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
         if abs(value) >= scale:
             return f"{value / scale:.3g}{unit}"
+    if 0 < abs(value) < 1:
+        for unit, scale in (("m", 1e-3), ("µ", 1e-6), ("n", 1e-9)):
+            if abs(value) >= scale:
+                return f"{value / scale:.3g}{unit}"
     return f"{value:.3g}"

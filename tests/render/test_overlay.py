@@ -6,7 +6,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from jaxscope.layout.engine import compute_layout
-from jaxscope.render.overlay import RAMP, ZERO, Overlay, ramp, with_owners
+from jaxscope.render.overlay import RAMP, ZERO, Overlay, human, ramp, with_owners
 from jaxscope.render.svg import render_svg
 from jaxscope.schema.graph import Body, Edge, Graph, Node
 
@@ -47,3 +47,17 @@ def test_the_svg_fills_boxes_by_value_and_names_the_measure() -> None:
     assert float(scale.get("transform").split(",")[1].rstrip(")")) < min(
         float(g.get("transform", "translate(0,0)").split(",")[1].rstrip(")")) for g in root.iter(f"{ns}g") if g.get("class") == "graph"
     )
+
+
+def test_scale_ends_read_with_si_prefixes_from_nanoseconds_to_gigaflops() -> None:
+
+    assert [human(v) for v in (0.0, 8.06e-9, 2.59e-5, 0.004, 0.5, 512.0, 14500.0, 3.2e9)] == [
+        "0",
+        "8.06n",
+        "25.9µ",
+        "4m",
+        "500m",
+        "512",
+        "14.5k",
+        "3.2G",
+    ]
