@@ -89,6 +89,9 @@ def _leaf_cost(prim: str, in_avals: tuple[str, ...], avals: tuple[str, ...], num
         return Cost(float(out), 0.0, moved)
     if rule == "reduction":
         return Cost(float(max(sum(aval_elems(a) for a in in_avals[:1]) - out, 0)), 0.0, moved)
+    if rule == "window":  # each output folds its window, padding included (as XLA counts a pooling)
+        dims = number(numbers, "window_dimensions")
+        return Cost(float(out * max(math.prod(dims) - 1, 0)) if dims else 0.0, 0.0, moved)
     if rule == "cumulative":
         return Cost(float(out), 0.0, moved)
     if rule == "scatter":  # one op per update element

@@ -18,10 +18,13 @@ from typing import Any, Literal
 
 # How one run of an equation is priced (`analysis.cost`): "free" moves data only; "elementwise"
 # one FLOP per output element; "transcendental" one transcendental per output element; "reduction"
-# one per element folded in; "cumulative" one per output element; "scatter" one per update
-# element; "dot" 2·M·N·K; "conv" 2 · output · kernel window; "integer_pow" its multiplies;
-# "convert" none for a change of weak type only, else element-wise.
-CostRule = Literal["free", "elementwise", "transcendental", "reduction", "cumulative", "scatter", "dot", "conv", "integer_pow", "convert"]
+# one per element folded in; "window" one per element of each output's window but the first (a
+# pooling's); "cumulative" one per output element; "scatter" one per update element; "dot" 2·M·N·K;
+# "conv" 2 · the kernel taps on the input; "integer_pow" its multiplies; "convert" none for a
+# change of weak type only, else element-wise.
+CostRule = Literal[
+    "free", "elementwise", "transcendental", "reduction", "window", "cumulative", "scatter", "dot", "conv", "integer_pow", "convert"
+]
 # A PRNG key's way through an equation (`worker.keyreuse`): "consumes" uses the key up (its
 # first operand); "passes" hands its operands on unchanged; "derives" makes a value of its first
 # operand that is the same key for the same static params (`keys[0]` twice).
@@ -130,7 +133,8 @@ _add("integer_pow", Primitive("elementwise", "integer_pow", shown=("y",), number
 # Reductions.
 _add("reduce_sum reduce_max reduce_min reduce_prod argmax argmin", Primitive("reduction", "reduction", shown=("axes",)))
 _add("reduce_and reduce_or reduce_xor", Primitive("reduction", "reduction"))
-_add("reduce reduce_window reduce_window_max reduce_window_min reduce_window_sum", Primitive("reduction"))
+_add("reduce_window_sum reduce_window_max reduce_window_min", Primitive("reduction", "window", numbers=_named("window_dimensions")))
+_add("reduce reduce_window", Primitive("reduction"))  # their own reduction: a sub-program XLA prices, not priced here
 _add("cumsum", Primitive("reduction", "cumulative", shown=("axis",)))
 _add("cumprod cummax cummin cumlogsumexp", Primitive("reduction", "cumulative"))
 # Linear algebra.

@@ -124,3 +124,9 @@ def test_numbers_survive_a_saved_trace() -> None:
     graph = Graph(trace.graph.function, {**trace.graph.bodies, top.id: replace(top, nodes=nodes)}, trace.graph.root)
     doc = TraceDocument(replace(trace, graph=graph), None, None, None, {}, "2026-12-07T00:00:00Z", "0.1.0")
     assert decode(encode(doc)).trace.graph == graph
+
+
+def test_a_pooling_in_wire_form_2_reads_its_window() -> None:
+    pool = Node("e0", "eqn", "reduce_window_sum", params=(("padding", "((0, 0), (1, 1))"), ("window_dimensions", "(1, 3)")))
+    back = graph_from_wire(_without_numbers(graph_to_wire(Graph("f", {"b0": _body(pool)}))))
+    assert back.top.nodes[0].numbers == (("window_dimensions", (1, 3)),)

@@ -60,6 +60,12 @@ def _padded_convs(x: jax.Array, k: jax.Array) -> jax.Array:
     return jax.lax.conv(jnp.transpose(z, (0, 3, 1, 2)), jnp.ones((5, 8, 3, 3)), (3, 2), "SAME")  # NCHW, OIHW
 
 
+def _pools(x: jax.Array) -> jax.Array:
+    """An average pool (SAME: its padding counted, as XLA counts it) and a max pool."""
+    avg = jax.lax.reduce_window(x, 0.0, jax.lax.add, (1, 3, 3, 1), (1, 1, 1, 1), "SAME")
+    return jax.lax.reduce_window(avg, -jnp.inf, jax.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+
+
 def _dense(a: jax.Array, b: jax.Array) -> jax.Array:
     return jnp.einsum("bij,bjk->bik", a, b) ** 3 @ b[0].T
 
@@ -67,8 +73,8 @@ def _dense(a: jax.Array, b: jax.Array) -> jax.Array:
 @pytest.mark.same_jax
 @pytest.mark.parametrize(
     ("part", "shapes"),
-    [(_padded_convs, [(2, 12, 11, 8), (3, 3, 8, 8)]), (_dense, [(5, 7, 6), (5, 6, 9)])],
-    ids=["convolutions", "matmuls-and-a-cube"],
+    [(_padded_convs, [(2, 12, 11, 8), (3, 3, 8, 8)]), (_dense, [(5, 7, 6), (5, 6, 9)]), (_pools, [(2, 12, 12, 4)])],
+    ids=["convolutions", "matmuls-and-a-cube", "pools"],
 )
 def test_flops_counted_from_the_numbers_are_xlas(part: object, shapes: list[tuple[int, ...]]) -> None:
     """Exactly the lowered program's own count (XLA's cost analysis): every kernel tap that lands on
