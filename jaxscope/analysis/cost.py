@@ -92,11 +92,21 @@ def _leaf_cost(prim: str, in_avals: tuple[str, ...], avals: tuple[str, ...], num
     if rule == "window":  # each output folds its window, padding included (as XLA counts a pooling)
         dims = number(numbers, "window_dimensions")
         return Cost(float(out * max(math.prod(dims) - 1, 0)) if dims else 0.0, 0.0, moved)
-    if rule == "cumulative":
-        return Cost(float(out), 0.0, moved)
+    if rule in ("cumulative", "cumulative_lse"):
+        steps = float(out * _steps_along(in_avals, numbers))
+        return Cost(steps, 0.0, moved) if rule == "cumulative" else Cost(8.0 * steps, 2.0 * steps, moved)
     if rule == "scatter":  # one op per update element
         return Cost(float(aval_elems(in_avals[-1]) if in_avals else 0), 0.0, moved)
     return Cost(0.0, 0.0, moved)
+
+
+def _steps_along(in_avals: tuple[str, ...], numbers: Numbers) -> int:
+    """n − 1 for a cumulative op along an axis of n: the steps of each output's reduce_window."""
+    shape = aval_shape(in_avals[0]) if in_avals else None
+    axis = number(numbers, "axis")
+    if not shape or not axis or not 0 <= axis[0] < len(shape):
+        return 1
+    return max(shape[axis[0]] - 1, 0)
 
 
 def _dtype(aval: str) -> str:

@@ -182,8 +182,8 @@ def _wire2_numbers(label: str, params: list[str]) -> list[Any]:
                 out += [name, [int(v) for v in (value if name != "padding" else [x for pair in value for x in pair])]]
         if label in ("reduce_window_sum", "reduce_window_max", "reduce_window_min"):
             out += ["window_dimensions", [int(v) for v in ast.literal_eval(texts["window_dimensions"])]]
-        for name in ("y", "cond_nconsts", "body_nconsts", "length", "feature_group_count", "batch_group_count"):
-            if name in texts and label in ("integer_pow", "while", "scan", "conv_general_dilated"):
+        for name in ("y", "cond_nconsts", "body_nconsts", "length", "feature_group_count", "batch_group_count", "axis"):
+            if name in texts and (label in ("integer_pow", "while", "scan", "conv_general_dilated") or label.startswith("cum")):
                 out += [name, [int(texts[name])]]
     except (KeyError, ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return []

@@ -19,11 +19,24 @@ from typing import Any, Literal
 # How one run of an equation is priced (`analysis.cost`): "free" moves data only; "elementwise"
 # one FLOP per output element; "transcendental" one transcendental per output element; "reduction"
 # one per element folded in; "window" one per element of each output's window but the first (a
-# pooling's); "cumulative" one per output element; "scatter" one per update element; "dot" 2·M·N·K;
+# pooling's); "cumulative" n − 1 per output element along an axis of n (jax lowers it, on CPU and
+# GPU, to a reduce_window over the whole axis); "cumulative_lse" that many steps of jax's logaddexp
+# (8 element-wise ops and 2 transcendentals each); "scatter" one per update element; "dot" 2·M·N·K;
 # "conv" 2 · the kernel taps on the input; "integer_pow" its multiplies; "convert" none for a
 # change of weak type only, else element-wise.
 CostRule = Literal[
-    "free", "elementwise", "transcendental", "reduction", "window", "cumulative", "scatter", "dot", "conv", "integer_pow", "convert"
+    "free",
+    "elementwise",
+    "transcendental",
+    "reduction",
+    "window",
+    "cumulative",
+    "cumulative_lse",
+    "scatter",
+    "dot",
+    "conv",
+    "integer_pow",
+    "convert",
 ]
 # A PRNG key's way through an equation (`worker.keyreuse`): "consumes" uses the key up (its
 # first operand); "passes" hands its operands on unchanged; "derives" makes a value of its first
@@ -135,8 +148,9 @@ _add("reduce_sum reduce_max reduce_min reduce_prod argmax argmin", Primitive("re
 _add("reduce_and reduce_or reduce_xor", Primitive("reduction", "reduction"))
 _add("reduce_window_sum reduce_window_max reduce_window_min", Primitive("reduction", "window", numbers=_named("window_dimensions")))
 _add("reduce reduce_window", Primitive("reduction"))  # their own reduction: a sub-program XLA prices, not priced here
-_add("cumsum", Primitive("reduction", "cumulative", shown=("axis",)))
-_add("cumprod cummax cummin cumlogsumexp", Primitive("reduction", "cumulative"))
+_add("cumsum", Primitive("reduction", "cumulative", shown=("axis",), numbers=_named("axis")))
+_add("cumprod cummax cummin", Primitive("reduction", "cumulative", numbers=_named("axis")))
+_add("cumlogsumexp", Primitive("reduction", "cumulative_lse", numbers=_named("axis")))
 # Linear algebra.
 _add("dot_general", Primitive("linalg", "dot", numbers=_dot_numbers))
 _add("conv_general_dilated", Primitive("linalg", "conv", numbers=_conv_numbers))
