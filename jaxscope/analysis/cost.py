@@ -65,15 +65,28 @@ def _length(node: Node) -> int:
 
 
 def leaf_cost(node: Node) -> Cost:
-    """One run of an equation with no sub-graphs, by its primitive's rule (`schema.primitives`)."""
+    """One run of an equation with no sub-graphs, by its primitive's rule (`schema.primitives`);
+    one whose rule reads params it was not given (`unread`) moves its bytes and no FLOP is guessed."""
     return _leaf_cost(_base(node.label), node.in_avals, node.avals, node.numbers)
+
+
+UNREAD = "not priced: this JAX gave their params in a form jaxscope does not read (their bytes are counted)"
+
+
+def unread(node: Node) -> bool:
+    """An equation whose cost rule needs params (a dot's contracting dimensions) it was not sent:
+    a JAX that changed their form. Its FLOPs are not guessed (`UNREAD` says so on its row)."""
+    return not node.numbers and primitive(_base(node.label)).numbers is not None
 
 
 @functools.lru_cache(maxsize=16384)  # a program repeats its layers: few distinct equations to price
 def _leaf_cost(prim: str, in_avals: tuple[str, ...], avals: tuple[str, ...], numbers: Numbers) -> Cost:
-    rule = primitive(prim).cost
+    entry = primitive(prim)
+    rule = entry.cost
     out = sum(aval_elems(a) for a in avals)
     moved = float(sum(aval_bytes(a) or 0 for a in (*in_avals, *avals)))
+    if entry.numbers is not None and not numbers:
+        return Cost(0.0, 0.0, moved)  # `unread`
     if rule == "dot":
         return Cost(2.0 * out * _contracted(in_avals, numbers), 0.0, moved)
     if rule == "conv":
@@ -286,7 +299,11 @@ def _rows(graph: Graph, body_id: str, prefix: str, runs: float, note: str, depth
         runs_here, note_here = (0.0, DEAD) if depth == 0 and node.id in gone else (runs, note)
         if not node.subgraphs:
             gone_here = node.id in free
-            yield CostRow(path, node, leaf_cost(node), 0.0 if gone_here else runs_here, FOLDED if gone_here else note_here)
+            if gone_here:
+                note_here = FOLDED
+            elif note_here != DEAD and unread(node):
+                note_here = UNREAD  # said before a loop's note: its count is not known at all
+            yield CostRow(path, node, leaf_cost(node), 0.0 if gone_here else runs_here, note_here)
             continue
         prim = _base(node.label)
         loop = "in a while loop: counted once" if prim == "while" else "in a cond branch" if prim == "cond" else ""

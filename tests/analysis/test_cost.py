@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jaxscope.analysis.cost import DEAD, FOLDED, Cost, by_key, leaf_cost, rows, total
+from jaxscope.analysis.cost import DEAD, FOLDED, UNREAD, Cost, by_key, leaf_cost, rows, total
 from jaxscope.analysis.hlo_cost import hlo_cost, per_equation
 from jaxscope.analysis.liveness import liveness
 from jaxscope.schema.graph import Body, Edge, Graph, Node, SubgraphRef
@@ -156,3 +156,14 @@ def test_the_compiled_text_is_priced_per_instruction_and_shared_among_its_equati
     shares, unclaimed = per_equation(cost, {10: ["e0"], 11: ["e1", "e2"]})  # exp made by two equations, the reduce by none
     assert shares["e0"].flops == 2 * 8 * 32 * 16 and shares["e1"].transcendentals == shares["e2"].transcendentals == 128
     assert unclaimed.flops == 255
+
+
+def test_an_equation_whose_params_were_not_read_is_not_priced_and_says_so() -> None:
+    """A dot without its contracting dimensions (a JAX that changed their form) gets no guessed
+    FLOPs: its bytes, and a note on its row that the CLI and the Cost pane count."""
+    dot = _eqn("e0", "dot_general", ("f32[8,16]", "f32[16,32]"), ("f32[8,32]",))
+    sin = _eqn("e1", "sin", ("f32[8,32]",), ("f32[8,32]",))
+    body = Body("b0", "f", (dot, sin, Node("out0", "output", "y")), (Edge("e0", "e1"), Edge("e1", "out0")), 2, 2)
+    found = rows(Graph("f", {"b0": body}, "b0"))
+    assert [(r.path, r.note) for r in found] == [("e0", UNREAD), ("e1", "")]
+    assert found[0].own == Cost(0, 0, 4 * (8 * 16 + 16 * 32 + 8 * 32)) and found[1].own.transcendentals == 8 * 32

@@ -244,6 +244,9 @@ class ModelCost(QObject):
             f"{human(float(live.peak))}B in use, arguments {human(float(live.start))}B; residuals: {len(live.residuals)} "
             f"values, {human(float(live.residual_bytes))}B."
         )
+        unpriced = sum(r.note == costs.UNREAD for r in found)
+        if unpriced:
+            totals += f" {unpriced} equations are not priced: this JAX gave their params in a form jaxscope does not read."
         self.host.cost_panel.show_cost(CostView(totals, live.in_use, live.peak_at, top))
         self.colour()
 
