@@ -9,6 +9,9 @@ import re
 from jaxscope.spec.argspec import SHORT_TO_LONG
 
 _BITS = {"bool": 8, "key": 64}
+# An aval of more dimensions, of one over 18 digits or of more elements is no array's (a damaged or
+# hostile saved trace): read as none, so that no count made of it overflows a float.
+MAX_RANK, MAX_ELEMS = 64, 1 << 62
 _AVAL = re.compile(r"^([a-z]+[0-9]*)(?:<\w+>)?\[([0-9,\s]*)\]")
 
 
@@ -18,7 +21,11 @@ def aval_shape(aval: str) -> tuple[int, ...] | None:
     m = _AVAL.match(aval.strip())
     if not m:
         return None
-    return tuple(int(d) for d in m.group(2).replace(" ", "").split(",") if d)
+    digits = [d for d in m.group(2).replace(" ", "").split(",") if d]
+    if len(digits) > MAX_RANK or any(len(d) > 18 for d in digits):  # no array has these: a damaged or hostile saved trace
+        return None
+    shape = tuple(int(d) for d in digits)
+    return shape if math.prod(shape) <= MAX_ELEMS else None
 
 
 @functools.lru_cache(maxsize=8192)
@@ -41,8 +48,8 @@ def aval_bytes(aval: str) -> int | None:
         if not digits:
             return None
         bits = int(digits.group(1))
-    dims = [int(d) for d in m.group(2).replace(" ", "").split(",") if d]
-    return math.prod(dims) * bits // 8
+    shape = aval_shape(aval)
+    return math.prod(shape) * bits // 8 if shape is not None else None
 
 
 def format_bytes(n: int) -> str:

@@ -167,3 +167,19 @@ def test_an_equation_whose_params_were_not_read_is_not_priced_and_says_so() -> N
     found = rows(Graph("f", {"b0": body}, "b0"))
     assert [(r.path, r.note) for r in found] == [("e0", UNREAD), ("e1", "")]
     assert found[0].own == Cost(0, 0, 4 * (8 * 16 + 16 * 32 + 8 * 32)) and found[1].own.transcendentals == 8 * 32
+
+
+def test_an_aval_no_array_has_counts_as_unknown_and_nothing_overflows() -> None:
+    """A damaged or hostile saved trace may hold avals of 400-digit or 64×10^17 dimensions: they are
+    no array's (unknown size), so no count made of them overflows a float or raises."""
+    from jaxscope.analysis.avals import aval_bytes, aval_elems, aval_shape
+
+    huge = "f32[" + "9" * 400 + "]"
+    wide = "f32[" + ",".join(["99999999999999999"] * 64) + "]"
+    for aval in (huge, wide):
+        assert aval_shape(aval) is None and aval_elems(aval) == 0 and aval_bytes(aval) is None
+    assert aval_shape("bf16[8,128]") == (8, 128) and aval_bytes("bf16[8,128]") == 2048
+    node = _eqn("e0", "sin", (huge,), (wide,))
+    body = Body("b0", "f", (node, Node("out0", "output", "y")), (Edge("e0", "out0"),), 1, 1)
+    assert total(Graph("f", {"b0": body}, "b0")) == Cost(0, 0, 0)
+    assert liveness(Graph("f", {"b0": body}, "b0")).peak >= 0
