@@ -44,6 +44,7 @@ from jaxscope.render.styles import get_theme
 from jaxscope.render.svg import render_svg, svg_parts
 from jaxscope.schema.codec import from_jsonable, to_jsonable
 from jaxscope.schema.graph import SCHEMA_VERSION, Graph
+from jaxscope.schema.graph_wire import graph_from_readable
 from jaxscope.schema.layout import Layout
 
 FORMATS: tuple[str, ...] = ("svg", "png", "pdf", "dot", "json", "html")
@@ -200,7 +201,7 @@ def read_json(text: str | bytes) -> tuple[Graph, Layout | None]:
     version = data.get("schema_version", 0)
     if not isinstance(version, int) or version > SCHEMA_VERSION:
         raise ValueError(f"export schema {version!r} is newer than supported ({SCHEMA_VERSION})")
-    graph = from_jsonable(Graph, data["graph"])
+    graph = graph_from_readable(data["graph"])
     layout = from_jsonable(Layout, data["layout"]) if data.get("layout") is not None else None
     return graph, layout
 

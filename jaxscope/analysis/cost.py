@@ -87,6 +87,14 @@ def _leaf_cost(prim: str, in_avals: tuple[str, ...], avals: tuple[str, ...], num
     moved = float(sum(aval_bytes(a) or 0 for a in (*in_avals, *avals)))
     if entry.numbers is not None and not numbers:
         return Cost(0.0, 0.0, moved)  # `unread`
+    try:
+        return _priced(rule, in_avals, avals, numbers, out, moved)
+    except OverflowError:  # numbers no program has (a damaged or hostile saved trace): no FLOPs made of them
+        return Cost(0.0, 0.0, moved)
+
+
+def _priced(rule: str, in_avals: tuple[str, ...], avals: tuple[str, ...], numbers: Numbers, out: int, moved: float) -> Cost:
+    """`_leaf_cost` by its primitive's rule."""
     if rule == "dot":
         return Cost(2.0 * out * _contracted(in_avals, numbers), 0.0, moved)
     if rule == "conv":
@@ -132,7 +140,7 @@ def _contracted(in_avals: tuple[str, ...], numbers: Numbers) -> int:
     dims = number(numbers, "lhs_contracting")
     if lhs is None or dims is None:
         return 1
-    return math.prod(lhs[d] for d in dims if 0 <= d < len(lhs))
+    return math.prod(lhs[d] for d in dict.fromkeys(dims) if 0 <= d < len(lhs))  # each dimension once
 
 
 def _conv_macs(in_avals: tuple[str, ...], avals: tuple[str, ...], numbers: Numbers) -> float:
@@ -170,13 +178,17 @@ def _taps(n_in: int, k: int, n_out: int, stride: int, pad_lo: int, lhs_dilation:
     if min(n_in, k, n_out, stride, lhs_dilation, rhs_dilation) < 1 or max(k, lhs_dilation) > 1 << 16:
         return 0  # no convolution XLA would accept (a damaged saved trace)
     extent = (n_in - 1) * lhs_dilation + 1  # the dilated input, before padding
-    period = lhs_dilation // math.gcd(stride, lhs_dilation)
+    g = math.gcd(stride, lhs_dilation)
+    period = lhs_dilation // g
+    step = pow(stride // g, -1, period) if period > 1 else 0  # o ≡ -offset/g · step (mod period) lands on an element
     count = 0
     for t in range(k):
         offset = t * rhs_dilation - pad_lo  # output o reads position o * stride + offset
         lo, hi = max(0, -(offset // stride)), min(n_out - 1, (extent - 1 - offset) // stride)
-        first = next((o for o in range(lo, min(lo + period, hi + 1)) if (o * stride + offset) % lhs_dilation == 0), None)
-        if first is not None:
+        if hi < lo or offset % g:
+            continue  # no output's window puts this tap on the input, or never on an element of it
+        first = lo + ((-offset // g) * step - lo) % period if period > 1 else lo
+        if first <= hi:
             count += (hi - first) // period + 1
     return count
 

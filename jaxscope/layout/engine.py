@@ -300,6 +300,7 @@ def lay_out_ahead(
     dot_max_nodes: int = DOT_MAX_NODES,
     engine: str = "auto",
     dot_items: int = DOT_MAX_NODES,
+    annotations: Annotations = (),
 ) -> Iterator[str]:
     """Lay out into `cache`, one body per step (yielding its id), the sub-graphs of every visible
     collapsed owner, nothing inside them expanded, smallest first. The layout process runs this
@@ -327,7 +328,8 @@ def lay_out_ahead(
                     found.append(graph.bodies[ref.body])
 
     visit(graph.root, expanded)
-    ctx = Context(graph, direction, int(max_span), int(dot_max_nodes), engine, cache)
+    notes_on = tuple((str(path), str(text)) for path, text in annotations)  # as `compute_tenths` keys its layouts
+    ctx = Context(graph, direction, int(max_span), int(dot_max_nodes), engine, cache, notes_on)
     for body in sorted(found, key=lambda b: len(b.nodes)):
         n = len(body.nodes)
         to_dot = ctx.wants_dot(n)

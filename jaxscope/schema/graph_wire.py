@@ -135,7 +135,26 @@ def graph_from_jsonable(data: Any) -> Graph:
     """A Graph from its wire form or its readable form."""
     if isinstance(data, dict) and "wire" in data:
         return graph_from_wire(data)
-    return cast(Graph, from_jsonable(Graph, data))  # decoded JSON
+    return graph_from_readable(data)
+
+
+def graph_from_readable(data: Any) -> Graph:
+    """A Graph from its readable form (`export --format json`); a node written before
+    `Node.numbers` (no "numbers" key) reads them from its texts once, as a wire-2 node does."""
+    graph = cast(Graph, from_jsonable(Graph, data))  # decoded JSON
+    bodies = dict(graph.bodies)
+    for body_id, body in graph.bodies.items():
+        written = (data.get("bodies") or {}).get(body_id) or {}
+        old = {n.get("id") for n in written.get("nodes") or () if isinstance(n, dict) and "numbers" not in n}
+        if old:
+            nodes = tuple(_with_numbers(n) if n.id in old and n.kind == "eqn" else n for n in body.nodes)
+            bodies[body_id] = dataclasses.replace(body, nodes=nodes)
+    return Graph(graph.function, bodies, graph.root) if bodies != graph.bodies else graph
+
+
+def _with_numbers(node: Node) -> Node:
+    flat = _wire2_numbers(node.label, [x for kv in node.params for x in kv])
+    return dataclasses.replace(node, numbers=tuple((name, tuple(ints)) for name, ints in zip(flat[::2], flat[1::2]))) if flat else node
 
 
 SENT_AHEAD = {"wire": "sent"}  # a result's graph that went ahead in its own "graph" event
@@ -185,7 +204,9 @@ def _wire2_numbers(label: str, params: list[str]) -> list[Any]:
         for name in ("y", "cond_nconsts", "body_nconsts", "length", "feature_group_count", "batch_group_count", "axis"):
             if name in texts and (label in ("integer_pow", "while", "scan", "conv_general_dilated") or label.startswith("cum")):
                 out += [name, [int(texts[name])]]
-    except (KeyError, ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+    except (KeyError, ValueError, TypeError, SyntaxError, MemoryError, RecursionError, OverflowError):
         return []
     pairs = sorted(zip(out[::2], out[1::2]))  # by name, as `primitives.read_numbers` gives them
+    if len(pairs) > 64 or any(len(ints) > 64 or any(abs(v) >= 1 << 62 for v in ints) for _name, ints in pairs):
+        return []  # as wire 3 bounds them (`trace_file_check`): not what a real program holds
     return [x for pair in pairs for x in pair]

@@ -183,3 +183,17 @@ def test_an_aval_no_array_has_counts_as_unknown_and_nothing_overflows() -> None:
     body = Body("b0", "f", (node, Node("out0", "output", "y")), (Edge("e0", "out0"),), 1, 1)
     assert total(Graph("f", {"b0": body}, "b0")) == Cost(0, 0, 0)
     assert liveness(Graph("f", {"b0": body}, "b0")).peak >= 0
+
+
+def test_numbers_no_program_has_raise_nothing_and_price_nothing() -> None:
+    """What a saved trace's check lets through (64 integers under 2^62 each) must not overflow a
+    float or hang: a dot contracting one dimension 64 times, a window of 17 × 2^61, a convolution
+    of a 65536-tap kernel on a 65536-fold dilated input."""
+    dot = _eqn("e0", "dot_general", ("f32[4,70000]", "f32[70000,4]"), ("f32[4,4]",), (("lhs_contracting", (1,) * 64),))
+    assert leaf_cost(dot).flops == 2 * 16 * 70000  # each dimension once
+    pool = _eqn("e0", "reduce_window_sum", ("f32[8]",), ("f32[8]",), (("window_dimensions", (2**61,) * 17),))
+    assert leaf_cost(pool) == Cost(0, 0, 64)
+    window = (("padding", (0, 0)), ("window_strides", (1,)), ("lhs_dilation", (65536,)), ("rhs_dilation", (1,)))
+    specs = (("lhs_spec", (0, 1, 2)), ("rhs_spec", (0, 1, 2)), ("out_spec", (0, 1, 2)))
+    conv = _eqn("e0", "conv_general_dilated", ("f32[1,1,70000]", "f32[1,1,65536]"), ("f32[1,1,4000000]",), specs + window)
+    assert leaf_cost(conv).flops >= 0  # counted in closed form: no 2^32-step loop

@@ -46,3 +46,13 @@ def test_the_layout_process_makes_the_same_room_and_hands_the_notes_back() -> No
     assert remote.annotations == (("e0", NOTE),) and again.annotations == ()
     assert (_box(remote, "e0").w, _box(remote, "e0").h) == (_box(local, "e0").w, _box(local, "e0").h)
     assert _box(again, "e0").h < _box(remote, "e0").h
+
+
+def test_the_layout_process_lays_out_ahead_with_the_same_notes() -> None:
+    """While idle, the layout process lays the collapsed clusters out ahead with the options of the
+    layout it answered, notes included (they were refused there, after the answer)."""
+    from jaxscope.layout.engine import lay_out_ahead
+
+    graph, cache = sample_graph(), {}
+    compute_layout(graph, (), cache=cache, annotations=[("e0", NOTE)])
+    assert list(lay_out_ahead(graph, (), cache, annotations=[("e0", NOTE)]))  # the collapsed bodies, laid out

@@ -130,3 +130,27 @@ def test_a_pooling_in_wire_form_2_reads_its_window() -> None:
     pool = Node("e0", "eqn", "reduce_window_sum", params=(("padding", "((0, 0), (1, 1))"), ("window_dimensions", "(1, 3)")))
     back = graph_from_wire(_without_numbers(graph_to_wire(Graph("f", {"b0": _body(pool)}))))
     assert back.top.nodes[0].numbers == (("window_dimensions", (1, 3)),)
+
+
+def test_a_hostile_wire_2_text_gives_no_numbers_and_raises_nothing() -> None:
+    from jaxscope.schema.graph_wire import _wire2_numbers
+
+    assert _wire2_numbers("dot_general", ["dimension_numbers", "(([1e999], [0]), ([], []))"]) == []
+    assert _wire2_numbers("reduce_window_sum", ["window_dimensions", "(1e999,)"]) == []
+    assert _wire2_numbers("reduce_window_sum", ["window_dimensions", f"({10**30},)"]) == []  # past wire 3's bound
+    assert _wire2_numbers("integer_pow", ["y", "9" * 400]) == []
+
+
+def test_a_readable_graph_from_before_numbers_reads_them_from_its_texts() -> None:
+    """`export --format json` files written before `Node.numbers` (no "numbers" key): their dots
+    and while loops are priced and wired as a new file's."""
+    from jaxscope.schema.codec import to_jsonable
+    from jaxscope.schema.graph_wire import graph_from_readable
+
+    graph = TraceResult.from_json((FIXTURES / "basics_predict.json").read_text(encoding="utf-8")).graph
+    old = to_jsonable(graph)
+    for body in old["bodies"].values():
+        for node in body["nodes"]:
+            node.pop("numbers", None)
+    assert graph_from_readable(old) == graph
+    assert graph_from_readable(to_jsonable(graph)) == graph

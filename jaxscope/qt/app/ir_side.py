@@ -106,8 +106,15 @@ class IrSide:
     def request_profile(self, runs: int) -> bool:
         """Compile the traced program and run it `runs` times under the profiler (the Cost pane's
         measured time); False until its StableHLO is here (the compile follows it)."""
-        if self.host.session.doc.result is None or "stablehlo" not in self.links:
+        result, lowered = self.host.session.doc.result, self.results.get("stablehlo")
+        if result is None or lowered is None or "stablehlo" not in self.links:
             return False
+        if (lowered.request.function, lowered.request.args, lowered.request.inputs) != (
+            result.request.function,
+            result.request.args,
+            result.request.inputs,
+        ):
+            return False  # the last trace's, not yet this one's
         self.host.ir.set_status(f"compiling with XLA, then {runs} runs under the profiler…", compiling=True)
         self._request_hlo("compiled", profile=runs)
         return True

@@ -206,8 +206,10 @@ class ModelCost(QObject):
             self.need()
 
     def _traced(self) -> None:
-        if self.measure == "time":
-            self._profile()  # once its StableHLO is here
+        if self.measure == "time":  # asked for once the new trace's StableHLO is here (`compiled`)
+            self.host.cost_panel.show_scale(
+                f"measured time: compiling and {measures.PROFILE_RUNS} profiled runs follow the StableHLO…", 0.0, 0.0
+            )
         if self.measure or self.host.docks["cost"].isVisible():
             self.need()
 

@@ -148,7 +148,8 @@ class TraceSession(QObject):
         if not keep:
             doc.expanded = prepared.expanded
         self.links = prepared.links
-        self._colours = (prepared.view.graph, doc.path, prepared.palette, prepared.colours)
+        if (result.request.function.path or "") == doc.path:  # what they were made for (a saved trace may name none)
+            self._colours = (prepared.view.graph, doc.path, prepared.palette, prepared.colours)
         self.traced.emit(prepared, previous)
         self._layout(prepared.view.graph, doc.expanded)
 
