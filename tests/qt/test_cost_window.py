@@ -56,3 +56,9 @@ def test_the_graph_is_coloured_by_measured_time_from_a_profiled_compiled_run(qtb
     panel.measure.setCurrentIndex(panel.measure.findData("flops"))
     qtbot.waitUntil(lambda: "FLOPs" in panel.scale.text(), timeout=TIMEOUT)
     assert cost.times is not None
+    # a re-trace with time picked: times again, for the new trace, once its own StableHLO is here
+    panel.measure.setCurrentIndex(panel.measure.findData("time"))
+    before = w.doc.result
+    w.inputs.request_trace()
+    qtbot.waitUntil(lambda: w.doc.result is not before and cost.times is not None and cost.times[0] is w.doc.result, timeout=4 * TIMEOUT)
+    assert w.doc.result.jaxpr_text and "measured seconds per run" in panel.scale.text()
