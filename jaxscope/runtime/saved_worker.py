@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import Future
-from typing import Any
+from typing import Any, NoReturn
 
 from jaxscope.runtime.worker_client import WorkerError
 from jaxscope.schema.trace import ErrorInfo, JaxprText, TraceRequest, TraceResult
@@ -52,11 +52,16 @@ class SavedWorker:
             found = self.doc.hlo(request.stage)
             if found is None:
                 self._fail(f"{self.name} holds no {request.stage} text (it was not computed when the trace was saved)")
+            if request.stage == "compiled" and getattr(request, "profile", 0) and not found.op_times:
+                self._fail(
+                    f"{self.name} holds no profiled run (it was saved before one): measured time needs the program "
+                    f"run live: open {saved.function.path or 'the source file'} to trace it"
+                )
             return found
         if self.doc.run is None:
             self._fail(f"{self.name} holds no run: save the trace after a run (or `jaxscope save --run`) to keep one")
         return self.doc.run
 
     @staticmethod
-    def _fail(message: str) -> None:
+    def _fail(message: str) -> NoReturn:
         raise WorkerError(ErrorInfo(kind="spec", message=message, phase="saved trace"))

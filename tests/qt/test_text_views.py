@@ -503,3 +503,17 @@ def test_fusion_names_are_shown_whole_in_a_narrow_dock(qtbot):
     qtbot.wait(20)
     tree = tabs.fusions
     assert tree.columnWidth(0) >= tree.fontMetrics().horizontalAdvance(name)
+
+
+def test_a_line_low_in_the_view_is_brought_up_so_that_a_shrinking_pane_keeps_it(qtbot):
+    """An error's line in the bottom third of the Source pane goes to a third from the top: the
+    Problems dock growing below it then shrinks the pane without hiding it (a walk saw it cut)."""
+    view = show(qtbot, QtSourceView())
+    view.set_source("".join(f"x{i} = {i}\n" for i in range(1, 201)), "m.py")
+    shown = view.visible_lines()
+    low, high = shown[-2], shown[len(shown) // 4]
+    view.scroll_to_line(high)  # well on screen: no jump
+    assert view.visible_lines() == shown
+    view.scroll_to_line(low)
+    now = view.visible_lines()
+    assert low in now and now.index(low) < len(now) // 2

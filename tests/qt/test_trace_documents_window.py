@@ -49,6 +49,11 @@ def test_save_then_open_the_trace_without_its_file(qtbot, window, tmp_path) -> N
     assert window.ir_side.results["compiled"].text.startswith("HloModule")
     assert window.files.files() == []  # nothing watched: the saved copy is what is shown
 
+    panel = window.cost_panel  # measured time: a saved trace holds no profiled run, and the scale says so
+    panel.measure.setCurrentIndex(panel.measure.findData("time"))
+    qtbot.waitUntil(lambda: "holds no profiled run" in panel.scale.text(), timeout=TIMEOUT)
+    panel.measure.setCurrentIndex(0)
+
     window.controller.trace(TraceRequest(shown.request.function, args="f32[2,8], f32[8,16]"))  # F5 with other inputs
     qtbot.waitUntil(lambda: "holds no code to trace other inputs" in window.problem.text(), timeout=TIMEOUT)
     assert window.doc.result is shown  # the document and its graph stay

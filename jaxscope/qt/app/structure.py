@@ -27,8 +27,8 @@ from jaxscope.qt.panes.cost_panel import CostPanel, CostView
 from jaxscope.qt.panes.node_inspector import NodeInspector
 from jaxscope.render.overlay import Overlay, human
 from jaxscope.schema.graph import Graph, resolve
-from jaxscope.schema.hlo import HloResult
-from jaxscope.schema.trace import TraceResult
+from jaxscope.schema.hlo import HloRequest, HloResult
+from jaxscope.schema.trace import ErrorInfo, TraceResult
 
 
 class Selecting(Protocol):
@@ -200,6 +200,7 @@ class ModelCost(QObject):
         self._computed.connect(self._arrived, Qt.ConnectionType.QueuedConnection)
         host.session.traced.connect(lambda _prepared, _previous: self._traced())
         host.controller.hlo_finished.connect(lambda result, _made: self.compiled(result))
+        host.controller.hlo_failed.connect(self._not_profiled)
 
     def _shown(self, shown: bool) -> None:
         if shown:
@@ -269,6 +270,11 @@ class ModelCost(QObject):
         runs = measures.PROFILE_RUNS
         if not self.host.ir_side.request_profile(runs):
             self.host.cost_panel.show_scale(f"measured time: compiling and {runs} profiled runs follow the StableHLO…", 0.0, 0.0)
+
+    def _not_profiled(self, request: HloRequest, info: ErrorInfo) -> None:
+        """A profiled run asked for failed (a saved trace holds none, the profiler failed): the scale says why."""
+        if request.profile and self.measure == "time" and info.kind != "cancelled":
+            self.host.cost_panel.show_scale(f"measured time: {info.summary()}", 0.0, 0.0)
 
     def compiled(self, compiled: HloResult) -> None:
         """An IR text of the trace shown has come: after its StableHLO, the profiled run "time" waits

@@ -295,6 +295,7 @@ class MainWindow(QMainWindow):
                 why += f"\nfix: {info.hint}"
             self.source.set_flow_marks({loc.line: LineMark(loc.line, "error", why=why)})
             self.source.scroll_to_line(loc.line)
+            QTimer.singleShot(0, self.source, lambda: self.source.scroll_to_line(loc.line))  # again once the docks have their size
         if info.stderr_tail:
             self.log.append_text(info.stderr_tail[-4000:])
         self.phase_label.setText(f"{info.kind} error")

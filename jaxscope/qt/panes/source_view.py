@@ -285,9 +285,10 @@ class CodeView(QPlainTextEdit):
         return range(first, min(first + count, self.blockCount()) + 1)
 
     def scroll_to_line(self, line: int) -> None:
-        """Bring `line` on screen (a third from the top) unless it is fully visible already."""
+        """Bring `line` on screen (a third from the top) unless it is visible already above the
+        bottom third (there, a pane that shrinks a little, as a dock below grows, would hide it)."""
         shown = self.visible_lines()
-        if line in shown and line != shown[-1]:
+        if line in shown and shown.index(line) < max(len(shown) * 2 // 3, 1):
             return
         self.verticalScrollBar().setValue(max(line - 1 - len(shown) // 3, 0))
 

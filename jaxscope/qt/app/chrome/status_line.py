@@ -23,6 +23,7 @@ class StatusLine:
     def __init__(self, bar: QStatusBar) -> None:
         self.phase = ""  # the worker's phase now ("" before the first)
         self._started = 0.0
+        self._busy = False
         self.phase_label = plain_label("starting the worker…")
         self.elapsed_label = plain_label("")
         self.cancel_button = QPushButton("Cancel")
@@ -41,11 +42,16 @@ class StatusLine:
 
     def set_busy(self, busy: bool, still_busy: Callable[[], bool]) -> None:
         """A job started (the clock runs; Cancel shows after 0.5 s if `still_busy()`) or ended."""
+        self._busy = busy
         if busy:
-            self._started = time.monotonic()
+            started = self._started = time.monotonic()
             self._tick.start()
+
+            def show() -> None:  # only for the job it was started for, while it runs (the worker may be busy with the IR since)
+                self.cancel_button.setVisible(self._busy and self._started == started and still_busy())
+
             # with the button as the timer's context: a window closed meanwhile cancels it (it raised in CI)
-            QTimer.singleShot(500, self.cancel_button, lambda: self.cancel_button.setVisible(still_busy()))
+            QTimer.singleShot(500, self.cancel_button, show)
         else:
             self._tick.stop()
             self.cancel_button.hide()
