@@ -1221,3 +1221,24 @@ def test_the_search_bar_counts_matches_and_walks_them(make_view, qtbot):
     bar.field.setText("nothing like it")
     bar.run()
     assert bar.count.text() == "no match"
+
+
+def test_a_graph_too_wide_to_read_whole_opens_at_its_top_left(qtbot):
+    """A flat train step's top row of optimizer inputs is many screens wide: its first view is the
+    top-left at a readable scale, where the program starts (its middle was a stretch of that row)."""
+    from jaxscope.qt.graph.zoom_pan import READABLE
+
+    n = 120
+    nodes = [Node(f"in{i}", "input", f"optimizer.opt_state[{i}].mu", avals=("f32[16,16]",)) for i in range(n)]
+    nodes += [Node(f"e{i}", "eqn", "mul", avals=("f32[16,16]",), in_avals=("f32[16,16]",)) for i in range(n)]
+    edges = tuple(Edge(f"in{i}", f"e{i}", 0, 0, "f32[16,16]") for i in range(n))
+    graph = Graph("step", {"b0": Body("b0", "step", tuple(nodes), edges, n, n)}, "b0")
+    view = QtGraphView()
+    qtbot.addWidget(view)
+    view.resize(1000, 700)
+    view.show()
+    view.set_graph(graph, compute_layout(graph, ()), "light")
+    view.fit_readable()
+    seen, content = view.mapToScene(view.viewport().rect()).boundingRect(), view.content_rect()
+    assert abs(view.zoom() - READABLE) < 1e-6
+    assert seen.left() <= content.left() + 1 and seen.top() <= content.top() + 1  # its top-left corner on screen

@@ -96,9 +96,9 @@ class ZoomPanView(QGraphicsView):
 
     def fit_readable(self) -> None:
         """A new graph's first view: the whole drawing when its labels can be read so (`READABLE`);
-        else its top at the scale that fits its width, or at a readable one when even that is too
-        small (a train step's passes side by side): the overview map shows the rest, and Fit Graph
-        the whole. Kept through resizes as `fit_all` is."""
+        else its top at the scale that fits its width, or its top-left at a readable one when even
+        that is too small (a train step's passes side by side): the overview map shows the rest,
+        and Fit Graph the whole. Kept through resizes as `fit_all` is."""
         if not self.has_content():
             return
         c, vp = self.content_rect(), self.viewport().rect()
@@ -108,7 +108,11 @@ class ZoomPanView(QGraphicsView):
         wide = max(min((vp.width() - 2 * FIT_PADDING) / max(c.width(), 1.0), 1.0), READABLE)
         self._auto_fit, self._fit_readable = True, True
         self.set_scale(wide)
-        self.centerOn(QPointF(c.center().x(), c.top() + (vp.height() / 2 - FIT_PADDING) / wide))
+        # wider than the view even so (a flat train step's row of optimizer inputs): its top-left, where
+        # the program starts and a reader does; its middle was a stretch of that row and empty canvas
+        fits = c.width() * wide <= vp.width() - 2 * FIT_PADDING + 1
+        x = c.center().x() if fits else c.left() + (vp.width() / 2 - FIT_PADDING) / wide
+        self.centerOn(QPointF(x, c.top() + (vp.height() / 2 - FIT_PADDING) / wide))
 
     def set_scale(self, s: float) -> None:
         s = min(max(s, self._min_scale()), MAX_SCALE)
