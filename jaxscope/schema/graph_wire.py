@@ -37,6 +37,7 @@ from typing import Any, cast
 
 from jaxscope.schema.codec import from_jsonable, maker, to_jsonable
 from jaxscope.schema.graph import Body, Edge, Graph, Node, SourceLoc, SubgraphRef
+from jaxscope.schema.primitives import primitive, read_numbers
 
 WIRE_VERSION = 3
 READABLE = (2, 3)
@@ -181,32 +182,23 @@ def split_wire_graph(data: dict[str, Any]) -> tuple[dict[str, Any], Graph | None
 
 
 def _wire2_numbers(label: str, params: list[str]) -> list[Any]:
-    """The numbers (flat, as wire 3 writes them) of a wire-2 node, from the params texts that form
-        wrote: a dot's `dimension_numbers=(([2], [0]), ([], []))`, a convolution's
-        `ConvDimensionNumbers(lhs_spec=(0, 3, 1, 2), rhs_spec=(...), out_spec=(...))` and its strides,
-    padding and dilations, a while's counts,
-        an integer power. A text that does not read so gives none (the analyses then say so)."""
-    texts = dict(zip(params[::2], params[1::2]))
-    out: list[Any] = []
-    try:
-        if label == "dot_general":
-            (lc, rc), (lb, rb) = ast.literal_eval(texts["dimension_numbers"])
-            names = ("lhs_contracting", "rhs_contracting", "lhs_batch", "rhs_batch")
-            out = [x for name, g in zip(names, (lc, rc, lb, rb), strict=True) for x in (name, [int(v) for v in g])]
-        elif label == "conv_general_dilated":
-            specs = re.findall(r"(lhs_spec|rhs_spec|out_spec)=\(([^)]*)\)", texts["dimension_numbers"])
-            out = [x for name, g in specs for x in (name, [int(v) for v in re.findall(r"-?\d+", g)])]
-            for name in ("window_strides", "padding", "lhs_dilation", "rhs_dilation"):
-                value = ast.literal_eval(texts[name])
-                out += [name, [int(v) for v in (value if name != "padding" else [x for pair in value for x in pair])]]
-        if label in ("reduce_window_sum", "reduce_window_max", "reduce_window_min"):
-            out += ["window_dimensions", [int(v) for v in ast.literal_eval(texts["window_dimensions"])]]
-        for name in ("y", "cond_nconsts", "body_nconsts", "length", "feature_group_count", "batch_group_count", "axis"):
-            if name in texts and (label in ("integer_pow", "while", "scan", "conv_general_dilated") or label.startswith("cum")):
-                out += [name, [int(texts[name])]]
-    except (KeyError, ValueError, TypeError, SyntaxError, MemoryError, RecursionError, OverflowError):
+    """The numbers (flat, as wire 3 writes them) of a wire-2 node: its params texts read back into the
+    values they print (Python literals; a convolution's `ConvDimensionNumbers(lhs_spec=..., ...)` as
+    its three specs) and read as the worker reads an equation's (`primitives.read_numbers`). A text
+    that does not read so gives none (the analyses then say so)."""
+    if primitive(label).numbers is None:
         return []
-    pairs = sorted(zip(out[::2], out[1::2]))  # by name, as `primitives.read_numbers` gives them
-    if len(pairs) > 64 or any(len(ints) > 64 or any(abs(v) >= 1 << 62 for v in ints) for _name, ints in pairs):
+    values: dict[str, Any] = {}
+    for name, text in zip(params[::2], params[1::2]):
+        conv = _CONV_SPECS.fullmatch(text)
+        try:
+            values[name] = tuple(ast.literal_eval(spec) for spec in conv.groups()) if conv else ast.literal_eval(text)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue  # a name, a text cut short: no number in it
+    found = read_numbers(label, values)
+    if len(found) > 64 or any(len(ints) > 64 or any(abs(v) >= 1 << 62 for v in ints) for _name, ints in found):
         return []  # as wire 3 bounds them (`trace_file_check`): not what a real program holds
-    return [x for pair in pairs for x in pair]
+    return [x for pair in found for x in pair]
+
+
+_CONV_SPECS = re.compile(r"ConvDimensionNumbers\(lhs_spec=(\([^)]*\)), rhs_spec=(\([^)]*\)), out_spec=(\([^)]*\))\)")
