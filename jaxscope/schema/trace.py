@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, cast
+from typing import Any, Literal, Protocol, cast
 
 from jaxscope.schema.codec import dumps, from_jsonable
 from jaxscope.schema.collector import gc_paused
@@ -86,6 +86,25 @@ class TraceRequest:
     diagnose: bool = True  # check the JAX rules (analysis.diagnostics); an export has no use for them
     inputs: str = ""
     device: str = ""  # trace with this device the default ("cpu:1", "gpu"; "" JAX's default)
+
+
+class Call(Protocol):
+    """What a trace, HLO or run request asks of a function: which, and with which inputs."""
+
+    @property
+    def function(self) -> FunctionRef: ...
+
+    @property
+    def args(self) -> str: ...
+
+    @property
+    def inputs(self) -> str: ...
+
+
+def same_call(a: Call, b: Call) -> bool:
+    """Whether two requests (trace, HLO, run) are of the same function with the same inputs: a
+    result of one belongs to what the other shows."""
+    return (a.function, a.args, a.inputs) == (b.function, b.args, b.inputs)
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ from jaxscope.ir.hlo_links import FusionInfo, IrLinks, fusions, hlo_links, stabl
 from jaxscope.qt.app.host import WindowHost
 from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.hlo import HloRequest, HloResult, Stage
-from jaxscope.schema.trace import ErrorInfo, JaxprText, TraceRequest, TraceResult
+from jaxscope.schema.trace import ErrorInfo, JaxprText, TraceRequest, TraceResult, same_call
 
 AUTO_COMPILE_MAX_EQNS = 3000  # XLA:CPU needs ~0.5 s at 1k unrolled equations, ~20 s at 13k: ask first above this
 
@@ -109,11 +109,7 @@ class IrSide:
         result, lowered = self.host.session.doc.result, self.results.get("stablehlo")
         if result is None or lowered is None or "stablehlo" not in self.links:
             return False
-        if (lowered.request.function, lowered.request.args, lowered.request.inputs) != (
-            result.request.function,
-            result.request.args,
-            result.request.inputs,
-        ):
+        if not same_call(lowered.request, result.request):
             return False  # the last trace's, not yet this one's
         self.host.ir.set_status(f"compiling with XLA, then {runs} runs under the profiler…", compiling=True)
         self._request_hlo("compiled", profile=runs)
@@ -128,8 +124,7 @@ class IrSide:
 
     def on_hlo_finished(self, result: HloResult, made: tuple[IrLinks, list[FusionInfo], QTextDocument]) -> None:
         current = self.host.session.doc.result
-        asked = (result.request.function, result.request.args, result.request.inputs)
-        if current is None or asked != (current.request.function, current.request.args, current.request.inputs):
+        if current is None or not same_call(result.request, current.request):
             self.host.ir.set_status("")  # of a program no longer shown: nothing runs now, no Cancel left showing
             return
         stage = result.request.stage

@@ -28,7 +28,7 @@ from jaxscope.qt.panes.node_inspector import NodeInspector
 from jaxscope.render.overlay import Overlay, human
 from jaxscope.schema.graph import Graph, resolve
 from jaxscope.schema.hlo import HloRequest, HloResult
-from jaxscope.schema.trace import ErrorInfo, TraceResult
+from jaxscope.schema.trace import ErrorInfo, TraceResult, same_call
 
 
 class Selecting(Protocol):
@@ -109,12 +109,7 @@ class ModelStructure:
         compiled = self._compiled
         if doc.result is None or not (self.partition_action and self.partition_action.isChecked()) or compiled is None:
             return []
-        request = doc.result.request
-        if compiled.exact is None or (compiled.request.function, compiled.request.args, compiled.request.inputs) != (
-            request.function,
-            request.args,
-            request.inputs,
-        ):
+        if compiled.exact is None or not same_call(compiled.request, doc.result.request):
             return []
         notes, count = box_notes(doc.result.graph, compiled.text, hlo_marks.from_wire(compiled.exact), compiled.shardings)
         self.host.statusBar().showMessage(f"partitioning: {count} collective{'s' if count != 1 else ''} in the compiled program", 5000)
@@ -208,9 +203,7 @@ class ModelCost(QObject):
 
     def _traced(self) -> None:
         if self.measure == "time":  # asked for once the new trace's StableHLO is here (`compiled`)
-            self.host.cost_panel.show_scale(
-                f"measured time: compiling and {measures.PROFILE_RUNS} profiled runs follow the StableHLO…", 0.0, 0.0
-            )
+            self._waiting()
         if self.measure or self.host.docks["cost"].isVisible():
             self.need()
 
@@ -267,9 +260,13 @@ class ModelCost(QObject):
         result = self.host.session.doc.result
         if result is None or (self.times is not None and self.times[0] is result):
             return
-        runs = measures.PROFILE_RUNS
-        if not self.host.ir_side.request_profile(runs):
-            self.host.cost_panel.show_scale(f"measured time: compiling and {runs} profiled runs follow the StableHLO…", 0.0, 0.0)
+        if not self.host.ir_side.request_profile(measures.PROFILE_RUNS):
+            self._waiting()
+
+    def _waiting(self) -> None:
+        """The scale says the profiled run comes once the StableHLO of the trace shown is here."""
+        text = f"measured time: compiling and {measures.PROFILE_RUNS} profiled runs follow the StableHLO…"
+        self.host.cost_panel.show_scale(text, 0.0, 0.0)
 
     def _not_profiled(self, request: HloRequest, info: ErrorInfo) -> None:
         """A profiled run asked for failed (a saved trace holds none, the profiler failed): the scale says why."""
@@ -280,8 +277,7 @@ class ModelCost(QObject):
         """An IR text of the trace shown has come: after its StableHLO, the profiled run "time" waits
         for; a profiled compiled run's times."""
         result = self.host.session.doc.result
-        asked = (compiled.request.function, compiled.request.args, compiled.request.inputs)
-        if result is None or asked != (result.request.function, result.request.args, result.request.inputs) or self.measure != "time":
+        if result is None or not same_call(compiled.request, result.request) or self.measure != "time":
             return
         if compiled.request.stage == "stablehlo":
             QTimer.singleShot(0, self._profile)  # after the IR side's own compile request: this one supersedes it

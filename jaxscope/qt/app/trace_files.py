@@ -26,6 +26,7 @@ from jaxscope.runtime.saved_worker import SavedWorker
 from jaxscope.saved_traces import snapshot, stamp, write
 from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.files import MAX_SOURCE_BYTES, read_text
+from jaxscope.schema.trace import same_call
 from jaxscope.schema.trace_file import SUFFIX, DocumentError, TraceDocument, read
 from jaxscope.spec.discover import DiscoveryError, ModuleInfo, discover_source
 
@@ -145,11 +146,7 @@ class TraceFiles:
         if result is None:
             return None
         run = host.jobs.last_run
-        if run is not None and (run.request.function, run.request.args, run.request.inputs) != (
-            result.request.function,
-            result.request.args,
-            result.request.inputs,
-        ):
+        if run is not None and not same_call(run.request, result.request):
             run = None
         ir = host.ir_side.results
         return TraceDocument(result, ir.get("stablehlo"), ir.get("compiled"), run, {}, stamp(), __version__)

@@ -24,7 +24,7 @@ from jaxscope.qt.app.shown_trace import Document
 from jaxscope.schema.flow import recording_stopped
 from jaxscope.schema.graph import Graph
 from jaxscope.schema.layout import Annotations
-from jaxscope.schema.trace import FunctionRef, TraceRequest, TraceResult
+from jaxscope.schema.trace import FunctionRef, TraceRequest, TraceResult, same_call
 
 
 class TraceSession(QObject):
@@ -138,12 +138,7 @@ class TraceSession(QObject):
         result, doc = prepared.result, self.doc
         keep = self._keeps_expanded(result.request.function)
         previous = doc.result
-        request = result.request
-        doc.refit = previous is None or (previous.request.function, previous.request.args, previous.request.inputs) != (
-            request.function,
-            request.args,
-            request.inputs,
-        )
+        doc.refit = previous is None or not same_call(previous.request, result.request)
         doc.result, doc.view, doc.stale, doc.annotations = result, prepared.view, False, ()
         if not keep:
             doc.expanded = prepared.expanded
