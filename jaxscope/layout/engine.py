@@ -177,8 +177,7 @@ def compute_tenths(
         raise ValueError(f"direction must be 'TB' or 'LR', not {direction!r}")
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, not {engine!r}")
-    notes_on = tuple((str(path), str(text)) for path, text in annotations)
-    ctx = Context(graph, direction, int(max_span), int(dot_max_nodes), engine, {} if cache is None else cache, notes_on)
+    ctx = Context(graph, direction, int(max_span), int(dot_max_nodes), engine, {} if cache is None else cache, annotations)
     ctx.progress = progress
     node_parts: list[tuple[NodeTable, str, int, int]] = []
     edge_parts: list[tuple[EdgeTable, str, int, int]] = []
@@ -328,8 +327,7 @@ def lay_out_ahead(
                     found.append(graph.bodies[ref.body])
 
     visit(graph.root, expanded)
-    notes_on = tuple((str(path), str(text)) for path, text in annotations)  # as `compute_tenths` keys its layouts
-    ctx = Context(graph, direction, int(max_span), int(dot_max_nodes), engine, cache, notes_on)
+    ctx = Context(graph, direction, int(max_span), int(dot_max_nodes), engine, cache, annotations)  # as `compute_tenths` keys its layouts
     for body in sorted(found, key=lambda b: len(b.nodes)):
         n = len(body.nodes)
         to_dot = ctx.wants_dot(n)
@@ -386,14 +384,15 @@ class Context:
         annotations: Annotations = (),
     ):
         self.graph = graph
-        self.annotations = annotations_by_body(graph, annotations)
+        notes = tuple((str(path), str(text)) for path, text in annotations)  # lists, from the layout process's JSON
+        self.annotations = annotations_by_body(graph, notes)
         self.lr = direction == "LR"
         self.max_span = max_span
         self.dot_max_nodes = dot_max_nodes
         self.engine = engine
         self.cache = cache
         plain = (direction, max_span, dot_max_nodes, engine)
-        self.opts: Opts = (*plain, tuple(sorted(annotations))) if annotations else plain
+        self.opts: Opts = (*plain, tuple(sorted(notes))) if notes else plain
         self._dot_ok: bool | None = None
         self.size_memo: dict[SizeKey, tuple[int, int]] = {}  # node_size depends on these fields only
         self.progress: Callable[[str, int], None] | None = None
