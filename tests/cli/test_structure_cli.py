@@ -4,6 +4,7 @@ linen `nn.scan` + `nn.remat` transformer (corpus files written as their librarie
 
 from __future__ import annotations
 
+import pathlib
 import re
 import xml.dom.minidom
 
@@ -11,6 +12,16 @@ import jaxscope
 from tests.conftest import CORPUS, run_cli
 
 WRAPPER = re.compile(r"with_extra_args_support|(^|[ .])_[^_]")  # a library's internal wrapper named as a group
+
+
+def _exported_with_no_options(tmp_path: pathlib.Path, name: str) -> dict[str, str]:
+    """The boxes of the corpus file's `train_step` exported to SVG with no option: at most 150."""
+    out = tmp_path / "vit.svg"
+    done = run_cli("export", f"{CORPUS / name}::train_step", "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    svg = out.read_text(encoding="utf-8")
+    assert svg.count('class="node ') <= 150
+    return _boxes(svg)
 
 
 def _boxes(svg: str) -> dict[str, str]:
@@ -25,12 +36,7 @@ def _boxes(svg: str) -> dict[str, str]:
 
 
 def test_an_nnx_vit_step_exported_with_no_options_draws_its_encoder_blocks_in_both_passes(tmp_path) -> None:
-    out = tmp_path / "vit.svg"
-    done = run_cli("export", f"{CORPUS / 'nnx_vit.py'}::train_step", "-o", str(out))
-    assert done.returncode == 0, done.stderr
-    svg = out.read_text(encoding="utf-8")
-    assert svg.count('class="node ') <= 150
-    boxes = _boxes(svg)
+    boxes = _exported_with_no_options(tmp_path, "nnx_vit.py")
     titles = set(boxes.values())
     forward = next(p for p, t in boxes.items() if t == "train_step.loss_fn (forward)")
     backward = next(p for p, t in boxes.items() if t == "train_step.loss_fn (backward)")
@@ -89,12 +95,7 @@ def test_the_flax_docs_vit_step_names_its_encoder_blocks_in_both_passes(tmp_path
     """Issue 49's check on code none of us wrote: the flax docs' ViT tutorial's `train_step`
     (`@nnx.jit(donate_argnames=...)`, `nnx.value_and_grad` of `compute_losses_and_logits`, bf16
     activations), exported with no options."""
-    out = tmp_path / "vit.svg"
-    done = run_cli("export", f"{CORPUS / 'flax_docs_vit.py'}::train_step", "-o", str(out))
-    assert done.returncode == 0, done.stderr
-    svg = out.read_text(encoding="utf-8")
-    assert svg.count('class="node ') <= 150
-    boxes = _boxes(svg)
+    boxes = _exported_with_no_options(tmp_path, "flax_docs_vit.py")
     forward = next(p for p, t in boxes.items() if t == "compute_losses_and_logits (forward)").split(":")[0]
     backward = next(p for p, t in boxes.items() if t == "compute_losses_and_logits (backward)").split(":")[0]
     for k in range(4):
