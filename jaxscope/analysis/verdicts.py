@@ -10,7 +10,7 @@ import os
 from collections.abc import Sequence
 
 from jaxscope.schema.graph import SourceLoc
-from jaxscope.schema.run import DeviceInfo, EqnDivergence, LeafComparison, RunResult
+from jaxscope.schema.run import Cause, DeviceInfo, EqnDivergence, LeafComparison, RunResult
 
 # (rtol, atol) for jit vs eager. Looser than bitwise on purpose: XLA reorders float arithmetic, so a
 # few ULP (and more where a result cancels towards 0) are expected; rtol is ~10-100 ULP of the type.
@@ -45,36 +45,45 @@ def default_tolerances(dtype: str) -> tuple[float, float]:
     return (0.0, 0.0)
 
 
-def verdict(leaves: Sequence[LeafComparison]) -> tuple[bool, str, str]:
-    """(ok, one-line verdict, explanation) for a list of compared output leaves."""
+def verdict(leaves: Sequence[LeafComparison], causes: Sequence[Cause] = ()) -> tuple[bool, str, str]:
+    """(ok, one-line verdict, explanation) for compared output leaves and the causes judged for
+    them (analysis.run_causes): a difference explained as noise or precision is accepted."""
     arrays = [lf for lf in leaves if lf.kind == "array"]
     far = [lf for lf in leaves if not lf.allclose]
     nan = [lf for lf in leaves if lf.has_nan]
     inf = [lf for lf in leaves if lf.nonfinite and not lf.has_nan]
     near = [lf for lf in arrays if lf.allclose and not lf.exact]
-    ok = not far and not nan
+    accepted = {p for c in causes if c.explained and c.between == "jit and eager" for p in c.outputs}
+    real = [lf for lf in far if lf.path not in accepted]
+    across = [c for c in causes if c.between != "jit and eager" and not c.explained]
+    ok = not real and not nan and not across
     parts: list[str] = []
-    if far:
-        where = ", ".join(_name(lf) for lf in far[:4]) + (" ..." if len(far) > 4 else "")
-        parts.append(f"jit and eager DIFFER beyond tolerance in {len(far)} of {len(leaves)} outputs: {where}")
-    elif near:
+    if real:
+        where = ", ".join(_name(lf) for lf in real[:4]) + (" ..." if len(real) > 4 else "")
+        parts.append(f"jit and eager DIFFER beyond tolerance in {len(real)} of {len(leaves)} outputs: {where}")
+    if len(real) < len(far):
+        kinds = sorted({c.kind for c in causes if c.explained and c.between == "jit and eager"})
+        parts.append(f"{len(far) - len(real)} of {len(leaves)} outputs differ beyond tolerance, explained as {' and '.join(kinds)}")
+    if not far and near:
         ulps = [lf.max_ulp for lf in near if lf.max_ulp is not None]
         most = f", up to {max(ulps)} ULP" if ulps else ""
         parts.append(f"jit and eager agree within tolerance ({len(near)} of {len(arrays)} arrays differ slightly{most})")
-    elif arrays:
+    elif not far and arrays:
         every, plural = "all " if len(arrays) > 1 else "", "s" if len(arrays) != 1 else ""
         parts.append(f"jit and eager agree exactly on {every}{len(arrays)} output array{plural}")
-    else:
+    elif not far:
         parts.append("no array outputs to compare")
+    for cause in across:
+        parts.append(f"{cause.between} differ: {cause.kind}")
     if nan:
         counts = ", ".join(f"{_name(lf)} (jit {lf.jit_nan}, eager {lf.eager_nan})" for lf in nan[:4])
         parts.append(f"NaN in outputs: {counts}")
     if inf:
         parts.append("Inf in outputs: " + ", ".join(_name(lf) for lf in inf[:4]))
     explanation = ""
-    if far and any(lf.nonfinite_mismatch == 0 for lf in far):
+    if real and not causes and any(lf.nonfinite_mismatch == 0 for lf in real):
         explanation = LARGE_DIFF_EXPLANATION
-    elif near:
+    elif near and not far:
         explanation = SMALL_DIFF_EXPLANATION
     return ok, "; ".join(parts), explanation
 
@@ -130,7 +139,9 @@ def format_run(result: RunResult) -> str:
     others = [d for d in result.devices if result.device is None or d.name != result.device.name]
     if others:
         lines.append("other devices: " + ", ".join(device_line(d) for d in others))
-    lines.append(f"inputs ({result.input_source or f'seed {req.seed}'}):")
+    made = f", {result.inputs_made}" if result.inputs_made else ""
+    precision = f"; every matmul at precision {req.precision}" if req.precision else ""
+    lines.append(f"inputs ({result.input_source or f'seed {req.seed}'}{made}{precision}):")
     rows = []
     for leaf in result.inputs:
         if leaf.aval == "static":
@@ -180,18 +191,20 @@ def format_run(result: RunResult) -> str:
     lines.append(f"eager: steady {fmt_seconds(result.eager_s)} (first run {fmt_seconds(result.eager_first_s)}, compiling each primitive)")
     if result.eager_s and result.steady_s:
         lines.append(f"speed-up of jit over eager (steady against steady): {result.eager_s / result.steady_s:.1f}x")
+    lines += reference_lines(result)
     lines += ["", ("OK: " if result.ok else "FAIL: ") + result.verdict]
     if result.explanation:
         lines.append(result.explanation)
+    lines += cause_lines(result)
     if result.first_nan is not None:
         lines += ["", "first NaN/Inf: " + nan_line(result)]
     elif result.nan_searched:
         lines += ["", "first NaN/Inf: no equation produced NaN/Inf when evaluated one by one"]
     if result.divergence:
         lines += ["", "per equation (jit vs eager, intermediates materialised), most divergent first:"]
-        rows = [["equation", "primitive", "source", "aval", "max abs", "max rel"]]
+        rows = [["equation", "primitive", "source", "aval", "max abs", "max rel", "evidence"]]
         for d in diverging(result)[:12]:
-            rows.append([d.path, d.primitive, short_loc(d.source), d.aval, fmt_float(d.max_abs), fmt_float(d.max_rel)])
+            rows.append([d.path, d.primitive, short_loc(d.source), d.aval, fmt_float(d.max_abs), fmt_float(d.max_rel), d.note[:70]])
         if len(rows) > 1:
             lines += _table(rows)
         else:
@@ -212,15 +225,49 @@ def format_run(result: RunResult) -> str:
     return "\n".join(lines)
 
 
+def reference_lines(result: RunResult) -> list[str]:
+    """The outputs against the float64 reference, where one ran: which of jit and eager is nearer."""
+    checked = [lf for lf in result.leaves if lf.reference is not None]
+    if not checked:
+        return []
+    ev = result.evidence
+    rows = [["output", "float64 max", "jit RMSE", "eager RMSE", "nearer"]]
+    for lf in checked:
+        ref = lf.reference
+        assert ref is not None
+        j, e = ref.jit_rmse, ref.eager_rmse
+        nearer = "-" if j is None or e is None or j == e else "jit" if j < e else "eager"
+        rows.append([_name(lf), fmt_float(ref.reference_max), fmt_float(j), fmt_float(e), nearer])
+    return ["", f"against the reference ({ev.reference if ev is not None else 'float64'}):", *_table(rows)]
+
+
+def cause_lines(result: RunResult) -> list[str]:
+    """Each cause of a difference with its evidence and fix, and what ran to find them."""
+    lines: list[str] = []
+    for cause in result.causes:
+        mark = "explained" if cause.explained else "NOT explained"
+        between = "" if cause.between == "jit and eager" else f" (between {cause.between})"
+        lines += ["", f"cause: {cause.kind}{between}, {mark}: {cause.summary}"]
+        lines += [f"  {line}" for line in cause.evidence]
+        if cause.fix:
+            lines.append(f"  fix: {cause.fix}")
+    ev = result.evidence
+    if ev is not None and (ev.runs or ev.failures):
+        lines += ["", "evidence runs: " + ("; ".join(ev.runs) or "none")]
+        lines += [f"  not available: {f}" for f in ev.failures]
+    return lines
+
+
 def short_loc(source: SourceLoc | None) -> str:
     """`file.py:12`: the line with its file (two files' "line 11" were told apart by nothing)."""
     return f"{os.path.basename(source.file)}:{source.line}" if source is not None else "-"
 
 
 def diverging(result: RunResult) -> list[EqnDivergence]:
-    """Equations whose jit and eager outputs differ, the largest relative error first."""
-    found = [d for d in result.divergence if d.max_abs > 0 or d.nonfinite_mismatch]
-    return sorted(found, key=lambda d: (-d.nonfinite_mismatch, -d.max_rel, -d.max_abs, d.path))
+    """Equations whose jit and eager outputs differ: those the evidence names (a cancellation, a
+    value read at trace time: where a difference starts) first, then the largest relative error."""
+    found = [d for d in result.divergence if d.max_abs > 0 or d.nonfinite_mismatch or d.note]
+    return sorted(found, key=lambda d: (not d.note, -d.nonfinite_mismatch, -d.max_rel, -d.max_abs, d.path))
 
 
 def nan_line(result: RunResult) -> str:

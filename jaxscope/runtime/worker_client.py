@@ -45,6 +45,7 @@ DEFAULT_TIMEOUTS: dict[str, float] = {
     "compare": 60.0,
     "nan": 300.0,
     "divergence": 300.0,
+    "evidence": 600.0,  # the runs that name a difference's cause: replay, retrace, float64, precision, device
 }
 GRACE_S = 1.0  # a timed-out worker gets this long to say where it was stuck (the error names the line)
 CHANNEL_CLOSED = 86  # the worker's exit code when user code closed its channel (worker.__main__)

@@ -15,7 +15,10 @@ from jaxscope.schema.codec import dumps, from_jsonable
 from jaxscope.schema.graph import SourceLoc
 from jaxscope.schema.trace import FunctionRef, InputLeaf
 
-RUN_SCHEMA_VERSION = 1
+RUN_SCHEMA_VERSION = 2  # 2: reference runs, evidence and causes (a version-1 result reads with none)
+
+PRECISIONS = ("default", "high", "highest")  # jax.default_matmul_precision's names
+F64 = "f64"  # RunRequest.reference: the program in float64 on the CPU
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +35,9 @@ class RunRequest:
     atol: float | None = None
     find_nan: bool = False  # search for the first NaN/Inf equation even if the outputs are finite
     per_equation: bool = False  # compare every top-level intermediate, jit vs eager (worker.replay)
+    reference: str = ""  # "" none asked; F64 (float64 on the CPU) or a device ("cpu", "gpu:1")
+    precision: str = ""  # "" JAX's default, or one of PRECISIONS for every matmul and convolution
+    evidence: bool = True  # on a difference beyond tolerance, run what names its cause (worker.evidence)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +52,22 @@ class DeviceInfo:
     bytes_limit: int | None = None  # from device.memory_stats(), where the backend has them
     bytes_in_use: int | None = None
     default: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ReferenceCheck:
+    """One output leaf against a reference run: how far jit and eager each are from it.
+
+    RMSE is the root of the mean squared difference over positions finite in all three (as
+    `torch._dynamo.utils.same` measures against its float64 reference)."""
+
+    jit_rmse: float | None = None
+    eager_rmse: float | None = None
+    jit_max_abs: float | None = None
+    eager_max_abs: float | None = None
+    reference_max: float | None = None  # the largest |value| of the reference leaf
+    dtype: str = ""  # the reference's dtype ("float64"; the program's own where it casts explicitly)
+    preview: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +97,8 @@ class LeafComparison:
     jit_preview: tuple[str, ...] = ()
     eager_preview: tuple[str, ...] = ()
     note: str = ""
+    reference: ReferenceCheck | None = None  # against the float64 reference, where one ran
+    compute: str = ""  # the least precise float dtype on this output's way (its tolerance's dtype)
 
     @property
     def has_nan(self) -> bool:
@@ -117,6 +141,59 @@ class EqnDivergence:
     nonfinite_mismatch: int = 0  # positions NaN/Inf in one and not the other
     jit_preview: tuple[str, ...] = ()  # the first few values of each, for the node the user clicks
     eager_preview: tuple[str, ...] = ()
+    note: str = ""  # what the evidence says of it: "cancels: 16 digits", "trace-time: changed on a second trace"
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """An equation named as evidence: its graph path, primitive, line, what it showed, what it feeds."""
+
+    path: str  # graph node path: "e4", "e2:0/e1"; "c3" for a captured constant
+    primitive: str = ""
+    source: SourceLoc | None = None
+    detail: str = ""  # e.g. "9.1e-18 in float64 against terms of 0.31: 16 digits cancel"
+    feeds: tuple[str, ...] = ()  # the output leaf paths downstream of it
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """What the worker ran and measured to name the cause of a difference (worker.evidence).
+
+    Each part is empty when it was not run; `runs` says what ran, `failures` what could not."""
+
+    runs: tuple[str, ...] = ()  # "a float64 reference of the traced program on cpu:0", ...
+    reference: str = ""  # what LeafComparison.reference is measured against
+    replay_differs: tuple[str, ...] = ()  # outputs where eager Python differs from the traced program replayed op by op
+    replay_detail: tuple[str, ...] = ()  # one line per such output: the two distances
+    retrace_sites: tuple[Site, ...] = ()  # where a second trace of the same call gave another program
+    cancellations: tuple[Site, ...] = ()  # equations whose float64 result cancels: |result| << sum of |terms|
+    highest: tuple[LeafComparison, ...] = ()  # jit vs eager with every matmul at precision highest
+    matmuls: tuple[Site, ...] = ()  # the dot_generals and convolutions (precision's evidence)
+    transcendentals: tuple[Site, ...] = ()  # exp, log, tanh, ... (device arithmetic's evidence)
+    device: str = ""  # the reference device, for `device_leaves`
+    device_leaves: tuple[LeafComparison, ...] = ()  # jit on the run's device vs jit on `device`
+    device_highest: tuple[LeafComparison, ...] = ()  # the same with every matmul at precision highest
+    failures: tuple[str, ...] = ()
+
+
+CAUSES = ("trace-time", "precision", "noise", "device", "unexplained")
+
+
+@dataclass(frozen=True, slots=True)
+class Cause:
+    """Why some outputs differ, with its evidence (analysis.run_causes.judge).
+
+    `explained` differences (rounding noise, matmul precision) are accepted: the run is OK; a
+    trace-time, device-arithmetic or unexplained difference fails it."""
+
+    kind: str  # one of CAUSES
+    explained: bool
+    outputs: tuple[str, ...]  # output leaf paths
+    summary: str
+    evidence: tuple[str, ...] = ()
+    sites: tuple[Site, ...] = ()
+    fix: str = ""
+    between: str = "jit and eager"  # or "cpu:0 and gpu:0" for a device reference
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +220,9 @@ class RunResult:
     first_nan: NanOrigin | None = None
     nan_searched: bool = False
     divergence: tuple[EqnDivergence, ...] = ()  # with RunRequest.per_equation
+    evidence: Evidence | None = None
+    causes: tuple[Cause, ...] = ()
+    inputs_made: str = ""  # where the inputs were made and placed: "on the host (cpu:0), placed on gpu:0"
     warnings: tuple[str, ...] = ()
     jax_version: str = ""
     schema_version: int = RUN_SCHEMA_VERSION

@@ -9,6 +9,7 @@ ordered integers (sign-magnitude to two's complement), so -0 and +0 are 0 ULP ap
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from typing import Any, TypedDict
 
 import jax
@@ -23,22 +24,47 @@ PREVIEW = 6
 _SIGNED: dict[int, type[np.signedinteger[Any]]] = {2: np.int16, 4: np.int32, 8: np.int64}
 
 
-def compute_dtype(jaxpr: Any) -> str:
-    """The float dtype of least precision any equation of `jaxpr` (an open Jaxpr, sub-jaxprs
-    included) computes in ("" none lower than float32): an f32 output of bf16 arithmetic carries
-    bf16's error, and is compared with bf16's tolerance."""
-    worst, worst_rtol = "", default_tolerances("float32")[0]
-    for eqn in jc.all_equations(jaxpr):
+def output_computes(jaxpr: Any) -> list[str]:
+    """Per output of the open `jaxpr`, the float dtype of least precision that any equation on its
+    way computes in ("" where none is lower than float32). An f32 output of bf16 arithmetic
+    carries bf16's error and is compared with bf16's tolerance; an f32 output beside it that no
+    bf16 reaches keeps float32's."""
+    worst: dict[int, str] = {}
+    for eqn in jaxpr.eqns:
+        own = _lower("", *(_float_name(v) for v in eqn.outvars))
+        for sub in (s for _, s, _ in jc.subjaxprs(eqn.params)):
+            own = _lower(own, *(_float_name(v) for e in jc.all_equations(sub) for v in e.outvars))
+        own = _lower(own, *(worst.get(id(v), "") for v in eqn.invars if not isinstance(v, jc.Literal)))
         for var in eqn.outvars:
-            name = getattr(getattr(getattr(var, "aval", None), "dtype", None), "name", "")
-            if name.startswith(("float", "bfloat")) and default_tolerances(name)[0] > worst_rtol:
-                worst, worst_rtol = name, default_tolerances(name)[0]
+            worst[id(var)] = own
+    return [("" if isinstance(v, jc.Literal) else worst.get(id(v), "")) for v in jaxpr.outvars]
+
+
+def _float_name(var: Any) -> str:
+    name = getattr(getattr(getattr(var, "aval", None), "dtype", None), "name", "")
+    return name if name.startswith(("float", "bfloat")) else ""
+
+
+def _lower(*names: str) -> str:
+    """The least precise of float dtype names ("" counts as float32 or better)."""
+    worst, worst_rtol = "", default_tolerances("float32")[0]
+    for name in names:
+        if name and default_tolerances(name)[0] > worst_rtol:
+            worst, worst_rtol = name, default_tolerances(name)[0]
     return worst
 
 
-def compare_outputs(jit_out: Any, eager_out: Any, rtol: float | None, atol: float | None, compute: str = "") -> list[LeafComparison]:
+def output_paths(out: Any) -> list[str]:
+    """The pytree paths of `out`'s array leaves, in the order of the traced program's outputs."""
+    return [jax.tree_util.keystr(p) for p, _ in jax.tree_util.tree_flatten_with_path(out)[0]]
+
+
+def compare_outputs(
+    jit_out: Any, eager_out: Any, rtol: float | None, atol: float | None, computes: dict[str, str] | None = None
+) -> list[LeafComparison]:
     """One LeafComparison per output leaf, matched by pytree path (None leaves and Python numbers
-    included); a float output more precise than `compute` (`compute_dtype`) takes its tolerance."""
+    included); a float output more precise than its `computes[path]` (`output_computes`) takes
+    that dtype's tolerance."""
     a = _leaves(jit_out)
     b = _leaves(eager_out)
     out: list[LeafComparison] = []
@@ -48,7 +74,7 @@ def compare_outputs(jit_out: Any, eager_out: Any, rtol: float | None, atol: floa
         elif path not in a:
             out.append(LeafComparison(path, kind="missing", allclose=False, note="only in the eager output (the pytrees differ)"))
         else:
-            out.append(compare_leaf(path, a[path], b[path], rtol, atol, compute))
+            out.append(compare_leaf(path, a[path], b[path], rtol, atol, (computes or {}).get(path, "")))
     return out
 
 
@@ -91,10 +117,12 @@ def compare_leaf(path: str, jit_value: Any, eager_value: Any, rtol: float | None
         except (TypeError, ValueError):
             return LeafComparison(path, shape=a.shape, dtype=a.dtype.name, size=int(a.size), allclose=False, note="; ".join(notes))
     d_rtol, d_atol = default_tolerances(a.dtype.name)
-    if compute and a.dtype.kind in "fc" and rtol is None and default_tolerances(compute)[0] > d_rtol:
+    lowered = bool(compute) and a.dtype.kind in "fc" and default_tolerances(compute)[0] > d_rtol
+    if lowered and rtol is None:
         d_rtol, d_atol = default_tolerances(compute)
-        notes.append(f"tolerance of {compute}: the program computes in {compute}")
-    return compare_arrays(path, a, b, d_rtol if rtol is None else rtol, d_atol if atol is None else atol, "; ".join(notes))
+        notes.append(f"tolerance of {compute}: this output is computed through {compute}")
+    leaf = compare_arrays(path, a, b, d_rtol if rtol is None else rtol, d_atol if atol is None else atol, "; ".join(notes))
+    return replace(leaf, compute=compute if lowered else "")
 
 
 def _safe_equal(x: Any, y: Any) -> bool:

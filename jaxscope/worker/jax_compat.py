@@ -213,3 +213,22 @@ def with_jaxpr(traced: Any, closed: Any) -> Any:
     if hasattr(traced, "_fun_sourceinfo"):  # jax 0.12: Traced(..., fun_sourceinfo)
         return type(traced)(*args, traced._fun_sourceinfo)
     return type(traced)(*args)  # jax 0.10, 0.11
+
+
+def enable_x64() -> Any:
+    """A context in which JAX makes float64 arrays (`jax.enable_x64(True)`: jax 0.10-0.12; the
+    config update before)."""
+    state = getattr(jax, "enable_x64", None)
+    if state is not None and callable(state):
+        return state(True)
+    from jax.experimental import enable_x64 as legacy  # type: ignore[attr-defined]
+
+    return legacy()
+
+
+def matmul_precision(name: str) -> Any:
+    """A context in which every matmul and convolution without its own precision runs at `name`
+    ("default", "high", "highest"); nothing for ""."""
+    import contextlib
+
+    return jax.default_matmul_precision(name) if name else contextlib.nullcontext()

@@ -175,7 +175,14 @@ def per_equation(closed: Any, flat_args: list[Any]) -> tuple[EqnDivergence, ...]
     return tuple(_compare(path, eqn, var, a, b, cache) for (path, eqn, var), a, b in zip(picked, jitted, eager, strict=True))
 
 
-def _replay(jaxpr: Any, consts: list[Any], args: list[Any], prefix: str, picked: Picked, outs: list[Any]) -> list[Any]:
+def replay_outputs(closed: Any, flat_args: list[Any]) -> list[Any]:
+    """The traced program's outputs evaluated one equation at a time (eagerly, nested calls
+    stepped into): the same arithmetic as an eager run of a pure function, without its Python."""
+    with jax.disable_jit():
+        return list(jax.block_until_ready(_replay(closed.jaxpr, list(closed.consts), list(flat_args), "", None, [])))
+
+
+def _replay(jaxpr: Any, consts: list[Any], args: list[Any], prefix: str, picked: Picked | None, outs: list[Any]) -> list[Any]:
     env: dict[int, Any] = {}
 
     def read(atom: Any) -> Any:
@@ -192,7 +199,7 @@ def _replay(jaxpr: Any, consts: list[Any], args: list[Any], prefix: str, picked:
         else:
             results = bind_eqn(eqn, invals)
             floating = next((k for k, v in enumerate(eqn.outvars) if _floating(v)), None)
-            if floating is not None and len(picked) < MAX_EQNS:
+            if floating is not None and picked is not None and len(picked) < MAX_EQNS:
                 picked.append((path, eqn, eqn.outvars[floating]))
                 outs.append(results[floating])
         for var, value in zip(eqn.outvars, results, strict=True):

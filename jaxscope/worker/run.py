@@ -20,10 +20,13 @@ from typing import Any, TypeVar
 
 import jax
 
+from jaxscope.analysis.run_causes import judge
 from jaxscope.analysis.verdicts import verdict
-from jaxscope.schema.run import EqnDivergence, NanOrigin, RunRequest, RunResult
+from jaxscope.schema.run import PRECISIONS, EqnDivergence, Evidence, NanOrigin, RunRequest, RunResult
 from jaxscope.worker import jax_compat
-from jaxscope.worker.compare import compare_outputs, compute_dtype
+from jaxscope.worker.compare import compare_outputs, output_computes, output_paths
+from jaxscope.worker.evidence import Runs, gather
+from jaxscope.schema.trace import ErrorInfo
 from jaxscope.worker.errors import classify
 from jaxscope.worker.makers import combine
 from jaxscope.worker.replay import find_first_nonfinite, flat_dynamic, per_equation
@@ -43,9 +46,12 @@ def run_function(request: RunRequest, phase: Phase) -> RunResult:
     device, device_info = pick_device(request.device, devices)
     warnings: list[str] = list(prep.warnings)
 
+    if request.precision and request.precision not in PRECISIONS:
+        raise TraceError(ErrorInfo(kind="spec", phase="device", message=f"no matmul precision {request.precision!r}; one of {', '.join(PRECISIONS)}"))
     phase("inputs")
     made = prep.made
-    with jax.default_device(device):
+    host = jax.devices("cpu")[0]
+    with jax.default_device(host):  # made once on the host, so every device and reference sees the same bits
         if made is not None:
             made, args, kwargs = made.concrete(request.seed)
             prep = replace(prep, made=made)  # these values' own static leaves
@@ -53,8 +59,11 @@ def run_function(request: RunRequest, phase: Phase) -> RunResult:
         else:
             args, kwargs = _guard(lambda: generate(prep, request.seed), "inputs")
             source = f"seed {request.seed}"
+    placed = ""
     if request.device:  # asked for one device: the inputs go there; else they follow the program (a mesh's shardings)
         args, kwargs = _place(prep, args, kwargs, device)
+        placed = f", placed on {device_info.name}"
+    inputs_made = f"made on the host ({host.platform}:{host.id}){placed}"
     if made is not None:
         full = [combine(a, s) for a, s in zip(args, made.static_args, strict=True)]
         full_kwargs = {k: combine(v, made.static_kwargs[k]) for k, v in kwargs.items()}
@@ -70,7 +79,8 @@ def run_function(request: RunRequest, phase: Phase) -> RunResult:
             "the decorator donates inputs (donate_argnums); run does not, as it calls the program "
             "again with the same inputs: the traced and lowered program has the donation"
         )
-    with jax.default_device(device):  # the default device is part of jit's cache key: same for every call
+    precision = jax_compat.matmul_precision(request.precision)
+    with jax.default_device(device), precision:  # the default device is part of jit's cache key: same for every call
         t0 = time.perf_counter()
         try:
             traced = jitted.trace(*args, **kwargs)
@@ -90,7 +100,7 @@ def run_function(request: RunRequest, phase: Phase) -> RunResult:
         steady = tuple(_timed(lambda: jitted(*args, **kwargs), "run")[1] for _ in range(max(request.repeats, 0)))
 
     phase("eager")
-    with jax.disable_jit(), jax.default_device(device):
+    with jax.disable_jit(), jax.default_device(device), jax_compat.matmul_precision(request.precision):
         eager, eager_first = _timed(lambda: prep.call(*args, **kwargs), "eager")
         # steady against steady: the first eager run compiles every primitive (a speed-up of 47281x
         # compared it with jit's steady state); a slow program gets one warm run, a fast one a few
@@ -98,8 +108,13 @@ def run_function(request: RunRequest, phase: Phase) -> RunResult:
         warm = [_timed(lambda: prep.call(*args, **kwargs), "eager")[1] for _ in range(repeats)]
 
     phase("compare")
-    leaves = compare_outputs(out, eager, request.rtol, request.atol, compute_dtype(traced.jaxpr.jaxpr))
-    ok, text, explanation = verdict(leaves)
+    paths, computes = output_paths(out), output_computes(traced.jaxpr.jaxpr)
+    leaves = compare_outputs(out, eager, request.rtol, request.atol, dict(zip(paths, computes, strict=False)) if len(paths) == len(computes) else {})
+    runs = Runs(request, prep, jitted, traced.jaxpr, args, kwargs, device, out, eager, leaves, lambda: prep.call(*args, **kwargs))
+    with jax_compat.matmul_precision(request.precision):
+        evidence, leaves = gather(runs, phase)
+    causes = judge(leaves, evidence)
+    ok, text, explanation = verdict(leaves, causes)
 
     first_nan: NanOrigin | None = None
     searched = request.find_nan or any(lf.nonfinite for lf in leaves)
@@ -114,6 +129,7 @@ def run_function(request: RunRequest, phase: Phase) -> RunResult:
     if request.per_equation:
         phase("divergence")
         divergence = _replay("per-equation comparison", per_equation, (), device, prep, traced.jaxpr, args, kwargs, warnings)
+        divergence = _noted(divergence, evidence)
     return RunResult(
         request=request,
         device=device_info,
@@ -135,9 +151,21 @@ def run_function(request: RunRequest, phase: Phase) -> RunResult:
         first_nan=first_nan,
         nan_searched=searched,
         divergence=divergence,
+        evidence=evidence,
+        causes=tuple(causes),
+        inputs_made=inputs_made,
         warnings=tuple(warnings),
         jax_version=jax.__version__,
     )
+
+
+def _noted(divergence: tuple[EqnDivergence, ...], evidence: Evidence | None) -> tuple[EqnDivergence, ...]:
+    """Each equation with what the evidence says of it: a cancellation, a value read at trace time."""
+    if evidence is None:
+        return divergence
+    notes = {s.path: "trace-time: " + s.detail for s in evidence.retrace_sites}
+    notes.update({s.path: "cancels: " + s.detail for s in evidence.cancellations if s.path not in notes})
+    return tuple(replace(d, note=notes[d.path]) if d.path in notes else d for d in divergence)
 
 
 def _place(prep: Prepared, args: list[Any], kwargs: dict[str, Any], device: Any) -> tuple[list[Any], dict[str, Any]]:
