@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 
 from jaxscope.schema.graph import SourceLoc
 from jaxscope.schema.run import Cause, Evidence, LeafComparison, Site
@@ -44,8 +45,11 @@ NOISE_FIX = (
 )
 
 
-def judge(leaves: Sequence[LeafComparison], evidence: Evidence | None) -> list[Cause]:
-    """One Cause per kind of difference among the outputs beyond tolerance, real ones first."""
+def judge(leaves: Sequence[LeafComparison], evidence: Evidence | None, strict: bool = False) -> list[Cause]:
+    """One Cause per kind of difference among the outputs beyond tolerance, real ones first.
+
+    `strict`: the user gave the tolerances (--rtol/--atol), asking for agreement to them: causes
+    are named, and none is accepted."""
     ev = evidence or Evidence()
     far = [lf for lf in leaves if lf.kind == "array" and not lf.allclose and lf.nonfinite_mismatch == 0]
     groups: dict[str, list[LeafComparison]] = {}
@@ -53,6 +57,9 @@ def judge(leaves: Sequence[LeafComparison], evidence: Evidence | None) -> list[C
         groups.setdefault(_kind(leaf, ev), []).append(leaf)
     causes = [_cause(kind, group, ev) for kind, group in groups.items()]
     causes += _device_causes(ev)
+    if strict:
+        note = "your --rtol/--atol ask for agreement to that tolerance: a named cause does not excuse it"
+        causes = [replace(c, explained=False, evidence=(*c.evidence, note)) if c.explained else c for c in causes]
     return sorted(causes, key=lambda c: (c.explained, c.kind))
 
 
@@ -129,7 +136,18 @@ def _device_causes(ev: Evidence) -> list[Cause]:
     if precision:
         names = _names(tuple(lf.path for lf in precision))
         lines = tuple(f"out{lf.path}: max rel {fmt(lf.max_rel)} at the default precision, within tolerance at highest" for lf in precision)
-        causes.append(Cause("precision", True, tuple(lf.path for lf in precision), f"{names}: matmul precision", lines, ev.matmuls, PRECISION_FIX, between))
+        causes.append(
+            Cause(
+                "precision",
+                True,
+                tuple(lf.path for lf in precision),
+                f"{names}: matmul precision",
+                lines,
+                ev.matmuls,
+                PRECISION_FIX,
+                between,
+            )
+        )
     if rest and ev.transcendentals:
         names = _names(tuple(lf.path for lf in rest))
         lines = tuple(f"out{lf.path}: max rel {fmt(lf.max_rel)}, {lf.max_ulp or '-'} ULP" for lf in rest)
@@ -140,7 +158,9 @@ def _device_causes(ev: Evidence) -> list[Cause]:
     elif rest:
         names = _names(tuple(lf.path for lf in rest))
         lines = tuple(f"out{lf.path}: max rel {fmt(lf.max_rel)}" for lf in rest)
-        causes.append(Cause("unexplained", False, tuple(lf.path for lf in rest), f"{names}: differ between devices", lines, (), "", between))
+        causes.append(
+            Cause("unexplained", False, tuple(lf.path for lf in rest), f"{names}: differ between devices", lines, (), "", between)
+        )
     return causes
 
 

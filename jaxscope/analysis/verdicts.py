@@ -192,6 +192,7 @@ def format_run(result: RunResult) -> str:
     if result.eager_s and result.steady_s:
         lines.append(f"speed-up of jit over eager (steady against steady): {result.eager_s / result.steady_s:.1f}x")
     lines += reference_lines(result)
+    lines += device_lines(result)
     lines += ["", ("OK: " if result.ok else "FAIL: ") + result.verdict]
     if result.explanation:
         lines.append(result.explanation)
@@ -239,6 +240,23 @@ def reference_lines(result: RunResult) -> list[str]:
         nearer = "-" if j is None or e is None or j == e else "jit" if j < e else "eager"
         rows.append([_name(lf), fmt_float(ref.reference_max), fmt_float(j), fmt_float(e), nearer])
     return ["", f"against the reference ({ev.reference if ev is not None else 'float64'}):", *_table(rows)]
+
+
+def device_lines(result: RunResult) -> list[str]:
+    """Jit on the run's device against jit on the reference device, output by output."""
+    ev = result.evidence
+    if ev is None or not ev.device_leaves:
+        return []
+    here = result.device.name if result.device is not None else "the run's device"
+    rows = [["output", "max abs", "max rel", "ULP", "allclose"]]
+    for lf in ev.device_leaves:
+        if lf.kind == "array":
+            ulp = "-" if lf.max_ulp is None else str(lf.max_ulp)
+            rows.append([_name(lf), fmt_float(lf.max_abs), fmt_float(lf.max_rel), ulp, "yes" if lf.allclose else "NO"])
+    far = sum(1 for lf in ev.device_leaves if not lf.allclose)
+    head = f"jit on {here} against jit on {ev.device} (the same host-made inputs): "
+    head += f"{far} of {len(ev.device_leaves)} outputs differ beyond tolerance" if far else "every output within tolerance"
+    return ["", head, *_table(rows)]
 
 
 def cause_lines(result: RunResult) -> list[str]:

@@ -1,7 +1,9 @@
 """`jaxscope run`: the function jitted on a device vs eagerly, as a table or JSON. No jax import here.
 
-Exit codes: 0 jit and eager agree within tolerance and no output holds NaN; 1 they differ beyond
-tolerance or an output holds NaN; 2-5 as for every command (bad usage, user code, timeout, crash).
+Exit codes: 0 jit and eager agree within tolerance, or differ only by causes explained with evidence
+(rounding noise, matmul precision), and no output holds NaN; 1 a difference is real or unexplained
+(a value read at trace time, jit further from float64 than eager, device arithmetic) or an output
+holds NaN; 2-5 as for every command (bad usage, user code, timeout, crash).
 """
 
 from __future__ import annotations
@@ -12,15 +14,21 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from jaxscope.cli.common import CliError, add_target, saved, worker_env
+from jaxscope.schema.run import F64, PRECISIONS
 from jaxscope.session import resolve_call, worker_job
 
 if TYPE_CHECKING:
     from jaxscope.schema.run import RunResult
 
 RUN_EPILOG = (
-    "exit status: 0 when jit and eager agree within tolerance everywhere and no output holds NaN; "
-    "1 when an output differs beyond tolerance or holds NaN; 2 bad usage or arguments (including an "
-    "unknown --device); 3 the function failed; 4 timeout; 5 worker crash or jaxscope bug."
+    "When an output differs beyond its tolerance, run names the cause with its evidence: it replays the "
+    "traced program and traces it again (a value read at trace time), runs it in float64 on the CPU "
+    "(rounding noise: jit no further from float64 than eager, and the equation that cancels) and, on an "
+    "accelerator, at matmul precision highest. "
+    "exit status: 0 when every output agrees within tolerance or differs by rounding noise or matmul "
+    "precision (explained) and none holds NaN; 1 when a difference is real or unexplained, or an output "
+    "holds NaN; 2 bad usage or arguments (including an unknown --device or --reference); 3 the function "
+    "failed; 4 timeout; 5 worker crash or jaxscope bug."
 )
 
 
@@ -43,6 +51,25 @@ def add_parser(sub: Any) -> None:
         "--per-equation",
         action="store_true",
         help="compare every intermediate (nested jits included), jit vs eager, to see where they part",
+    )
+    p.add_argument(
+        "--reference",
+        default="",
+        metavar="f64|DEVICE",
+        help="also run a reference: f64 (the traced program in float64 on the CPU: which of jit and eager is nearer "
+        "the truth) or a device (e.g. --device gpu --reference cpu: jit there too, on the same host-made inputs)",
+    )
+    p.add_argument(
+        "--precision",
+        choices=PRECISIONS,
+        default="",
+        help="matmul and convolution precision for the runs (jax.default_matmul_precision; default: JAX's)",
+    )
+    p.add_argument(
+        "--no-evidence",
+        dest="evidence",
+        action="store_false",
+        help="on a difference, do not run what names its cause (replay, second trace, float64, precision)",
     )
     p.add_argument("--find-nan", action="store_true", help="locate the first equation making NaN/Inf even if the outputs are finite")
     p.add_argument("--json", action="store_true", help="print the whole result as JSON")
@@ -76,6 +103,17 @@ def run(opts: argparse.Namespace) -> int:
     return 0 if result.ok else 1
 
 
+def _reference(text: str) -> str:
+    """`f64` (any case, or float64) or a device name as the worker takes it ("cpu", "gpu:1")."""
+    value = text.strip().lower()
+    if value in ("f64", "float64"):
+        return F64
+    platform, _, index = value.partition(":")
+    if value and (not platform.isidentifier() or (index and not index.isdigit())):
+        raise CliError(f"--reference {text!r}: give f64 or a device such as cpu, gpu or tpu:0")
+    return value
+
+
 def _run(opts: argparse.Namespace) -> RunResult:
     from jaxscope.runtime.worker_client import DEFAULT_TIMEOUTS
     from jaxscope.schema.run import RunRequest, run_result_from_jsonable
@@ -94,6 +132,9 @@ def _run(opts: argparse.Namespace) -> RunResult:
         atol=opts.atol,
         find_nan=opts.find_nan,
         per_equation=opts.per_equation,
+        reference=_reference(opts.reference),
+        precision=opts.precision,
+        evidence=opts.evidence,
     )
     result: RunResult = worker_job("run", request, run_result_from_jsonable, timeouts, opts.debug, env, opts.python)
     return result

@@ -110,7 +110,7 @@ def _attempt(ev: dict[str, Any], what: str, call: Callable[[], Any]) -> Any:
 
 
 def _evidence(ev: dict[str, Any]) -> Evidence:
-    fields = {k: tuple(v) if isinstance(v, list) else v for k, v in ev.items() if v is not None}
+    fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in ev.items() if v is not None}
     return Evidence(**fields)
 
 
@@ -203,7 +203,7 @@ def _cancellations(ref: Reference, paths: list[str], wanted: set[str]) -> list[S
     cache = jc.ChainCache()
     found = []
     for probe, (fraction, digits, result, terms) in zip(ref.probes, ref.stats, strict=True):
-        dtype = getattr(probe.eqn.outvars[0].aval, "dtype", np.float32).name
+        dtype = str(getattr(probe.eqn.outvars[0].aval, "dtype", "float32"))
         if fraction < MIN_CANCELLED or digits < digits_kept(dtype):
             continue
         feeds = tuple(p for p, bits in zip(paths, ref.out_bits, strict=True) if bits & probe.bit)

@@ -140,7 +140,9 @@ def _is_key(value: Any) -> bool:
     return dtype is not None and jnp.issubdtype(dtype, jax.dtypes.prng_key)
 
 
-def _interpret(jaxpr: Any, consts: list[Any], args: list[Any], prefix: str, state: _State, in_bits: list[int], probing: bool) -> tuple[list[Any], list[int]]:
+def _interpret(
+    jaxpr: Any, consts: list[Any], args: list[Any], prefix: str, state: _State, in_bits: list[int], probing: bool
+) -> tuple[list[Any], list[int]]:
     env: dict[int, Any] = {}
     bits: dict[int, int] = {}
 
@@ -179,7 +181,9 @@ def _interpret(jaxpr: Any, consts: list[Any], args: list[Any], prefix: str, stat
     return [read(v) for v in jaxpr.outvars], out_bits
 
 
-def _equation(eqn: Any, invals: list[Any], path: str, state: _State, in_bits: list[int], probing: bool) -> tuple[list[Any], list[int] | None]:
+def _equation(
+    eqn: Any, invals: list[Any], path: str, state: _State, in_bits: list[int], probing: bool
+) -> tuple[list[Any], list[int] | None]:
     """The equation's promoted outputs, and its outputs' probe bits when it was interpreted inside."""
     name = eqn.primitive.name
     if name in _IDENTITY and len(invals) == len(eqn.outvars):
@@ -211,9 +215,17 @@ def _scatter(eqn: Any, invals: list[Any]) -> list[Any]:
     """A combining scatter made again by its public function: its combiner (`update_jaxpr`) is
     typed for the program's own dtype and would not lower on float64 operands."""
     p = eqn.params
+    operand, indices, updates = invals
+    scatter: Any = _SCATTERS[eqn.primitive.name]
     with eqn.ctx.manager:
-        out = _SCATTERS[eqn.primitive.name](
-            *invals, p["dimension_numbers"], indices_are_sorted=p["indices_are_sorted"], unique_indices=p["unique_indices"], mode=p["mode"]
+        out = scatter(
+            operand,
+            indices,
+            updates,
+            p["dimension_numbers"],
+            indices_are_sorted=p["indices_are_sorted"],
+            unique_indices=p["unique_indices"],
+            mode=p["mode"],
         )
     return [out]
 

@@ -49,7 +49,9 @@ def retrace_sites(first: Any, second: Any, paths: list[str]) -> list[Site]:
     return [_with_feeds(j1, taint, site, paths) for taint, site in found]
 
 
-def _first_difference(eqns1: list[Any], eqns2: list[Any], prefix: str, cache: jc.ChainCache, top: int | None = None) -> tuple[int, Site] | None:
+def _first_difference(
+    eqns1: list[Any], eqns2: list[Any], prefix: str, cache: jc.ChainCache, top: int | None = None
+) -> tuple[int, Site] | None:
     """(index at this level, the innermost differing equation as a Site), or None if all agree."""
     for i, (e1, e2) in enumerate(zip(eqns1, eqns2, strict=False)):
         index = i if top is None else top
@@ -66,7 +68,9 @@ def _first_difference(eqns1: list[Any], eqns2: list[Any], prefix: str, cache: jc
     if len(eqns1) != len(eqns2):
         at = min(len(eqns1), len(eqns2))
         e = eqns1[at] if at < len(eqns1) else eqns2[at]
-        return at, Site(f"{prefix}e{at}", e.primitive.name, jc.eqn_chain(e, cache)[1], "the second trace has a different number of equations here")
+        return at, Site(
+            f"{prefix}e{at}", e.primitive.name, jc.eqn_chain(e, cache)[1], "the second trace has a different number of equations here"
+        )
     return None
 
 
@@ -81,12 +85,14 @@ def _what_changed(e1: Any, e2: Any) -> str:
 
 
 def _signature(eqn: Any) -> tuple[Any, ...]:
-    params = []
+    params: list[tuple[Any, ...]] = []
     for key in sorted(eqn.params):
         value = eqn.params[key]
         subs = jc.subjaxprs({key: value})
         if subs:
-            params.append((key, tuple(tuple(_signature(e) for e in s.eqns) for _, s, _ in subs), tuple(_show(c) for _, _, cs in subs for c in cs)))
+            params.append(
+                (key, tuple(tuple(_signature(e) for e in s.eqns) for _, s, _ in subs), tuple(_show(c) for _, _, cs in subs for c in cs))
+            )
         elif not jc.is_opaque(value):
             params.append((key, repr(value)[:400]))
     avals = tuple(jc.aval_str(v.aval) for v in eqn.invars)

@@ -22,12 +22,12 @@ import jax
 
 from jaxscope.analysis.run_causes import judge
 from jaxscope.analysis.verdicts import verdict
-from jaxscope.schema.run import PRECISIONS, EqnDivergence, Evidence, NanOrigin, RunRequest, RunResult
+from jaxscope.schema.run import F64, PRECISIONS, EqnDivergence, Evidence, NanOrigin, RunRequest, RunResult
+from jaxscope.schema.trace import ErrorInfo
 from jaxscope.worker import jax_compat
 from jaxscope.worker.compare import compare_outputs, output_computes, output_paths
-from jaxscope.worker.evidence import Runs, gather
-from jaxscope.schema.trace import ErrorInfo
 from jaxscope.worker.errors import classify
+from jaxscope.worker.evidence import Runs, gather
 from jaxscope.worker.makers import combine
 from jaxscope.worker.replay import find_first_nonfinite, flat_dynamic, per_equation
 from jaxscope.worker.run_inputs import describe, generate, list_devices, pick_device
@@ -47,7 +47,11 @@ def run_function(request: RunRequest, phase: Phase) -> RunResult:
     warnings: list[str] = list(prep.warnings)
 
     if request.precision and request.precision not in PRECISIONS:
-        raise TraceError(ErrorInfo(kind="spec", phase="device", message=f"no matmul precision {request.precision!r}; one of {', '.join(PRECISIONS)}"))
+        raise TraceError(
+            ErrorInfo(kind="spec", phase="device", message=f"no matmul precision {request.precision!r}; one of {', '.join(PRECISIONS)}")
+        )
+    if request.reference and request.reference != F64:
+        pick_device(request.reference, devices)  # an unknown reference device is the user's error, said before running
     phase("inputs")
     made = prep.made
     host = jax.devices("cpu")[0]
@@ -109,11 +113,13 @@ def run_function(request: RunRequest, phase: Phase) -> RunResult:
 
     phase("compare")
     paths, computes = output_paths(out), output_computes(traced.jaxpr.jaxpr)
-    leaves = compare_outputs(out, eager, request.rtol, request.atol, dict(zip(paths, computes, strict=False)) if len(paths) == len(computes) else {})
+    leaves = compare_outputs(
+        out, eager, request.rtol, request.atol, dict(zip(paths, computes, strict=False)) if len(paths) == len(computes) else {}
+    )
     runs = Runs(request, prep, jitted, traced.jaxpr, args, kwargs, device, out, eager, leaves, lambda: prep.call(*args, **kwargs))
     with jax_compat.matmul_precision(request.precision):
         evidence, leaves = gather(runs, phase)
-    causes = judge(leaves, evidence)
+    causes = judge(leaves, evidence, strict=request.rtol is not None or request.atol is not None)
     ok, text, explanation = verdict(leaves, causes)
 
     first_nan: NanOrigin | None = None

@@ -78,9 +78,60 @@ def _make_given(seed):
     return (np.arange(4, dtype=np.float32) + seed, 3)
 
 
-
 def hangs(x):
     return jax.lax.while_loop(lambda c: c[0] >= 0, lambda c: c + 1, x)
 
 
-JAXSCOPE_INPUTS = {"given": _make_given}
+def _attention_loss(params, x):
+    q = x @ params["wq"]
+    k = x @ params["wk"] + params["bk"]  # a key bias: softmax is shift-invariant, its gradient is exactly 0
+    v = x @ params["wv"]
+    att = jax.nn.softmax(q @ k.T / 4.0, axis=-1)
+    return jnp.mean((att @ v) ** 2)
+
+
+def adam_zero_bias(params, x, mu, nu):
+    """One Adam step (written out as optax writes it) on an attention whose key bias has an
+    exactly-zero gradient: both jit and eager turn its rounding noise into an update of ~lr."""
+    grads = jax.grad(_attention_loss)(params, x)
+    mu = jax.tree.map(lambda m, g: 0.9 * m + 0.1 * g, mu, grads)
+    nu = jax.tree.map(lambda n, g: 0.999 * n + 0.001 * g * g, nu, grads)
+    step = jax.tree.map(lambda m, n: 1e-3 * (m / 0.1) / (jnp.sqrt(n / 0.001) + 1e-8), mu, nu)  # adam-update
+    return jax.tree.map(lambda p, s: p - s, params, step), mu, nu
+
+
+def _make_adam(seed):
+    keys = jax.random.split(jax.random.key(seed), 5)
+    params = {name: jax.random.normal(k, (16, 16)) for name, k in zip(("wq", "wk", "wv"), keys)}
+    params["bk"] = jax.random.normal(keys[3], (16,))
+    zeros = jax.tree.map(jnp.zeros_like, params)
+    return params, jax.random.normal(keys[4], (32, 16)), zeros, zeros
+
+
+def trace_time_numpy(x):
+    w = np.random.normal(size=x.shape).astype(np.float32)  # numpy-random
+    return jnp.tanh(x * w)  # numpy-use
+
+
+class _Counter:
+    def __init__(self):
+        self.count = 0
+
+    def scaled(self, x):
+        self.count += 1  # counter-line
+        return x * self.count  # counter-use
+
+
+_counter = _Counter()
+
+
+def trace_time_counter(x):
+    return _counter.scaled(x) + 1.0
+
+
+def mixed_outputs(x):
+    """An f32 output beside a bf16 one: each keeps its own dtype's tolerance."""
+    return x.astype(jnp.bfloat16) * 2, x * 3.0
+
+
+JAXSCOPE_INPUTS = {"given": _make_given, "adam_zero_bias": _make_adam}
