@@ -80,7 +80,7 @@ def run(opts: argparse.Namespace) -> int:
     import sys
     from dataclasses import asdict
 
-    from jaxscope.analysis.verdicts import format_run
+    from jaxscope.analysis.runs.verdicts import format_run
 
     if opts.repeats < 0:
         raise CliError("--repeats must be 0 or more")

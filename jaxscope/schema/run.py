@@ -34,10 +34,10 @@ class RunRequest:
     rtol: float | None = None  # None = default for each leaf's dtype (compare_text.default_tolerances)
     atol: float | None = None
     find_nan: bool = False  # search for the first NaN/Inf equation even if the outputs are finite
-    per_equation: bool = False  # compare every top-level intermediate, jit vs eager (worker.replay)
+    per_equation: bool = False  # compare every top-level intermediate, jit vs eager (worker.runs.replay)
     reference: str = ""  # "" none asked; F64 (float64 on the CPU) or a device ("cpu", "gpu:1")
     precision: str = ""  # "" JAX's default, or one of PRECISIONS for every matmul and convolution
-    evidence: bool = True  # on a difference beyond tolerance, run what names its cause (worker.evidence)
+    evidence: bool = True  # on a difference beyond tolerance, run what names its cause (worker.runs.evidence)
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +157,7 @@ class Site:
 
 @dataclass(frozen=True, slots=True)
 class Evidence:
-    """What the worker ran and measured to name the cause of a difference (worker.evidence).
+    """What the worker ran and measured to name the cause of a difference (worker.runs.evidence).
 
     Each part is empty when it was not run; `runs` says what ran, `failures` what could not."""
 
@@ -181,7 +181,7 @@ CAUSES = ("trace-time", "precision", "noise", "device", "unexplained")
 
 @dataclass(frozen=True, slots=True)
 class Cause:
-    """Why some outputs differ, with its evidence (analysis.run_causes.judge).
+    """Why some outputs differ, with its evidence (analysis.runs.causes.judge).
 
     `explained` differences (rounding noise, matmul precision) are accepted: the run is OK; a
     trace-time, device-arithmetic or unexplained difference fails it."""

@@ -102,7 +102,7 @@ def _profile(prep: Any, runs: int, phase: Phase) -> tuple[dict[str, float], floa
     import statistics
     import tempfile
 
-    from jaxscope.worker.run_inputs import generate
+    from jaxscope.worker.runs.inputs import generate
 
     phase("profile")
     if prep.made is not None:

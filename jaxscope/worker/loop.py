@@ -149,7 +149,7 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> int:
     api0 = _api_snapshot()
     streams = (sys.stdout, sys.stderr)
     try:
-        from jaxscope.worker.run_inputs import list_devices
+        from jaxscope.worker.runs.inputs import list_devices
 
         devices = to_jsonable([info for _, info in list_devices()])
     except Exception as exc:  # a backend that fails to start must not stop tracing
@@ -224,7 +224,7 @@ def _ops() -> dict[str, tuple[type, Callable[[Any, Callable[[str], None]], Any]]
     from jaxscope.schema.run import RunRequest
     from jaxscope.worker.hlo import run_hlo
     from jaxscope.worker.retrace import run_retrace
-    from jaxscope.worker.run import run_function
+    from jaxscope.worker.runs.run import run_function
     from jaxscope.worker.trace import run_jaxpr_text, run_trace
 
     return {
@@ -261,7 +261,7 @@ def _handle(message: dict[str, Any], replies: BinaryIO) -> dict[str, Any]:
         try:
             request = from_jsonable(request_type, message["request"])
             if op in ("trace", "jaxpr", "hlo"):  # asked for a device: it is JAX's default meanwhile (run places itself)
-                from jaxscope.worker.run_inputs import default_device
+                from jaxscope.worker.runs.inputs import default_device
 
                 with default_device(request.device):
                     result = runner(request, phase, **extra)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jaxscope.analysis.verdicts import format_run, short_loc
+from jaxscope.analysis.runs.verdicts import format_run, short_loc
 from jaxscope.schema.graph import SourceLoc
 from jaxscope.schema.run import EqnDivergence, RunRequest, RunResult
 from jaxscope.schema.trace import FunctionRef

@@ -134,7 +134,7 @@ def test_run_pane_compares_jit_and_eager_and_shows_the_first_nan(qtbot, window):
 
 
 def test_per_equation_divergence_colours_the_graph(qtbot, window):
-    from jaxscope.analysis.verdicts import diverging
+    from jaxscope.analysis.runs.verdicts import diverging
 
     w = window
     open_traced(qtbot, w, f"{RUN_CASES}::log_exp", "f32[64]")

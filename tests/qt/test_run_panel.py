@@ -8,7 +8,7 @@ import pathlib
 import pytest
 from PySide6.QtCore import Qt
 
-from jaxscope.analysis.verdicts import fmt_float, fmt_seconds
+from jaxscope.analysis.runs.verdicts import fmt_float, fmt_seconds
 from jaxscope.qt.panes.run_panel import COLUMNS, STATE_COLOURS, RunPanel
 from jaxscope.schema.run import DeviceInfo, InputLeaf, NanOrigin, RunResult
 

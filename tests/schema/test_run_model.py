@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from jaxscope.analysis.verdicts import default_tolerances, fmt_seconds, format_run, verdict
+from jaxscope.analysis.runs.verdicts import default_tolerances, fmt_seconds, format_run, verdict
 from jaxscope.schema.graph import SourceLoc
 from jaxscope.schema.run import (
     DeviceInfo,
@@ -125,7 +125,7 @@ def test_fmt_seconds():
 
 def test_core_run_modules_import_no_jax():
     code = (
-        "import sys, jaxscope.schema.run, jaxscope.analysis.verdicts, jaxscope.cli.run;"
+        "import sys, jaxscope.schema.run, jaxscope.analysis.runs.verdicts, jaxscope.cli.run;"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('jax', 'jaxlib', 'numpy', 'PySide6'));"
         "print(bad); sys.exit(1 if bad else 0)"
     )

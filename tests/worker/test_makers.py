@@ -12,7 +12,7 @@ from jaxscope.schema.run import RunRequest
 from jaxscope.schema.trace import FunctionRef, TraceRequest
 from jaxscope.worker.hlo import run_hlo
 from jaxscope.worker.makers import combine, partition
-from jaxscope.worker.run import run_function
+from jaxscope.worker.runs.run import run_function
 from jaxscope.worker.trace import TraceError, run_trace
 from tests.conftest import MODELS as CORPUS_MODELS
 from tests.conftest import load_models

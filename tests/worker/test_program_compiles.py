@@ -12,7 +12,7 @@ from jaxscope.schema.hlo import HloRequest
 from jaxscope.schema.run import RunRequest
 from jaxscope.schema.trace import FunctionRef, TraceRequest
 from jaxscope.worker.hlo import run_hlo
-from jaxscope.worker.run import run_function
+from jaxscope.worker.runs.run import run_function
 from jaxscope.worker.trace import run_trace
 
 CORPUS = Path(__file__).parent / "corpus"

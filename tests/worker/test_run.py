@@ -16,9 +16,9 @@ from jaxscope.schema.codec import to_jsonable
 from jaxscope.schema.graph import resolve
 from jaxscope.schema.run import RunRequest, RunResult, run_result_from_jsonable
 from jaxscope.schema.trace import FunctionRef, TraceRequest
-from jaxscope.worker.compare import compare_arrays, compare_leaf, max_ulp
-from jaxscope.worker.run import run_function
-from jaxscope.worker.run_inputs import generate
+from jaxscope.worker.runs.compare import compare_arrays, compare_leaf, max_ulp
+from jaxscope.worker.runs.inputs import generate
+from jaxscope.worker.runs.run import run_function
 from jaxscope.worker.trace import Prepared, TraceError, prepare, run_trace
 from tests.conftest import line_in
 

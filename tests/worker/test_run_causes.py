@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 from jax import lax
 
-from jaxscope.analysis.verdicts import format_run
+from jaxscope.analysis.runs.verdicts import format_run
 from jaxscope.schema.run import RunRequest, RunResult, run_result_from_jsonable
 from jaxscope.schema.trace import FunctionRef
-from jaxscope.worker.compare import output_computes
-from jaxscope.worker.reference import run_reference
-from jaxscope.worker.retrace_diff import retrace_sites
-from jaxscope.worker.run import run_function
+from jaxscope.worker.runs.compare import output_computes
+from jaxscope.worker.runs.reference import run_reference
+from jaxscope.worker.runs.retrace_diff import retrace_sites
+from jaxscope.worker.runs.run import run_function
 from tests.conftest import MODELS, line_in
 
 CORPUS = os.path.join(os.path.dirname(__file__), "corpus", "run_cases.py")

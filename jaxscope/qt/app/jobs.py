@@ -16,7 +16,7 @@ from PySide6.QtCore import QObject, QTimer
 from PySide6.QtWidgets import QInputDialog
 
 from jaxscope.analysis.retrace import RetraceRequest, RetraceResult
-from jaxscope.analysis.verdicts import diverging
+from jaxscope.analysis.runs.verdicts import diverging
 from jaxscope.qt.app.chrome import prefs
 from jaxscope.qt.app.host import WindowHost
 from jaxscope.qt.panes.retrace_dialog import RetraceDialog

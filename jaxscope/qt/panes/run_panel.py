@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )  # fmt: skip
 
-from jaxscope.analysis.verdicts import device_line, diverging, fmt_float, fmt_seconds, nan_line, nonfinite_text, short_loc
+from jaxscope.analysis.runs.verdicts import device_line, diverging, fmt_float, fmt_seconds, nan_line, nonfinite_text, short_loc
 from jaxscope.qt.panes.inputs_panel import plain_label
 from jaxscope.runtime.devices import MAX_CPU_DEVICES
 from jaxscope.schema.run import DeviceInfo, LeafComparison, RunResult

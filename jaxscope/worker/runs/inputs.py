@@ -19,8 +19,8 @@ import jax.numpy as jnp
 from jaxscope.schema.run import DeviceInfo
 from jaxscope.schema.trace import ErrorInfo, InputLeaf
 from jaxscope.worker import jax_compat as jc
-from jaxscope.worker.compare import as_host, preview
 from jaxscope.worker.makers import is_array
+from jaxscope.worker.runs.compare import as_host, preview
 from jaxscope.worker.trace import Prepared, TraceError
 
 _ALIASES = {"cuda": "gpu", "rocm": "gpu"}

@@ -27,11 +27,11 @@ import numpy as np
 
 from jaxscope.schema.run import F64, Evidence, LeafComparison, ReferenceCheck, RunRequest, Site
 from jaxscope.worker import jax_compat as jc
-from jaxscope.worker.compare import _leaves, as_host, compare_arrays, compare_outputs, output_computes, preview
-from jaxscope.worker.reference import Reference, digits_kept, run_reference
-from jaxscope.worker.replay import flat_dynamic, replay_outputs
-from jaxscope.worker.retrace_diff import retrace_sites
-from jaxscope.worker.run_inputs import pick_device
+from jaxscope.worker.runs.compare import _leaves, as_host, compare_arrays, compare_outputs, output_computes, preview
+from jaxscope.worker.runs.inputs import pick_device
+from jaxscope.worker.runs.reference import Reference, digits_kept, run_reference
+from jaxscope.worker.runs.replay import flat_dynamic, replay_outputs
+from jaxscope.worker.runs.retrace_diff import retrace_sites
 
 MATMULS = frozenset({"dot_general", "conv_general_dilated", "ragged_dot_general"})
 TRANSCENDENTALS = frozenset(
@@ -249,7 +249,7 @@ def _computes(runs: Runs) -> dict[str, str]:
 
 
 def _device(runs: Runs, sites: dict[str, list[Site]], ev: dict[str, Any]) -> None:
-    from jaxscope.worker.run_inputs import list_devices
+    from jaxscope.worker.runs.inputs import list_devices
 
     other, info = pick_device(runs.request.reference, list_devices())
     ev["device"] = info.name

@@ -30,7 +30,7 @@ import numpy as np
 from jax import lax
 
 from jaxscope.worker import jax_compat as jc
-from jaxscope.worker.replay import CALL_LIKE, bind_eqn, bind_params, callee
+from jaxscope.worker.runs.replay import CALL_LIKE, bind_eqn, bind_params, callee
 
 MAX_PROBES = 4000  # cancellation probes per program (two scalars each)
 _IDENTITY = frozenset({"sharding_constraint", "mesh_cast", "device_put", "optimization_barrier"})

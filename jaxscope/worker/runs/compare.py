@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxscope.analysis.verdicts import default_tolerances
+from jaxscope.analysis.runs.verdicts import default_tolerances
 from jaxscope.schema.run import LeafComparison
 from jaxscope.worker import jax_compat as jc
 

@@ -3,8 +3,8 @@ float64 criterion, precision from the TPU's measured numbers (shared/research/tp
 
 from __future__ import annotations
 
-from jaxscope.analysis.run_causes import judge, multiplier, noise_holds
-from jaxscope.analysis.verdicts import verdict
+from jaxscope.analysis.runs.causes import judge, multiplier, noise_holds
+from jaxscope.analysis.runs.verdicts import verdict
 from jaxscope.schema.graph import SourceLoc
 from jaxscope.schema.run import Evidence, LeafComparison, ReferenceCheck, Site
 

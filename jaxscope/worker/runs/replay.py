@@ -26,7 +26,7 @@ import numpy as np
 from jaxscope.schema.graph import SourceLoc
 from jaxscope.schema.run import EqnDivergence, NanOrigin
 from jaxscope.worker import jax_compat as jc
-from jaxscope.worker.compare import preview
+from jaxscope.worker.runs.compare import preview
 
 # Equations whose single sub-jaxpr takes exactly the equation's operands: safe to step into.
 CALL_LIKE = frozenset({"jit", "pjit", "closed_call", "core_call", "remat2", "checkpoint", "custom_jvp_call", "custom_vjp_call"})

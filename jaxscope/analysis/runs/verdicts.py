@@ -47,7 +47,7 @@ def default_tolerances(dtype: str) -> tuple[float, float]:
 
 def verdict(leaves: Sequence[LeafComparison], causes: Sequence[Cause] = ()) -> tuple[bool, str, str]:
     """(ok, one-line verdict, explanation) for compared output leaves and the causes judged for
-    them (analysis.run_causes): a difference explained as noise or precision is accepted."""
+    them (analysis.runs.causes): a difference explained as noise or precision is accepted."""
     arrays = [lf for lf in leaves if lf.kind == "array"]
     far = [lf for lf in leaves if not lf.allclose]
     nan = [lf for lf in leaves if lf.has_nan]

@@ -20,17 +20,17 @@ from typing import Any, TypeVar
 
 import jax
 
-from jaxscope.analysis.run_causes import judge
-from jaxscope.analysis.verdicts import verdict
+from jaxscope.analysis.runs.causes import judge
+from jaxscope.analysis.runs.verdicts import verdict
 from jaxscope.schema.run import F64, PRECISIONS, EqnDivergence, Evidence, NanOrigin, RunRequest, RunResult
 from jaxscope.schema.trace import ErrorInfo
 from jaxscope.worker import jax_compat
-from jaxscope.worker.compare import compare_outputs, output_computes, output_paths
 from jaxscope.worker.errors import classify
-from jaxscope.worker.evidence import Runs, gather
 from jaxscope.worker.makers import combine
-from jaxscope.worker.replay import find_first_nonfinite, flat_dynamic, per_equation
-from jaxscope.worker.run_inputs import describe, generate, list_devices, pick_device
+from jaxscope.worker.runs.compare import compare_outputs, output_computes, output_paths
+from jaxscope.worker.runs.evidence import Runs, gather
+from jaxscope.worker.runs.inputs import describe, generate, list_devices, pick_device
+from jaxscope.worker.runs.replay import find_first_nonfinite, flat_dynamic, per_equation
 from jaxscope.worker.trace import Phase, Prepared, TraceError, prepare, runtime_failure, trace_failure
 
 T = TypeVar("T")
