@@ -7,6 +7,7 @@ import pathlib
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel
 
 from jaxscope.analysis.runs.verdicts import fmt_float, fmt_seconds
 from jaxscope.qt.panes.run_panel import COLUMNS, STATE_COLOURS, RunPanel
@@ -40,7 +41,7 @@ def test_exact_result_rows_and_green_verdict(panel):
     assert STATE_COLOURS["ok"] in panel.verdict.styleSheet()
     assert [panel.leaves.horizontalHeaderItem(c).text() for c in range(len(COLUMNS))] == COLUMNS
     assert panel.leaves.rowCount() == 3
-    assert row(panel, 0) == ["out['h']", "[2, 4]", "float32", "0", "0", "0", "0/8", "-", "-", "yes"]
+    assert row(panel, 0) == ["out['h']", "[2, 4]", "float32", "0", "0", "0", "0/8", "-", "-", "yes", "-", ""]
     assert row(panel, 1)[:2] == ["out['stats'][0]", "[]"]
     tip = panel.leaves.item(0, 3).toolTip()
     h = result.leaves[0]
@@ -87,7 +88,7 @@ def test_nan_result_is_red_and_show_in_graph_emits_the_node(qtbot, panel):
     assert panel.verdict_state == "fail"
     assert panel.verdict.text().startswith("FAIL: ") and "NaN in outputs" in panel.verdict.text()
     assert STATE_COLOURS["fail"] in panel.verdict.styleSheet()
-    assert row(panel, 0)[7:] == ["8 NaN", "8 NaN", "yes"]
+    assert row(panel, 0)[7:] == ["8 NaN", "8 NaN", "yes", "-", ""]
     assert panel.leaves.item(0, 7).foreground().color().name() == STATE_COLOURS["fail"]
     text = panel.nan_label.text()
     assert "e1 log at tests/worker/corpus/run_cases.py:26" in text and "(8 NaN in f32[16])" in text
@@ -154,6 +155,7 @@ def test_run_requested_payload(qtbot, panel):
         qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
     assert blocker.args == [
         {"device": "gpu:0", "seed": 0, "repeats": 10, "rtol": None, "atol": None, "find_nan": False, "per_equation": False}
+        | {"reference": "", "precision": "", "evidence": True}
     ]
     panel.seed.setValue(7)
     panel.repeats.setValue(3)
@@ -163,7 +165,18 @@ def test_run_requested_payload(qtbot, panel):
     panel.per_equation.setChecked(True)
     with qtbot.waitSignal(panel.run_requested, timeout=1000) as blocker:
         qtbot.keyClick(panel.rtol, Qt.Key.Key_Return)
-    assert blocker.args == [{"device": "gpu:0", "seed": 7, "repeats": 3, "rtol": 1e-3, "atol": 0.0, "find_nan": True, "per_equation": True}]
+    assert blocker.args == [
+        {"device": "gpu:0", "seed": 7, "repeats": 3, "rtol": 1e-3, "atol": 0.0, "find_nan": True, "per_equation": True}
+        | {"reference": "", "precision": "", "evidence": True}
+    ]
+    assert [panel.reference.itemData(i) for i in range(panel.reference.count())] == ["", "f64", "cpu:0", "gpu:0"]
+    panel.reference.setCurrentIndex(panel.reference.findData("f64"))
+    panel.precision.setCurrentIndex(panel.precision.findData("highest"))
+    panel.evidence.setChecked(False)
+    options = panel.options()
+    assert options is not None and (options["reference"], options["precision"], options["evidence"]) == ("f64", "highest", False)
+    panel.set_devices([CPU0, GPU0], current="gpu:0")  # the worker restarted: the reference chosen stays
+    assert panel.reference.currentData() == "f64"
 
 
 @pytest.mark.parametrize("bad", ["abc", "-1", "inf", "nan", "1e400"])
@@ -249,3 +262,34 @@ def test_clicking_a_compared_node_shows_its_jitted_and_eager_values(panel):
     assert not panel.show_values("e9")  # not compared: the hint again
     panel.clear()
     assert not panel.show_values("e1") and panel.values.isHidden()
+
+
+def test_causes_are_shown_above_the_table_and_the_options_fold_away(qtbot, panel):
+    """The real CLI's results (tests/fixtures/run_noise.json: an Adam step's exactly-zero key-bias
+    gradient; run_tracetime.json: a counter read at trace time) in a Run dock of a 1280x800 window."""
+    panel.resize(760, 380)
+    panel.show()
+    assert not panel.form_box.isHidden() and panel.options_toggle.text() == "Options"
+    noise = load("noise")
+    panel.set_result(noise)
+    assert panel.verdict_state == "close" and "explained as noise" in panel.verdict.text()
+    heading, body, runs = panel.causes.texts()
+    assert heading.startswith("Noise (explained): out[0]['bk']: rounding noise of a cancellation at") and "reduce_sum" in heading
+    assert "digits cancel" in body and body.splitlines()[-1].startswith("Fix: ")
+    assert runs.startswith("Evidence runs: ") and "float64" in runs
+    bk = next(r for r in range(panel.leaves.rowCount()) if panel.leaves.item(r, 0).text() == "out[0]['bk']")
+    assert row(panel, bk)[9:] == ["NO", row(panel, bk)[10], "noise"] and " / " in row(panel, bk)[10]
+    # the options folded: the verdict, the causes and the table's first rows are in view without scrolling
+    assert panel.form_box.isHidden() and panel.options_toggle.text().startswith("Options (")
+    qtbot.waitUntil(lambda: panel.leaves.height() > 0)
+    top = panel.leaves.mapTo(panel, panel.leaves.rect().topLeft()).y()
+    assert top + panel.leaves.horizontalHeader().height() + panel.leaves.rowHeight(0) < panel.height()
+    panel.options_toggle.setChecked(True)
+    assert not panel.form_box.isHidden()
+
+    panel.set_result(load("tracetime"))
+    assert panel.verdict_state == "fail"
+    heading, body, _ = panel.causes.texts()
+    assert heading.startswith("Trace-time (fails the run): out: a value read at trace time at e0 mul (run_cases.py:")
+    assert "a literal read at trace time changed" in body and STATE_COLOURS["fail"] in panel.causes.findChildren(QLabel)[0].styleSheet()
+    assert row(panel, 0)[-1] == "trace-time"

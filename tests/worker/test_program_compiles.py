@@ -72,7 +72,7 @@ def test_bf16_parameters_from_a_maker_trace_and_run_with_bf16_tolerance():
     assert any(leaf.aval.startswith("bf16[3,3,3,8]") for leaf in traced.inputs)
     result = run_function(RunRequest(ref("bf16_conv.py", "f32_out"), inputs="@file", repeats=1), lambda p: None)
     assert result.ok
-    assert all("tolerance of bfloat16: the program computes in bfloat16" in leaf.note for leaf in result.leaves)
+    assert all("tolerance of bfloat16: this output is computed through bfloat16" in leaf.note for leaf in result.leaves)
     assert jax.numpy.bfloat16  # the suite's jax has ml_dtypes
 
 

@@ -1,4 +1,6 @@
-"""The Run pane: options for a jit-vs-eager run, and its result (verdict, per-output errors, times, first NaN).
+"""The Run pane: options for a jit-vs-eager run, and its result (verdict, causes, per-output errors,
+times, first NaN). After a run the options fold away, so the verdict, the causes and the table are
+what the pane shows (a 1280×800 window included); the Options button opens them again.
 
 Strings from the user's code (output and input paths, previews, notes, details) go into plain-text labels
 and table items; tooltips are rich text whenever they look like HTML, so theirs are escaped.
@@ -6,26 +8,21 @@ and table items; tooltips are rich text whenever they look like HTML, so theirs 
 
 from __future__ import annotations
 
-import html
 import math
-from typing import Any, TypeVar
+from typing import Any
 
-from PySide6.QtCore import QElapsedTimer, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QResizeEvent
+from PySide6.QtCore import QElapsedTimer, Qt, QTimer, Signal
+from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QCheckBox,
     QComboBox,
     QFrame,
     QGridLayout,
     QHBoxLayout,
-    QHeaderView,
-    QLabel,
     QLineEdit,
     QPushButton,
     QScrollArea,
     QSpinBox,
-    QTableWidget,
     QTableWidgetItem,
     QToolButton,
     QVBoxLayout,
@@ -34,19 +31,21 @@ from PySide6.QtWidgets import (
 
 from jaxscope.analysis.runs.verdicts import device_line, diverging, fmt_float, fmt_seconds, nan_line, nonfinite_text, short_loc
 from jaxscope.qt.panes.inputs_panel import plain_label
+from jaxscope.qt.panes.run_widgets import STATE_COLOURS, CausesView, FitTable, leaf_cause, named, say, tip_html
 from jaxscope.runtime.devices import MAX_CPU_DEVICES
-from jaxscope.schema.run import DeviceInfo, LeafComparison, RunResult
+from jaxscope.schema.run import F64, PRECISIONS, DeviceInfo, LeafComparison, RunResult
 
-STATE_COLOURS = {"ok": "#2e8b57", "close": "#c98a00", "fail": "#d0453a"}
+__all__ = ["COLUMNS", "STATE_COLOURS", "RunPanel"]
 _HEADERS = {
     "Output": "Output leaf (jax.tree_util.keystr of its path)", "Shape": "", "Dtype": "Dtype of the jitted output",
     "Max abs": "Largest |jit - eager| over positions finite in both", "Max rel": "Largest |jit - eager| / |eager|",
     "ULP": "Largest distance in units in the last place (float dtypes)", "# diff": "Elements that differ bitwise (NaN equals NaN)",
     "NaN/Inf jit": "NaN / +Inf / -Inf counts in the jitted output", "NaN/Inf eager": "NaN / +Inf / -Inf counts in the eager output",
     "allclose": "allclose(jit, eager) with the tolerances shown in the row's tooltip",
+    "vs float64": "RMSE of jit / eager from the float64 reference, where one ran (the nearer is the more accurate)",
+    "Cause": "Why the output differs beyond tolerance (see the causes above the table)",
 }  # fmt: skip
 COLUMNS = list(_HEADERS)
-W = TypeVar("W", bound=QWidget)
 
 
 def result_state(result: RunResult) -> str:
@@ -62,73 +61,6 @@ def device_text(dev: DeviceInfo) -> str:
     if dev.bytes_limit:
         text += f", {dev.bytes_limit / 2**30:.1f} GiB"
     return text + (" (default)" if dev.default else "")
-
-
-def _tip(text: str) -> str:
-    """Escaped user text in a rich-text tooltip; <pre> keeps the jit/eager lines aligned."""
-    return "<pre>" + html.escape(text) + "</pre>"
-
-
-def _named(widget: W, name: str, tip: str = "") -> W:
-    widget.setObjectName(name)
-    widget.setToolTip(tip)
-    return widget
-
-
-def _say(label: QLabel, text: str) -> None:
-    """Set a label's text and show it only when there is some."""
-    label.setText(text)
-    label.setVisible(bool(text))
-
-
-class _FitTable(QTableWidget):
-    """A read-only table as tall as its rows (up to `most`, then it scrolls), inside the pane's scroll area.
-
-    Narrower than its columns, it scrolls sideways itself (so the labels around it still wrap to the pane),
-    and grows by the scroll bar's height then.
-    """
-
-    def __init__(self, columns: list[str], stretch_last: bool, most: int = 12) -> None:
-        super().__init__(0, len(columns))
-        self.most = most
-        self._width = 0
-        self.setHorizontalHeaderLabels(columns)
-        self.verticalHeader().setVisible(False)
-        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.setWordWrap(False)
-        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.horizontalHeader().setStretchLastSection(stretch_last)
-
-    def fit(self) -> None:
-        """Call after filling: measures the columns once (a big pytree has many rows) and sets the height."""
-        self.resizeRowsToContents()
-        header = self.horizontalHeader()
-        self._width = 2 * self.frameWidth() + sum(
-            max(header.sectionSizeHint(c), self.sizeHintForColumn(c)) for c in range(self.columnCount())
-        )
-        self._width += self.verticalScrollBar().sizeHint().width() if self.rowCount() > self.most else 0
-        if not header.stretchLastSection():  # shrink-wrapped: no empty grid to the right
-            self.setMaximumWidth(self._width)
-        self.updateGeometry()
-        self._fit_height()
-
-    def _fit_height(self) -> None:
-        height = self.horizontalHeader().sizeHint().height() + 2 * self.frameWidth()
-        height += sum(self.rowHeight(r) for r in range(min(self.rowCount(), self.most)))
-        if self._width > self.width():
-            height += self.horizontalScrollBar().sizeHint().height()
-        self.setFixedHeight(height)
-
-    def sizeHint(self) -> QSize:
-        return QSize(self._width, self.height())
-
-    def minimumSizeHint(self) -> QSize:
-        return QSize(120, self.height())
-
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
-        self._fit_height()
 
 
 FIELD_W = 220  # px, the widest an option field grows
@@ -147,38 +79,51 @@ class RunPanel(QWidget):
         super().__init__(parent)
         self._state = ""
         self._nan_path = ""
-        self.device = _named(QComboBox(), "runDevice", "Device the jitted function runs on; eager runs on the same device")
+        self.device = named(QComboBox(), "runDevice", "Device the jitted function runs on; eager runs on the same device")
         self.device.setPlaceholderText("JAX's default device")
-        self.cpu_devices = _named(
+        self.cpu_devices = named(
             QSpinBox(),
             "runCpuDevices",
             "Simulated CPU devices (XLA's --xla_force_host_platform_device_count); changing it restarts the worker",
         )
         self.cpu_devices.setRange(1, MAX_CPU_DEVICES)
         self.cpu_devices.setKeyboardTracking(False)  # one restart when the number is typed, not one per digit
-        self.backends = _named(QComboBox(), "runBackends", "Backends the worker starts (JAX_PLATFORMS); changing it restarts the worker")
+        self.backends = named(QComboBox(), "runBackends", "Backends the worker starts (JAX_PLATFORMS); changing it restarts the worker")
         self.backends.addItem("All backends", "")
         self.backends.addItem("CPU only", "cpu")
-        self.seed = _named(QSpinBox(), "runSeed", "Seed of the generated inputs (the same seed gives the same inputs)")
+        self.seed = named(QSpinBox(), "runSeed", "Seed of the generated inputs (the same seed gives the same inputs)")
         self.seed.setRange(0, 2**31 - 1)
-        self.repeats = _named(QSpinBox(), "runRepeats", "Steady-state jitted runs after the first call; the median is shown")
+        self.repeats = named(QSpinBox(), "runRepeats", "Steady-state jitted runs after the first call; the median is shown")
         self.repeats.setRange(0, 100_000)
         self.repeats.setValue(10)
-        self.rtol = _named(QLineEdit(), "runRtol", "rtol of allclose for every output; empty: by dtype (float32 1e-5, ints exact)")
-        self.atol = _named(QLineEdit(), "runAtol", "atol of allclose for every output; empty: by dtype (float32 1e-6, ints exact)")
+        self.rtol = named(QLineEdit(), "runRtol", "rtol of allclose for every output; empty: by dtype (float32 1e-5, ints exact)")
+        self.atol = named(QLineEdit(), "runAtol", "atol of allclose for every output; empty: by dtype (float32 1e-6, ints exact)")
         for edit in (self.rtol, self.atol):
             edit.setPlaceholderText("default by dtype")
             edit.textChanged.connect(self.options)
             edit.returnPressed.connect(self.request_run)
-        self.per_equation = _named(
+        self.per_equation = named(
             QCheckBox("Per equation"), "runPerEquation", "Compare every intermediate, jit vs eager, and colour the graph where they differ"
         )
-        self.find_nan = _named(
+        self.find_nan = named(
             QCheckBox("Find first NaN"), "runFindNan", "Look for the first equation making NaN/Inf even when the outputs are finite"
         )
-        self.run_button = _named(QPushButton("Run"), "runButton", "Run jitted on the device and eagerly with the same inputs; compare")
-        self.status = _named(plain_label(), "runStatus")
-        self.error = _named(plain_label(), "runOptionsError")
+        self.reference = named(
+            QComboBox(), "runReference", "A reference run: the traced program in float64 on the CPU, or jit on another device"
+        )
+        self.precision = named(QComboBox(), "runPrecision", "Matmul and convolution precision for both runs (jax.default_matmul_precision)")
+        self.precision.addItem("JAX's default", "")
+        for name in PRECISIONS:
+            self.precision.addItem(name, name)
+        self.evidence = named(
+            QCheckBox("Explain differences"),
+            "runEvidence",
+            "On a difference beyond tolerance, run what names its cause: a replay, a second trace, float64, precision highest",
+        )
+        self.evidence.setChecked(True)
+        self.run_button = named(QPushButton("Run"), "runButton", "Run jitted on the device and eagerly with the same inputs; compare")
+        self.status = named(plain_label(), "runStatus")
+        self.error = named(plain_label(), "runOptionsError")
         self.error.setStyleSheet(f"color: {STATE_COLOURS['fail']};")
         form = QGridLayout()
         form.addWidget(plain_label("Device"), 0, 0)
@@ -188,6 +133,7 @@ class RunPanel(QWidget):
             (("CPU devices", self.cpu_devices), ("Backends", self.backends)),
             (("Seed", self.seed), ("Repeats", self.repeats)),
             (("rtol", self.rtol), ("atol", self.atol)),
+            (("Reference", self.reference), ("Precision", self.precision)),
         )
         for row, pairs in enumerate(rows, 1):
             for col, (text, field) in enumerate(pairs):
@@ -196,34 +142,49 @@ class RunPanel(QWidget):
                 field.setMaximumWidth(FIELD_W)  # a number or a short name: a wide pane leaves the rest empty
                 form.setColumnStretch(2 * col + 1, 1)
         form.setColumnStretch(4, 3)
+        self.form_box = QWidget()
+        form_box = QVBoxLayout(self.form_box)
+        form_box.setContentsMargins(0, 0, 0, 0)
+        form_box.addLayout(form)
+        checks = QHBoxLayout()
+        for check in (self.find_nan, self.per_equation, self.evidence):
+            checks.addWidget(check)
+        checks.addStretch(1)
+        form_box.addLayout(checks)
+        self.options_toggle = named(QToolButton(), "runOptionsToggle", "Show or hide the run's options")
+        self.options_toggle.setCheckable(True)
+        self.options_toggle.setChecked(True)
+        self.options_toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.options_toggle.setAutoRaise(True)
+        self.options_toggle.toggled.connect(self._show_options)
         buttons = QHBoxLayout()
-        buttons.addWidget(self.find_nan)
-        buttons.addWidget(self.per_equation)
+        buttons.addWidget(self.options_toggle)
         buttons.addWidget(self.status, 1, Qt.AlignmentFlag.AlignRight)
         buttons.addWidget(self.run_button)
 
-        self.verdict = _named(plain_label(), "runVerdict")
-        self.context = _named(plain_label(), "runContext")
-        self.leaves = _named(_FitTable(COLUMNS, stretch_last=False), "runLeaves")
+        self.verdict = named(plain_label(), "runVerdict")
+        self.causes = CausesView()
+        self.context = named(plain_label(), "runContext")
+        self.leaves = named(FitTable(COLUMNS, stretch_last=False), "runLeaves")
         for column, tip in enumerate(_HEADERS.values()):
             if (header := self.leaves.horizontalHeaderItem(column)) is not None:
                 header.setToolTip(tip)
-        self.nan_label = _named(plain_label(), "runFirstNan")
-        self.nan_button = _named(QPushButton("Show in graph"), "runShowNan", "Select the first equation that made NaN/Inf in the graph")
-        self.divergence = _named(_FitTable(["Equation", "Primitive", "Source", "Max abs", "Max rel"], stretch_last=False), "runDivergence")
+        self.nan_label = named(plain_label(), "runFirstNan")
+        self.nan_button = named(QPushButton("Show in graph"), "runShowNan", "Select the first equation that made NaN/Inf in the graph")
+        self.divergence = named(FitTable(["Equation", "Primitive", "Source", "Max abs", "Max rel"], stretch_last=False), "runDivergence")
         self.divergence.setToolTip("Equations whose jitted and eager outputs differ (click: select in the graph)")
-        self.values = _named(plain_label(), "runValues")
+        self.values = named(plain_label(), "runValues")
         self.values.setFont(QFont("DejaVu Sans Mono", 9))
-        self.explanation = _named(plain_label(), "runExplanation")
-        self.warnings = _named(plain_label(), "runWarnings")
+        self.explanation = named(plain_label(), "runExplanation")
+        self.warnings = named(plain_label(), "runWarnings")
         self.warnings.setStyleSheet(f"color: {STATE_COLOURS['close']};")
-        self.times = _named(plain_label(), "runTimes")
+        self.times = named(plain_label(), "runTimes")
         self.times.setFont(QFont("DejaVu Sans Mono", 9))
-        self.inputs_toggle = _named(QToolButton(), "runInputsToggle", "Show the inputs both runs used")
+        self.inputs_toggle = named(QToolButton(), "runInputsToggle", "Show the inputs both runs used")
         self.inputs_toggle.setCheckable(True)
         self.inputs_toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.inputs_toggle.setAutoRaise(True)
-        self.inputs = _named(_FitTable(["Input", "Aval", "Values (first few)"], stretch_last=True), "runInputs")
+        self.inputs = named(FitTable(["Input", "Aval", "Values (first few)"], stretch_last=True), "runInputs")
         nan_row = QHBoxLayout()
         nan_row.addWidget(self.nan_label, 1)
         nan_row.addWidget(self.nan_button, 0, Qt.AlignmentFlag.AlignTop)
@@ -231,6 +192,7 @@ class RunPanel(QWidget):
         body = QVBoxLayout(self.body)
         body.setContentsMargins(0, 0, 0, 0)
         body.addWidget(self.verdict)
+        body.addWidget(self.causes)
         body.addWidget(self.context)
         body.addWidget(self.leaves, 0, Qt.AlignmentFlag.AlignLeft)
         body.addLayout(nan_row)
@@ -246,7 +208,7 @@ class RunPanel(QWidget):
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setWidget(self.body)
         layout = QVBoxLayout(self)
-        layout.addLayout(form)
+        layout.addWidget(self.form_box)
         layout.addLayout(buttons)
         layout.addWidget(self.error)
         layout.addWidget(scroll, 1)
@@ -263,6 +225,7 @@ class RunPanel(QWidget):
         self.backends.currentIndexChanged.connect(self._setup_changed)
         self.options()
         self.clear()
+        self._show_options(True)
 
     @property
     def verdict_state(self) -> str:
@@ -294,6 +257,13 @@ class RunPanel(QWidget):
             self.device.addItem(device_text(dev), dev.name)
         index = self.device.findData(current) if current else -1
         self.device.setCurrentIndex(max(index, 0) if devices else -1)
+        chosen = self.reference.currentData() or ""
+        self.reference.clear()
+        self.reference.addItem("None", "")
+        self.reference.addItem("float64 on the CPU", F64)
+        for dev in devices:
+            self.reference.addItem(f"jit on {dev.name} too", dev.name)
+        self.reference.setCurrentIndex(max(self.reference.findData(chosen), 0))
 
     def options(self) -> dict[str, Any] | None:
         """The run options, or None (with an inline error) when a tolerance is not a finite number >= 0."""
@@ -308,13 +278,14 @@ class RunPanel(QWidget):
             value = tols[name]
             if value is not None and not (math.isfinite(value) and value >= 0):
                 problems.append(f"{name} must be a number ≥ 0 (empty: default by dtype)")
-        _say(self.error, "\n".join(problems))
+        say(self.error, "\n".join(problems))
         if problems:
             return None
         return {
             "device": self.device.currentData() or "", "seed": self.seed.value(), "repeats": self.repeats.value(),
             "rtol": tols["rtol"], "atol": tols["atol"], "find_nan": self.find_nan.isChecked(),
-            "per_equation": self.per_equation.isChecked(),
+            "per_equation": self.per_equation.isChecked(), "reference": self.reference.currentData() or "",
+            "precision": self.precision.currentData() or "", "evidence": self.evidence.isChecked(),
         }  # fmt: skip
 
     def request_run(self) -> None:
@@ -343,21 +314,24 @@ class RunPanel(QWidget):
         self.clear()
         self._result = result
         self._set_verdict(result_state(result), ("OK: " if result.ok else "FAIL: ") + (result.verdict or "no outputs"))
+        self.causes.set_result(result)
+        self.options_toggle.setChecked(False)  # the result is what the pane is for now
         dev = device_line(result.device) if result.device else result.request.device or "default device"
         source = result.input_source or f"seed {result.request.seed}"
-        _say(self.context, f"{result.request.function.display()} on {dev}, inputs from {source}")
+        made = f", {result.inputs_made}" if result.inputs_made else ""
+        say(self.context, f"{result.request.function.display()} on {dev}, inputs from {source}{made}")
         self.leaves.setRowCount(len(result.leaves))
         for row, leaf in enumerate(result.leaves):
-            self._fill_leaf(row, leaf)
+            self._fill_leaf(row, leaf, leaf_cause(result, leaf.path))
         self.leaves.fit()
         self.leaves.setVisible(bool(result.leaves))
         origin = result.first_nan
         if origin is not None:
             counts = nonfinite_text(origin.nan, origin.posinf, origin.neginf)
-            _say(self.nan_label, f"First NaN/Inf: {nan_line(result)} ({counts} in {origin.out_aval or 'its output'})")
+            say(self.nan_label, f"First NaN/Inf: {nan_line(result)} ({counts} in {origin.out_aval or 'its output'})")
             self._nan_path = origin.path
         elif result.nan_searched:
-            _say(self.nan_label, "First NaN/Inf: no equation produced NaN/Inf when evaluated one by one")
+            say(self.nan_label, "First NaN/Inf: no equation produced NaN/Inf when evaluated one by one")
         self.nan_button.setVisible(origin is not None)
         found = diverging(result)
         self.divergence.setRowCount(len(found))
@@ -368,16 +342,16 @@ class RunPanel(QWidget):
         self.divergence.fit()
         self.divergence.setVisible(bool(found))
         self.show_values("")
-        _say(self.explanation, result.explanation)
-        _say(self.warnings, "\n".join(f"warning: {w}" for w in result.warnings))
-        _say(self.times, _times(result))
+        say(self.explanation, result.explanation)
+        say(self.warnings, "\n".join(f"warning: {w}" for w in result.warnings))
+        say(self.times, _times(result))
         self.inputs.setRowCount(len(result.inputs))
         for row, inp in enumerate(result.inputs):
             more = ", …" if inp.size > len(inp.preview) else ""
             values = "".join(inp.preview) if inp.aval == "static" else f"[{', '.join(inp.preview)}{more}]"
             for column, text in enumerate((inp.path, inp.aval, values)):
                 item = QTableWidgetItem(text)
-                item.setToolTip(_tip(f"{inp.path}: {inp.aval}, {inp.size} elements\n{values}"))
+                item.setToolTip(tip_html(f"{inp.path}: {inp.aval}, {inp.size} elements\n{values}"))
                 self.inputs.setItem(row, column, item)
         self.inputs.fit()
         self.inputs_toggle.setText(f"Inputs ({len(result.inputs)}, {source})")
@@ -399,8 +373,9 @@ class RunPanel(QWidget):
         self._state = ""
         self._nan_path = ""
         self._result = None
+        self.causes.set_result(None)
         for label in (self.verdict, self.context, self.nan_label, self.values, self.explanation, self.warnings, self.times):
-            _say(label, "")
+            say(label, "")
         self.leaves.setRowCount(0)
         self.inputs.setRowCount(0)
         self.divergence.setRowCount(0)
@@ -412,7 +387,7 @@ class RunPanel(QWidget):
         it has none (not compared, or not a floating equation)."""
         found = next((d for d in self._result.divergence if d.path == path), None) if self._result else None
         if found is None:
-            _say(self.values, "Click a node to see its jitted and eager values." if self._result and self._result.divergence else "")
+            say(self.values, "Click a node to see its jitted and eager values." if self._result and self._result.divergence else "")
             return False
         line = f", {short_loc(found.source)}" if found.source else ""
         width = max((len(v) for v in found.jit_preview + found.eager_preview), default=0)
@@ -421,24 +396,26 @@ class RunPanel(QWidget):
             "  jit   " + "  ".join(v.rjust(width) for v in found.jit_preview),
             "  eager " + "  ".join(v.rjust(width) for v in found.eager_preview),
         ]
-        _say(self.values, "\n".join(rows))
+        say(self.values, "\n".join(rows))
         return True
 
     def _set_verdict(self, state: str, text: str) -> None:
         self._state = state
         self.verdict.setStyleSheet(f"color: {STATE_COLOURS[state]}; font-weight: bold;")
-        _say(self.verdict, text)
+        say(self.verdict, text)
 
-    def _fill_leaf(self, row: int, lf: LeafComparison) -> None:
+    def _fill_leaf(self, row: int, lf: LeafComparison, cause: str) -> None:
         verdict = "yes" if lf.allclose else "NO"
+        ref = lf.reference
+        vs64 = "-" if ref is None else f"{fmt_float(ref.jit_rmse)} / {fmt_float(ref.eager_rmse)}"
         if lf.kind != "array":
-            cells = ["out" + lf.path, "-", lf.dtype or lf.kind, "-", "-", "-", "-", "-", "-", verdict]
+            cells = ["out" + lf.path, "-", lf.dtype or lf.kind, "-", "-", "-", "-", "-", "-", verdict, vs64, cause]
         else:
             cells = [
                 "out" + lf.path, str(list(lf.shape)), lf.dtype, fmt_float(lf.max_abs), fmt_float(lf.max_rel),
                 "-" if lf.max_ulp is None else str(lf.max_ulp), f"{lf.n_diff}/{lf.size}",
                 nonfinite_text(lf.jit_nan, lf.jit_posinf, lf.jit_neginf),
-                nonfinite_text(lf.eager_nan, lf.eager_posinf, lf.eager_neginf), verdict,
+                nonfinite_text(lf.eager_nan, lf.eager_posinf, lf.eager_neginf), verdict, vs64, cause,
             ]  # fmt: skip
         tip = [f"out{lf.path}: {lf.kind} {lf.dtype}{list(lf.shape) if lf.kind == 'array' else ''}"]
         if lf.jit_preview or lf.eager_preview:
@@ -451,17 +428,32 @@ class RunPanel(QWidget):
         tip += [lf.note] if lf.note else []
         for column, text in enumerate(cells):
             item = QTableWidgetItem(text)
-            item.setToolTip(_tip("\n".join(tip)))
-            if column >= 3:
+            item.setToolTip(tip_html("\n".join(tip)))
+            if 3 <= column <= 10:
                 align = Qt.AlignmentFlag.AlignHCenter if column == 9 else Qt.AlignmentFlag.AlignRight
                 item.setTextAlignment(align | Qt.AlignmentFlag.AlignVCenter)
-            if (column in (7, 8) and text != "-") or text == "NO":
+            if (column in (7, 8) and text != "-") or text == "NO" or (column == 11 and cause and not _accepted(self._result, lf.path)):
                 item.setForeground(QBrush(QColor(STATE_COLOURS["fail"])))
             self.leaves.setItem(row, column, item)
+
+    def _show_options(self, shown: bool) -> None:
+        self.options_toggle.setArrowType(Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow)
+        self.form_box.setVisible(shown)
+        options = self.options() or {}
+        summary = ", ".join(
+            f"{k} {v}" for k, v in (("device", self.device.currentText().split(" — ")[0] if options.get("device") else ""),
+                                    ("seed", options.get("seed")), ("reference", options.get("reference")),
+                                    ("precision", options.get("precision"))) if v not in ("", None)
+        )  # fmt: skip
+        self.options_toggle.setText("Options" if shown else f"Options ({summary})")
 
     def _show_inputs(self, shown: bool) -> None:
         self.inputs_toggle.setArrowType(Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow)
         self.inputs.setVisible(shown and not self.inputs_toggle.isHidden())
+
+
+def _accepted(result: RunResult | None, path: str) -> bool:
+    return result is not None and any(c.explained and path in c.outputs for c in result.causes)
 
 
 def _times(result: RunResult) -> str:

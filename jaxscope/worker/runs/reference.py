@@ -192,12 +192,12 @@ def _equation(
     if body is not None:
         sub, consts = body
         return _interpret(sub, [promote(c) for c in consts], invals, f"{path}:0/", state, in_bits, probing)
-    if name == "cond":
-        return _cond(eqn, invals, path, state), None
-    if name == "while":
-        return _while(eqn, invals, path, state), None
-    if name == "scan":
-        return _scan(eqn, invals, path, state), None
+    staged = _STAGED.get(name)
+    if staged is not None:
+        try:
+            return staged(eqn, invals, path, state), None
+        except Exception as exc:  # a body that does not stage in float64 (or a JAX whose params moved)
+            return _own_precision(eqn, invals, state, f"{type(exc).__name__}: {str(exc)[:120]}"), None
     if name in _SCATTERS:
         return _scatter(eqn, invals), None
     if name in _KEEP or jc.subjaxprs(eqn.params):
@@ -289,7 +289,10 @@ def _while(eqn: Any, invals: list[Any], path: str, state: _State) -> list[Any]:
 
 def _scan(eqn: Any, invals: list[Any], path: str, state: _State) -> list[Any]:
     p = eqn.params
-    nconsts, ncarry = p["num_consts"], p["num_carry"]
+    counts = jc.scan_counts(p)
+    if counts is None:
+        raise ValueError("this JAX's scan does not say its consts and carry")
+    nconsts, ncarry = counts
     consts, carry, xs = invals[:nconsts], invals[nconsts : nconsts + ncarry], invals[nconsts + ncarry :]
     body = _closed_fn(p["jaxpr"], f"{path}:0/", state)
 
@@ -299,6 +302,9 @@ def _scan(eqn: Any, invals: list[Any], path: str, state: _State) -> list[Any]:
 
     final, ys = lax.scan(step, tuple(carry), tuple(xs), length=p["length"], reverse=p["reverse"])
     return [*final, *ys]
+
+
+_STAGED = {"cond": _cond, "while": _while, "scan": _scan}
 
 
 def _cancellation(eqn: Any, invals: list[Any], out: Any) -> Any:
