@@ -166,6 +166,7 @@ class Evidence:
     replay_differs: tuple[str, ...] = ()  # outputs where eager Python differs from the traced program replayed op by op
     replay_detail: tuple[str, ...] = ()  # one line per such output: the two distances
     retrace_sites: tuple[Site, ...] = ()  # where a second trace of the same call gave another program
+    trace_calls: tuple[Site, ...] = ()  # the host's random numbers or clock read, state changed, while tracing
     cancellations: tuple[Site, ...] = ()  # equations whose float64 result cancels: |result| << sum of |terms|
     highest: tuple[LeafComparison, ...] = ()  # jit vs eager with every matmul at precision highest
     matmuls: tuple[Site, ...] = ()  # the dot_generals and convolutions (precision's evidence)

@@ -35,6 +35,8 @@ DiagnosticKind = Literal[
     "global-changed",  # a module global rebound or mutated while tracing
     "leaked-tracer",  # a tracer stored where it outlives the trace
     "dead-code",  # a large share of the equations computes nothing the function returns: jit drops them
+    "trace-time-call",  # numpy's or Python's random numbers, or the clock, read at trace time: baked in
+    "trace-time-state",  # an attribute, item or closure cell changed while tracing (a counter)
 ]
 
 

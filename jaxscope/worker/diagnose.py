@@ -18,8 +18,10 @@ import jax
 
 from jaxscope.analysis.diagnostics import constant_diagnostics, dead_code, node_locations
 from jaxscope.schema.graph import Graph, SourceLoc
+from jaxscope.schema.run import Site
 from jaxscope.schema.trace import Diagnostic
 from jaxscope.worker.keyreuse import find_key_reuse
+from jaxscope.worker.trace_time import HostCalls, StateSnapshot, probes
 from jaxscope.worker.userframes import is_user_file, user_modules
 
 _LOADS = {"LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_CLASSDEREF"}
@@ -62,9 +64,13 @@ def _fingerprint(value: Any) -> tuple[int, int]:
 
 
 class TraceWatch:
-    """Context manager around one trace: prints by line, globals before and after."""
+    """Context manager around one trace: prints by line, globals before and after, the host's random
+    numbers and clock read from user lines, and the state the function keeps outside its arguments."""
 
-    def __init__(self) -> None:
+    def __init__(self, fn: Any = None) -> None:
+        self._fn = fn
+        self._host = HostCalls()
+        self._state: StateSnapshot | None = None
         self._tee: _Tee | None = None
         self._before: dict[str, dict[str, tuple[int, int]]] = {}
         self.modules: list[ModuleType] = []
@@ -74,13 +80,17 @@ class TraceWatch:
         self.modules = user_modules()
         self._before = {m.__name__: {k: _fingerprint(v) for k, v in vars(m).items() if not k.startswith("__")} for m in self.modules}
         self._stdout = sys.stdout
+        self._state = StateSnapshot(probes(self.modules, self._fn))
         self._tee = _Tee(sys.stdout)
         sys.stdout = self._tee
+        self._host.__enter__()
         return self
 
     def __exit__(self, *exc: object) -> Literal[False]:
+        self._host.__exit__()
         if sys.stdout is self._tee:
             sys.stdout = self._stdout
+
         for module in self.modules:
             before = self._before.get(module.__name__, {})
             for name, value in list(vars(module).items()):
@@ -95,6 +105,16 @@ class TraceWatch:
                 elif old[1] != now[1]:
                     self.changed.append((module, name, "mutated"))
         return False
+
+    def state_changed(self, referenced: set[str]) -> list[tuple[str, list[str]]]:
+        """(holder, keys) of the state that changed while tracing; globals only where `referenced`
+        (the names the traced code reads: another global changing meanwhile is not its doing)."""
+        return self._state.changed(referenced) if self._state is not None else []
+
+    @property
+    def host_calls(self) -> list[tuple[SourceLoc, str]]:
+        """(user line, the function it called: "np.random.normal") for each trace-time host call."""
+        return [(loc, name) for (_, _, name), loc in self._host.calls.items()]
 
     @property
     def prints(self) -> list[tuple[SourceLoc, str]]:
@@ -143,6 +163,8 @@ def diagnose(
     out += _key_reuse(graph, closed, arg_names)
     out += _changed_globals(watch, sites)
     out += _prints(watch)
+    out += _host_calls(watch)
+    out += _state_changes(watch, sites, codes, ran)
     out += constant_diagnostics(graph, sites)
     out += _scalars(fn, sites)
     found = dead_code(graph)
@@ -185,6 +207,84 @@ def _prints(watch: TraceWatch) -> list[Diagnostic]:
             )
         )
     return out
+
+
+def trace_calls(watch: TraceWatch, fn: Any) -> tuple[Site, ...]:
+    """The host calls and state changes of one trace of `fn` as the evidence of a trace-time cause."""
+    sites = [Site("", "", loc, f"`{name}` ran at trace time") for loc, name in watch.host_calls]
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    for holder, keys in watch.state_changed(set(name_sites([code], None)) if code is not None else set()):
+        shown = ", ".join(f"{holder}.{k}" if k and k[0].isidentifier() else f"{holder}{k}" for k in keys if k) or holder
+        sites.append(Site("", "", None, f"`{shown}` changed while tracing"))
+    return tuple(sites)
+
+
+def _host_calls(watch: TraceWatch) -> list[Diagnostic]:
+    out = []
+    for loc, name in watch.host_calls:
+        clock = name.startswith("time.")
+        out.append(
+            Diagnostic(
+                "trace-time-call",
+                "warning",
+                f"`{name}` ran at trace time",
+                "What it returned is baked into the program as a constant: every call of the compiled function "
+                "reuses it, while an eager call (or the next trace) gets a new value, so jit and eager disagree.",
+                "pass the time in as an argument"
+                if clock
+                else "draw random numbers with jax.random from a key passed in (split it per call)",
+                (loc,),
+            )
+        )
+    return out
+
+
+def _state_changes(
+    watch: TraceWatch, sites: dict[str, tuple[SourceLoc, ...]], codes: Iterable[CodeType], ran: dict[str, dict[int, int]] | None
+) -> list[Diagnostic]:
+    """A counter kept in an object's attribute, a container's item or a closure cell, changed while tracing."""
+    reported = {name for _, name, _ in watch.changed}
+    out = []
+    for holder, keys in watch.state_changed(set(sites)):
+        if holder in reported and not keys:
+            continue
+        attrs = [k for k in keys if k and not k.startswith(("[", "'", '"')) and k != "len"]
+        shown = ", ".join(f"`{holder}.{k}`" if k in attrs else f"`{holder}{k if k.startswith('[') else f'[{k}]'}`" for k in keys if k)
+        where = attr_sites(codes, ran, attrs) or sites.get(holder, ())
+        out.append(
+            Diagnostic(
+                "trace-time-state",
+                "warning",
+                f"{shown or f'`{holder}`'} changed while tracing",
+                "This ran once, at trace time: the compiled function keeps the value it read then, as a constant, "
+                "while the Python state goes on changing on every eager call; jit and eager disagree.",
+                "keep the state in the arguments and return the new state (state in, new state out)",
+                where,
+            )
+        )
+    return out
+
+
+def attr_sites(codes: Iterable[CodeType], ran: dict[str, dict[int, int]] | None, attrs: list[str]) -> tuple[SourceLoc, ...]:
+    """Where user code that ran stores one of `attrs` (`self.count += 1`)."""
+    if not attrs:
+        return ()
+    found: dict[tuple[str, int], SourceLoc] = {}
+    stack, seen = list(codes), set()
+    while stack:
+        code = stack.pop()
+        if id(code) in seen or not is_user_file(code.co_filename):
+            continue
+        seen.add(id(code))
+        stack.extend(c for c in code.co_consts if isinstance(c, CodeType))
+        lines = ran.get(code.co_filename) if ran is not None else None
+        for ins in dis.get_instructions(code):
+            pos = ins.positions
+            if ins.opname != "STORE_ATTR" or ins.argval not in attrs or pos is None or not pos.lineno:
+                continue
+            if lines is None or pos.lineno in lines:
+                found.setdefault((code.co_filename, pos.lineno), SourceLoc(code.co_filename, pos.lineno, function=code.co_qualname))
+    return tuple(sorted(found.values(), key=lambda s: (s.file, s.line)))
 
 
 def _changed_globals(watch: TraceWatch, sites: dict[str, tuple[SourceLoc, ...]]) -> list[Diagnostic]:

@@ -286,7 +286,7 @@ def run_trace(request: TraceRequest, phase: Phase, on_graph: Callable[[Graph], N
     jax.clear_caches()  # a cached trace would hide the Python that runs while tracing
     _LAST.clear()  # the last program is replaced now: no collection below should rescan it
     recorder = Recorder() if request.record_flow else None
-    watch = TraceWatch()
+    watch = TraceWatch(target)
     try:
         jitted = prep.jit()
         # The collector paused while JAX traces: tracing leaves no cyclic garbage (a 10k-equation

@@ -108,3 +108,34 @@ def test_diagnostics_survive_json() -> None:
     result = trace("reads_globals", "f32[4]")
     again = TraceResult.from_json(result.to_json())
     assert again.diagnostics == result.diagnostics
+
+
+@pytest.mark.parametrize(
+    ("name", "title", "marker"),
+    [
+        ("counts_in_a_dict", "`_tally['calls']` changed while tracing", "dict-item"),
+        ("counts_in_an_object", "`_steps.n` changed while tracing", "attr-store"),
+        ("counts_in_a_closure", "`n` changed while tracing", "nonlocal-store"),
+    ],
+)
+def test_a_counter_kept_outside_the_arguments_is_flagged(name: str, title: str, marker: str) -> None:
+    (found,) = of_kind(trace(name, "f32[4]"), "trace-time-state")
+    assert found.title == title and found.severity == "warning"
+    assert line(marker) in lines(found) and "state in, new state out" in found.fix
+
+
+def test_host_random_numbers_read_at_trace_time_are_flagged_by_line() -> None:
+    found = {d.title: d for d in of_kind(trace("host_random", "f32[4]"), "trace-time-call")}
+    assert set(found) == {"`np.random.rand` ran at trace time", "`random.random` ran at trace time"}
+    assert lines(found["`np.random.rand` ran at trace time"]) == {line("np-rand")}
+    assert lines(found["`random.random` ran at trace time"]) == {line("py-random")}
+    import random
+
+    import numpy as np
+
+    assert not hasattr(np.random.rand, "__wrapped__") and not hasattr(random.random, "__wrapped__")  # restored
+
+
+def test_a_pure_function_with_a_key_is_not_flagged() -> None:
+    result = trace("pure_key", "f32[4], key[]")
+    assert not of_kind(result, "trace-time-state") and not of_kind(result, "trace-time-call")

@@ -59,6 +59,8 @@ def test_a_value_read_at_trace_time_fails_and_names_its_line(name: str, use: str
     assert cause.kind == "trace-time" and not cause.explained and cause.outputs == ("",)
     assert cause.sites and cause.sites[0].source is not None and cause.sites[0].source.line == line_of(use)
     assert result.evidence is not None and result.evidence.replay_differs == ("",)  # jit is the traced program; eager is not
+    said = {"trace_time_numpy": "`np.random.normal` ran at trace time", "trace_time_counter": "`_counter.count` changed while tracing"}
+    assert [s.detail for s in result.evidence.trace_calls] == [said[name]]
     assert "argument" in cause.fix
 
 

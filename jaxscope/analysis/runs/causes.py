@@ -96,6 +96,7 @@ def _cause(kind: str, group: list[LeafComparison], ev: Evidence) -> Cause:
     if kind == "trace-time":
         sites = tuple(s for s in ev.retrace_sites if set(s.feeds) & set(outputs))
         lines = [f"{where(s)}: {s.detail}" for s in sites]
+        lines += [f"{_loc(s.source)}: {s.detail}" if s.source is not None else s.detail for s in ev.trace_calls]
         lines += [d for d in ev.replay_detail if any(d.startswith(f"out{p}:") for p in outputs)]
         if any(p in ev.replay_differs for p in outputs):
             lines.append("jit runs the program as traced; the Python function run eagerly computes something else")

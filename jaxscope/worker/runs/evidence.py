@@ -57,6 +57,7 @@ class Runs:
     eager: Any  # eager's outputs
     leaves: list[LeafComparison]
     call_eager: Callable[[], Any]  # the eager run again, on the run's device
+    trace_calls: tuple[Site, ...] = ()  # host random numbers or clock read, state changed, while tracing
 
 
 def gather(runs: Runs, phase: Callable[[str], None]) -> tuple[Evidence | None, list[LeafComparison]]:
@@ -76,6 +77,7 @@ def gather(runs: Runs, phase: Callable[[str], None]) -> tuple[Evidence | None, l
         return Evidence(runs=(), failures=tuple(ev["failures"])), runs.leaves
     leaves = runs.leaves
     if explain:
+        ev["trace_calls"] = list(runs.trace_calls)
         _attempt(ev, "the traced program replayed one equation at a time", lambda: _replay(runs, closed, flat, paths, far, ev))
         _attempt(ev, "a second trace of the same call", lambda: _retrace(runs, closed, paths, ev))
     if req.reference == F64 or explain:

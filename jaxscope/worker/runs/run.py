@@ -25,6 +25,7 @@ from jaxscope.analysis.runs.verdicts import verdict
 from jaxscope.schema.run import F64, PRECISIONS, EqnDivergence, Evidence, NanOrigin, RunRequest, RunResult
 from jaxscope.schema.trace import ErrorInfo
 from jaxscope.worker import jax_compat
+from jaxscope.worker.diagnose import TraceWatch, trace_calls
 from jaxscope.worker.errors import classify
 from jaxscope.worker.makers import combine
 from jaxscope.worker.runs.compare import compare_outputs, output_computes, output_paths
@@ -86,8 +87,10 @@ def run_function(request: RunRequest, phase: Phase) -> RunResult:
     precision = jax_compat.matmul_precision(request.precision)
     with jax.default_device(device), precision:  # the default device is part of jit's cache key: same for every call
         t0 = time.perf_counter()
+        watch = TraceWatch(prep.target)  # what the Python did at trace time, the evidence of a trace-time cause
         try:
-            traced = jitted.trace(*args, **kwargs)
+            with watch:
+                traced = jitted.trace(*args, **kwargs)
         except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt):
                 raise
@@ -116,7 +119,20 @@ def run_function(request: RunRequest, phase: Phase) -> RunResult:
     leaves = compare_outputs(
         out, eager, request.rtol, request.atol, dict(zip(paths, computes, strict=False)) if len(paths) == len(computes) else {}
     )
-    runs = Runs(request, prep, jitted, traced.jaxpr, args, kwargs, device, out, eager, leaves, lambda: prep.call(*args, **kwargs))
+    runs = Runs(
+        request,
+        prep,
+        jitted,
+        traced.jaxpr,
+        args,
+        kwargs,
+        device,
+        out,
+        eager,
+        leaves,
+        lambda: prep.call(*args, **kwargs),
+        trace_calls(watch, prep.target),
+    )
     with jax_compat.matmul_precision(request.precision):
         evidence, leaves = gather(runs, phase)
     causes = judge(leaves, evidence, strict=request.rtol is not None or request.atol is not None)

@@ -61,3 +61,57 @@ def make_closure():
 
 
 closure = make_closure()
+
+
+_tally = {"calls": 0}
+
+
+class _Steps:
+    def __init__(self):
+        self.n = 0
+
+    def bump(self, x):
+        self.n += 1  # attr-store
+        return x * self.n
+
+
+_steps = _Steps()
+
+
+def counts_in_a_dict(x):
+    _tally["calls"] += 1  # dict-item
+    return x * _tally["calls"]
+
+
+def counts_in_an_object(x):
+    return _steps.bump(x)
+
+
+def make_closure_counter():
+    n = 0
+
+    def step(x):
+        nonlocal n
+        n += 1  # nonlocal-store
+        return x + n
+
+    return step
+
+
+counts_in_a_closure = make_closure_counter()
+
+
+def host_random(x):
+    import random
+
+    import numpy as np
+
+    a = np.random.rand(*x.shape)  # np-rand
+    b = random.random()  # py-random
+    return x * a + b
+
+
+def pure_key(x, key):
+    import jax
+
+    return x + jax.random.normal(key, x.shape)
