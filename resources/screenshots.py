@@ -241,6 +241,32 @@ def settle(app: QApplication, seconds: float) -> None:
         time.sleep(0.02)
 
 
+RUN_CAUSES = "window-run-causes.png"  # 1280x800: an Adam step's difference named as noise, with its cancellation
+
+
+def run_causes_shot(app: QApplication) -> None:
+    """The Run pane after a run whose only difference is explained: verdict, cause and table in view."""
+    from jaxscope.qt.app.window import MainWindow
+
+    w = MainWindow(theme="light")
+    w.confirm_run = lambda path: True  # type: ignore[method-assign]  # our own test file
+    w.set_theme("light")
+    w.resize(1280, 800)
+    w.show()
+    w.open_target(os.path.join(ROOT, "tests/worker/corpus/run_cases.py::adam_zero_bias"), None)
+    t0 = time.time()
+    while w.doc.layout is None and time.time() - t0 < 120:
+        settle(app, 0.05)
+    w.docks["run"].raise_()
+    w.jobs.run_function()
+    while w.run_panel.verdict_state == "" and time.time() - t0 < 240:
+        settle(app, 0.05)
+    settle(app, 2.0)
+    w.grab().save(os.path.join(HERE, RUN_CAUSES))
+    print("wrote", RUN_CAUSES, "-", w.run_panel.verdict.text())
+    w.close()
+
+
 def main() -> int:
     app = QApplication([])
     QCoreApplication.setOrganizationName("jaxscope-screenshots")
@@ -261,6 +287,8 @@ def main() -> int:
         cost_shot(app)
     if not only or SHARDING in only:
         sharding_shot(app)
+    if not only or RUN_CAUSES in only:
+        run_causes_shot(app)
     for name, target, theme, args, query, line, dock in SHOTS:
         if only and name not in only:
             continue

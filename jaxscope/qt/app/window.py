@@ -133,6 +133,7 @@ class MainWindow(QMainWindow):
         self._dock("cost", "Cost", scrolled(self.cost_panel), Qt.DockWidgetArea.BottomDockWidgetArea, tab_with="problems")
         self.docks["problems"].raise_()
         self.dock_fit = DockFit(self, self.docks, self.problems)  # docks as big as what they show
+        self.dock_fit.room["run"] = lambda: self.height() * 9 // 20 if self.run_panel.shown_result is not None else 0
 
         self.structure = ModelStructure(self)
         self.status = StatusLine(self.statusBar())
@@ -186,6 +187,7 @@ class MainWindow(QMainWindow):
         self.run_panel.run_requested.connect(self.jobs.run_function)
         self.run_panel.node_requested.connect(lambda path: self.selection.show_nodes([path]))
         self.run_panel.setup_requested.connect(self.jobs.set_device_setup)
+        self.run_panel.result_shown.connect(self.dock_fit.later)
         self.exports.finished.connect(lambda path, fmt: self.statusBar().showMessage(f"exported {fmt} to {path}", 5000))
         self.exports.failed.connect(lambda path, message: self.show_problem(f"export to {path} failed: {message}"))
         self.run_panel.set_setup(**c.device_setup)

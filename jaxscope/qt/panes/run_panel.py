@@ -73,6 +73,7 @@ class RunPanel(QWidget):
 
     run_requested = Signal(object)  # dict: device, seed, repeats, rtol, atol, find_nan, per_equation
     node_requested = Signal(str)  # graph node path of the first NaN/Inf equation
+    result_shown = Signal()  # a run's result fills the pane (the window gives it room)
     setup_requested = Signal(int, str)  # simulated CPU device count, backends ("" all, "cpu"): restarts the worker
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -357,6 +358,7 @@ class RunPanel(QWidget):
         self.inputs_toggle.setText(f"Inputs ({len(result.inputs)}, {source})")
         self.inputs_toggle.setVisible(True)
         self._show_inputs(self.inputs_toggle.isChecked())
+        self.result_shown.emit()
 
     def set_error(self, text: str) -> None:
         """The run failed (compile error, out of memory, timeout…): say so in red in place of a result."""

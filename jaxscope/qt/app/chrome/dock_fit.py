@@ -9,6 +9,8 @@ neither cuts its lines at 30 columns and the graph keeps the rest.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QMainWindow
 
@@ -26,6 +28,9 @@ class DockFit(QObject):
         super().__init__(window)
         self.window, self.docks, self.problems = window, docks, problems
         self.has_problem = False
+        # a bottom pane that needs more than OPEN_PX while it is shown: its wanted height (0: none now).
+        # The Run pane after a run: its verdict, causes and table, not a strip of them.
+        self.room: dict[str, Callable[[], int]] = {}
         problems.shown.connect(self._problem)
         for name in BOTTOM:
             docks[name].visibilityChanged.connect(self._shown)
@@ -47,6 +52,10 @@ class DockFit(QObject):
         self.has_problem = shown
         self._later()
 
+    def later(self) -> None:
+        """Fit once the current event is handled (a pane just filled, a tab just switched)."""
+        self._later()
+
     def _later(self) -> None:
         QTimer.singleShot(0, self, self.fit)  # after the tab switch or the text settles
 
@@ -56,5 +65,6 @@ class DockFit(QObject):
         if problems.isFloating() or self.window.dockWidgetArea(problems) != Qt.DockWidgetArea.BottomDockWidgetArea:
             return  # the user placed it: theirs
         empty = not problems.visibleRegion().isEmpty() and not self.has_problem
-        height = problems.minimumSizeHint().height() if empty else max(OPEN_PX, problems.height())
+        wanted = max((want() for name, want in self.room.items() if not self.docks[name].visibleRegion().isEmpty()), default=0)
+        height = problems.minimumSizeHint().height() if empty else max(OPEN_PX, problems.height(), wanted)
         self.window.resizeDocks([problems], [height], Qt.Orientation.Vertical)
