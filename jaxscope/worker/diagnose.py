@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dis
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from types import CodeType, FrameType, ModuleType
 from typing import Any, Literal, TextIO
 
@@ -121,9 +121,11 @@ class TraceWatch:
         return [(loc, text) for loc, text in self._tee.records.values()] if self._tee else []
 
 
-def name_sites(codes: Iterable[CodeType], ran: dict[str, dict[int, int]] | None) -> dict[str, tuple[SourceLoc, ...]]:
-    """Name -> where user code loads or stores it as a global/closure name (lines that ran, if known)."""
-    out: dict[str, dict[tuple[str, int], SourceLoc]] = {}
+def _ran_instructions(
+    codes: Iterable[CodeType], ran: dict[str, dict[int, int]] | None, opnames: set[str]
+) -> Iterator[tuple[str, SourceLoc]]:
+    """(argument, where) of each instruction named in `opnames` in the user's code objects (nested
+    ones included) on a line that ran, when known."""
     stack = list(codes)
     seen: set[int] = set()
     while stack:
@@ -134,16 +136,21 @@ def name_sites(codes: Iterable[CodeType], ran: dict[str, dict[int, int]] | None)
         stack.extend(c for c in code.co_consts if isinstance(c, CodeType))
         lines = ran.get(code.co_filename) if ran is not None else None
         for ins in dis.get_instructions(code):
-            if ins.opname not in _LOADS and ins.opname not in _STORES:
-                continue
             pos = ins.positions
-            if pos is None or not pos.lineno:
+            if ins.opname not in opnames or pos is None or not pos.lineno or (lines is not None and pos.lineno not in lines):
                 continue
             line = pos.lineno
-            if lines is not None and line not in lines:
-                continue
-            loc = SourceLoc(code.co_filename, line, pos.col_offset or 0, pos.end_lineno or line, pos.end_col_offset or 0, code.co_qualname)
-            out.setdefault(str(ins.argval), {}).setdefault((loc.file, loc.line), loc)
+            yield (
+                str(ins.argval),
+                SourceLoc(code.co_filename, line, pos.col_offset or 0, pos.end_lineno or line, pos.end_col_offset or 0, code.co_qualname),
+            )
+
+
+def name_sites(codes: Iterable[CodeType], ran: dict[str, dict[int, int]] | None) -> dict[str, tuple[SourceLoc, ...]]:
+    """Name -> where user code loads or stores it as a global/closure name (lines that ran, if known)."""
+    out: dict[str, dict[tuple[str, int], SourceLoc]] = {}
+    for name, loc in _ran_instructions(codes, ran, _LOADS | _STORES):
+        out.setdefault(name, {}).setdefault((loc.file, loc.line), loc)
     return {name: tuple(sorted(sites.values(), key=lambda s: (s.file, s.line))) for name, sites in out.items()}
 
 
@@ -267,23 +274,7 @@ def _state_changes(
 
 def attr_sites(codes: Iterable[CodeType], ran: dict[str, dict[int, int]] | None, attrs: list[str]) -> tuple[SourceLoc, ...]:
     """Where user code that ran stores one of `attrs` (`self.count += 1`)."""
-    if not attrs:
-        return ()
-    found: dict[tuple[str, int], SourceLoc] = {}
-    stack, seen = list(codes), set()
-    while stack:
-        code = stack.pop()
-        if id(code) in seen or not is_user_file(code.co_filename):
-            continue
-        seen.add(id(code))
-        stack.extend(c for c in code.co_consts if isinstance(c, CodeType))
-        lines = ran.get(code.co_filename) if ran is not None else None
-        for ins in dis.get_instructions(code):
-            pos = ins.positions
-            if ins.opname != "STORE_ATTR" or ins.argval not in attrs or pos is None or not pos.lineno:
-                continue
-            if lines is None or pos.lineno in lines:
-                found.setdefault((code.co_filename, pos.lineno), SourceLoc(code.co_filename, pos.lineno, function=code.co_qualname))
+    found = {(loc.file, loc.line): loc for name, loc in _ran_instructions(codes, ran, {"STORE_ATTR"}) if name in attrs}
     return tuple(sorted(found.values(), key=lambda s: (s.file, s.line)))
 
 

@@ -21,7 +21,7 @@ def test_table_for_agreeing_outputs():
     out = jaxscope("run", f"{CASES}::fma", "--args", "f32[512], f32[512], f32[512]", "--device", "cpu:0", "--seed", "3", "--repeats", "2")
     assert out.returncode == 0, out.stderr
     text = out.stdout
-    assert "device: cpu:0" in text and "inputs (seed 3):" in text
+    assert "device: cpu:0" in text and "inputs (seed 3; made on the host cpu:0, placed on cpu:0):" in text
     header = next(ln for ln in text.splitlines() if ln.startswith("output"))
     assert header.split()[:4] == ["output", "shape", "dtype", "max"]
     row = next(ln for ln in text.splitlines() if ln.startswith("out "))
@@ -172,3 +172,23 @@ def test_a_jitted_target_keeps_its_in_shardings(tmp_path):
 
     assert params(ours.stdout) == params(theirs.stdout)
     assert "f32[8,16]" in "".join(params(ours.stdout))  # a quarter of x's 32 rows per device
+
+
+def test_exit_codes_follow_the_cause_of_a_difference():
+    """Issue 56: noise explained with its evidence exits 0; a value read at trace time exits 1 naming its line."""
+    noise = jaxscope("run", f"{CASES}::adam_zero_bias", "--repeats", "1")
+    assert noise.returncode == 0, noise.stdout[-3000:] + noise.stderr
+    assert "OK: 1 of 12 outputs differ beyond tolerance, explained as noise" in noise.stdout
+    assert re.search(r"cause: noise, explained: out\[0\]\['bk'\]: rounding noise of a cancellation at e\d+ reduce_sum", noise.stdout)
+    numpy = jaxscope("run", f"{CASES}::trace_time_numpy", "--args", "f32[16]", "--repeats", "1")
+    assert numpy.returncode == 1 and "cause: trace-time, NOT explained" in numpy.stdout
+    line = next(i for i, text in enumerate(pathlib.Path(CASES).read_text().splitlines(), 1) if text.endswith("# numpy-random"))
+    assert f"run_cases.py:{line}: `np.random.normal` ran at trace time" in numpy.stdout
+    models = str(ROOT / "tests" / "worker" / "corpus" / "models.py")
+    ref = jaxscope("run", f"{models}::train_step", "--reference", "f64", "--repeats", "1", "--json")
+    assert ref.returncode == 0, ref.stderr
+    data = json.loads(ref.stdout)
+    assert data["request"]["reference"] == "f64" and data["evidence"]["runs"] == ["a float64 reference of the traced program on cpu:0"]
+    assert all(leaf["reference"] is not None for leaf in data["leaves"] if leaf["kind"] == "array")
+    bad = jaxscope("run", f"{CASES}::add", "--args", "f32[4], f32[4]", "--reference", "tpu:0")
+    assert bad.returncode == 2 and "no device 'tpu:0'" in bad.stderr

@@ -139,7 +139,7 @@ def format_run(result: RunResult) -> str:
     others = [d for d in result.devices if result.device is None or d.name != result.device.name]
     if others:
         lines.append("other devices: " + ", ".join(device_line(d) for d in others))
-    made = f", {result.inputs_made}" if result.inputs_made else ""
+    made = f"; {result.inputs_made}" if result.inputs_made else ""
     precision = f"; every matmul at precision {req.precision}" if req.precision else ""
     lines.append(f"inputs ({result.input_source or f'seed {req.seed}'}{made}{precision}):")
     rows = []

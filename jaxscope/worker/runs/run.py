@@ -68,7 +68,7 @@ def run_function(request: RunRequest, phase: Phase) -> RunResult:
     if request.device:  # asked for one device: the inputs go there; else they follow the program (a mesh's shardings)
         args, kwargs = _place(prep, args, kwargs, device)
         placed = f", placed on {device_info.name}"
-    inputs_made = f"made on the host ({host.platform}:{host.id}){placed}"
+    inputs_made = f"made on the host {host.platform}:{host.id}{placed}"
     if made is not None:
         full = [combine(a, s) for a, s in zip(args, made.static_args, strict=True)]
         full_kwargs = {k: combine(v, made.static_kwargs[k]) for k, v in kwargs.items()}
