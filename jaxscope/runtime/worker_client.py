@@ -73,7 +73,11 @@ class WorkerError(JaxscopeError):
 
 
 def default_memory_limit_mb() -> int:
-    """Cap the worker's address space so a memory blow-up becomes a MemoryError, not a frozen machine."""
+    """Cap the worker's address space so a memory blow-up becomes a MemoryError, not a frozen machine:
+    the user's JAXSCOPE_MEMORY_LIMIT_MB when set (0: no cap), else 60 % of RAM, at least 4 GB."""
+    own = os.environ.get("JAXSCOPE_MEMORY_LIMIT_MB", "").strip()
+    if own.isdigit():
+        return int(own)
     try:
         import psutil
 

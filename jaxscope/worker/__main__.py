@@ -49,11 +49,27 @@ def _protect_channels(proto_fd: int) -> tuple[io.BufferedReader, io.BufferedWrit
 
 
 def _limit_memory() -> None:
-    limit_mb = int(os.environ.get("JAXSCOPE_MEMORY_LIMIT_MB", "0") or 0)
-    if limit_mb > 0:
-        import resource
+    """Cap the address space at JAXSCOPE_MEMORY_LIMIT_MB, only ever lowering what was inherited: a
+    scheduler's or a login node's `ulimit -v` (soft or hard) stays, as it may not be raised."""
+    try:
+        limit_mb = int(os.environ.get("JAXSCOPE_MEMORY_LIMIT_MB", "0") or 0)
+    except ValueError:
+        limit_mb = 0
+    if limit_mb <= 0:
+        return
+    import resource
 
-        resource.setrlimit(resource.RLIMIT_AS, (limit_mb * 2**20, limit_mb * 2**20))
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    infinite = resource.RLIM_INFINITY
+
+    def lower(inherited: int) -> int:
+        return limit_mb * 2**20 if inherited == infinite else min(limit_mb * 2**20, inherited)
+
+    new_hard = lower(hard)
+    new_soft = min(lower(soft), new_hard)
+    resource.setrlimit(resource.RLIMIT_AS, (new_soft, new_hard))
+    why = "as asked" if new_soft == limit_mb * 2**20 else "the inherited ulimit -v, lower than asked"
+    os.write(2, f"jaxscope worker: address space capped at {new_soft // 2**20} MB ({why}: JAXSCOPE_MEMORY_LIMIT_MB={limit_mb})\n".encode())
 
 
 def _die_with_parent(fd: int) -> None:

@@ -356,3 +356,43 @@ def test_a_child_in_a_session_of_its_own_is_ended_too(client):
         time.sleep(0.05)
     else:
         raise AssertionError(f"the child {pid} still runs")
+
+
+HOG = '''import numpy as np
+import jax.numpy as jnp
+
+
+def make():
+    reserved = np.ones(3 * 2**30 // 8)  # 3 GB held by the maker
+    return (jnp.ones(4) + reserved[:4],)
+
+
+def f(x):
+    return x * 2
+
+
+JAXSCOPE_INPUTS = {"f": make}
+'''
+
+
+def test_memory_limits_only_lower_what_was_inherited_and_the_users_setting_is_obeyed(tmp_path):
+    """Issue 59.1: under a scheduler's hard `ulimit -v` (8 GB: below 60 % of this machine's RAM) an export
+    works (it raised the hard limit: exit 5); JAXSCOPE_MEMORY_LIMIT_MB=1500 caps a maker holding 3 GB (exit 3)."""
+    import resource
+    import subprocess
+    import sys
+
+    (tmp_path / "hog.py").write_text(HOG)
+
+    def capped() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (8_000_000 * 1024, 8_000_000 * 1024))
+
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    env.pop("JAXSCOPE_MEMORY_LIMIT_MB", None)
+    cmd = [sys.executable, "-m", "jaxscope", "export", f"{tmp_path}/hog.py::f", "--args", "f32[4]", "-o", str(tmp_path / "f.svg")]
+    under = subprocess.run(cmd, capture_output=True, text=True, timeout=180, env=env, preexec_fn=capped)
+    assert under.returncode == 0, under.stderr[-2000:]
+    env["JAXSCOPE_MEMORY_LIMIT_MB"] = "1500"
+    cmd = [sys.executable, "-m", "jaxscope", "export", f"{tmp_path}/hog.py::f", "-o", str(tmp_path / "g.svg")]
+    hog = subprocess.run(cmd, capture_output=True, text=True, timeout=180, env=env)
+    assert hog.returncode == 3 and "ran out of memory" in hog.stderr, hog.stderr[-2000:]
