@@ -174,10 +174,16 @@ def trace(
 
 
 def one_off_client(timeouts: dict[str, float] | None, python: str | None, env: dict[str, str] | None) -> WorkerClient:
-    """A worker for one command (no spare), run by `python` (checked up front)."""
+    """A worker for one command (no spare), run by `python` (checked up front). With the command's
+    --timeout (`timeouts`), another interpreter's check and start-up are bounded by it too: one that
+    hangs costs the user their own limit, not two minutes each."""
     from jaxscope.runtime.worker_client import WorkerClient
 
-    return WorkerClient(spare=False, timeouts=timeouts, python=checked_python(python), env=env)
+    limit = max(timeouts.values()) if timeouts else None
+    checked = checked_python(python, limit)
+    if checked is not None and limit is not None:
+        timeouts = {**(timeouts or {}), "startup": limit}
+    return WorkerClient(spare=False, timeouts=timeouts, python=checked, env=env)
 
 
 def close_soon(client: WorkerClient) -> None:
@@ -186,8 +192,9 @@ def close_soon(client: WorkerClient) -> None:
     threading.Thread(target=client.close, name="worker-close").start()
 
 
-def checked_python(python: str | None) -> str | None:
-    """The interpreter to run user code (--python, else JAXSCOPE_PYTHON; None: ours), checked up front."""
+def checked_python(python: str | None, timeout: float | None = None) -> str | None:
+    """The interpreter to run user code (--python, else JAXSCOPE_PYTHON; None: ours), checked up front
+    (within `timeout` seconds, when given)."""
     from jaxscope.runtime.interpreter import InterpreterError, check, foreign
 
     python = python or os.environ.get("JAXSCOPE_PYTHON") or None
@@ -195,7 +202,7 @@ def checked_python(python: str | None) -> str | None:
         return None
     assert python is not None
     try:
-        return check(python).path
+        return check(python, timeout).path
     except InterpreterError as exc:
         raise SessionError(str(exc), 2) from None
 

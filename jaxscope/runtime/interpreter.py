@@ -24,11 +24,13 @@ import threading
 from dataclasses import dataclass
 
 from jaxscope.about import PACKAGE_DIR
+from jaxscope.runtime.sweep import TOKEN_VAR, new_token, sweep
 from jaxscope.schema.errors import JaxscopeError
 
 JAX_SUPPORTED = ((0, 10), (0, 13))  # [lowest, above highest) major.minor: pyproject's jax>=0.10,<0.13
 PYTHON_LOWEST = (3, 11)
-CHECK_TIMEOUT_S = 120.0  # importing jax on a cold disk
+CHECK_TIMEOUT_S = 120.0  # importing jax on a cold disk (a command's --timeout bounds it instead)
+MAX_CHECK_OUTPUT = 1 << 20  # what is read of the check's output: its answer is one line
 
 CHECK_TAG = "jaxscope-check "  # the line `python -m jaxscope.worker --check` answers with
 
@@ -100,9 +102,10 @@ def worker_pythonpath(python: str | None, root: str, current: str) -> str:
     return pythonpath(first, current)
 
 
-def check(python: str) -> Interpreter:
-    """Run `python` once: its version, its jax, and that the worker's packages import there;
-    InterpreterError with the remedy otherwise. Remembered per path for this process."""
+def check(python: str, timeout: float | None = None) -> Interpreter:
+    """Run `python` once (for at most `timeout` seconds, else CHECK_TIMEOUT_S): its version, its jax,
+    and that the worker's packages import there; InterpreterError with the remedy otherwise.
+    Remembered per path for this process."""
     found = shutil.which(python) or python
     if found in _checked:
         return _checked[found]
@@ -112,8 +115,10 @@ def check(python: str) -> Interpreter:
         raise InterpreterError(f"--python {python}: not executable")
     env = {**os.environ, "PYTHONPATH": worker_pythonpath(found, "", os.environ.get("PYTHONPATH", ""))}
     try:
-        done = _run_check(found, env)
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        done = _run_check(found, env, timeout or CHECK_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise InterpreterError(f"--python {python}: its check did not answer within {timeout or CHECK_TIMEOUT_S:g} s") from None
+    except OSError as exc:
         raise InterpreterError(f"--python {python}: cannot run it ({exc})") from None
     line = next((ln for ln in done.stdout.splitlines() if ln.startswith(CHECK_TAG)), "")
     if not line and "-P" in done.stderr and done.returncode == 2:  # "Unknown option: -P": before 3.11
@@ -142,7 +147,8 @@ def check(python: str) -> Interpreter:
     jax_version = tuple(int(p) for p in info["jax"].split(".")[:2] if p.isdigit())
     if not JAX_SUPPORTED[0] <= jax_version < JAX_SUPPORTED[1]:
         raise InterpreterError(
-            f"--python {python} has jax {info['jax']}; this jaxscope supports jax {_v(JAX_SUPPORTED[0])}.x "
+            f"--python {python} has jax {info['jax']}; this jaxscope supports jax {_v(JAX_SUPPORTED[0])} to "
+            f"{_v((JAX_SUPPORTED[1][0], JAX_SUPPORTED[1][1] - 1))} "
             f"(its worker uses that jax's internals): {pip}, or use a jaxscope made for jax {info['jax']}"
         )
     if "error" in info:
@@ -152,22 +158,29 @@ def check(python: str) -> Interpreter:
     return result
 
 
-def _run_check(found: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def _run_check(found: str, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
     """`found -m jaxscope.worker --check`, its output into files rather than pipes: a process it
     leaves running in the background (holding them open) would keep a pipe reader waiting for its
-    end. Whatever it started is ended with it (its own session)."""
+    end. Whatever it started is ended with it (its own session, and by its token wherever it went);
+    of its output the first MAX_CHECK_OUTPUT bytes are read."""
     argv = command(found, "-m", "jaxscope.worker", "--check")
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env, text=True, start_new_session=True)
+    token = new_token()
+    with tempfile.TemporaryFile("w+b") as out, tempfile.TemporaryFile("w+b") as err:
+        proc = subprocess.Popen(
+            argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env={**env, TOKEN_VAR: token}, start_new_session=True
+        )
         try:
-            code = proc.wait(timeout=CHECK_TIMEOUT_S)
+            code = proc.wait(timeout=timeout)
         finally:
             with contextlib.suppress(OSError):
                 os.killpg(proc.pid, signal.SIGKILL)
+            sweep(token)
             proc.wait()
-        out.seek(0)
-        err.seek(0)
-        return subprocess.CompletedProcess(argv, code, out.read(), err.read())
+        texts = []
+        for stream in (out, err):
+            stream.seek(0)
+            texts.append(stream.read(MAX_CHECK_OUTPUT).decode("utf-8", errors="replace"))
+        return subprocess.CompletedProcess(argv, code, texts[0], texts[1])
 
 
 def _v(version: tuple[int, ...]) -> str:

@@ -20,6 +20,7 @@ from typing import Any, BinaryIO
 from jaxscope.about import SOURCE_ROOT
 from jaxscope.runtime import protocol
 from jaxscope.runtime.interpreter import command, worker_pythonpath
+from jaxscope.runtime.sweep import TOKEN_VAR, new_token, sweep
 
 OutputCallback = Callable[[str, str], None]  # (stream name, text)
 TAIL_CHARS = 64_000
@@ -87,6 +88,8 @@ class WorkerProcess:
         # other children) for as long as it lives; the worker reads EOF when it is gone, however it
         # went (killed, crashed, timed out), and kills its own process group (`worker.__main__`).
         lifeline_r, self._lifeline = os.pipe()
+        self.token = new_token()  # every process the worker starts carries it: `kill` ends them wherever they went
+        env = dict(env if env is not None else worker_env(python=python), **{TOKEN_VAR: self.token})
         try:
             self._proc = subprocess.Popen(
                 command(python or sys.executable, "-m", "jaxscope.worker", "--proto-fd", str(write_fd), "--parent-fd", str(lifeline_r)),
@@ -95,7 +98,7 @@ class WorkerProcess:
                 stderr=subprocess.PIPE,
                 pass_fds=(write_fd, lifeline_r),
                 start_new_session=True,
-                env=env if env is not None else worker_env(python=python),
+                env=env,
                 cwd=os.getcwd(),
             )
         except BaseException:
@@ -138,7 +141,8 @@ class WorkerProcess:
             pass
 
     def kill(self) -> None:
-        """SIGKILL the whole process group (user code may have started children)."""
+        """SIGKILL the whole process group, and every process user code started that left it (a
+        child in its own session, a double-forked daemon): they carry the worker's token."""
         self.killed_by_us = True
         try:
             os.killpg(self.pid, signal.SIGKILL)
@@ -147,6 +151,7 @@ class WorkerProcess:
                 self._proc.kill()
             except ProcessLookupError:
                 pass
+        sweep(self.token)
 
     def close(self) -> None:
         """Ask politely, then kill; never blocks for long. A worker still importing jax (not ready)

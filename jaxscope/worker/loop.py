@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any, BinaryIO
 
 from jaxscope.runtime import protocol
+from jaxscope.runtime.sweep import TOKEN_VAR, sweep
 from jaxscope.schema.codec import from_jsonable, to_jsonable
 from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.graph_wire import graph_to_wire, to_wire_jsonable
@@ -41,6 +42,7 @@ def _config_snapshot() -> dict[str, str]:
 
 _API_MODULES = ("jax", "jax.numpy", "jax.lax", "jax.random", "jax.tree", "jax.tree_util", "jax.nn", "numpy")
 _MISSING = object()
+_TOKEN = os.environ.get(TOKEN_VAR, "")  # read before user code runs (it could change os.environ)
 
 
 def _api_snapshot() -> dict[tuple[str, str], Any]:
@@ -106,12 +108,12 @@ def _end_strays(err: Any) -> None:
         pids = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != me]
     except OSError:
         return
-    ended = []
+    ended = sweep(_TOKEN)  # what left the group and our children (a double-forked daemon): by the token it carries
     for pid in pids:
         try:
             with open(f"/proc/{pid}/stat", "rb") as fh:
                 fields = fh.read().rsplit(b")", 1)[1].split()  # after "(comm)": state, ppid, pgrp, ...
-            if me in (int(fields[1]), int(fields[2])):  # in our group, or our child in a session of its own (setsid)
+            if pid not in ended and me in (int(fields[1]), int(fields[2])):  # in our group, or our child in a session of its own
                 os.kill(pid, signal.SIGKILL)
                 ended.append(pid)
         except (OSError, IndexError, ValueError):

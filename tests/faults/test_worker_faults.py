@@ -358,7 +358,7 @@ def test_a_child_in_a_session_of_its_own_is_ended_too(client):
         raise AssertionError(f"the child {pid} still runs")
 
 
-HOG = '''import numpy as np
+HOG = """import numpy as np
 import jax.numpy as jnp
 
 
@@ -372,7 +372,7 @@ def f(x):
 
 
 JAXSCOPE_INPUTS = {"f": make}
-'''
+"""
 
 
 def test_memory_limits_only_lower_what_was_inherited_and_the_users_setting_is_obeyed(tmp_path):
@@ -396,3 +396,31 @@ def test_memory_limits_only_lower_what_was_inherited_and_the_users_setting_is_ob
     cmd = [sys.executable, "-m", "jaxscope", "export", f"{tmp_path}/hog.py::f", "-o", str(tmp_path / "g.svg")]
     hog = subprocess.run(cmd, capture_output=True, text=True, timeout=180, env=env)
     assert hog.returncode == 3 and "ran out of memory" in hog.stderr, hog.stderr[-2000:]
+
+
+def test_a_double_forked_daemon_of_the_traced_code_is_gone_after_the_export(tmp_path):
+    """Issue 59.2: fork, setsid, fork: the daemon left the worker's group and its children (PPID 1) and
+    outlived the command; it carries the worker's token and is ended with it."""
+    import glob
+    import subprocess
+    import sys
+
+    before = set(glob.glob(os.path.join(tempfile.gettempdir(), "jaxscope-daemon-*.pid")))
+    cmd = [sys.executable, "-m", "jaxscope", "export", f"{CASES}/double_fork.py::f", "--args", "f32[3]", "-o", str(tmp_path / "f.svg")]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=180, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    (pidfile,) = set(glob.glob(os.path.join(tempfile.gettempdir(), "jaxscope-daemon-*.pid"))) - before
+    pid = int(Path(pidfile).read_text())
+    os.unlink(pidfile)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                if fh.read().rsplit(b")", 1)[1].split()[0] == b"Z":
+                    break
+        except OSError:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, 9)
+        raise AssertionError(f"the daemon {pid} outlived the export")

@@ -103,3 +103,44 @@ def test_a_background_child_holding_the_output_does_not_hold_the_check(tmp_path)
         time.sleep(0.05)
     else:
         raise AssertionError(f"the background child {pid} still runs")
+
+
+def _script(tmp_path: pathlib.Path, name: str, body: str) -> str:
+    path = tmp_path / name
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_timeout_bounds_the_check_and_the_start_up_and_their_children_end(tmp_path):
+    """Issue 59.3: a --python that hangs in its check, or passes it and hangs starting the worker, is given
+    up within the command's --timeout (was 121 s each), and the children it left in sessions of their own end."""
+    import time
+
+    marker = f"jaxscope-test-{os.getpid()}"
+    hangs = _script(tmp_path, "hangs", f"(setsid sh -c 'sleep 300' {marker} &)\nsleep 1000\n")  # $0 is the marker
+    late = _script(tmp_path, "late", f'case "$*" in *--check*) exec "{sys.executable}" "$@";; esac\nsleep 1000\n')
+    basics = ROOT / "examples" / "basics.py"
+    for python, said in ((hangs, "its check did not answer within 10 s"), (late, "timeout")):
+        t0 = time.monotonic()
+        done = subprocess.run(
+            [sys.executable, "-m", "jaxscope", "jaxpr", f"{basics}::predict", "--python", python, "--timeout", "10"],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert time.monotonic() - t0 < 40 and done.returncode in (2, 4) and said in done.stderr, done.stderr[-1500:]
+    left = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout.split()
+    assert left == [], f"the check's children outlived it: {left}"
+
+
+def test_a_check_that_prints_without_end_is_read_with_a_cap(tmp_path):
+    python = _script(tmp_path, "chatty", "yes jaxscope | head -c 50000000\n")
+    with pytest.raises(InterpreterError, match="not a Python that runs jaxscope's check"):
+        check(python)
+    assert len(interpreter._run_check(python, dict(os.environ), 30).stdout) <= interpreter.MAX_CHECK_OUTPUT
+
+
+def test_a_newer_jax_is_refused_naming_the_supported_range(tmp_path):
+    answer = '{"version": [3, 12, 0], "python": "3.12.0", "jax": "0.13.0"}'
+    python = _script(tmp_path, "newer", f"echo 'jaxscope-check {answer}'\n")
+    with pytest.raises(InterpreterError, match=r"has jax 0\.13\.0; this jaxscope supports jax 0\.10 to 0\.12"):
+        check(python)
