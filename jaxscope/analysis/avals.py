@@ -45,7 +45,7 @@ def aval_bytes(aval: str) -> int | None:
     bits = _BITS.get(dtype)
     if bits is None:
         digits = re.search(r"(\d+)$", dtype)
-        if not digits:
+        if not digits or len(digits.group(1)) > 4:  # no dtype is wider than thousands of bits: a damaged or hostile trace
             return None
         bits = int(digits.group(1))
     shape = aval_shape(aval)

@@ -120,7 +120,9 @@ def run(opts: argparse.Namespace) -> int:
 
 def _annotate(lines: list[str], info: Any, fn: Any, marks: dict[int, Any], badge_w: int, prefix: str) -> list[tuple[str, str]]:
     """Print the traced function (`fn`, or none for a helper file) and every function of the file
-    that ran, each line with its mark; return the "why" notes, their lines named `prefix` + line."""
+    that ran, each line with its mark; return the "why" notes, their lines named `prefix` + line.
+    Only lines the source has are read: a saved trace may name others (damaged, or hostile)."""
+    marks = {ln: m for ln, m in marks.items() if 1 <= ln <= len(lines)}
     spans: list[tuple[int, int]] = []
     if info is not None:
         for f in info.functions:
@@ -129,6 +131,7 @@ def _annotate(lines: list[str], info: Any, fn: Any, marks: dict[int, Any], badge
         for ln in marks:  # marks outside every listed function (module-level lambdas...)
             if not any(a <= ln <= b for a, b in spans):
                 spans.append((ln, ln))
+    spans = [(max(a, 1), min(b, len(lines))) for a, b in spans if a <= len(lines) and b >= 1]
     if not spans:
         spans = [(1, len(lines))]
     merged: list[list[int]] = []

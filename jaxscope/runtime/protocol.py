@@ -98,7 +98,32 @@ def _joined_text(ids: list[int], parts: dict[int, Any]) -> str:
     return text
 
 
+def _escaped(obj: Any) -> Any:
+    """`obj` with every string that UTF-8 cannot carry (a lone surrogate, from a file name or a
+    `named_scope` decoded with surrogateescape) written with its escapes shown: "\\udcff"."""
+    if isinstance(obj, str):
+        try:
+            obj.encode("utf-8")
+        except UnicodeEncodeError:
+            return obj.encode("utf-8", "backslashreplace").decode("utf-8")
+        return obj
+    if isinstance(obj, dict):
+        return {_escaped(k): _escaped(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_escaped(v) for v in obj]
+    return obj
+
+
 def _line(message: Any, plain: bool = False) -> bytes:
+    try:
+        return _encoded(message, plain)
+    except (UnicodeEncodeError, TypeError) as exc:  # orjson says "str is not valid UTF-8" as a TypeError
+        if isinstance(exc, TypeError) and "UTF-8" not in str(exc):
+            raise
+        return _encoded(_escaped(message), plain)
+
+
+def _encoded(message: Any, plain: bool) -> bytes:
     if plain and _fast is not None:
         return _fast(message)
     try:

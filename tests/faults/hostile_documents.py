@@ -131,3 +131,23 @@ def mutate(data: dict[str, Any], rng: random.Random, count: int = 1) -> dict[str
             except (KeyError, IndexError):
                 container[key] = rng.choice(ODD_VALUES)
     return data
+
+
+def with_dtype_digits(data: dict[str, Any], digits: int) -> dict[str, Any]:
+    """Every aval's dtype a number of `digits` digits (`f999…[3]`): no array's, a float overflow
+    (400 digits) or past Python's 4,300-digit conversion limit (5,000) when read as bits."""
+    data = copy.deepcopy(data)
+    for body in data["trace"]["graph"]["bodies"].values():
+        for node in body["nodes"]:
+            node[3] = ["f" + "9" * digits + "[3]" for _ in node[3]]
+    return data
+
+
+def with_flow_past_the_source(data: dict[str, Any]) -> dict[str, Any]:
+    """Control-flow marks on lines a million past the saved source's end."""
+    data = copy.deepcopy(data)
+    for record in data["trace"]["flow"]["files"]:
+        record["line_hits"].append([10**6, 1])
+        for construct in record["constructs"]:
+            construct["line"], construct["end_line"] = 10**6, 10**6 + 3
+    return data

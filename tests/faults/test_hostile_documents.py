@@ -18,7 +18,16 @@ from pathlib import Path
 import pytest
 
 from jaxscope.cli.main import main
-from tests.faults.hostile_documents import bomb, escaped_everywhere, load_json, mutate, with_cycle, write_json
+from tests.faults.hostile_documents import (
+    bomb,
+    escaped_everywhere,
+    load_json,
+    mutate,
+    with_cycle,
+    with_dtype_digits,
+    with_flow_past_the_source,
+    write_json,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 JAXSCOPE = str(Path(sys.executable).with_name("jaxscope"))
@@ -166,3 +175,16 @@ def test_an_empty_output_name_is_refused(real: Path, command: str) -> None:
     with contextlib.redirect_stderr(err), pytest.raises(SystemExit) as done:
         main([command, str(real), *([str(real)] if command == "diff" else []), "-o", ""])
     assert done.value.code == 2 and "argument -o/--output: give a file name (it is empty)" in err.getvalue()
+
+
+def test_numbers_and_lines_from_a_document_are_bounded_before_use(real: Path, tmp_path: Path) -> None:
+    """Issue 59.4: a 400- or 5,000-digit dtype (a float overflow, Python's int-conversion limit) and flow
+    marks past the saved source's end were exit 5 ("internal error") in cost and explain."""
+    base = load_json(real)
+    docs = [with_dtype_digits(base, 400), with_dtype_digits(base, 5000), with_flow_past_the_source(base)]
+    for k, data in enumerate(docs):
+        doc = write_json(data, tmp_path / f"bounded{k}.jaxscope")
+        for args in READERS:
+            code, _, err = in_process(args[0], str(doc), *args[1:])
+            assert code in (0, 2), (k, args, err[-2000:])
+            assert "internal error" not in err and "Traceback" not in err, (k, args, err[-2000:])

@@ -3,6 +3,7 @@ next request succeeds."""
 
 from __future__ import annotations
 
+import io
 import os
 import pathlib
 import shutil
@@ -16,7 +17,7 @@ import pytest
 
 from jaxscope.runtime.worker_client import WorkerClient, WorkerError
 from jaxscope.schema.trace import FunctionRef, TraceRequest, TraceResult
-from tests.conftest import line_in
+from tests.conftest import line_in, run_cli
 
 CASES = os.path.join(os.path.dirname(__file__), "cases")
 
@@ -424,3 +425,16 @@ def test_a_double_forked_daemon_of_the_traced_code_is_gone_after_the_export(tmp_
     else:
         os.kill(pid, 9)
         raise AssertionError(f"the daemon {pid} outlived the export")
+
+
+def test_a_lone_surrogate_from_user_code_travels_escaped(tmp_path):
+    """Issue 59.4: a lone surrogate in a scope name or a maker's dict key was exit 5 (orjson: "str is not
+    valid UTF-8"); it is carried escaped ("\\udcff") end to end."""
+    from jaxscope.runtime import protocol
+
+    assert protocol.read(io.BytesIO(protocol.dumps({"a": "x\udcff", "b\udcff": [1]}, plain=True))) == {"a": "x\\udcff", "b\\udcff": [1]}
+    for target, spec in (("f", ["--args", "f32[3]"]), ("g", [])):
+        out = tmp_path / f"{target}.svg"
+        done = run_cli("export", f"{CASES}/lone_surrogate.py::{target}", *spec, "-o", str(out))
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert "\\udcff" in out.read_text() or target == "f"
