@@ -342,7 +342,9 @@ class GraphImage:
         return bundle
 
     def __repr__(self) -> str:
-        return f"<jaxscope graph of {self.graph.function}: {len(self.layout.nodes)} nodes drawn>"
+        from jaxscope.render.sanitize import clean_text  # a notebook's text/plain: no NUL, ESC or RLO of a name
+
+        return f"<jaxscope graph of {clean_text(self.graph.function)}: {len(self.layout.nodes)} nodes drawn>"
 
     def save(self, path: str | os.PathLike[str], *, dpi: int = 96, fmt: str | None = None) -> str:
         """Write the graph (svg png pdf dot json) as `export` would; returns the format written."""
@@ -492,7 +494,9 @@ class SavedTrace:
         return head + self.image().svg
 
     def __repr__(self) -> str:
-        return f"<jaxscope saved trace {self.path}: {self.document.target}, {self.graph.top.total_eqns} equations>"
+        from jaxscope.render.sanitize import clean_text
+
+        return f"<jaxscope saved trace {clean_text(self.path)}: {clean_text(self.document.target)}, {self.graph.top.total_eqns} equations>"
 
 
 def load(path: str | os.PathLike[str]) -> SavedTrace:

@@ -2,6 +2,16 @@
 // Every string from the program goes into the page through textContent or setAttribute, never as
 // markup; nothing here builds code from data.
 "use strict";
+// a page whose data is damaged (or too big for this browser) says so on the page, not as a blank one
+function jaxscopeDamaged(message) {
+  if (document.getElementById("damaged")) return;
+  const p = document.createElement("p");
+  p.id = "damaged";
+  p.textContent = "This graph cannot be shown: its data is damaged or too big for this browser (" + message + ").";
+  document.body.prepend(p);
+  document.body.dataset.ready = "error";
+}
+window.addEventListener("error", (ev) => jaxscopeDamaged(ev.message));
 (function () {
   const SVG = "http://www.w3.org/2000/svg";
   const data = JSON.parse(document.getElementById("jaxscope-data").textContent);
@@ -14,7 +24,7 @@
         lines: texts(r[7]), subs: r[8], label: text(r[9]), ins: texts(r[10]), outs: texts(r[11]),
         params: r[12].map(([k, v]) => [text(k), text(v)]), detail: text(r[13]), scope: text(r[14]),
         src: r[15] ? [data.files[r[15][0]], r[15][1]] : null };
-      n.find = [n.label, n.scope, ...n.outs, ...n.ins].join("\n").toLowerCase();
+      n.find = [n.label, n.scope].concat(n.outs, n.ins).join("\n").toLowerCase();
       n.tip = tooltip(n);
       return n;
     });
@@ -78,7 +88,7 @@
         return { role: role, path: it.path + ":" + k, inner: inner, w: inner.w + 2 * PAD, h: inner.h + PAD + TITLE };
       });
       const W = subs.reduce((s, c) => s + c.w, 0) + GAP * (subs.length - 1);
-      const H = Math.max(...subs.map((c) => c.h));
+      const H = subs.reduce((m, c) => Math.max(m, c.h), 0);  // no argument spread: 200k items overflow the stack
       // the frames grow from the box's centre: what lies beside it in its rows moves out by half the
       // growth on each side, what lies below moves down (the edges around it stay about as straight)
       const half = (W - it.w) / 2, dh = H - it.h;
@@ -93,7 +103,7 @@
       }
       it.x -= half; it.w = W; it.h = H; it.subs = subs;
     }
-    const x0 = Math.min(0, ...items.map((it) => it.x));  // (grown past the left edge: all move right)
+    const x0 = items.reduce((m, it) => Math.min(m, it.x), 0);  // (grown past the left edge: all move right)
     let w = 0, h = 0;
     for (const it of items) { it.x -= x0; w = Math.max(w, it.x + it.w); h = Math.max(h, it.y + it.h); }
     return { bodyId: bodyId, items: items, w: w, h: h, depth: depth };
@@ -126,6 +136,8 @@
     drawn = flatten(c, 0, 0, { boxes: [], clusters: [], edges: [] }, "");
     drawn.w = c.w; drawn.h = c.h;
     drawn.byPath = new Map(drawn.boxes.map((b) => [b.path, b]));
+    drawn.gs = new Map();  // path -> its <g>: marking touches only what changes (200k boxes)
+    marked = [];
     while (world.firstChild) world.removeChild(world.firstChild);
     const th = data.theme;
     const gc = el("svg:g", { class: "clusters" }, world);
@@ -158,6 +170,7 @@
   function drawBox(parent, b, colours) {
     const n = b.n, th = data.theme;
     const g = el("svg:g", { class: "node " + n.kind, "data-path": b.path }, parent);
+    drawn.gs.set(b.path, g);
     const fill = (colours && colours[b.path]) || n.fill;
     if (n.kind === "literal") {
       el("svg:ellipse", { cx: b.x + b.w / 2, cy: b.y + b.h / 2, rx: b.w / 2, ry: b.h / 2, fill: fill, stroke: n.stroke }, g);
@@ -184,17 +197,22 @@
     return 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.55;
   }
 
+  let marked = [];  // the boxes marked now: unmarked first, then the selection and the matches marked
   function mark() {
-    for (const g of world.querySelectorAll("g.node")) {
-      const p = g.getAttribute("data-path");
-      g.classList.toggle("selected", p === state.selected);
-      g.classList.toggle("match", state.matches.length > 0 && matchedHere(p));
-    }
+    for (const g of marked) g.classList.remove("selected", "match");
+    marked = [];
+    const put = (path, cls) => {
+      const g = drawn.gs.get(path);
+      if (g) { g.classList.add(cls); marked.push(g); }
+    };
+    for (const p of state.matches) put(p, "match");
+    if (state.selected) put(state.selected, "selected");
   }
   function matchedHere(p) { return state.matchSet && state.matchSet.has(p); }
 
   // ------------------------------------------------------------------ every node, drawn or not
   let every = null;  // [{path, n, owners: [open paths it needs]}]
+  let everyByPath = null;
   function all() {
     if (every) return every;
     every = [];
@@ -206,9 +224,10 @@
       }
     };
     walk(data.root, "", []);
+    everyByPath = new Map(every.map((e) => [e.path, e]));
     return every;
   }
-  function find(path) { return all().find((e) => e.path === path); }
+  function find(path) { all(); return everyByPath.get(path); }
 
   // ------------------------------------------------------------------ open, select, search
   function toggle(path) {

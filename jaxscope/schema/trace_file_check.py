@@ -47,7 +47,7 @@ def shown(value: Any, limit: int = 40) -> str:
     if isinstance(value, str):
         text = repr(value[: limit + 1])
     elif isinstance(value, (dict, list)):
-        return f"{'an object' if isinstance(value, dict) else 'a list'} of {len(value)} items"
+        return f"{'an object' if isinstance(value, dict) else 'a list'} of {len(value)} item{'s' if len(value) != 1 else ''}"
     else:
         text = repr(value)
     return text if len(text) <= limit else text[:limit] + "…"
@@ -64,6 +64,11 @@ def _kind(value: Any) -> str:
     return "null" if value is None else names.get(type(value), type(value).__name__)
 
 
+def _got(value: Any) -> str:
+    """What a field holds instead, said once: `an object of 1 item`, `text 'abc'`, `an integer 3`."""
+    return shown(value) if isinstance(value, (dict, list)) else f"{_got(value)}"
+
+
 def expect(ok: bool, where: str, what: str) -> None:
     """Raise CheckError(where, what) unless `ok`; build `what` only where it is cheap (hot paths test first)."""
     if not ok:
@@ -73,14 +78,14 @@ def expect(ok: bool, where: str, what: str) -> None:
 def text(value: Any, where: str, limit: int = MAX_TEXT) -> str:
     if type(value) is not str or len(value) > limit:  # the messages are built only for a refusal
         expect(value is not None, where, "missing")
-        expect(type(value) is str, where, f"expected text, got {_kind(value)} {shown(value)}")
+        expect(type(value) is str, where, f"expected text, got {_got(value)}")
         raise CheckError(where, f"text of {len(value):,} characters (at most {limit:,})")
     return value
 
 
 def integer(value: Any, where: str, low: int = -_INT_LIMIT, high: int = _INT_LIMIT) -> int:
     if type(value) is not int or not low <= value < high:
-        expect(type(value) is int, where, f"expected an integer, got {_kind(value)} {shown(value)}")
+        expect(type(value) is int, where, f"expected an integer, got {_got(value)}")
         raise CheckError(where, f"{value} is out of range ({low} to {high - 1})")
     return value
 
@@ -88,7 +93,7 @@ def integer(value: Any, where: str, low: int = -_INT_LIMIT, high: int = _INT_LIM
 def items(value: Any, where: str, limit: int = MAX_ITEMS) -> list[Any]:
     if type(value) is not list or len(value) > limit:
         expect(value is not None, where, "missing")
-        expect(type(value) is list, where, f"expected a list, got {_kind(value)} {shown(value)}")
+        expect(type(value) is list, where, f"expected a list, got {_got(value)}")
         raise CheckError(where, f"a list of {len(value):,} items (at most {limit:,})")
     return value
 
@@ -96,7 +101,7 @@ def items(value: Any, where: str, limit: int = MAX_ITEMS) -> list[Any]:
 def fields(value: Any, where: str) -> dict[str, Any]:
     if type(value) is not dict:
         expect(value is not None, where, "missing")
-        raise CheckError(where, f"expected an object, got {_kind(value)} {shown(value)}")
+        raise CheckError(where, f"expected an object, got {_got(value)}")
     return typing.cast(dict[str, Any], value)
 
 
@@ -164,11 +169,11 @@ def _value(tp: Any, value: Any, where: str, limit: int) -> None:
     if tp is str:
         text(value, where, limit)
     elif tp is bool:
-        expect(type(value) is bool, where, f"expected true or false, got {_kind(value)} {shown(value)}")
+        expect(type(value) is bool, where, f"expected true or false, got {_got(value)}")
     elif tp is int:
         integer(value, where)
     elif tp is float:
-        expect(type(value) in (int, float), where, f"expected a number, got {_kind(value)} {shown(value)}")
+        expect(type(value) in (int, float), where, f"expected a number, got {_got(value)}")
     elif tp is Any:
         _free(value, where, 0)
     elif origin is Literal:

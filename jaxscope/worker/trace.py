@@ -255,7 +255,15 @@ def last_graph(function: FunctionRef, args: str, inputs: str = "") -> Graph | No
 
 
 def jaxpr_text(closed: Any) -> str:
-    return closed.pretty_print(source_info=True, name_stack=False, use_color=False)
+    """The jaxpr as `jax.make_jaxpr` prints it, with source lines, one equation per line: a program
+    short enough to fit on one line is printed on one (`{ lambda ; a. let b = sin a; c = ... }`),
+    with every equation's location stacked after it, which no line map can follow; printed a
+    column narrower than that line, its equations go one per line and each stays whole."""
+    text = closed.pretty_print(source_info=True, name_stack=False, use_color=False)
+    code = text.split("\n", 1)[0].split(" # ", 1)[0].rstrip()
+    if " let " in code and not code.endswith("let"):
+        text = closed.pretty_print(source_info=True, name_stack=False, use_color=False, width=max(len(code) - 1, 20))
+    return text
 
 
 def run_jaxpr_text(request: TraceRequest, phase: Phase) -> JaxprText:

@@ -264,3 +264,19 @@ def test_an_html_export_and_an_interactive_notebook_graph(tmp_path):
     shown = image._repr_mimebundle_()["text/html"]
     assert shown.startswith("<iframe srcdoc=") and 'sandbox="allow-scripts"' in shown
     assert html.unescape(shown).count('id="jaxscope-data"') == 1 and "image/svg+xml" in image._repr_mimebundle_()
+
+
+def test_a_graphs_text_form_carries_no_control_character():
+    """Issue 59.6: `GraphImage.__repr__` (a notebook's text/plain) carried a function name's NUL, RLO and ESC."""
+    import jax.numpy as jnp
+
+    import jaxscope
+
+    def f(x):
+        return jnp.sin(x)
+
+    f.__name__ = f.__qualname__ = "f\x00\u202e\x1b[31m"
+    image = jaxscope.graph(f, "f32[3]")
+    assert "\x1b" in image.graph.function  # the name as the function has it
+    shown = repr(image)
+    assert not any(c in shown for c in "\x00\u202e\x1b") and shown.startswith("<jaxscope graph of f")

@@ -47,15 +47,17 @@ class Page:
         ):
             options.add_argument(flag)
         self.driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-        self.driver.set_page_load_timeout(60)
+        self.driver.set_page_load_timeout(180)
 
-    def open(self, path: pathlib.Path, fragment: str = "") -> float:
+    def open(self, path: pathlib.Path, fragment: str = "", timeout: float = 30) -> float:
         """Load the page from file:// (with `#fragment`); seconds until its script said it is ready."""
         self.driver.get("about:blank")  # (the same file with another fragment would not load again)
         start = time.perf_counter()
         self.driver.get(path.resolve().as_uri() + (f"#{fragment}" if fragment else ""))
-        deadline = start + 30
-        while self.js("return document.body && document.body.dataset.ready") != "1":
+        deadline = start + timeout
+        while (state := self.js("return document.body && document.body.dataset.ready")) != "1":
+            if state == "error":
+                raise RuntimeError(self.js("return document.getElementById('damaged').textContent"))
             if time.perf_counter() > deadline:
                 raise TimeoutError(f"{path} did not become ready: {self.errors()}")
             time.sleep(0.02)

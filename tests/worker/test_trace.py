@@ -230,3 +230,15 @@ def test_each_equation_gets_its_own_params_and_sub_jaxprs_though_they_are_made_o
     texts = [builder._params("p", {"k": v})[1] for v in (1, True, 1.0, 1)]
     assert texts[0] != texts[1] != texts[2] and texts[3] is texts[0]  # equal values of other types print apart
     assert builder._params("p", {"k": np.arange(3)})[1] == (("k", "[0 1 2]"),)  # unhashable: not kept
+
+
+def test_a_program_short_enough_for_one_line_is_printed_one_equation_per_line(tmp_path: pathlib.Path) -> None:
+    """Issue 59.6: a 2-equation function printed on one line (its locations stacked after it) could not be
+    linked, and every HTML export of it warned "this jaxpr's text did not line up with its equations"."""
+    source = tmp_path / "two.py"
+    source.write_text("import jax.numpy as jnp\n\n\ndef f(x):\n    return jnp.sin(x) * 2\n")
+    result = run_trace(TraceRequest(FunctionRef(qualname="f", path=str(source)), args="f32[3]", jaxpr_text=True), lambda p: None)
+    lines = result.jaxpr_text.rstrip("\n").split("\n")
+    assert lines[0].endswith(" let") and "= sin a" in lines[1] and "= mul b" in lines[2], lines
+    links = linking.jaxpr_links(result.graph, result.jaxpr_text)
+    assert links.exact == {"e0": 2, "e1": 3}
