@@ -66,7 +66,7 @@ def _kind(value: Any) -> str:
 
 def _got(value: Any) -> str:
     """What a field holds instead, said once: `an object of 1 item`, `text 'abc'`, `an integer 3`."""
-    return shown(value) if isinstance(value, (dict, list)) else f"{_got(value)}"
+    return shown(value) if isinstance(value, (dict, list)) else f"{_kind(value)} {shown(value)}"
 
 
 def expect(ok: bool, where: str, what: str) -> None:

@@ -72,3 +72,20 @@ def test_the_user_files_of_a_trace() -> None:
     flow = FlowReport(files=(FileFlow(path="/p/ran.py"),))
     trace = replace(doc.trace, graph=graph, flow=flow, request=replace(doc.trace.request, inputs="/p/make.py::make"))
     assert user_files(trace) == ["/p/model.py", "/p/make.py", "/p/ran.py", "/p/helpers.py"]
+
+
+def test_a_wrong_typed_field_is_named_once() -> None:
+    """Issue 59.6: "expected text, got an object an object of 1 items"."""
+    from jaxscope.schema.trace_file_check import CheckError, text
+
+    for value, said in (
+        ({"a": 1}, "expected text, got an object of 1 item"),
+        (5, "expected text, got an integer 5"),
+        ([1, 2], "got a list of 2 items"),
+    ):
+        try:
+            text(value, "here")
+        except CheckError as exc:
+            assert said in str(exc), str(exc)
+        else:
+            raise AssertionError(value)
