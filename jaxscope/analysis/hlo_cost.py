@@ -1,9 +1,13 @@
-"""What the compiled program costs, instruction by instruction, read from its HLO text and handed to
-the equations each instruction came from (the exact links): the per-equation figures that add up
-to XLA's own `cost_analysis()` of the compiled program, fusion's recomputations included, which
-the per-primitive model (`analysis.cost`) cannot see. Counted as XLA counts: a dot 2·M·N·K, an
-elementwise op one per element (a transcendental one in `transcendentals`), a reduce one per
-element folded in, data movement nothing; a reduction's region is priced through its reduce."""
+"""What the compiled program costs, instruction by instruction, handed to the equations each
+instruction came from (the exact links): the per-equation figures that add up to XLA's own
+`cost_analysis()` of the compiled program, fusion's recomputations included, which the
+per-primitive model (`analysis.cost`) cannot see.
+
+The figures are XLA's own: the worker prices every instruction with XLA's cost model
+(`worker.xla_cost`, `HloResult.priced`), on the backend it was compiled for. A document saved
+before that (or a JAX whose parser refused the text) has none: then the instructions are read from
+the text and counted by the rules below (a dot 2·M·N·K, an elementwise op one per element, a
+reduce one per element folded in), and `HloCost.source` says so."""
 
 from __future__ import annotations
 
@@ -12,6 +16,8 @@ import re
 from dataclasses import dataclass
 
 from jaxscope.analysis.cost import Cost, CostRow
+from jaxscope.schema.graph import Graph, resolve
+from jaxscope.schema.hlo import InstructionCosts
 
 TRANSCENDENTAL = frozenset(
     {
@@ -89,6 +95,7 @@ class HloCost:
     total: Cost  # every instruction as often as it runs: a loop body times its trip count
     once: Cost = Cost()  # as XLA's cost_analysis() counts: every instruction once, a loop body once
     uncounted: int = 0  # while loops whose trip count XLA did not know: their bodies counted once
+    source: str = "xla"  # "xla": XLA's cost model per instruction; "text": jaxscope's rules over the text (no prices saved)
 
 
 def trips(lines: list[str]) -> tuple[dict[str, float], int]:
@@ -122,9 +129,25 @@ def trips(lines: list[str]) -> tuple[dict[str, float], int]:
     return runs, unknown
 
 
-def hlo_cost(text: str) -> HloCost:
+def hlo_cost(text: str, priced: InstructionCosts | None = None) -> HloCost:
     """Each instruction line's cost times the loop trips around it, their sum, and XLA's own sum
-    (every instruction once); the regions of reduces are priced through them."""
+    (every instruction once): XLA's prices where the worker made them, else the text's rules."""
+    if priced is not None and priced.rows:
+        by_line: dict[int, Cost] = {}
+        total = once = Cost()
+        for line, flops, transcendentals, _, runs in priced.rows:
+            if not (flops or transcendentals):
+                continue
+            cost = Cost(flops, transcendentals)
+            once = once + cost
+            by_line[line] = cost.times(runs)
+            total = total + by_line[line]
+        return HloCost(by_line, total, once, priced.unknown_trips)
+    return _from_text(text)
+
+
+def _from_text(text: str) -> HloCost:
+    """The text's own rules (see the module docstring), for a compiled text saved without XLA's prices."""
     lines = text.splitlines()
     runs, unknown = trips(lines)
     regions = {m.group(1) for line in lines for m in _REGION.finditer(line)}
@@ -154,7 +177,7 @@ def hlo_cost(text: str) -> HloCost:
             cost = cost.times(runs.get(current, 1.0))
             by_line[number] = cost
             total = total + cost
-    return HloCost(by_line, total, once, unknown)
+    return HloCost(by_line, total, once, unknown, "text")
 
 
 def _shape(text: str) -> tuple[int, ...] | None:
@@ -180,9 +203,71 @@ def _cost(opcode: str, out: int, operands: list[str], rest: str, shapes: dict[st
     return Cost()
 
 
+def claimants(text: str, exact: dict[int, list[str]], priced: InstructionCosts | None, graph: Graph | None = None) -> dict[int, list[str]]:
+    """The equations to credit with each priced instruction line: those its metadata names; for a
+    line XLA left without (a fusion made of named instructions, a convolution rewritten for the
+    backward pass), the equations of the instructions fused into it, else of its nearest users,
+    else of its nearest operands; and a dot or convolution XLA merged with the transpose after it
+    (named after the transpose) is credited to the dot_general that fed the transpose."""
+    from jaxscope.ir.hlo_module import parse_hlo
+
+    out = {line: list(paths) for line, paths in exact.items() if paths}
+    if priced is None or not priced.rows:
+        return out
+    inner = {f.line: [i.line for i in f.instructions] for f in parse_hlo(text).fusions.values()}
+    users: dict[int, list[int]] = {}
+    operands: dict[int, list[int]] = {}
+    for src, dst in priced.edges:
+        users.setdefault(src, []).append(dst)
+        operands.setdefault(dst, []).append(src)
+    for row, opcode in zip(priced.rows, priced.opcodes, strict=False):
+        line = row[0]
+        paths = out.get(line) or sorted({p for n in inner.get(line, ()) for p in exact.get(n, ())})
+        paths = paths or _nearest(line, users, exact) or _nearest(line, operands, exact)
+        if graph is not None and opcode in ("dot", "convolution"):
+            paths = _merged_into(graph, paths)
+        if paths:
+            out[line] = paths
+    return out
+
+
+def _nearest(line: int, step: dict[int, list[int]], exact: dict[int, list[str]]) -> list[str]:
+    """The equations named by the nearest lines reached from `line` along `step` (breadth first)."""
+    seen, frontier = {line}, [line]
+    while frontier:
+        found = sorted({p for n in frontier for p in exact.get(n, ()) if n != line})
+        if found:
+            return found
+        frontier = [m for n in frontier for m in step.get(n, ()) if m not in seen]
+        seen.update(frontier)
+    return []
+
+
+_MATMULS = ("dot_general", "conv_general_dilated")
+
+
+def _merged_into(graph: Graph, paths: list[str]) -> list[str]:
+    """`paths` with a transpose replaced by the dot_general (or convolution) that feeds it, when no
+    path is a matmul already: XLA merged the two and kept the transpose's name."""
+    try:
+        nodes = [resolve(graph, p) for p in paths]
+    except (KeyError, IndexError):
+        return paths
+    if not nodes or any(node.label in _MATMULS for _, node in nodes):
+        return paths
+    out = []
+    for path, (body, node) in zip(paths, nodes, strict=True):
+        src = next((e.src for e in body.edges if e.dst == node.id and e.dst_port == 0), None) if node.label == "transpose" else None
+        feeder = next((n for n in body.nodes if n.id == src), None) if src is not None else None
+        prefix = path[: len(path) - len(node.id)]
+        out.append(prefix + feeder.id if feeder is not None and feeder.label in _MATMULS else path)
+    return sorted(set(out))
+
+
 def per_equation(cost: HloCost, exact: dict[int, list[str]]) -> tuple[dict[str, Cost], Cost]:
     """Each equation's share of the instructions it made (an instruction several equations made,
-    fused or merged, is split evenly among them), and what no equation claims."""
+    fused or merged, is split evenly among them), and what no equation claims. `exact`: the
+    equations to credit per line (`claimants`)."""
     out: dict[str, Cost] = {}
     unclaimed = Cost()
     for line, c in cost.by_line.items():
@@ -196,12 +281,14 @@ def per_equation(cost: HloCost, exact: dict[int, list[str]]) -> tuple[dict[str, 
     return out, unclaimed
 
 
-def compiled_rows(found: list[CostRow], text: str, exact: dict[int, list[str]]) -> tuple[list[CostRow], Cost, HloCost]:
+def compiled_rows(
+    found: list[CostRow], text: str, exact: dict[int, list[str]], priced: InstructionCosts | None = None, graph: Graph | None = None
+) -> tuple[list[CostRow], Cost, HloCost]:
     """`found` (the per-primitive rows) with FLOPs and transcendentals from the compiled program
     instead (each counted as XLA ran it, in its fusions, and as often as it ran: a loop body times
     its trip count), the bytes kept unfused; what no equation made; and the compiled program's cost."""
-    cost = hlo_cost(text)
-    shares, unclaimed = per_equation(cost, exact)
+    cost = hlo_cost(text, priced)
+    shares, unclaimed = per_equation(cost, claimants(text, exact, priced, graph))
     out = [
         CostRow(r.path, r.node, Cost(s.flops, s.transcendentals, r.cost.bytes), 1.0, r.note)
         for r in found

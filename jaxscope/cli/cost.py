@@ -13,6 +13,7 @@ from jaxscope.cli.common import CliError, add_target, stage_target, trace_target
 
 if TYPE_CHECKING:
     from jaxscope.analysis.cost import Cost, CostRow
+    from jaxscope.analysis.hlo_cost import HloCost
     from jaxscope.schema.graph import Graph
     from jaxscope.schema.hlo import HloResult
 
@@ -64,7 +65,7 @@ def run(opts: argparse.Namespace) -> int:
         from jaxscope.analysis.hlo_cost import compiled_rows
         from jaxscope.ir import hlo_marks
 
-        found, unclaimed, compiled = compiled_rows(found, xla.text, hlo_marks.from_wire(xla.exact))
+        found, unclaimed, compiled = compiled_rows(found, xla.text, hlo_marks.from_wire(xla.exact), xla.priced, graph)
         total = costs.Cost(compiled.total.flops, compiled.total.transcendentals, model.bytes)
     table = _table(found, opts, xla, graph)
     seconds: dict[str, float] = {}
@@ -130,11 +131,8 @@ def run(opts: argparse.Namespace) -> int:
         f"total flops: {total.flops:.0f}",
         f"total transcendentals: {total.transcendentals:.0f}",
         f"bytes accessed (every equation unfused): {total.bytes:.0f}",
-        (
-            "flops: per instruction of the compiled program (as XLA counts them, each as often as it runs: a loop body times its"
-            f" trip count), shared among the equations that made each; per primitive, before XLA: {model.flops:.0f}"
-        )
-        if unclaimed is not None
+        _flops_line(xla, compiled, model)
+        if compiled is not None
         else "flops: per primitive, from each equation's shapes (--no-xla, or no exact links)",
         f"peak live bytes: {live.peak}",
         f"  at: {peak_where}; arguments {live.start} bytes, held throughout",
@@ -180,6 +178,24 @@ def _table(
     return costs.by_key(found, opts.by, opts.depth, graph)
 
 
+NO_COMPILED_LINE = "flops: per primitive, from each equation's shapes (--no-xla, or no exact links)"
+
+
+def _flops_line(xla: HloResult | None, compiled: HloCost, model: Cost) -> str:
+    """Whose prices the compiled program's FLOPs are, and how they are counted."""
+    priced = xla.priced if xla is not None else None
+    whose = (
+        f"priced by XLA's cost model ({priced.backend}) instruction by instruction"
+        if compiled.source == "xla" and priced is not None
+        else "counted by jaxscope's rules over the text (this compiled text was saved without XLA's prices)"
+    )
+    failed = f"; {len(priced.failures)} instruction(s) XLA would not price alone" if priced is not None and priced.failures else ""
+    return (
+        f"flops: per instruction of the compiled program, {whose}, each as often as it runs (a loop body times its trip count),"
+        f" shared among the equations that made each{failed}; per primitive, before XLA: {model.flops:.0f}"
+    )
+
+
 def _time_line(xla: HloResult, seen: float) -> str:
     """What the profile measured: the whole run, and how much of it per-op events account for."""
     whole = f"measured: {1e3 * xla.run_s:.3f} ms per run (median of 5, after a warm run)"
@@ -199,7 +215,7 @@ def _by_fusion(found: list[CostRow], xla: HloResult, op_times: dict[str, float] 
     if xla.exact is None:
         raise CliError(f"no exact links for the compiled text: this JAX ({xla.jax_version}) did not lower the marked program")
     exact = hlo_marks.from_wire(xla.exact)
-    priced = hlo_cost(xla.text).by_line
+    priced = hlo_cost(xla.text, xla.priced).by_line
     module = parse_hlo(xla.text)
     bytes_of = {r.path: r.cost.bytes for r in found}
     out: dict[str, Cost] = {}

@@ -70,24 +70,26 @@ def stablehlo_chains(plain: str, marked: str) -> dict[int, list[Chain]] | None:
     is not the same op."""
     plain_lines, marked_lines = plain.split("\n"), marked.split("\n")
     body_end = _table_start(marked_lines)
-    if _table_start(plain_lines) != body_end:
-        return None
     table: dict[int, str] = {}
     for line in marked_lines:
         if line.startswith("#loc"):
             m = _LOC_DEF.match(line)
             if m:
                 table[int(m.group(1))] = m.group(2)
+    # the ops, paired in order; the #loc lines (aliases MLIR prints before the module, more of them
+    # in the marked text where a lowering names its own locations: a cumsum's reduce_window) apart
+    plain_ops = [n for n in range(_table_start(plain_lines)) if not plain_lines[n].startswith("#loc")]
+    marked_ops = [n for n in range(body_end) if not marked_lines[n].startswith("#loc")]
+    if len(plain_ops) != len(marked_ops):
+        return None
     memo: dict[int, list[Chain]] = {}
     out: dict[int, list[Chain]] = {}
-    for number in range(body_end):
-        a, b = plain_lines[number], marked_lines[number]
-        if a.startswith("#loc") or b.startswith("#loc"):
-            if not (a.startswith("#loc") and b.startswith("#loc")):
-                return None
-            continue
-        if a != b and _LOC_REF.sub("#loc", a) != _LOC_REF.sub("#loc", _MARK_ANY.sub("", b)):
-            return None  # (jax 0.12.1 names a private function's arguments after its caller, whose mark they then carry)
+    for number, at in zip(plain_ops, marked_ops, strict=True):
+        a, b = plain_lines[number], marked_lines[at]
+        # (a private function's arguments are named after the caller, whose mark they then carry: where
+        # the plain text has no name, `loc(unknown)`, the marked one has `loc("<mark>")`)
+        if a != b and _LOC_REF.sub("#loc", a) != _LOC_REF.sub("#loc", _MARK_ANY.sub("", b)).replace('loc("")', "loc(unknown)"):
+            return None
         if "loc(" not in b:
             continue
         found = [c for name in _QUOTED.findall(b) for c in chains_of(name)]

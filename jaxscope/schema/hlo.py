@@ -27,6 +27,22 @@ class HloRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class InstructionCosts:
+    """The compiled program priced by XLA's own cost model, instruction by instruction
+    (`worker.xla_cost`): each row (text line, flops, transcendentals, bytes accessed, runs of its
+    computation per program run), on the backend it was compiled for."""
+
+    rows: tuple[tuple[int, float, float, float, float], ...] = ()
+    opcodes: tuple[str, ...] = ()  # each row's instruction opcode ("dot", "fusion", "convolution")
+    # (operand line, user line) of the instructions of the computations that run as such: an
+    # instruction no equation named (XLA dropped its metadata) is credited through its neighbours
+    edges: tuple[tuple[int, int], ...] = ()
+    backend: str = ""  # "cpu", "tpu", "gpu": whose cost model priced it
+    unknown_trips: int = 0  # while loops whose trip count XLA did not know (their bodies counted once)
+    failures: tuple[str, ...] = ()  # instructions XLA would not price alone (with why)
+
+
+@dataclass(frozen=True, slots=True)
 class HloResult:
     """One IR text; for "compiled", XLA's cost and memory analysis (empty where XLA gives none)."""
 
@@ -43,6 +59,7 @@ class HloResult:
     run_s: float = 0.0  # profiled: seconds per run of the whole program (the median run)
     # compiled: each argument's sharding as XLA prints it, by name (jax 0.12 no longer writes them into the text)
     shardings: dict[str, str] = field(default_factory=dict)
+    priced: InstructionCosts | None = None  # compiled: each instruction as XLA's cost model prices it
 
     def summary(self) -> str:
         """One line of the figures people look at first."""

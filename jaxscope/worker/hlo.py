@@ -14,6 +14,7 @@ from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.hlo import HloRequest, HloResult
 from jaxscope.worker import jax_compat
 from jaxscope.worker.trace import Phase, last_graph, prepare, runtime_failure, trace_failure
+from jaxscope.worker.xla_cost import instruction_costs
 
 
 def run_hlo(request: HloRequest, phase: Phase) -> HloResult:
@@ -73,6 +74,9 @@ def run_hlo(request: HloRequest, phase: Phase) -> HloResult:
     text = hlo_marks.strip(raw)
     timings["as_text"] = time.perf_counter() - t3
     chains = hlo_marks.compiled_chains(raw) if structure is not None else None
+    t4 = time.perf_counter()
+    priced = instruction_costs(text, _device(request.device))
+    timings["price"] = time.perf_counter() - t4
     op_times, run_s = _profile(prep, request.profile, phase) if request.profile > 0 else ({}, 0.0)
     return HloResult(
         request,
@@ -87,7 +91,15 @@ def run_hlo(request: HloRequest, phase: Phase) -> HloResult:
         op_times,
         run_s,
         jax_compat.input_shardings(compiled, traced.jaxpr),
+        priced,
     )
+
+
+def _device(name: str) -> Any:
+    """The device the program was compiled for (its backend prices it)."""
+    from jaxscope.worker.runs.inputs import list_devices, pick_device
+
+    return pick_device(name, list_devices())[0] if name else jax.devices()[0]
 
 
 def _profile(prep: Any, runs: int, phase: Phase) -> tuple[dict[str, float], float]:

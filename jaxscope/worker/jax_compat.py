@@ -232,3 +232,18 @@ def matmul_precision(name: str) -> Any:
     import contextlib
 
     return jax.default_matmul_precision(name) if name else contextlib.nullcontext()
+
+
+def hlo_module_from_text(text: str) -> Any:
+    """XLA's own parse of an HLO text (`jaxlib._hlo.hlo_module_from_text`, private: jax 0.10-0.12)."""
+    import importlib
+
+    return importlib.import_module("jaxlib._hlo").hlo_module_from_text(text)
+
+
+def hlo_cost(module_text: str, client: Any) -> dict[str, float]:
+    """XLA's HloCostAnalysis of a whole module given as text (`xla_client._xla.hlo_module_cost_analysis`,
+    private: jax 0.10-0.12), by `client`'s backend (a device's `.client`): flops, transcendentals, bytes accessed."""
+    from jax._src.lib import xla_client
+
+    return dict(xla_client._xla.hlo_module_cost_analysis(client, hlo_module_from_text(module_text)))
