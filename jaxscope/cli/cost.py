@@ -128,7 +128,7 @@ def run(opts: argparse.Namespace) -> int:
         lines.append(f"... {len(rows) - len(shown)} more rows (--top 0 for all)")
     lines += [
         "",
-        f"total flops: {total.flops:.0f}",
+        f"total flops: {total.flops:.0f}" + _mesh_note(xla, total.flops, compiled is not None),
         f"total transcendentals: {total.transcendentals:.0f}",
         f"bytes accessed (every equation unfused): {total.bytes:.0f}",
         _flops_line(xla, compiled, model)
@@ -151,7 +151,7 @@ def run(opts: argparse.Namespace) -> int:
             )
         if compiled is not None and compiled.uncounted:
             lines.append(f"  {compiled.uncounted} while loop(s) of unknown trip count: their bodies counted once")
-    lines += [f"note: {sum(r.note == n for r in found)} equations {n}" for n in notes]
+    lines += [f"note: {sum(r.note == n for r in found)} equations {_note(n, compiled is not None)}" for n in notes]
     if opts.time and xla is not None:
         lines.append(_time_line(xla, seen))
     sys.stdout.write("\n".join(lines) + "\n")
@@ -179,6 +179,20 @@ def _table(
 
 
 NO_COMPILED_LINE = "flops: per primitive, from each equation's shapes (--no-xla, or no exact links)"
+
+
+def _note(note: str, compiled: bool) -> str:
+    """A row note as it holds for the figures shown: with the compiled program's prices a while
+    loop's equations are counted as often as XLA's known trip count says, not once."""
+    if compiled and note == "in a while loop: counted once":
+        return "in a while loop: counted as often as it runs (XLA's known trip count) in the compiled figures"
+    return note
+
+
+def _mesh_note(xla: HloResult | None, flops: float, compiled: bool) -> str:
+    """`(per device, of 4: 8708 over the mesh)` for a partitioned program's compiled count."""
+    devices = _partitions(xla) if xla is not None and compiled else 1
+    return f" (per device, of {devices}: {flops * devices:.0f} over the mesh)" if devices > 1 else ""
 
 
 def _flops_line(xla: HloResult | None, compiled: HloCost, model: Cost) -> str:
@@ -284,7 +298,10 @@ def _xla_line(xla: HloResult, total: Cost, model: Cost) -> str:
     """XLA's figures: before it optimizes (every op once, as ours count), and compiled (fused: fewer
     bytes, and the ops fusion recomputes), and its memory analysis."""
     out = []
-    for label, cost, ours in (("XLA before optimizing", xla.lowered_cost, model), ("XLA compiled", xla.cost, total)):
+    devices = _partitions(xla)
+    per = f" (per device, of {devices})" if devices > 1 else ""
+    before = " (the whole program, before partitioning)" if devices > 1 else ""
+    for label, cost, ours in ((f"XLA before optimizing{before}", xla.lowered_cost, model), (f"XLA compiled{per}", xla.cost, total)):
         flops = cost.get("flops")
         if flops is None:
             continue
@@ -304,11 +321,15 @@ def _xla_line(xla: HloResult, total: Cost, model: Cost) -> str:
         )
         if key in xla.memory
     ]
-    partitions = re.search(r"num_partitions=(\d+)", xla.text.split("\n", 1)[0])
     if memory:
-        devices = f" (per device, of {partitions.group(1)})" if partitions and int(partitions.group(1)) > 1 else ""
-        out.append(f"XLA memory{devices}: " + ", ".join(memory))
+        out.append(f"XLA memory{per}: " + ", ".join(memory))
     return "\n".join(out) or "XLA: no cost analysis on this backend"
+
+
+def _partitions(xla: HloResult) -> int:
+    """How many devices the compiled program runs on (its text's `num_partitions`; 1 when unsaid)."""
+    found = re.search(r"num_partitions=(\d+)", xla.text.split("\n", 1)[0])
+    return int(found.group(1)) if found else 1
 
 
 def _n(v: float) -> str:

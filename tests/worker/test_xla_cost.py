@@ -117,3 +117,17 @@ def test_every_program_of_a_corpus_of_primitives_is_linked_exactly(tmp_path: pat
     if stage == "compiled":
         assert result.priced is not None and result.priced.rows and result.priced.failures == ()
         assert sum(r[1] for r in result.priced.rows) == result.cost["flops"]
+
+
+def test_a_tpus_tiled_layouts_and_memory_spaces_are_read_and_priced():
+    """Issue 57.1: the text pattern rejected TPU layouts (`{1,0:T(8,128)S(1)}`): 0 FLOPs on a TPU. XLA's
+    parser reads any backend's layouts; the same program with TPU tiles prices as XLA counts it."""
+    import re
+
+    f = lambda x, w: jnp.tanh(x @ w).sum()  # noqa: E731
+    compiled = jax.jit(f).lower(jnp.ones((16, 128)), jnp.ones((128, 256))).compile()
+    tpu = re.sub(r"\{1,0\}", "{1,0:T(8,128)}", compiled.as_text())
+    tpu = re.sub(r"(f32\[16,256\])\{1,0:T\(8,128\)\}", r"\1{1,0:T(8,128)S(1)}", tpu)
+    assert "T(8,128)S(1)" in tpu
+    priced = price(tpu, jax.devices()[0].client)
+    assert priced.failures == [] and sum(v[0] for v in priced.by_line.values()) == compiled.cost_analysis()["flops"]
