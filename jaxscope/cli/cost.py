@@ -219,32 +219,40 @@ def _time_line(xla: HloResult, seen: float) -> str:
 
 
 def _by_fusion(found: list[CostRow], xla: HloResult, op_times: dict[str, float] | None = None) -> dict[str, Cost]:
-    """Each fusion's instructions as XLA prices them, with its equations (by the compiled text's
-    exact links) and their bytes; the instructions outside every fusion apart."""
+    """Each kernel of the compiled program as XLA prices it: a fusion with the instructions in it,
+    and an instruction that does work outside every fusion (a convolution, a dot) on its own, each
+    with its equations (by the compiled text's exact links, or the neighbours that claim it) and
+    their bytes."""
     from jaxscope.analysis.cost import Cost
-    from jaxscope.analysis.hlo_cost import hlo_cost
+    from jaxscope.analysis.hlo_cost import claimants, hlo_cost
     from jaxscope.ir import hlo_marks
     from jaxscope.ir.hlo_module import parse_hlo
 
     if xla.exact is None:
         raise CliError(f"no exact links for the compiled text: this JAX ({xla.jax_version}) did not lower the marked program")
-    exact = hlo_marks.from_wire(xla.exact)
+    exact = claimants(xla.text, hlo_marks.from_wire(xla.exact), xla.priced)
     priced = hlo_cost(xla.text, xla.priced).by_line
     module = parse_hlo(xla.text)
     bytes_of = {r.path: r.cost.bytes for r in found}
     out: dict[str, Cost] = {}
     inside: set[int] = set()
-    for name, fusion in module.fusions.items():
-        lines = {fusion.line, *(i.line for i in fusion.instructions)}
-        inside |= lines
+
+    def row(key: str, name: str, lines: set[int]) -> None:
         paths = {p for line in lines for p in exact.get(line, ())}
         work = sum((priced[n] for n in lines if n in priced), Cost())
         moved = sum(bytes_of.get(p, 0.0) for p in paths)
-        key = f"{name} ({fusion.kind or 'fusion'}, {len(paths)} eqns)"
-        out[key] = Cost(op_times.get(name, 0.0)) if op_times is not None else Cost(work.flops, work.transcendentals, moved)
-    rest = sum((c for n, c in priced.items() if n not in inside), Cost())
-    if rest.flops or rest.transcendentals:
-        out["(outside fusions)"] = Cost() if op_times is not None else rest
+        out[f"{key}, {len(paths)} eqns)"] = (
+            Cost(op_times.get(name, 0.0)) if op_times is not None else Cost(work.flops, work.transcendentals, moved)
+        )
+
+    for name, fusion in module.fusions.items():
+        lines = {fusion.line, *(i.line for i in fusion.instructions)}
+        inside |= lines
+        row(f"{name} ({fusion.kind or 'fusion'}", name, lines)
+    for line, cost in priced.items():
+        instr = module.instructions.get(line)
+        if line not in inside and instr is not None and (cost.flops or cost.transcendentals):
+            row(f"{instr.name} ({instr.opcode}", instr.name, {line})
     return out
 
 
