@@ -71,7 +71,12 @@ def stage_lines(
     ir = lower(t, stage)
     if ir.exact is None:
         raise SessionError(f"no exact links for the {stage} text: this JAX ({ir.jax_version}) did not lower the marked program")
-    return ir.text, link_tables.ir_lines(hlo_marks.from_wire(ir.exact))
+    exact = hlo_marks.from_wire(ir.exact)
+    if stage == "compiled":
+        from jaxscope.analysis.hlo_cost import merged_links
+
+        exact = merged_links(ir.text, exact, ir.priced, result.graph)
+    return ir.text, link_tables.ir_lines(exact)
 
 
 def jaxpr_entry(graph: Graph, jaxpr_text: str) -> dict[str, Any]:

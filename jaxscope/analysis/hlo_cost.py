@@ -231,6 +231,18 @@ def claimants(text: str, exact: dict[int, list[str]], priced: InstructionCosts |
     return out
 
 
+def merged_links(text: str, exact: dict[int, list[str]], priced: InstructionCosts | None, graph: Graph) -> dict[int, list[str]]:
+    """`exact` (each compiled line's own equations) with every dot and convolution linked to the
+    equation it computes: one XLA merged with the transpose after it (named after the transpose)
+    to its dot_general, one XLA rewrote without metadata (a backward convolution) to the
+    equation its neighbours name. So every dot_general has its compiled lines."""
+    if priced is None:
+        return exact
+    matmuls = {row[0] for row, opcode in zip(priced.rows, priced.opcodes, strict=False) if opcode in ("dot", "convolution")}
+    claimed = claimants(text, exact, priced, graph)
+    return {**exact, **{line: claimed[line] for line in matmuls if line in claimed}}
+
+
 def _nearest(line: int, step: dict[int, list[int]], exact: dict[int, list[str]]) -> list[str]:
     """The equations named by the nearest lines reached from `line` along `step` (breadth first)."""
     seen, frontier = {line}, [line]

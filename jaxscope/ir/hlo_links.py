@@ -10,6 +10,7 @@ user's is decided by the graph itself: the files its equations came from.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -190,11 +191,19 @@ def hlo_ops_from_wire(data: dict[str, Any]) -> tuple[Ops, Fused]:
     return ops_from_wire({k: v for k, v in data.items() if k != "fusions"}), fused
 
 
-def hlo_links(graph: Graph, text: str, ops: dict[str, Any] | None = None, exact: dict[str, Any] | None = None) -> tuple[IrLinks, Fused]:
+def hlo_links(
+    graph: Graph,
+    text: str,
+    ops: dict[str, Any] | None = None,
+    exact: dict[str, Any] | None = None,
+    extend: Callable[[dict[int, list[str]]], dict[int, list[str]]] | None = None,
+) -> tuple[IrLinks, Fused]:
     """Links for an optimized HLO text (`compiled.as_text()`) and its fusions, from the worker's
-    map if it sent one (`hlo_ops_to_wire`), else from the text; by equation where `exact` came."""
+    map if it sent one (`hlo_ops_to_wire`), else from the text; by equation where `exact` came
+    (`extend` adds to those: `analysis.hlo_cost.merged_links`)."""
     got, fused = linking.sent_or_parsed(ops, hlo_ops_from_wire, lambda: hlo_ops(graph, text))
-    return IrLinks(graph, got, _exact(exact)), fused
+    lines = _exact(exact)
+    return IrLinks(graph, got, extend(lines) if extend is not None and lines is not None else lines), fused
 
 
 def fusions(fused: Fused, links: IrLinks, file: str) -> list[FusionInfo]:

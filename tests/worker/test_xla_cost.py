@@ -131,3 +131,45 @@ def test_a_tpus_tiled_layouts_and_memory_spaces_are_read_and_priced():
     assert "T(8,128)S(1)" in tpu
     priced = price(tpu, jax.devices()[0].client)
     assert priced.failures == [] and sum(v[0] for v in priced.by_line.values()) == compiled.cost_analysis()["flops"]
+
+
+ATTENTION = """import jax
+import jax.numpy as jnp
+
+
+def attn(p, x):
+    q, k, v = x @ p["q"], x @ p["k"], x @ p["v"]
+    s = jax.nn.softmax(q @ k.T / 4.0, axis=-1)
+    return ((s @ v) @ p["o"]).sum()
+
+
+def step(p, x):
+    return jax.grad(attn)(p, x)
+"""
+
+
+def test_every_dot_general_of_an_attention_step_has_its_compiled_lines_and_its_flops(tmp_path: pathlib.Path):
+    """Issue 57.4: a dot merged with the transpose after it kept the transpose's name: the dot_general
+    showed 0 FLOPs and no compiled line, and a transpose carried a quarter of the step's FLOPs."""
+    from jaxscope.analysis import cost
+    from jaxscope.analysis.hlo_cost import compiled_rows, merged_links
+    from jaxscope.ir import hlo_marks
+    from jaxscope.schema.graph import resolve
+    from jaxscope.schema.trace import TraceRequest
+    from jaxscope.worker.trace import run_trace
+
+    (tmp_path / "attn.py").write_text(ATTENTION)
+    ref = FunctionRef("step", str(tmp_path / "attn.py"))
+    args = "{'q': f32[16,16], 'k': f32[16,16], 'v': f32[16,16], 'o': f32[16,16]}, f32[32,16]"
+    graph = run_trace(TraceRequest(ref, args), lambda p: None).graph
+    hlo = run_hlo(HloRequest(ref, args, "compiled"), lambda p: None)
+    exact = hlo_marks.from_wire(hlo.exact)
+    linked = {p for paths in merged_links(hlo.text, exact, hlo.priced, graph).values() for p in paths}
+    dots = [p for p in (r.path for r in cost.rows(graph)) if resolve(graph, p)[1].label == "dot_general"]
+    found = [r for r in cost.rows(graph) if not r.note]  # dead equations (XLA drops them) aside
+    live_dots = [r.path for r in found if r.path in dots]
+    assert len(live_dots) >= 14 and set(live_dots) <= linked, sorted(set(live_dots) - linked)
+    rows, unclaimed, counted = compiled_rows(found, hlo.text, exact, hlo.priced, graph)
+    assert counted.total.flops == hlo.cost["flops"] and unclaimed.flops == 0
+    assert all(r.cost.flops == 0 for r in rows if resolve(graph, r.path)[1].label == "transpose")
+    assert all(r.cost.flops > 0 for r in rows if r.path in live_dots)

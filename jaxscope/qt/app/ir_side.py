@@ -12,6 +12,7 @@ from dataclasses import replace
 from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QInputDialog
 
+from jaxscope.analysis.hlo_cost import merged_links
 from jaxscope.ir import linking
 from jaxscope.ir.hlo_links import FusionInfo, IrLinks, fusions, hlo_links, stablehlo_links
 from jaxscope.qt.app.host import WindowHost
@@ -89,7 +90,10 @@ class IrSide:
                 if stage == "stablehlo":
                     links, found = stablehlo_links(graph, done.text, done.ops, done.exact), []
                 else:  # the fusions too: on the GUI thread they took 50-70 ms at 1k equations
-                    links, fused = hlo_links(graph, done.text, done.ops, done.exact)
+                    # every dot and convolution linked to the equation it computes (`merged_links`)
+                    links, fused = hlo_links(
+                        graph, done.text, done.ops, done.exact, lambda got: merged_links(done.text, got, done.priced, graph)
+                    )
                     found = fusions(fused, links, file)
                 links.colour_index(file)
             return links, found, make(done.text)
