@@ -13,11 +13,16 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from jaxscope.analysis.cost import Cost, CostRow
 from jaxscope.schema.graph import Graph, resolve
 from jaxscope.schema.hlo import InstructionCosts
+
+if TYPE_CHECKING:
+    from jaxscope.ir.hlo_module import HloFusion
 
 TRANSCENDENTAL = frozenset(
     {
@@ -214,17 +219,19 @@ def claimants(text: str, exact: dict[int, list[str]], priced: InstructionCosts |
     out = {line: list(paths) for line, paths in exact.items() if paths}
     if priced is None or not priced.rows:
         return out
-    inner = {f.line: [i.line for i in f.instructions] for f in parse_hlo(text).fusions.values()}
+    fusions = parse_hlo(text).fusions.values()
+    inner = {f.line: [i.line for i in f.instructions] for f in fusions}
+    matmuls = _matmul_lines(priced, fusions)
     users: dict[int, list[int]] = {}
     operands: dict[int, list[int]] = {}
     for src, dst in priced.edges:
         users.setdefault(src, []).append(dst)
         operands.setdefault(dst, []).append(src)
-    for row, opcode in zip(priced.rows, priced.opcodes, strict=False):
+    for row in priced.rows:
         line = row[0]
         paths = out.get(line) or sorted({p for n in inner.get(line, ()) for p in exact.get(n, ())})
         paths = paths or _nearest(line, users, exact) or _nearest(line, operands, exact)
-        if graph is not None and opcode in ("dot", "convolution"):
+        if graph is not None and line in matmuls:
             paths = _merged_into(graph, paths)
         if paths:
             out[line] = paths
@@ -238,9 +245,21 @@ def merged_links(text: str, exact: dict[int, list[str]], priced: InstructionCost
     equation its neighbours name. So every dot_general has its compiled lines."""
     if priced is None:
         return exact
-    matmuls = {row[0] for row, opcode in zip(priced.rows, priced.opcodes, strict=False) if opcode in ("dot", "convolution")}
+    from jaxscope.ir.hlo_module import parse_hlo
+
+    matmuls = _matmul_lines(priced, parse_hlo(text).fusions.values())
     claimed = claimants(text, exact, priced, graph)
     return {**exact, **{line: claimed[line] for line in matmuls if line in claimed}}
+
+
+_MATMUL_OPCODES = ("dot", "convolution")
+
+
+def _matmul_lines(priced: InstructionCosts, fusions: Iterable[HloFusion]) -> set[int]:
+    """The priced lines that compute a matmul: a dot or convolution, or a fusion holding one (the
+    custom fusions XLA:CPU makes of dots, a TPU's convolution fusions)."""
+    holding = {f.line for f in fusions if any(i.opcode in _MATMUL_OPCODES for i in f.instructions)}
+    return {row[0] for row, opcode in zip(priced.rows, priced.opcodes, strict=False) if opcode in _MATMUL_OPCODES or row[0] in holding}
 
 
 def _nearest(line: int, step: dict[int, list[int]], exact: dict[int, list[str]]) -> list[str]:
