@@ -75,7 +75,8 @@ def run_hlo(request: HloRequest, phase: Phase) -> HloResult:
     timings["as_text"] = time.perf_counter() - t3
     chains = hlo_marks.compiled_chains(raw) if structure is not None else None
     t4 = time.perf_counter()
-    priced = instruction_costs(text, _device(request.device))
+    # the raw text, marks and all: stripping a mark can leave a name HLO cannot parse (`%.6`); lines are the same
+    priced = instruction_costs(raw, _device(request.device))
     timings["price"] = time.perf_counter() - t4
     op_times, run_s = _profile(prep, request.profile, phase) if request.profile > 0 else ({}, 0.0)
     return HloResult(

@@ -264,8 +264,11 @@ def _attribute(rest: str, key: str) -> list[str]:
 
 
 def _without_metadata(text: str) -> str:
-    at = text.find(", metadata={")
-    if at < 0:
-        return text
-    _, tail = _balanced(text[at + len(", metadata={") :])
-    return text[:at] + tail
+    """The instruction without what only the whole module means: its metadata (stack frame ids into
+    the module's tables) and its control predecessors (instructions of its computation)."""
+    for key in (", metadata={", ", control-predecessors={"):
+        at = text.find(key)
+        if at >= 0:
+            _, tail = _balanced(text[at + len(key) :])
+            text = text[:at] + tail
+    return text

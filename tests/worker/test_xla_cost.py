@@ -173,3 +173,15 @@ def test_every_dot_general_of_an_attention_step_has_its_compiled_lines_and_its_f
     assert counted.total.flops == hlo.cost["flops"] and unclaimed.flops == 0
     assert all(r.cost.flops == 0 for r in rows if resolve(graph, r.path)[1].label == "transpose")
     assert all(r.cost.flops > 0 for r in rows if r.path in live_dots)
+
+
+def test_an_nnx_step_with_dropout_is_priced_whole_with_its_loops():
+    """Issue 57.5: jax 0.12 puts the threefry loops of Dropout inside an XLA `call`: they were lost (below
+    even XLA's body-once count); and instructions with control predecessors would not price alone."""
+    from jaxscope.schema.trace import FILE_INPUTS
+
+    path = pathlib.Path(__file__).parent / "corpus" / "nnx_dropout.py"
+    hlo = run_hlo(HloRequest(FunctionRef("step", str(path)), "", "compiled", inputs=FILE_INPUTS), lambda p: None)
+    assert hlo.priced is not None and hlo.priced.failures == ()
+    counted = hlo_cost(hlo.text, hlo.priced)
+    assert counted.once.flops == hlo.cost["flops"] and counted.total.flops >= counted.once.flops
