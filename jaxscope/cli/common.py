@@ -123,6 +123,8 @@ def worker_env(opts: argparse.Namespace) -> dict[str, str]:
     from jaxscope.runtime.devices import device_env
 
     env = {"JAX_ENABLE_X64": "1"} if getattr(opts, "x64", False) else {}
+    if getattr(opts, "debug", False):
+        env["JAXSCOPE_DEBUG"] = "1"  # the worker says its memory cap
     backends = getattr(opts, "backends", "all")
     try:
         env.update(device_env(getattr(opts, "cpu_devices", None), "" if backends == "all" else backends, os.environ))

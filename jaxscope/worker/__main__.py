@@ -68,8 +68,12 @@ def _limit_memory() -> None:
     new_hard = lower(hard)
     new_soft = min(lower(soft), new_hard)
     resource.setrlimit(resource.RLIMIT_AS, (new_soft, new_hard))
-    why = "as asked" if new_soft == limit_mb * 2**20 else "the inherited ulimit -v, lower than asked"
-    os.write(2, f"jaxscope worker: address space capped at {new_soft // 2**20} MB ({why}: JAXSCOPE_MEMORY_LIMIT_MB={limit_mb})\n".encode())
+    lowered = new_soft < limit_mb * 2**20
+    if lowered or os.environ.get("JAXSCOPE_DEBUG") == "1":  # said with --debug, or when a ulimit -v set it lower
+        why = "the inherited ulimit -v, lower than asked" if lowered else "as asked"
+        os.write(
+            2, f"jaxscope worker: address space capped at {new_soft // 2**20} MB ({why}: JAXSCOPE_MEMORY_LIMIT_MB={limit_mb})\n".encode()
+        )
 
 
 def _die_with_parent(fd: int) -> None:
