@@ -163,9 +163,10 @@ def typed(tp: Any, value: Any, where: str, skip: Callable[[str], bool] = lambda 
 
 
 def _value(tp: Any, value: Any, where: str, limit: int) -> None:
-    if value is None:
-        return
     origin, args = get_origin(tp), get_args(tp)
+    if value is None:  # only where the type allows it: a null among a tuple's texts reached `"; ".join`
+        expect(tp is Any or (origin in (Union, types.UnionType) and type(None) in args), where, "null where a value is required")
+        return
     if tp is str:
         text(value, where, limit)
     elif tp is bool:

@@ -188,3 +188,22 @@ def test_numbers_and_lines_from_a_document_are_bounded_before_use(real: Path, tm
             code, _, err = in_process(args[0], str(doc), *args[1:])
             assert code in (0, 2), (k, args, err[-2000:])
             assert "internal error" not in err and "Traceback" not in err, (k, args, err[-2000:])
+
+
+def test_a_saved_runs_evidence_and_causes_are_data_too(real: Path, tmp_path: Path) -> None:
+    """Issue 59, further: the reference runs' evidence and causes (issue 56) fuzzed in a saved run
+    (an Adam step's noise, recorded by the real CLI: tests/fixtures/run_noise.json), read by `run`."""
+    import json as _json
+
+    base = load_json(real)
+    base["run"] = _json.loads((ROOT / "tests" / "fixtures" / "run_noise.json").read_text())
+    doc = write_json(base, tmp_path / "noise.jaxscope")
+    code, out, err = in_process("run", str(doc))
+    assert code == 0 and "cause: noise, explained" in out, err[-2000:]
+    rng = random.Random(56)
+    for k in range(int(os.environ.get("JAXSCOPE_FUZZ_RUNS", "150")) // 3):
+        data = mutate({"run": base["run"]}, rng, rng.choice((1, 2, 3)))
+        doc = write_json({**base, "run": data.get("run")}, tmp_path / f"r{k % 4}.jaxscope")
+        code, _, err = in_process("run", str(doc))
+        assert code in (0, 1, 2), (k, err[-2000:])
+        assert "Traceback" not in err and "internal error" not in err, (k, err[-2000:])
