@@ -45,7 +45,9 @@ def test_dot_generals_own_their_hlo_lines_in_the_text_hlo_prints(stage: str):
             assert lines != "-", path
         for n in [] if lines == "-" else lines.split(","):
             shown = text[int(n) - 1]
-            assert ("dot_general" in shown) if stage == "stablehlo" else ("op_name=" in shown), shown
+            # compiled: a line named by its metadata, or a dot XLA rewrote without any (issue 57.4: linked to the
+            # dot_general it computes through the instructions around it)
+            assert ("dot_general" in shown) if stage == "stablehlo" else ("op_name=" in shown or " dot(" in shown), shown
             if stage == "stablehlo":
                 assert owner.setdefault(n, path) == path  # no StableHLO line claimed by two
     if stage == "compiled":  # no set of lines shared by dot_generals of different scopes
