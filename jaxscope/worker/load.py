@@ -15,6 +15,7 @@ from jaxscope.schema.graph import SourceLoc
 from jaxscope.schema.trace import ErrorInfo, FunctionRef
 from jaxscope.spec.discover import DiscoveryError, decode_source, too_deep
 from jaxscope.worker.errors import classify
+from jaxscope.worker.userframes import set_project
 
 RAN_USER_CODE = False  # once True, this worker's interpreter holds state from user code
 SOURCE_HASHES: dict[str, str] = {}  # path -> digest of the bytes of the file this worker last ran
@@ -85,6 +86,7 @@ def load_module(ref: FunctionRef) -> types.ModuleType:
     if directory not in sys.path:
         sys.path.insert(0, directory)
     os.chdir(directory)
+    set_project(path)  # its project's files are the user's, installed or not
     name = _module_name(path)
     module = types.ModuleType(name)
     module.__file__ = path
