@@ -10,7 +10,7 @@ import pathlib
 
 import pytest
 
-from tests.browser.harness import Page, browser_missing
+from tests.browser.harness import Page
 from tests.conftest import CORPUS, run_cli
 
 
@@ -21,15 +21,6 @@ def vit_page(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
     assert done.returncode == 0, done.stderr
     assert "html:" in done.stdout and out.stat().st_size < 5_000_000
     return out
-
-
-@pytest.fixture()
-def page() -> Page:
-    missing = browser_missing()
-    assert not missing, missing  # (fails, never skips: `.ci/run` installs it)
-    p = Page()
-    yield p
-    p.close()
 
 
 def test_it_loads_from_file_fetching_nothing_and_shows_the_top_modules(vit_page: pathlib.Path, page: Page, tmp_path: pathlib.Path) -> None:

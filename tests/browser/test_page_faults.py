@@ -17,7 +17,7 @@ import pytest
 from jaxscope.render.html import BodyLayouts, _json_for_script, render_html
 from jaxscope.schema.graph import Body, Edge, Graph, Node
 from jaxscope.schema.layout import EdgePath, Layout, NodeBox
-from tests.browser.harness import Page, browser_missing
+from tests.browser.harness import Page
 
 N, COLUMNS, W, H = 200_000, 400, 90.0, 30.0
 
@@ -38,15 +38,6 @@ def big_page(path: pathlib.Path) -> pathlib.Path:
     layout = Layout(width, height, tuple(boxes), tuple(drawn), engine="layered")
     path.write_text(render_html(graph, BodyLayouts({"b0": layout})), encoding="utf-8")
     return path
-
-
-@pytest.fixture()
-def page() -> Page:
-    missing = browser_missing()
-    assert not missing, missing  # (fails, never skips: `.ci/run` installs it)
-    p = Page()
-    yield p
-    p.close()
 
 
 def test_a_page_of_200k_equations_opens_draws_and_searches(page: Page, tmp_path: pathlib.Path) -> None:

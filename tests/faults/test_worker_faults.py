@@ -346,17 +346,21 @@ def test_a_child_in_a_session_of_its_own_is_ended_too(client):
     pidfile = Path(tempfile.gettempdir()) / f"jaxscope-setsid-{client.worker_info()['pid']}.pid"
     pid = int(pidfile.read_text())
     pidfile.unlink()
-    deadline = time.monotonic() + 10
+    assert _ends_within(pid, 10), f"the child {pid} still runs"
+
+
+def _ends_within(pid: int, seconds: float) -> bool:
+    """Whether process `pid` is gone (or a zombie) within `seconds`."""
+    deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         try:
             with open(f"/proc/{pid}/stat", "rb") as fh:
                 if fh.read().rsplit(b")", 1)[1].split()[0] == b"Z":
-                    break
+                    return True
         except OSError:
-            break
+            return True
         time.sleep(0.05)
-    else:
-        raise AssertionError(f"the child {pid} still runs")
+    return False
 
 
 HOG = """import numpy as np
@@ -413,16 +417,7 @@ def test_a_double_forked_daemon_of_the_traced_code_is_gone_after_the_export(tmp_
     (pidfile,) = set(glob.glob(os.path.join(tempfile.gettempdir(), "jaxscope-daemon-*.pid"))) - before
     pid = int(Path(pidfile).read_text())
     os.unlink(pidfile)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as fh:
-                if fh.read().rsplit(b")", 1)[1].split()[0] == b"Z":
-                    break
-        except OSError:
-            break
-        time.sleep(0.05)
-    else:
+    if not _ends_within(pid, 10):
         os.kill(pid, 9)
         raise AssertionError(f"the daemon {pid} outlived the export")
 
