@@ -172,7 +172,8 @@ class RunPanel(QWidget):
                 header.setToolTip(tip)
         self.nan_label = named(plain_label(), "runFirstNan")
         self.nan_button = named(QPushButton("Show in graph"), "runShowNan", "Select the first equation that made NaN/Inf in the graph")
-        self.divergence = named(FitTable(["Equation", "Primitive", "Source", "Max abs", "Max rel"], stretch_last=False), "runDivergence")
+        columns = ["Equation", "Primitive", "Source", "Max abs", "Max rel", "Evidence"]
+        self.divergence = named(FitTable(columns, stretch_last=False), "runDivergence")
         self.divergence.setToolTip("Equations whose jitted and eager outputs differ (click: select in the graph)")
         self.values = named(plain_label(), "runValues")
         self.values.setFont(QFont("DejaVu Sans Mono", 9))
@@ -337,7 +338,7 @@ class RunPanel(QWidget):
         found = diverging(result)
         self.divergence.setRowCount(len(found))
         for row, d in enumerate(found):
-            cells = (d.path, d.primitive, short_loc(d.source), fmt_float(d.max_abs), fmt_float(d.max_rel))
+            cells = (d.path, d.primitive, short_loc(d.source), fmt_float(d.max_abs), fmt_float(d.max_rel), d.note)
             for column, text in enumerate(cells):
                 self.divergence.setItem(row, column, QTableWidgetItem(text))
         self.divergence.fit()
