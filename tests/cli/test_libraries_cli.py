@@ -13,10 +13,13 @@ import subprocess
 import sys
 import sysconfig
 
+import pytest
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 STEP = ROOT / "tests" / "worker" / "corpus" / "nnx_mlp_step.py"
 
 
+@pytest.mark.same_jax  # it copies this environment's JAX: a worker of another JAX cannot import it
 def test_libraries_on_pythonpath_are_libraries(tmp_path: pathlib.Path) -> None:
     site = pathlib.Path(sysconfig.get_paths()["purelib"])
     target = tmp_path / "site"
