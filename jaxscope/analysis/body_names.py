@@ -66,8 +66,8 @@ def _role(role: str, kind: str, fn: str) -> str:
         return role
     if kind == "scan" and role.startswith("scan body"):
         return role.replace("scan body", f"scan of {fn}", 1)
-    if kind == "while" and role == "while body":
-        return f"while body of {fn}"
+    if kind == "while" and role == "while body":  # a function named `body` reads "while body", not "while body of body"
+        return role if fn == "body" else f"while body of {fn}"
     return f"{role} of {fn}" if role == kind else role
 
 

@@ -59,8 +59,8 @@ def add_parser(sub: Any) -> None:
         "--links",
         default=None,
         metavar="STAGES",
-        help="JSON only: the texts whose lines each equation is linked to, comma-separated from jaxpr, "
-        "stablehlo, compiled (as `jaxscope links` prints them); default jaxpr; 'none' for none",
+        help="JSON and HTML: the texts whose lines each equation is linked to (an HTML page shows them on a click), "
+        "comma-separated from jaxpr, stablehlo, compiled (as `jaxscope links` prints them); default jaxpr; 'none' for none",
     )
     p.add_argument(
         "--overlay",
