@@ -214,11 +214,27 @@ def claimants(text: str, exact: dict[int, list[str]], priced: InstructionCosts |
     backward pass), the equations of the instructions fused into it, else of its nearest users,
     else of its nearest operands; and a dot or convolution XLA merged with the transpose after it
     (named after the transpose) is credited to the dot_general that fed the transpose."""
+    return _claim(text, exact, priced, graph)[0]
+
+
+def merged_links(text: str, exact: dict[int, list[str]], priced: InstructionCosts | None, graph: Graph) -> dict[int, list[str]]:
+    """`exact` (each compiled line's own equations) with every dot and convolution linked to the
+    equation it computes: one XLA merged with the transpose after it (named after the transpose)
+    to its dot_general, one XLA rewrote without metadata (a backward convolution) to the
+    equation its neighbours name. So every dot_general has its compiled lines."""
+    claimed, matmuls = _claim(text, exact, priced, graph)
+    return {**exact, **{line: claimed[line] for line in matmuls if line in claimed}}
+
+
+def _claim(
+    text: str, exact: dict[int, list[str]], priced: InstructionCosts | None, graph: Graph | None
+) -> tuple[dict[int, list[str]], set[int]]:
+    """(`claimants`, the priced lines that compute a matmul), from one reading of the text."""
     from jaxscope.ir.hlo_module import parse_hlo
 
     out = {line: list(paths) for line, paths in exact.items() if paths}
     if priced is None or not priced.rows:
-        return out
+        return out, set()
     fusions = parse_hlo(text).fusions.values()
     inner = {f.line: [i.line for i in f.instructions] for f in fusions}
     matmuls = _matmul_lines(priced, fusions)
@@ -235,21 +251,7 @@ def claimants(text: str, exact: dict[int, list[str]], priced: InstructionCosts |
             paths = _merged_into(graph, paths)
         if paths:
             out[line] = paths
-    return out
-
-
-def merged_links(text: str, exact: dict[int, list[str]], priced: InstructionCosts | None, graph: Graph) -> dict[int, list[str]]:
-    """`exact` (each compiled line's own equations) with every dot and convolution linked to the
-    equation it computes: one XLA merged with the transpose after it (named after the transpose)
-    to its dot_general, one XLA rewrote without metadata (a backward convolution) to the
-    equation its neighbours name. So every dot_general has its compiled lines."""
-    if priced is None:
-        return exact
-    from jaxscope.ir.hlo_module import parse_hlo
-
-    matmuls = _matmul_lines(priced, parse_hlo(text).fusions.values())
-    claimed = claimants(text, exact, priced, graph)
-    return {**exact, **{line: claimed[line] for line in matmuls if line in claimed}}
+    return out, matmuls
 
 
 _MATMUL_OPCODES = ("dot", "convolution")

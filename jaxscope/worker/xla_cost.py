@@ -25,11 +25,7 @@ from jaxscope.worker import jax_compat as jc
 # instructions that cost nothing of their own here: data plumbing, or control flow priced through
 # the computations it runs (XLA's own analysis adds those computations' instructions)
 _FREE = frozenset({"parameter", "constant", "tuple", "get-tuple-element", "bitcast", "while", "conditional", "call", "after-all"})
-_CONTROL = {
-    "while": ("body", "condition"),
-    "conditional": ("branch_computations", "true_computation", "false_computation"),
-    "call": ("to_apply",),
-}
+_CONTROL = frozenset({"while", "conditional", "call"})  # they run the computations they call as such
 _CALLS = (
     "calls", "to_apply", "body", "condition", "branch_computations", "true_computation", "false_computation",
     "scatter", "select", "comparator", "called_computations",
@@ -121,8 +117,7 @@ def _runs(blocks: dict[str, list[_Instr]], entry: str, out: Priced) -> dict[str,
     while stack:
         comp = stack.pop()
         for ins in blocks.get(comp, []):
-            keys = _CONTROL.get(ins.opcode)
-            if not keys:
+            if ins.opcode not in _CONTROL:
                 continue
             factor = 1.0
             if ins.opcode == "while":

@@ -27,8 +27,8 @@ import numpy as np
 
 from jaxscope.schema.run import F64, Evidence, LeafComparison, ReferenceCheck, RunRequest, Site
 from jaxscope.worker import jax_compat as jc
-from jaxscope.worker.runs.compare import _leaves, as_host, compare_arrays, compare_outputs, output_computes, preview
-from jaxscope.worker.runs.inputs import pick_device
+from jaxscope.worker.runs.compare import _leaves, as_host, compare_arrays, compare_outputs, output_paths, preview
+from jaxscope.worker.runs.inputs import list_devices, pick_device, place
 from jaxscope.worker.runs.reference import Reference, digits_kept, run_reference
 from jaxscope.worker.runs.replay import flat_dynamic, replay_outputs
 from jaxscope.worker.runs.retrace_diff import retrace_sites
@@ -56,6 +56,7 @@ class Runs:
     out: Any  # jit's outputs
     eager: Any  # eager's outputs
     leaves: list[LeafComparison]
+    computes: dict[str, str]  # each output's dtype chain (`compare.output_computes`), by path
     call_eager: Callable[[], Any]  # the eager run again, on the run's device
     trace_calls: tuple[Site, ...] = ()  # host random numbers or clock read, state changed, while tracing
 
@@ -118,10 +119,8 @@ def _evidence(ev: dict[str, Any]) -> Evidence:
 
 def _program_paths(runs: Runs) -> list[str] | None:
     """The output path of each of the traced program's outputs, or None when they do not line up."""
-    flat, _ = jax.tree_util.tree_flatten_with_path(runs.out)
-    if len(flat) != len(runs.closed.jaxpr.outvars):
-        return None
-    return [jax.tree_util.keystr(p) for p, _ in flat]
+    paths = output_paths(runs.out)
+    return paths if len(paths) == len(runs.closed.jaxpr.outvars) else None
 
 
 def _host(value: Any) -> np.ndarray | None:
@@ -242,23 +241,16 @@ def _highest(runs: Runs) -> list[LeafComparison]:
         out = jax.block_until_ready(runs.jitted(*runs.args, **runs.kwargs))
         with jax.disable_jit():
             eager = jax.block_until_ready(runs.call_eager())
-    return compare_outputs(out, eager, runs.request.rtol, runs.request.atol, _computes(runs))
-
-
-def _computes(runs: Runs) -> dict[str, str]:
-    paths = _program_paths(runs) or []
-    return dict(zip(paths, output_computes(runs.closed.jaxpr), strict=False))
+    return compare_outputs(out, eager, runs.request.rtol, runs.request.atol, runs.computes)
 
 
 def _device(runs: Runs, sites: dict[str, list[Site]], ev: dict[str, Any]) -> None:
-    from jaxscope.worker.runs.inputs import list_devices
-
     other, info = pick_device(runs.request.reference, list_devices())
     ev["device"] = info.name
-    placed = _place_on(runs, other)
+    placed = place(runs.prep, runs.args, runs.kwargs, other)
     with jc.matmul_precision(runs.request.precision), jax.default_device(other):
         theirs = jax.block_until_ready(runs.jitted(*placed[0], **placed[1]))
-    leaves = compare_outputs(runs.out, theirs, runs.request.rtol, runs.request.atol, _computes(runs))
+    leaves = compare_outputs(runs.out, theirs, runs.request.rtol, runs.request.atol, runs.computes)
     ev["device_leaves"] = leaves
     if sites["matmuls"] and any(not lf.allclose for lf in leaves):
         ev["matmuls"] = sites["matmuls"]
@@ -267,19 +259,7 @@ def _device(runs: Runs, sites: dict[str, list[Site]], ev: dict[str, Any]) -> Non
                 ours = jax.block_until_ready(runs.jitted(*runs.args, **runs.kwargs))
             with jax.default_device(other):
                 theirs = jax.block_until_ready(runs.jitted(*placed[0], **placed[1]))
-        ev["device_highest"] = compare_outputs(ours, theirs, runs.request.rtol, runs.request.atol, _computes(runs))
-
-
-def _place_on(runs: Runs, device: Any) -> tuple[list[Any], dict[str, Any]]:
-    """The run's inputs (made once on the host) placed on `device`; statics as they are."""
-    prep = runs.prep
-
-    def put(value: Any) -> Any:
-        return jax.device_put(value, device)
-
-    args = [a if i in prep.static_argnums else put(a) for i, a in enumerate(runs.args)]
-    kwargs = {k: v if k in prep.static_argnames else put(v) for k, v in runs.kwargs.items()}
-    return args, kwargs
+        ev["device_highest"] = compare_outputs(ours, theirs, runs.request.rtol, runs.request.atol, runs.computes)
 
 
 def _fmt(value: float | None) -> str:

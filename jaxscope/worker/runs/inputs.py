@@ -91,6 +91,12 @@ def default_device(name: str) -> Any:
     return jax.default_device(pick_device(name, list_devices())[0]) if name else contextlib.nullcontext()
 
 
+def place(prep: Prepared, args: list[Any], kwargs: dict[str, Any], device: Any) -> tuple[list[Any], dict[str, Any]]:
+    """Commit every traced argument to `device` (jit runs where its committed inputs live); statics as they are."""
+    placed = [a if i in prep.static_argnums else jax.device_put(a, device) for i, a in enumerate(args)]
+    return placed, {k: v if k in prep.static_argnames else jax.device_put(v, device) for k, v in kwargs.items()}
+
+
 def generate(prep: Prepared, seed: int) -> tuple[list[Any], dict[str, Any]]:
     """Concrete values for every traced leaf of `prep`'s abstract arguments; statics kept."""
     dynamic = [a for i, a in enumerate(prep.args) if i not in prep.static_argnums]

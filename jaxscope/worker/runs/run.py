@@ -30,7 +30,7 @@ from jaxscope.worker.errors import classify
 from jaxscope.worker.makers import combine
 from jaxscope.worker.runs.compare import compare_outputs, output_computes, output_paths
 from jaxscope.worker.runs.evidence import Runs, gather
-from jaxscope.worker.runs.inputs import describe, generate, list_devices, pick_device
+from jaxscope.worker.runs.inputs import describe, generate, list_devices, pick_device, place
 from jaxscope.worker.runs.replay import find_first_nonfinite, flat_dynamic, per_equation
 from jaxscope.worker.trace import Phase, Prepared, TraceError, prepare, runtime_failure, trace_failure
 
@@ -66,7 +66,7 @@ def run_function(request: RunRequest, phase: Phase) -> RunResult:
             source = f"seed {request.seed}"
     placed = ""
     if request.device:  # asked for one device: the inputs go there; else they follow the program (a mesh's shardings)
-        args, kwargs = _place(prep, args, kwargs, device)
+        args, kwargs = _guard(functools.partial(place, prep, args, kwargs, device), "inputs")
         placed = f", placed on {device_info.name}"
     inputs_made = f"made on the host {host.platform}:{host.id}{placed}"
     if made is not None:
@@ -115,10 +115,9 @@ def run_function(request: RunRequest, phase: Phase) -> RunResult:
         warm = [_timed(lambda: prep.call(*args, **kwargs), "eager")[1] for _ in range(repeats)]
 
     phase("compare")
-    paths, computes = output_paths(out), output_computes(traced.jaxpr.jaxpr)
-    leaves = compare_outputs(
-        out, eager, request.rtol, request.atol, dict(zip(paths, computes, strict=False)) if len(paths) == len(computes) else {}
-    )
+    paths, chains = output_paths(out), output_computes(traced.jaxpr.jaxpr)
+    computes = dict(zip(paths, chains, strict=True)) if len(paths) == len(chains) else {}
+    leaves = compare_outputs(out, eager, request.rtol, request.atol, computes)
     runs = Runs(
         request,
         prep,
@@ -130,6 +129,7 @@ def run_function(request: RunRequest, phase: Phase) -> RunResult:
         out,
         eager,
         leaves,
+        computes,
         lambda: prep.call(*args, **kwargs),
         trace_calls(watch, prep.target),
     )
@@ -188,17 +188,6 @@ def _noted(divergence: tuple[EqnDivergence, ...], evidence: Evidence | None) -> 
     notes = {s.path: "trace-time: " + s.detail for s in evidence.retrace_sites}
     notes.update({s.path: "cancels: " + s.detail for s in evidence.cancellations if s.path not in notes})
     return tuple(replace(d, note=notes[d.path]) if d.path in notes else d for d in divergence)
-
-
-def _place(prep: Prepared, args: list[Any], kwargs: dict[str, Any], device: Any) -> tuple[list[Any], dict[str, Any]]:
-    """Commit every traced leaf to `device` (jit runs where its committed inputs live)."""
-
-    def put(value: Any) -> Any:
-        return jax.device_put(value, device)
-
-    args = [a if i in prep.static_argnums else _guard(functools.partial(put, a), "inputs") for i, a in enumerate(args)]
-    kwargs = {k: v if k in prep.static_argnames else _guard(functools.partial(put, v), "inputs") for k, v in kwargs.items()}
-    return args, kwargs
 
 
 def _timed(call: Callable[[], Any], phase: str) -> tuple[Any, float]:
