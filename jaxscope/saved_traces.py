@@ -99,10 +99,12 @@ def record(
     device: str = "",
     compile_hlo: bool = True,
     run: bool = False,
+    profile: int = 0,
 ) -> TraceDocument:
     """Trace `target` and gather what the window would show of it, in one worker: the trace with its
     jaxpr, control flow and diagnostics, StableHLO, the compiled HLO (`compile_hlo`), a run against
-    eager (`run`), and the user's source files. A failing IR or run step is left out with a warning
+    eager (`run`), the compiled program's runs under the profiler (`profile` > 0: its measured time on
+    the device, kept for a machine without it), and the user's source files. A failing IR or run step is left out with a warning
     on stderr; a failing trace is a SessionError."""
     from jaxscope.schema.codec import from_jsonable
     from jaxscope.schema.hlo import HloRequest, HloResult, Stage
@@ -123,7 +125,8 @@ def record(
                 return None
 
         def hlo(stage: Stage) -> HloResult | None:
-            job = HloRequest(request.function, request.args, stage, inputs=request.inputs, device=device)
+            runs = profile if stage == "compiled" else 0
+            job = HloRequest(request.function, request.args, stage, inputs=request.inputs, profile=runs, device=device)
             found: HloResult | None = step(f"{stage} text", "hlo", job, lambda d: from_jsonable(HloResult, d))
             return found
 

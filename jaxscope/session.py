@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,7 @@ EXIT_CODES = {
     "memory": 3,
     "timeout": 4,
     "cancelled": 4,
+    "device-busy": 4,
     "crash": 5,
     "internal": 5,
 }
@@ -173,22 +175,53 @@ def trace(
             close_soon(client)
 
 
+_shared: dict[tuple[Any, ...], WorkerClient] | None = None  # within `shared_workers()`: one client per interpreter and environment
+
+
+@contextmanager
+def shared_workers() -> Iterator[None]:
+    """Within it, the one-off workers of a command are one: its trace, its lowering and its runs go
+    to the same worker (its module imported once, its program traced warm), and an accelerator is
+    opened once per command. A TPU admits one process at a time and opening it costs 6-11 s.
+    Closed at the end."""
+    global _shared
+    _shared = {}
+    try:
+        yield
+    finally:
+        clients, _shared = _shared, None
+        for client in clients.values():
+            client.close()
+
+
 def one_off_client(timeouts: dict[str, float] | None, python: str | None, env: dict[str, str] | None) -> WorkerClient:
-    """A worker for one command (no spare), run by `python` (checked up front). With the command's
-    --timeout (`timeouts`), another interpreter's check and start-up are bounded by it too: one that
-    hangs costs the user their own limit, not two minutes each."""
+    """A worker for one command (no spare), run by `python` (checked up front): the command's shared
+    one within `shared_workers()`. With the command's --timeout (`timeouts`), another interpreter's
+    check and start-up are bounded by it too: one that hangs costs the user their own limit, not
+    two minutes each."""
     from jaxscope.runtime.worker_client import WorkerClient
 
+    key = (python, tuple(sorted((env or {}).items())))
+    if _shared is not None and key in _shared:
+        client = _shared[key]
+        client.timeouts.update(timeouts or {})
+        return client
     limit = max(timeouts.values()) if timeouts else None
     checked = checked_python(python, limit)
     if checked is not None and limit is not None:
         timeouts = {**(timeouts or {}), "startup": limit}
-    return WorkerClient(spare=False, timeouts=timeouts, python=checked, env=env)
+    client = WorkerClient(spare=False, timeouts=timeouts, python=checked, env=env)
+    if _shared is not None:
+        _shared[key] = client
+    return client
 
 
 def close_soon(client: WorkerClient) -> None:
     """The worker's exit (freeing a big program) takes ~0.2 s at 10k equations: it happens while the
-    command goes on (a non-daemon thread: the process still waits for it at exit)."""
+    command goes on (a non-daemon thread: the process still waits for it at exit). The command's
+    shared worker stays for its next request (`shared_workers`)."""
+    if _shared is not None and client in _shared.values():
+        return
     threading.Thread(target=client.close, name="worker-close").start()
 
 
@@ -218,8 +251,11 @@ def worker_job(
 ) -> Any:
     """Run one request in a one-off worker (run by `python`); a failure becomes the SessionError
     (and exit code) for its kind."""
-    with one_off_client(timeouts, python, env) as client:
+    client = one_off_client(timeouts, python, env)
+    try:
         return client_job(client, op, request, decode, debug)
+    finally:
+        close_soon(client)
 
 
 def client_job(client: WorkerClient, op: str, request: Any, decode: Callable[[Any], Any], debug: bool) -> Any:

@@ -43,11 +43,11 @@ def lower(t: StageTarget, stage: str, profile: int = 0) -> HloResult:
     from jaxscope.schema.hlo import HloRequest, HloResult, Stage
 
     if t.saved is not None:
-        if profile:
-            raise SessionError(f"{t.target} is a saved trace: timing runs the program, which needs its code")
         found = t.saved.hlo(stage)
         if found is None:
             raise SessionError(f"{t.target} holds no {stage} text (saved with --no-compile, or lowering failed when it was saved)")
+        if profile and found.run_s <= 0:
+            raise SessionError(f"{t.target} holds no measured time: save it with `jaxscope save --time` where the program runs")
         return found
     ref, args, inputs = resolve_call(t.target, t.args, t.inputs)
     timeouts = {"lower": t.timeout, "compile": t.timeout} if t.timeout else None

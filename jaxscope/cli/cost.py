@@ -41,14 +41,17 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--time",
         action="store_true",
-        help="also run the compiled program 5 times under the profiler: each row's measured time, where the backend names its instructions",
+        help="also run the compiled program 5 times under the profiler: each row's measured time and FLOP/s, and how much of "
+        "the step the device was busy (on an accelerator, from its own clocks)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
 
 
 def run(opts: argparse.Namespace) -> int:
     from jaxscope.analysis import cost as costs
+    from jaxscope.analysis.device_time import achieved, busy_line, peak_flops
     from jaxscope.analysis.liveness import liveness
+    from jaxscope.analysis.measures import PROFILE_RUNS
 
     if opts.by == "fusion" and opts.no_xla:
         raise CliError("--by fusion needs the compiled program: drop --no-xla")
@@ -59,7 +62,7 @@ def run(opts: argparse.Namespace) -> int:
     live = liveness(graph)
     if opts.time and opts.no_xla:
         raise CliError("--time measures the compiled program: drop --no-xla")
-    xla = None if opts.no_xla else _compiled(opts, 5 if opts.time else 0)
+    xla = None if opts.no_xla else _compiled(opts, PROFILE_RUNS if opts.time else 0)
     unclaimed = compiled = None
     if xla is not None and xla.exact is not None:  # per instruction of the compiled program, as XLA counts
         from jaxscope.analysis.hlo_cost import compiled_rows
@@ -93,6 +96,7 @@ def run(opts: argparse.Namespace) -> int:
                     "transcendentals": c.transcendentals,
                     "bytes": c.bytes,
                     **({"seconds": seconds.get(k, 0.0)} if opts.time else {}),
+                    **({"flops_per_s": c.flops / seconds[k]} if seconds.get(k, 0.0) > 0 else {}),
                 }
                 for k, c in rows
             ],
@@ -110,7 +114,7 @@ def run(opts: argparse.Namespace) -> int:
             },
             "xla": {"cost": xla.cost, "lowered_cost": xla.lowered_cost, "memory": xla.memory} if xla is not None else None,
             "notes": notes,
-            "time": {"run_s": xla.run_s, "per_op_s": seen} if opts.time and xla is not None else None,
+            "time": _time_json(xla, seen) if opts.time and xla is not None else None,
         }
         json.dump(out, sys.stdout)
         sys.stdout.write("\n")
@@ -118,10 +122,14 @@ def run(opts: argparse.Namespace) -> int:
     width = max((len(k) for k, _ in shown), default=10)
     width = min(max(width, len(opts.by)), 90)
     grand = (total.flops + total.transcendentals) or 1.0
-    lines = [f"{opts.by:<{width}}  {'flops':>10}  {'transc.':>9}  {'bytes':>10}  {'share':>6}" + ("  time (ms/run)" if opts.time else "")]
+    kind = xla.device_kind if xla is not None else ""
+    lines = [
+        f"{opts.by:<{width}}  {'flops':>10}  {'transc.':>9}  {'bytes':>10}  {'share':>6}"
+        + ("  time (ms/run)  achieved" if opts.time else "")
+    ]
     for name, c in shown:
         share = 100.0 * (c.flops + c.transcendentals) / grand
-        timed = f"  {1e3 * seconds.get(name, 0.0):>13.3f}" if opts.time else ""
+        timed = f"  {1e3 * seconds.get(name, 0.0):>13.3f}  {achieved(c.flops, seconds.get(name, 0.0), kind)}".rstrip() if opts.time else ""
         figures = f"{_n(c.flops):>10}  {_n(c.transcendentals):>9}  {_n(c.bytes):>10}  {share:5.1f}%{timed}"
         lines.append(f"{elided(name, width):<{width}}  {figures}")
     if len(shown) < len(rows):
@@ -142,6 +150,8 @@ def run(opts: argparse.Namespace) -> int:
     ]
     if live.residuals:
         lines.append(f"residuals (forward values the backward pass reads): {len(live.residuals)} values, {live.residual_bytes} bytes")
+    if xla is not None and xla.memory:
+        lines.append(_memory_line(xla, live.peak))
     if xla is not None:
         lines.append(_xla_line(xla, total, model))
         if compiled is not None and compiled.once.flops != compiled.total.flops:
@@ -153,7 +163,10 @@ def run(opts: argparse.Namespace) -> int:
             lines.append(f"  {compiled.uncounted} while loop(s) of unknown trip count: their bodies counted once")
     lines += [f"note: {sum(r.note == n for r in found)} equations {_note(n, compiled is not None)}" for n in notes]
     if opts.time and xla is not None:
-        lines.append(_time_line(xla, seen))
+        lines.append(busy_line(xla, seen, PROFILE_RUNS))
+        if xla.plane and peak_flops(kind):
+            peak = f"{_n(peak_flops(kind))}FLOP/s"
+            lines.append(f"achieved: a row's compiled FLOPs over its measured time, against the {kind}'s dense bf16 peak of {peak}")
     sys.stdout.write("\n".join(lines) + "\n")
     return 0
 
@@ -210,12 +223,39 @@ def _flops_line(xla: HloResult | None, compiled: HloCost, model: Cost) -> str:
     )
 
 
-def _time_line(xla: HloResult, seen: float) -> str:
-    """What the profile measured: the whole run, and how much of it per-op events account for."""
-    whole = f"measured: {1e3 * xla.run_s:.3f} ms per run (median of 5, after a warm run)"
-    if seen <= 0:
-        return whole + "; this backend's profile names none of the program's instructions: no per-op times (not guessed)"
-    return whole + f"; per-op events account for {1e3 * seen:.3f} ms ({100 * seen / max(xla.run_s, 1e-12):.0f} %)"
+def _time_json(xla: HloResult, seen: float) -> dict[str, Any]:
+    """The profile's figures: the run's wall time, the instructions' time, and the device's busy share."""
+    from jaxscope.analysis.device_time import busy_share, peak_flops
+
+    return {
+        "run_s": xla.run_s,
+        "per_op_s": seen,
+        "device": xla.device,
+        "device_kind": xla.device_kind,
+        "plane": xla.plane,
+        "device_busy_s": xla.device_s,
+        "busy_share": busy_share(xla, seen),
+        "peak_flops_per_s": peak_flops(xla.device_kind) or None,
+    }
+
+
+def _memory_line(xla: HloResult, peak: int) -> str:
+    """XLA's memory analysis of the compiled program beside the jaxpr's liveness: what the device
+    holds (HBM on an accelerator) for its arguments, outputs, temporaries and code."""
+    where = f"{xla.device_kind or xla.device} HBM" if xla.device and not xla.device.startswith("cpu") else "host memory"
+    parts = [
+        f"{label} {_bytes(xla.memory[key])}"
+        for key, label in (
+            ("argument_size_in_bytes", "arguments"),
+            ("output_size_in_bytes", "outputs"),
+            ("alias_size_in_bytes", "aliased (donated)"),
+            ("temp_size_in_bytes", "temporaries"),
+            ("generated_code_size_in_bytes", "code"),
+        )
+        if key in xla.memory and (xla.memory[key] or key not in ("alias_size_in_bytes", "generated_code_size_in_bytes"))
+    ]
+    per = f" per device, of {_partitions(xla)}" if _partitions(xla) > 1 else ""
+    return f"compiled ({where}{per}, XLA's memory analysis): " + ", ".join(parts) + f"; the jaxpr's live peak above: {_bytes(peak)}"
 
 
 def _by_fusion(found: list[CostRow], xla: HloResult, op_times: dict[str, float] | None = None) -> dict[str, Cost]:
@@ -320,17 +360,6 @@ def _xla_line(xla: HloResult, total: Cost, model: Cost) -> str:
         if "bytes accessed" in cost:
             parts.append(f"bytes accessed {cost['bytes accessed']:.0f}")
         out.append("; ".join(parts))
-    memory = [
-        f"{label} {xla.memory[key]:.0f} B"
-        for key, label in (
-            ("argument_size_in_bytes", "arguments"),
-            ("output_size_in_bytes", "outputs"),
-            ("temp_size_in_bytes", "temporaries"),
-        )
-        if key in xla.memory
-    ]
-    if memory:
-        out.append(f"XLA memory{per}: " + ", ".join(memory))
     return "\n".join(out) or "XLA: no cost analysis on this backend"
 
 
@@ -338,6 +367,13 @@ def _partitions(xla: HloResult) -> int:
     """How many devices the compiled program runs on (its text's `num_partitions`; 1 when unsaid)."""
     found = re.search(r"num_partitions=(\d+)", xla.text.split("\n", 1)[0])
     return int(found.group(1)) if found else 1
+
+
+def _bytes(v: float) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if abs(v) >= scale:
+            return f"{v / scale:.1f} {unit}"
+    return f"{int(v)} B"
 
 
 def _n(v: float) -> str:

@@ -1,7 +1,7 @@
 """The `jaxscope` command: its parser and the dispatch to one module per sub-command.
 
 Exit codes: 0 ok, 2 bad usage / spec / missing target, 3 the user's code failed,
-4 timeout or cancel, 5 the worker crashed or jaxscope failed (`jaxscope.session.EXIT_CODES`).
+4 timeout, cancel or an accelerator held by another program, 5 the worker crashed or jaxscope failed (`jaxscope.session.EXIT_CODES`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import threading
 from jaxscope.about import __version__
 from jaxscope.cli import cost, diff, explain, export, hlo, jaxpr, links, list_functions, open_app, retrace, run, save
 from jaxscope.cli.terminal import quiet_broken_pipe, sanitized
-from jaxscope.session import SessionError
+from jaxscope.session import SessionError, shared_workers
 
 COMMANDS = {  # name -> module; the order is that of `jaxscope --help`
     "export": export,
@@ -68,7 +68,10 @@ def _main(argv: list[str] | None) -> int:
     if opts.command not in (None, "open") and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminated)  # `finally` blocks run: no half-written temporary file stays
     try:
-        return COMMANDS.get(opts.command, open_app).run(opts)  # no command: the app alone
+        if opts.command in (None, "open"):
+            return open_app.run(opts)  # no command: the app alone
+        with shared_workers():  # one worker per command: an accelerator opened once
+            return COMMANDS[opts.command].run(opts)
     except SessionError as exc:
         print(f"jaxscope: {exc}", file=sys.stderr)
         return exc.code

@@ -54,6 +54,16 @@ def pythonpath(*entries: str) -> str:
     return os.pathsep.join(p for entry in entries for p in entry.split(os.pathsep) if p)
 
 
+def helper_env(root: str) -> dict[str, str]:
+    """The environment of jaxscope's helper processes (layout, parsing): ours, importable from
+    `root`, and kept off every accelerator (JAX_PLATFORMS=cpu). They import no JAX; if anything they
+    load ever did, it must not take a TPU, which admits one process, from the worker."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = pythonpath(root, env.get("PYTHONPATH", ""))
+    env["JAX_PLATFORMS"] = "cpu"
+    return env
+
+
 class InterpreterError(JaxscopeError):
     """The Python given for the user's code (`--python`) cannot run jaxscope's worker: too old, no
     jax, or not a Python. The message says which; remedy: point at the project's environment that has jax."""

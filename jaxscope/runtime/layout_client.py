@@ -50,7 +50,6 @@ from __future__ import annotations
 import concurrent.futures
 import dataclasses
 import json
-import os
 import queue
 import subprocess
 import sys
@@ -64,7 +63,7 @@ from typing import IO, Any
 from jaxscope.layout.preview import Region
 from jaxscope.layout.wire import LAYOUT_OPTIONS, LayoutError, WireReader, layout_from_wire, wire_lines
 from jaxscope.runtime import protocol
-from jaxscope.runtime.interpreter import command, pythonpath
+from jaxscope.runtime.interpreter import command, helper_env
 from jaxscope.runtime.layout_requests import LayoutRequest, LayoutStream
 from jaxscope.runtime.pipes import PipeLines, widen_pipes
 from jaxscope.schema.collector import gc_paused
@@ -100,9 +99,7 @@ class _Worker:
     """One worker process plus a thread that turns its stdout into a queue of lines."""
 
     def __init__(self, python: str) -> None:
-        env = dict(os.environ)
-        root = str(Path(__file__).resolve().parents[2])
-        env["PYTHONPATH"] = pythonpath(root, env.get("PYTHONPATH", ""))
+        env = helper_env(str(Path(__file__).resolve().parents[2]))
         self.proc = subprocess.Popen(
             command(python, "-u", "-m", "jaxscope.runtime.layout_server"),
             stdin=subprocess.PIPE,

@@ -15,8 +15,8 @@ import pickle
 import subprocess
 import sys
 
-from jaxscope.runtime.interpreter import command
-from jaxscope.runtime.worker_process import worker_env
+from jaxscope.about import SOURCE_ROOT
+from jaxscope.runtime.interpreter import command, helper_env
 from jaxscope.spec import argspec
 from jaxscope.spec.discover import DiscoveryError, ModuleInfo, discover_file, discover_source
 
@@ -37,7 +37,7 @@ def discover(path: str, apart: bool = False, timeout: float = 60.0, text: str | 
                 command(sys.executable, "-c", _DISCOVER_CHILD),
                 input=payload.encode(),
                 capture_output=True,
-                env=worker_env(),
+                env=helper_env(SOURCE_ROOT),
                 timeout=timeout,
                 check=True,
             )
@@ -68,7 +68,7 @@ def parse_call_apart(text: str, *, python: str | None = None, timeout: float = 6
             command(python or sys.executable, "-c", _CHILD),
             input=text.encode(),
             capture_output=True,
-            env=worker_env(),
+            env=helper_env(SOURCE_ROOT),
             timeout=timeout,
             check=True,
         )

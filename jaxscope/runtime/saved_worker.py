@@ -52,7 +52,7 @@ class SavedWorker:
             found = self.doc.hlo(request.stage)
             if found is None:
                 self._fail(f"{self.name} holds no {request.stage} text (it was not computed when the trace was saved)")
-            if request.stage == "compiled" and getattr(request, "profile", 0) and not found.op_times:
+            if request.stage == "compiled" and getattr(request, "profile", 0) and found.run_s <= 0:
                 self._fail(
                     f"{self.name} holds no profiled run (it was saved before one): measured time needs the program "
                     f"run live: open {saved.function.path or 'the source file'} to trace it"

@@ -72,6 +72,9 @@ class WorkerError(JaxscopeError):
         self.info = info
 
 
+EXCLUSIVE_PLATFORMS = ("tpu",)  # accelerators one process at a time may hold (libtpu's lockfile)
+
+
 def default_memory_limit_mb() -> int:
     """Cap the worker's address space so a memory blow-up becomes a MemoryError, not a frozen machine:
     the user's JAXSCOPE_MEMORY_LIMIT_MB when set (0: no cap), else 60 % of RAM, at least 4 GB."""
@@ -267,8 +270,15 @@ class WorkerClient:
         return self._active
 
     def _ensure_spare(self) -> None:
-        if self._use_spare and not self._closed and (self._spare is None or not self._spare.alive):
+        if self._use_spare and not self._closed and (self._spare is None or not self._spare.alive) and not self._holds_chip():
             self._spare = self._spawn()
+
+    def _holds_chip(self) -> bool:
+        """The active worker holds a TPU, which admits one process: a spare could not open it (nor
+        run anything there), so the next worker starts when this one is retired."""
+        active = self._active
+        devices = active.ready_info.get("devices") or () if active is not None else ()
+        return any(isinstance(d, dict) and d.get("platform") in EXCLUSIVE_PLATFORMS for d in devices)
 
     def _replace_workers(self) -> None:
         """Cancel the job in flight (its worker's death is ours, not a crash to count), retire both

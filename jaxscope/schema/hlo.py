@@ -60,6 +60,10 @@ class HloResult:
     # compiled: each argument's sharding as XLA prints it, by name (jax 0.12 no longer writes them into the text)
     shardings: dict[str, str] = field(default_factory=dict)
     priced: InstructionCosts | None = None  # compiled: each instruction as XLA's cost model prices it
+    device: str = ""  # compiled: the device it was compiled for ("tpu:0")
+    device_kind: str = ""  # and its kind, as JAX names it ("TPU v5 lite", "cpu")
+    plane: str = ""  # profiled: the profile's device plane that timed it ("/device:TPU:0"); "" host threads (the CPU)
+    device_s: float = 0.0  # profiled on an accelerator: seconds per run the device was busy with the program
 
     def summary(self) -> str:
         """One line of the figures people look at first."""

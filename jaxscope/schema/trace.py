@@ -165,6 +165,7 @@ ErrorKind = Literal[
     "timeout",  # a phase ran past its time limit
     "cancelled",  # the user cancelled
     "memory",  # the worker hit its memory cap
+    "device-busy",  # the accelerator is held by another program (a TPU admits one process)
     "internal",  # a bug in jaxscope
 ]
 

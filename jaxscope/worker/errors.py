@@ -60,6 +60,8 @@ def classify(exc: BaseException, phase: str) -> ErrorInfo:
         kind, message = "cancelled", "interrupted"
     elif isinstance(exc, MemoryError):
         kind, message = "memory", "the worker ran out of memory (it has a memory cap)"
+    elif chip_held(message):
+        kind, message = "device-busy", CHIP_HELD
     elif isinstance(exc, RecursionError):
         kind = "user-code"
         hint = "Unbounded recursion in the traced code."
@@ -95,6 +97,18 @@ def classify(exc: BaseException, phase: str) -> ErrorInfo:
         hint=hint,
         argument=argument,
     )
+
+
+CHIP_HELD = (
+    "The TPU is held by another program (a TPU admits one process at a time): close that program (a notebook, a "
+    "training run, another jaxscope) or run on the CPU alone (JAX_PLATFORMS=cpu; in the window, Run: Backends: CPU only)."
+)
+
+
+def chip_held(message: str) -> bool:
+    """libtpu's refusal of a second process: its lockfile (`/tmp/libtpu_lockfile`) is taken."""
+    text = message.lower()
+    return "libtpu" in text and ("lockfile" in text or "already in use" in text)
 
 
 def _first_paragraphs(message: str, limit: int = 4000) -> str:

@@ -13,6 +13,7 @@ from jaxscope.ir.hlo_links import hlo_ops, hlo_ops_to_wire, ops_to_wire, stableh
 from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.hlo import HloRequest, HloResult
 from jaxscope.worker import jax_compat
+from jaxscope.worker.profile import ProfileReading, read_events
 from jaxscope.worker.trace import Phase, last_graph, prepare, runtime_failure, trace_failure
 from jaxscope.worker.xla_cost import instruction_costs
 
@@ -76,9 +77,10 @@ def run_hlo(request: HloRequest, phase: Phase) -> HloResult:
     chains = hlo_marks.compiled_chains(raw) if structure is not None else None
     t4 = time.perf_counter()
     # the raw text, marks and all: stripping a mark can leave a name HLO cannot parse (`%.6`); lines are the same
-    priced = instruction_costs(raw, _device(request.device))
+    device = _device(request.device)
+    priced = instruction_costs(raw, device)
     timings["price"] = time.perf_counter() - t4
-    op_times, run_s = _profile(prep, request.profile, phase) if request.profile > 0 else ({}, 0.0)
+    reading, run_s = _profile(prep, request.profile, phase, int(device.id)) if request.profile > 0 else (ProfileReading(), 0.0)
     return HloResult(
         request,
         text,
@@ -89,10 +91,14 @@ def run_hlo(request: HloRequest, phase: Phase) -> HloResult:
         _op_map(request, text, timings),
         _exact(chains, structure, timings),
         before,
-        op_times,
+        reading.op_times,
         run_s,
         jax_compat.input_shardings(compiled, traced.jaxpr),
         priced,
+        f"{device.platform}:{device.id}",
+        str(getattr(device, "device_kind", "")),
+        reading.plane,
+        reading.device_s,
     )
 
 
@@ -103,11 +109,12 @@ def _device(name: str) -> Any:
     return pick_device(name, list_devices())[0] if name else jax.devices()[0]
 
 
-def _profile(prep: Any, runs: int, phase: Phase) -> tuple[dict[str, float], float]:
+def _profile(prep: Any, runs: int, phase: Phase, device_id: int) -> tuple[ProfileReading, float]:
     """Run the program `runs` times (after one warm run) under `jax.profiler` on the example inputs
     (the maker's, or generated as `run` makes them), and read each instruction's time from the
-    trace: the events named as the compiled module's instructions (the plain and the marked
-    compile name them alike). A backend that records no per-op events gives {} (said so, not guessed)."""
+    trace (`worker.profile`): on an accelerator its device plane, on the CPU the host events named
+    as the compiled module's instructions (the plain and the marked compile name them alike). A
+    backend that records no per-op events gives none (said so, not guessed)."""
     import glob
     import gzip
     import json
@@ -137,14 +144,12 @@ def _profile(prep: Any, runs: int, phase: Phase) -> tuple[dict[str, float], floa
         if isinstance(exc, KeyboardInterrupt):
             raise
         raise runtime_failure(exc, "profile") from None
-    per_op: dict[str, float] = {}
+    events: list[dict[str, Any]] = []
     for path in glob.glob(f"{folder}/**/*.trace.json.gz", recursive=True):
         with gzip.open(path, "rt", encoding="utf-8") as fh:
-            for event in json.load(fh).get("traceEvents", []):
-                if event.get("ph") == "X" and isinstance(event.get("name"), str):
-                    per_op[event["name"]] = per_op.get(event["name"], 0.0) + float(event.get("dur", 0.0)) / 1e6 / runs
+            events += json.load(fh).get("traceEvents", [])
     shutil.rmtree(folder, ignore_errors=True)
-    return per_op, statistics.median(times)
+    return read_events(events, runs, device_id), statistics.median(times)
 
 
 def _lowered_cost(lowered: Any) -> dict[str, float]:

@@ -6,7 +6,8 @@ Public: `jax.extend.core` types. Semi-public: jaxlib `Traceback.raw_frames()` an
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import jax
@@ -247,3 +248,25 @@ def hlo_cost(module_text: str, client: Any) -> dict[str, float]:
     from jax._src.lib import xla_client
 
     return dict(xla_client._xla.hlo_module_cost_analysis(client, hlo_module_from_text(module_text)))
+
+
+def open_backends(held: Callable[[str], bool], wait_s: float) -> Exception | None:
+    """Open JAX's backends, waiting up to `wait_s` while an accelerator is `held` by another process
+    (a TPU admits one: the process before may still be closing); the last refusal, or None.
+
+    JAX keeps the backends that opened before one failed (`xla_bridge._backends`): a later call
+    would then run on the CPU without a word. They are forgotten, so each later call fails alike."""
+    from jax._src import xla_bridge
+
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            jax.devices()
+            return None
+        except RuntimeError as exc:
+            with xla_bridge._backend_lock:
+                xla_bridge._backends.clear()
+                xla_bridge._default_backend = None
+            if not held(str(exc)) or time.monotonic() >= deadline:
+                return exc
+            time.sleep(0.5)

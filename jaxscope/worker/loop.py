@@ -16,6 +16,7 @@ from jaxscope.schema.codec import from_jsonable, to_jsonable
 from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.graph_wire import graph_to_wire, to_wire_jsonable
 from jaxscope.schema.trace import ErrorInfo, TraceRequest
+from jaxscope.worker.errors import CHIP_HELD, chip_held
 
 
 def _user_modules() -> dict[str, float]:
@@ -138,14 +139,22 @@ def _ran_user_code() -> bool:
     return load.RAN_USER_CODE
 
 
+OPEN_WAIT_S = 15.0  # how long a new worker waits for an accelerator the process before it is still closing
+_refused: Exception | None = None  # why JAX's backends did not open (a chip held by another program), until they do
+
+
 def serve(requests: BinaryIO, replies: BinaryIO) -> int:
     """Answer requests until stdin closes or an `exit` request arrives."""
     t0 = time.perf_counter()
     import jax
     import jax.numpy as jnp
 
-    from jaxscope.worker import jax_compat  # noqa: F401  (registers frame exclusions before any trace)
+    from jaxscope.worker import jax_compat  # (registers frame exclusions before any trace)
 
+    global _refused
+    _refused = jax_compat.open_backends(chip_held, OPEN_WAIT_S)  # a chip held elsewhere: said by each request
+    if _refused is not None and chip_held(str(_refused)):
+        print(f"jaxscope: {CHIP_HELD}", file=sys.stderr)
     jax.make_jaxpr(lambda x: jnp.sin(x) + 1)(1.0)  # warm up: the first real trace is then fast
     config0 = _config_snapshot()
     api0 = _api_snapshot()
@@ -248,6 +257,14 @@ def _handle(message: dict[str, Any], replies: BinaryIO) -> dict[str, Any]:
 
     if op == "ping":
         return {"ok": True, "result": {"pong": True}}
+    global _refused
+    if _refused is not None:  # the accelerator was held when this worker started: try again, else say so
+        from jaxscope.worker import jax_compat
+        from jaxscope.worker.errors import classify
+
+        _refused = jax_compat.open_backends(chip_held, 2.0)
+        if _refused is not None:
+            return {"ok": False, "error": to_jsonable(classify(_refused, "startup"))}
     ops = _ops()
     if op in ops:
         from jaxscope.worker.trace import TraceError
