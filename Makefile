@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test test-jax check bench docs-images clean
+.PHONY: run test test-jax test-device check bench docs-images clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,11 @@ test: $(STAMP) check
 # the worker on every supported JAX (0.10, 0.11, 0.12; .ci/test-jax): e.g. make test-jax JAX_VERSIONS=0.12
 test-jax: $(STAMP)
 	JAX_VERSIONS="$(JAX_VERSIONS)" .ci/test-jax
+
+# on a machine with an accelerator (a TPU VM), with its own JAX: no set-up (such a machine may have no
+# index); the checkout on PYTHONPATH. tests/device/record_fixtures.py records the fixtures CI replays
+test-device:
+	PYTHONPATH=$(CURDIR)$${PYTHONPATH:+:$$PYTHONPATH} JAXSCOPE_DEVICE_TESTS=1 $(PYTHON) -m pytest -q -s -p no:cacheprovider tests/device $(PYTEST_ARGS)
 
 check: $(STAMP)
 	$(BIN)/ruff check .

@@ -22,7 +22,7 @@ class Block(nnx.Module):
 
 
 class ViT(nnx.Module):
-    def __init__(self, width: int = 256, depth: int = 4, patch: int = 4, classes: int = 10, rngs: nnx.Rngs = nnx.Rngs(0)):
+    def __init__(self, width: int = 256, depth: int = 4, patch: int = 4, classes: int = 10, *, rngs: nnx.Rngs):
         self.embed = nnx.Conv(3, width, kernel_size=(patch, patch), strides=(patch, patch), padding="VALID", rngs=rngs)
         self.blocks = getattr(nnx, "List", list)([Block(width, 8, rngs) for _ in range(depth)])  # flax < 0.12: a list
         self.norm = nnx.LayerNorm(width, rngs=rngs)
