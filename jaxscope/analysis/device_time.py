@@ -59,14 +59,15 @@ def achieved(flops: float, seconds: float, kind: str) -> str:
     """`12.3 TFLOP/s (6 % of peak)`: a row's FLOPs over its measured seconds ("" with no time)."""
     if seconds <= 0 or flops <= 0:
         return ""
-    rate = flops / seconds
-    text = _rate(rate)
+    per_s = flops / seconds
+    text = rate(per_s)
     peak = peak_flops(kind)
-    return f"{text} ({100 * rate / peak:.1f} % of peak)" if peak else text
+    return f"{text} ({100 * per_s / peak:.1f} % of peak)" if peak else text
 
 
-def _rate(rate: float) -> str:
+def rate(per_s: float) -> str:
+    """`197 TFLOP/s`."""
     for unit, scale in (("TFLOP/s", 1e12), ("GFLOP/s", 1e9), ("MFLOP/s", 1e6)):
-        if rate >= scale:
-            return f"{rate / scale:.3g} {unit}"
-    return f"{rate:.3g} FLOP/s"
+        if per_s >= scale:
+            return f"{per_s / scale:.3g} {unit}"
+    return f"{per_s:.3g} FLOP/s"

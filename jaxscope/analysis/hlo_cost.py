@@ -82,10 +82,11 @@ ELEMENTWISE = frozenset(
 )
 _HEADER = re.compile(r"^\s*(?:ENTRY\s+)?%?([\w.\-]+)\s*\(.*\{\s*$")
 INSTRUCTION = re.compile(  # "%name = shape opcode(operands), attributes": its name, shape, opcode, rest
-    r"^\s*(?:ROOT\s+)?%([\w.\-]+)\s*=\s*(\([^=]*?\)|[\w\[\],{}:]+?)\s+([\w\-]+)\((.*)$"
+    r"^\s*(?:ROOT\s+)?%([\w.\-]+)\s*=\s*(\([^=]*?\)|[\w\[\],{}:()]+?)\s+([\w\-]+)\((.*)$"
 )
 _SHAPE = re.compile(r"^[a-z]+\d*\[([0-9,]*)\]")
 _REGION = re.compile(r"\b(?:to_apply|select|scatter|comparator)=%([\w.\-]+)")
+_DIM_LABELS = re.compile(r"dim_labels=[^_]*_([^-]*)->")
 _CONTRACT = re.compile(r"lhs_contracting_dims=\{([0-9,]*)\}")
 
 
@@ -203,8 +204,13 @@ def _cost(opcode: str, out: int, operands: list[str], rest: str, shapes: dict[st
     if opcode == "reduce" and operands:
         return Cost(float(max(math.prod(shapes.get(operands[0], ())) - out, 0)))
     if opcode == "convolution" and len(operands) > 1:
+        if "window=" in rest or "batch_group_count=" in rest:
+            return Cost()  # padded, strided, dilated windows: which taps fall on data is XLA's count (left out, said)
         rhs = shapes.get(operands[1], ())
-        return Cost(2.0 * out * max(math.prod(rhs) // max(rhs[-1] if rhs else 1, 1), 1))
+        labels = _DIM_LABELS.search(rest)  # `dim_labels=b01f_01io->b01f`: the kernel's output feature is its `o`
+        o = labels.group(1).find("o") if labels else len(rhs) - 1
+        features = rhs[o] if 0 <= o < len(rhs) else (rhs[-1] if rhs else 1)
+        return Cost(2.0 * out * max(math.prod(rhs) // max(features, 1), 1))
     return Cost()
 
 

@@ -49,7 +49,7 @@ def add_parser(sub: Any) -> None:
 
 def run(opts: argparse.Namespace) -> int:
     from jaxscope.analysis import cost as costs
-    from jaxscope.analysis.device_time import achieved, busy_line, peak_flops
+    from jaxscope.analysis.device_time import achieved, busy_line, peak_flops, rate
     from jaxscope.analysis.liveness import liveness
     from jaxscope.analysis.measures import PROFILE_RUNS
 
@@ -165,7 +165,7 @@ def run(opts: argparse.Namespace) -> int:
     if opts.time and xla is not None:
         lines.append(busy_line(xla, seen, PROFILE_RUNS))
         if xla.plane and peak_flops(kind):
-            peak = f"{_n(peak_flops(kind))}FLOP/s"
+            peak = rate(peak_flops(kind))
             lines.append(f"achieved: a row's compiled FLOPs over its measured time, against the {kind}'s dense bf16 peak of {peak}")
     sys.stdout.write("\n".join(lines) + "\n")
     return 0
@@ -213,8 +213,12 @@ def _flops_line(xla: HloResult | None, compiled: HloCost, model: Cost) -> str:
     priced = xla.priced if xla is not None else None
     whose = (
         f"priced by XLA's cost model ({priced.backend}) instruction by instruction"
+        if compiled.source == "xla" and priced is not None and not priced.model
+        else f"priced by XLA's {priced.model} cost model instruction by instruction (the {priced.backend} plugin prices whole "
+        f"programs only; the same FLOPs from the same shapes: compare XLA compiled below)"
         if compiled.source == "xla" and priced is not None
-        else "counted by jaxscope's rules over the text (this compiled text was saved without XLA's prices)"
+        else "counted by jaxscope's rules over the text (this compiled text was saved without XLA's prices; convolutions "
+        "with windows left out)"
     )
     failed = f"; {len(priced.failures)} instruction(s) XLA would not price alone" if priced is not None and priced.failures else ""
     return (

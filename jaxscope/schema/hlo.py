@@ -40,6 +40,7 @@ class InstructionCosts:
     backend: str = ""  # "cpu", "tpu", "gpu": whose cost model priced it
     unknown_trips: int = 0  # while loops whose trip count XLA did not know (their bodies counted once)
     failures: tuple[str, ...] = ()  # instructions XLA would not price alone (with why)
+    model: str = ""  # whose cost model priced them when not the backend's own ("cpu": a TPU's plugin prices none alone)
 
 
 @dataclass(frozen=True, slots=True)

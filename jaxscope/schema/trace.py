@@ -207,6 +207,8 @@ class ErrorInfo:
 
     def summary(self) -> str:
         """One paragraph for a terminal or an error panel."""
+        if self.kind == "device-busy":  # nothing of the user's failed: the one sentence says what to do
+            return self.message
         where = f" at {self.location.file}:{self.location.line}" if self.location else ""
         head = f"{self.exc_type}: " if self.exc_type else ""
         text = f"{self.kind} error{' during ' + self.phase if self.phase else ''}{where}: {head}{self.message}"

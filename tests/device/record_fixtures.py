@@ -1,10 +1,10 @@
 """Record, on a machine with an accelerator, what jaxscope reads there, for the tests that replay
 it on a CPU (`tests/fixtures/tpu/`, read by `tests/analysis/test_tpu_fixtures.py`).
 
-    python3 tests/device/record_fixtures.py OUTDIR
+    python3 tests/device/record_fixtures.py OUTDIR [save xla profile precision]
 
 Writes, for the programs of `tests/device/models.py`:
-  NAME.jaxscope     `jaxscope save --time --run`: the trace, the compiled text with XLA's prices of
+  NAME.jaxscope     `jaxscope save --time --run` (the ViT step without --run): the trace, the compiled text with XLA's prices of
                     the device, its memory analysis, the measured time from the device's profile, a run
   xla.json          per program, JAX's own answers beside jaxscope's: the compiled text,
                     `cost_analysis()`, `memory_analysis()`, the device and its kind
@@ -34,8 +34,9 @@ PROGRAMS = ("vit_step", "mlp_loss", "scan_layers")
 def save_documents(out: str) -> None:
     for name in PROGRAMS:
         t = time.perf_counter()
+        run = [] if name == "vit_step" else ["--run"]  # its run's evidence (a float64 replay of 2,455 equations) takes minutes
         done = subprocess.run(
-            [sys.executable, "-m", "jaxscope", "save", f"{MODELS}::{name}", "-o", os.path.join(out, f"{name}.jaxscope"), "--time", "--run"],
+            [sys.executable, "-m", "jaxscope", "save", f"{MODELS}::{name}", "-o", os.path.join(out, f"{name}.jaxscope"), "--time", *run],
             capture_output=True,
             text=True,
             timeout=400,
@@ -46,7 +47,6 @@ def save_documents(out: str) -> None:
 def xla_answers(out: str) -> None:
     import jax
 
-    sys.path.insert(0, HERE)
     import models
 
     device = jax.devices()[0]
@@ -114,12 +114,15 @@ def precision(out: str) -> None:
 
 def main() -> int:
     out = sys.argv[1] if len(sys.argv) > 1 else "."
+    steps = sys.argv[2:] or ["save", "xla", "profile", "precision"]
     os.makedirs(out, exist_ok=True)
-    save_documents(out)
-    time.sleep(2)  # the last worker lets the chip go
-    xla_answers(out)
-    profile(out)
-    precision(out)
+    sys.path.insert(0, HERE)
+    if "save" in steps:
+        save_documents(out)
+        time.sleep(2)  # the last worker lets the chip go
+    for name, step in (("xla", xla_answers), ("profile", profile), ("precision", precision)):
+        if name in steps:
+            step(out)
     return 0
 
 

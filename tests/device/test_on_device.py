@@ -25,12 +25,12 @@ def jaxscope(*args: str, timeout: float = 400) -> subprocess.CompletedProcess[st
 def test_run_names_the_tpu_and_calls_its_matmul_rounding_precision() -> None:
     done = jaxscope("run", f"{MODELS}::mlp_loss")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert re.search(r"tpu:0 \(TPU v\d", done.stdout), done.stdout
-    assert "precision" in done.stdout or "within tolerance" in done.stdout
+    assert re.search(r"^device: tpu:0 \(TPU v\d", done.stdout, re.M), done.stdout
+    assert re.search(r"^OK: ", done.stdout, re.M)  # jit and eager round alike on the chip, or differ by its precision
 
 
 def test_cost_time_reads_the_device_plane_and_says_where_the_step_goes() -> None:
-    done = jaxscope("cost", f"{MODELS}::vit_step", "--time", "--by", "scope", "--json")
+    done = jaxscope("cost", f"{MODELS}::mlp_loss", "--time", "--by", "line", "--json")
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     time_ = data["time"]
@@ -38,7 +38,8 @@ def test_cost_time_reads_the_device_plane_and_says_where_the_step_goes() -> None
     assert 0 < time_["device_busy_s"] <= time_["run_s"] * 1.05 and 0 < time_["busy_share"] <= 1.05
     timed = [r for r in data["rows"] if r.get("seconds", 0) > 0]
     assert timed and any("flops_per_s" in r for r in timed)
-    assert data["total"]["flops"] == data["xla"]["cost"]["flops"]  # no loops: XLA's count, as XLA prices the TPU
+    # the TPU's plugin prices no single instruction: XLA's CPU cost model does, to the TPU's own total
+    assert abs(data["total"]["flops"] - data["xla"]["cost"]["flops"]) <= 1e-6 * data["xla"]["cost"]["flops"]
     text = jaxscope("cost", f"{MODELS}::vit_step", "--time", "--by", "scope", "--top", "12")
     busy = r"^measured: device busy [\d.]+ % of [\d.]+ ms per run .*TPU v\d.*/device:TPU:0\): (host|device)-bound"
     assert re.search(busy, text.stdout, re.M)
