@@ -46,7 +46,6 @@ def save_documents(out: str) -> None:
 
 def xla_answers(out: str) -> None:
     import jax
-
     import models
 
     device = jax.devices()[0]
