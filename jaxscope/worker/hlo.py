@@ -37,7 +37,8 @@ def run_hlo(request: HloRequest, phase: Phase) -> HloResult:
             raise
         raise trace_failure(exc, "lower") from None
     t1 = time.perf_counter()
-    marked, structure = _marked_lowering(traced)
+    scans: dict[tuple[int, int], int] = {}
+    marked, structure = _marked_lowering(traced, scans)
     timings["marks"] = time.perf_counter() - t1
     if request.stage == "stablehlo":
         timings["lower"] = t1 - t0
@@ -78,7 +79,7 @@ def run_hlo(request: HloRequest, phase: Phase) -> HloResult:
     t4 = time.perf_counter()
     # the raw text, marks and all: stripping a mark can leave a name HLO cannot parse (`%.6`); lines are the same
     device = _device(request.device)
-    priced = instruction_costs(raw, device)
+    priced = instruction_costs(raw, device, _loop_trips(chains, scans))
     timings["price"] = time.perf_counter() - t4
     reading, run_s = _profile(prep, request.profile, phase, int(device.id)) if request.profile > 0 else (ProfileReading(), 0.0)
     return HloResult(
@@ -170,19 +171,20 @@ def _compile_plain(traced: Any) -> Any:
         raise runtime_failure(exc, "compile") from None
 
 
-def _marked_lowering(traced: Any) -> tuple[Any, hlo_marks.Structure | None]:
+def _marked_lowering(traced: Any, scans: dict[tuple[int, int], int]) -> tuple[Any, hlo_marks.Structure | None]:
     """The program lowered with every equation marked, and its body structure; (None, None) if
     that fails (a JAX whose internals moved): the text is then linked by source location only."""
     try:
         with gc_paused():
-            closed, structure = mark_equations(traced.jaxpr)
+            closed, structure = mark_equations(traced.jaxpr, scans)
             return jax_compat.with_jaxpr(traced, closed).lower(), structure
     except Exception:
         return None, None
 
 
-def mark_equations(closed: Any) -> tuple[Any, dict[int, dict[int, tuple[int, ...]]]]:
-    """A copy of `closed` whose equations' name stacks end in their mark, and its structure.
+def mark_equations(closed: Any, scans: dict[tuple[int, int], int] | None = None) -> tuple[Any, dict[int, dict[int, tuple[int, ...]]]]:
+    """A copy of `closed` whose equations' name stacks end in their mark, and its structure; each
+    rolled scan's length by its mark into `scans` (the trip count of the while loop it becomes).
 
     Bodies are numbered in the order `to_graph` numbers them (first visit, depth first, sub-jaxprs
     in `jax_compat.subjaxprs` order), so a mark names the graph's own ``b{n}``/``e{i}``. A body
@@ -222,6 +224,8 @@ def mark_equations(closed: Any) -> tuple[Any, dict[int, dict[int, tuple[int, ...
             for _path, sub, _consts in subs:
                 mark(sub)
             eqns[i] = tuple(numbers[id(sub)] for _path, sub, _consts in subs)
+            if scans is not None and eqn.primitive.name == "scan" and eqn.params.get("unroll", 1) == 1:
+                scans[(body, i)] = int(eqn.params["length"])
             params = {k: swap(v) for k, v in eqn.params.items()} if subs else eqn.params
             info = eqn.source_info
             stack = info.name_stack.extend(hlo_marks.mark_name(body, i))
@@ -230,6 +234,17 @@ def mark_equations(closed: Any) -> tuple[Any, dict[int, dict[int, tuple[int, ...
 
     mark(closed.jaxpr)
     return jax_compat.ClosedJaxpr(done[id(closed.jaxpr)], closed.consts), structure
+
+
+def _loop_trips(chains: dict[int, list[hlo_marks.Chain]] | None, scans: dict[tuple[int, int], int]) -> dict[int, float]:
+    """The compiled lines whose marks name one rolled scan alone (its while loop, or a line of the
+    loop's own bookkeeping): that scan's length, for a while loop whose text gives no trip count."""
+    out: dict[int, float] = {}
+    for line, found in (chains or {}).items():
+        owners = {chain[-1] for chain in found if chain}
+        if len(owners) == 1 and (owner := next(iter(owners))) in scans:
+            out[line] = float(scans[owner])
+    return out
 
 
 def _exact(

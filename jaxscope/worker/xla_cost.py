@@ -16,6 +16,7 @@ how often each computation runs per run of the program (a loop body its `known_t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,15 +61,16 @@ class _Instr:
     root: bool = False
 
 
-def price(text: str, client: Any) -> Priced:
+def price(text: str, client: Any, loop_trips: Mapping[int, float] | None = None) -> Priced:
     """XLA's per-instruction figures for the compiled HLO `text`, by the cost model of `client`'s
-    backend (see the module docstring)."""
+    backend (see the module docstring); `loop_trips`: the trip count JAX gave the while loop on a
+    line (a scan's length) where XLA's text gives none (a TPU's compiled scans carry none)."""
     out = Priced()
     blocks, entry = _computations(text)
     if not entry:
         out.failures.append("no ENTRY computation in the text")
         return out
-    runs = _runs(blocks, entry, out)
+    runs = _runs(blocks, entry, out, loop_trips or {})
     if sum(len(blocks[c]) for c in runs) > MAX_INSTRUCTIONS:
         out.failures.append(f"more than {MAX_INSTRUCTIONS:,} instructions: priced whole only")
         return out
@@ -93,7 +95,7 @@ def price(text: str, client: Any) -> Priced:
     return out
 
 
-def instruction_costs(text: str, device: Any) -> InstructionCosts:
+def instruction_costs(text: str, device: Any, loop_trips: Mapping[int, float] | None = None) -> InstructionCosts:
     """`price` as plain data for an HloResult: the rows by line, the backend that priced them.
 
     A backend whose plugin prices no single instruction (a TPU's PJRT C API: "does not support
@@ -101,12 +103,12 @@ def instruction_costs(text: str, device: Any) -> InstructionCosts:
     FLOPs from the same shapes (on a TPU v5e: the sum within 1e-6 of the TPU's `cost_analysis()`):
     `InstructionCosts.model` says so."""
     try:
-        priced = price(text, device.client)
+        priced = price(text, device.client, loop_trips)
         model = ""
         if not priced.by_line and any("GetHloCostAnalysis" in f for f in priced.failures) and device.platform != "cpu":
             import jax
 
-            priced, model = price(text, jax.devices("cpu")[0].client), "cpu"
+            priced, model = price(text, jax.devices("cpu")[0].client, loop_trips), "cpu"
     except Exception as exc:  # a text XLA's parser refuses (a JAX whose printer moved on): said, not guessed
         return InstructionCosts(backend=str(device.platform), failures=(f"{type(exc).__name__}: {str(exc)[:200]}",))
     lines = sorted(priced.by_line)
@@ -120,7 +122,7 @@ def _figures(cost: dict[str, float]) -> tuple[float, float, float]:
     return float(cost.get("flops", 0.0)), float(cost.get("transcendentals", 0.0)), float(cost.get("bytes accessed", 0.0))
 
 
-def _runs(blocks: dict[str, list[_Instr]], entry: str, out: Priced) -> dict[str, float]:
+def _runs(blocks: dict[str, list[_Instr]], entry: str, out: Priced, loop_trips: Mapping[int, float]) -> dict[str, float]:
     """How often each computation that runs as such runs per run of the program: the entry once,
     a while loop's body and condition its trip count times its caller's, a branch or a called
     computation as its caller (fusion bodies and regions are priced with the instruction calling them)."""
@@ -133,8 +135,9 @@ def _runs(blocks: dict[str, list[_Instr]], entry: str, out: Priced) -> dict[str,
                 continue
             factor = 1.0
             if ins.opcode == "while":
-                factor = ins.trips if ins.trips is not None else 1.0
-                out.unknown_trips += ins.trips is None
+                trips = ins.trips if ins.trips is not None else loop_trips.get(ins.line)
+                factor = trips if trips is not None else 1.0
+                out.unknown_trips += trips is None
             for callee in ins.calls:
                 if callee in blocks:
                     runs[callee] = runs.get(callee, 0.0) + runs[comp] * factor

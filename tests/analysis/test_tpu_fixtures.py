@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 
+import jax
 import pytest
 
 from jaxscope.analysis.hlo_cost import INSTRUCTION, hlo_cost
@@ -118,3 +119,29 @@ def test_the_tpus_default_matmul_precision_is_further_from_the_cpu_than_highest(
     assert default["jit"] == default["eager"] and highest["jit"] == highest["eager"]
     assert abs(highest["jit"] - cpu) < abs(default["jit"] - cpu) / 3
     assert found["cpu/highest"]["jit"] == cpu  # the CPU computes float32 matmuls in float32 at any precision
+
+
+def test_a_tpu_scan_without_a_trip_count_is_counted_its_length_times(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A TPU's compiled scan is a while loop whose text gives no trip count: the scan's length, as
+    JAX gave it (by the equation's mark on the while line), counts its body."""
+    import jax.numpy as jnp
+
+    from jaxscope.worker.hlo import _loop_trips, mark_equations
+
+    program = XLA["programs"]["scan_layers"]
+    lines = program["text"].splitlines()
+    (loop,) = [n for n, line in enumerate(lines, 1) if " while(" in line]
+    monkeypatch.setattr(jax_compat, "hlo_cost", _as_the_tpu_prices)
+    once = hlo_cost(program["text"], instruction_costs(program["text"], _TpuPlugin()))
+    assert once.uncounted == 1
+    counted = hlo_cost(program["text"], instruction_costs(program["text"], _TpuPlugin(), {loop: 6.0}))
+    assert counted.uncounted == 0 and counted.once.flops == once.once.flops
+    body = 2 * 128 * 256 * 256 + 2 * 128 * 256  # a layer's matmul, its relu and its sum, per trip
+    assert counted.total.flops - once.total.flops == pytest.approx(5 * body, rel=0.01)
+
+    ws, x = jnp.ones((6, 4, 4)), jnp.ones((2, 4))
+    closed = jax.make_jaxpr(lambda ws, x: jax.lax.scan(lambda h, w: (h @ w, None), x, ws)[0])(ws, x)
+    scans: dict[tuple[int, int], int] = {}
+    mark_equations(closed, scans)
+    assert list(scans.values()) == [6]
+    assert _loop_trips({loop: [((0, 0),), ((0, 0),)], 7: [((0, 0), (1, 2))]}, {(0, 0): 6}) == {loop: 6.0}
