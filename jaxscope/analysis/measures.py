@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from jaxscope.analysis.cost import CostRow, rows
+from jaxscope.analysis.device_time import HOST_BOUND, busy_share
 from jaxscope.analysis.hlo_cost import op_seconds
 from jaxscope.analysis.liveness import Liveness, liveness
 from jaxscope.ir import hlo_marks
@@ -55,10 +56,13 @@ def measured(name: str, found: list[CostRow], live: Liveness | None) -> dict[str
 def timed(compiled: HloResult) -> tuple[dict[str, float], str]:
     """The "time" measure of a compiled program run under the profiler (`HloRequest.profile`): each
     equation's seconds per run (a fusion's shared among what it fused), and the scale's caption
-    with how much of the run the profile named. ValueError says why there is none."""
+    with how much of the run the device (on the CPU: XLA's ops) was busy. ValueError says why there is none."""
     if compiled.exact is None:
         raise ValueError("measured time needs the compiled program's exact links, which this JAX does not give")
     values, seen = op_seconds(compiled.text, compiled.op_times, hlo_marks.from_wire(compiled.exact))
     if seen <= 0:
         raise ValueError("this backend's profile names none of the program's instructions (no per-op times)")
-    return values, f"{MEASURES['time'].caption} ({100 * seen / max(compiled.run_s, 1e-12):.0f} % of the run named)"
+    share = busy_share(compiled, seen)
+    where = f" on {compiled.device_kind or compiled.device}, device busy" if compiled.plane else ", XLA ops busy"
+    bound = "host-bound" if share < HOST_BOUND else "device-bound"
+    return values, f"{MEASURES['time'].caption}{where} {100 * share:.1f} % of {1e3 * compiled.run_s:.3g} ms ({bound})"

@@ -4,6 +4,9 @@ equations selecting theirs."""
 
 from __future__ import annotations
 
+import pathlib
+import re
+
 from jaxscope.schema.graph import group_of, resolve
 from tests.conftest import MODELS
 from tests.qt.conftest import TIMEOUT, open_and_wait
@@ -49,7 +52,8 @@ def test_the_graph_is_coloured_by_measured_time_from_a_profiled_compiled_run(qtb
     assert "profiled runs" in panel.measure.currentText()
     qtbot.waitUntil(lambda: cost.times is not None and bool(w.graph.view_state.fills), timeout=4 * TIMEOUT)
     assert cost.times[0] is w.doc.result and sum(cost.times[1].values()) > 0
-    assert "measured seconds per run" in panel.scale.text() and "% of the run named" in panel.scale.text()
+    said = re.search(r"measured seconds per run.*, XLA ops busy ([\d.]+) % of [\d.]+ ms \((host|device)-bound\)", panel.scale.text())
+    assert said and (said.group(2) == "host") == (float(said.group(1)) < 50), panel.scale.text()
     compiled = w.ir_side.results["compiled"]
     assert compiled.request.profile and compiled.op_times  # the compiled tab shows the program that was timed
     # back to FLOPs: no profile needed, and the times stay for this trace
@@ -62,3 +66,16 @@ def test_the_graph_is_coloured_by_measured_time_from_a_profiled_compiled_run(qtb
     w.inputs.request_trace()
     qtbot.waitUntil(lambda: w.doc.result is not before and cost.times is not None and cost.times[0] is w.doc.result, timeout=4 * TIMEOUT)
     assert w.doc.result.jaxpr_text and "measured seconds per run" in panel.scale.text()
+
+
+def test_a_trace_saved_on_a_tpu_is_coloured_by_the_tpus_measured_time(qtbot, window):
+    """Issue 58: a trace saved with `save --time` on a TPU v5e opens here, without the chip, and its
+    measured time is the device's own: the scale says the chip and how busy the step kept it."""
+    w = window
+    saved = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "tpu" / "vit_step.jaxscope"
+    open_and_wait(qtbot, w, str(saved))
+    panel, cost = w.cost_panel, w.structure.cost
+    w.docks["cost"].raise_()
+    panel.measure.setCurrentIndex(panel.measure.findData("time"))
+    qtbot.waitUntil(lambda: cost.times is not None and bool(w.graph.view_state.fills), timeout=4 * TIMEOUT)
+    assert re.search(r"on TPU v5 lite, device busy [\d.]+ % of [\d.]+ ms \(host-bound\)", panel.scale.text()), panel.scale.text()
