@@ -100,7 +100,8 @@ def test_cost_time_measures_the_compiled_program_and_says_what_the_profile_cover
     assert data["time"]["per_op_s"] > 0  # the CPU's profile names its kernels: they are the fusions timed
     assert timed and all(r["name"].split(" ")[0] for r in timed)
     text = jaxscope("cost", f"{MODELS}::deep_step", "--time", "--top", "3")
-    said = re.search(r"^measured: XLA's ops busy ([\d.]+) % of ([\d.]+) ms per run .*cpu:0, ops on host threads\): (host|device)-bound", text.stdout, re.M)
+    busy = r"^measured: XLA's ops busy ([\d.]+) % of ([\d.]+) ms per run .*cpu:0, ops on host threads\): (host|device)-bound"
+    said = re.search(busy, text.stdout, re.M)
     assert text.returncode == 0 and said, text.stdout[-800:]
     assert (said.group(3) == "host") == (float(said.group(1)) < 50)  # the verdict follows the share it gives
     assert data["time"]["plane"] == "" and data["time"]["device"] == "cpu:0" and 0 < data["time"]["busy_share"] <= 5
