@@ -53,6 +53,9 @@ class CostRow:
         return self.own.times(self.runs)
 
 
+LOOPS = frozenset({"scan", "while", "fori_loop"})  # bodies that run as often as the loop: costed by the modules inside
+
+
 @functools.lru_cache(maxsize=4096)
 def _base(label: str) -> str:
     return label.split("(", 1)[0].split("[", 1)[0].strip()
@@ -361,15 +364,36 @@ def by_key(found: list[CostRow], key: str, depth: int = 0, graph: Graph | None =
     """Costs summed by `key_of` each row's equation; by "scope" named as the grouped view names
     its groups (`scope_view.module_keys` of `graph`'s top level) when `graph` is given."""
     keys = None
+    loops: set[str] = set()
     if key == "scope" and graph is not None:
         from jaxscope.analysis.module_keys import module_keys
 
         keys = module_keys(graph.top, graph.function)[0]
+        loops = {n.id for n in graph.top.nodes if n.kind == "eqn" and _base(n.label) in LOOPS}
     out: dict[str, Cost] = {}
     for row in found:
-        name = key_of(row.node, key, depth, keys.get(row.path.split("/")[0].split(":")[0]) if keys is not None else None)
+        top = row.path.split("/")[0].split(":")[0]
+        parts = keys.get(top) if keys is not None else None
+        if parts is not None and top in loops:
+            parts = _in_loop(parts, row.node)
+        name = key_of(row.node, key, depth, parts)
         out[name] = out.get(name, Cost()) + row.cost
     return out
+
+
+def _in_loop(outer: tuple[str, ...], node: Node) -> tuple[str, ...]:
+    """A loop body's equation's scope: the loop's own, then the modules the equation ran in inside
+    the body (a scan over layers: ``Stack.__call__/Block.__call__/Attn.__call__``), so a model's
+    stacked blocks get rows of their own, each counted as often as the loop runs."""
+    from jaxscope.analysis.module_keys import group_key
+
+    inner, _ = group_key(node)
+    if not inner:
+        return outer
+    if not outer:
+        return inner
+    pass_ = outer[0] if outer[0] != "program" else inner[0]
+    return (pass_, *outer[1:], *inner[1:])
 
 
 def key_of(node: Node, key: str, depth: int = 0, parts: tuple[str, ...] | None = None) -> str:

@@ -333,6 +333,18 @@ def compiled_rows(
         for r in found
         for s in (shares.get(r.path, Cost()),)
     ]
+    rowed = {r.path for r in found}
+    for path, share in shares.items():  # a loop's own instructions (its counter, a hoisted sum): a row for the loop
+        if path in rowed:
+            continue
+        try:
+            node = resolve(graph, path)[1] if graph is not None else None
+        except (KeyError, IndexError, ValueError):
+            node = None
+        if node is None:
+            unclaimed = unclaimed + share
+        else:
+            out.append(CostRow(path, node, Cost(share.flops, share.transcendentals), 1.0))
     return out, unclaimed, cost
 
 

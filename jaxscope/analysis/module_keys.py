@@ -128,6 +128,7 @@ NUMBERED = re.compile(r" #\d+$")  # "layer #2": the second call of layer
 _MODULE = re.compile(r"^[\w.\[\]#:-]+$")  # a module's or a named scope's name; not jnp.einsum's "bij,bjk->bik"
 # a class's dotted name, which equinox pushes as the scope of every call of its modules (all four
 # `eqx.nn.Linear` calls share one): a tag of the class, not the module's place; its calls tell that
+JAX_SCOPES = frozenset({"rematted_computation"})  # JAX's own names (a checkpoint's body): no module; its frames say where
 _CLASS_TAG = re.compile(r"^\w+(\.\w+)+$")
 
 
@@ -139,7 +140,7 @@ def group_key(node: Node, detached: bool = False, calls: list[tuple[str, int]] |
     A library's own named call (an einsum's spec) is no module: its equation goes where its caller's do.
     `calls`: the node's `_calls`, when already read."""
     scope = read_scope(node.name_stack)
-    parts = [p for p in scope.parts if _MODULE.match(p) and not _CLASS_TAG.match(p)]
+    parts = [p for p in scope.parts if _MODULE.match(p) and not _CLASS_TAG.match(p) and p not in JAX_SCOPES]
     if parts:
         return (scope.pass_ or "program", *parts), True
     names = [name for name, _ in (calls if calls is not None else _calls(node, 0 if detached else 1))]

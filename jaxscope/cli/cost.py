@@ -319,12 +319,16 @@ def _alive(graph: Graph, alive: list[tuple[tuple[str, int], int]]) -> str:
 
 
 def elided(text: str, width: int) -> str:
-    """`text` in at most `width` characters, its middle left out (``adamw_step/optax: chain/…/
-    tree_update_moment``): a scope's head and its last call both say which row it is."""
+    """`text` in at most `width` characters: a scope keeps its head and as much of its end as fits
+    (``step.<lambda>/…/Block.__call__/Attn.__call__ · forward``): the innermost modules say which
+    row it is; other text loses its middle."""
     if len(text) <= width:
         return text
-    head = (width - 1) // 2
-    return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
+    head = text.split("/", 1)[0] + "/…"
+    if "/" in text and len(head) < width // 2:
+        return head + text[len(text) - (width - len(head)) :]
+    half = (width - 1) // 2
+    return text[:half] + "…" + text[len(text) - (width - 1 - half) :]
 
 
 def _alive_by(graph: Graph, alive: list[tuple[tuple[str, int], int]], key: str) -> str:

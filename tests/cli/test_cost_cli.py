@@ -127,3 +127,24 @@ def test_a_convolution_steps_flops_are_xlas_and_land_on_its_equations(tmp_path):
     rows = {r["name"]: r["flops"] for r in data["rows"]}
     assert not any(name.startswith("(XLA's own") for name in rows), rows
     assert rows["conv_general_dilated"] >= 0.95 * data["total"]["flops"]
+
+
+def test_a_scan_over_layers_is_costed_by_the_modules_inside_its_body() -> None:
+    """Issue 60.1: an equinox transformer whose stacked blocks run in `lax.scan` under
+    `jax.checkpoint`: rows for the blocks' attention and MLP in each pass, each counted with the
+    scan's 6 trips, where there was one row for the whole scan; the recomputed forward inside the
+    backward loop is the block's, not JAX's `rematted_computation`."""
+    corpus = MODELS.parent / "eqx_scan_blocks.py"
+    done = jaxscope("cost", f"{corpus}::step", "--by", "scope", "--top", "0", "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    rows = {r["name"]: r["flops"] for r in data["rows"]}
+    for module in ("Attn.__call__", "MLP.__call__"):
+        for pass_ in ("forward", "backward"):
+            inside = [n for n in rows if f"/Block.__call__/{module}" in n and n.endswith(f"· {pass_}")]
+            assert inside and sum(rows[n] for n in inside) > 0, (module, pass_, sorted(rows))
+    assert not any("rematted_computation" in n for n in rows)
+    assert sum(rows.values()) == pytest.approx(data["total"]["flops"])
+    # the MLP's two matmuls (32 -> 128 -> 32 on 16 rows) times 6 layers, forward: XLA's count
+    mlp_forward = sum(v for n, v in rows.items() if "/MLP.__call__" in n and n.endswith("· forward"))
+    assert mlp_forward >= 6 * 2 * (2 * 16 * 32 * 128)
