@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from jaxscope.analysis.scope_view import ScopedGraph, first_open, for_window, scoped
+from jaxscope.analysis.scope_view import ScopedGraph, expand_scopes, first_open, for_window, scoped
 from jaxscope.exporter import MIN_LABEL_PX, PNG_MAX_PX, export, highlight_paths, png_scale, resolve_format, write_text
 from jaxscope.layout import labels
 from jaxscope.layout.edge_shape import check_long_edges
@@ -48,6 +48,7 @@ class DrawOptions:
     long_edges: str = "auto"
     dpi: int = 96
     layout_budget: float = 5.0
+    expand: tuple[str, ...] = ()  # groups drawn open besides the first view's (`scope_view.expand_scopes`)
 
     def check(self) -> DrawOptions:
         """ValueError naming the first bad option (before a trace spends seconds)."""
@@ -83,9 +84,11 @@ def view_of(graph: Graph, grouping: Grouping) -> ScopedGraph:
     return scoped(graph) if grouping == "scopes" else for_window(graph)
 
 
-def opened(graph: Graph, collapse: int | None) -> frozenset[str]:
-    """The clusters a drawing opens: as the window opens them, or `collapse` levels down."""
-    return first_open(graph) if collapse is None else frozenset(expanded_to_depth(graph, collapse))
+def opened(graph: Graph, collapse: int | None, expand: tuple[str, ...] = ()) -> frozenset[str]:
+    """The clusters a drawing opens: as the window opens them, or `collapse` levels down, and the
+    groups `expand` names with the way to them (ValueError for a name no group has)."""
+    base = first_open(graph) if collapse is None else frozenset(expanded_to_depth(graph, collapse))
+    return base | expand_scopes(graph, expand) if expand else base
 
 
 @dataclass(frozen=True)
@@ -230,5 +233,5 @@ def draw(graph: Graph, options: DrawOptions) -> Drawing:
 
     view = view_of(graph, options.grouping)
     with LayoutClient(budget_s=options.layout_budget) as layouts:
-        layout = layouts.layout(view.graph, opened(view.graph, options.collapse), direction=options.direction)
+        layout = layouts.layout(view.graph, opened(view.graph, options.collapse, options.expand), direction=options.direction)
     return Drawing.of(view, layout, options)

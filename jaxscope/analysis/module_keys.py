@@ -53,9 +53,11 @@ def name_by_attributes(keys: dict[str, Key], top: Body, skip: set[str], method_n
     parameter, or all of its caller's (``ViT.__call__`` reads the whole model), keeps its name; so
     do the traced function's own calls and calls two siblings would share a name with."""
     params = {
-        n.id: module_path(n.label)
+        n.id: _rng_owner(path) if not _FLOAT.match(n.avals[0]) else path
         for n in top.nodes
-        if n.kind == "input" and n.avals and _FLOAT.match(n.avals[0]) and len(PATH_TOKEN.findall(n.label)) > 1
+        if n.kind == "input" and n.avals and len(PATH_TOKEN.findall(n.label)) > 1
+        for path in (module_path(n.label),)
+        if _FLOAT.match(n.avals[0]) or _rng_owner(path)
     }
     reads: dict[Key, list[tuple[str, ...]]] = defaultdict(list)
     for e in top.edges:
@@ -85,6 +87,12 @@ def name_by_attributes(keys: dict[str, Key], top: Body, skip: set[str], method_n
     for node_id, k in keys.items():
         if node_id not in skip and len(k) > 1:
             keys[node_id] = (k[0], *(renamed.get(k[1 : d + 1], part) for d, part in enumerate(k[1:], 1)))
+
+
+def _rng_owner(path: tuple[str, ...]) -> tuple[str, ...]:
+    """The module an nnx random stream belongs to (``model.dropout.rngs.count`` -> ``model.dropout``):
+    a Dropout reads no parameter, only its stream's key and count; () for any other non-float input."""
+    return path[: path.index(".rngs")] if ".rngs" in path[1:] else ()
 
 
 def _common(paths: list[tuple[str, ...]]) -> tuple[str, ...]:

@@ -81,7 +81,7 @@ class ScopedGraph:
 
 
 SCOPE, VALUES = GROUP_KINDS  # `SubgraphRef.param` of a module's group ("scope backward" in a pass), of inputs' or outputs'
-GROUPS_FIT = 60  # boxes a model opens with: its modules a level or two down, readable when fitted to the window
+GROUPS_FIT = 150  # boxes a model opens with: its modules a level or two down (issue 60.2: ~150 read when fitted)
 BLOCKS_FIT = 150  # boxes a model with repeated blocks may open with to show them all
 _REPEATED = re.compile(r" \((\d+) alike\)$")  # "encoder.layers[2] (4 alike)": one of 4 identical layers
 
@@ -92,8 +92,8 @@ def first_open(graph: Graph, fits: int = GROUPS_FIT, blocks_fit: int = BLOCKS_FI
     blocks, each a box, when at most `blocks_fit` boxes are drawn; the loss's and the optimizer's
     arithmetic stays inside their shut groups. Otherwise a grouped view opens its module groups a
     whole level at a time while at most `fits` boxes are drawn (every module at that level alike), but
-    a flat group with more boxes than fit on its own (an update of every leaf) stays shut; groups of
-    inputs and outputs stay boxes. A view without groups opens as `auto_expanded` picks."""
+    a flat group with more boxes than fit on its own (an update of every leaf) and a library's call
+    (the optimizer's update) stay shut; groups of inputs and outputs stay boxes. A view without groups opens as `auto_expanded` picks."""
     if not any(is_group(n.id) for n in graph.top.nodes):
         return auto_expanded(graph)
     blocks = _to_blocks(graph)
@@ -109,13 +109,51 @@ def first_open(graph: Graph, fits: int = GROUPS_FIT, blocks_fit: int = BLOCKS_FI
             for n in body.nodes
             if (group := group_of(n)) is not None and group[0] == SCOPE
         ]
-        opening = [(path, body) for path, body in opening if len(body.nodes) <= fits or any(is_group(n.id) for n in body.nodes)]
+        opening = [
+            (path, body)
+            for path, body in opening
+            if not _library(body.title) and (len(body.nodes) <= fits or any(is_group(n.id) for n in body.nodes))
+        ]
         count += sum(len(body.nodes) - 1 for _, body in opening)
         if not opening or count > fits:
             break
         chosen += [path for path, _ in opening]
         level = [(f"{path}:0/", body) for path, body in opening]
     return frozenset(chosen)
+
+
+def expand_scopes(graph: Graph, scopes: Iterable[str]) -> frozenset[str]:
+    """The groups named `scopes` (a group's title, ``block1``, or the last titles of its way down,
+    ``CNN.__call__/block1`` or ``block1/conv``; a pass's or repeat's suffix need not be given), each
+    with the groups on the way to it, so it is drawn open; ValueError names one that matches none,
+    with the groups there are."""
+    found: dict[str, list[str]] = {}  # group path -> the titles on the way to it, itself last
+
+    def walk(body: Body, prefix: str, way: list[str]) -> None:
+        for n in body.nodes:
+            if is_group(n.id) and n.subgraphs and (group := group_of(n)) is not None and group[0] == SCOPE:
+                path = prefix + n.id
+                found[path] = [*way, _REPEATED.sub("", n.label)]
+                walk(graph.bodies[n.subgraphs[0].body], f"{path}:0/", found[path])
+
+    walk(graph.top, "", [])
+    out: set[str] = set()
+    for scope in scopes:
+        want = [p for p in scope.strip("/").split("/") if p]
+        hits = [path for path, way in found.items() if want and _ends_with(way, want)]
+        if not hits:
+            names = sorted({way[-1] for way in found.values()})
+            raise ValueError(f"--expand {scope!r}: no group is called that; the groups are {', '.join(names[:30])}")
+        for path in hits:  # the group and every group on the way to it
+            parts = path.split(":0/")
+            out.update(":0/".join(parts[: i + 1]) for i in range(len(parts)))
+    return frozenset(out)
+
+
+def _ends_with(way: list[str], want: list[str]) -> bool:
+    """Titles match with or without their pass: ``block1`` is ``block1 (forward)`` too."""
+    tail = way[-len(want) :]
+    return len(tail) == len(want) and all(t == w or t.split(" (", 1)[0] == w for t, w in zip(tail, want))
 
 
 def _to_blocks(graph: Graph) -> dict[str, Body]:
@@ -132,8 +170,8 @@ def _to_blocks(graph: Graph) -> dict[str, Body]:
             repeated = (n.label == "scan" and bool(n.subgraphs)) or (module and bool(_REPEATED.search(n.label)))
             if repeated and above:  # a scan over layers is a stack of blocks too
                 found[above[0][0]].append((len(above), above))
-            if not module or _REPEATED.search(n.label):
-                continue
+            if not module or _REPEATED.search(n.label) or _library(n.label):
+                continue  # (the optimizer's update per parameter is no block of the model)
             inner = graph.bodies[n.subgraphs[0].body]
             if len(inner.nodes) <= GROUPS_FIT:  # (an update of every leaf is no way to a block)
                 walk(inner, f"{prefix}{n.id}:0/", [*above, (prefix + n.id, inner)])
@@ -146,6 +184,12 @@ def _to_blocks(graph: Graph) -> dict[str, Body]:
             if depth == nearest:
                 out.update(way)
     return out
+
+
+def _library(title: str) -> bool:
+    """A library's call (``flax: Optimizer.update``, ``optax: softmax_cross_entropy…``): its
+    internals are no part of the user's model, and a first view keeps them shut."""
+    return ": " in title.split(" (", 1)[0]
 
 
 def is_group(part: str) -> bool:

@@ -334,7 +334,9 @@ def elided(text: str, width: int) -> str:
 def _alive_by(graph: Graph, alive: list[tuple[tuple[str, int], int]], key: str) -> str:
     """What is alive at the peak, summed by the scope (or line) of the equation that made each value."""
     from jaxscope.analysis.cost import key_of
+    from jaxscope.analysis.module_keys import module_keys
 
+    keys = module_keys(graph.top, graph.function)[0] if key == "scope" else {}  # named as the table's rows are
     nodes = {n.id: n for n in graph.top.nodes}
     sizes: dict[str, int] = {}
     held = 0
@@ -343,7 +345,7 @@ def _alive_by(graph: Graph, alive: list[tuple[tuple[str, int], int]], key: str) 
         if node is None or node.kind != "eqn":
             held += size  # the arguments
             continue
-        name = key_of(node, key)
+        name = key_of(node, key, 0, keys.get(node_id))
         sizes[name] = sizes.get(name, 0) + size
     parts = sorted(sizes.items(), key=lambda kv: -kv[1])
     shown = [f"{name} {size} B" for name, size in parts[:5]] + ([f"arguments {held} B"] if held else [])

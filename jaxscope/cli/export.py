@@ -31,6 +31,14 @@ def add_parser(sub: Any) -> None:
         metavar="DEPTH",
         help="expand nested sub-graphs down to DEPTH levels (0 = all collapsed); default: automatic",
     )
+    p.add_argument(
+        "--expand",
+        action="append",
+        default=[],
+        metavar="SCOPE",
+        help="also draw this group open, with the groups on the way to it: its title (block1, 'flax: Optimizer.update') or "
+        "the end of its way (CNN.__call__/block1); repeat for more",
+    )
     p.add_argument("--direction", choices=["TB", "LR"], default="TB")
     p.add_argument("--legend", action="store_true", help="add a legend of node colours")
     p.add_argument(
@@ -156,6 +164,7 @@ def options(opts: argparse.Namespace, fmt: str) -> DrawOptions:
             long_edges=opts.long_edges,
             dpi=opts.dpi,
             layout_budget=opts.layout_budget,
+            expand=tuple(opts.expand),
         ).check()
     except ValueError as exc:
         raise CliError(str(exc)) from None
@@ -181,8 +190,8 @@ def run(opts: argparse.Namespace) -> int:
     with LayoutClient(budget_s=draw.layout_budget) as layouts:
         # As in the app: the layout process starts now (while the worker imports jax) and lays out
         # the graph as the trace reply arrives (making the window's view of it, as the window asks).
-        # A --collapse depth or a forced grouping needs the graph first.
-        streams = draw.collapse is None and draw.grouping != "scopes" and not opts.sharding and saved(opts) is None
+        # A --collapse depth, --expand or a forced grouping needs the graph first.
+        streams = draw.collapse is None and not draw.expand and draw.grouping != "scopes" and not opts.sharding and saved(opts) is None
         stream = layouts.stream(direction=draw.direction, scopes=draw.grouping == "auto") if streams else None
         result = trace_target(opts, jaxpr_text="jaxpr" in stages, diagnose=False, tap=stream.feed if stream is not None else None)
         view = view_of(result.graph, draw.grouping)
@@ -195,7 +204,11 @@ def run(opts: argparse.Namespace) -> int:
             except LayoutError:  # e.g. dot over budget before the graph was bound: ask again below
                 layout = None
         if layout is None:
-            layout = layouts.layout(view.graph, opened(view.graph, draw.collapse), direction=draw.direction, **notes)
+            try:
+                expanded = opened(view.graph, draw.collapse, draw.expand)
+            except ValueError as exc:
+                raise CliError(str(exc)) from None
+            layout = layouts.layout(view.graph, expanded, direction=draw.direction, **notes)
     try:
         drawing = Drawing.of(view, layout, draw)
     except ValueError as exc:

@@ -102,3 +102,23 @@ def test_the_flax_docs_vit_step_names_its_encoder_blocks_in_both_passes(tmp_path
         where = {p.split(":")[0] for p, t in boxes.items() if t.startswith(f"encoder.layers[{k}]")}
         assert where == {forward, backward}, (k, where)
     assert not [t for t in boxes.values() if WRAPPER.search(t)]
+
+
+def test_an_nnx_cnn_opens_to_its_blocks_and_expand_opens_a_group_on_demand(tmp_path) -> None:
+    """Issue 60.2: blocks that differ in width are no repeats, yet the first view opens the model to
+    them (they fit in ~150 boxes); the optimizer's update stays shut until `--expand` names it; a name
+    no group has is refused with the groups there are."""
+    corpus = pathlib.Path(CORPUS) / "nnx_cnn_blocks.py"
+    out = tmp_path / "cnn.svg"
+    done = run_cli("export", f"{corpus}::train_step", "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    boxes = _boxes(out.read_text(encoding="utf-8"))
+    titles = list(boxes.values())
+    assert titles.count("block1") == 2 and titles.count("block2") == 2  # forward and backward
+    assert "optax: chain" not in titles and "flax: Optimizer.update" in titles
+    done = run_cli("export", f"{corpus}::train_step", "-o", str(out), "--expand", "flax: Optimizer.update", "--expand", "block1/conv")
+    assert done.returncode == 0, done.stderr
+    titles = list(_boxes(out.read_text(encoding="utf-8")).values())
+    assert "optax: chain" in titles and titles.count("block1") == 2
+    done = run_cli("export", f"{corpus}::train_step", "-o", str(out), "--expand", "block3")
+    assert done.returncode == 2 and "no group is called that; the groups are CNN.__call__" in done.stderr

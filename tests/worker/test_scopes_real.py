@@ -187,3 +187,24 @@ def test_checkpointed_layers_are_calls_inside_the_loss_that_makes_them(tmp_path)
     assert all("computes it again" in n.detail for n in layers)
     backward = view.bodies[top["f.loss (backward)"].subgraphs[0].body]
     assert [r.role for n in backward.nodes for r in n.subgraphs].count("checkpoint of layer") == 3
+
+
+def test_nnx_blocks_are_named_by_their_places_in_both_passes_and_open_first() -> None:
+    """Issue 60.2: an nnx CNN whose blocks differ in width: every module is named by its place
+    (`block1/conv`, `dropout`), never by a library class's call, alike in the forward and the
+    backward pass; block1's backward is block1's; the first view opens the model to block1 and block2
+    (they fit), while the optimizer's update stays one shut box."""
+    from jaxscope.analysis.cost import by_key, rows
+    from jaxscope.analysis.scope_view import first_open, scoped
+    from jaxscope.schema.graph import resolve
+
+    corpus = MODELS.parent / "nnx_cnn_blocks.py"
+    g = run_trace(TraceRequest(FunctionRef("train_step", str(corpus)), inputs=FILE_INPUTS), lambda p: None).graph
+    names = set(by_key(rows(g), "scope", 0, g))
+    assert not [n for n in names if "flax: Conv" in n or "BatchNorm" in n or "Dropout" in n], sorted(names)
+    for module in ("block1/conv", "block1/bn", "block2/conv", "block2/bn", "dropout", "head"):
+        for pass_ in ("forward", "backward"):
+            assert f"train_step.loss_fn/CNN.__call__/{module} · {pass_}" in names, (module, pass_, sorted(names))
+    view = scoped(g).graph
+    opened = {resolve(view, p)[1].label for p in first_open(view)}
+    assert {"block1", "block2", "CNN.__call__"} <= opened and "flax: Optimizer.update" not in opened, opened
