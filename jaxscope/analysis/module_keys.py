@@ -379,7 +379,27 @@ def module_keys(top: Body, function: str = "") -> tuple[dict[str, Key], set[str]
         if len(heads[k[0]]) > 1:
             keys[node_id] = (k[0], k[0], *k[1:])
     _detached(top, keys, by_scope, detached)
+    _lone_numbers(keys)
     return keys, by_scope
+
+
+def _lone_numbers(keys: dict[str, Key]) -> None:
+    """A call numbered where no other call of its function sits beside it (``Stack.__call__ #1``, the
+    second call in a pass whose first one held only equations placed elsewhere): its plain name, as
+    the other pass names the same module."""
+    variants: dict[tuple[str, ...], set[str]] = defaultdict(set)  # (pass and parents, function) -> its names there
+    for k in keys.values():
+        for d in range(1, len(k)):
+            variants[(*k[:d], NUMBERED.sub("", k[d]))].add(k[d])
+    lone = {place: names.pop() for place, names in variants.items() if len(names) == 1 and NUMBERED.search(next(iter(names)))}
+    if not lone:
+        return
+    for node_id, k in keys.items():
+        parts = list(k)
+        for d in range(1, len(k)):
+            if (*k[:d], NUMBERED.sub("", k[d])) in lone:
+                parts[d] = NUMBERED.sub("", k[d])
+        keys[node_id] = tuple(parts)
 
 
 def rematerialized(top: Body) -> tuple[frozenset[str], frozenset[str]]:
