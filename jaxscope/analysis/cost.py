@@ -383,11 +383,11 @@ def by_key(found: list[CostRow], key: str, depth: int = 0, graph: Graph | None =
 
 def _in_loop(outer: tuple[str, ...], node: Node) -> tuple[str, ...]:
     """A loop body's equation's scope: the loop's own, then the modules the equation ran in inside
-    the body (a scan over layers: ``Stack.__call__/Block.__call__/Attn.__call__``), so a model's
+    the body (a scan over layers: ``Stack.__call__/Stack.__call__.layer/Block.__call__/Attn.__call__``), so a model's
     stacked blocks get rows of their own, each counted as often as the loop runs."""
     from jaxscope.analysis.module_keys import group_key
 
-    inner, _ = group_key(node)
+    inner, _ = group_key(node, detached=True)  # from the body's own function (`layer`), as hoisted equations are named
     if not inner:
         return outer
     if not outer:
