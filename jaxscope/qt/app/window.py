@@ -17,7 +17,7 @@ from jaxscope.ir import linking
 from jaxscope.ir.hlo_links import IrLinks
 from jaxscope.qt.app.chrome import dialogs, prefs
 from jaxscope.qt.app.chrome import theme as themes
-from jaxscope.qt.app.chrome.dock_fit import DockFit
+from jaxscope.qt.app.chrome.dock_fit import FOLDED_PX, DockFit
 from jaxscope.qt.app.chrome.menus import build_menus
 from jaxscope.qt.app.chrome.status_line import StatusLine
 from jaxscope.qt.app.chrome.welcome import RecentTargets, WelcomePage
@@ -156,6 +156,8 @@ class MainWindow(QMainWindow):
         before the window is shown leaves a stray copy of its tab bar on screen."""
         dock = QDockWidget(title, self)
         dock.setObjectName(f"{name}Dock")  # saveState needs object names
+        if area == Qt.DockWidgetArea.BottomDockWidgetArea:
+            widget.setMinimumHeight(FOLDED_PX)  # (a text view's own minimum, 70 px, kept the group from folding)
         dock.setWidget(widget)
         if tab_with:
             self.tabifyDockWidget(self.docks[tab_with], dock)
@@ -197,6 +199,7 @@ class MainWindow(QMainWindow):
         self.inputs.trace_requested.connect(self.trace_function)
         self.inputs.choice_changed.connect(self.opening.remember_inputs)
         self.graph.selection_changed.connect(self.selection.graph_selected)
+        self.graph.selection_changed.connect(self.dock_fit.selected)
         self.graph.toggle_cluster_requested.connect(self.toggle_cluster)
         self.source.line_clicked.connect(self.selection.source_line_clicked)
         self.source_frames.other_line_clicked.connect(self.selection.frame_line_clicked)

@@ -18,6 +18,9 @@ from jaxscope.qt.panes.problems_panel import ProblemsPanel
 
 NARROW_PX = 1800  # below this window width, Source and IR share one column as tabs (each ~60 columns)
 OPEN_PX = 200  # the bottom docks' height when they show something
+FOLDED_PX = 32  # the bottom panes' least height: the group folds to its title and tab bar
+IR_COLUMNS = 84  # the shared column widens to this many columns of IR text while the IR tab is up
+IR_SHARE = 0.45  # of the window's width at most, so the graph keeps the rest
 BOTTOM = ("problems", "diagnostics", "log", "node", "run", "cost")
 
 
@@ -31,7 +34,9 @@ class DockFit(QObject):
         # a bottom pane that needs more than OPEN_PX while it is shown: its wanted height (0: none now).
         # The Run pane after a run: its verdict, causes and table, not a strip of them.
         self.room: dict[str, Callable[[], int]] = {}
+        self.narrow = 0  # the shared code column's width before the IR tab widened it
         problems.shown.connect(self._problem)
+        docks["jaxpr"].visibilityChanged.connect(self._ir_shown)
         for name in BOTTOM:
             docks[name].visibilityChanged.connect(self._shown)
 
@@ -40,9 +45,36 @@ class DockFit(QObject):
         if self.window.width() < NARROW_PX:
             self.window.tabifyDockWidget(self.docks["source"], self.docks["jaxpr"])
             self.docks["source"].raise_()
-            width = max(380, self.window.width() * 3 // 10)
-            self.window.resizeDocks([self.docks["source"]], [width], Qt.Orientation.Horizontal)
+            width = max(330, self.window.width() * 27 // 100)
+            # after the IR tab's own show and hide (queued by the tabbing above), which would undo it
+            QTimer.singleShot(0, self, lambda: self.window.resizeDocks([self.docks["source"]], [width], Qt.Orientation.Horizontal))
         self.fit()
+
+    def _ir_shown(self, visible: bool) -> None:
+        """The IR tab raised in the column it shares with Source: the column widens so the text reads
+        at IR_COLUMNS columns (at most IR_SHARE of the window); Source raised again: its width back."""
+        ir, source = self.docks["jaxpr"], self.docks["source"]
+        try:
+            if ir.isFloating() or source not in self.window.tabifiedDockWidgets(ir):
+                return
+        except RuntimeError:  # the window is being destroyed: its docks hide
+            return
+        if visible:
+            self.narrow = source.width()
+            chars = ir.fontMetrics().horizontalAdvance("0" * IR_COLUMNS) + 60  # the gutter and the scroll bar
+            width = min(chars, int(self.window.width() * IR_SHARE))
+            if width > ir.width():
+                QTimer.singleShot(0, self, lambda: self.window.resizeDocks([ir], [width], Qt.Orientation.Horizontal))
+        elif self.narrow:
+            narrow, self.narrow = self.narrow, 0
+            QTimer.singleShot(0, self, lambda: self.window.resizeDocks([source], [narrow], Qt.Orientation.Horizontal))
+
+    def selected(self, shown: list[str]) -> None:
+        """Boxes picked in the graph: the Node pane comes up in place of an empty Problems pane (a
+        pane the user is reading, Run or Cost, stays)."""
+        problems = self.docks["problems"]
+        if shown and not self.has_problem and not problems.visibleRegion().isEmpty():
+            self.docks["node"].raise_()
 
     def _shown(self, visible: bool) -> None:
         if visible:  # a tab of the bottom group was raised
