@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import cast
 
@@ -363,22 +363,31 @@ def _body_total(graph: Graph, body_id: str, depth: int, gone: set[str]) -> Cost:
 def by_key(found: list[CostRow], key: str, depth: int = 0, graph: Graph | None = None) -> dict[str, Cost]:
     """Costs summed by `key_of` each row's equation; by "scope" named as the grouped view names
     its groups (`scope_view.module_keys` of `graph`'s top level) when `graph` is given."""
-    keys = None
-    loops: set[str] = set()
-    if key == "scope" and graph is not None:
-        from jaxscope.analysis.module_keys import module_keys
-
-        keys = module_keys(graph.top, graph.function)[0]
-        loops = {n.id for n in graph.top.nodes if n.kind == "eqn" and _base(n.label) in LOOPS}
+    name = namer(key, depth, graph)
     out: dict[str, Cost] = {}
     for row in found:
+        k = name(row)
+        out[k] = out.get(k, Cost()) + row.cost
+    return out
+
+
+def namer(key: str, depth: int = 0, graph: Graph | None = None) -> Callable[[CostRow], str]:
+    """The row name of a cost row under `key` (see `by_key`): the module keys are read once."""
+    if key != "scope" or graph is None:
+        return lambda row: key_of(row.node, key, depth)
+    from jaxscope.analysis.module_keys import module_keys
+
+    keys = module_keys(graph.top, graph.function)[0]
+    loops = {n.id for n in graph.top.nodes if n.kind == "eqn" and _base(n.label) in LOOPS}
+
+    def name(row: CostRow) -> str:
         top = row.path.split("/")[0].split(":")[0]
-        parts = keys.get(top) if keys is not None else None
+        parts = keys.get(top)
         if parts is not None and top in loops:
             parts = _in_loop(parts, row.node)
-        name = key_of(row.node, key, depth, parts)
-        out[name] = out.get(name, Cost()) + row.cost
-    return out
+        return key_of(row.node, key, depth, parts)
+
+    return name
 
 
 def _in_loop(outer: tuple[str, ...], node: Node) -> tuple[str, ...]:

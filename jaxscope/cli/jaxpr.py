@@ -15,6 +15,9 @@ def add_parser(sub: Any) -> None:
 
 
 def run(opts: argparse.Namespace) -> int:
+    from jaxscope.ir.linking import tidy_comments
+
     result = trace_target(opts, jaxpr_text=True)
-    sys.stdout.write(result.jaxpr_text.rstrip("\n") + "\n")
+    # the locations at column 88, not past the longest line; the lines and their words as JAX printed them
+    sys.stdout.write(tidy_comments(result.jaxpr_text.rstrip("\n")) + "\n")
     return 0

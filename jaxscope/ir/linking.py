@@ -237,6 +237,24 @@ def split_comment(line: str) -> tuple[str, str | None]:
     return line, None
 
 
+def tidy_comments(text: str, column: int = 88) -> str:
+    """The jaxpr text with its location comments at `column` (or two spaces after longer code), not
+    at JAX's column past the longest line (210 in a train step: 350-character lines), and no empty
+    comment or trailing blanks: for a reader (`jaxscope jaxpr`). Every line keeps its number and its
+    words; the links read the text as JAX printed it."""
+    out = []
+    for line in text.split("\n"):
+        code, comment = split_comment(line)
+        code = code.rstrip()
+        if not comment:
+            out.append(code)
+        elif not code:
+            out.append(line.rstrip())
+        else:
+            out.append(f"{code.ljust(column)}  # {comment}" if len(code) < column else f"{code}  # {comment}")
+    return "\n".join(out)
+
+
 def parse_loc(comment: str) -> Loc | None:
     """``examples/m.py:22:11 (predict)`` -> ("examples/m.py", 22, 11); None when not a location.
 

@@ -32,6 +32,7 @@ scripts and tests. With the ``transparent`` theme text and edges use ``currentCo
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from jaxscope.layout import labels
@@ -164,6 +165,22 @@ class NodeIndex:
             return None
 
 
+_WRAPPED = re.compile(r"^(\w+)\((.*)\)$")
+
+
+def scope_text(stack: str) -> str:
+    """A name stack as a reader says it: ``transpose(jvp(block1/conv))`` -> ``block1/conv (backward)``,
+    ``transpose(jvp())`` -> ``backward`` (viewer.js's `scopeText` says it alike)."""
+    inner, pass_ = stack, ""
+    while m := _WRAPPED.match(inner):
+        if m.group(1) == "transpose":
+            pass_ = "backward"
+        elif m.group(1) == "jvp" and not pass_:
+            pass_ = "forward"
+        inner = m.group(2)
+    return f"{inner} ({pass_})" if inner and pass_ else inner or pass_ or stack
+
+
 def node_tooltip(node: Node, path: str = "") -> str:
     """The hover text of a node: everything worth knowing that does not fit on the box."""
     kind = family_title(family(node))
@@ -181,7 +198,7 @@ def node_tooltip(node: Node, path: str = "") -> str:
     if node.subgraphs:
         lines.append("sub-graphs: " + ", ".join(ref.role for ref in node.subgraphs))
     if node.name_stack:
-        lines.append(f"scope: {node.name_stack}")
+        lines.append(f"scope: {scope_text(node.name_stack)}")
     if node.source is not None:
         where = f"{node.source.file}:{node.source.line}"
         lines.append(f"at {where}" + (f" in {node.source.function}" if node.source.function else ""))

@@ -38,13 +38,21 @@ window.addEventListener("error", (ev) => jaxscopeDamaged(ev.message));
     } else if (n.outs.length) out.push(n.outs.join(", "));
     if (n.detail) out.push(n.detail);
     if (n.subs.length) out.push("sub-graphs: " + n.subs.map((s) => s[0]).join(", "));
-    if (n.scope) out.push("scope: " + n.scope);
+    if (n.scope) out.push("scope: " + scopeText(n.scope));
     if (n.src) out.push(`at ${n.src[0]}:${n.src[1]}`);
     return out.join("\n");
   }
+  function scopeText(stack) {  // as svg.scope_text: `transpose(jvp(block1/conv))` -> "block1/conv (backward)"
+    let inner = stack, pass = "";
+    for (let m; (m = /^(\w+)\((.*)\)$/.exec(inner)); inner = m[2]) {
+      if (m[1] === "transpose") pass = "backward"; else if (m[1] === "jvp" && !pass) pass = "forward";
+    }
+    return inner && pass ? `${inner} (${pass})` : inner || pass || stack;
+  }
   const PAD = 12, TITLE = 18, GAP = 16, CARD = 3;
-  const READABLE = 0.45;  // a first view's least scale: 11 px labels 5 px tall (a page in a doc's narrow frame)
+  const READABLE = 0.9;  // a first view's least scale: 11 px labels 10 px tall, read without zooming
   const state = { open: new Set(data.opened), selected: "", matches: [], at: -1, query: "" };
+  const initiallyOpen = new Set(data.opened);  // the address names what the reader opened besides
   const view = { x: 0, y: 0, k: 1, moved: false };  // moved: the reader panned, zoomed or picked (no refit)
   let drawn = null;  // the last composition: boxes by path, clusters, edges
 
@@ -148,7 +156,12 @@ window.addEventListener("error", (ev) => jaxscopeDamaged(ev.message));
       const t = el("svg:text", { x: k.x + 8, y: k.y + 13, fill: th.title, class: "ctitle" }, g, "\u25be " + k.title);
       t.addEventListener("click", (ev) => { ev.stopPropagation(); toggle(k.owner); });
     }
-    const ge = el("svg:g", { class: "edges", fill: "none", stroke: th.edge }, world);
+    if (!svg.querySelector("#arrow")) {  // one arrowhead for every edge: which way the data flows
+      const defs = el("svg:defs", {}, svg);
+      const m = el("svg:marker", { id: "arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 6, markerHeight: 6, orient: "auto" }, defs);
+      el("svg:path", { d: "M0,1 L9,5 L0,9 z", fill: th.edge, stroke: "none" }, m);
+    }
+    const ge = el("svg:g", { class: "edges", fill: "none", stroke: th.edge, "marker-end": "url(#arrow)" }, world);
     for (const [x1, y1, x2, y2] of drawn.edges) {
       const dy = Math.max(Math.abs(y2 - y1) / 2, 12);
       el("svg:path", { d: `M${x1},${y1} C${x1},${y1 + dy} ${x2},${y2 - dy} ${x2},${y2}` }, ge);
@@ -235,6 +248,7 @@ window.addEventListener("error", (ev) => jaxscopeDamaged(ev.message));
       for (const p of [...state.open]) if (p === path || p.startsWith(path + ":")) state.open.delete(p);
     } else state.open.add(path);
     render(); writeHash();
+    if (state.selected === path) showPanel(find(path));  // its button says what a click does now
   }
 
   function reveal(path) {
@@ -310,7 +324,10 @@ window.addEventListener("error", (ev) => jaxscopeDamaged(ev.message));
       const lines = data.sources[file] || {};
       const shown = Object.keys(lines).map(Number).filter((k) => Math.abs(k - line) <= 2).sort((a, b) => a - b);
       if (!shown.length) code.textContent = "(the source is not in this page)";
+      let before = 0;
       for (const k of shown) {
+        if (before && k > before + 1) el("span", { class: "gap" }, code, "    \u22ee\n");  // lines the page does not hold
+        before = k;
         const row = el("span", { class: k === line ? "here" : "" }, code, `${String(k).padStart(5)}  ${lines[k]}\n`);
         row.dataset.line = String(k);
       }
@@ -321,7 +338,12 @@ window.addEventListener("error", (ev) => jaxscopeDamaged(ev.message));
       if (!nums.length) continue;
       el("h3", {}, panel, stage);
       const pre = el("pre", { class: "code stage-" + stage }, panel);
-      for (const k of nums.slice(0, 40)) el("span", {}, pre, `${String(k).padStart(6)}  ${entry.text[k] || ""}\n`);
+      let last = 0;
+      for (const k of nums.slice(0, 40)) {
+        if (last && k > last + 1) el("span", { class: "gap" }, pre, "     \u22ee\n");  // lines of other equations between
+        last = k;
+        el("span", {}, pre, `${String(k).padStart(6)}  ${entry.text[k] || ""}\n`);
+      }
     }
   }
 
@@ -394,6 +416,8 @@ window.addEventListener("error", (ev) => jaxscopeDamaged(ev.message));
     const params = new URLSearchParams();
     if (state.query) params.set("search", state.query);
     if (state.selected) params.set("select", state.selected);
+    const opened = [...state.open].filter((p) => !initiallyOpen.has(p));
+    if (opened.length) params.set("expand", opened.join(","));
     const text = params.toString();
     try {
       history.replaceState(null, "", text ? "#" + text : location.pathname + location.search);

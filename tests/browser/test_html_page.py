@@ -106,3 +106,38 @@ def test_a_link_to_the_page_it_is_on_is_followed(vit_page: pathlib.Path, page: P
     while "g4:0/g434:0/g439:0" not in page.clusters() and time.time() < deadline:
         time.sleep(0.05)
     assert "g4:0/g434:0/g439:0" in page.clusters()
+
+
+def test_the_page_reads_on_open_and_keeps_what_the_reader_opened(vit_page: pathlib.Path, page: Page) -> None:
+    """Issue 60.4: the first view at a legible scale (11 px labels at least 10 px tall), arrowheads on
+    the edges, the panel's button true after a double-click opened the block, the opened block in
+    the address (a reload shows it again), "⋮" where a source snippet skips lines, and a backward
+    box's scope said as "backward", not `transpose(jvp())`."""
+    page.open(vit_page)
+    scale = page.js("return parseFloat(document.querySelector('#world').getAttribute('transform').split('scale(')[1])")
+    assert scale >= 0.9, scale
+    assert page.js("return document.querySelector('g.edges').getAttribute('marker-end')") == "url(#arrow)"
+    assert page.js("return !!document.querySelector('marker#arrow path')")
+    block = next(p for p in page.drawn() if p.endswith("g440"))  # layers[2]'s box in the forward pass
+    page.click(block)
+    assert page.driver.find_element("css selector", "#panel button.toggle").text == "Expand"
+    page.double_click(block)
+    assert block + ":0" in page.clusters()
+    assert page.driver.find_element("css selector", "#panel button.toggle").text == "Collapse"
+    assert "expand=" in page.fragment() and block.rsplit("/", 1)[-1] in page.fragment(), page.fragment()
+    page.open(vit_page, page.fragment().lstrip("#"))
+    assert block + ":0" in page.clusters()  # the address brought it back
+    backward = page.js(
+        "const e = [...window.jaxscopePage.drawn().boxes].find(b => /^transpose\\(jvp\\(/.test(b.n.scope)); return e ? e.n.tip : ''"
+    )
+    assert "(backward)" in backward and "scope: transpose(" not in backward, backward
+    # a box whose jaxpr lines are apart: "⋮" between them, where the panel skips the lines of other equations
+    skipped = page.js(
+        "for (const b of window.jaxscopePage.drawn().boxes) {"
+        "  window.jaxscopePage.select(b.path, false);"
+        "  const pre = document.querySelector('#panel pre.stage-jaxpr'); if (!pre) continue;"
+        "  const nums = [...pre.querySelectorAll('span:not(.gap)')].map(s => parseInt(s.textContent));"
+        "  if (nums.some((k, i) => i && k > nums[i - 1] + 1)) return [nums.length, pre.querySelectorAll('span.gap').length];"
+        "} return null"
+    )
+    assert skipped is not None and skipped[1] >= 1, skipped

@@ -45,3 +45,24 @@ def test_a_text_that_does_not_line_up_falls_back_to_locations(deep):
     text = deep.jaxpr_text.replace(" = dot_general", " = dot_generalx", 1)  # another printer's idea of a name
     links = linking.jaxpr_links(deep.graph, text)
     assert links.exact == {} and any(links.lines_for_node(p) for p in links.sources)  # by location, as before
+
+
+def test_jaxscope_jaxpr_puts_locations_where_a_reader_finds_them():
+    """Issue 60.5: JAX aligns every `# file:line` past the longest line (column ~210 in a train
+    step); `jaxscope jaxpr` puts them at column 88 (two spaces after longer code), drops the empty
+    ones and keeps every line and its words."""
+    long = "    cx:f32[8,10] = pjit[name=step jaxpr={ lambda ; a:f32[8,10]. let b = sin a in (b,) }] ab" + " " * 40
+    text = "\n".join(
+        [
+            "{ lambda ; a:f32[8]. let",
+            "    b:f32[8] = sin a" + " " * 190 + "# /home/u/p/m.py:3:8 (f)",
+            "    c:f32[8] = cos b" + " " * 190 + "# ",
+            long + "# /home/u/p/m.py:4:9 (f)",
+            "  in (c,) }",
+        ]
+    )
+    tidy = linking.tidy_comments(text).split("\n")
+    assert len(tidy) == 5 and all(line == line.rstrip() for line in tidy)
+    assert tidy[1].index("# /home/u/p/m.py:3:8 (f)") == 90 and tidy[2] == "    c:f32[8] = cos b"
+    assert tidy[3] == long.rstrip() + "  # /home/u/p/m.py:4:9 (f)"
+    assert [linking.split_comment(a)[0].split() for a in tidy] == [linking.split_comment(a)[0].split() for a in text.split("\n")]

@@ -7,6 +7,8 @@ from __future__ import annotations
 import pathlib
 import re
 
+from PySide6.QtCore import Qt
+
 from jaxscope.schema.graph import group_of, resolve
 from tests.conftest import MODELS
 from tests.qt.conftest import TIMEOUT, open_and_wait
@@ -26,7 +28,8 @@ def test_the_graph_is_coloured_by_flops_and_the_memory_peak_selects_what_is_aliv
     assert groups, drawn
     # the costliest equation: a dot_general, selected from the table
     assert panel.table.rowCount() >= 10 and panel.table.item(0, 1).text() == "dot_general"
-    first = panel.table.item(0, 0).text()
+    first = panel.table.item(0, 0).data(Qt.ItemDataRole.UserRole)
+    assert "· forward" in panel.table.item(0, 0).text() or "· backward" in panel.table.item(0, 0).text()  # named by module and pass
     panel.table.cellClicked.emit(0, 0)
     qtbot.waitUntil(lambda: w.doc.to_real(w.graph.selected_paths()) == [first], timeout=TIMEOUT)
     # the memory peak: the equations whose values are alive there

@@ -162,13 +162,17 @@ class ModelStructure:
             self.host.statusBar().showMessage(f"opened {path}; closed {len(others)} identical layer(s)", 4000)
 
 
-Figures = tuple[list[costs.CostRow], costs.Cost, Liveness]
+Figures = tuple[list[costs.CostRow], costs.Cost, Liveness, list[tuple[costs.CostRow, str]]]
+DEAREST = 30  # the Cost pane's table: the costliest equations
 
 
 def figures(graph: Graph) -> Figures:
-    """Off the GUI thread: every equation's cost, the total, the liveness (0.6 + 0.4 s at 50k)."""
+    """Off the GUI thread: every equation's cost, the total, the liveness (0.6 + 0.4 s at 50k), and
+    the dearest equations with their modules (named as `jaxscope cost --by scope` names them)."""
     found = costs.rows(graph)
-    return found, costs.total(graph, found), liveness(graph)
+    dear = sorted((r for r in found if r.runs), key=lambda r: -(r.cost.flops + r.cost.transcendentals))[:DEAREST]
+    name = costs.namer("scope", 0, graph)
+    return found, costs.total(graph, found), liveness(graph), [(r, name(r)) for r in dear]
 
 
 class ModelCost(QObject):
@@ -221,17 +225,17 @@ class ModelCost(QObject):
             return
         data = future.result()
         self.figures = (result, data)
-        found, total, live = data
-        dear = sorted((r for r in found if r.runs), key=lambda r: -(r.cost.flops + r.cost.transcendentals))[:30]
+        found, total, live, dear = data
         top = [
             (
                 r.path,
+                module,
                 r.node.label,
                 r.cost.flops + r.cost.transcendentals,
                 r.cost.bytes,
                 f"{r.node.source.file.rsplit('/', 1)[-1]}:{r.node.source.line}" if r.node.source else "",
             )
-            for r in dear
+            for r, module in dear
         ]
         totals = (
             f"jaxscope's count, per primitive of the jaxpr, every equation unfused: {human(total.flops)} FLOPs, "
@@ -299,7 +303,7 @@ class ModelCost(QObject):
         if self.measure == "time" and self.times is not None and self.times[0] is result:
             values, caption = self.times[1], self.times[2]
         elif self.measure and self.measure != "time" and self.figures is not None and result is not None and self.figures[0] is result:
-            found, _total, live = self.figures[1]
+            found, _total, live, _dear = self.figures[1]
             values, caption = measures.measured(self.measure, found, live), measures.MEASURES[self.measure].caption
         else:
             self.host.graph.set_fills({})

@@ -134,6 +134,7 @@ class MainWindow(QMainWindow):
         self.docks["problems"].raise_()
         self.dock_fit = DockFit(self, self.docks, self.problems)  # docks as big as what they show
         self.dock_fit.room["run"] = lambda: self.height() * 9 // 20 if self.run_panel.shown_result is not None else 0
+        self.dock_fit.room["cost"] = lambda: self.height() * 2 // 5  # its table and memory plot, not a strip of them
 
         self.structure = ModelStructure(self)
         self.status = StatusLine(self.statusBar())

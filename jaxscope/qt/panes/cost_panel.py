@@ -40,7 +40,7 @@ class CostView:
     totals: str  # a line of totals
     in_use: list[int]  # bytes in use while each top-level equation runs, in program order
     peak_at: int
-    top: list[tuple[str, str, float, float, str]]  # (program path, primitive, flops, bytes, file:line), dearest first
+    top: list[tuple[str, str, str, float, float, str]]  # (program path, module, primitive, flops, bytes, file:line), dearest first
 
 
 class MemoryPlot(QWidget):
@@ -140,8 +140,11 @@ class CostPanel(QWidget):
         self.peak.clicked.connect(self.peak_requested)
         self.table = QTableWidget(0, 5)
         self.table.setObjectName("costTop")
-        self.table.setHorizontalHeaderLabels(["equation", "primitive", "FLOPs", "bytes", "line"])
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.setHorizontalHeaderLabels(["module", "primitive", "FLOPs", "bytes", "line"])
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)  # a module's path is long: it takes the room left
+        self.table.setTextElideMode(Qt.TextElideMode.ElideLeft)  # its innermost modules say which it is
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
         self.table.cellClicked.connect(self._row_clicked)
@@ -163,15 +166,18 @@ class CostPanel(QWidget):
     def _row_clicked(self, row: int, _column: int) -> None:
         item = self.table.item(row, 0)
         if item is not None:
-            self.node_requested.emit(item.text())
+            self.node_requested.emit(item.data(Qt.ItemDataRole.UserRole))
 
     def show_cost(self, view: CostView) -> None:
         self.totals.setText(view.totals)
         self.plot.set_curve(view.in_use, view.peak_at)
         self.table.setRowCount(len(view.top))
-        for row, (path, prim, flops, nbytes, line) in enumerate(view.top):
-            for col, text in enumerate((path, prim, human(flops), human(nbytes), line)):
+        for row, (path, module, prim, flops, nbytes, line) in enumerate(view.top):
+            for col, text in enumerate((module, prim, human(flops), human(nbytes), line)):
                 item = QTableWidgetItem(text)
+                if col == 0:
+                    item.setData(Qt.ItemDataRole.UserRole, path)  # what a click selects
+                    item.setToolTip(f"{module}\n{path} {prim}")
                 if col in (2, 3):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.table.setItem(row, col, item)
