@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from typing import Any
 
 from jaxscope.cli.common import CliError, add_target, saved, source_text, trace_target
@@ -15,10 +16,12 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the line marks as JSON")
 
 
+_AUTODIFF = re.compile(r"\b(?:value_and_grad|grad|vjp|jacrev|jacfwd|hessian)\s*\(")  # `nnx.value_and_grad(f)(m)`, `eqx.filter_grad`
 EXPLAIN_ABBR = {"emitted": "eqn", "python": "py", "not-taken": "-", "never": "!", "staged": "stg"}
 EXPLAIN_LEGEND = (
     "eqn N  equations came from this line (N, all sub-graphs included)",
     "py     ran while tracing, emitted nothing",
+    "py ∇   ran autodiff: its backward equations are counted on the forward lines they transpose",
     "stg N  traced into staged control flow (lax.cond/switch branches, while/scan bodies)",
     "-      branch not taken while tracing",
     "!      never reached while tracing",
@@ -143,17 +146,15 @@ def _annotate(lines: list[str], info: Any, fn: Any, marks: dict[int, Any], badge
         else:
             merged.append([a, b])
     num_w = len(str(max(b for _, b in merged)))
+    shown = {ln: _mark(m, lines[ln - 1]) for ln, m in marks.items()}
+    mark_w = max(6, *map(len, shown.values()))  # `eqn 1234` keeps the code in its column
     for i, (a, b) in enumerate(merged):
         if i:
-            print(f"{'':>{7 + badge_w}} {'⋮':>{num_w}}")
+            print(f"{'':>{mark_w + 1 + badge_w}} {'⋮':>{num_w}}")
         for ln in range(a, min(b, len(lines)) + 1):
             m = marks.get(ln)
-            mark = ""
-            if m is not None:
-                abbr = EXPLAIN_ABBR.get(m.kind, "?")
-                mark = f"{abbr} {m.eqns}" if m.eqns else abbr
             badge = m.badge if m is not None else ""
-            print(f"{mark:<6} {badge:<{badge_w}} {ln:>{num_w}}  {lines[ln - 1].rstrip()}".rstrip())
+            print(f"{shown.get(ln, ''):<{mark_w}} {badge:<{badge_w}} {ln:>{num_w}}  {lines[ln - 1].rstrip()}".rstrip())
     notes: list[tuple[int, int, str]] = []
     for ln, m in sorted(marks.items()):
         if not m.why:
@@ -163,6 +164,16 @@ def _annotate(lines: list[str], info: Any, fn: Any, marks: dict[int, Any], badge
         else:
             notes.append((ln, ln, m.why))
     return [(f"{prefix}{a}" if a == b else f"{prefix}{a}-{b}", why) for a, b, why in notes]
+
+
+def _mark(m: Any, line: str) -> str:
+    """A line's mark: its kind, its equations' count, and for a line that ran autodiff (`py ∇`) that
+    its backward pass is there too, counted on the forward lines (JAX gives a transposed equation the
+    location of the one it transposes)."""
+    abbr = EXPLAIN_ABBR.get(m.kind, "?")
+    if m.eqns:
+        return f"{abbr} {m.eqns}"
+    return f"{abbr} ∇" if abbr == "py" and _AUTODIFF.search(line) else abbr
 
 
 def _blank_run(lines: list[str], after: int, before: int) -> int:

@@ -127,3 +127,20 @@ def test_helpers_in_other_files_are_annotated_and_named_by_file(tmp_path):
     as_json = json.loads(jaxscope("explain", f"{main}::f", "--args", "f32[3], training=True", "--json").stdout)
     (other,) = as_json["other_files"]
     assert other["file"].endswith("helpers.py") and {m["line"] for m in other["lines"]} >= {4, 5, 6}
+
+
+def test_an_autodiff_line_and_a_big_count_keep_the_columns() -> None:
+    """Issue 60.5: `loss, grads = nnx.value_and_grad(loss_fn)(model)` made the whole backward pass,
+    counted on the forward lines it transposes: it is marked `py ∇`, not "emitted nothing"; a line
+    of 158 equations keeps its code in the column of one of 5."""
+    from tests.conftest import CORPUS
+
+    done = jaxscope("explain", f"{CORPUS / 'nnx_cnn_blocks.py'}::train_step")
+    assert done.returncode == 0, done.stderr
+    rows = done.stdout.splitlines()
+    grad = next(r for r in rows if "value_and_grad(loss_fn)(model)" in r)
+    assert grad.startswith("py ∇"), grad
+    big = next(r for r in rows if "return nnx.relu(self.bn(self.conv(x)))" in r)
+    small = next(r for r in rows if "x = nnx.avg_pool(" in r)
+    assert big.startswith("eqn 1") and len(big.split()[1]) >= 3 and small.startswith("eqn ") and len(small.split()[1]) == 1
+    assert big.index("return nnx.relu") == small.index("x = nnx.avg_pool"), (big, small)  # both 8 spaces into a method
