@@ -165,7 +165,7 @@ class NodeIndex:
             return None
 
 
-_WRAPPED = re.compile(r"^(\w+)\((.*)\)$")
+_WRAPPED = re.compile(r"^(transpose|jvp)\((.*)\)$")  # autodiff's passes; `jit(layer)` names a scope: kept
 
 
 def scope_text(stack: str) -> str:

@@ -44,7 +44,7 @@ window.addEventListener("error", (ev) => jaxscopeDamaged(ev.message));
   }
   function scopeText(stack) {  // as svg.scope_text: `transpose(jvp(block1/conv))` -> "block1/conv (backward)"
     let inner = stack, pass = "";
-    for (let m; (m = /^(\w+)\((.*)\)$/.exec(inner)); inner = m[2]) {
+    for (let m; (m = /^(transpose|jvp)\((.*)\)$/.exec(inner)); inner = m[2]) {
       if (m[1] === "transpose") pass = "backward"; else if (m[1] === "jvp" && !pass) pass = "forward";
     }
     return inner && pass ? `${inner} (${pass})` : inner || pass || stack;
@@ -156,16 +156,14 @@ window.addEventListener("error", (ev) => jaxscopeDamaged(ev.message));
       const t = el("svg:text", { x: k.x + 8, y: k.y + 13, fill: th.title, class: "ctitle" }, g, "\u25be " + k.title);
       t.addEventListener("click", (ev) => { ev.stopPropagation(); toggle(k.owner); });
     }
-    if (!svg.querySelector("#arrow")) {  // one arrowhead for every edge: which way the data flows
-      const defs = el("svg:defs", {}, svg);
-      const m = el("svg:marker", { id: "arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 6, markerHeight: 6, orient: "auto" }, defs);
-      el("svg:path", { d: "M0,1 L9,5 L0,9 z", fill: th.edge, stroke: "none" }, m);
-    }
-    const ge = el("svg:g", { class: "edges", fill: "none", stroke: th.edge, "marker-end": "url(#arrow)" }, world);
+    const ge = el("svg:g", { class: "edges", fill: "none", stroke: th.edge }, world);
+    const heads = [];  // each edge ends going down into its box: an arrowhead there says which way the data flows
     for (const [x1, y1, x2, y2] of drawn.edges) {
       const dy = Math.max(Math.abs(y2 - y1) / 2, 12);
       el("svg:path", { d: `M${x1},${y1} C${x1},${y1 + dy} ${x2},${y2 - dy} ${x2},${y2}` }, ge);
+      heads.push(`M${x2 - 3.5},${y2 - 7}L${x2},${y2}L${x2 + 3.5},${y2 - 7}z`);
     }
+    el("svg:path", { class: "arrowheads", d: heads.join(""), fill: th.edge, stroke: "none" }, world);
     const gn = el("svg:g", { class: "nodes" }, world);
     const colours = data.overlay ? data.overlay.colours : null;
     for (const b of drawn.boxes) drawBox(gn, b, colours);
