@@ -11,6 +11,7 @@ import textwrap
 from collections.abc import Iterator
 
 from jaxscope.analysis.avals import aval_bytes, format_bytes
+from jaxscope.analysis.scopes import read_scope
 from jaxscope.schema.graph import Graph, Node, SourceLoc, resolve
 from jaxscope.schema.trace import Diagnostic
 
@@ -89,12 +90,14 @@ def constant_diagnostics(graph: Graph, load_sites: dict[str, tuple[SourceLoc, ..
 
 
 DEAD_SHARE = 0.10  # said when more of the program than this computes nothing it returns
+AUTODIFF_SHARE = 0.8  # dead equations this much of the forward pass (under jvp) are autodiff's, not state left behind
 
 
 def dead_code(graph: Graph) -> Diagnostic | None:
     """A warning when more than DEAD_SHARE of the equations (a dead call's body counted whole) reach
-    no output: jit drops them, so what the user reads in the graph is not what XLA runs. The usual
-    cause is state updated in place (Python side effects) while only the loss is returned."""
+    no output: jit drops them, so what the user reads in the graph is not what XLA runs. Mostly in a
+    differentiated forward pass, they are autodiff's tangents the backward pass never reads (said as
+    such: nothing to fix); else the usual cause is state updated in place while only the loss is returned."""
     from jaxscope.analysis.cost import dead
 
     top = graph.top
@@ -107,6 +110,18 @@ def dead_code(graph: Graph) -> Diagnostic | None:
     if share <= DEAD_SHARE:
         return None
     paths = tuple(sorted(gone, key=lambda i: int(i[1:]) if i[1:].isdigit() else 0))
+    forward = sum(1 for i in gone if read_scope(nodes[i].name_stack).pass_ == "forward")
+    if forward >= AUTODIFF_SHARE * len(gone):  # autodiff's leftovers, not the user's state
+        return Diagnostic(
+            kind="dead-code",
+            severity="info",
+            title=f"{count:,} of {top.total_eqns:,} equations ({share:.0%}) are autodiff's forward-pass leftovers: jit drops them",
+            detail="Differentiating traces the forward pass with its tangents (jvp); the equations whose values the "
+            "backward pass never reads reach no output, and XLA compiles only what does. Nothing of yours is lost.",
+            fix="nothing to fix; `jaxscope cost` and the Cost pane leave them out (note: dead)",
+            locations=node_locations(graph, paths[:20]),
+            nodes=paths,
+        )
     return Diagnostic(
         kind="dead-code",
         severity="warning",

@@ -119,3 +119,17 @@ def test_a_jitted_target_keeps_its_donation(tmp_path):
     assert "tf.aliasing_output = 0" in theirs and "tf.aliasing_output = 0" in ours
     result = run_function(RunRequest(FunctionRef("step", str(source)), "f32[4,4], f32[4,4]", repeats=2), lambda p: None)
     assert result.ok and any("donates inputs" in w for w in result.warnings)
+
+
+def test_autodiffs_leftovers_are_said_as_such_not_as_state_left_behind(tmp_path):
+    """Issue 60.5: a step that returns only the gradient leaves the forward pass's loss unread: those
+    dead equations are autodiff's (under jvp), said as nothing to fix, not blamed on in-place state."""
+    source = tmp_path / "step.py"
+    source.write_text(
+        "import jax\nimport jax.numpy as jnp\n\n\ndef step(w, x):\n"
+        "    return jax.grad(lambda w: jnp.sum(jnp.tanh(x @ w) ** 2) + jnp.sum(jnp.sin(w) ** 2))(w)\n"
+    )
+    traced = run_trace(TraceRequest(FunctionRef("step", str(source)), args="f32[8,8], f32[4,8]"), lambda p: None)
+    (found,) = [d for d in traced.diagnostics if d.kind == "dead-code"]
+    assert found.severity == "info" and "autodiff's forward-pass leftovers" in found.title, found.title
+    assert "in place" not in found.detail and found.fix.startswith("nothing to fix")
