@@ -15,6 +15,8 @@ a removal and an addition.
 from __future__ import annotations
 
 import difflib
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,8 +72,9 @@ def diff(a: Graph, b: Graph) -> GraphDiff:
     pa, pb = [p for p, _ in wa.eqns], [p for p, _ in wb.eqns]
     na, nb = wa.nodes, wb.nodes
     ma, mb = _modules(a), _modules(b)
-    strict = ([_key(p, n, na, module=ma) for p, n in wa.eqns], [_key(p, n, nb, module=mb) for p, n in wb.eqns])
-    loose = ([_key(p, n, na, loose=True) for p, n in wa.eqns], [_key(p, n, nb, loose=True) for p, n in wb.eqns])
+    rename = _renamer(_renames(wa, wb, a.function, b.function))
+    strict = ([rename(_key(p, n, na, module=ma)) for p, n in wa.eqns], [_key(p, n, nb, module=mb) for p, n in wb.eqns])
+    loose = ([rename(_key(p, n, na, loose=True)) for p, n in wa.eqns], [_key(p, n, nb, loose=True) for p, n in wb.eqns])
     shaped = (
         [(*k, n.avals) for k, (_, n) in zip(strict[0], wa.eqns, strict=True)],
         [(*k, n.avals) for k, (_, n) in zip(strict[1], wb.eqns, strict=True)],
@@ -97,7 +100,7 @@ def diff(a: Graph, b: Graph) -> GraphDiff:
     changed: list[Change] = []
     for i, j in matched:
         x, y = pa[i], pb[j]
-        what = _differences(na[x], nb[y], (i, j) not in strict_pairs)
+        what = _differences(na[x], nb[y], (i, j) not in strict_pairs, rename)
         for port, (src_a, src_b) in enumerate(zip(wa.ops.get(x, ()), wb.ops.get(y, ()), strict=False)):
             if b_of.get(src_a) != src_b and not _same_value(na.get(src_a), nb.get(src_b), src_a, src_b):
                 what.append(f"operand {port} from {_name(nb, src_b)} (was {_name(na, src_a)})")
@@ -337,7 +340,34 @@ def _key(path: str, node: Node, nodes: dict[str, Node], loose: bool = False, mod
     return (where, node.label, node.name_stack, group, function, str(len(node.in_avals)))
 
 
-def _differences(x: Node, y: Node, loose: bool) -> list[str]:
+def _renames(wa: _Walk, wb: _Walk, fa: str, fb: str) -> dict[str, str]:
+    """The functions of A that B has under another name, when two functions are compared (`diff
+    f.py::step_a f.py::step_b`): the traced ones, and those only one side calls, paired in order
+    when as many are on each side (``mlp_a`` -> ``mlp_b``). A name alone is no change."""
+    names_a = {n.source.function for _, n in wa.eqns if n.source is not None and n.source.function}
+    names_b = {n.source.function for _, n in wb.eqns if n.source is not None and n.source.function}
+    out = {fa: fb} if fa and fb and fa != fb else {}
+    only_a, only_b = sorted(names_a - names_b - set(out)), sorted(names_b - names_a - set(out.values()))
+    if len(only_a) == len(only_b):
+        out.update(zip(only_a, only_b))
+    return out
+
+
+def _renamer(renames: dict[str, str]) -> Callable[[Any], Any]:
+    """A's key, scope or function name as B would call it (`_renames`); the identity when none."""
+    if not renames:
+        return lambda value: value
+    pattern = re.compile("|".join(rf"(?<![\w.]){re.escape(k)}(?![\w])" for k in sorted(renames, key=len, reverse=True)))
+
+    def rename(value: Any) -> Any:
+        if isinstance(value, tuple):
+            return tuple(rename(v) for v in value)
+        return pattern.sub(lambda m: renames[m.group(0)], value) if isinstance(value, str) else value
+
+    return rename
+
+
+def _differences(x: Node, y: Node, loose: bool, rename: Callable[[Any], Any] = lambda v: v) -> list[str]:
     what = []
     if x.avals != y.avals:
         what.append(f"{_avals(x.avals)} → {_avals(y.avals)}")
@@ -350,10 +380,10 @@ def _differences(x: Node, y: Node, loose: bool) -> list[str]:
         if pa.get(name) != pb.get(name):
             what.append(f"{name}={pa.get(name, '—')} → {pb.get(name, '—')}")
     if loose:
-        if x.name_stack != y.name_stack:
+        if rename(x.name_stack) != y.name_stack:
             what.append(f"scope {x.name_stack or '(top)'} → {y.name_stack or '(top)'}")
         fx, fy = (n.source.function if n.source is not None else "" for n in (x, y))
-        if fx != fy:
+        if rename(fx) != fy:
             what.append(f"function {fx or '?'} → {fy or '?'}")
     return what
 

@@ -158,3 +158,19 @@ def test_a_layer_inserted_into_a_train_step_is_added_and_nothing_else_moves() ->
     assert [(c.a, c.b) for c in d.changed] == [("e4", "e6"), ("e6", "e8"), ("e7", "e9"), ("e8", "e12"), ("e9", "e13")]
     assert all(len(c.what) == 1 and c.what[0].startswith("operand") for c in d.changed)
     assert d.b_of["e16"] == "e22" and d.b_of["e17"] == "e23"  # the head's update, not the new layer's
+
+
+def test_two_functions_of_one_file_differ_by_their_work_not_their_names() -> None:
+    """Issue 60.5: `diff f.py::step_a f.py::step_b`, two versions of a step: the traced functions'
+    and their helpers' names (`mlp_a` -> `mlp_b`) are no change; what changed is the tanh become a
+    relu and a scale (13 equations the same, 5 fed otherwise), not every equation."""
+    import json
+
+    from tests.conftest import CORPUS, run_cli
+
+    corpus = CORPUS / "two_steps.py"
+    done = run_cli("diff", f"{corpus}::step_a", f"{corpus}::step_b", "--json")
+    assert done.returncode == 1, done.stderr  # the programs differ
+    found = json.loads(done.stdout)
+    assert found["matched"] >= 10 and found["changed"] <= 6, found
+    assert "function mlp_a" not in run_cli("diff", f"{corpus}::step_a", f"{corpus}::step_b").stdout
