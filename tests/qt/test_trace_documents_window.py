@@ -180,3 +180,22 @@ def test_hostile_documents_are_refused_in_a_sentence_and_the_shown_trace_stays(q
         drop(window, path)
         qtbot.waitUntil(lambda said=said: said in window.problem.text(), timeout=TIMEOUT)
         assert window.doc.result is shown and "(saved trace of f)" in window.windowTitle()
+
+
+def test_the_compare_window_fits_1280_px_and_its_dialog_takes_a_maker(qtbot, window, tmp_path) -> None:
+    """Issue 60.3: the Compare window's header wraps (one line of two long targets made it 1832 px
+    at least); the dialog takes a maker (the CLI has --inputs-b), and refuses arguments and a maker at once."""
+    from jaxscope.qt.compare.compare import OTHER, CompareDialog
+
+    source = tmp_path / "layer.py"
+    source.write_text(LAYER)
+    open_and_wait(qtbot, window, f"{source}::layer")
+    window.compare.with_target(f"{source}::layer", "f32[4,8], f32[8,16], use_gelu=True", after=True)
+    qtbot.waitUntil(lambda: bool(window.compare.windows), timeout=TIMEOUT)
+    compared = window.compare.windows[-1]
+    qtbot.addWidget(compared)
+    assert compared.minimumSizeHint().width() <= 1280, compared.minimumSizeHint()
+    dialog = CompareDialog(window, f"{source}::layer", "", False, "make_inputs")
+    qtbot.addWidget(dialog)
+    dialog.kind.setCurrentText(OTHER)
+    assert dialog.inputs.text() == "make_inputs" and dialog.inputs.isEnabled() and dialog.args.isEnabled()

@@ -43,7 +43,7 @@ def describe(result: TraceResult) -> str:
 class CompareDialog(QDialog):
     """What to compare the trace shown with."""
 
-    def __init__(self, parent: QWidget, target: str, args: str, has_previous: bool) -> None:
+    def __init__(self, parent: QWidget, target: str, args: str, has_previous: bool, inputs: str = "") -> None:
         super().__init__(parent)
         self.setWindowTitle("Compare with")
         self.kind = QComboBox()
@@ -52,6 +52,9 @@ class CompareDialog(QDialog):
         self.target.setPlaceholderText("path/to/file.py::function, or NAME.jaxscope")
         self.args = QLineEdit(args)
         self.args.setPlaceholderText("arguments, e.g. f32[8,128], training=False (empty: the file's inputs)")
+        self.inputs = QLineEdit(inputs)
+        self.inputs.setObjectName("compareInputs")
+        self.inputs.setPlaceholderText("or a maker: make_inputs, or other.py::make (as the CLI's --inputs)")
         browse = QPushButton("Browse…")
         browse.clicked.connect(self._browse)
         row = QHBoxLayout()
@@ -61,6 +64,7 @@ class CompareDialog(QDialog):
         form.addRow("Compare with", self.kind)
         form.addRow("Target", row)
         form.addRow("Arguments", self.args)
+        form.addRow("Inputs", self.inputs)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
@@ -72,6 +76,7 @@ class CompareDialog(QDialog):
     def _kind_changed(self, kind: str) -> None:
         self.target.setEnabled(kind != PREVIOUS)
         self.args.setEnabled(kind == OTHER)
+        self.inputs.setEnabled(kind == OTHER)
 
     def _browse(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
@@ -104,12 +109,15 @@ class Compare:
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return
         kind, target, args = dialog.kind.currentText(), dialog.target.text().strip(), dialog.args.text().strip()
+        maker = dialog.inputs.text().strip()
         if kind == PREVIOUS and self.previous is not None:
             self.show(self.previous, result)
         elif kind == SAVED or target.endswith(SUFFIX):
             self.with_document(target)
+        elif args and maker:
+            host.show_problem("Compare with: give arguments or a maker, not both (a maker makes the arguments)")
         else:
-            self.with_target(target, args or None)
+            self.with_target(target, args or None, maker or None)
 
     def with_document(self, path: str) -> None:
         def read_done(done: Future[TraceDocument]) -> None:

@@ -78,8 +78,10 @@ class CompareWindow(QWidget):
         self.overlay.fills = {p: COLOURS[s] for p, s in both.status.items()}
         self._syncing = False
 
-        self.summary = QLabel(f"<b>{found.summary()}</b> &nbsp; A (before): {names[0]} &nbsp;·&nbsp; B (now): {names[1]}")
+        self.summary = QLabel(f"<b>{found.summary()}</b><br>A (before): {names[0]} &nbsp;·&nbsp; B (now): {names[1]}")
         self.summary.setObjectName("compareSummary")
+        self.summary.setWordWrap(True)  # long targets wrap: the window fits a 1280 px screen (one line took 1832 px)
+        self.summary.setMinimumWidth(200)
         self.mode = QComboBox()
         self.mode.addItems(MODES)
         self.mode.currentIndexChanged.connect(self._show_mode)
@@ -112,7 +114,10 @@ class CompareWindow(QWidget):
         self.b.widget.selection_changed.connect(lambda paths: self._sync(self.b, self.a, paths, found.a_of))
         for side in (self.a, self.b, self.overlay):
             side.widget.toggle_cluster_requested.connect(lambda owner, s=side: self._toggle(s, owner))
-        self.resize(1500, 900)
+        screen = self.screen().availableGeometry() if self.screen() is not None else None
+        self.resize(
+            min(1500, screen.width() - 40) if screen is not None else 1500, min(900, screen.height() - 40) if screen is not None else 900
+        )
         for side in (self.a, self.b):
             self._lay_out(side)
 
