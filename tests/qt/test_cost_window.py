@@ -53,6 +53,7 @@ def test_the_graph_is_coloured_by_measured_time_from_a_profiled_compiled_run(qtb
     w.docks["cost"].raise_()
     panel.measure.setCurrentIndex(panel.measure.findData("time"))
     assert "profiled runs" in panel.measure.currentText()
+    assert panel.scale.text().startswith("<small>measured time: compiling")  # said at once, not the old scale over grey
     qtbot.waitUntil(lambda: cost.times is not None and bool(w.graph.view_state.fills), timeout=4 * TIMEOUT)
     assert cost.times[0] is w.doc.result and sum(cost.times[1].values()) > 0
     said = re.search(r"measured seconds per run.*, XLA ops busy ([\d.]+) % of [\d.]+ ms \((host|device)-bound\)", panel.scale.text())

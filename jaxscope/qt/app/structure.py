@@ -266,6 +266,9 @@ class ModelCost(QObject):
             return
         if not self.host.ir_side.request_profile(measures.PROFILE_RUNS):
             self._waiting()
+        else:  # said at once: the FLOPs' scale over a grey graph read as a stale answer (issue 60.5)
+            text = f"measured time: compiling the program and running it {measures.PROFILE_RUNS} times under the profiler…"
+            self.host.cost_panel.show_scale(text, 0.0, 0.0)
 
     def _waiting(self) -> None:
         """The scale says the profiled run comes once the StableHLO of the trace shown is here."""

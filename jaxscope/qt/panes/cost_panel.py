@@ -187,5 +187,8 @@ class CostPanel(QWidget):
         if not caption:
             self.scale.setText("")
             return
+        if low == high == 0.0:  # no values yet (a profiled run on its way) or none: what is happening, no ramp
+            self.scale.setText(f"<small>{html.escape(caption)}</small>")
+            return
         stops = "".join(f"<span style='background:{c}'>&nbsp;&nbsp;&nbsp;</span>" for c in RAMP)
         self.scale.setText(f"{human(low)} {stops} {human(high)} &nbsp; <small>{html.escape(caption)} (log; grey: none)</small>")
