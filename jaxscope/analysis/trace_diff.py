@@ -342,14 +342,23 @@ def _key(path: str, node: Node, nodes: dict[str, Node], loose: bool = False, mod
 
 def _renames(wa: _Walk, wb: _Walk, fa: str, fb: str) -> dict[str, str]:
     """The functions of A that B has under another name, when two functions are compared (`diff
-    f.py::step_a f.py::step_b`): the traced ones, and those only one side calls, paired in order
-    when as many are on each side (``mlp_a`` -> ``mlp_b``). A name alone is no change."""
+    f.py::step_a f.py::step_b`): the traced ones, and the helpers renamed the same way (``mlp_a`` ->
+    ``mlp_b``, as ``step_a`` -> ``step_b``). A name alone is no change; a helper called instead of
+    another (``gelu`` for ``relu``) stays one. The same function on both sides: none."""
+    if not fa or not fb or fa == fb:
+        return {}
+    match = difflib.SequenceMatcher(None, fa, fb, autojunk=False)
+    edits = [(fa[i1:i2], fb[j1:j2]) for tag, i1, i2, j1, j2 in match.get_opcodes() if tag != "equal"]
+    if len(edits) != 1 or not edits[0][0]:
+        return {fa: fb}
+    old, new = edits[0]
     names_a = {n.source.function for _, n in wa.eqns if n.source is not None and n.source.function}
     names_b = {n.source.function for _, n in wb.eqns if n.source is not None and n.source.function}
-    out = {fa: fb} if fa and fb and fa != fb else {}
-    only_a, only_b = sorted(names_a - names_b - set(out)), sorted(names_b - names_a - set(out.values()))
-    if len(only_a) == len(only_b):
-        out.update(zip(only_a, only_b))
+    out = {fa: fb}
+    for name in sorted(names_a - names_b):
+        head, sep, tail = name.rpartition(old)
+        if sep and head + new + tail in names_b - names_a:
+            out[name] = head + new + tail
     return out
 
 

@@ -125,7 +125,8 @@ def _draw(output: str, a: TraceResult, b: TraceResult, found: Any, scopes: bool,
     owners = _owners_of(graph, {p for p, s in status.items() if s == "changed"}) if view is None else _holding(graph, status)
     overlay = Overlay.categories("diff", status, COLOURS, caption=found.summary())
     with LayoutClient() as layouts:
-        layout = layouts.layout(graph, (first_open(graph) | owners) if depth is None else expanded_to_depth(graph, depth))
+        whole = {p for p, s in status.items() if s in ("added", "removed")}  # a layer added whole: one box of its colour
+        layout = layouts.layout(graph, (first_open(graph) - whole | owners) if depth is None else expanded_to_depth(graph, depth))
     try:
         fmt = Drawing(shown, layout, DrawOptions(), frozenset()).write(output, overlay=overlay)
     except (ValueError, OSError) as exc:
