@@ -264,11 +264,12 @@ class ModelCost(QObject):
         result = self.host.session.doc.result
         if result is None or (self.times is not None and self.times[0] is result):
             return
+        # said at once (the FLOPs' scale over a grey graph read as a stale answer), before the request:
+        # a saved trace's answer (none held) comes back within it
+        text = f"measured time: compiling the program and running it {measures.PROFILE_RUNS} times under the profiler…"
+        self.host.cost_panel.show_scale(text, 0.0, 0.0)
         if not self.host.ir_side.request_profile(measures.PROFILE_RUNS):
             self._waiting()
-        else:  # said at once: the FLOPs' scale over a grey graph read as a stale answer (issue 60.5)
-            text = f"measured time: compiling the program and running it {measures.PROFILE_RUNS} times under the profiler…"
-            self.host.cost_panel.show_scale(text, 0.0, 0.0)
 
     def _waiting(self) -> None:
         """The scale says the profiled run comes once the StableHLO of the trace shown is here."""
