@@ -198,10 +198,11 @@ def is_group(part: str) -> bool:
     return head[:1] == "g" and head[1:].isdigit()
 
 
-def for_window(graph: Graph, grouping: bool = True, fits: int = 600) -> ScopedGraph:
+def for_window(graph: Graph, grouping: bool = True, fits: int = BLOCKS_FIT) -> ScopedGraph:
     """What the window draws: the model's groups when the program has scopes (a flax model, a
-    `jax.named_scope`) or more top-level nodes than fit on screen flat; else the graph itself (a
-    tutorial's small plain function reads best as it is). The layout process applies the same rule
+    `jax.named_scope`) or more top-level nodes than read flat (an nnx CNN's step of 557 boxes, whose
+    modules leave no scopes, was drawn flat); else the graph itself (a tutorial's small plain
+    function reads best as it is). The layout process applies the same rule
     to the graph it is sent, so both sides draw the same view."""
     if not grouping:
         return ScopedGraph(graph, {}, graph)
