@@ -77,8 +77,8 @@ def read_events(events: Iterable[dict[str, Any]], runs: int, device_id: int = 0)
 def instruction_name(event: dict[str, Any]) -> str:
     """The HLO instruction a device event ran: its `hlo_op` (GPU), the name its `long_name`
     defines (`%fusion.3 = f32[…] fusion(…)`, TPU), else the event's own name."""
-    args = event.get("args") if isinstance(event.get("args"), dict) else {}
-    assert isinstance(args, dict)
+    args = event.get("args")
+    args = args if isinstance(args, dict) else {}
     op = args.get("hlo_op")
     if isinstance(op, str) and op:
         return op
