@@ -184,18 +184,22 @@ def test_hostile_documents_are_refused_in_a_sentence_and_the_shown_trace_stays(q
 
 def test_the_compare_window_fits_1280_px_and_its_dialog_takes_a_maker(qtbot, window, tmp_path) -> None:
     """Issue 60.3: the Compare window's header wraps (one line of two long targets made it 1832 px
-    at least); the dialog takes a maker (the CLI has --inputs-b), and refuses arguments and a maker at once."""
+    at least); each side opens readable at its top, as the window does (a CNN step of 97 boxes was
+    fitted whole, its labels gone); the dialog takes a maker (the CLI has --inputs-b)."""
     from jaxscope.qt.compare.compare import OTHER, CompareDialog
+    from jaxscope.qt.graph.zoom_pan import READABLE
+    from tests.conftest import CORPUS
 
-    source = tmp_path / "layer.py"
-    source.write_text(LAYER)
-    open_and_wait(qtbot, window, f"{source}::layer")
-    window.compare.with_target(f"{source}::layer", "f32[4,8], f32[8,16], use_gelu=True", after=True)
+    target = f"{CORPUS / 'nnx_cnn_blocks.py'}::train_step"
+    open_and_wait(qtbot, window, target)
+    window.compare.with_target(target, None, after=True)  # the file's own maker
     qtbot.waitUntil(lambda: bool(window.compare.windows), timeout=TIMEOUT)
     compared = window.compare.windows[-1]
     qtbot.addWidget(compared)
     assert compared.minimumSizeHint().width() <= 1280, compared.minimumSizeHint()
-    dialog = CompareDialog(window, f"{source}::layer", "", False, "make_inputs")
+    qtbot.waitUntil(lambda: compared.a.widget.has_content() and compared.b.widget.has_content(), timeout=TIMEOUT)
+    assert all(side.widget.transform().m11() >= READABLE - 1e-6 for side in (compared.a, compared.b))  # labels read
+    dialog = CompareDialog(window, target, "", False, "make")
     qtbot.addWidget(dialog)
     dialog.kind.setCurrentText(OTHER)
-    assert dialog.inputs.text() == "make_inputs" and dialog.inputs.isEnabled() and dialog.args.isEnabled()
+    assert dialog.inputs.text() == "make" and dialog.inputs.isEnabled() and dialog.args.isEnabled()

@@ -128,6 +128,8 @@ class CompareWindow(QWidget):
     def _draw(self, side: _Side, layout: Layout) -> None:
         keep = side.widget.has_content()
         side.widget.set_graph(side.graph, layout, self.theme, keep_view=keep)
+        if not keep:  # as the window opens a graph: its top, readable, not the whole zoomed past reading
+            side.widget.fit_readable()
         model = side.widget.model  # what is not coloured is the same: grey, as the key says, not its family's colour
         same = dict.fromkeys(model.by_base if model is not None else (), COLOURS["same"])
         side.widget.set_fills({**same, **side.fills})
