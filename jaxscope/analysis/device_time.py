@@ -30,11 +30,20 @@ def peak_flops(kind: str) -> float:
     return PEAK_FLOPS.get(kind, 0.0)
 
 
+def busy_seconds(xla: HloResult, seen: float) -> float:
+    """Seconds per run the device spent on the program: its module events on an accelerator, the
+    named instructions' time on the CPU (`seen`)."""
+    return xla.device_s if xla.plane else seen
+
+
 def busy_share(xla: HloResult, seen: float) -> float:
-    """The share of the median run's wall time the device spent on the program: its module
-    events on an accelerator, the named instructions' time on the CPU (`seen`)."""
-    busy = xla.device_s if xla.plane else seen
-    return busy / xla.run_s if xla.run_s > 0 else 0.0
+    """The share of the median run's wall time the device spent on the program (`busy_seconds`)."""
+    return busy_seconds(xla, seen) / xla.run_s if xla.run_s > 0 else 0.0
+
+
+def bound(share: float) -> str:
+    """What a busy share means: "host-bound" (the device waits on the host) or "device-bound"."""
+    return "host-bound" if share < HOST_BOUND else "device-bound"
 
 
 def busy_line(xla: HloResult, seen: float, runs: int) -> str:
@@ -47,12 +56,11 @@ def busy_line(xla: HloResult, seen: float, runs: int) -> str:
     if not xla.plane and seen <= 0:
         return f"measured: {wall}; this backend's profile names none of the program's instructions: no per-op times (not guessed)"
     share = busy_share(xla, seen)
-    busy = xla.device_s if xla.plane else seen
     who = "device busy" if xla.plane else "XLA's ops busy"
-    head = f"measured: {who} {100 * share:.1f} % of {wall} ({1e3 * busy:.3f} ms; {where})"
+    head = f"measured: {who} {100 * share:.1f} % of {wall} ({1e3 * busy_seconds(xla, seen):.3f} ms; {where}): {bound(share)}"
     if share < HOST_BOUND:
-        return head + ": host-bound — dispatch and Python around the step take the rest; a bigger batch or more steps per call fill it"
-    return head + ": device-bound — the program's own work is the step's time"
+        return head + " — dispatch and Python around the step take the rest; a bigger batch or more steps per call fill it"
+    return head + " — the program's own work is the step's time"
 
 
 def achieved(flops: float, seconds: float, kind: str) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from jaxscope.analysis.cost import CostRow, rows
-from jaxscope.analysis.device_time import HOST_BOUND, busy_share
+from jaxscope.analysis.device_time import bound, busy_share
 from jaxscope.analysis.hlo_cost import op_seconds
 from jaxscope.analysis.liveness import Liveness, liveness
 from jaxscope.ir import hlo_marks
@@ -64,5 +64,4 @@ def timed(compiled: HloResult) -> tuple[dict[str, float], str]:
         raise ValueError("this backend's profile names none of the program's instructions (no per-op times)")
     share = busy_share(compiled, seen)
     where = f" on {compiled.device_kind or compiled.device}, device busy" if compiled.plane else ", XLA ops busy"
-    bound = "host-bound" if share < HOST_BOUND else "device-bound"
-    return values, f"{MEASURES['time'].caption}{where} {100 * share:.1f} % of {1e3 * compiled.run_s:.3g} ms ({bound})"
+    return values, f"{MEASURES['time'].caption}{where} {100 * share:.1f} % of {1e3 * compiled.run_s:.3g} ms ({bound(share)})"

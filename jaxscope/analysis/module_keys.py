@@ -134,9 +134,9 @@ def dissolve_singles(keys: dict[str, Key], skip: set[str]) -> None:
 
 NUMBERED = re.compile(r" #\d+$")  # "layer #2": the second call of layer
 _MODULE = re.compile(r"^[\w.\[\]#:-]+$")  # a module's or a named scope's name; not jnp.einsum's "bij,bjk->bik"
+JAX_SCOPES = frozenset({"rematted_computation"})  # JAX's own names (a checkpoint's body): no module; its frames say where
 # a class's dotted name, which equinox pushes as the scope of every call of its modules (all four
 # `eqx.nn.Linear` calls share one): a tag of the class, not the module's place; its calls tell that
-JAX_SCOPES = frozenset({"rematted_computation"})  # JAX's own names (a checkpoint's body): no module; its frames say where
 _CLASS_TAG = re.compile(r"^\w+(\.\w+)+$")
 
 
@@ -391,7 +391,7 @@ def _lone_numbers(keys: dict[str, Key]) -> None:
     for k in keys.values():
         for d in range(1, len(k)):
             variants[(*k[:d], NUMBERED.sub("", k[d]))].add(k[d])
-    lone = {place: names.pop() for place, names in variants.items() if len(names) == 1 and NUMBERED.search(next(iter(names)))}
+    lone = {place for place, names in variants.items() if len(names) == 1 and NUMBERED.search(next(iter(names)))}
     if not lone:
         return
     for node_id, k in keys.items():

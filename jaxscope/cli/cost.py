@@ -139,9 +139,7 @@ def run(opts: argparse.Namespace) -> int:
         f"total flops: {total.flops:.0f}" + _mesh_note(xla, total.flops, compiled is not None),
         f"total transcendentals: {total.transcendentals:.0f}",
         f"bytes accessed (every equation unfused): {total.bytes:.0f}",
-        _flops_line(xla, compiled, model)
-        if compiled is not None
-        else "flops: per primitive, from each equation's shapes (--no-xla, or no exact links)",
+        _flops_line(xla, compiled, model) if compiled is not None else NO_COMPILED_LINE,
         f"peak live bytes: {live.peak}",
         f"  at: {peak_where}; arguments {live.start} bytes, held throughout",
         f"  alive there: {_alive(graph, live.alive_at_peak)}",
@@ -246,9 +244,11 @@ def _time_json(xla: HloResult, seen: float) -> dict[str, Any]:
 def _memory_line(xla: HloResult, peak: int) -> str:
     """XLA's memory analysis of the compiled program beside the jaxpr's liveness: what the device
     holds (HBM on an accelerator) for its arguments, outputs, temporaries and code."""
+    from jaxscope.analysis.avals import format_bytes
+
     where = f"{xla.device_kind or xla.device} HBM" if xla.device and not xla.device.startswith("cpu") else "host memory"
     parts = [
-        f"{label} {_bytes(xla.memory[key])}"
+        f"{label} {format_bytes(int(xla.memory[key]))}"
         for key, label in (
             ("argument_size_in_bytes", "arguments"),
             ("output_size_in_bytes", "outputs"),
@@ -259,7 +259,7 @@ def _memory_line(xla: HloResult, peak: int) -> str:
         if key in xla.memory and (xla.memory[key] or key not in ("alias_size_in_bytes", "generated_code_size_in_bytes"))
     ]
     per = f" per device, of {_partitions(xla)}" if _partitions(xla) > 1 else ""
-    return f"compiled ({where}{per}, XLA's memory analysis): " + ", ".join(parts) + f"; the jaxpr's live peak above: {_bytes(peak)}"
+    return f"compiled ({where}{per}, XLA's memory analysis): " + ", ".join(parts) + f"; the jaxpr's live peak above: {format_bytes(peak)}"
 
 
 def _by_fusion(found: list[CostRow], xla: HloResult, op_times: dict[str, float] | None = None) -> dict[str, Cost]:
@@ -377,13 +377,6 @@ def _partitions(xla: HloResult) -> int:
     """How many devices the compiled program runs on (its text's `num_partitions`; 1 when unsaid)."""
     found = re.search(r"num_partitions=(\d+)", xla.text.split("\n", 1)[0])
     return int(found.group(1)) if found else 1
-
-
-def _bytes(v: float) -> str:
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if abs(v) >= scale:
-            return f"{v / scale:.1f} {unit}"
-    return f"{int(v)} B"
 
 
 def _n(v: float) -> str:

@@ -276,8 +276,7 @@ class WorkerClient:
     def _holds_chip(self) -> bool:
         """The active worker holds a TPU, which admits one process: a spare could not open it (nor
         run anything there), so the next worker starts when this one is retired."""
-        active = self._active
-        devices = active.ready_info.get("devices") or () if active is not None else ()
+        devices = (self._active.ready_info.get("devices") or ()) if self._active is not None else ()
         return any(isinstance(d, dict) and d.get("platform") in EXCLUSIVE_PLATFORMS for d in devices)
 
     def _replace_workers(self) -> None:

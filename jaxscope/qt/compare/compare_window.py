@@ -114,10 +114,8 @@ class CompareWindow(QWidget):
         self.b.widget.selection_changed.connect(lambda paths: self._sync(self.b, self.a, paths, found.a_of))
         for side in (self.a, self.b, self.overlay):
             side.widget.toggle_cluster_requested.connect(lambda owner, s=side: self._toggle(s, owner))
-        screen = self.screen().availableGeometry() if self.screen() is not None else None
-        self.resize(
-            min(1500, screen.width() - 40) if screen is not None else 1500, min(900, screen.height() - 40) if screen is not None else 900
-        )
+        room = self.screen().availableGeometry()  # a 1280 x 800 screen holds the whole window
+        self.resize(min(1500, room.width() - 40), min(900, room.height() - 40))
         for side in (self.a, self.b):
             self._lay_out(side)
 
