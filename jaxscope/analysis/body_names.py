@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import replace
 
+from jaxscope.analysis.module_keys import value_path
 from jaxscope.schema.graph import Body, Graph, Node, SourceLoc
 
 NAMED = {"scan": "scan", "while": "while", "remat2": "checkpoint", "checkpoint": "checkpoint"}
@@ -46,8 +47,8 @@ def _named(graph: Graph) -> Graph:
                 if at not in named:
                     named[at] = _function(node, inner) or _checkpointed(inner)
                 role = _role(ref.role, kind, named[at])
-                # (a while's operands are not its bodies' inputs in order: only a scan's are renamed)
-                renamed = _inputs(inner, fed_by.get(node.id, {})) if kind == "scan" else inner
+                # (a while's operands are not its bodies' inputs in order: a scan's and a checkpoint's are)
+                renamed = _inputs(inner, fed_by.get(node.id, {})) if kind in ("scan", "checkpoint") else inner
                 if role != ref.role or renamed is not inner:
                     bodies[ref.body] = replace(renamed, title=role)
                     changed = True
@@ -106,9 +107,14 @@ def _short(qualname: str) -> str:
 
 
 def _inputs(body: Body, fed: dict[int, str]) -> Body:
-    """A loop body's inputs named also by the outer values they are fed (by operand position)."""
+    """A loop body's inputs named also by the outer values they are fed (by operand position), their
+    own role first and the value's path after (a checkpoint in a scan's body: ``x3: model.blocks.attn.qkv.weight``)."""
     ins = [n for n in body.nodes if n.kind == "input"]
-    names = {n.id: f"{n.label}: {fed[k]}" for k, n in enumerate(ins) if k in fed and fed[k] != n.label and ": " not in n.label}
+    names = {
+        n.id: fed[k] if n.label == n.id else f"{n.label}: {value_path(fed[k])}"
+        for k, n in enumerate(ins)
+        if k in fed and fed[k] != n.label and ": " not in n.label
+    }
     if not names:
         return body
     return replace(body, nodes=tuple(replace(n, label=names[n.id]) if n.id in names else n for n in body.nodes))

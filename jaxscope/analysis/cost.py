@@ -53,9 +53,6 @@ class CostRow:
         return self.own.times(self.runs)
 
 
-LOOPS = frozenset({"scan", "while", "fori_loop"})  # bodies that run as often as the loop: costed by the modules inside
-
-
 @functools.lru_cache(maxsize=4096)
 def _base(label: str) -> str:
     return label.split("(", 1)[0].split("[", 1)[0].strip()
@@ -378,7 +375,7 @@ def namer(key: str, depth: int = 0, graph: Graph | None = None) -> Callable[[Cos
     from jaxscope.analysis.module_keys import module_keys
 
     keys = module_keys(graph.top, graph.function)[0]
-    loops = {n.id for n in graph.top.nodes if n.kind == "eqn" and _base(n.label) in LOOPS}
+    loops = {n.id for n in graph.top.nodes if n.kind == "eqn" and primitive(_base(n.label)).loop}
 
     def name(row: CostRow) -> str:
         top = row.path.split("/")[0].split(":")[0]

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from jaxscope.analysis.scopes import read_scope
 from jaxscope.schema.graph import Body, Edge, Node
+from jaxscope.schema.primitives import primitive
 
 Key = tuple[str, ...]
 
@@ -29,6 +30,7 @@ Key = tuple[str, ...]
 # does: optax wraps every transform of a chain in `with_extra_args_support`
 WRAPPERS = frozenset({"with_extra_args_support"})
 
+_ROLE = re.compile(r"^\w+: ")  # a loop body's operand's role: "carry: ", "x8: "
 PATH_TOKEN = re.compile(r"\[[^\]]*\]|\.\w+|^\w+")  # "params['w'][0].mu" -> "params", "['w']", "[0]", ".mu"
 _FLOAT = re.compile(r"^(f|bf)\d")  # a parameter's dtype: f32[...], bf16[...]
 
@@ -39,9 +41,14 @@ def methods(nodes: Iterable[Node]) -> frozenset[str]:
     return frozenset(f.function for n in nodes for f in n.frames if "." in f.function and "<locals>" not in f.function)
 
 
+def value_path(label: str) -> str:
+    """An input's pytree path without the role a loop's body gives it first ("x8: model.blocks.attn.qkv.weight")."""
+    return _ROLE.sub("", label)
+
+
 def module_path(label: str) -> tuple[str, ...]:
     """The module a parameter belongs to: its path without the leaf (and without nnx's ``.value``)."""
-    tokens = PATH_TOKEN.findall(label)
+    tokens = PATH_TOKEN.findall(value_path(label))
     if tokens and tokens[-1] == ".value":
         tokens.pop()
     return tuple(tokens[:-1])
@@ -55,7 +62,7 @@ def name_by_attributes(keys: dict[str, Key], top: Body, skip: set[str], method_n
     params = {
         n.id: _rng_owner(path) if not _FLOAT.match(n.avals[0]) else path
         for n in top.nodes
-        if n.kind == "input" and n.avals and len(PATH_TOKEN.findall(n.label)) > 1
+        if n.kind == "input" and n.avals and len(PATH_TOKEN.findall(value_path(n.label))) > 1
         for path in (module_path(n.label),)
         if _FLOAT.match(n.avals[0]) or _rng_owner(path)
     }
@@ -271,7 +278,7 @@ def display_name(qualname: str) -> str:
     return qualname.replace(".<locals>", "")
 
 
-def _traced(top: Body, function: str = "") -> str:
+def traced_function(top: Body, function: str = "") -> str:
     """The traced function's name as the frames give it: `function`'s (its last part) where an
     equation's outermost frame is it, else the outermost frame of most equations."""
     firsts: dict[str, int] = defaultdict(int)
@@ -290,9 +297,6 @@ def detached_ids(top: Body, traced: str) -> frozenset[str]:
     return frozenset(n.id for n in top.nodes if n.kind == "eqn" and n.frames and n.frames[0].function != traced)
 
 
-LOOPS = frozenset({"scan", "while"})
-
-
 def _detached(top: Body, keys: dict[str, Key], by_scope: set[str], detached: frozenset[str]) -> None:
     """Place each detached equation where what reads it is: out of a loop, inside the loop's group
     (never a group of its own); a checkpointed layer, as a call of its own under its reader's
@@ -309,7 +313,7 @@ def _detached(top: Body, keys: dict[str, Key], by_scope: set[str], detached: fro
         if reader is None:
             continue
         under = base.get(reader, keys[reader])
-        if label[reader] in LOOPS or not keys[n.id] or reader in by_scope or n.id in by_scope:
+        if primitive(label[reader]).loop or not keys[n.id] or reader in by_scope or n.id in by_scope:
             keys[n.id] = under if reader not in base else (*under, *keys[reader][len(under) :])
             (by_scope.add if reader in by_scope else by_scope.discard)(n.id)
             continue
@@ -359,7 +363,7 @@ def module_keys(top: Body, function: str = "") -> tuple[dict[str, Key], set[str]
     ran on, placed under their callers), and which went by a scope: the groups of `scoped`, and the
     rows of ``jaxscope cost --by scope``, so both name a module alike."""
     keys, by_scope = {}, set()
-    detached = detached_ids(top, _traced(top, function))
+    detached = detached_ids(top, traced_function(top, function))
     calls_of = {n.id: _calls(n, 0 if n.id in detached else 1) for n in top.nodes if n.kind == "eqn"}  # read once
     for n in top.nodes:
         if n.kind == "eqn":

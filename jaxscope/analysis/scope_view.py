@@ -20,10 +20,21 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from jaxscope.analysis.avals import aval_bytes, format_bytes
-from jaxscope.analysis.module_keys import NUMBERED, PATH_TOKEN, Key, display_name, module_keys, rematerialized
+from jaxscope.analysis.module_keys import (
+    NUMBERED,
+    PATH_TOKEN,
+    Key,
+    display_name,
+    group_key,
+    module_keys,
+    rematerialized,
+    traced_function,
+    value_path,
+)
 from jaxscope.analysis.scopes import read_scope
 from jaxscope.layout.engine import auto_expanded
 from jaxscope.schema.graph import GROUP_KINDS, Body, Edge, Graph, Node, SubgraphRef, group_of
+from jaxscope.schema.primitives import primitive
 
 
 @dataclass(frozen=True)
@@ -35,24 +46,37 @@ class ScopedGraph:
     prefix: dict[str, str]  # top-level node id -> the view path prefix of its group ("g0:0/g2:0/")
     real: Graph
     twins: dict[str, tuple[str, ...]] = field(default_factory=dict)  # a repeated layer -> its N instances' paths
+    inner: dict[str, dict[str, str]] = field(default_factory=dict)  # a grouped loop body's id -> `prefix` of its nodes
 
     @property
     def grouped(self) -> bool:
         return self.graph is not self.real
 
     def to_view(self, path: str) -> str:
+        """A real path -> the view's: the group parts of each level it passes put in."""
         head = path.split("/", 1)[0].split(":", 1)[0]
-        return self.prefix.get(head, "") + path
+        if not self.inner or "/" not in path:
+            return self.prefix.get(head, "") + path
+        parts, body, out = path.split("/"), self.real.root, []
+        for i, part in enumerate(parts):
+            node_id, _, index = part.partition(":")
+            own = self.prefix if i == 0 else self.inner.get(body, {})
+            out.append(own.get(node_id, "") + part)
+            node = self._nodes(body).get(node_id)
+            if node is None or not index.isdigit() or int(index) >= len(node.subgraphs):
+                return "/".join(out + parts[i + 1 :])
+            body = node.subgraphs[int(index)].body
+        return "/".join(out)
 
     def to_real(self, path: str) -> str:
-        """A view path -> the real graph's (a group's own path -> "")."""
+        """A view path -> the real graph's (a group's own path, or its inputs' or outputs' box -> "")."""
         parts = path.split("/")
-        while parts and is_group(parts[0]):
-            parts = parts[1:]
-        return "/".join(parts)
+        if is_group(parts[-1]) or (parts[-1] in ("in", "out") and len(parts) > 1 and is_group(parts[-2])):
+            return ""  # (a group, or its "N inputs"/"N outputs" box: they stand for nothing real)
+        return "/".join(p for p in parts if not is_group(p))
 
     def view_paths(self, paths: Iterable[str]) -> list[str]:
-        return [self.to_view(p) for p in paths] if self.prefix else list(paths)
+        return [self.to_view(p) for p in paths] if self.grouped else list(paths)
 
     def real_paths(self, paths: Iterable[str]) -> list[str]:
         """The real nodes of view paths: a node's own, a group's every member; a group's own
@@ -64,20 +88,32 @@ class ScopedGraph:
             last = path.rsplit("/", 1)[-1]
             if is_group(last):
                 out += self._members(path)
-            elif (real := self.to_real(path)) and self._is_real(real):
+            elif real := self.to_real(path):
                 out.append(real)
         return list(dict.fromkeys(out))
 
-    def _is_real(self, path: str) -> bool:
-        return "/" in path or ":" in path or path in self._top_ids
+    def _nodes(self, body: str) -> dict[str, Node]:
+        found = self._index.get(body)
+        if found is None:
+            found = self._index[body] = {n.id: n for n in self.real.bodies[body].nodes}
+        return found
 
     @cached_property
-    def _top_ids(self) -> frozenset[str]:
-        return frozenset(n.id for n in self.real.top.nodes)
+    def _index(self) -> dict[str, dict[str, Node]]:  # a real body's id -> its nodes by id, read as asked
+        return {}
 
     def _members(self, group: str) -> list[str]:
-        want = group + ":0/"
-        return [node_id for node_id, prefix in self.prefix.items() if prefix.startswith(want)]
+        """The real nodes inside the group at view path `group`, at the level of the body it is in."""
+        parts = group.split("/")
+        last_real = max((i for i, p in enumerate(parts[:-1]) if not is_group(p)), default=-1)
+        above, rel = [p for p in parts[: last_real + 1] if not is_group(p)], "/".join(parts[last_real + 1 :])
+        own, body = self.prefix, self.real.root
+        for part in above:
+            node_id, _, index = part.partition(":")
+            body = self._nodes(body)[node_id].subgraphs[int(index or 0)].body
+            own = self.inner.get(body, {})
+        want, lead = rel + ":0/", "".join(p + "/" for p in above)
+        return [lead + node_id for node_id, prefix in own.items() if prefix.startswith(want)]
 
 
 SCOPE, VALUES = GROUP_KINDS  # `SubgraphRef.param` of a module's group ("scope backward" in a pass), of inputs' or outputs'
@@ -131,10 +167,13 @@ def expand_scopes(graph: Graph, scopes: Iterable[str]) -> frozenset[str]:
 
     def walk(body: Body, prefix: str, way: list[str]) -> None:
         for n in body.nodes:
+            path = prefix + n.id
             if is_group(n.id) and n.subgraphs and (group := group_of(n)) is not None and group[0] == SCOPE:
-                path = prefix + n.id
                 found[path] = [*way, _REPEATED.sub("", n.label)]
                 walk(graph.bodies[n.subgraphs[0].body], f"{path}:0/", found[path])
+            elif n.kind == "eqn" and primitive(n.label).loop or n.label == "remat2":  # (groups in a loop's body)
+                for i, ref in enumerate(n.subgraphs):
+                    walk(graph.bodies[ref.body], f"{path}:{i}/", way)
 
     walk(graph.top, "", [])
     out: set[str] = set()
@@ -144,9 +183,9 @@ def expand_scopes(graph: Graph, scopes: Iterable[str]) -> frozenset[str]:
         if not hits:
             names = sorted({way[-1] for way in found.values()})
             raise ValueError(f"--expand {scope!r}: no group is called that; the groups are {', '.join(names[:30])}")
-        for path in hits:  # the group and every group on the way to it
-            parts = path.split(":0/")
-            out.update(":0/".join(parts[: i + 1]) for i in range(len(parts)))
+        for path in hits:  # the group and every group (or loop) on the way to it
+            parts = path.split("/")
+            out.update("/".join([*parts[:i], parts[i].partition(":")[0]]) for i in range(len(parts)))
     return frozenset(out)
 
 
@@ -226,44 +265,147 @@ def _count(n: int, what: str) -> str:
 
 
 def scoped(graph: Graph, min_groups: int = 2) -> ScopedGraph:
-    """The view of `graph` with its top level grouped by `module_keys`; the graph itself when fewer
-    than `min_groups` top-level groups would be made (a plain function: nothing to show)."""
-    top = graph.top
-    keys, _ = module_keys(top, graph.function)
-    if len({k[:3] if k[1] == k[0] else k[:2] for k in keys.values() if len(k) > 1}) < min_groups:  # (a pass's group: its modules)
+    """The view of `graph` with its top level grouped by `module_keys`, and each loop's body (a scan
+    over layers: its ``attn``, ``mlp``, ``norm``) and what lies inside it grouped alike; the graph
+    itself when no level makes `min_groups` groups (a plain function: nothing to show)."""
+    builder = _Builder(graph)
+    bodies = dict(graph.bodies)
+    prefix: dict[str, str] = {}
+    twins: dict[str, tuple[str, ...]] = {}
+    inner: dict[str, dict[str, str]] = {}
+    for body_id in (graph.root, *_loop_bodies(graph)):
+        body = graph.bodies[body_id]
+        member = _members(graph, body, min_groups, body_id != graph.root)
+        if member is None:
+            continue
+        builder.start(member, rematerialized(body))
+        nodes, edges = builder.level((), body.nodes, body.edges, "")
+        n_eqns = sum(1 for n in nodes if n.kind == "eqn")
+        bodies[body_id] = Body(body.id, body.title, tuple(nodes), tuple(edges), n_eqns, body.total_eqns)
+        if body_id == graph.root:
+            prefix, twins = builder.prefix, builder.twins
+        else:
+            inner[body_id] = builder.prefix
+    if not prefix and not inner:
         return ScopedGraph(graph, {}, graph)
+    bodies.update(builder.bodies)
+    return ScopedGraph(Graph(graph.function, bodies, graph.root), prefix, graph, twins, inner)
+
+
+def _loop_bodies(graph: Graph) -> list[str]:
+    """The bodies of every loop and everything inside them (a `jax.checkpoint` in a scan's body: the
+    backward pass's layer), each once: what `scoped` groups below the top level."""
+    found: dict[str, None] = {}
+
+    def walk(body_id: str, inside: bool) -> None:
+        for n in graph.bodies[body_id].nodes:
+            loop = inside or (n.kind == "eqn" and primitive(n.label).loop)
+            for ref in n.subgraphs:
+                if loop and ref.body not in found:
+                    found[ref.body] = None
+                    walk(ref.body, True)
+                elif not loop:
+                    walk(ref.body, False)
+
+    walk(graph.root, False)
+    return list(found)
+
+
+def _members(graph: Graph, body: Body, min_groups: int, in_loop: bool) -> dict[str, Key] | None:
+    """The group key of each of `body`'s nodes; None when fewer than `min_groups` groups would be
+    made. In a loop's body the module every equation ran in (``Block.__call__``, which the loop
+    already names) is left out, so its parts are the groups."""
+    keys = _passes_apart(body) if in_loop else module_keys(body, graph.function)[0]
+    if in_loop:
+        keys = _below_common(keys)
+    if len({k[:3] if k[1] == k[0] else k[:2] for k in keys.values() if len(k) > 1}) < min_groups:  # (a pass's group: its modules)
+        return None
     owner_of = {}  # literal id -> the equation it feeds
-    for e in top.edges:
+    for e in body.edges:
         if e.src in keys or "." not in e.src:
             continue
         owner_of[e.src] = e.dst
     member: dict[str, Key] = {}
-    for n in top.nodes:
+    for n in body.nodes:
         if n.kind == "eqn":
             member[n.id] = keys[n.id]
         elif n.kind == "literal" and owner_of.get(n.id) in keys:
             member[n.id] = keys[owner_of[n.id]]
         elif n.kind in ("input", "output"):  # a pytree's leaves, grouped by their path: params, opt_state, ...
-            tokens = PATH_TOKEN.findall(n.label)
+            tokens = PATH_TOKEN.findall(value_path(n.label))
             member[n.id] = (f"{n.kind}s", *tokens[:-1]) if len(tokens) > 1 else ()
         else:
             member[n.id] = ()
-    builder = _Builder(graph, member, rematerialized(top))
-    root_nodes, root_edges = builder.level((), top.nodes, top.edges, "")
-    prefix = builder.prefix
-    bodies = dict(graph.bodies)
-    bodies.update(builder.bodies)
-    n_eqns = sum(1 for n in root_nodes if n.kind == "eqn")
-    bodies[graph.root] = Body(top.id, top.title, tuple(root_nodes), tuple(root_edges), n_eqns, top.total_eqns)
-    return ScopedGraph(Graph(graph.function, bodies, graph.root), prefix, graph, builder.twins)
+    _hoisted(graph, body, member)
+    return member
+
+
+RECOMPUTED = "rematted_computation"  # JAX's name stack of a checkpoint's forward, run again in its backward
+
+
+def _passes_apart(body: Body) -> dict[str, Key]:
+    """`module_keys` of a loop's body; a checkpointed layer's backward (the body of `remat2` in a
+    backward loop) holds its forward again, marked by JAX's name stack alone: each pass is keyed on
+    its own, so a module's recomputed forward and its backward are two groups, not calls #1 and #2."""
+    again = {n.id for n in body.nodes if n.kind == "eqn" and n.name_stack.split("/", 1)[0] == RECOMPUTED}
+    if not again or len(again) == sum(1 for n in body.nodes if n.kind == "eqn"):
+        return module_keys(body, "")[0]
+    keys: dict[str, Key] = {}
+    forward = Body(body.id, body.title, tuple(n for n in body.nodes if n.kind != "eqn" or n.id in again), body.edges, 0, 0)
+    for node_id, k in module_keys(forward, "")[0].items():
+        keys[node_id] = ("forward", *k[1:]) if k else ()
+    for n in body.nodes:  # (its transposes' data flow does not follow its calls: grouped by the calls alone)
+        if n.kind == "eqn" and n.id not in again:
+            k = group_key(n)[0]
+            keys[n.id] = ("backward", *k[1:]) if k else ()
+    return keys
+
+
+def _below_common(keys: dict[str, Key]) -> dict[str, Key]:
+    """`keys` without the module all of them share below their pass, as often as there is one; an
+    equation of that module itself (a residual add of ``Block.__call__``) sits at the top."""
+    while True:
+        grouped = [k for k in keys.values() if len(k) > 1]
+        heads = {k[:2] for k in grouped}
+        if len(heads) != 1 or len(grouped) < len(keys) // 2:
+            return keys
+        (head,) = heads
+        keys = {i: (() if k == head else (k[0], *k[2:]) if k[:2] == head else k) for i, k in keys.items()}
+
+
+def _hoisted(graph: Graph, body: Body, member: dict[str, Key]) -> None:
+    """Put the equations JAX moved out of a loop's body (loop-invariant values, a LayerNorm's
+    constants: their frames do not start at the traced function) and that feed that loop alone into
+    one group beside it, ``hoisted for scan``, instead of a row of anonymous boxes above it."""
+    readers: dict[str, set[str]] = defaultdict(set)
+    for e in body.edges:
+        readers[e.src].add(e.dst)
+    loops = {n.id: n for n in body.nodes if n.kind == "eqn" and primitive(n.label).loop}
+    if not loops:
+        return
+    traced = traced_function(body, "" if body is not graph.top else graph.function)
+    feeds: dict[str, str] = {}  # a hoisted equation -> the loop it feeds
+    for n in reversed(body.nodes):
+        if n.kind != "eqn" or not n.frames or n.frames[0].function == traced or not readers[n.id]:
+            continue
+        targets = {r if r in loops else feeds.get(r, "") for r in readers[n.id]}
+        if len(targets) == 1 and (loop := next(iter(targets))):
+            feeds[n.id] = loop
+    for node_id, loop in feeds.items():
+        title = graph.bodies[loops[loop].subgraphs[-1].body].title.split(" (", 1)[0]
+        member[node_id] = (*member[loop], f"hoisted for {title}")
+    for n in body.nodes:  # their literals with them
+        if n.kind == "literal" and len(readers[n.id]) == 1 and (owner := next(iter(readers[n.id]))) in feeds:
+            member[n.id] = member[owner]
 
 
 class _Builder:
-    def __init__(
-        self, graph: Graph, member: dict[str, Key], remat: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
-    ) -> None:
-        self.member = member
-        self.remat_names, self.remat_ids = remat  # checkpointed functions (by name), equations under a remat
+    """Builds the grouped levels of one graph's bodies (`start` per body), numbering their groups
+    and new bodies apart."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.member: dict[str, Key] = {}
+        self.remat_names, self.remat_ids = frozenset[str](), frozenset[str]()
         self.bodies: dict[str, Body] = {}
         self.count = 0
         self.next_body = len(graph.bodies)
@@ -272,6 +414,12 @@ class _Builder:
         self.structure: dict[str, tuple[object, ...]] = {}  # the signature without shapes: "same structure, other shapes"
         self.twins: dict[str, tuple[str, ...]] = {}  # a repeated layer's view path -> every instance's, in order
         self.prefix: dict[str, str] = {}  # a grouped node's id -> its innermost group's view path prefix
+
+    def start(self, member: dict[str, Key], remat: tuple[frozenset[str], frozenset[str]]) -> None:
+        """Begin a body whose nodes go to the groups `member` says."""
+        self.member = member
+        self.remat_names, self.remat_ids = remat  # checkpointed functions (by name), equations under a remat
+        self.prefix, self.twins = {}, {}
 
     def level(
         self, key: Key, nodes: tuple[Node, ...] | list[Node], edges: tuple[Edge, ...] | list[Edge], prefix: str

@@ -56,6 +56,9 @@ class Primitive:
     numbers: NumbersReader | None = None  # the integer params an analysis reads, sent as Node.numbers
     body: BodyTitle | None = None  # the title of a sub-program; None: "<primitive> <path>"
     key: KeyRole = ""
+    # runs its body once per trip (a scan over layers): the body is grouped by the modules inside
+    # it and costed by them, each row counted with the trips
+    loop: bool = False
 
 
 def _ints(value: Any) -> tuple[int, ...]:
@@ -179,8 +182,8 @@ _add("broadcast_in_dim broadcast bitcast_convert_type rev", Primitive("shape"))
 _add("copy copy_p device_put", Primitive("shape", key="passes"))
 # Control flow.
 _add("cond", Primitive("control", body=_cond_title))
-_add("while", Primitive("control", numbers=_named("cond_nconsts", "body_nconsts"), body=_while_title))
-_add("scan", Primitive("control", shown=("length",), numbers=_named("length"), body=_scan_title))
+_add("while", Primitive("control", numbers=_named("cond_nconsts", "body_nconsts"), body=_while_title, loop=True))
+_add("scan", Primitive("control", shown=("length",), numbers=_named("length"), body=_scan_title, loop=True))
 _add("jit", Primitive("control", shown=("name",), body=_jit_title))
 _add("remat2", Primitive("control", body=_checkpoint_title))
 _add("closed_call shard_map", Primitive("control", body=_own_name))
