@@ -75,6 +75,12 @@ def render_html(
     )
 
 
+def _route(points: tuple[tuple[float, float], ...] | None) -> list[list[float]]:
+    """An edge's route as the page draws it (a flat Bezier chain, px to a tenth), or none: the page
+    then draws a plain curve between the boxes."""
+    return [[round(v, 1) for xy in points for v in xy]] if points else []
+
+
 def page_data(
     graph: Graph,
     layouts: BodyLayouts,
@@ -102,6 +108,10 @@ def page_data(
         body = graph.bodies[body_id]
         nodes = {n.id: n for n in body.nodes}
         notes = dict(lay.annotations)
+        routes: dict[tuple[str, str], tuple[tuple[float, float], ...]] = {}  # the layout's own way round the boxes
+        for edge in lay.edges:
+            if edge.routed and len(edge.points) >= 4:
+                routes.setdefault((edge.src, edge.dst), edge.points)
         placed = []
         for box in lay.nodes:
             node = nodes.get(box.path)
@@ -137,7 +147,10 @@ def page_data(
                     src,
                 ]
             )
-        edges = sorted({(e.src, e.dst) for e in body.edges if e.src in nodes and e.dst in nodes})
+        edges = [
+            [src, dst, *_route(routes.get((src, dst)))]
+            for src, dst in sorted({(e.src, e.dst) for e in body.edges if e.src in nodes and e.dst in nodes})
+        ]
         bodies[body_id] = {"title": body.title, "w": lay.width, "h": lay.height, "nodes": placed, "edges": edges}
     return {
         "function": graph.function,

@@ -90,6 +90,7 @@ window.addEventListener("error", (ev) => jaxscopeDamaged(ev.message));
     const body = data.bodies[bodyId];
     const items = body.nodes.map((n) => ({ n: n, path: prefix + n.id, x: n.x, y: n.y, w: n.w, h: n.h, subs: null }));
     const order = items.filter((it) => it.n.subs.length && state.open.has(it.path)).sort((a, b) => a.y - b.y || a.x - b.x);
+    const grows = [];  // each opened box's growth, in order: the layout's edge routes move as the boxes did
     for (const it of order) {
       const subs = it.n.subs.map(([role, sub], k) => {
         const inner = compose(sub, it.path + ":" + k + "/", depth + 1);
@@ -101,6 +102,7 @@ window.addEventListener("error", (ev) => jaxscopeDamaged(ev.message));
       // growth on each side, what lies below moves down (the edges around it stay about as straight)
       const half = (W - it.w) / 2, dh = H - it.h;
       const top = it.y, bottom = it.y + it.h, left = it.x, right = it.x + it.w;
+      grows.push([top, bottom, left, right, half, dh]);
       for (const m of items) {
         if (m === it) continue;
         if (m.y >= bottom - 0.5) m.y += dh;
@@ -114,7 +116,19 @@ window.addEventListener("error", (ev) => jaxscopeDamaged(ev.message));
     const x0 = items.reduce((m, it) => Math.min(m, it.x), 0);  // (grown past the left edge: all move right)
     let w = 0, h = 0;
     for (const it of items) { it.x -= x0; w = Math.max(w, it.x + it.w); h = Math.max(h, it.y + it.h); }
-    return { bodyId: bodyId, items: items, w: w, h: h, depth: depth };
+    return { bodyId: bodyId, items: items, w: w, h: h, depth: depth, grows: grows, x0: x0 };
+  }
+
+  // A point of the body's own layout where it lies after its boxes opened (as `compose` moved them).
+  function moved(c, x, y) {
+    for (const [top, bottom, left, right, half, dh] of c.grows) {
+      if (y >= bottom - 0.5) y += dh;
+      else if (y > top && y < bottom) {
+        if (x >= right - 0.5) x += half;
+        else if (x <= left + 0.5) x -= half;
+      }
+    }
+    return [x - c.x0, y];
   }
 
   // Absolute boxes, frames and edges of a composition at (ox, oy).
@@ -122,7 +136,7 @@ window.addEventListener("error", (ev) => jaxscopeDamaged(ev.message));
     const at = new Map();
     for (const it of c.items) {
       const x = ox + it.x, y = oy + it.y;
-      at.set(it.n.id, { x: x, y: y, w: it.w, h: it.h });
+      at.set(it.n.id, { x: x, y: y, w: it.w, h: it.h, dx: ox + it.x - it.n.x });
       if (!it.subs) { out.boxes.push({ path: it.path, n: it.n, x: x, y: y, w: it.w, h: it.h }); continue; }
       let cx = x;
       for (const s of it.subs) {
@@ -132,9 +146,19 @@ window.addEventListener("error", (ev) => jaxscopeDamaged(ev.message));
         cx += s.w + GAP;
       }
     }
-    for (const [src, dst] of data.bodies[c.bodyId].edges) {
+    for (const [src, dst, route] of data.bodies[c.bodyId].edges) {
       const a = at.get(src), b = at.get(dst);
-      if (a && b) out.edges.push([a.x + a.w / 2, a.y + a.h, b.x + b.w / 2, b.y]);
+      if (!a || !b) continue;
+      if (!route) { out.edges.push([a.x + a.w / 2, a.y + a.h, b.x + b.w / 2, b.y]); continue; }
+      const pts = [];  // the layout's route round the boxes, moved with them, ending on the box it enters
+      for (let i = 0; i < route.length; i += 2) {
+        const [x, y] = moved(c, route[i], route[i + 1]);
+        pts.push(ox + x, oy + y);
+      }
+      // (its ends on the boxes where they are now: a box beside an opened one moved with its row)
+      pts[0] = route[0] + a.dx; pts[1] = a.y + a.h;
+      pts[pts.length - 2] = route[route.length - 2] + b.dx; pts[pts.length - 1] = b.y;
+      out.edges.push(pts);
     }
     return out;
   }
@@ -158,9 +182,16 @@ window.addEventListener("error", (ev) => jaxscopeDamaged(ev.message));
     }
     const ge = el("svg:g", { class: "edges", fill: "none", stroke: th.edge }, world);
     const heads = [];  // each edge ends going down into its box: an arrowhead there says which way the data flows
-    for (const [x1, y1, x2, y2] of drawn.edges) {
-      const dy = Math.max(Math.abs(y2 - y1) / 2, 12);
-      el("svg:path", { d: `M${x1},${y1} C${x1},${y1 + dy} ${x2},${y2 - dy} ${x2},${y2}` }, ge);
+    for (const e of drawn.edges) {
+      const n = e.length, x2 = e[n - 2], y2 = e[n - 1];
+      if (n === 4) {
+        const [x1, y1] = e, dy = Math.max(Math.abs(y2 - y1) / 2, 12);
+        el("svg:path", { d: `M${x1},${y1} C${x1},${y1 + dy} ${x2},${y2 - dy} ${x2},${y2}` }, ge);
+      } else {
+        let d = `M${e[0]},${e[1]}`;
+        for (let i = 2; i + 5 < n; i += 6) d += ` C${e[i]},${e[i + 1]} ${e[i + 2]},${e[i + 3]} ${e[i + 4]},${e[i + 5]}`;
+        el("svg:path", { d: d }, ge);
+      }
       heads.push(`M${x2 - 3.5},${y2 - 7}L${x2},${y2}L${x2 + 3.5},${y2 - 7}z`);
     }
     el("svg:path", { class: "arrowheads", d: heads.join(""), fill: th.edge, stroke: "none" }, world);
@@ -299,10 +330,8 @@ window.addEventListener("error", (ev) => jaxscopeDamaged(ev.message));
   }
 
   // ------------------------------------------------------------------ the panel: what a box is
-  function realPath(path) {
-    const parts = path.split("/");
-    while (parts.length && /^g\d+$/.test(parts[0].split(":")[0])) parts.shift();
-    return parts.join("/");
+  function realPath(path) {  // (groups sit at any level: a loop's body is grouped too)
+    return path.split("/").filter((part) => !/^g\d+$/.test(part.split(":")[0])).join("/");
   }
 
   function showPanel(e) {

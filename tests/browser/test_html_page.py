@@ -134,6 +134,21 @@ def test_the_page_reads_on_open_and_keeps_what_the_reader_opened(vit_page: pathl
     assert re.search(r"scope: (.+ \()?backward", backward) and "scope: transpose(" not in backward, backward
 
 
+def test_edges_take_the_layouts_ways_round_the_boxes_and_end_on_theirs(vit_page: pathlib.Path, page: Page) -> None:
+    """Issue 60.4: the page draws each edge along the route the layout made round the boxes (a
+    Bezier chain), not a straight curve across them; after a block is opened, each still leaves its
+    box's bottom and ends on the top of the box or frame it enters."""
+    page.open(vit_page)
+    assert page.js("return window.jaxscopePage.drawn().edges.filter(e => e.length > 4).length") > 0
+    page.double_click(next(p for p in page.drawn() if p.endswith("g440")))
+    stray = page.js(
+        """const d = window.jaxscopePage.drawn(), boxes = [...d.boxes, ...d.clusters];
+        const on = (x, y, top) => boxes.some(b => Math.abs((top ? b.y : b.y + b.h) - y) < 0.6 && x >= b.x - 1 && x <= b.x + b.w + 1);
+        return d.edges.filter(e => !on(e[e.length - 2], e[e.length - 1], true) || !on(e[0], e[1], false)).length"""
+    )
+    assert stray == 0
+
+
 def test_apart_jaxpr_lines_are_shown_with_a_gap_between(page: Page, tmp_path: pathlib.Path) -> None:
     """Issue 60.5: a call of a body JAX prints once on top (`let _uniform = { lambda ...`) has its
     line and the body's apart: the panel puts "⋮" between them, not one run of lines."""
