@@ -237,15 +237,19 @@ def split_comment(line: str) -> tuple[str, str | None]:
     return line, None
 
 
+_INSTALLED = re.compile(r"^\S*/(?:site|dist)-packages/")  # where pip put a library
+
+
 def tidy_comments(text: str, column: int = 88) -> str:
     """The jaxpr text with its location comments at `column` (or two spaces after longer code), not
     at JAX's column past the longest line (210 in a train step: 350-character lines), and no empty
-    comment or trailing blanks: for a reader (`jaxscope jaxpr`). Every line keeps its number and its
-    words; the links read the text as JAX printed it."""
+    comment or trailing blanks, and a library's file named from its package (``flax/nnx/module.py``,
+    not its site-packages path): for a reader (`jaxscope jaxpr`). Every line keeps its number; the
+    links read the text as JAX printed it."""
     out = []
     for line in text.split("\n"):
         code, comment = split_comment(line)
-        code = code.rstrip()
+        code, comment = code.rstrip(), _INSTALLED.sub("", comment or "")
         if not comment:
             out.append(code)
         elif not code:

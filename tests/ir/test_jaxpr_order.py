@@ -58,11 +58,13 @@ def test_jaxscope_jaxpr_puts_locations_where_a_reader_finds_them():
             "    b:f32[8] = sin a" + " " * 190 + "# /home/u/p/m.py:3:8 (f)",
             "    c:f32[8] = cos b" + " " * 190 + "# ",
             long + "# /home/u/p/m.py:4:9 (f)",
+            "    d:f32[8] = tanh c" + " " * 190 + "# /venv/lib/python3.12/site-packages/flax/nnx/module.py:7:1 (call)",
             "  in (c,) }",
         ]
     )
     tidy = linking.tidy_comments(text).split("\n")
-    assert len(tidy) == 5 and all(line == line.rstrip() for line in tidy)
+    assert len(tidy) == 6 and all(line == line.rstrip() for line in tidy)
     assert tidy[1].index("# /home/u/p/m.py:3:8 (f)") == 90 and tidy[2] == "    c:f32[8] = cos b"
     assert tidy[3] == long.rstrip() + "  # /home/u/p/m.py:4:9 (f)"
+    assert tidy[4].endswith("  # flax/nnx/module.py:7:1 (call)")  # a library named from its package, not where pip put it
     assert [linking.split_comment(a)[0].split() for a in tidy] == [linking.split_comment(a)[0].split() for a in text.split("\n")]
