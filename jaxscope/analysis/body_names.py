@@ -32,9 +32,13 @@ def _named(graph: Graph) -> Graph:
     for body in graph.bodies.values():
         inputs = {n.id: n.label for n in body.nodes if n.kind == "input"}
         fed_by: dict[str, dict[int, str]] = defaultdict(dict)  # each equation's operands fed by an input, by port
+        outputs = {n.id: n.label for n in body.nodes if n.kind == "output"}
+        feeds: dict[str, dict[int, str]] = defaultdict(dict)  # each equation's results that are outputs, by port
         for e in body.edges:
             if e.src in inputs:
                 fed_by[e.dst][e.dst_port] = inputs[e.src]
+            if e.dst in outputs:
+                feeds[e.src][e.src_port] = outputs[e.dst]
         new_nodes: dict[str, Node] = {}
         for node in body.nodes:
             kind = NAMED.get(node.label)
@@ -48,7 +52,7 @@ def _named(graph: Graph) -> Graph:
                     named[at] = _function(node, inner) or _checkpointed(inner)
                 role = _role(ref.role, kind, named[at])
                 # (a while's operands are not its bodies' inputs in order: a scan's and a checkpoint's are)
-                renamed = _inputs(inner, fed_by.get(node.id, {})) if kind in ("scan", "checkpoint") else inner
+                renamed = _ports(inner, fed_by.get(node.id, {}), feeds.get(node.id, {})) if kind in ("scan", "checkpoint") else inner
                 if role != ref.role or renamed is not inner:
                     bodies[ref.body] = replace(renamed, title=role)
                     changed = True
@@ -106,15 +110,17 @@ def _short(qualname: str) -> str:
     return qualname.rsplit(".<locals>.", 1)[-1]
 
 
-def _inputs(body: Body, fed: dict[int, str]) -> Body:
-    """A loop body's inputs named also by the outer values they are fed (by operand position), their
-    own role first and the value's path after (a checkpoint in a scan's body: ``x3: model.blocks.attn.qkv.weight``)."""
-    ins = [n for n in body.nodes if n.kind == "input"]
-    names = {
-        n.id: fed[k] if n.label == n.id else f"{n.label}: {value_path(fed[k])}"
-        for k, n in enumerate(ins)
-        if k in fed and fed[k] != n.label and ": " not in n.label
-    }
+def _ports(body: Body, fed: dict[int, str], feeds: dict[int, str]) -> Body:
+    """A loop body's inputs named also by the outer values they are fed and its outputs by the
+    outer results they are (by position), their own role first and the value's path after (a
+    checkpoint in a scan's body: ``x3: model.blocks.attn.qkv.weight``; a backward scan's gradient:
+    ``y4: result[1].blocks.attn.out.weight``); a checkpoint's, which have no role (``in3``), by the values alone."""
+    names: dict[str, str] = {}
+    for kind, outer in (("input", fed), ("output", feeds)):
+        ports = [n for n in body.nodes if n.kind == kind]
+        for k, n in enumerate(ports):
+            if k in outer and outer[k] != n.label and ": " not in n.label:
+                names[n.id] = outer[k] if n.label == n.id else f"{n.label}: {value_path(outer[k])}"
     if not names:
         return body
     return replace(body, nodes=tuple(replace(n, label=names[n.id]) if n.id in names else n for n in body.nodes))

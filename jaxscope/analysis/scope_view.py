@@ -275,7 +275,7 @@ def scoped(graph: Graph, min_groups: int = 2) -> ScopedGraph:
     inner: dict[str, dict[str, str]] = {}
     for body_id in (graph.root, *_loop_bodies(graph)):
         body = graph.bodies[body_id]
-        member = _members(graph, body, min_groups, body_id != graph.root)
+        member = _body_members(graph, body, min_groups, body_id != graph.root)
         if member is None:
             continue
         builder.start(member, rematerialized(body))
@@ -311,14 +311,13 @@ def _loop_bodies(graph: Graph) -> list[str]:
     return list(found)
 
 
-def _members(graph: Graph, body: Body, min_groups: int, in_loop: bool) -> dict[str, Key] | None:
+def _body_members(graph: Graph, body: Body, min_groups: int, in_loop: bool) -> dict[str, Key] | None:
     """The group key of each of `body`'s nodes; None when fewer than `min_groups` groups would be
-    made. In a loop's body the module every equation ran in (``Block.__call__``, which the loop
-    already names) is left out, so its parts are the groups."""
-    keys = _passes_apart(body) if in_loop else module_keys(body, graph.function)[0]
-    if in_loop:
-        keys = _below_common(keys)
-    if len({k[:3] if k[1] == k[0] else k[:2] for k in keys.values() if len(k) > 1}) < min_groups:  # (a pass's group: its modules)
+    made (in a loop's body, its pytrees of operands and results count: a backward scan's dozens of
+    stacked parameters and gradients). In a loop's body the module every equation ran in
+    (``Block.__call__``, which the loop already names) is left out, so its parts are the groups."""
+    keys = _below_common(_passes_apart(body)) if in_loop else module_keys(body, graph.function)[0]
+    if not in_loop and _n_groups(keys.values()) < min_groups:
         return None
     owner_of = {}  # literal id -> the equation it feeds
     for e in body.edges:
@@ -337,7 +336,12 @@ def _members(graph: Graph, body: Body, min_groups: int, in_loop: bool) -> dict[s
         else:
             member[n.id] = ()
     _hoisted(graph, body, member)
-    return member
+    return member if not in_loop or _n_groups(member.values()) >= min_groups else None
+
+
+def _n_groups(keys: Iterable[Key]) -> int:
+    """How many groups the top of a body gets (a pass's group holds its modules)."""
+    return len({k[:3] if k[1] == k[0] else k[:2] for k in keys if len(k) > 1})
 
 
 RECOMPUTED = "rematted_computation"  # JAX's name stack of a checkpoint's forward, run again in its backward
