@@ -36,7 +36,6 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import QCoreApplication, QEventLoop, QSettings, Qt, QTimer
 from PySide6.QtWidgets import QApplication
 
-from jaxscope.layout.body import expandable
 from jaxscope.layout.preview import Region
 from jaxscope.qt.app.controller import Controller
 from jaxscope.qt.app.ir_side import AUTO_COMPILE_MAX_EQNS
@@ -44,6 +43,7 @@ from jaxscope.qt.app.prepared import PreparedLayout, PreparedTrace
 from jaxscope.qt.graph.view import QtGraphView
 from jaxscope.runtime.layout_client import LayoutClient
 from jaxscope.runtime.worker_client import DEFAULT_TIMEOUTS, WorkerClient
+from jaxscope.schema.expansion import expandable
 from jaxscope.schema.graph import Graph
 from jaxscope.schema.hlo import HloRequest
 from jaxscope.schema.layout import Layout

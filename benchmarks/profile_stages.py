@@ -53,13 +53,14 @@ def main() -> int:
     from PySide6.QtWidgets import QApplication
 
     from jaxscope.ir import linking
-    from jaxscope.layout.engine import auto_expanded, compute_layout
+    from jaxscope.layout.engine import compute_layout
     from jaxscope.layout.wire import layout_from_wire, layout_to_wire
     from jaxscope.qt.graph.view import QtGraphView
     from jaxscope.qt.panes.jaxpr_view import QtJaxprView
     from jaxscope.render.svg import render_svg
     from jaxscope.runtime import protocol
     from jaxscope.schema.codec import dumps, loads, to_jsonable
+    from jaxscope.schema.expansion import auto_expanded
     from jaxscope.schema.graph import Graph
     from jaxscope.schema.trace import FunctionRef, TraceRequest, result_from_jsonable
     from jaxscope.worker.trace import run_trace

@@ -18,8 +18,8 @@ from jaxscope.analysis.scope_view import ScopedGraph, expand_scopes, first_open,
 from jaxscope.exporter import MIN_LABEL_PX, PNG_MAX_PX, export, highlight_paths, png_scale, resolve_format, write_text
 from jaxscope.layout import labels
 from jaxscope.layout.edge_shape import check_long_edges
-from jaxscope.layout.engine import expanded_to_depth
 from jaxscope.render.styles import get_theme
+from jaxscope.schema.expansion import expanded_to_depth
 from jaxscope.schema.graph import Graph
 
 if TYPE_CHECKING:

@@ -32,7 +32,7 @@ from jaxscope.analysis.module_keys import (
     value_path,
 )
 from jaxscope.analysis.scopes import read_scope
-from jaxscope.layout.engine import auto_expanded
+from jaxscope.schema.expansion import auto_expanded
 from jaxscope.schema.graph import GROUP_KINDS, Body, Edge, Graph, Node, SubgraphRef, group_of
 from jaxscope.schema.primitives import primitive
 

@@ -111,9 +111,9 @@ def _draw(output: str, a: TraceResult, b: TraceResult, found: Any, scopes: bool,
     from jaxscope.analysis.diff_view import COLOURS, shown_status, union
     from jaxscope.analysis.scope_view import first_open
     from jaxscope.drawing import Drawing, DrawOptions, view_of
-    from jaxscope.layout.engine import expanded_to_depth
     from jaxscope.render.overlay import Overlay
     from jaxscope.runtime.layout_client import LayoutClient
+    from jaxscope.schema.expansion import expanded_to_depth
 
     both = union(a.graph, b.graph, found)
     shown = view_of(both.graph, "scopes" if scopes else "flat")

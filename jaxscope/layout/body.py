@@ -22,7 +22,7 @@ from jaxscope.layout import labels
 from jaxscope.layout.edges import body_edges
 from jaxscope.layout.layered import longest_path_ranks
 from jaxscope.layout.types import BodyLayout, Children, Cluster, LayoutContext, Placed, Point, Tenths
-from jaxscope.schema.graph import Body, Edge, Graph, Node, SubgraphRef
+from jaxscope.schema.graph import Body, Edge, SubgraphRef
 from jaxscope.schema.layout import ClusterBox, Layout
 from jaxscope.schema.layout_tables import EdgeTable, NodeTable
 
@@ -40,11 +40,6 @@ def tenths(v: float) -> int:
     """px -> whole tenths of a px. Body layouts are kept in tenths, so a translated copy of a
     cached body is exactly the original moved, and the output is rounded to 0.1 px for free."""
     return floor(v * 10.0 + 0.5)
-
-
-def expandable(graph: Graph, node: Node) -> bool:
-    """Whether `node` owns sub-graphs that are all in `graph` (so it can be expanded)."""
-    return bool(node.subgraphs) and all(ref.body in graph.bodies for ref in node.subgraphs)
 
 
 def split_rel(rel: Iterable[str]) -> tuple[set[str], dict[tuple[str, int], list[str]]]:

@@ -4,7 +4,7 @@ drawn and program paths, residuals, one edge per pair of boxes, calls told apart
 from __future__ import annotations
 
 from jaxscope.analysis.scope_view import first_open, for_window, scoped
-from jaxscope.layout.engine import auto_expanded
+from jaxscope.schema.expansion import auto_expanded
 from jaxscope.schema.graph import Body, Edge, Graph, Node, SourceLoc, group_of, resolve
 
 

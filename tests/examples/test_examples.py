@@ -12,8 +12,9 @@ import pytest
 
 from jaxscope.analysis.guide import find, list_examples, parse_guide
 from jaxscope.analysis.retrace import RetraceRequest
-from jaxscope.layout.engine import auto_expanded, compute_layout
+from jaxscope.layout.engine import compute_layout
 from jaxscope.render.svg import render_svg
+from jaxscope.schema.expansion import auto_expanded
 from jaxscope.schema.trace import FunctionRef, TraceRequest, TraceResult
 from jaxscope.spec.discover import default_function, discover_file
 from jaxscope.worker.retrace import run_retrace

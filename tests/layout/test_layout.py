@@ -9,9 +9,10 @@ import pytest
 from jaxscope.layout import body as layout_body
 from jaxscope.layout import dot as dot_layout
 from jaxscope.layout import engine as layout
-from jaxscope.layout.engine import auto_expanded, compute_layout, expanded_to_depth, visible_count
+from jaxscope.layout.engine import compute_layout, visible_count
 from jaxscope.layout.labels import node_size
 from jaxscope.layout.layered import layered_layout, longest_path_ranks
+from jaxscope.schema.expansion import auto_expanded, expanded_to_depth
 from jaxscope.schema.graph import Body, resolve
 from jaxscope.schema.layout import Layout
 from tests.graphs import mk_body, mk_graph, sample_graph

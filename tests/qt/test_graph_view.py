@@ -15,11 +15,12 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QColor, QImage, QWheelEvent
 from PySide6.QtWidgets import QApplication
 
-from jaxscope.layout.engine import auto_expanded, compute_layout
+from jaxscope.layout.engine import compute_layout
 from jaxscope.qt.graph.scene_items import TEXT_LOD, TINY_PX, EdgeTileItem, NodeTileItem
 from jaxscope.qt.graph.tooltips import tooltip_html
 from jaxscope.qt.graph.view import QtGraphView
 from jaxscope.render.svg import NodeIndex, node_tooltip
+from jaxscope.schema.expansion import auto_expanded
 from jaxscope.schema.graph import Body, Edge, Graph, Node, SourceLoc
 from jaxscope.schema.layout import Layout
 from jaxscope.schema.trace import TraceResult

@@ -364,7 +364,7 @@ def test_a_trace_is_prepared_off_the_gui_thread_with_the_collector_paused(qtbot,
 def test_a_failed_head_start_on_a_trace_costs_only_itself(qtbot, window, monkeypatch):
     """If making the trace's head start off the GUI thread raises, the window makes what it needs
     itself: the graph still opens, with the clusters a first layout opens."""
-    from jaxscope.layout.engine import auto_expanded
+    from jaxscope.schema.expansion import auto_expanded
 
     def broken(graph):
         raise RuntimeError("boom")

@@ -17,13 +17,14 @@ import pytest
 
 from jaxscope.layout import engine as layout
 from jaxscope.layout import wire
-from jaxscope.layout.engine import compute_layout, compute_tenths, expanded_to_depth
+from jaxscope.layout.engine import compute_layout, compute_tenths
 from jaxscope.layout.preview import Region
 from jaxscope.layout.wire import LayoutError, layout_from_wire, layout_to_wire, layout_wire_lines
 from jaxscope.runtime import layout_server, protocol
 from jaxscope.runtime.layout_client import LayoutClient
 from jaxscope.runtime.layout_server import serve
 from jaxscope.schema.codec import dumps, from_jsonable, loads, to_jsonable
+from jaxscope.schema.expansion import expanded_to_depth
 from jaxscope.schema.graph import Body, Edge, Graph, Node, SourceLoc
 from jaxscope.schema.graph_wire import graph_to_wire
 from jaxscope.schema.layout import Layout

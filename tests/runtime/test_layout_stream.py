@@ -9,11 +9,12 @@ import threading
 
 import pytest
 
-from jaxscope.layout.engine import auto_expanded, compute_layout
+from jaxscope.layout.engine import compute_layout
 from jaxscope.layout.wire import LayoutError
 from jaxscope.runtime import layout_client
 from jaxscope.runtime.layout_client import LayoutClient
 from jaxscope.runtime.worker_client import WorkerClient, WorkerError
+from jaxscope.schema.expansion import auto_expanded
 from jaxscope.schema.trace import FunctionRef, TraceRequest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -15,9 +15,10 @@ from typing import Any, Literal, Optional, Union, get_args, get_origin
 
 import pytest
 
-from jaxscope.layout.engine import compute_layout, expanded_to_depth
+from jaxscope.layout.engine import compute_layout
 from jaxscope.schema.codec import dumps, from_jsonable, loads, maker, to_jsonable
 from jaxscope.schema.collector import gc_paused
+from jaxscope.schema.expansion import expanded_to_depth
 from jaxscope.schema.graph import Graph, SourceLoc
 from jaxscope.schema.layout import Layout, NodeBox
 from jaxscope.schema.trace import ErrorInfo, Frame, TraceRequest, TraceResult

@@ -7,9 +7,10 @@ import os
 import xml.etree.ElementTree as ET
 
 from jaxscope.exporter import to_json
-from jaxscope.layout.engine import auto_expanded, compute_layout
+from jaxscope.layout.engine import compute_layout
 from jaxscope.render.dot import render_dot
 from jaxscope.render.svg import render_svg
+from jaxscope.schema.expansion import auto_expanded
 from jaxscope.schema.trace import FunctionRef, TraceRequest
 from jaxscope.worker.trace import run_trace
 

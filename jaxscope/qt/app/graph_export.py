@@ -16,7 +16,6 @@ from jaxscope.analysis.scope_view import ScopedGraph
 from jaxscope.drawing import Drawing, DrawOptions
 from jaxscope.ir.hlo_links import IrLinks
 from jaxscope.ir.link_tables import export_entry, ir_lines, jaxpr_lines
-from jaxscope.layout.engine import expanded_to_depth
 from jaxscope.qt.app.export_job import ExportJobs
 from jaxscope.qt.app.trace_files import TraceFiles
 from jaxscope.qt.app.trace_session import TraceSession
@@ -25,6 +24,7 @@ from jaxscope.qt.graph.view import QtGraphView
 from jaxscope.qt.panes.export_options import ExportDialog, ExportOptions
 from jaxscope.qt.panes.ir_tabs import IrTabs
 from jaxscope.render.svg import render_svg
+from jaxscope.schema.expansion import expanded_to_depth
 from jaxscope.schema.graph import Graph
 
 
