@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from jaxscope.schema.errors import JaxscopeError  # the one base of jaxscope's errors, public as jaxscope.JaxscopeError
+from jaxscope.schema.errors import JaxscopeError as JaxscopeError  # the one base of jaxscope's errors, public as jaxscope.JaxscopeError
 
 if TYPE_CHECKING:
     from jaxscope.analysis.trace_diff import GraphDiff
@@ -117,7 +117,7 @@ def _trace_target(
     try:
         result = trace(target, args_spec, inputs=inputs, timeout=timeout, jaxpr_text=want_text)
     except SessionError as exc:
-        raise JaxscopeError(str(exc), code=exc.code) from None
+        exc.raise_typed()
     finally:
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)
@@ -151,10 +151,10 @@ def _values_as_call(args: Sequence[Any], kwargs: dict[str, Any]) -> tuple[str | 
     try:
         data = pickle.dumps((tuple(args), dict(kwargs)), protocol=pickle.HIGHEST_PROTOCOL)
     except Exception as exc:  # lambdas, open files, ...: pickle says which
-        raise JaxscopeError(
+        raise ArgValueError(
             f"the example inputs have no --args form and cannot be handed to another process ({type(exc).__name__}: {exc}); "
             "name a maker instead: inputs='file.py::make_inputs', a function that returns them"
-        ) from None
+        ) from exc
     folder = tempfile.mkdtemp(prefix="jaxscope-inputs-")
     with open(os.path.join(folder, "values.pickle"), "wb") as fh:
         fh.write(data)
@@ -507,7 +507,7 @@ def load(path: str | os.PathLike[str]) -> SavedTrace:
     try:
         return SavedTrace(os.fspath(path), read(os.fspath(path)))
     except SessionError as exc:
-        raise JaxscopeError(str(exc), code=exc.code) from None
+        exc.raise_typed()
 
 
 @dataclass(frozen=True)
@@ -571,7 +571,7 @@ def diff(
         try:
             result = trace(x, args, inputs=inputs, timeout=timeout, diagnose=False)
         except SessionError as exc:
-            raise JaxscopeError(str(exc), code=exc.code) from None
+            exc.raise_typed()
         request = result.request
         return result.graph, x + (f" --args {request.args!r}" if request.args else f" --inputs {request.inputs}" if request.inputs else "")
 

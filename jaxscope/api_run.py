@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from jaxscope.schema.errors import JaxscopeError
-
 if TYPE_CHECKING:
     from jaxscope.schema.run import RunResult
 
@@ -55,5 +53,5 @@ def run(
         )  # fmt: skip
         result: RunResult = worker_job("run", request, run_result_from_jsonable, timeouts, False)
     except SessionError as exc:
-        raise JaxscopeError(str(exc), code=exc.code) from exc
+        exc.raise_typed()
     return result

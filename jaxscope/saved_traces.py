@@ -32,7 +32,7 @@ def load(path: str) -> TraceDocument:
     try:
         st = os.stat(path)
     except OSError as exc:
-        raise SessionError(f"cannot open {path}: {exc.strerror or exc}", 2) from None
+        raise SessionError(f"cannot open {path}: {exc.strerror or exc}", 2) from exc
     stamp = (st.st_mtime, st.st_size)
     seen = _opened.get(path)
     if seen is not None and seen[0] == stamp:
@@ -40,7 +40,7 @@ def load(path: str) -> TraceDocument:
     try:
         doc = read(path)
     except DocumentError as exc:
-        raise SessionError(str(exc), 2) from None
+        raise SessionError(str(exc), 2) from exc
     _opened.clear()
     _opened[path] = (stamp, doc)
     return doc

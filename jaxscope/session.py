@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from jaxscope.schema.errors import JaxscopeError
 from jaxscope.schema.files import MAX_SOURCE_BYTES, read_text
@@ -42,11 +42,28 @@ SOURCE_CHARS = 200  # a quoted source line is cut here (a 30,000-term sum is one
 
 class SessionError(JaxscopeError):
     """A target that cannot be traced (its error, a bad input, a worker that gave up), with the
-    message to show and the CLI's exit code for it; the message ends with what to do."""
+    message to show and the CLI's exit code for it; the message ends with what to do. The error it
+    was made of (a `SpecError` with its offset, a `WorkerError` with its info) is its `cause`."""
 
     def __init__(self, message: str, code: int = 2) -> None:
         super().__init__(message)
         self.code = code
+
+    @property
+    def cause(self) -> JaxscopeError | None:
+        """The typed error this one says in the command line's words (chained `from` it)."""
+        return self.__cause__ if isinstance(self.__cause__, JaxscopeError) else None
+
+    def raise_typed(self) -> NoReturn:
+        """Raise what the Python API raises for this: the error it was made of, itself (its type,
+        its fields, its code as the CLI's), with this sentence as a note where it says it anew; this
+        one when it was made of none. Each keeps its own cause."""
+        typed = self.cause or self
+        if typed is not self:
+            typed.code = self.code
+            if str(typed) not in str(self) and str(self) not in getattr(typed, "__notes__", ()):
+                typed.add_note(str(self))  # (a worker's error said in full: where, whose, what to do)
+        raise typed from typed.__cause__
 
 
 def resolve_call(target: str, args: str | None, inputs: str | None = None) -> tuple[FunctionRef, str, str]:
@@ -67,7 +84,7 @@ def resolve_call(target: str, args: str | None, inputs: str | None = None) -> tu
     try:
         ref = parse_target(target)
     except TargetError as exc:
-        raise SessionError(str(exc)) from None
+        raise SessionError(str(exc)) from exc
     if ref.path:
         ref = replace(ref, path=os.path.abspath(ref.path))
     if inputs is not None:
@@ -78,7 +95,7 @@ def resolve_call(target: str, args: str | None, inputs: str | None = None) -> tu
         try:
             info = discover_file(ref.path)
         except DiscoveryError as exc:
-            raise SessionError(str(exc), 3 if exc.line else 2) from None
+            raise SessionError(str(exc), 3 if exc.line else 2) from exc
         fn = info.get(ref.qualname)
         declared = ref.qualname in info.makers or (info.inputs_table and not info.makers and ref.qualname not in info.example_args)
         if (fn is not None and fn.maker is not None) or declared:
@@ -97,7 +114,7 @@ def resolve_call(target: str, args: str | None, inputs: str | None = None) -> tu
     try:
         argspec.parse_call(args or "")
     except argspec.SpecError as exc:
-        raise SessionError(f"bad --args:\n{exc}") from None
+        raise SessionError(f"bad --args:\n{exc}") from exc
     return ref, args or "", ""
 
 
@@ -108,7 +125,7 @@ def maker_ref(text: str) -> str:
     try:
         ref = parse_target(text)
     except TargetError as exc:
-        raise SessionError(f"bad --inputs {text!r}: {exc}; give PATH.py::MAKER or package.module:MAKER") from None
+        raise SessionError(f"bad --inputs {text!r}: {exc}; give PATH.py::MAKER or package.module:MAKER") from exc
     if ref.path:
         if not os.path.isfile(ref.path):
             raise SessionError(f"--inputs {text}: no such file: {ref.path}")
@@ -123,7 +140,7 @@ def default_target(path: str) -> str:
     try:
         info = discover_file(path)
     except DiscoveryError as exc:
-        raise SessionError(str(exc), 3 if exc.line else 2) from None
+        raise SessionError(str(exc), 3 if exc.line else 2) from exc
     fn = default_function(info)
     if fn is None:
         names = ", ".join(f.name for f in info.functions) or "none"
@@ -169,7 +186,7 @@ def trace(
             retry = _static_retry(ref, call, exc.info.argument) if not maker else ""
             if retry:
                 text += f"\ntry it static: --args {retry!r}"
-            raise SessionError(text, EXIT_CODES.get(exc.info.kind, 5)) from None
+            raise SessionError(text, EXIT_CODES.get(exc.info.kind, 5)) from exc
     finally:
         if own:
             close_soon(client)
@@ -237,7 +254,7 @@ def checked_python(python: str | None, timeout: float | None = None) -> str | No
     try:
         return check(python, timeout).path
     except InterpreterError as exc:
-        raise SessionError(str(exc), 2) from None
+        raise SessionError(str(exc), 2) from exc
 
 
 def worker_job(
@@ -266,7 +283,7 @@ def client_job(client: WorkerClient, op: str, request: Any, decode: Callable[[An
     try:
         return future.result()
     except WorkerError as exc:
-        raise SessionError(format_error(exc.info, debug), EXIT_CODES.get(exc.info.kind, 5)) from None
+        raise SessionError(format_error(exc.info, debug), EXIT_CODES.get(exc.info.kind, 5)) from exc
 
 
 def _static_retry(ref: FunctionRef, args: str, argument: str) -> str:
