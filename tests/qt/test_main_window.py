@@ -38,7 +38,6 @@ def test_trace_links_source_graph_and_jaxpr(qtbot, window, tmp_path):
     line = line_of(BASICS, 'out = h @ params["w2"]')
     w.source.line_clicked.emit(line)
     selected = w.graph.selected_paths()
-    assert selected and all(w.doc.graph is graph for _ in selected)
     from jaxscope.schema.graph import resolve
 
     assert [resolve(graph, p)[1].label for p in selected] == ["dot_general"]
