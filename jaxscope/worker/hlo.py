@@ -14,7 +14,8 @@ from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.hlo import HloRequest, HloResult
 from jaxscope.worker import jax_compat
 from jaxscope.worker.profile import ProfileReading, read_events
-from jaxscope.worker.trace import Phase, last_graph, prepare, runtime_failure, trace_failure
+from jaxscope.worker.program import executable, plain_lowering, program
+from jaxscope.worker.trace import Phase, last_graph, runtime_failure
 from jaxscope.worker.xla_cost import instruction_costs
 
 
@@ -23,65 +24,44 @@ def run_hlo(request: HloRequest, phase: Phase) -> HloResult:
 
     The program is lowered a second time with each equation marked (`hlo_marks`), which gives
     every line of the text its own equations: StableHLO shows the plain lowering, matched line by
-    line; the compiled text is the marked one, compiled once, with the marks stripped."""
-    prep = prepare(request.function, request.args, phase, request.inputs)
-    timings: dict[str, float] = {}
-    phase("lower")
-    t0 = time.perf_counter()
-    try:
-        with gc_paused():  # as for the trace (`run_trace`): tracing and lowering leave no cycles
-            traced = prep.jit().trace(*prep.args, **prep.kwargs)
-            lowered = traced.lower() if request.stage == "stablehlo" else None
-    except BaseException as exc:
-        if isinstance(exc, KeyboardInterrupt):
-            raise
-        raise trace_failure(exc, "lower") from None
-    t1 = time.perf_counter()
-    scans: dict[tuple[int, int], int] = {}
-    marked, structure = _marked_lowering(traced, scans)
-    timings["marks"] = time.perf_counter() - t1
+    line; the compiled text is the marked one, compiled once, with the marks stripped. The program
+    and what was made of it are kept (`worker.program`): the next request of the same target
+    (another stage, a profiled run) lowers and compiles nothing again."""
+    p = program(request, phase)
+    timings = dict(p.timings)
     if request.stage == "stablehlo":
-        timings["lower"] = t1 - t0
-        assert lowered is not None
-        t2 = time.perf_counter()
-        text = lowered.as_text(debug_info=True)
-        chains = hlo_marks.stablehlo_chains(text, marked.as_text(debug_info=True)) if marked is not None else None
-        timings["as_text"] = time.perf_counter() - t2
+        lowered = plain_lowering(p)
+        if "stablehlo" not in p.made:
+            t2 = time.perf_counter()
+            text = lowered.as_text(debug_info=True)
+            chains = hlo_marks.stablehlo_chains(text, p.marked.as_text(debug_info=True)) if p.marked is not None else None
+            p.made["stablehlo"] = (text, chains, time.perf_counter() - t2)
+        text, chains, timings["as_text"] = p.made["stablehlo"]
         return HloResult(
             request,
             text,
             timings=timings,
             jax_version=jax.__version__,
             ops=_op_map(request, text, timings),
-            exact=_exact(chains, structure, timings),
+            exact=_exact(chains, p.structure, timings),
         )
-    if marked is None:
-        try:
-            marked = traced.lower()
-        except BaseException as exc:
-            if isinstance(exc, KeyboardInterrupt):
-                raise
-            raise trace_failure(exc, "lower") from None
-    timings["lower"] = time.perf_counter() - t0 - timings["marks"]
-    before = _lowered_cost(marked)
-    phase("compile")
-    t2 = time.perf_counter()
-    try:
-        compiled = marked.compile()
-    except Exception:  # XLA's own error, from the plain program: the marks are not to blame
-        compiled, structure = _compile_plain(traced), None
-    timings["compile"] = time.perf_counter() - t2
-    t3 = time.perf_counter()
-    raw = compiled.as_text() or ""
-    text = hlo_marks.strip(raw)
-    timings["as_text"] = time.perf_counter() - t3
-    chains = hlo_marks.compiled_chains(raw) if structure is not None else None
-    t4 = time.perf_counter()
-    # the raw text, marks and all: stripping a mark can leave a name HLO cannot parse (`%.6`); lines are the same
+    if "before" not in p.made:
+        p.made["before"] = _lowered_cost(p.marked if p.marked is not None else plain_lowering(p))
+    compiled = executable(p, phase)
+    timings.update(p.timings)
     device = _device(request.device)
-    priced = instruction_costs(raw, device, _loop_trips(chains, scans))
-    timings["price"] = time.perf_counter() - t4
-    reading, run_s = _profile(prep, request.profile, phase, int(device.id)) if request.profile > 0 else (ProfileReading(), 0.0)
+    if "compiled" not in p.made:
+        t3 = time.perf_counter()
+        raw = compiled.as_text() or ""
+        text = hlo_marks.strip(raw)
+        as_text = time.perf_counter() - t3
+        chains = hlo_marks.compiled_chains(raw) if p.structure is not None else None
+        t4 = time.perf_counter()
+        # the raw text, marks and all: stripping a mark can leave a name HLO cannot parse (`%.6`); lines are the same
+        priced = instruction_costs(raw, device, _loop_trips(chains, p.scans))
+        p.made["compiled"] = (text, chains, priced, as_text, time.perf_counter() - t4)
+    text, chains, priced, timings["as_text"], timings["price"] = p.made["compiled"]
+    reading, run_s = _profile(p.prep, request.profile, phase, int(device.id)) if request.profile > 0 else (ProfileReading(), 0.0)
     return HloResult(
         request,
         text,
@@ -90,11 +70,11 @@ def run_hlo(request: HloRequest, phase: Phase) -> HloResult:
         timings,
         jax.__version__,
         _op_map(request, text, timings),
-        _exact(chains, structure, timings),
-        before,
+        _exact(chains, p.structure, timings),
+        p.made["before"],
         reading.op_times,
         run_s,
-        jax_compat.input_shardings(compiled, traced.jaxpr),
+        jax_compat.input_shardings(compiled, p.traced.jaxpr),
         priced,
         f"{device.platform}:{device.id}",
         str(getattr(device, "device_kind", "")),
@@ -160,80 +140,6 @@ def _lowered_cost(lowered: Any) -> dict[str, float]:
         return _numbers(_first(lowered.cost_analysis()))
     except Exception:  # a backend without it: the compiled figures still come
         return {}
-
-
-def _compile_plain(traced: Any) -> Any:
-    try:
-        return traced.lower().compile()
-    except BaseException as exc:
-        if isinstance(exc, KeyboardInterrupt):
-            raise
-        raise runtime_failure(exc, "compile") from None
-
-
-def _marked_lowering(traced: Any, scans: dict[tuple[int, int], int]) -> tuple[Any, hlo_marks.Structure | None]:
-    """The program lowered with every equation marked, and its body structure; (None, None) if
-    that fails (a JAX whose internals moved): the text is then linked by source location only."""
-    try:
-        with gc_paused():
-            closed, structure = mark_equations(traced.jaxpr, scans)
-            return jax_compat.with_jaxpr(traced, closed).lower(), structure
-    except Exception:
-        return None, None
-
-
-def mark_equations(closed: Any, scans: dict[tuple[int, int], int] | None = None) -> tuple[Any, dict[int, dict[int, tuple[int, ...]]]]:
-    """A copy of `closed` whose equations' name stacks end in their mark, and its structure; each
-    rolled scan's length by its mark into `scans` (the trip count of the while loop it becomes).
-
-    Bodies are numbered in the order `to_graph` numbers them (first visit, depth first, sub-jaxprs
-    in `jax_compat.subjaxprs` order), so a mark names the graph's own ``b{n}``/``e{i}``. A body
-    used twice is marked once and stays one object, so JAX lowers it to one function as before."""
-    numbers: dict[int, int] = {}
-    done: dict[int, Any] = {}  # id(open jaxpr) -> its marked copy
-    closed_done: dict[int, Any] = {}  # id(ClosedJaxpr) -> its marked copy: shared bodies stay shared
-    keep: list[Any] = []  # ids stay unique only while the objects live
-    structure: dict[int, dict[int, tuple[int, ...]]] = {}
-
-    def swap(value: Any) -> Any:
-        if isinstance(value, jax_compat.ClosedJaxpr):
-            got = closed_done.get(id(value))
-            if got is None:
-                keep.append(value)
-                got = closed_done[id(value)] = jax_compat.ClosedJaxpr(done[id(value.jaxpr)], value.consts)
-            return got
-        if isinstance(value, jax_compat.Jaxpr):
-            return done[id(value)]
-        if isinstance(value, tuple) and hasattr(value, "_fields"):
-            return type(value)(*map(swap, value))
-        if isinstance(value, (tuple, list)):
-            return type(value)(map(swap, value))
-        if isinstance(value, dict):
-            return {k: swap(v) for k, v in value.items()}
-        return value
-
-    def mark(jaxpr: Any) -> None:
-        if id(jaxpr) in numbers:
-            return
-        body = numbers[id(jaxpr)] = len(numbers)
-        keep.append(jaxpr)
-        eqns = structure[body] = {}
-        new = []
-        for i, eqn in enumerate(jaxpr.eqns):
-            subs = jax_compat.subjaxprs(eqn.params)
-            for _path, sub, _consts in subs:
-                mark(sub)
-            eqns[i] = tuple(numbers[id(sub)] for _path, sub, _consts in subs)
-            if scans is not None and eqn.primitive.name == "scan" and eqn.params.get("unroll", 1) == 1:
-                scans[(body, i)] = int(eqn.params["length"])
-            params = {k: swap(v) for k, v in eqn.params.items()} if subs else eqn.params
-            info = eqn.source_info
-            stack = info.name_stack.extend(hlo_marks.mark_name(body, i))
-            new.append(eqn.replace(params=params, source_info=info.replace(name_stack=stack)))
-        done[id(jaxpr)] = jaxpr.replace(eqns=new)
-
-    mark(closed.jaxpr)
-    return jax_compat.ClosedJaxpr(done[id(closed.jaxpr)], closed.consts), structure
 
 
 def _loop_trips(chains: dict[int, list[hlo_marks.Chain]] | None, scans: dict[tuple[int, int], int]) -> dict[int, float]:

@@ -126,7 +126,8 @@ def test_a_tpu_scan_without_a_trip_count_is_counted_its_length_times(monkeypatch
     JAX gave it (by the equation's mark on the while line), counts its body."""
     import jax.numpy as jnp
 
-    from jaxscope.worker.hlo import _loop_trips, mark_equations
+    from jaxscope.worker.hlo import _loop_trips
+    from jaxscope.worker.program import mark_equations
 
     program = XLA["programs"]["scan_layers"]
     lines = program["text"].splitlines()

@@ -157,3 +157,27 @@ def test_fusions_sort_each_path_once_and_take_an_equation_by_line_and_primitive(
     labels = linking.node_labels(graph)
     for n in lines:
         assert all(labels[p] == links._ops[n][0] for p in links.nodes_for_line(n)), n
+
+
+def test_one_target_is_lowered_and_compiled_once_for_every_stage_and_run(tmp_path) -> None:
+    """Issue 61.2: the StableHLO text, the compiled text and a profiled run of one target (what
+    `export --links jaxpr,stablehlo,compiled --overlay time` asks) share one lowering and one
+    executable in the worker; an edit of the file makes them anew."""
+    from jaxscope.worker import program
+
+    source = tmp_path / "step.py"
+    source.write_text("import jax.numpy as jnp\n\ndef f(x):\n    return jnp.tanh(x @ x.T).sum()\n")
+    ref = FunctionRef("f", str(source))
+    phases: list[str] = []
+    stable = run_hlo(HloRequest(ref, "f32[16,16]", "stablehlo"), phases.append)
+    made = program._LAST[0]
+    compiled = run_hlo(HloRequest(ref, "f32[16,16]", "compiled"), phases.append)
+    executable = made.compiled
+    timed = run_hlo(HloRequest(ref, "f32[16,16]", "compiled", profile=2), phases.append)
+    assert program._LAST == [made] and made.compiled is executable is not None
+    assert phases.count("lower") == 1 and phases.count("compile") == 1 and "profile" in phases, phases
+    assert "stablehlo" in stable.text and timed.text == compiled.text and timed.run_s > 0
+    source.write_text(source.read_text() + "\n# edited\n")
+    os.utime(source, ns=(made.key[-1][0][0] + 10**9, made.key[-1][0][0] + 10**9))
+    run_hlo(HloRequest(ref, "f32[16,16]", "compiled"), phases.append)
+    assert program._LAST[0] is not made and phases.count("compile") == 2
