@@ -111,23 +111,20 @@ def link_stages(opts: argparse.Namespace, fmt: str) -> list[str]:
 
 def _overlay(opts: argparse.Namespace, real: Graph, view: ScopedGraph | None) -> Overlay | None:
     """`--overlay`: each equation's value on the measure, by drawn path, owners and groups included;
-    "time" runs the compiled program under the profiler (`jaxscope cost --time`)."""
+    a measure that needs a profile runs the compiled program under the profiler (`jaxscope cost --time`)."""
     name = opts.overlay
     if name is None:
         return None
-    from jaxscope.analysis.measures import MEASURES, measure
+    from jaxscope.analysis.measures import MEASURES, PROFILE_RUNS, MeasureData
     from jaxscope.render.overlay import Overlay
+    from jaxscope.stages import lower
 
-    if name == "time":
-        from jaxscope.analysis.measures import PROFILE_RUNS, timed
-        from jaxscope.stages import lower
-
-        try:
-            values, caption = timed(lower(stage_target(opts), "compiled", PROFILE_RUNS))
-        except ValueError as exc:
-            raise CliError(f"--overlay time: {exc}") from None
-    else:
-        values, caption = measure(real, name), MEASURES[name].caption
+    wanted = MEASURES[name]
+    try:
+        run = lower(stage_target(opts), "compiled", PROFILE_RUNS) if wanted.needs == "profile" else None
+        values, caption = wanted.values(MeasureData(real, run))
+    except ValueError as exc:
+        raise CliError(f"--overlay {name}: {exc}") from None
     if view is not None:
         values = {view.to_view(p): v for p, v in values.items()}
     return Overlay.drawn(name, values, caption)

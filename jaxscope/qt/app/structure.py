@@ -187,8 +187,8 @@ class ModelCost(QObject):
         self.measure = ""
         self.figures: tuple[TraceResult, Figures] | None = None
         self._asked: TraceResult | None = None
-        # "time": each equation's measured seconds and the scale's caption, of a profiled compiled run
-        self.times: tuple[TraceResult, dict[str, float], str] | None = None
+        # a measure that needs a profile (measured time): the profiled compiled run of that trace
+        self.profiled: tuple[TraceResult, HloResult] | None = None
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="jaxscope-cost")
         panel = host.cost_panel
         panel.measure_changed.connect(self.set_measure)
@@ -205,8 +205,12 @@ class ModelCost(QObject):
         if shown:
             self.need()
 
+    def _profiling(self) -> bool:
+        """Whether the measure picked needs a profiled compiled run (`Measure.needs`)."""
+        return bool(self.measure) and measures.MEASURES[self.measure].needs == "profile"
+
     def _traced(self) -> None:
-        if self.measure == "time":  # asked for once the new trace's StableHLO is here (`compiled`)
+        if self._profiling():  # asked for once the new trace's StableHLO is here (`compiled`)
             self._waiting()
         if self.measure or self.host.docks["cost"].isVisible():
             self.need()
@@ -252,7 +256,7 @@ class ModelCost(QObject):
 
     def set_measure(self, name: str) -> None:
         self.measure = name
-        if name == "time":
+        if self._profiling():
             self._profile()
         elif name:
             self.need()
@@ -262,7 +266,7 @@ class ModelCost(QObject):
         """Ask for a profiled compiled run of the trace shown, unless its times are here: now, or
         once its StableHLO has come (`compiled` asks again then)."""
         result = self.host.session.doc.result
-        if result is None or (self.times is not None and self.times[0] is result):
+        if result is None or (self.profiled is not None and self.profiled[0] is result):
             return
         # said at once (the FLOPs' scale over a grey graph read as a stale answer), before the request:
         # a saved trace's answer (none held) comes back within it
@@ -278,41 +282,43 @@ class ModelCost(QObject):
 
     def _not_profiled(self, request: HloRequest, info: ErrorInfo) -> None:
         """A profiled run asked for failed (a saved trace holds none, the profiler failed): the scale says why."""
-        if request.profile and self.measure == "time" and info.kind != "cancelled":
+        if request.profile and self._profiling() and info.kind != "cancelled":
             self.host.cost_panel.show_scale(f"measured time: {info.summary()}", 0.0, 0.0)
 
     def compiled(self, compiled: HloResult) -> None:
         """An IR text of the trace shown has come: after its StableHLO, the profiled run "time" waits
         for; a profiled compiled run's times."""
         result = self.host.session.doc.result
-        if result is None or not same_call(compiled.request, result.request) or self.measure != "time":
+        if result is None or not same_call(compiled.request, result.request) or not self._profiling():
             return
         if compiled.request.stage == "stablehlo":
             QTimer.singleShot(0, self._profile)  # after the IR side's own compile request: this one supersedes it
             return
-        if not compiled.request.profile:
-            return
-        try:
-            values, caption = measures.timed(compiled)
-        except ValueError as exc:
-            self.host.cost_panel.show_scale(f"measured time: {exc}", 0.0, 0.0)
-            return
-        self.times = (result, values, caption)
-        self.colour()
+        if compiled.request.profile:
+            self.profiled = (result, compiled)
+            self.colour()
 
     def colour(self) -> None:
         """Fill the boxes by the measure (by the drawn paths: groups and owners by what they hold)."""
         panel, view = self.host.cost_panel, self.host.session.doc.view
         result = self.host.session.doc.result
-        if self.measure == "time" and self.times is not None and self.times[0] is result:
-            values, caption = self.times[1], self.times[2]
-        elif self.measure and self.measure != "time" and self.figures is not None and result is not None and self.figures[0] is result:
+        data = None
+        if self._profiling() and self.profiled is not None and self.profiled[0] is result:
+            data = measures.MeasureData(compiled=self.profiled[1])
+        elif self.measure and not self._profiling() and self.figures is not None and result is not None and self.figures[0] is result:
             found, _total, live, _dear = self.figures[1]
-            values, caption = measures.measured(self.measure, found, live), measures.MEASURES[self.measure].caption
-        else:
+            data = measures.MeasureData(found=found, live=live)
+        if data is None:
             self.host.graph.set_fills({})
-            if self.measure != "time":  # the profiled run on its way says so
+            if not self._profiling():  # the profiled run on its way says so
                 panel.show_scale("", 0.0, 0.0)
+            return
+        wanted = measures.MEASURES[self.measure]
+        try:
+            values, caption = wanted.values(data)
+        except ValueError as exc:
+            self.host.graph.set_fills({})
+            panel.show_scale(f"{wanted.title}: {exc}", 0.0, 0.0)
             return
         if view is not None and view.grouped:
             values = {view.to_view(p): v for p, v in values.items()}
