@@ -15,8 +15,13 @@ from dataclasses import replace
 
 from jaxscope.analysis.module_keys import value_path
 from jaxscope.schema.graph import Body, Graph, Node, SourceLoc
+from jaxscope.schema.primitives import primitive
 
-NAMED = {"scan": "scan", "while": "while", "remat2": "checkpoint", "checkpoint": "checkpoint"}
+
+def _kind(label: str) -> str | None:
+    """What a body is named as: a loop's ("scan", "while") or a checkpoint's; None for the rest."""
+    entry = primitive(label)
+    return "checkpoint" if entry.checkpoint else label if entry.loop else None
 
 
 def named_bodies(graph: Graph) -> Graph:
@@ -41,7 +46,7 @@ def _named(graph: Graph) -> Graph:
                 feeds[e.src][e.src_port] = outputs[e.dst]
         new_nodes: dict[str, Node] = {}
         for node in body.nodes:
-            kind = NAMED.get(node.label)
+            kind = _kind(node.label)
             if kind is None or not node.subgraphs:
                 continue
             refs = []
@@ -52,7 +57,8 @@ def _named(graph: Graph) -> Graph:
                     named[at] = _function(node, inner) or _checkpointed(inner)
                 role = _role(ref.role, kind, named[at])
                 # (a while's operands are not its bodies' inputs in order: a scan's and a checkpoint's are)
-                renamed = _ports(inner, fed_by.get(node.id, {}), feeds.get(node.id, {})) if kind in ("scan", "checkpoint") else inner
+                in_order = primitive(node.label).ports in ("scan", "operands")
+                renamed = _ports(inner, fed_by.get(node.id, {}), feeds.get(node.id, {})) if in_order else inner
                 if role != ref.role or renamed is not inner:
                     bodies[ref.body] = replace(renamed, title=role)
                     changed = True

@@ -60,7 +60,7 @@ def _base(label: str) -> str:
 
 def _length(node: Node) -> int:
     """How many times a scan runs its body (1 for anything else, or a scan whose length is not known)."""
-    length = number(node.numbers, "length") if _base(node.label) == "scan" else None
+    length = number(node.numbers, "length") if primitive(_base(node.label)).loop else None
     return length[0] if length else 1
 
 
@@ -318,7 +318,9 @@ def _rows(graph: Graph, body_id: str, prefix: str, runs: float, note: str, depth
             yield CostRow(path, node, leaf_cost(node), 0.0 if gone_here else runs_here, note_here)
             continue
         prim = _base(node.label)
-        loop = "in a while loop: counted once" if prim == "while" else "in a cond branch" if prim == "cond" else ""
+        entry = primitive(prim)
+        untold = entry.loop and number(node.numbers, "length") is None  # (a while's trips are not known before it runs)
+        loop = f"in a {prim} loop: counted once" if untold else "in a cond branch" if entry.ports == "branches" else ""
         for i, ref in enumerate(node.subgraphs):
             yield from _rows(graph, ref.body, f"{path}:{i}/", runs_here * _length(node), note_here or loop, depth + 1, gone)
 
@@ -349,8 +351,7 @@ def _body_total(graph: Graph, body_id: str, depth: int, gone: set[str]) -> Cost:
             out = out + leaf_cost(node)
             continue
         parts = [_body_total(graph, ref.body, depth + 1, gone) for ref in node.subgraphs]
-        prim = _base(node.label)
-        if prim == "cond":
+        if primitive(_base(node.label)).ports == "branches":  # a cond: its dearest branch
             out = out + max(parts, key=lambda c: (c.flops + c.transcendentals, c.bytes))
         else:
             out = out + sum(parts, Cost()).times(_length(node))

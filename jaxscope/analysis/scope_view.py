@@ -171,7 +171,7 @@ def expand_scopes(graph: Graph, scopes: Iterable[str]) -> frozenset[str]:
             if is_group(n.id) and n.subgraphs and (group := group_of(n)) is not None and group[0] == SCOPE:
                 found[path] = [*way, _REPEATED.sub("", n.label)]
                 walk(graph.bodies[n.subgraphs[0].body], f"{path}:0/", found[path])
-            elif n.kind == "eqn" and primitive(n.label).loop or n.label == "remat2":  # (groups in a loop's body)
+            elif n.kind == "eqn" and (primitive(n.label).loop or primitive(n.label).checkpoint):  # (groups in a loop's body)
                 for i, ref in enumerate(n.subgraphs):
                     walk(graph.bodies[ref.body], f"{path}:{i}/", way)
 

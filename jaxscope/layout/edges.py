@@ -16,7 +16,7 @@ import numpy as np
 from jaxscope.layout.types import BodyLayout, Cluster, Point
 from jaxscope.schema.graph import Body, Edge, Graph, Node, SubgraphRef
 from jaxscope.schema.layout_tables import EdgeTable, Row
-from jaxscope.schema.primitives import number
+from jaxscope.schema.primitives import number, primitive
 
 
 def straight_cubic(a: Point, b: Point) -> list[Point]:
@@ -68,7 +68,8 @@ def port_maps(owner: Node, ref: SubgraphRef, sub: Body, n_ops: int, n_outs: int)
     outs = [n.id for n in sub.nodes if n.kind == "output"]
     ports: list[int] | None = None
     outputs_match = len(outs) == n_outs
-    if owner.label == "while":
+    ports_of = primitive(owner.label).ports
+    if ports_of == "while":
         is_cond = "cond" in (ref.param or ref.role)
         counts = number(owner.numbers, "cond_nconsts"), number(owner.numbers, "body_nconsts")
         if counts[0] and counts[1]:
@@ -77,7 +78,7 @@ def port_maps(owner: Node, ref: SubgraphRef, sub: Body, n_ops: int, n_outs: int)
             ports = (list(range(cn)) if is_cond else list(range(cn, cn + bn))) + carry
         if is_cond:
             outputs_match = False
-    elif owner.label == "cond" and len(ins) == n_ops - 1:
+    elif ports_of == "branches" and len(ins) == n_ops - 1:
         ports = list(range(1, n_ops))
     if ports is None or len(ports) != len(ins):
         ports = list(range(n_ops)) if len(ins) == n_ops else []

@@ -59,9 +59,6 @@ def key_param(node: Node) -> str:
     return ""
 
 
-_NAMED_BODIES = frozenset({"scan", "remat2", "checkpoint"})
-
-
 def node_lines(node: Node, annotation: str = "") -> list[str]:
     """The text lines drawn inside a node's box (already ellipsized); `annotation` (what XLA's
     partitioner did there: `Layout.annotations`) as the last."""
@@ -77,7 +74,8 @@ def node_lines(node: Node, annotation: str = "") -> list[str]:
         extra = key_param(node)
         if extra:
             first = f"{first} {extra}"
-        named = node.subgraphs[0].role if node.label in _NAMED_BODIES and node.subgraphs else ""
+        entry = primitive(node.label)  # a scan's or a checkpoint's box says the function it runs: "scan of layer"
+        named = node.subgraphs[0].role if (entry.checkpoint or (entry.loop and len(node.subgraphs) == 1)) and node.subgraphs else ""
         if " of " in named:  # a scan or a checkpoint says the function it runs (`analysis.body_names`)
             first = named
         lines = [first]

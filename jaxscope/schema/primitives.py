@@ -38,6 +38,11 @@ CostRule = Literal[
     "integer_pow",
     "convert",
 ]
+# How an equation's operands reach its sub-programs' inputs (the layout's ports, the key tracker's
+# plan, a loop body's names): "operands" in order (a call: jit, a checkpoint); "branches" after the
+# branch index (cond); "while" a cond's consts, then a body's consts, then the carry; "scan" the
+# consts, the carry, then a slice of each xs; "" unknown (the readers then map nothing).
+Ports = Literal["", "operands", "branches", "while", "scan"]
 # A PRNG key's way through an equation (`worker.keyreuse`): "consumes" uses the key up (its
 # first operand); "passes" hands its operands on unchanged; "derives" makes a value of its first
 # operand that is the same key for the same static params (`keys[0]` twice).
@@ -59,6 +64,9 @@ class Primitive:
     # runs its body once per trip (a scan over layers): the body is grouped by the modules inside
     # it and costed by them, each row counted with the trips
     loop: bool = False
+    ports: Ports = ""  # how its operands map to its sub-programs' inputs
+    call: bool = False  # its one sub-program is run once, as a call: stepped into by the replay, its outputs its body's
+    checkpoint: bool = False  # a `jax.checkpoint` region: its backward runs its forward again
 
 
 def _ints(value: Any) -> tuple[int, ...]:
@@ -181,20 +189,20 @@ _add("convert_element_type", Primitive("shape", "convert", shown=("new_dtype",))
 _add("broadcast_in_dim broadcast bitcast_convert_type rev", Primitive("shape"))
 _add("copy copy_p device_put", Primitive("shape", key="passes"))
 # Control flow.
-_add("cond", Primitive("control", body=_cond_title))
-_add("while", Primitive("control", numbers=_named("cond_nconsts", "body_nconsts"), body=_while_title, loop=True))
-_add("scan", Primitive("control", shown=("length",), numbers=_named("length"), body=_scan_title, loop=True))
-_add("jit", Primitive("control", shown=("name",), body=_jit_title))
-_add("remat2", Primitive("control", body=_checkpoint_title))
-_add("closed_call shard_map", Primitive("control", body=_own_name))
+_add("cond", Primitive("control", body=_cond_title, ports="branches"))
+_add("while", Primitive("control", numbers=_named("cond_nconsts", "body_nconsts"), body=_while_title, loop=True, ports="while"))
+_add("scan", Primitive("control", shown=("length",), numbers=_named("length"), body=_scan_title, loop=True, ports="scan"))
+_add("jit", Primitive("control", shown=("name",), body=_jit_title, ports="operands", call=True))
+_add("remat2", Primitive("control", body=_checkpoint_title, ports="operands", call=True, checkpoint=True))
+_add("checkpoint", Primitive("control", ports="operands", call=True, checkpoint=True))
+_add("closed_call", Primitive("control", body=_own_name, ports="operands", call=True))
+_add("pjit core_call", Primitive("control", ports="operands", call=True))
+_add("shard_map", Primitive("control", body=_own_name, ports="operands"))
 _add("optimization_barrier", Primitive("control", key="passes"))
-_add(
-    "pjit core_call call remat checkpoint custom_linear_solve xla_call xla_pmap pmap run_state for linear_call platform_index",
-    Primitive("control"),
-)
+_add("call remat custom_linear_solve xla_call xla_pmap pmap run_state for linear_call platform_index", Primitive("control"))
 _add("composite", Primitive(body=_own_name))
 # Custom differentiation rules.
-_add("custom_jvp_call custom_vjp_call", Primitive("custom", shown=("name",), body=_own_name))
+_add("custom_jvp_call custom_vjp_call", Primitive("custom", shown=("name",), body=_own_name, ports="operands", call=True))
 _add("custom_vmap_call", Primitive("custom", body=_own_name))
 _add("custom_vjp_call_jaxpr custom_lin custom_transpose_call", Primitive("custom"))
 # Random numbers.

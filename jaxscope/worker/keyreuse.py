@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jaxscope.schema.primitives import PRIMITIVES
+from jaxscope.schema.primitives import PRIMITIVES, primitive
 from jaxscope.worker.jax_compat import ClosedJaxpr, Jaxpr, Literal, all_equations, eqn_frames, func_name_of, scan_counts, subjaxprs
 from jaxscope.worker.userframes import is_user_file
 
@@ -177,7 +177,7 @@ class _Finder:
                     self.findings.append(KeyReuse(desc[t], tuple(sub_prefix + u.path for u in fixed), in_loop=True))
             forwards.append({j: omap[m] for j, m in summary.forwards.items()})
         outs: list[Token | None] = [None] * len(eqn.outvars)
-        if prim not in ("scan", "while") and forwards:
+        if not primitive(prim).loop and forwards:
             for j in range(len(outs)):
                 sources = {fw.get(j) for fw in forwards}
                 if len(sources) == 1 and (o := sources.pop()) is not None:
@@ -212,8 +212,26 @@ def _plan(
     None when the mapping is unknown: the equation then consumes nothing (no false alarms).
     """
     n_in = len(sub.invars)
-    if prim == "remat2" and params.get("differentiated"):  # the backward pass replays the forward
+    entry = primitive(prim)
+    if entry.checkpoint and params.get("differentiated"):  # the backward pass replays the forward
         return None
+    counts = scan_counts(params) if entry.ports == "scan" else None
+    if counts is not None and n_in == n_ops:
+        nc, ncar = counts
+        once = params.get("length") == 1
+        return list(range(n_in)), set() if once else set(range(nc)), {} if once else {nc + j: j for j in range(ncar)}
+    if entry.ports == "while":
+        cn, bn = params["cond_nconsts"], params["body_nconsts"]
+        if param == "body_jaxpr" and n_in == n_ops - cn:
+            return [cn + m for m in range(n_in)], set(range(bn)), {bn + j: j for j in range(n_in - bn)}
+        if param == "cond_jaxpr" and n_in == n_ops - bn:
+            return [m if m < cn else m + bn for m in range(n_in)], set(range(cn)), {}
+        return None
+    if entry.ports == "branches" and param.startswith("branches") and n_in == n_ops - 1:
+        return [m + 1 for m in range(n_in)], set(), {}
+    if n_subs == 1 and n_in == n_ops and entry.ports not in ("scan", "branches"):
+        return list(range(n_in)), set(), {}
+    return None
     counts = scan_counts(params) if prim == "scan" else None
     if counts is not None and n_in == n_ops:
         nc, ncar = counts

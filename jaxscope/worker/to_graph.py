@@ -16,7 +16,7 @@ import numpy as np
 from jaxscope.analysis.body_names import named_bodies
 from jaxscope.schema.codec import maker
 from jaxscope.schema.graph import Body, Edge, Graph, Node, SubgraphRef
-from jaxscope.schema.primitives import body_title, read_numbers
+from jaxscope.schema.primitives import body_title, primitive, read_numbers
 from jaxscope.worker import jax_compat as jc
 
 _NODE, _EDGE = maker(Node), maker(Edge)  # an equation's node and its operand edges, tens of thousands a trace
@@ -79,20 +79,21 @@ def _callers_first(graph: Graph, sites: dict[str, list[tuple[str, int]]]) -> lis
     return order
 
 
-def io_names(primitive: str, path: str, params: dict[str, Any], n_in: int, n_out: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def io_names(prim: str, path: str, params: dict[str, Any], n_in: int, n_out: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """What a loop body's inputs and outputs are (a scan's consts, carry and slices of xs; a while's
     consts and carry), instead of in0…inN; () where the params do not say."""
 
     def numbered(*groups: tuple[str, int]) -> tuple[str, ...]:
         return tuple(f"{name}{i}" if count > 1 else name for name, count in groups for i in range(count))
 
-    counts = jc.scan_counts(params) if primitive == "scan" else None
+    ports = primitive(prim).ports
+    counts = jc.scan_counts(params) if ports == "scan" else None
     if counts is not None and counts[0] + counts[1] <= n_in and counts[1] <= n_out:
         return (
             numbered(("const", counts[0]), ("carry", counts[1]), ("x", n_in - counts[0] - counts[1])),
             numbered(("carry", counts[1]), ("y", n_out - counts[1])),
         )
-    if primitive == "while":
+    if ports == "while":
         consts = params.get("cond_nconsts" if path == "cond_jaxpr" else "body_nconsts")
         if isinstance(consts, int) and consts <= n_in:
             carry = n_in - consts

@@ -29,8 +29,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from jaxscope.schema.primitives import primitive
 from jaxscope.worker import jax_compat as jc
-from jaxscope.worker.runs.replay import CALL_LIKE, bind_eqn, bind_params, callee
+from jaxscope.worker.runs.replay import bind_eqn, bind_params, callee
 
 MAX_PROBES = 4000  # cancellation probes per program (two scalars each)
 _IDENTITY = frozenset({"sharding_constraint", "mesh_cast", "device_put", "optimization_barrier"})
@@ -188,7 +189,7 @@ def _equation(
     name = eqn.primitive.name
     if name in _IDENTITY and len(invals) == len(eqn.outvars):
         return list(invals), None
-    body = callee(eqn) if name in CALL_LIKE else None
+    body = callee(eqn) if primitive(name).call else None
     if body is not None:
         sub, consts = body
         return _interpret(sub, [promote(c) for c in consts], invals, f"{path}:0/", state, in_bits, probing)

@@ -24,12 +24,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxscope.schema.graph import SourceLoc
+from jaxscope.schema.primitives import primitive
 from jaxscope.schema.run import EqnDivergence, NanOrigin
 from jaxscope.worker import jax_compat as jc
 from jaxscope.worker.runs.compare import preview
-
-# Equations whose single sub-jaxpr takes exactly the equation's operands: safe to step into.
-CALL_LIKE = frozenset({"jit", "pjit", "closed_call", "core_call", "remat2", "checkpoint", "custom_jvp_call", "custom_vjp_call"})
 
 
 def counts(value: Any) -> tuple[int, int, int]:
@@ -101,7 +99,7 @@ def _search(jaxpr: Any, consts: list[Any], args: list[Any], prefix: str, cache: 
             return inner
         k = bad[0]
         detail = f"its inputs are finite; output {k} of {len(outs)}" if len(outs) > 1 else "its inputs are finite"
-        if jc.subjaxprs(eqn.params) and eqn.primitive.name not in CALL_LIKE:
+        if jc.subjaxprs(eqn.params) and not primitive(eqn.primitive.name).call:
             detail += f" (the NaN/Inf arises inside this {eqn.primitive.name}; its inner equations were not searched)"
         return _origin(path, eqn.primitive.name, jc.eqn_chain(eqn, cache)[1], outs[k], eqn.outvars[k], eqn.invars, detail)
     return None
@@ -109,7 +107,7 @@ def _search(jaxpr: Any, consts: list[Any], args: list[Any], prefix: str, cache: 
 
 def callee(eqn: Any) -> tuple[Any, list[Any]] | None:
     """(jaxpr, consts) of a call-like equation whose body takes exactly its operands, else None."""
-    if eqn.primitive.name not in CALL_LIKE:
+    if not primitive(eqn.primitive.name).call:
         return None
     subs = jc.subjaxprs(eqn.params)
     if len(subs) != 1:
