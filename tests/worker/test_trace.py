@@ -66,13 +66,14 @@ def test_higher_order_primitives_become_clusters(name, args, prims, expected_rol
 
 
 def test_loop_bodies_name_their_consts_carry_and_slices():
-    """Inside a scan body the inputs say what they are (in0…in3 said nothing), the title its length."""
+    """Inside a scan body the inputs say what they are (in0…in3 said nothing) and the outputs what they
+    become outside (the function's results here), the title its length."""
     graph = trace("uses_scan", "f32[5,3]").graph
     (scan,) = [n for n in graph.top.nodes if n.label == "scan"]
     body = graph.bodies[scan.subgraphs[0].body]
     assert body.title == "scan of body (length 5)"  # named by the function scanned
     assert [n.label for n in body.nodes if n.kind == "input"] == ["carry", "x: xs"]  # a slice of the argument xs
-    assert [n.label for n in body.nodes if n.kind == "output"] == ["carry", "y"]
+    assert [n.label for n in body.nodes if n.kind == "output"] == ["carry: result[0]", "y: result[1]"]  # and what they become
     graph = trace("uses_while", "f32[3]").graph
     (loop,) = [n for n in graph.top.nodes if n.label == "while"]
     for ref in loop.subgraphs:
