@@ -78,7 +78,7 @@ def test_the_pure_layers_load_neither_jax_nor_qt():
         "import jaxscope.schema.graph, jaxscope.schema.trace, jaxscope.spec.argspec, jaxscope.spec.discover,"
         " jaxscope.layout.engine, jaxscope.ir.linking, jaxscope.ir.hlo_links, jaxscope.analysis.flow_marks,"
         " jaxscope.render.svg, jaxscope.exporter, jaxscope.runtime.worker_client, jaxscope.runtime.layout_client,"
-        " jaxscope.session, jaxscope.cli.main"
+        " jaxscope.session, jaxscope.workbench, jaxscope.cli.main"
     )
     heavy = sorted(m for m in loaded if m.split(".")[0] in ("jax", "jaxlib", "PySide6", "shiboken6", "pygraphviz"))
     assert heavy == []

@@ -100,8 +100,8 @@ class Controller(QObject):
         self._trace_gen = 0
         self._layout_gen = 0
         self._busy = False
-        self.grouping = True  # draw a model's modules as groups (`scope_view.for_window`); View -> Group by Module
         self._palette: tuple[str, ...] = ()  # the source-line colours of the trace in flight
+        self._grouping = True  # and whether its modules are drawn as groups (the workbench's say)
         self._preview_shown = threading.Event()
         self._trace_done.connect(self._on_trace_done)
         self._job_done.connect(self._on_job_done)
@@ -165,15 +165,18 @@ class Controller(QObject):
 
     # ------------------------------------------------------------------ trace
 
-    def trace(self, request: TraceRequest, expanded: Collection[str] | None = None, palette: Sequence[str] = ()) -> None:
+    def trace(
+        self, request: TraceRequest, expanded: Collection[str] | None = None, palette: Sequence[str] = (), grouping: bool = True
+    ) -> None:
         """Trace, and lay out the graph as its reply arrives (`LayoutClient.stream`), with `expanded`
-        open (None: `auto_expanded`'s pick) and default options. `layout()` then finds that layout
-        under way. `trace_finished` hands over a `PreparedTrace` (source lines coloured from `palette`)."""
+        open (None: `auto_expanded`'s pick), its modules as groups when `grouping`, and default
+        options. `layout()` then finds that layout under way. `trace_finished` hands over a
+        `PreparedTrace` (source lines coloured from `palette`)."""
         gen = self._trace_gen = next(self._gen)
         colours = self._palette = tuple(palette)
+        self._grouping = grouping
         self._set_busy(True)
         self.layouts.cancel()  # the last graph's pending layouts (and an earlier stream) are moot now
-        grouping = self.grouping
         # a saved trace has its graph at hand: it is laid out as any other (`layout`), not streamed
         stream = self._stream = self.layouts.stream(expanded, scopes=grouping) if self.saved is None else None
         future = self.source.trace(request, on_phase=lambda p: self._phase.emit(gen, p), tap=stream.feed if stream else None)
@@ -290,7 +293,7 @@ class Controller(QObject):
             self.trace_failed.emit(ErrorInfo(kind="internal", message=f"{type(exc).__name__}: {exc}"))
             return
         if prepared is None or prepared.result is not result:  # its preparation failed: made here
-            prepared = prepare_trace(result, self.grouping, self._palette)
+            prepared = prepare_trace(result, self._grouping, self._palette)
         if self._stream is not None:
             self._stream.bind(prepared.view.graph)
         self.trace_finished.emit(prepared)

@@ -16,7 +16,6 @@ from jaxscope.analysis.scopes import graph_pairs, read_scope
 from jaxscope.ir import linking
 from jaxscope.ir.hlo_links import IrLinks
 from jaxscope.qt.app.controller import Controller
-from jaxscope.qt.app.shown_trace import nearest_visible
 from jaxscope.qt.app.structure import ModelStructure
 from jaxscope.qt.app.trace_session import TraceSession
 from jaxscope.qt.graph.view import QtGraphView
@@ -28,6 +27,7 @@ from jaxscope.qt.panes.source_frames import SourceFrames
 from jaxscope.qt.panes.source_view import QtSourceView
 from jaxscope.schema.graph import Graph, owner_chain, resolve
 from jaxscope.schema.trace import Diagnostic
+from jaxscope.workbench import nearest_visible
 
 
 class SelectionHost(Protocol):

@@ -20,6 +20,7 @@ from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.graph import Graph
 from jaxscope.schema.layout import Layout
 from jaxscope.schema.trace import TraceResult
+from jaxscope.workbench import view_colours
 
 
 class SceneBuilder(Protocol):
@@ -78,12 +79,6 @@ def prepare_trace(
         colours = view_colours(view, path, palette)
         expanded = first_open(view.graph)
     return PreparedTrace(result, view, links, expanded, helpers, colours, tuple(palette))
-
-
-def view_colours(view: ScopedGraph, path: str, palette: Sequence[str]) -> dict[str, str]:
-    """Drawn node path -> the colour of its source line in `path` (groups by what they hold)."""
-    colours = linking.node_colours(view.real, path, list(palette))
-    return {view.to_view(p): c for p, c in colours.items()} if view.grouped else colours
 
 
 def build_model(scenes: SceneBuilder | None, graph: Graph, layout: Layout, colours: dict[str, str] | None) -> SceneModel | None:

@@ -16,7 +16,7 @@ from jaxscope.analysis import cost as costs
 from jaxscope.analysis import measures
 from jaxscope.analysis.liveness import Liveness, liveness
 from jaxscope.analysis.partition import box_notes
-from jaxscope.analysis.scope_view import ScopedGraph, for_window
+from jaxscope.analysis.scope_view import ScopedGraph
 from jaxscope.ir import hlo_marks
 from jaxscope.qt.app.chrome import prefs
 from jaxscope.qt.app.controller import Controller
@@ -62,7 +62,7 @@ class StructureHost(Protocol):
 class ModelStructure:
     def __init__(self, host: StructureHost) -> None:
         self.host = host
-        host.controller.grouping = prefs.read(host.settings, "groupByModule", True)
+        host.session.bench.grouping = prefs.read(host.settings, "groupByModule", True)
         host.inspector.link_clicked.connect(self.link)
         self.action: QAction | None = None
         self.partition_action: QAction | None = None
@@ -75,7 +75,7 @@ class ModelStructure:
         action = self.action = QAction("&Group by Module", menu)
         action.setObjectName("groupAction")
         action.setCheckable(True)
-        action.setChecked(self.host.controller.grouping)
+        action.setChecked(self.host.session.bench.grouping)
         action.setToolTip("Draw a model's modules (flax, named scopes, library calls) as groups, forward and backward apart")
         action.toggled.connect(self.set_grouping)
         menu.addAction(action)
@@ -91,16 +91,11 @@ class ModelStructure:
 
     def set_grouping(self, on: bool) -> None:
         """Group by module or not, from now on; the graph shown is drawn again the new way."""
-        host, doc = self.host, self.host.session.doc
-        host.controller.grouping = bool(on)
-        host.settings.setValue("groupByModule", bool(on))
-        if doc.result is None:
-            return
-        view = for_window(doc.result.graph, bool(on))
-        if view.graph is doc.shown or (not view.grouped and doc.view is not None and not doc.view.grouped):
-            return
-        self.host.session.show_view(view, True, self._notes(view))
-        self.cost.colour()  # the measure's colours, by the view's paths
+        self.host.settings.setValue("groupByModule", bool(on))
+        shown = self.host.session.doc.shown
+        self.host.session.set_grouping(on, self._notes)
+        if self.host.session.doc.shown is not shown:
+            self.cost.colour()  # the measure's colours, by the new view's paths
 
     def _notes(self, view: ScopedGraph | None) -> list[tuple[str, str]]:
         """What the partitioner did, by drawn path, when View -> Show Partitioning is on and the

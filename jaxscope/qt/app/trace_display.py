@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QDockWidget, QLabel
 from jaxscope.analysis.flow_marks import line_marks, static_values
 from jaxscope.analysis.guide import parse_guide
 from jaxscope.ir import linking
-from jaxscope.qt.app.trace_session import TraceSession, recording_gave_up
+from jaxscope.qt.app.trace_session import TraceSession
 from jaxscope.qt.graph.view import QtGraphView
 from jaxscope.qt.panes.diagnostics_panel import DiagnosticsPanel
 from jaxscope.qt.panes.flow_paint import legend_items
@@ -24,6 +24,7 @@ from jaxscope.qt.panes.source_frames import SourceFrames
 from jaxscope.qt.panes.source_view import QtSourceView
 from jaxscope.schema.trace import TraceResult
 from jaxscope.spec import argspec
+from jaxscope.workbench import recording_gave_up
 
 
 class DisplayHost(Protocol):

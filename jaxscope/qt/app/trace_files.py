@@ -22,7 +22,6 @@ from jaxscope.qt.app.ir_side import IrSide
 from jaxscope.qt.app.jobs import Jobs, when_done
 from jaxscope.qt.panes.source_frames import read_frame_file
 from jaxscope.runtime.parse_process import BIG_SOURCE, discover
-from jaxscope.runtime.saved_worker import SavedWorker
 from jaxscope.saved_traces import snapshot, stamp, write
 from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.files import MAX_SOURCE_BYTES, read_text
@@ -71,12 +70,15 @@ def droppable(urls: list[QUrl]) -> str:
 class TraceFiles:
     def __init__(self, host: TraceFilesHost) -> None:
         self.host = host
-        self.path = ""  # the saved trace shown ("" while a live file is)
+
+    @property
+    def path(self) -> str:
+        """The saved trace shown ("" while a live file is)."""
+        return self.host.session.bench.saved_path
 
     @property
     def doc(self) -> TraceDocument | None:
-        saved = self.host.controller.saved
-        return saved.doc if saved is not None else None
+        return self.host.session.bench.saved
 
     def text(self, path: str) -> str:
         """A source file's text: the saved copy while a saved trace is shown, else the file's."""
@@ -116,9 +118,8 @@ class TraceFiles:
             return
         request = doc.trace.request
         where = request.function.path or path
-        host.controller.saved = SavedWorker(doc, os.path.basename(path))
+        host.session.stand_in(doc, path)  # it answers in the worker's place
         host.files.paused = True  # the saved copy is shown: an edit of the file on disk is no reason to re-trace
-        self.path = path
         host.recent.paused = True  # the document is remembered, not the file it names
         try:
             shown = host.opening.show_file(where, request.function.qualname, request.args or None, request.inputs or None, module)
@@ -134,10 +135,9 @@ class TraceFiles:
 
     def leave(self) -> None:
         """A live file is opened: the worker answers again."""
-        if self.host.controller.saved is not None:
-            self.host.controller.saved = None
+        if self.host.session.bench.saved is not None:
+            self.host.session.stand_in(None)
             self.host.files.paused = False
-            self.path = ""
 
     def current(self) -> TraceDocument | None:
         """The trace shown as a document, its sources still to read (`with_sources`)."""

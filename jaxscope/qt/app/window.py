@@ -30,7 +30,6 @@ from jaxscope.qt.app.ir_side import IrSide
 from jaxscope.qt.app.jobs import Jobs
 from jaxscope.qt.app.linked_selection import LinkedSelection
 from jaxscope.qt.app.prepared import PreparedLayout, PreparedTrace
-from jaxscope.qt.app.shown_trace import Document
 from jaxscope.qt.app.structure import ModelStructure
 from jaxscope.qt.app.trace_display import TraceDisplay
 from jaxscope.qt.app.trace_files import TraceFiles, droppable
@@ -52,6 +51,7 @@ from jaxscope.qt.panes.source_frames import SourceFrames
 from jaxscope.qt.panes.source_view import QtSourceView
 from jaxscope.schema.trace import ErrorInfo, TraceResult
 from jaxscope.spec.static_fix import static_suggestion
+from jaxscope.workbench import Document
 
 
 class MainWindow(QMainWindow):
@@ -292,6 +292,7 @@ class MainWindow(QMainWindow):
     @Slot(object)
     def show_trace_failure(self, info: ErrorInfo) -> None:
         """The trace asked for failed: said in Problems and on its line; the last good graph stays, stale."""
+        self.session.fail(info)
         self.display.trace_failed(self.doc.function)
         self.show_problem(info.summary(), info)
         loc = info.location

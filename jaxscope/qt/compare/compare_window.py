@@ -22,11 +22,11 @@ from jaxscope.analysis.diff_view import COLOURS, Union, removed_path, shown_stat
 from jaxscope.analysis.scope_view import ScopedGraph, first_open, for_window
 from jaxscope.analysis.trace_diff import GraphDiff
 from jaxscope.qt.app.jobs import when_future
-from jaxscope.qt.app.shown_trace import nearest_visible
 from jaxscope.qt.graph.view import QtGraphView
 from jaxscope.runtime.layout_client import LayoutClient
 from jaxscope.schema.graph import Graph, resolve
 from jaxscope.schema.layout import Layout
+from jaxscope.workbench import nearest_visible
 
 MODES = ("Side by side", "Overlay")
 
