@@ -218,7 +218,7 @@ def test_source_pane_marks_what_tracing_baked_in(qtbot, window, monkeypatch):
     assert w.source.flow_marks() == {} and "too many Python calls" in w.flow_legend.text()
     # and its next trace is not recorded (it would stop again); another function's is, as is any after a full recording
     asked = []
-    monkeypatch.setattr(w.controller, "trace", lambda request, expanded=None, palette=(): asked.append(request.record_flow))
+    monkeypatch.setattr(w.controller, "trace", lambda request, expanded=None, palette=(), grouping=True: asked.append(request.record_flow))
     function = w.doc.result.request.function.qualname
     w.trace_function(function, w.doc.args)
     w.doc.result = gave_up
@@ -328,7 +328,7 @@ def test_a_trace_is_prepared_off_the_gui_thread_with_the_collector_paused(qtbot,
     import threading
 
     from jaxscope.ir import linking
-    from jaxscope.layout import engine as layout
+    from jaxscope.schema import expansion
     from jaxscope.qt.app import prepared
 
     calls: list[tuple[str, bool, bool]] = []  # (name, on the GUI thread, collector on)
@@ -354,7 +354,7 @@ def test_a_trace_is_prepared_off_the_gui_thread_with_the_collector_paused(qtbot,
     assert {"first_open", "helper_files", "jaxpr_links"} <= set(names)
     assert names.count("jaxpr_links") == 2  # the node sources, then the printed jaxpr's lines
     assert [c for c in calls if c[1] or c[2]] == []
-    assert window.doc.expanded == layout.auto_expanded(window.doc.graph)
+    assert window.doc.expanded == expansion.auto_expanded(window.doc.graph)
     assert [n for n in parsed if n] == []  # the worker sent the printed text's line map
     line = next(i for i, t in enumerate(window.doc.result.jaxpr_text.splitlines(), 1) if "dot_general[" in t)
     assert window.jaxpr_links.head_of(line + 1) == line  # and it maps the text

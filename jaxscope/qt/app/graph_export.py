@@ -7,7 +7,8 @@ export does, so the copied image and the exported PNG match."""
 from __future__ import annotations
 
 import os
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Any
 
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication, QDialog, QStatusBar, QWidget
@@ -17,7 +18,6 @@ from jaxscope.drawing import Drawing, DrawOptions
 from jaxscope.ir.hlo_links import IrLinks
 from jaxscope.ir.link_tables import export_entry, ir_lines, jaxpr_lines
 from jaxscope.qt.app.export_job import ExportJobs
-from jaxscope.qt.app.trace_files import TraceFiles
 from jaxscope.qt.app.trace_session import TraceSession
 from jaxscope.qt.graph import raster
 from jaxscope.qt.graph.view import QtGraphView
@@ -36,37 +36,35 @@ def nesting_depth(graph: Graph, cap: int = 8) -> int:
     return depth
 
 
-class ExportHost(Protocol):
-    session: TraceSession
-    theme: str
-    graph: QtGraphView
-    exports: ExportJobs
-    ir: IrTabs
-    trace_files: TraceFiles
-
-    @property
-    def ir_links(self) -> dict[str, IrLinks]: ...
-
-    def window(self) -> QWidget: ...
-
-    def statusBar(self) -> QStatusBar: ...
-
-
 class GraphExport:
-    def __init__(self, host: ExportHost) -> None:
-        self.host = host
+    """Exports of the graph shown. It reads the workbench (through `session`), the graph view (how
+    it draws long edges), the IR texts shown and their links, and writes through `exports`."""
+
+    def __init__(
+        self,
+        session: TraceSession,
+        graph: QtGraphView,
+        ir: IrTabs,
+        ir_links: Callable[[], dict[str, IrLinks]],
+        exports: ExportJobs,
+        theme: Callable[[], str],
+        parent: QWidget,
+        status: QStatusBar,
+    ) -> None:
+        self.session, self.graph, self.ir, self.ir_links, self.exports = session, graph, ir, ir_links, exports
+        self.theme, self.parent, self.status = theme, parent, status
 
     def long_edges(self) -> str:
         """How the graph view draws long edges now: an image of the graph draws them the same way."""
-        return "ends" if self.host.graph.long_edges_partial else "whole"
+        return "ends" if self.graph.long_edges_partial else "whole"
 
     def drawing(self, theme: str = "", dpi: int = 96, legend: bool = False) -> Drawing:
         """What the window shows as the drawing pipeline writes it (`jaxscope.drawing`)."""
-        doc = self.host.session.doc
+        doc = self.session.doc
         if doc.shown is None or doc.layout is None or doc.graph is None:
             raise ValueError("nothing to export yet: trace a function first")
         view = doc.view if doc.view is not None else ScopedGraph(doc.shown, {}, doc.graph)
-        options = DrawOptions(theme=theme or self.host.theme, long_edges=self.long_edges(), dpi=dpi, legend=legend).check()
+        options = DrawOptions(theme=theme or self.theme(), long_edges=self.long_edges(), dpi=dpi, legend=legend).check()
         return Drawing(view, doc.layout, options, frozenset())
 
     def export(self, path: str) -> str:
@@ -78,60 +76,60 @@ class GraphExport:
         copies; a live trace's files while they are as traced: `saved_traces.snapshot`)."""
         from jaxscope.saved_traces import snapshot
 
-        saved = self.host.trace_files.doc
+        saved = self.session.bench.saved
         if saved is not None:
             return dict(saved.sources)
-        result = self.host.session.doc.result
+        result = self.session.doc.result
         return snapshot(result, lambda _note: None) if result is not None else {}
 
     def links(self) -> dict[str, Any]:
         """For a JSON export: the texts shown (jaxpr, StableHLO, compiled HLO, those there are) and
         each equation's own lines in them, as `jaxscope export --links` writes them (by the paths
         of the graph drawn: inside its module groups)."""
-        doc, out = self.host.session.doc, {}
+        doc, out = self.session.doc, {}
         if doc.graph is None:
             return {}
-        if doc.result is not None and doc.result.jaxpr_text and self.host.session.links is not None:
-            out["jaxpr"] = export_entry(doc.result.jaxpr_text, self._drawn(jaxpr_lines(doc.graph, self.host.session.links)))
-        for stage, links in self.host.ir_links.items():
+        if doc.result is not None and doc.result.jaxpr_text and self.session.links is not None:
+            out["jaxpr"] = export_entry(doc.result.jaxpr_text, self._drawn(jaxpr_lines(doc.graph, self.session.links)))
+        for stage, links in self.ir_links().items():
             if links.exact is not None:
-                out[stage] = export_entry(self.host.ir.views[stage].toPlainText(), self._drawn(ir_lines(links.exact)))
+                out[stage] = export_entry(self.ir.views[stage].toPlainText(), self._drawn(ir_lines(links.exact)))
         return out
 
     def _drawn(self, lines: dict[str, list[int]]) -> dict[str, list[int]]:
-        view = self.host.session.doc.view
+        view = self.session.doc.view
         return {view.to_view(p): v for p, v in lines.items()} if view is not None and view.grouped else lines
 
     def dialog(self) -> None:
         """The Export Graph dialog (file and the CLI's options), then the export off the GUI thread."""
-        doc = self.host.session.doc
+        doc = self.session.doc
         if doc.shown is None or doc.layout is None:
             return
         default = os.path.splitext(doc.path)[0] + f"_{doc.function}.svg"
-        asked = ExportDialog(self.host.window(), default, self.host.theme, nesting_depth(doc.shown))
+        asked = ExportDialog(self.parent, default, self.theme(), nesting_depth(doc.shown))
         if asked.exec() == QDialog.DialogCode.Accepted and asked.options().path:
             self.start(asked.options())
 
     def start(self, opts: ExportOptions) -> None:
-        doc = self.host.session.doc
+        doc = self.session.doc
         if doc.shown is None or doc.layout is None:
             return
-        self.host.statusBar().showMessage(f"exporting to {opts.path}…")
+        self.status.showMessage(f"exporting to {opts.path}…")
         page = opts.path.lower().endswith((".html", ".htm"))
         links = self.links() if opts.path.lower().endswith(".json") or page else None
         expanded = None if opts.collapse is None else expanded_to_depth(doc.shown, opts.collapse)
         drawing = self.drawing(opts.theme, opts.dpi, opts.legend)
-        self.host.exports.start(drawing, opts.path, links, expanded=expanded, sources=self.sources if page else None)
+        self.exports.start(drawing, opts.path, links, expanded=expanded, sources=self.sources if page else None)
 
     def image(self, scale: float = 1.0) -> QImage:
         """The graph as the PNG export draws it, `scale` pixels per px."""
-        doc = self.host.session.doc
+        doc = self.session.doc
         assert doc.shown is not None and doc.layout is not None
-        svg = render_svg(doc.shown, doc.layout, theme=self.host.theme, long_edges=self.long_edges())
+        svg = render_svg(doc.shown, doc.layout, theme=self.theme(), long_edges=self.long_edges())
         return raster.svg_to_image(svg, dpi=round(96 * scale))
 
     def copy_image(self) -> None:
-        doc = self.host.session.doc
+        doc = self.session.doc
         if doc.shown is not None and doc.layout is not None:
             QApplication.clipboard().setImage(self.image(2.0))
-            self.host.statusBar().showMessage("graph image copied", 3000)
+            self.status.showMessage("graph image copied", 3000)

@@ -5,8 +5,9 @@ and what it costs (`ModelCost`: the Cost pane, and the graph coloured by a measu
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Protocol
+from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
@@ -31,51 +32,41 @@ from jaxscope.schema.hlo import HloRequest, HloResult
 from jaxscope.schema.trace import ErrorInfo, TraceResult, same_call
 
 
-class Selecting(Protocol):
-    def show_nodes(self, paths: list[str]) -> None: ...
+@dataclass(frozen=True)
+class StructureParts:
+    """What the model's structure and cost work with: the workbench (through `session`), the
+    controller's answers, their own panes and the graph, and two asks of other collaborators
+    (`show_nodes`: select and reveal; `request_profile`: a profiled compiled run, True when asked)."""
 
-
-class Profiling(Protocol):
-    """The IR side, asked for a compiled run under the profiler (`IrSide` is one)."""
-
-    def request_profile(self, runs: int) -> bool: ...
-
-
-class StructureHost(Protocol):
     session: TraceSession
     controller: Controller
     graph: QtGraphView
     inspector: NodeInspector
-    settings: QSettings
     cost_panel: CostPanel
-    docks: dict[str, QDockWidget]
-
-    @property
-    def selection(self) -> Selecting: ...
-
-    @property
-    def ir_side(self) -> Profiling: ...
-
-    def statusBar(self) -> QStatusBar: ...
+    cost_dock: QDockWidget
+    settings: QSettings
+    status: QStatusBar
+    show_nodes: Callable[[list[str]], None]
+    request_profile: Callable[[int], bool]
 
 
 class ModelStructure:
-    def __init__(self, host: StructureHost) -> None:
-        self.host = host
-        host.session.bench.grouping = prefs.read(host.settings, "groupByModule", True)
-        host.inspector.link_clicked.connect(self.link)
+    def __init__(self, parts: StructureParts) -> None:
+        self.parts = parts
+        parts.session.bench.grouping = prefs.read(parts.settings, "groupByModule", True)
+        parts.inspector.link_clicked.connect(self.link)
         self.action: QAction | None = None
         self.partition_action: QAction | None = None
         self._compiled: HloResult | None = None  # the last compiled HLO (View -> Show Partitioning)
-        host.controller.hlo_finished.connect(lambda result, _made: self._hlo(result))
-        self.overview = OverviewMap(host.graph)
-        self.cost = ModelCost(host)
+        parts.controller.hlo_finished.connect(lambda result, _made: self._hlo(result))
+        self.overview = OverviewMap(parts.graph)
+        self.cost = ModelCost(parts)
 
     def add_action(self, menu: QMenu) -> None:
         action = self.action = QAction("&Group by Module", menu)
         action.setObjectName("groupAction")
         action.setCheckable(True)
-        action.setChecked(self.host.session.bench.grouping)
+        action.setChecked(self.parts.session.bench.grouping)
         action.setToolTip("Draw a model's modules (flax, named scopes, library calls) as groups, forward and backward apart")
         action.toggled.connect(self.set_grouping)
         menu.addAction(action)
@@ -91,23 +82,23 @@ class ModelStructure:
 
     def set_grouping(self, on: bool) -> None:
         """Group by module or not, from now on; the graph shown is drawn again the new way."""
-        self.host.settings.setValue("groupByModule", bool(on))
-        shown = self.host.session.doc.shown
-        self.host.session.set_grouping(on, self._notes)
-        if self.host.session.doc.shown is not shown:
+        self.parts.settings.setValue("groupByModule", bool(on))
+        shown = self.parts.session.doc.shown
+        self.parts.session.set_grouping(on, self._notes)
+        if self.parts.session.doc.shown is not shown:
             self.cost.colour()  # the measure's colours, by the new view's paths
 
     def _notes(self, view: ScopedGraph | None) -> list[tuple[str, str]]:
         """What the partitioner did, by drawn path, when View -> Show Partitioning is on and the
         compiled HLO of the trace shown is at hand (`partition.box_notes`); else nothing."""
-        doc = self.host.session.doc
+        doc = self.parts.session.doc
         compiled = self._compiled
         if doc.result is None or not (self.partition_action and self.partition_action.isChecked()) or compiled is None:
             return []
         if compiled.exact is None or not same_call(compiled.request, doc.result.request):
             return []
         notes, count = box_notes(doc.result.graph, compiled.text, hlo_marks.from_wire(compiled.exact), compiled.shardings)
-        self.host.statusBar().showMessage(f"partitioning: {count} collective{'s' if count != 1 else ''} in the compiled program", 5000)
+        self.parts.status.showMessage(f"partitioning: {count} collective{'s' if count != 1 else ''} in the compiled program", 5000)
         grouped = view is not None and view.grouped
         return sorted((view.to_view(path) if view is not None and grouped else path, text) for path, text in notes.items())
 
@@ -119,16 +110,16 @@ class ModelStructure:
 
     def redraw(self) -> None:
         """Draw the graph shown again with what the partitioner did on its boxes, or without."""
-        doc, host = self.host.session.doc, self.host
+        doc, parts = self.parts.session.doc, self.parts
         if doc.result is None:
             return
         if self.partition_action is not None and self.partition_action.isChecked() and self._compiled is None:
-            host.statusBar().showMessage("Show Partitioning needs the compiled HLO: Trace -> Compile HLO Now", 6000)
-        host.session.annotate(self._notes(doc.view))
+            parts.status.showMessage("Show Partitioning needs the compiled HLO: Trace -> Compile HLO Now", 6000)
+        parts.session.annotate(self._notes(doc.view))
 
     def show_group(self, shown: str, paths: list[str]) -> None:
         """A group picked in the graph (`shown`, its path there; `paths`, its equations)."""
-        doc, inspector = self.host.session.doc, self.host.inspector
+        doc, inspector = self.parts.session.doc, self.parts.inspector
         try:
             node = resolve(doc.shown, shown)[1] if doc.shown is not None else None
         except (KeyError, IndexError, ValueError):
@@ -136,7 +127,7 @@ class ModelStructure:
         if node is None or doc.view is None:
             inspector.show_nothing()
             return
-        links = self.host.session.links
+        links = self.parts.session.links
         lines = {"jaxpr": sorted({ln for p in paths for ln in links.all_lines_for_node(p)})} if links else {}
         twins = [(p, resolve(doc.view.graph, p)[1].name_stack.rsplit("/", 1)[-1]) for p in doc.view.twins.get(shown, ())]
         inspector.show_group(shown, node, lines, twins)
@@ -144,17 +135,17 @@ class ModelStructure:
     def link(self, href: str) -> None:
         """The Node pane's links: "show:PATH" selects that instance, "only:PATH" opens it alone."""
         kind, _, path = href.partition(":")
-        doc = self.host.session.doc
+        doc = self.parts.session.doc
         if doc.view is None or doc.shown is None:
             return
         if kind == "show":
-            self.host.graph.select_paths([path])
+            self.parts.graph.select_paths([path])
         elif kind == "only":
             others = [t for t in doc.view.twins.get(path, ()) if t != path]
             keep = {e for e in doc.expanded if not any(e == t or e.startswith(t + ":") for t in others)}
-            self.host.graph.keep_place_of(path)
-            self.host.session.relayout(keep | {path}, region=self.host.graph.preview_region(path))
-            self.host.statusBar().showMessage(f"opened {path}; closed {len(others)} identical layer(s)", 4000)
+            self.parts.graph.keep_place_of(path)
+            self.parts.session.relayout(keep | {path}, region=self.parts.graph.preview_region(path))
+            self.parts.status.showMessage(f"opened {path}; closed {len(others)} identical layer(s)", 4000)
 
 
 Figures = tuple[list[costs.CostRow], costs.Cost, Liveness, list[tuple[costs.CostRow, str]]]
@@ -176,25 +167,25 @@ class ModelCost(QObject):
 
     _computed = Signal(object, object)  # TraceResult, Figures
 
-    def __init__(self, host: StructureHost) -> None:
+    def __init__(self, parts: StructureParts) -> None:
         super().__init__()
-        self.host = host
+        self.parts = parts
         self.measure = ""
         self.figures: tuple[TraceResult, Figures] | None = None
         self._asked: TraceResult | None = None
         # a measure that needs a profile (measured time): the profiled compiled run of that trace
         self.profiled: tuple[TraceResult, HloResult] | None = None
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="jaxscope-cost")
-        panel = host.cost_panel
+        panel = parts.cost_panel
         panel.measure_changed.connect(self.set_measure)
-        panel.node_requested.connect(lambda path: host.selection.show_nodes([path]))
+        panel.node_requested.connect(lambda path: parts.show_nodes([path]))
         panel.plot_picked.connect(self._plot_picked)
         panel.peak_requested.connect(self._peak)
-        host.docks["cost"].visibilityChanged.connect(self._shown)
+        parts.cost_dock.visibilityChanged.connect(self._shown)
         self._computed.connect(self._arrived, Qt.ConnectionType.QueuedConnection)
-        host.session.traced.connect(lambda _prepared, _previous: self._traced())
-        host.controller.hlo_finished.connect(lambda result, _made: self.compiled(result))
-        host.controller.hlo_failed.connect(self._not_profiled)
+        parts.session.traced.connect(lambda _prepared, _previous: self._traced())
+        parts.controller.hlo_finished.connect(lambda result, _made: self.compiled(result))
+        parts.controller.hlo_failed.connect(self._not_profiled)
 
     def _shown(self, shown: bool) -> None:
         if shown:
@@ -207,12 +198,12 @@ class ModelCost(QObject):
     def _traced(self) -> None:
         if self._profiling():  # asked for once the new trace's StableHLO is here (`compiled`)
             self._waiting()
-        if self.measure or self.host.docks["cost"].isVisible():
+        if self.measure or self.parts.cost_dock.isVisible():
             self.need()
 
     def need(self) -> None:
         """The figures of the document's trace: at hand, or on their way."""
-        result = self.host.session.doc.result
+        result = self.parts.session.doc.result
         if result is None or (self.figures is not None and self.figures[0] is result) or self._asked is result:
             return
         self._asked = result
@@ -220,7 +211,7 @@ class ModelCost(QObject):
         future.add_done_callback(lambda f: self._computed.emit(result, f))
 
     def _arrived(self, result: TraceResult, future: Future[Figures]) -> None:
-        if result is not self.host.session.doc.result or future.exception() is not None:
+        if result is not self.parts.session.doc.result or future.exception() is not None:
             return
         data = future.result()
         self.figures = (result, data)
@@ -246,7 +237,7 @@ class ModelCost(QObject):
         unpriced = sum(r.note == costs.UNREAD for r in found)
         if unpriced:
             totals += f" {unpriced} equations are not priced: this JAX gave their params in a form jaxscope does not read."
-        self.host.cost_panel.show_cost(CostView(totals, live.in_use, live.peak_at, top))
+        self.parts.cost_panel.show_cost(CostView(totals, live.in_use, live.peak_at, top))
         self.colour()
 
     def set_measure(self, name: str) -> None:
@@ -260,30 +251,30 @@ class ModelCost(QObject):
     def _profile(self) -> None:
         """Ask for a profiled compiled run of the trace shown, unless its times are here: now, or
         once its StableHLO has come (`compiled` asks again then)."""
-        result = self.host.session.doc.result
+        result = self.parts.session.doc.result
         if result is None or (self.profiled is not None and self.profiled[0] is result):
             return
         # said at once (the FLOPs' scale over a grey graph read as a stale answer), before the request:
         # a saved trace's answer (none held) comes back within it
         text = f"measured time: compiling the program and running it {measures.PROFILE_RUNS} times under the profiler…"
-        self.host.cost_panel.show_scale(text, 0.0, 0.0)
-        if not self.host.ir_side.request_profile(measures.PROFILE_RUNS):
+        self.parts.cost_panel.show_scale(text, 0.0, 0.0)
+        if not self.parts.request_profile(measures.PROFILE_RUNS):
             self._waiting()
 
     def _waiting(self) -> None:
         """The scale says the profiled run comes once the StableHLO of the trace shown is here."""
         text = f"measured time: compiling and {measures.PROFILE_RUNS} profiled runs follow the StableHLO…"
-        self.host.cost_panel.show_scale(text, 0.0, 0.0)
+        self.parts.cost_panel.show_scale(text, 0.0, 0.0)
 
     def _not_profiled(self, request: HloRequest, info: ErrorInfo) -> None:
         """A profiled run asked for failed (a saved trace holds none, the profiler failed): the scale says why."""
         if request.profile and self._profiling() and info.kind != "cancelled":
-            self.host.cost_panel.show_scale(f"measured time: {info.summary()}", 0.0, 0.0)
+            self.parts.cost_panel.show_scale(f"measured time: {info.summary()}", 0.0, 0.0)
 
     def compiled(self, compiled: HloResult) -> None:
         """An IR text of the trace shown has come: after its StableHLO, the profiled run "time" waits
         for; a profiled compiled run's times."""
-        result = self.host.session.doc.result
+        result = self.parts.session.doc.result
         if result is None or not same_call(compiled.request, result.request) or not self._profiling():
             return
         if compiled.request.stage == "stablehlo":
@@ -295,8 +286,8 @@ class ModelCost(QObject):
 
     def colour(self) -> None:
         """Fill the boxes by the measure (by the drawn paths: groups and owners by what they hold)."""
-        panel, view = self.host.cost_panel, self.host.session.doc.view
-        result = self.host.session.doc.result
+        panel, view = self.parts.cost_panel, self.parts.session.doc.view
+        result = self.parts.session.doc.result
         data = None
         if self._profiling() and self.profiled is not None and self.profiled[0] is result:
             data = measures.MeasureData(compiled=self.profiled[1])
@@ -304,7 +295,7 @@ class ModelCost(QObject):
             found, _total, live, _dear = self.figures[1]
             data = measures.MeasureData(found=found, live=live)
         if data is None:
-            self.host.graph.set_fills({})
+            self.parts.graph.set_fills({})
             if not self._profiling():  # the profiled run on its way says so
                 panel.show_scale("", 0.0, 0.0)
             return
@@ -312,18 +303,18 @@ class ModelCost(QObject):
         try:
             values, caption = wanted.values(data)
         except ValueError as exc:
-            self.host.graph.set_fills({})
+            self.parts.graph.set_fills({})
             panel.show_scale(f"{wanted.title}: {exc}", 0.0, 0.0)
             return
         if view is not None and view.grouped:
             values = {view.to_view(p): v for p, v in values.items()}
         overlay = Overlay.drawn(self.measure, values, caption)
-        self.host.graph.set_fills({p: c for p in overlay.values if (c := overlay.colour(p)) is not None})
+        self.parts.graph.set_fills({p: c for p in overlay.values if (c := overlay.colour(p)) is not None})
         panel.show_scale(overlay.caption, overlay.low, overlay.high)
 
     def _plot_picked(self, index: int) -> None:
         if self.figures is not None:
-            self.host.selection.show_nodes([self.figures[1][2].order[index]])
+            self.parts.show_nodes([self.figures[1][2].order[index]])
 
     def _peak(self) -> None:
         """Select the equations whose values are alive at the peak (the arguments are not equations)."""
@@ -332,5 +323,5 @@ class ModelCost(QObject):
         live = self.figures[1][2]
         eqns = set(live.order)
         made = {node_id for (node_id, _port), _size in live.alive_at_peak if node_id in eqns}
-        self.host.selection.show_nodes(sorted(made))
-        self.host.statusBar().showMessage(f"{len(made)} equations' values alive at the memory peak", 4000)
+        self.parts.show_nodes(sorted(made))
+        self.parts.status.showMessage(f"{len(made)} equations' values alive at the memory peak", 4000)

@@ -5,7 +5,7 @@ that says the graph is stale."""
 from __future__ import annotations
 
 import html
-from typing import Protocol
+from collections.abc import Callable
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDockWidget, QLabel
@@ -27,49 +27,57 @@ from jaxscope.spec import argspec
 from jaxscope.workbench import recording_gave_up
 
 
-class DisplayHost(Protocol):
-    session: TraceSession
-    theme: str
-    graph: QtGraphView
-    source: QtSourceView
-    source_frames: SourceFrames
-    inputs: InputsPanel
-    diagnostics: DiagnosticsPanel
-    docks: dict[str, QDockWidget]
-    flow_legend: QLabel
-    stale_banner: QLabel
-    run_panel: RunPanel
-    guide: GuidePanel
-
-    def resizeDocks(self, docks: list[QDockWidget], sizes: list[int], orientation: Qt.Orientation) -> None: ...
+def palette_for(theme: str) -> list[str]:
+    """The source-line colours of a theme (`linking`'s light or dark palette)."""
+    return linking.PALETTE_DARK if theme == "dark" else linking.PALETTE_LIGHT
 
 
 class TraceDisplay:
-    def __init__(self, host: DisplayHost) -> None:
-        self.host = host
+    """The panes a trace shows in besides the graph, and the banner over the graph: given them, the
+    workbench they show (through `session`), and the theme they follow."""
+
+    def __init__(
+        self,
+        session: TraceSession,
+        theme: Callable[[], str],
+        graph: QtGraphView,
+        source: QtSourceView,
+        source_frames: SourceFrames,
+        inputs: InputsPanel,
+        diagnostics: DiagnosticsPanel,
+        guide: GuidePanel,
+        run_panel: RunPanel,
+        stale_banner: QLabel,
+        docks: dict[str, QDockWidget],
+        resize_docks: Callable[[list[QDockWidget], list[int], Qt.Orientation], None],
+    ) -> None:
+        self.session, self.theme, self.graph, self.source, self.source_frames = session, theme, graph, source, source_frames
+        self.inputs, self.diagnostics, self.guide, self.run_panel = inputs, diagnostics, guide, run_panel
+        self.stale_banner, self.docks, self.resize_docks = stale_banner, docks, resize_docks
+        self.flow_legend = source_frames.legend
 
     def show_guide(self, docstring: str) -> None:
         """A tutorial's module docstring as its guide (shown, beside the jaxpr) when it has links or the
         tutorial headings; other files' docstrings are no guide."""
         guide = parse_guide(docstring) if docstring else None
         has_guide = guide is not None and bool(guide.links() or "What it teaches" in docstring)
-        self.host.guide.set_guide(guide if has_guide else None, self.host.theme == "dark")
-        docks = self.host.docks
+        self.guide.set_guide(guide if has_guide else None, self.theme() == "dark")
+        docks = self.docks
         if has_guide and not docks["guide"].isVisible():
             docks["guide"].show()
-            self.host.resizeDocks([docks["jaxpr"], docks["guide"]], [380, 420], Qt.Orientation.Vertical)
+            self.resize_docks([docks["jaxpr"], docks["guide"]], [380, 420], Qt.Orientation.Vertical)
         docks["guide"].setVisible(has_guide)
 
     def mark_stale(self, why: str) -> None:
         """The graph shown is no longer what the file or the request gives: say so over it."""
-        self.host.session.mark_stale(True)
-        self.host.stale_banner.setText(why)
-        self.host.stale_banner.show()
+        self.session.mark_stale(True)
+        self.stale_banner.setText(why)
+        self.stale_banner.show()
 
     def trace_failed(self, function: str) -> None:
         """A failed trace keeps the last good graph, said to be stale, and whose it is when it is of
         another function (a newcomer read loss's graph as predict's)."""
-        result = self.host.session.doc.result
+        result = self.session.doc.result
         if result is None:
             return
         shown = result.request.function.qualname
@@ -80,48 +88,46 @@ class TraceDisplay:
 
     def fresh(self, result: TraceResult) -> None:
         """A new result (nothing stale): a jit-vs-eager verdict of another function (or file) goes."""
-        self.host.stale_banner.hide()
-        self.host.source_frames.reset()
-        run = self.host.run_panel.shown_result
+        self.stale_banner.hide()
+        self.source_frames.reset()
+        run = self.run_panel.shown_result
         if run is not None and run.request.function != result.request.function:
-            self.host.run_panel.clear()
+            self.run_panel.clear()
 
     def palette(self) -> list[str]:
-        return linking.PALETTE_DARK if self.host.theme == "dark" else linking.PALETTE_LIGHT
+        return linking.PALETTE_DARK if self.theme() == "dark" else linking.PALETTE_LIGHT
 
     def apply_source_colours(self) -> None:
         """Line colours shared by source lines and their nodes; they follow the theme."""
         palette = self.palette()
-        line_colours = linking.line_colours(self.host.session.doc.graph, self.host.session.doc.path) if self.host.session.doc.graph else {}
-        self.host.source.set_line_colours({line: palette[i % len(palette)] for line, i in line_colours.items()})
+        line_colours = linking.line_colours(self.session.doc.graph, self.session.doc.path) if self.session.doc.graph else {}
+        self.source.set_line_colours({line: palette[i % len(palette)] for line, i in line_colours.items()})
 
     def apply_graph_colours(self) -> None:
-        if self.host.session.doc.view is not None:
-            self.host.graph.set_line_colours(self.host.session.colours())
+        if self.session.doc.view is not None:
+            self.graph.set_line_colours(self.session.colours())
 
     def show_flow(self, result: TraceResult) -> None:
         """Source-pane marks of what tracing baked in (when the recorder ran)."""
-        file_flow = result.flow.file(self.host.session.doc.path) if result.flow is not None else None
+        file_flow = result.flow.file(self.session.doc.path) if result.flow is not None else None
         if file_flow is None:
-            self.host.source.set_flow_marks({})
+            self.source.set_flow_marks({})
             note = ""
             if recording_gave_up(result):
                 note = "control-flow marks are off: this program makes too many Python calls while it is traced"
-            self.host.flow_legend.setText(html.escape(note))
+            self.flow_legend.setText(html.escape(note))
             return
-        fn = self.host.inputs.current()
-        call = self.host.inputs.parse(result.request.args)  # parsed already when the trace was asked for
+        fn = self.inputs.current()
+        call = self.inputs.parse(result.request.args)  # parsed already when the trace was asked for
         statics = static_values(fn, call) if fn is not None and not isinstance(call, argspec.SpecError) else {}
-        self.host.source.set_flow_marks(
-            line_marks(file_flow, result.graph, self.host.session.doc.path, statics, source=self.host.source.toPlainText())
-        )
+        self.source.set_flow_marks(line_marks(file_flow, result.graph, self.session.doc.path, statics, source=self.source.toPlainText()))
         swatch = '<span style="color:{0}">{2}</span>&nbsp;{1}'
-        items = [swatch.format(colour or "#8e5ad6", html.escape(text), glyph) for colour, text, glyph in legend_items(self.host.theme)]
-        self.host.flow_legend.setText("&nbsp;&nbsp; ".join(items))
+        items = [swatch.format(colour or "#8e5ad6", html.escape(text), glyph) for colour, text, glyph in legend_items(self.theme())]
+        self.flow_legend.setText("&nbsp;&nbsp; ".join(items))
 
     def show_diagnostics(self, result: TraceResult) -> None:
-        self.host.diagnostics.set_diagnostics(result.diagnostics, self.host.session.doc.path)
+        self.diagnostics.set_diagnostics(result.diagnostics, self.session.doc.path)
         count = len(result.diagnostics)
-        self.host.docks["diagnostics"].setWindowTitle(f"Diagnostics ({count})" if count else "Diagnostics")
+        self.docks["diagnostics"].setWindowTitle(f"Diagnostics ({count})" if count else "Diagnostics")
         if any(d.severity != "info" for d in result.diagnostics):
-            self.host.docks["diagnostics"].raise_()
+            self.docks["diagnostics"].raise_()

@@ -30,8 +30,8 @@ from jaxscope.qt.app.ir_side import IrSide
 from jaxscope.qt.app.jobs import Jobs
 from jaxscope.qt.app.linked_selection import LinkedSelection
 from jaxscope.qt.app.prepared import PreparedLayout, PreparedTrace
-from jaxscope.qt.app.structure import ModelStructure
-from jaxscope.qt.app.trace_display import TraceDisplay
+from jaxscope.qt.app.structure import ModelStructure, StructureParts
+from jaxscope.qt.app.trace_display import TraceDisplay, palette_for
 from jaxscope.qt.app.trace_files import TraceFiles, droppable
 from jaxscope.qt.app.trace_session import TraceSession
 from jaxscope.qt.compare.compare import Compare
@@ -55,6 +55,7 @@ from jaxscope.workbench import Document
 
 
 class MainWindow(QMainWindow):
+    structure: ModelStructure  # (made after the selection that shows its groups)
     # made by `menus.build_menus`
     recent_menu: QMenu
     x64: QAction
@@ -70,9 +71,6 @@ class MainWindow(QMainWindow):
         self.trace_files, self.compare = TraceFiles(self), Compare(self)
         self.ir_side = IrSide(self)
         self.exports = ExportJobs(self)
-        self.graph_export = GraphExport(self)
-        self.selection = LinkedSelection(self)
-        self.display = TraceDisplay(self)
         self.graph = QtGraphView()
         self.graph.setObjectName("graphView")
         self.controller = controller or Controller(
@@ -80,7 +78,7 @@ class MainWindow(QMainWindow):
         )
         self.session = TraceSession(self.controller, self)  # the trace shown: its one owner
         self.theme = themes.resolve(prefs.read(self.settings, "theme", theme) or theme)
-        self.session.set_palette(self.display.palette())
+        self.session.set_palette(palette_for(self.theme))
         self.problem_info: ErrorInfo | None = None
         self.opening = FileOpening(self, self)
 
@@ -136,7 +134,23 @@ class MainWindow(QMainWindow):
         self.dock_fit.room["run"] = lambda: self.height() * 9 // 20 if self.run_panel.shown_result is not None else 0
         self.dock_fit.room["cost"] = lambda: self.height() * 2 // 5  # its table and memory plot, not a strip of them
 
-        self.structure = ModelStructure(self)
+        self.selection = LinkedSelection(
+            self.session, self.graph, self.source, self.source_frames, self.inspector, self.jaxpr, self.ir,
+            lambda: self.ir_side.links, self.run_panel, lambda shown, paths: self.structure.show_group(shown, paths), self.statusBar(),
+        )  # fmt: skip
+        self.display = TraceDisplay(
+            self.session, lambda: self.theme, self.graph, self.source, self.source_frames, self.inputs, self.diagnostics,
+            self.guide, self.run_panel, self.stale_banner, self.docks, self.resizeDocks,
+        )  # fmt: skip
+        self.structure = ModelStructure(
+            StructureParts(
+                self.session, self.controller, self.graph, self.inspector, self.cost_panel, self.docks["cost"], self.settings,
+                self.statusBar(), self.selection.show_nodes, lambda runs: self.ir_side.request_profile(runs),
+            )
+        )  # fmt: skip
+        self.graph_export = GraphExport(
+            self.session, self.graph, self.ir, lambda: self.ir_side.links, self.exports, lambda: self.theme, self, self.statusBar()
+        )
         self.status = StatusLine(self.statusBar())
         self.phase_label, self.cancel_button = self.status.phase_label, self.status.cancel_button
 
