@@ -27,7 +27,7 @@ from jaxscope.qt.app.file_opening import FileOpening
 from jaxscope.qt.app.file_watch import FileWatch
 from jaxscope.qt.app.graph_export import GraphExport
 from jaxscope.qt.app.ir_side import IrSide
-from jaxscope.qt.app.jobs import Jobs
+from jaxscope.qt.app.jobs import JobParts, Jobs, device_setup, x64_setting
 from jaxscope.qt.app.linked_selection import LinkedSelection
 from jaxscope.qt.app.prepared import PreparedLayout, PreparedTrace
 from jaxscope.qt.app.structure import ModelStructure, StructureParts
@@ -56,6 +56,8 @@ from jaxscope.workbench import Document
 
 class MainWindow(QMainWindow):
     structure: ModelStructure  # (made after the selection that shows its groups)
+    ir_side: IrSide  # (made after the selection it marks)
+    jobs: Jobs  # (made after the panes it shows in)
     # made by `menus.build_menus`
     recent_menu: QMenu
     x64: QAction
@@ -67,14 +69,12 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("jaxscope")
         self.setAcceptDrops(True)
         self.settings = QSettings()
-        self.jobs = Jobs(self)
         self.trace_files, self.compare = TraceFiles(self), Compare(self)
-        self.ir_side = IrSide(self)
         self.exports = ExportJobs(self)
         self.graph = QtGraphView()
         self.graph.setObjectName("graphView")
         self.controller = controller or Controller(
-            parent=self, **self.jobs.device_setup(), python=python, x64=self.jobs.x64_setting(), scenes=self.graph
+            parent=self, **device_setup(self.settings), python=python, x64=x64_setting(self.settings), scenes=self.graph
         )
         self.session = TraceSession(self.controller, self)  # the trace shown: its one owner
         self.theme = themes.resolve(prefs.read(self.settings, "theme", theme) or theme)
@@ -138,6 +138,10 @@ class MainWindow(QMainWindow):
             self.session, self.graph, self.source, self.source_frames, self.inspector, self.jaxpr, self.ir,
             lambda: self.ir_side.links, self.run_panel, lambda shown, paths: self.structure.show_group(shown, paths), self.statusBar(),
         )  # fmt: skip
+        self.ir_side = IrSide(
+            self.session, self.controller, self.ir, self.jaxpr, self.graph, self.source, self.selection, self.settings,
+            lambda: self.auto_compile.isChecked(), lambda: palette_for(self.theme), self, self.statusBar(),
+        )  # fmt: skip
         self.display = TraceDisplay(
             self.session, lambda: self.theme, self.graph, self.source, self.source_frames, self.inputs, self.diagnostics,
             self.guide, self.run_panel, self.stale_banner, self.docks, self.resizeDocks,
@@ -153,6 +157,13 @@ class MainWindow(QMainWindow):
         )
         self.status = StatusLine(self.statusBar())
         self.phase_label, self.cancel_button = self.status.phase_label, self.status.cancel_button
+        self.jobs = Jobs(
+            JobParts(
+                self.session, self.controller, self.settings, self.inputs, self.run_panel, self.docks["run"], self.graph,
+                self.phase_label.setText, self, self.statusBar(), lambda: self.problem_info, self.show_problem,
+                lambda: self.ir_side.resume(), lambda target, args: self.compare.with_target(target, args, after=True),
+            )
+        )  # fmt: skip
 
         self.files = FileWatch(self)
 
