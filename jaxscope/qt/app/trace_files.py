@@ -8,23 +8,24 @@ import errno
 import os
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from PySide6.QtCore import QUrl
-from PySide6.QtWidgets import QFileDialog
+from PySide6.QtWidgets import QDockWidget, QFileDialog, QStatusBar, QWidget
 
 from jaxscope.about import __version__
 from jaxscope.qt.app.chrome.welcome import RecentTargets
 from jaxscope.qt.app.file_watch import FileWatch
-from jaxscope.qt.app.host import WindowHost
-from jaxscope.qt.app.ir_side import IrSide
-from jaxscope.qt.app.jobs import Jobs, when_done
+from jaxscope.qt.app.jobs import when_done
+from jaxscope.qt.app.trace_session import TraceSession
 from jaxscope.qt.panes.source_frames import read_frame_file
 from jaxscope.runtime.parse_process import BIG_SOURCE, discover
 from jaxscope.saved_traces import snapshot, stamp, write
 from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.files import MAX_SOURCE_BYTES, read_text
+from jaxscope.schema.hlo import HloResult
+from jaxscope.schema.run import RunResult
 from jaxscope.schema.trace import same_call
 from jaxscope.schema.trace_file import SUFFIX, DocumentError, TraceDocument, read
 from jaxscope.spec.discover import DiscoveryError, ModuleInfo, discover_source
@@ -38,18 +39,26 @@ class Opening(Protocol):
     def settings_saved(self, ok: bool) -> None: ...
 
 
-class TraceFilesHost(WindowHost, Protocol):
-    """What showing and saving a saved trace use of the window (`MainWindow` satisfies it)."""
+@dataclass(frozen=True)
+class TraceFilesParts:
+    """What showing and saving saved traces work with: the workbench (through `session`), the file
+    watch and the recent list it pauses, the file opening that shows a document's file, and the
+    window's asks (trace a function, title the window, the problem line, the phase line); the run
+    and IR texts a saved trace keeps are `last_run()` and `ir_results()`."""
 
+    session: TraceSession
+    parent: QWidget
+    status: QStatusBar
+    phase_label: Callable[[str], None]
+    show_problem: Callable[..., None]  # (text, info=None)
     files: FileWatch
-    recent: RecentTargets
-    jobs: Jobs
-    ir_side: IrSide
-    opening: Opening
-
-    def trace_function(self, function: str, args: str, inputs: str = "") -> None: ...
-
-    def setWindowTitle(self, title: str) -> None: ...
+    recent: Callable[[], RecentTargets]  # (made after the menus)
+    opening: Callable[[], Opening]
+    trace_function: Callable[[str, str, str], None]
+    set_title: Callable[[str], None]
+    source_dock: QDockWidget
+    last_run: Callable[[], RunResult | None]
+    ir_results: Callable[[], dict[str, HloResult]]
 
 
 def read_apart(path: str) -> tuple[TraceDocument, ModuleInfo]:
@@ -68,17 +77,17 @@ def droppable(urls: list[QUrl]) -> str:
 
 
 class TraceFiles:
-    def __init__(self, host: TraceFilesHost) -> None:
-        self.host = host
+    def __init__(self, parts: TraceFilesParts) -> None:
+        self.parts = parts
 
     @property
     def path(self) -> str:
         """The saved trace shown ("" while a live file is)."""
-        return self.host.session.bench.saved_path
+        return self.parts.session.bench.saved_path
 
     @property
     def doc(self) -> TraceDocument | None:
-        return self.host.session.bench.saved
+        return self.parts.session.bench.saved
 
     def text(self, path: str) -> str:
         """A source file's text: the saved copy while a saved trace is shown, else the file's."""
@@ -104,61 +113,61 @@ class TraceFiles:
     def open(self, path: str) -> bool:
         """Read the document apart (a big one takes a second), then show it."""
         path = os.path.abspath(path)
-        self.host.phase_label.setText(f"reading {os.path.basename(path)}…")
-        when_done(self.host.window(), lambda done: self._opened(path, done), read_apart, path)
+        self.parts.phase_label(f"reading {os.path.basename(path)}…")
+        when_done(self.parts.parent, lambda done: self._opened(path, done), read_apart, path)
         return True
 
     def _opened(self, path: str, done: Future[tuple[TraceDocument, ModuleInfo]]) -> None:
-        host = self.host
-        host.phase_label.setText("")
+        parts = self.parts
+        parts.phase_label("")
         try:
             doc, module = done.result()
         except DocumentError as exc:  # the document shown (and its result) stay
-            host.show_problem(str(exc))
+            parts.show_problem(str(exc))
             return
         request = doc.trace.request
         where = request.function.path or path
-        host.session.stand_in(doc, path)  # it answers in the worker's place
-        host.files.paused = True  # the saved copy is shown: an edit of the file on disk is no reason to re-trace
-        host.recent.paused = True  # the document is remembered, not the file it names
+        parts.session.stand_in(doc, path)  # it answers in the worker's place
+        parts.files.paused = True  # the saved copy is shown: an edit of the file on disk is no reason to re-trace
+        parts.recent().paused = True  # the document is remembered, not the file it names
         try:
-            shown = host.opening.show_file(where, request.function.qualname, request.args or None, request.inputs or None, module)
+            shown = parts.opening().show_file(where, request.function.qualname, request.args or None, request.inputs or None, module)
         finally:
-            host.recent.paused = False
+            parts.recent().paused = False
         if not shown:
             return
         if module.get(request.function.qualname) is None:  # its source was not saved: trace (replay) it all the same
-            host.trace_function(request.function.qualname, request.args, request.inputs)
-        host.setWindowTitle(f"jaxscope — {os.path.basename(path)} (saved trace of {request.function.qualname})")
-        host.docks["source"].setWindowTitle(f"Source — {os.path.basename(where)} (as saved)")
-        host.opening.settings_saved(host.recent.remember(path))
+            parts.trace_function(request.function.qualname, request.args, request.inputs)
+        parts.set_title(f"jaxscope — {os.path.basename(path)} (saved trace of {request.function.qualname})")
+        parts.source_dock.setWindowTitle(f"Source — {os.path.basename(where)} (as saved)")
+        parts.opening().settings_saved(parts.recent().remember(path))
 
     def leave(self) -> None:
         """A live file is opened: the worker answers again."""
-        if self.host.session.bench.saved is not None:
-            self.host.session.stand_in(None)
-            self.host.files.paused = False
+        if self.parts.session.bench.saved is not None:
+            self.parts.session.stand_in(None)
+            self.parts.files.paused = False
 
     def current(self) -> TraceDocument | None:
         """The trace shown as a document, its sources still to read (`with_sources`)."""
-        host = self.host
-        result = host.session.doc.result
+        parts = self.parts
+        result = parts.session.doc.result
         if result is None:
             return None
-        run = host.jobs.last_run
+        run = parts.last_run()
         if run is not None and not same_call(run.request, result.request):
             run = None
-        ir = host.ir_side.results
+        ir = parts.ir_results()
         return TraceDocument(result, ir.get("stablehlo"), ir.get("compiled"), run, {}, stamp(), __version__)
 
     def save_dialog(self) -> None:
-        host = self.host
+        parts = self.parts
         doc = self.current()
         if doc is None:
-            host.show_problem("Nothing to save yet: trace a function first.")
+            parts.show_problem("Nothing to save yet: trace a function first.")
             return
-        start = self.path or os.path.join(os.path.dirname(host.session.doc.path), f"{doc.trace.request.function.qualname}{SUFFIX}")
-        path, _ = QFileDialog.getSaveFileName(host.window(), "Save Trace", start, f"jaxscope trace (*{SUFFIX})")
+        start = self.path or os.path.join(os.path.dirname(parts.session.doc.path), f"{doc.trace.request.function.qualname}{SUFFIX}")
+        path, _ = QFileDialog.getSaveFileName(parts.parent, "Save Trace", start, f"jaxscope trace (*{SUFFIX})")
         if path:
             self.save(path if path.endswith(SUFFIX) else path + SUFFIX, doc)
 
@@ -168,7 +177,7 @@ class TraceFiles:
         doc = doc or self.current()
         if doc is None:
             return
-        host = self.host
+        parts = self.parts
         saved = self.doc  # a saved trace is data: its paths are labels, never opened; it keeps what it holds
         held = dict(saved.sources) if saved is not None else None
         notes: list[str] = []
@@ -177,14 +186,14 @@ class TraceFiles:
             try:
                 size = done.result()
             except OSError as exc:
-                host.show_problem(f"cannot save the trace to {path}: {exc}")
+                parts.show_problem(f"cannot save the trace to {path}: {exc}")
                 return
             left = f"; left out: {'; '.join(notes)}" if notes else ""
-            host.statusBar().showMessage(f"saved the trace to {path} ({size / 1024:.0f} KB){left}", 10000 if notes else 5000)
+            parts.status.showMessage(f"saved the trace to {path} ({size / 1024:.0f} KB){left}", 10000 if notes else 5000)
             for note in notes:
-                host.show_problem(f"Save Trace: {note}")
+                parts.show_problem(f"Save Trace: {note}")
 
-        when_done(host.window(), written, with_sources, doc, path, held, notes.append)
+        when_done(parts.parent, written, with_sources, doc, path, held, notes.append)
 
 
 def with_sources(doc: TraceDocument, path: str, held: dict[str, str] | None, note: Callable[[str], None]) -> int:

@@ -23,7 +23,7 @@ from jaxscope.qt.app.chrome.status_line import StatusLine
 from jaxscope.qt.app.chrome.welcome import RecentTargets, WelcomePage
 from jaxscope.qt.app.controller import Controller
 from jaxscope.qt.app.export_job import ExportJobs
-from jaxscope.qt.app.file_opening import FileOpening
+from jaxscope.qt.app.file_opening import FileOpening, OpeningParts
 from jaxscope.qt.app.file_watch import FileWatch
 from jaxscope.qt.app.graph_export import GraphExport
 from jaxscope.qt.app.ir_side import IrSide
@@ -32,7 +32,7 @@ from jaxscope.qt.app.linked_selection import LinkedSelection
 from jaxscope.qt.app.prepared import PreparedLayout, PreparedTrace
 from jaxscope.qt.app.structure import ModelStructure, StructureParts
 from jaxscope.qt.app.trace_display import TraceDisplay, palette_for
-from jaxscope.qt.app.trace_files import TraceFiles, droppable
+from jaxscope.qt.app.trace_files import TraceFiles, TraceFilesParts, droppable
 from jaxscope.qt.app.trace_session import TraceSession
 from jaxscope.qt.compare.compare import Compare
 from jaxscope.qt.graph.view import QtGraphView
@@ -58,6 +58,9 @@ class MainWindow(QMainWindow):
     structure: ModelStructure  # (made after the selection that shows its groups)
     ir_side: IrSide  # (made after the selection it marks)
     jobs: Jobs  # (made after the panes it shows in)
+    compare: Compare
+    trace_files: TraceFiles  # (made after the file watch it pauses)
+    opening: FileOpening
     # made by `menus.build_menus`
     recent_menu: QMenu
     x64: QAction
@@ -69,7 +72,6 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("jaxscope")
         self.setAcceptDrops(True)
         self.settings = QSettings()
-        self.trace_files, self.compare = TraceFiles(self), Compare(self)
         self.exports = ExportJobs(self)
         self.graph = QtGraphView()
         self.graph.setObjectName("graphView")
@@ -80,7 +82,6 @@ class MainWindow(QMainWindow):
         self.theme = themes.resolve(prefs.read(self.settings, "theme", theme) or theme)
         self.session.set_palette(palette_for(self.theme))
         self.problem_info: ErrorInfo | None = None
-        self.opening = FileOpening(self, self)
 
         self.stale_banner = plain_label()
         self.stale_banner.setObjectName("staleBanner")
@@ -110,7 +111,7 @@ class MainWindow(QMainWindow):
         self.problem, self.problem_goto, self.problem_static = self.problems.label, self.problems.goto, self.problems.static
         self.docks: dict[str, QDockWidget] = {}
         self._dock("inputs", "Function", self.inputs, Qt.DockWidgetArea.LeftDockWidgetArea)
-        self.source_frames = SourceFrames(self.source, self.trace_files.frame_text)
+        self.source_frames = SourceFrames(self.source, lambda path: self.trace_files.frame_text(path))
         self.flow_legend = self.source_frames.legend
         self._dock("source", "Source", self.source_frames, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.ir = IrTabs(self.jaxpr)
@@ -157,6 +158,9 @@ class MainWindow(QMainWindow):
         )
         self.status = StatusLine(self.statusBar())
         self.phase_label, self.cancel_button = self.status.phase_label, self.status.cancel_button
+        self.compare = Compare(
+            self.session, self.controller, lambda: self.theme, self, self.statusBar(), self.phase_label.setText, self.show_problem
+        )
         self.jobs = Jobs(
             JobParts(
                 self.session, self.controller, self.settings, self.inputs, self.run_panel, self.docks["run"], self.graph,
@@ -166,6 +170,21 @@ class MainWindow(QMainWindow):
         )  # fmt: skip
 
         self.files = FileWatch(self)
+        self.trace_files = TraceFiles(
+            TraceFilesParts(
+                self.session, self, self.statusBar(), self.phase_label.setText, self.show_problem, self.files,
+                lambda: self.recent, lambda: self.opening, self.trace_function, self.setWindowTitle, self.docks["source"],
+                lambda: self.jobs.last_run, lambda: self.ir_side.results,
+            )
+        )  # fmt: skip
+        self.opening = FileOpening(
+            OpeningParts(
+                self.session, self.settings, self.source, self.inputs, self.log, self.stack, self.docks["source"], self.display,
+                self.files, self.trace_files, lambda: self.recent, self.show_problem, self.show_trace_failure,
+                lambda path: self.confirm_run(path), self.setWindowTitle, self.phase_label.setText, self.statusBar(),
+            ),
+            self,
+        )  # fmt: skip
 
         build_menus(self)
         self._connect()
@@ -277,15 +296,6 @@ class MainWindow(QMainWindow):
         self.files.watch(self.doc.path, set(prepared.helpers))  # saving a helper module re-traces too
         self.display.show_flow(result)
         self.display.show_diagnostics(result)
-
-    def palette_colours(self) -> list[str]:
-        return self.display.palette()
-
-    def compare_with(self, target: str, args: str) -> None:
-        self.compare.with_target(target, args, after=True)
-
-    def resume_ir(self) -> None:
-        self.ir_side.resume()
 
     @property
     def ir_links(self) -> dict[str, IrLinks]:

@@ -6,6 +6,7 @@ worker, or a saved trace. The diff is computed apart from the GUI thread and sho
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from concurrent.futures import Future
 
 from PySide6.QtWidgets import (
@@ -17,12 +18,14 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLineEdit,
     QPushButton,
+    QStatusBar,
     QWidget,
 )
 
 from jaxscope.analysis.trace_diff import GraphDiff, diff
-from jaxscope.qt.app.host import WindowHost
+from jaxscope.qt.app.controller import Controller
 from jaxscope.qt.app.jobs import when_done, when_future
+from jaxscope.qt.app.trace_session import TraceSession
 from jaxscope.qt.compare.compare_window import CompareWindow
 from jaxscope.schema.trace import FILE_INPUTS, TraceRequest, TraceResult, result_from_jsonable
 from jaxscope.schema.trace_file import SUFFIX, DocumentError, TraceDocument, read
@@ -88,8 +91,21 @@ class CompareDialog(QDialog):
 
 
 class Compare:
-    def __init__(self, host: WindowHost) -> None:
-        self.host = host
+    """View -> Compare With: the trace shown (read from the workbench through `session`) against
+    another, traced by the controller's worker, opened in a window of its own over `parent`."""
+
+    def __init__(
+        self,
+        session: TraceSession,
+        controller: Controller,
+        theme: Callable[[], str],
+        parent: QWidget,
+        status: QStatusBar,
+        phase_label: Callable[[str], None],
+        show_problem: Callable[..., None],  # (text, info=None)
+    ) -> None:
+        self.session, self.controller, self.theme, self.parent = session, controller, theme, parent
+        self.status, self.phase_label, self.show_problem = status, phase_label, show_problem
         self.previous: TraceResult | None = None  # the trace before the one shown (of the same function)
         self.windows: list[CompareWindow] = []
 
@@ -99,13 +115,12 @@ class Compare:
             self.previous = previous
 
     def dialog(self) -> None:
-        host = self.host
-        result = host.session.doc.result
+        result = self.session.doc.result
         if result is None:
-            host.show_problem("Nothing to compare yet: trace a function first.")
+            self.show_problem("Nothing to compare yet: trace a function first.")
             return
         ref = result.request.function
-        dialog = CompareDialog(host.window(), f"{ref.path}::{ref.qualname}", result.request.args, self.previous is not None)
+        dialog = CompareDialog(self.parent, f"{ref.path}::{ref.qualname}", result.request.args, self.previous is not None)
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return
         kind, target, args = dialog.kind.currentText(), dialog.target.text().strip(), dialog.args.text().strip()
@@ -115,7 +130,7 @@ class Compare:
         elif kind == SAVED or target.endswith(SUFFIX):
             self.with_document(target)
         elif args and maker:
-            host.show_problem("Compare with: give arguments or a maker, not both (a maker makes the arguments)")
+            self.show_problem("Compare with: give arguments or a maker, not both (a maker makes the arguments)")
         else:
             self.with_target(target, args or None, maker or None)
 
@@ -124,12 +139,12 @@ class Compare:
             try:
                 doc = done.result()
             except DocumentError as exc:
-                self.host.show_problem(str(exc))
+                self.show_problem(str(exc))
                 return
-            if self.host.session.doc.result is not None:
-                self.show(doc.trace, self.host.session.doc.result, os.path.basename(path))
+            if self.session.doc.result is not None:
+                self.show(doc.trace, self.session.doc.result, os.path.basename(path))
 
-        when_done(self.host.window(), read_done, read, path)
+        when_done(self.parent, read_done, read, path)
 
     def with_target(self, target: str, args: str | None, inputs: str | None = None, after: bool = False) -> None:
         """Trace `target` in the worker (the window's trace stays), then compare: it is A, the trace
@@ -139,25 +154,25 @@ class Compare:
         try:
             ref, call, maker = resolve_call(target, args, inputs)
         except SessionError as exc:
-            self.host.show_problem(f"Compare with {target}: {exc}")
+            self.show_problem(f"Compare with {target}: {exc}")
             return
-        self.host.phase_label.setText(f"tracing {ref.qualname} to compare…")
+        self.phase_label(f"tracing {ref.qualname} to compare…")
         request = TraceRequest(ref, args=call, jaxpr_text=False, record_flow=False, diagnose=False, inputs=maker)
-        future = self.host.controller.worker.submit("trace", request, result_from_jsonable)
+        future = self.controller.worker.submit("trace", request, result_from_jsonable)
 
         def traced(done: Future[TraceResult]) -> None:
-            self.host.phase_label.setText("")
+            self.phase_label("")
             try:
                 other = done.result()
             except Exception as exc:
                 info = getattr(exc, "info", None)
-                self.host.show_problem(f"Compare with {target}: {info.summary() if info is not None else exc}", info)
+                self.show_problem(f"Compare with {target}: {info.summary() if info is not None else exc}", info)
                 return
-            current = self.host.session.doc.result
+            current = self.session.doc.result
             if current is not None:
                 self.show(*((current, other) if after else (other, current)))
 
-        when_future(self.host.window(), future, traced)
+        when_future(self.parent, future, traced)
 
     def show(self, a: TraceResult, b: TraceResult, a_name: str = "") -> None:
         """Diff `a` against `b` apart from the GUI thread, then open the comparison."""
@@ -168,12 +183,12 @@ class Compare:
                 b.graph,
                 found.result(),
                 (a_name or describe(a), describe(b)),
-                self.host.controller.layouts,
-                self.host.theme,
-                self.host.window(),
+                self.controller.layouts,
+                self.theme(),
+                self.parent,
             )
             self.windows = [w for w in self.windows if w.isVisible()] + [window]
             window.show()
-            self.host.statusBar().showMessage(f"compared: {found.result().summary()}", 8000)
+            self.status.showMessage(f"compared: {found.result().summary()}", 8000)
 
-        when_done(self.host.window(), done, diff, a.graph, b.graph)
+        when_done(self.parent, done, diff, a.graph, b.graph)
