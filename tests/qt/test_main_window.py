@@ -328,8 +328,8 @@ def test_a_trace_is_prepared_off_the_gui_thread_with_the_collector_paused(qtbot,
     import threading
 
     from jaxscope.ir import linking
-    from jaxscope.schema import expansion
     from jaxscope.qt.app import prepared
+    from jaxscope.schema import expansion
 
     calls: list[tuple[str, bool, bool]] = []  # (name, on the GUI thread, collector on)
     gui = threading.current_thread()
