@@ -232,20 +232,3 @@ def _plan(
     if n_subs == 1 and n_in == n_ops and entry.ports not in ("scan", "branches"):
         return list(range(n_in)), set(), {}
     return None
-    counts = scan_counts(params) if prim == "scan" else None
-    if counts is not None and n_in == n_ops:
-        nc, ncar = counts
-        once = params.get("length") == 1
-        return list(range(n_in)), set() if once else set(range(nc)), {} if once else {nc + j: j for j in range(ncar)}
-    if prim == "while":
-        cn, bn = params["cond_nconsts"], params["body_nconsts"]
-        if param == "body_jaxpr" and n_in == n_ops - cn:
-            return [cn + m for m in range(n_in)], set(range(bn)), {bn + j: j for j in range(n_in - bn)}
-        if param == "cond_jaxpr" and n_in == n_ops - bn:
-            return [m if m < cn else m + bn for m in range(n_in)], set(range(cn)), {}
-        return None
-    if prim == "cond" and param.startswith("branches") and n_in == n_ops - 1:
-        return [m + 1 for m in range(n_in)], set(), {}
-    if n_subs == 1 and n_in == n_ops and prim not in ("scan", "cond"):
-        return list(range(n_in)), set(), {}
-    return None
