@@ -27,7 +27,7 @@ def test_a_backward_op_marks_only_its_lines_and_its_frames_open_the_library(qtbo
                 assert not marked & set(lines_of(other)), (view.objectName(), other)
         return marked
 
-    jaxpr_lines = own(w.jaxpr, w.jaxpr_links.lines_for_node)
+    jaxpr_lines = own(w.jaxpr, w.session.links.lines_for_node)
     assert any("dot_general" in w.jaxpr.toPlainText().splitlines()[n - 1] for n in jaxpr_lines)
     stable = w.ir_side.links["stablehlo"]
     stable_lines = own(w.ir.views["stablehlo"], lambda p: stable.lines_for_nodes([p]))

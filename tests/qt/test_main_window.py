@@ -357,7 +357,7 @@ def test_a_trace_is_prepared_off_the_gui_thread_with_the_collector_paused(qtbot,
     assert window.doc.expanded == expansion.auto_expanded(window.doc.graph)
     assert [n for n in parsed if n] == []  # the worker sent the printed text's line map
     line = next(i for i, t in enumerate(window.doc.result.jaxpr_text.splitlines(), 1) if "dot_general[" in t)
-    assert window.jaxpr_links.head_of(line + 1) == line  # and it maps the text
+    assert window.session.links.head_of(line + 1) == line  # and it maps the text
 
 
 def test_a_failed_head_start_on_a_trace_costs_only_itself(qtbot, window, monkeypatch):

@@ -14,7 +14,6 @@ from jaxscope.about import EXAMPLES_DIR
 from jaxscope.analysis.flow_marks import LineMark
 from jaxscope.analysis.guide import Example, list_examples
 from jaxscope.ir import linking
-from jaxscope.ir.hlo_links import IrLinks
 from jaxscope.qt.app.chrome import dialogs, prefs
 from jaxscope.qt.app.chrome import theme as themes
 from jaxscope.qt.app.chrome.dock_fit import FOLDED_PX, DockFit
@@ -279,10 +278,6 @@ class MainWindow(QMainWindow):
         """The document shown (`TraceSession` owns it: read here, written there)."""
         return self.session.doc
 
-    @property
-    def jaxpr_links(self) -> linking.JaxprLinks | None:
-        return self.session.links
-
     def _traced(self, prepared: PreparedTrace, previous: TraceResult | None) -> None:
         """A new trace is shown: every pane but the graph's (that one follows its layout)."""
         result = prepared.result
@@ -296,10 +291,6 @@ class MainWindow(QMainWindow):
         self.files.watch(self.doc.path, set(prepared.helpers))  # saving a helper module re-traces too
         self.display.show_flow(result)
         self.display.show_diagnostics(result)
-
-    @property
-    def ir_links(self) -> dict[str, IrLinks]:
-        return self.ir_side.links
 
     @Slot(str)
     def _on_layout_failed(self, message: str) -> None:
