@@ -80,7 +80,7 @@ def _trace(
 
 
 def _parse_args_spec(text: str, args: Sequence[Any], kwargs: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
-    from jaxscope.spec import argspec
+    from jaxscope.targets import argspec
     from jaxscope.worker.trace import to_abstract
 
     if args or kwargs:
@@ -142,7 +142,7 @@ def _values_as_call(args: Sequence[Any], kwargs: dict[str, Any]) -> tuple[str | 
     import pickle
     import tempfile
 
-    from jaxscope.spec.argvalues import ArgValueError, call_text
+    from jaxscope.targets.argvalues import ArgValueError, call_text
 
     try:
         return call_text(args, kwargs), None

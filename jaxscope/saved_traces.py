@@ -50,7 +50,7 @@ def snapshot(trace: TraceResult, warn: Callable[[str], None] | None = None) -> d
     """The text of each user file of `trace`, read now and kept only while it has the bytes that
     were traced (`TraceResult.source_hashes`): a file saved over since (an edit, a re-trace that
     failed) would pair the graph with code it did not come from. What is left out is said to `warn`."""
-    from jaxscope.spec.discover import DiscoveryError, decode_source
+    from jaxscope.targets.discover import DiscoveryError, decode_source
 
     out: dict[str, str] = {}
     for path in user_files(trace):

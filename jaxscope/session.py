@@ -70,9 +70,9 @@ def resolve_call(target: str, args: str | None, inputs: str | None = None) -> tu
     """Parse the target and pick its inputs: (function, argument specs, maker). In order: --inputs,
     --args, the file's JAXSCOPE_INPUTS entry (a maker), its JAXSCOPE_ARGS entry, no arguments."""
     from jaxscope.schema.trace_file import SUFFIX
-    from jaxscope.spec import argspec
-    from jaxscope.spec.discover import EXAMPLES_VAR, INPUTS_VAR, DiscoveryError, discover_file
-    from jaxscope.spec.target import TargetError, parse_target
+    from jaxscope.targets import argspec
+    from jaxscope.targets.discover import EXAMPLES_VAR, INPUTS_VAR, DiscoveryError, discover_file
+    from jaxscope.targets.target import TargetError, parse_target
 
     if target.endswith(SUFFIX):
         raise SessionError(
@@ -120,7 +120,7 @@ def resolve_call(target: str, args: str | None, inputs: str | None = None) -> tu
 
 def maker_ref(text: str) -> str:
     """`--inputs` as the worker takes it: PATH.py::NAME with an absolute path, or module:NAME."""
-    from jaxscope.spec.target import TargetError, parse_target
+    from jaxscope.targets.target import TargetError, parse_target
 
     try:
         ref = parse_target(text)
@@ -135,7 +135,7 @@ def maker_ref(text: str) -> str:
 
 def default_target(path: str) -> str:
     """`file.py` -> `file.py::f` for its JAXSCOPE_MAIN, its one function with inputs, or its only function."""
-    from jaxscope.spec.discover import MAIN_VAR, DiscoveryError, default_function, discover_file
+    from jaxscope.targets.discover import MAIN_VAR, DiscoveryError, default_function, discover_file
 
     try:
         info = discover_file(path)
@@ -288,8 +288,8 @@ def client_job(client: WorkerClient, op: str, request: Any, decode: Callable[[An
 
 def _static_retry(ref: FunctionRef, args: str, argument: str) -> str:
     """The --args that make `argument` static, when a tracer error names a traced scalar."""
-    from jaxscope.spec.discover import DiscoveryError, discover_file
-    from jaxscope.spec.static_fix import make_static, static_suggestion
+    from jaxscope.targets.discover import DiscoveryError, discover_file
+    from jaxscope.targets.static_fix import make_static, static_suggestion
 
     if not argument or not ref.path:
         return ""

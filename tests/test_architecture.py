@@ -75,7 +75,7 @@ def _loaded_after(imports: str) -> list[str]:
 
 def test_the_pure_layers_load_neither_jax_nor_qt():
     loaded = _loaded_after(
-        "import jaxscope.schema.graph, jaxscope.schema.trace, jaxscope.spec.argspec, jaxscope.spec.discover,"
+        "import jaxscope.schema.graph, jaxscope.schema.trace, jaxscope.targets.argspec, jaxscope.targets.discover,"
         " jaxscope.layout.engine, jaxscope.ir.linking, jaxscope.ir.hlo_links, jaxscope.analysis.flow_marks,"
         " jaxscope.render.svg, jaxscope.exporter, jaxscope.runtime.worker_client, jaxscope.runtime.layout_client,"
         " jaxscope.session, jaxscope.workbench, jaxscope.cli.main"

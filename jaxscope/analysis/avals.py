@@ -6,7 +6,7 @@ import functools
 import math
 import re
 
-from jaxscope.spec.argspec import SHORT_TO_LONG
+from jaxscope.targets.argspec import SHORT_TO_LONG
 
 _BITS = {"bool": 8, "key": 64}
 # An aval of more dimensions, of one over 18 digits or of more elements is no array's (a damaged or

@@ -27,7 +27,7 @@ from jaxscope.schema.flow import (
     normalized_path,
 )
 from jaxscope.schema.graph import Graph
-from jaxscope.spec.discover import parse_source
+from jaxscope.targets.discover import parse_source
 
 Hits = Callable[[int], int]  # line -> times a 'line' event fired there
 

@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING
 
 from jaxscope.schema.files import MAX_SOURCE_BYTES, read_text
 from jaxscope.schema.flow import STAGED_ROLE_PREFIXES, Construct, FileFlow, normalized_path
-from jaxscope.spec.discover import FunctionInfo, bind_call, parse_source
+from jaxscope.targets.discover import FunctionInfo, bind_call, parse_source
 
 if TYPE_CHECKING:
     from jaxscope.schema.graph import Graph
-    from jaxscope.spec.argspec import CallSpec
+    from jaxscope.targets.argspec import CallSpec
 
 KINDS = ("emitted", "python", "not-taken", "never", "staged", "error")  # "error": where a trace failed
 
@@ -293,7 +293,7 @@ def _function_statements(tree: ast.Module) -> list[list[ast.stmt]]:
 
 def static_values(fn: FunctionInfo, call: CallSpec) -> dict[str, str]:
     """Parameter name -> repr of its static value in the call (Python literals and unpassed defaults)."""
-    from jaxscope.spec import argspec
+    from jaxscope.targets import argspec
 
     bound = bind_call(fn, call)
     out = {name: repr(spec.value) for name, spec in bound.items() if isinstance(spec, argspec.StaticValue)}

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from jaxscope.analysis.graph_query import SearchIndex
 from jaxscope.schema.graph import Graph, Node
-from jaxscope.spec.discover import DiscoveryError, discover_file
+from jaxscope.targets.discover import DiscoveryError, discover_file
 
 # Linear even on junk: the text holds no "[" and the query stops at the next link's "](show:", so
 # a failed try never rescans the rest of a paragraph ("[" * 40_000 took seconds; CommonMark, too,

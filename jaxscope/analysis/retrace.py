@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from jaxscope.schema.trace import FunctionRef
-from jaxscope.spec import argspec
-from jaxscope.spec.discover import FunctionInfo, bind_call
+from jaxscope.targets import argspec
+from jaxscope.targets.discover import FunctionInfo, bind_call
 
 ReasonKind = str  # "shape", "dtype", "static value", "static vs traced", "structure", "missing"
 

@@ -36,8 +36,8 @@ def run(opts: argparse.Namespace) -> int:
     from jaxscope.analysis.diagnostics import format_diagnostics
     from jaxscope.analysis.flow_marks import line_marks, static_values
     from jaxscope.schema.flow import recording_stopped
-    from jaxscope.spec import argspec
-    from jaxscope.spec.discover import DiscoveryError, discover_source
+    from jaxscope.targets import argspec
+    from jaxscope.targets.discover import DiscoveryError, discover_source
 
     result = trace_target(opts, jaxpr_text=False, record_flow=True)
     flow = result.flow

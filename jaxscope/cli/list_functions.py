@@ -15,7 +15,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(opts: argparse.Namespace) -> int:
-    from jaxscope.spec.discover import DiscoveryError, discover_file
+    from jaxscope.targets.discover import DiscoveryError, discover_file
 
     try:
         info = discover_file(opts.file)

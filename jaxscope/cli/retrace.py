@@ -25,7 +25,7 @@ def run(opts: argparse.Namespace) -> int:
 
     from jaxscope.analysis.retrace import RetraceRequest, RetraceResult
     from jaxscope.schema.codec import from_jsonable
-    from jaxscope.spec import argspec
+    from jaxscope.targets import argspec
 
     ref, before, inputs = resolve_call(opts.target, opts.args, opts.inputs)
     if inputs:

@@ -17,8 +17,8 @@ import sys
 
 from jaxscope.about import SOURCE_ROOT
 from jaxscope.runtime.interpreter import command, helper_env
-from jaxscope.spec import argspec
-from jaxscope.spec.discover import DiscoveryError, ModuleInfo, discover_file, discover_source
+from jaxscope.targets import argspec
+from jaxscope.targets.discover import DiscoveryError, ModuleInfo, discover_file, discover_source
 
 BIG_SOURCE = 256 * 1024  # bytes: a bigger source is read (parsed with `ast`) in a child process
 

@@ -13,10 +13,10 @@ Python API raises that typed error itself (`SessionError.raise_typed`), its fiel
 | `NotAFileError` | `schema.files` | a path names no regular file, or one too big for its purpose |
 | `CheckError` | `schema.trace_file_check` | a saved trace's JSON breaks the format (`where`: the field) |
 | `DocumentError` | `schema.trace_file` | a file is no trace document this jaxscope reads |
-| `SpecError` | `spec.argspec` | an `--args` spec does not parse (`offset`, `token`) |
-| `TargetError` | `spec.target` | a target names no function |
-| `DiscoveryError` | `spec.discover` | the user's file cannot be read or parsed (`line`, `col`) |
-| `ArgValueError` | `spec.argvalues` | example inputs have no `--args` form and cannot be handed over |
+| `SpecError` | `targets.argspec` | an `--args` spec does not parse (`offset`, `token`) |
+| `TargetError` | `targets.target` | a target names no function |
+| `DiscoveryError` | `targets.discover` | the user's file cannot be read or parsed (`line`, `col`) |
+| `ArgValueError` | `targets.argvalues` | example inputs have no `--args` form and cannot be handed over |
 | `LayoutError` | `layout.wire` | the layout process failed on a graph |
 | `InterpreterError` | `runtime.interpreter` | the Python given for the user's code cannot run the worker |
 | `WorkerError` | `runtime.worker_client` | a request to the worker failed (`info`: kind, phase, where, hint) |

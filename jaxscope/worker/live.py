@@ -17,7 +17,7 @@ from typing import Any
 import jax
 
 from jaxscope.schema.graph import Graph
-from jaxscope.spec import argspec
+from jaxscope.targets import argspec
 from jaxscope.worker.makers import split
 from jaxscope.worker.trace import graph_of, jaxpr_text, to_abstract, unwrap
 

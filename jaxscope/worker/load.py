@@ -13,7 +13,7 @@ from jaxscope.schema.errors import JaxscopeError
 from jaxscope.schema.files import digest
 from jaxscope.schema.graph import SourceLoc
 from jaxscope.schema.trace import ErrorInfo, FunctionRef
-from jaxscope.spec.discover import DiscoveryError, decode_source, too_deep
+from jaxscope.targets.discover import DiscoveryError, decode_source, too_deep
 from jaxscope.worker.errors import classify
 from jaxscope.worker.userframes import set_project
 

@@ -32,8 +32,8 @@ import jax
 import numpy as np
 
 from jaxscope.schema.trace import FILE_INPUTS, ErrorInfo, FunctionRef, InputLeaf
-from jaxscope.spec.discover import INPUTS_VAR
-from jaxscope.spec.target import TargetError, parse_target
+from jaxscope.targets.discover import INPUTS_VAR
+from jaxscope.targets.target import TargetError, parse_target
 from jaxscope.worker import jax_compat as jc
 from jaxscope.worker.errors import TraceError, classify
 from jaxscope.worker.load import LoadError, find_function, load_module

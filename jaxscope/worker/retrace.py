@@ -15,7 +15,7 @@ from typing import Any
 import jax
 
 from jaxscope.analysis.retrace import RetraceRequest, RetraceResult, diff_calls
-from jaxscope.spec.discover import DiscoveryError, discover_file
+from jaxscope.targets.discover import DiscoveryError, discover_file
 from jaxscope.worker.trace import Phase, bind, parse_call, prepare, trace_failure
 
 

@@ -21,7 +21,7 @@ from jaxscope.schema.flow import RECORDING_STOPPED
 from jaxscope.schema.graph import Graph
 from jaxscope.schema.trace import Diagnostic, ErrorInfo, FunctionRef, JaxprText, TraceRequest, TraceResult
 from jaxscope.schema.trace_file import user_files
-from jaxscope.spec import argspec
+from jaxscope.targets import argspec
 from jaxscope.worker import jax_compat as jc
 from jaxscope.worker import makers
 from jaxscope.worker.diagnose import TraceWatch, diagnose

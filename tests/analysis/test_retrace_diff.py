@@ -6,8 +6,8 @@ import pytest
 
 from jaxscope.analysis.retrace import Reason, RetraceRequest, RetraceResult, diff_calls
 from jaxscope.schema.trace import FunctionRef
-from jaxscope.spec.argspec import parse_call
-from jaxscope.spec.discover import discover_source
+from jaxscope.targets.argspec import parse_call
+from jaxscope.targets.discover import discover_source
 
 FN = discover_source("def f(x, params, n=2, *, mode='relu'):\n    return x\n").get("f")
 

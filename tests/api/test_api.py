@@ -17,7 +17,7 @@ import pytest
 import jaxscope
 from jaxscope.exporter import highlight_paths, read_json
 from jaxscope.schema.graph import resolve
-from jaxscope.spec import argspec
+from jaxscope.targets import argspec
 from tests.conftest import MODELS, load_models
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

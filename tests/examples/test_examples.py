@@ -16,7 +16,7 @@ from jaxscope.layout.engine import compute_layout
 from jaxscope.render.svg import render_svg
 from jaxscope.schema.expansion import auto_expanded
 from jaxscope.schema.trace import FunctionRef, TraceRequest, TraceResult
-from jaxscope.spec.discover import default_function, discover_file
+from jaxscope.targets.discover import default_function, discover_file
 from jaxscope.worker.retrace import run_retrace
 from jaxscope.worker.trace import TraceError, run_trace
 from tests.conftest import line_in

@@ -36,7 +36,7 @@ from jaxscope.schema.codec import from_jsonable, loads, to_jsonable
 from jaxscope.schema.graph import Graph
 from jaxscope.schema.layout import Layout
 from jaxscope.schema.trace import ErrorInfo, TraceResult
-from jaxscope.spec.argspec import (
+from jaxscope.targets.argspec import (
     DTYPES,
     ArraySpec,
     CallSpec,

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from jaxscope.qt.panes.inputs_panel import InputsPanel
-from jaxscope.spec import argspec
-from jaxscope.spec.discover import discover_source
+from jaxscope.targets import argspec
+from jaxscope.targets.discover import discover_source
 
 
 def test_inputs_are_parsed_once_per_text(qtbot, monkeypatch):

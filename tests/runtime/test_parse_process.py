@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from jaxscope.runtime.parse_process import parse_call_apart
-from jaxscope.spec import argspec
+from jaxscope.targets import argspec
 
 LONG = "{'w': [" + ", ".join(["f32[64,64]"] * 800) + "], 'b': [" + ", ".join(["f32[64]"] * 800) + "]}, f32[8,16], n=3"
 

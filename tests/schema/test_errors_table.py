@@ -34,7 +34,7 @@ def test_the_table_lists_every_error_class_where_it_is_defined() -> None:
 
 def test_the_api_raises_the_typed_error_with_its_fields() -> None:
     from jaxscope.runtime.worker_client import WorkerError
-    from jaxscope.spec.argspec import SpecError
+    from jaxscope.targets.argspec import SpecError
 
     with pytest.raises(SpecError) as bad_spec:
         jaxscope.graph("examples/basics.py::predict", args_spec="f32[8, 4")

@@ -26,7 +26,7 @@ from jaxscope.runtime.parse_process import BIG_SOURCE, discover
 from jaxscope.schema.graph import SourceLoc
 from jaxscope.schema.trace import ErrorInfo
 from jaxscope.schema.trace_file import SUFFIX
-from jaxscope.spec.discover import DiscoveryError, ModuleInfo, first_with_inputs
+from jaxscope.targets.discover import DiscoveryError, ModuleInfo, first_with_inputs
 
 
 @dataclass(frozen=True)

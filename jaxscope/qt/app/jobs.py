@@ -29,8 +29,8 @@ from jaxscope.runtime.interpreter import Interpreter, InterpreterError, check, f
 from jaxscope.schema.codec import from_jsonable
 from jaxscope.schema.run import RunRequest, RunResult, run_result_from_jsonable
 from jaxscope.schema.trace import ErrorInfo
-from jaxscope.spec.argspec import SpecError
-from jaxscope.spec.static_fix import make_static, static_suggestion
+from jaxscope.targets.argspec import SpecError
+from jaxscope.targets.static_fix import make_static, static_suggestion
 
 DIVERGENCE_COLOURS = ("#d0453a", "#e59f2d")  # the most divergent equations, the rest that differ
 X64_KEY = "worker/x64"  # JAX's 64-bit mode (JAX_ENABLE_X64) in the worker

@@ -23,7 +23,7 @@ from jaxscope.qt.panes.run_panel import RunPanel
 from jaxscope.qt.panes.source_frames import SourceFrames
 from jaxscope.qt.panes.source_view import QtSourceView
 from jaxscope.schema.trace import TraceResult
-from jaxscope.spec import argspec
+from jaxscope.targets import argspec
 from jaxscope.workbench import recording_gave_up
 
 

@@ -28,7 +28,7 @@ from jaxscope.schema.hlo import HloResult
 from jaxscope.schema.run import RunResult
 from jaxscope.schema.trace import same_call
 from jaxscope.schema.trace_file import SUFFIX, DocumentError, TraceDocument, read
-from jaxscope.spec.discover import DiscoveryError, ModuleInfo, discover_source
+from jaxscope.targets.discover import DiscoveryError, ModuleInfo, discover_source
 
 
 class Opening(Protocol):

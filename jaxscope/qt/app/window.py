@@ -49,7 +49,7 @@ from jaxscope.qt.panes.search_bar import SearchBar
 from jaxscope.qt.panes.source_frames import SourceFrames
 from jaxscope.qt.panes.source_view import QtSourceView
 from jaxscope.schema.trace import ErrorInfo, TraceResult
-from jaxscope.spec.static_fix import static_suggestion
+from jaxscope.targets.static_fix import static_suggestion
 from jaxscope.workbench import Document
 
 

@@ -25,9 +25,9 @@ from PySide6.QtWidgets import (
 from jaxscope.qt.panes.inputs_tree import InputsTree
 from jaxscope.runtime.parse_process import parse_call_apart
 from jaxscope.schema.trace import FILE_INPUTS, TraceResult
-from jaxscope.spec import argspec
-from jaxscope.spec.discover import INPUTS_VAR, FunctionInfo, ModuleInfo, bind_call
-from jaxscope.spec.target import TargetError, parse_target
+from jaxscope.targets import argspec
+from jaxscope.targets.discover import INPUTS_VAR, FunctionInfo, ModuleInfo, bind_call
+from jaxscope.targets.target import TargetError, parse_target
 
 MODES = {"file": "Maker in the file", "maker": "Maker elsewhere", "specs": "Specs typed here"}
 

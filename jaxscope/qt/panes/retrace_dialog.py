@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 from jaxscope.analysis.retrace import RetraceResult
 from jaxscope.qt.panes.inputs_panel import ARGS_MAX_CHARS, plain_label
 from jaxscope.schema.trace import ErrorInfo
-from jaxscope.spec import argspec
+from jaxscope.targets import argspec
 
 
 class RetraceDialog(QDialog):

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.errors import JaxscopeError
 from jaxscope.schema.files import MAX_SOURCE_BYTES, NotAFileError, read_bytes
-from jaxscope.spec.argspec import CallSpec, Spec
+from jaxscope.targets.argspec import CallSpec, Spec
 
 EXAMPLES_VAR = "JAXSCOPE_ARGS"
 INPUTS_VAR = "JAXSCOPE_INPUTS"  # function name -> maker (a function returning the example inputs)

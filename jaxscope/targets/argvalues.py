@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from jaxscope.schema.errors import JaxscopeError
-from jaxscope.spec import argspec
+from jaxscope.targets import argspec
 
 _LITERALS = (bool, int, float, complex, str, bytes, type(None))
 

@@ -7,8 +7,8 @@ is what `static_argnums` does: the value is baked in and each new value retraces
 
 from __future__ import annotations
 
-from jaxscope.spec import argspec
-from jaxscope.spec.discover import FunctionInfo, bind_call
+from jaxscope.targets import argspec
+from jaxscope.targets.discover import FunctionInfo, bind_call
 
 _DEFAULTS = {"bool": "True", "float": "1.0", "int": "1", "uint": "1", "complex": "1j"}
 

@@ -7,7 +7,7 @@ import pickle
 import pytest
 
 from jaxscope.schema.trace import FunctionRef
-from jaxscope.spec.target import TargetError, parse_target
+from jaxscope.targets.target import TargetError, parse_target
 
 
 @pytest.mark.parametrize(

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from jaxscope.spec.argspec import SpecError
-from jaxscope.spec.discover import discover_source
-from jaxscope.spec.static_fix import make_static, static_suggestion
+from jaxscope.targets.argspec import SpecError
+from jaxscope.targets.discover import discover_source
+from jaxscope.targets.static_fix import make_static, static_suggestion
 
 SOURCE = """
 def f(x, n, flag=True, *, scale=2.0, k=None):

@@ -6,7 +6,7 @@ import pickle
 
 import pytest
 
-from jaxscope.spec.argspec import (
+from jaxscope.targets.argspec import (
     ACCEPTED_FORMS,
     ArraySpec,
     CallSpec,
@@ -395,7 +395,7 @@ def test_fast_tokenizer_agrees_with_tokenize():
     """The regex tokenizer either declines a text or gives exactly `tokenize`'s tokens for it."""
     import random
 
-    from jaxscope.spec.tokens import fast_tokens, python_tokens
+    from jaxscope.targets.tokens import fast_tokens, python_tokens
 
     everyday = "{'w': [f32[16,16], f32[16]], 'b': (i32[], key<fry>[])}, f32[8, 3], n=3, lr=1e-3, eps=.5, *, flag=True"
     assert fast_tokens(everyday) == python_tokens(everyday)[0]

@@ -17,7 +17,7 @@ import tokenize
 from dataclasses import dataclass
 
 from jaxscope.schema.errors import JaxscopeError
-from jaxscope.spec.tokens import PREFIX, SUFFIX, Token, tokens_of
+from jaxscope.targets.tokens import PREFIX, SUFFIX, Token, tokens_of
 
 # ---------------------------------------------------------------------------- dtypes
 

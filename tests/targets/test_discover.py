@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from jaxscope.spec.discover import (
+from jaxscope.targets.discover import (
     EXAMPLES_VAR,
     DiscoveryError,
     FunctionInfo,
@@ -338,7 +338,7 @@ def test_discovery_error_pickles():
 
 
 def test_main_function_and_the_default_for_a_file() -> None:
-    from jaxscope.spec.discover import default_function
+    from jaxscope.targets.discover import default_function
 
     info = discover_source("def f(x):\n    pass\n\n\ndef g(x):\n    pass\n\n\nJAXSCOPE_MAIN = 'g'\n")
     assert info.main == "g" and default_function(info).name == "g"
@@ -372,7 +372,7 @@ def test_source_text_of_nodes_is_exact_and_linear(monkeypatch):
     also across CRLF, form feeds, a U+2028 inside a string and multi-byte characters."""
     import ast
 
-    from jaxscope.spec.discover import _Collector
+    from jaxscope.targets.discover import _Collector
 
     source = 'x = 1\r\ny = "a\u2028b"\x0c\ndef f(a="é", *, b=(1,\n      2), **k) -> "ü":\n    """Doc."""\n    return a\n'
     collector = _Collector(source)
