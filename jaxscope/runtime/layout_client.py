@@ -19,7 +19,7 @@ never re-imported) and talks to it over its stdin/stdout, one JSON document per 
                    or  {"id": n, "ok": false, "error": "<traceback>"}
 
 A graph can also be streamed (`LayoutClient.stream`): the header says ``"has_graph": "stream"``
-and ``"expanded": null`` (let the worker pick with `auto_expanded`) or a list, and what follows is
+and ``"expanded": null`` (let the layout process pick with `scope_view.first_open`) or a list, and what follows is
 a jaxscope worker's trace reply, forwarded line by line as it arrives, then `STREAM_END`; the
 worker reads up to the reply's "done" message and answers ``{"id": n, "ok": true, "expanded": [...]}``.
 
@@ -240,7 +240,7 @@ class LayoutClient:
         self, expanded: Collection[str] | None = None, *, budget_s: float | None = None, scopes: bool = False, **opts: Any
     ) -> LayoutStream:
         """Queue a layout of the graph in a trace reply yet to come: pass `feed` as the trace's tap.
-        `expanded` None: the layout process opens what `auto_expanded` picks (see `LayoutStream.expanded`).
+        `expanded` None: the layout process opens what `scope_view.first_open` picks (see `LayoutStream.expanded`).
         `scopes`: what is laid out (and bound) is `scope_view.for_window` of that graph."""
         unknown = set(opts) - set(LAYOUT_OPTIONS)
         if unknown:

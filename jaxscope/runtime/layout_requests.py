@@ -44,7 +44,7 @@ class LayoutRequest:
     ) -> None:
         self.future = future
         self.graph = graph  # None for a stream until `LayoutStream.bind`
-        self.expanded = expanded  # None: the layout process picks (`auto_expanded`) and says which
+        self.expanded = expanded  # None: the layout process picks (`scope_view.first_open`) and says which
         self.opts = opts
         self.budget = budget
         self.cancelled = False

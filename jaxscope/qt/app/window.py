@@ -414,6 +414,7 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         prefs.save(self, self.settings)
         self.controller.close()
+        self.exports.close()
         super().closeEvent(event)
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
