@@ -78,8 +78,7 @@ def nearest_visible(path: str, visible: set[str]) -> str | None:
 
 def view_colours(view: ScopedGraph, path: str, palette: Sequence[str]) -> dict[str, str]:
     """Drawn node path -> the colour of its source line in `path` (groups by what they hold)."""
-    colours = linking.node_colours(view.real, path, list(palette))
-    return {view.to_view(p): c for p, c in colours.items()} if view.grouped else colours
+    return view.drawn(linking.node_colours(view.real, path, list(palette)))
 
 
 # ---------------------------------------------------------------------- events

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TypeVar
 
 from jaxscope.analysis.avals import aval_bytes, format_bytes
 from jaxscope.analysis.module_keys import (
@@ -35,6 +36,8 @@ from jaxscope.analysis.scopes import read_scope
 from jaxscope.schema.expansion import auto_expanded
 from jaxscope.schema.graph import GROUP_KINDS, Body, Edge, Graph, Node, SubgraphRef, group_of
 from jaxscope.schema.primitives import primitive
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,11 @@ class ScopedGraph:
         if is_group(parts[-1]) or (parts[-1] in ("in", "out") and len(parts) > 1 and is_group(parts[-2])):
             return ""  # (a group, or its "N inputs"/"N outputs" box: they stand for nothing real)
         return "/".join(p for p in parts if not is_group(p))
+
+    def drawn(self, by_path: Mapping[str, T]) -> dict[str, T]:
+        """Values keyed by program path (an overlay's, a note's, a source line's colour) keyed by the
+        drawn paths instead: the one crossing for what is drawn on the boxes."""
+        return {self.to_view(p): v for p, v in by_path.items()} if self.grouped else dict(by_path)
 
     def view_paths(self, paths: Iterable[str]) -> list[str]:
         return [self.to_view(p) for p in paths] if self.grouped else list(paths)

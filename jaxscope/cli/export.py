@@ -125,9 +125,7 @@ def _overlay(opts: argparse.Namespace, real: Graph, view: ScopedGraph | None) ->
         values, caption = wanted.values(MeasureData(real, run))
     except ValueError as exc:
         raise CliError(f"--overlay {name}: {exc}") from None
-    if view is not None:
-        values = {view.to_view(p): v for p, v in values.items()}
-    return Overlay.drawn(name, values, caption)
+    return Overlay.drawn(name, view.drawn(values) if view is not None else values, caption)
 
 
 def _partitioned(opts: argparse.Namespace, graph: Graph, view: ScopedGraph) -> list[tuple[str, str]]:
@@ -142,7 +140,7 @@ def _partitioned(opts: argparse.Namespace, graph: Graph, view: ScopedGraph) -> l
         raise CliError("--sharding needs the compiled program's exact links, which this JAX does not give")
     notes, count = box_notes(graph, compiled.text, hlo_marks.from_wire(compiled.exact), compiled.shardings)
     print(f"jaxscope: {count} collective{'s' if count != 1 else ''} in the compiled program", file=sys.stderr)
-    return sorted((view.to_view(path) if view.grouped else path, text) for path, text in notes.items())
+    return sorted(view.drawn(notes).items())
 
 
 def options(opts: argparse.Namespace, fmt: str) -> DrawOptions:

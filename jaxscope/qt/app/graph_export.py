@@ -98,7 +98,7 @@ class GraphExport:
 
     def _drawn(self, lines: dict[str, list[int]]) -> dict[str, list[int]]:
         view = self.session.doc.view
-        return {view.to_view(p): v for p, v in lines.items()} if view is not None and view.grouped else lines
+        return view.drawn(lines) if view is not None else lines
 
     def dialog(self) -> None:
         """The Export Graph dialog (file and the CLI's options), then the export off the GUI thread."""

@@ -99,8 +99,7 @@ class ModelStructure:
             return []
         notes, count = box_notes(doc.result.graph, compiled.text, hlo_marks.from_wire(compiled.exact), compiled.shardings)
         self.parts.status.showMessage(f"partitioning: {count} collective{'s' if count != 1 else ''} in the compiled program", 5000)
-        grouped = view is not None and view.grouped
-        return sorted((view.to_view(path) if view is not None and grouped else path, text) for path, text in notes.items())
+        return sorted((view.drawn(notes) if view is not None else notes).items())
 
     def _hlo(self, result: HloResult) -> None:
         if result.request.stage == "compiled":
@@ -306,8 +305,8 @@ class ModelCost(QObject):
             self.parts.graph.set_fills({})
             panel.show_scale(f"{wanted.title}: {exc}", 0.0, 0.0)
             return
-        if view is not None and view.grouped:
-            values = {view.to_view(p): v for p, v in values.items()}
+        if view is not None:
+            values = view.drawn(values)
         overlay = Overlay.drawn(self.measure, values, caption)
         self.parts.graph.set_fills({p: c for p in overlay.values if (c := overlay.colour(p)) is not None})
         panel.show_scale(overlay.caption, overlay.low, overlay.high)
