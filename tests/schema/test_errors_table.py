@@ -5,6 +5,7 @@ made of (its fields kept), never the bare base class."""
 from __future__ import annotations
 
 import importlib
+import pathlib
 import pkgutil
 import re
 
@@ -13,6 +14,8 @@ import pytest
 import jaxscope
 from jaxscope.schema import errors
 from jaxscope.schema.errors import JaxscopeError
+
+BASICS = str(pathlib.Path(__file__).resolve().parents[2] / "examples" / "basics.py")  # (in-process traces move the cwd)
 
 
 def _all_subclasses(cls: type) -> set[type]:
@@ -37,9 +40,9 @@ def test_the_api_raises_the_typed_error_with_its_fields() -> None:
     from jaxscope.targets.argspec import SpecError
 
     with pytest.raises(SpecError) as bad_spec:
-        jaxscope.graph("examples/basics.py::predict", args_spec="f32[8, 4")
+        jaxscope.graph(f"{BASICS}::predict", args_spec="f32[8, 4")
     assert bad_spec.value.offset == 3 and bad_spec.value.code == 2
     with pytest.raises(WorkerError) as failed:  # the user's code raised while tracing: its info, and the CLI's exit code
-        jaxscope.graph("examples/basics.py::predict", args_spec='{"w": f32[4, 3], "b": f32[3]}, f32[8, 5]')
+        jaxscope.graph(f"{BASICS}::predict", args_spec='{"w": f32[4, 3], "b": f32[3]}, f32[8, 5]')
     assert failed.value.info.kind == "user-code" and failed.value.code == 3, failed.value.info
     assert "basics.py:24" in str(failed.value) and failed.value.info.location  # where, as the CLI says it
