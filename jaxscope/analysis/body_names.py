@@ -10,6 +10,7 @@ block -> ``Block.__call__``).
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import replace
 
@@ -116,6 +117,9 @@ def _short(qualname: str) -> str:
     return qualname.rsplit(".<locals>.", 1)[-1]
 
 
+_PLACEHOLDER = re.compile(r"(in|out)\d+")  # a body's input or output named by its place alone
+
+
 def _ports(body: Body, fed: dict[int, str], feeds: dict[int, str]) -> Body:
     """A loop body's inputs named also by the outer values they are fed and its outputs by the
     outer results they are (by position), their own role first and the value's path after (a
@@ -126,7 +130,8 @@ def _ports(body: Body, fed: dict[int, str], feeds: dict[int, str]) -> Body:
         ports = [n for n in body.nodes if n.kind == kind]
         for k, n in enumerate(ports):
             if k in outer and outer[k] != n.label and ": " not in n.label:
-                names[n.id] = outer[k] if n.label == n.id else f"{n.label}: {value_path(outer[k])}"
+                roleless = n.label == n.id or _PLACEHOLDER.fullmatch(n.label) is not None
+                names[n.id] = outer[k] if roleless else f"{n.label}: {value_path(outer[k])}"
     if not names:
         return body
     return replace(body, nodes=tuple(replace(n, label=names[n.id]) if n.id in names else n for n in body.nodes))

@@ -67,10 +67,10 @@ def test_the_checkpointed_layer_in_the_backward_scan_shows_its_recomputed_forwar
     labels = {n.label for n in g.bodies[remat.id].nodes if n.kind == "input"} | {
         n.label for n in view().real.bodies[remat.id].nodes if n.kind == "input"
     }
-    assert "x3: model.blocks.attn.qkv.weight" in labels
+    assert any(label.endswith("model.blocks.attn.qkv.weight") for label in labels), labels  # ("x3: " before it where JAX says the role)
     # and the backward scan's stacked results by the gradients they are
     ys = {n.label for n in view().real.bodies[scan.id].nodes if n.kind == "output"}
-    assert "y2: result[1].blocks.attn.qkv.weight" in ys, ys
+    assert any(label.endswith("result[1].blocks.attn.qkv.weight") for label in ys), ys
 
 
 def test_every_program_path_reaches_its_drawn_node_and_back() -> None:
