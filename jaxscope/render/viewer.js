@@ -136,7 +136,8 @@ window.addEventListener("error", (ev) => jaxscopeDamaged(ev.message));
     const at = new Map();
     for (const it of c.items) {
       const x = ox + it.x, y = oy + it.y;
-      at.set(it.n.id, { x: x, y: y, w: it.w, h: it.h, dx: ox + it.x - it.n.x });
+      // dx: how far its centre moved (an opened box grows from its centre: the routes to it still end there)
+      at.set(it.n.id, { x: x, y: y, w: it.w, h: it.h, dx: ox + it.x + it.w / 2 - (it.n.x + it.n.w / 2) });
       if (!it.subs) { out.boxes.push({ path: it.path, n: it.n, x: x, y: y, w: it.w, h: it.h }); continue; }
       let cx = x;
       for (const s of it.subs) {

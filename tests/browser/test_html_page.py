@@ -147,6 +147,13 @@ def test_edges_take_the_layouts_ways_round_the_boxes_and_end_on_theirs(vit_page:
         return d.edges.filter(e => !on(e[e.length - 2], e[e.length - 1], true) || !on(e[0], e[1], false)).length"""
     )
     assert stray == 0
+    # an opened block grows from its centre: the edges into its frame still end about its middle, as the layout routed them
+    off = page.js(
+        """const d = window.jaxscopePage.drawn(), k = d.clusters.find(c => c.owner.endsWith("g440"));
+        const ends = d.edges.filter(e => Math.abs(e[e.length - 1] - k.y) < 0.6 && e[e.length - 2] >= k.x && e[e.length - 2] <= k.x + k.w);
+        return ends.map(e => Math.abs(e[e.length - 2] - (k.x + k.w / 2)) / k.w)"""
+    )
+    assert off and max(off) < 0.1, off
 
 
 def test_apart_jaxpr_lines_are_shown_with_a_gap_between(page: Page, tmp_path: pathlib.Path) -> None:
