@@ -135,55 +135,140 @@ class MainWindow(QMainWindow):
         self.dock_fit.room["cost"] = lambda: self.height() * 2 // 5  # its table and memory plot, not a strip of them
 
         self.selection = LinkedSelection(
-            self.session, self.graph, self.source, self.source_frames, self.inspector, self.jaxpr, self.ir,
-            lambda: self.ir_side.links, self.run_panel, lambda shown, paths: self.structure.show_group(shown, paths), self.statusBar(),
-        )  # fmt: skip
+            session=self.session,
+            graph=self.graph,
+            source=self.source,
+            source_frames=self.source_frames,
+            inspector=self.inspector,
+            jaxpr=self.jaxpr,
+            ir=self.ir,
+            ir_links=lambda: self.ir_side.links,
+            run_panel=self.run_panel,
+            show_group=lambda shown, paths: self.structure.show_group(shown, paths),
+            status=self.statusBar(),
+        )
         self.ir_side = IrSide(
-            self.session, self.controller, self.ir, self.jaxpr, self.graph, self.source, self.selection, self.settings,
-            lambda: self.auto_compile.isChecked(), lambda: palette_for(self.theme), self, self.statusBar(),
-        )  # fmt: skip
+            session=self.session,
+            controller=self.controller,
+            ir=self.ir,
+            jaxpr=self.jaxpr,
+            graph=self.graph,
+            source=self.source,
+            selection=self.selection,
+            settings=self.settings,
+            auto_compile=lambda: self.auto_compile.isChecked(),
+            palette=lambda: palette_for(self.theme),
+            parent=self,
+            status=self.statusBar(),
+        )
         self.display = TraceDisplay(
-            self.session, lambda: self.theme, self.graph, self.source, self.source_frames, self.inputs, self.diagnostics,
-            self.guide, self.run_panel, self.stale_banner, self.docks, self.resizeDocks,
-        )  # fmt: skip
+            session=self.session,
+            theme=lambda: self.theme,
+            graph=self.graph,
+            source=self.source,
+            source_frames=self.source_frames,
+            inputs=self.inputs,
+            diagnostics=self.diagnostics,
+            guide=self.guide,
+            run_panel=self.run_panel,
+            stale_banner=self.stale_banner,
+            docks=self.docks,
+            resize_docks=self.resizeDocks,
+        )
         self.structure = ModelStructure(
             StructureParts(
-                self.session, self.controller, self.graph, self.inspector, self.cost_panel, self.docks["cost"], self.settings,
-                self.statusBar(), self.selection.show_nodes, lambda runs: self.ir_side.request_profile(runs),
+                session=self.session,
+                controller=self.controller,
+                graph=self.graph,
+                inspector=self.inspector,
+                cost_panel=self.cost_panel,
+                cost_dock=self.docks["cost"],
+                settings=self.settings,
+                status=self.statusBar(),
+                show_nodes=self.selection.show_nodes,
+                request_profile=lambda runs: self.ir_side.request_profile(runs),
             )
-        )  # fmt: skip
+        )
         self.graph_export = GraphExport(
-            self.session, self.graph, self.ir, lambda: self.ir_side.links, self.exports, lambda: self.theme, self, self.statusBar()
+            session=self.session,
+            graph=self.graph,
+            ir=self.ir,
+            ir_links=lambda: self.ir_side.links,
+            exports=self.exports,
+            theme=lambda: self.theme,
+            parent=self,
+            status=self.statusBar(),
         )
         self.status = StatusLine(self.statusBar())
         self.phase_label, self.cancel_button = self.status.phase_label, self.status.cancel_button
         self.compare = Compare(
-            self.session, self.controller, lambda: self.theme, self, self.statusBar(), self.phase_label.setText, self.show_problem
+            session=self.session,
+            controller=self.controller,
+            theme=lambda: self.theme,
+            parent=self,
+            status=self.statusBar(),
+            phase_label=self.phase_label.setText,
+            show_problem=self.show_problem,
         )
         self.jobs = Jobs(
             JobParts(
-                self.session, self.controller, self.settings, self.inputs, self.run_panel, self.docks["run"], self.graph,
-                self.phase_label.setText, self, self.statusBar(), lambda: self.problem_info, self.show_problem,
-                lambda: self.ir_side.resume(), lambda target, args: self.compare.with_target(target, args, after=True),
+                session=self.session,
+                controller=self.controller,
+                settings=self.settings,
+                inputs=self.inputs,
+                run_panel=self.run_panel,
+                run_dock=self.docks["run"],
+                graph=self.graph,
+                phase_label=self.phase_label.setText,
+                parent=self,
+                status=self.statusBar(),
+                problem=lambda: self.problem_info,
+                show_problem=self.show_problem,
+                resume_ir=lambda: self.ir_side.resume(),
+                compare_with=lambda target, args: self.compare.with_target(target, args, after=True),
             )
-        )  # fmt: skip
+        )
 
         self.files = FileWatch(self)
         self.trace_files = TraceFiles(
             TraceFilesParts(
-                self.session, self, self.statusBar(), self.phase_label.setText, self.show_problem, self.files,
-                lambda: self.recent, lambda: self.opening, self.trace_function, self.setWindowTitle, self.docks["source"],
-                lambda: self.jobs.last_run, lambda: self.ir_side.results,
+                session=self.session,
+                parent=self,
+                status=self.statusBar(),
+                phase_label=self.phase_label.setText,
+                show_problem=self.show_problem,
+                files=self.files,
+                recent=lambda: self.recent,
+                opening=lambda: self.opening,
+                trace_function=self.trace_function,
+                set_title=self.setWindowTitle,
+                source_dock=self.docks["source"],
+                last_run=lambda: self.jobs.last_run,
+                ir_results=lambda: self.ir_side.results,
             )
-        )  # fmt: skip
+        )
         self.opening = FileOpening(
             OpeningParts(
-                self.session, self.settings, self.source, self.inputs, self.log, self.stack, self.docks["source"], self.display,
-                self.files, self.trace_files, lambda: self.recent, self.show_problem, self.show_trace_failure,
-                lambda path: self.confirm_run(path), self.setWindowTitle, self.phase_label.setText, self.statusBar(),
+                session=self.session,
+                settings=self.settings,
+                source=self.source,
+                inputs=self.inputs,
+                log=self.log,
+                stack=self.stack,
+                source_dock=self.docks["source"],
+                display=self.display,
+                files=self.files,
+                trace_files=self.trace_files,
+                recent=lambda: self.recent,
+                show_problem=self.show_problem,
+                show_trace_failure=self.show_trace_failure,
+                confirm_run=lambda path: self.confirm_run(path),
+                set_title=self.setWindowTitle,
+                phase_label=self.phase_label.setText,
+                status=self.statusBar(),
             ),
             self,
-        )  # fmt: skip
+        )
 
         build_menus(self)
         self._connect()
