@@ -24,4 +24,5 @@ def run(opts: argparse.Namespace) -> int:
         raise CliError("no display to open the desktop app on; use `jaxscope export TARGET -o graph.svg` headless", 2)
     from jaxscope.qt.app.main import main as gui_main
 
-    return int(gui_main(opts))
+    target = getattr(opts, "target", None)  # (no command: none)
+    return int(gui_main(target, getattr(opts, "args", None), getattr(opts, "inputs", None), getattr(opts, "python", None)))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
@@ -12,8 +11,8 @@ from PySide6.QtWidgets import QApplication
 from jaxscope.qt.app.chrome import theme as themes
 
 
-def main(opts: argparse.Namespace | None = None) -> int:
-    inputs, python = getattr(opts, "inputs", None), getattr(opts, "python", None)
+def main(target: str | None = None, args: str | None = None, inputs: str | None = None, python: str | None = None) -> int:
+    """The app, opening `target` with its specs `args` (or the maker `inputs`), its code run by `python`."""
     from jaxscope.session import SessionError, checked_python, maker_ref
 
     try:  # a bad maker or interpreter is said before any window opens
@@ -32,9 +31,7 @@ def main(opts: argparse.Namespace | None = None) -> int:
     themes.apply(app, window.theme)
     window._apply_theme()
     window.show()
-    target = getattr(opts, "target", None)
     if target:
-        args = getattr(opts, "args", None)
         path = os.path.abspath(target) if "::" not in target else target
         QTimer.singleShot(0, window, lambda: window.open_target(path, args, inputs))
     return app.exec()
