@@ -34,7 +34,7 @@ def _relaid(qtbot, w, start) -> None:
     qtbot.waitUntil(lambda: w.doc.layout is not before, timeout=TIMEOUT)
 
 
-def test_a_train_step_opens_as_its_modules_and_a_group_stands_for_its_equations(qtbot, window):
+def test_a_train_step_opens_as_its_modules_and_a_group_stands_for_its_equations(qtbot, window, monkeypatch):
     w = window
     open_and_wait(qtbot, w, f"{MODELS}::deep_step")
     assert w.doc.view is not None and w.doc.view.grouped and w.doc.shown is not w.doc.graph
@@ -93,8 +93,21 @@ def test_a_train_step_opens_as_its_modules_and_a_group_stands_for_its_equations(
     qtbot.waitUntil(lambda: w.doc.to_real(w.graph.selected_paths()) == [dot], timeout=TIMEOUT)
     assert w.graph.selected_paths()[0].endswith("/" + dot) and w.inspector.toPlainText().startswith("dot_general")
 
-    # View -> Group by Module off: the program as traced, every path its own
+    # View -> Group by Module off: the program as traced, every path its own, its view made off the GUI thread
+    import threading
+
+    from jaxscope.qt.app import trace_session
+
+    made_on: list[bool] = []
+    real_view = trace_session.for_window
+
+    def spied(graph, grouping=True):
+        made_on.append(threading.current_thread() is threading.main_thread())
+        return real_view(graph, grouping)
+
+    monkeypatch.setattr(trace_session, "for_window", spied)
     _relaid(qtbot, w, lambda: w.structure.action.setChecked(False))
+    assert made_on == [False]
     assert not w.doc.view.grouped and w.doc.shown is w.doc.graph
     assert not any(group_of(n) for n in w.doc.shown.top.nodes)
     w.selection.show_nodes([dot])

@@ -56,10 +56,12 @@ def test_failure_staleness_grouping_and_a_saved_trace_are_said() -> None:
     view = for_window(saved.trace.graph, True)
     bench.take_trace(saved.trace, view, linking.jaxpr_links(saved.trace.graph, ""), first_open(view.graph))
     assert bench.failure is None and not bench.doc.stale  # a trace that succeeded clears them
-    flat = bench.set_grouping(False)
-    assert isinstance(events[-1], Grouped) and not events[-1].on
+    program = bench.set_grouping(False)
+    assert isinstance(events[-1], Grouped) and not events[-1].on and program is saved.trace.graph
+    assert bench.take_grouped(program, True, for_window(program, True)) is None  # made for a grouping asked before: dropped
+    flat = bench.take_grouped(program, False, for_window(program, False))
     assert flat is not None and flat.graph is saved.trace.graph and bench.doc.shown is saved.trace.graph
-    assert bench.set_grouping(False) is None  # drawn the same: nothing to lay out
+    assert bench.take_grouped(program, False, for_window(program, False)) is None  # drawn the same: nothing to lay out
     bench.stand_in(saved, str(SAVED))
     assert isinstance(events[-1], Saved) and bench.saved is saved and bench.saved_path == str(SAVED)
     bench.stand_in(None)

@@ -61,6 +61,7 @@ class ModelStructure:
         parts.controller.hlo_finished.connect(lambda result, _made: self._hlo(result))
         self.overview = OverviewMap(parts.graph)
         self.cost = ModelCost(parts)
+        parts.session.regrouped.connect(self.cost.colour)  # the measure's colours, by the new view's paths
 
     def add_action(self, menu: QMenu) -> None:
         action = self.action = QAction("&Group by Module", menu)
@@ -83,10 +84,7 @@ class ModelStructure:
     def set_grouping(self, on: bool) -> None:
         """Group by module or not, from now on; the graph shown is drawn again the new way."""
         self.parts.settings.setValue("groupByModule", bool(on))
-        shown = self.parts.session.doc.shown
-        self.parts.session.set_grouping(on, self._notes)
-        if self.parts.session.doc.shown is not shown:
-            self.cost.colour()  # the measure's colours, by the new view's paths
+        self.parts.session.set_grouping(on, self._notes)  # (the measure's colours follow: `regrouped`)
 
     def _notes(self, view: ScopedGraph | None) -> list[tuple[str, str]]:
         """What the partitioner did, by drawn path, when View -> Show Partitioning is on and the

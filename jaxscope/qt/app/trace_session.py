@@ -14,15 +14,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Collection
+from concurrent.futures import Future, ThreadPoolExecutor
 
-from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtCore import QObject, Qt, Signal, Slot
 
-from jaxscope.analysis.scope_view import ScopedGraph
+from jaxscope.analysis.scope_view import ScopedGraph, for_window
 from jaxscope.ir import linking
 from jaxscope.layout.preview import Region
 from jaxscope.qt.app.controller import Controller
 from jaxscope.qt.app.prepared import PreparedLayout, PreparedTrace
 from jaxscope.runtime.saved_worker import SavedWorker
+from jaxscope.schema.collector import gc_paused
+from jaxscope.schema.graph import Graph
 from jaxscope.schema.layout import Annotations
 from jaxscope.schema.trace import ErrorInfo
 from jaxscope.schema.trace_file import TraceDocument
@@ -36,6 +39,8 @@ class TraceSession(QObject):
     failed = Signal(object)  # ErrorInfo: a request of the document failed (what was shown stays)
     stale_changed = Signal(bool)  # the graph shown is (or is no longer) behind the file or the last request
     grouping_changed = Signal(bool)  # modules are drawn as groups (or not) from now on
+    regrouped = Signal()  # the trace shown has another view now (grouped or not): what is keyed by drawn path follows
+    _view_made = Signal(object, bool, object, object)  # graph, grouping, Future[ScopedGraph], notes: to the GUI thread
 
     def __init__(self, controller: Controller, parent: QObject | None = None, bench: Workbench | None = None) -> None:
         super().__init__(parent)
@@ -45,6 +50,8 @@ class TraceSession(QObject):
         controller.trace_finished.connect(self._traced)
         controller.layout_finished.connect(self._laid_out)
         controller.layout_preview.connect(self._previewed)
+        self._views = ThreadPoolExecutor(1, thread_name_prefix="jaxscope-view")
+        self._view_made.connect(self._regrouped, Qt.ConnectionType.QueuedConnection)
 
     @property
     def doc(self) -> Document:
@@ -104,8 +111,21 @@ class TraceSession(QObject):
 
     def set_grouping(self, on: bool, notes: Callable[[ScopedGraph], Annotations] = lambda _view: ()) -> None:
         """Group by module or not, from now on; the graph shown is drawn again the new way (`notes`:
-        what goes on the new view's boxes)."""
-        self._layout(self.bench.set_grouping(on, notes))
+        what goes on the new view's boxes), its view made off the GUI thread."""
+        graph = self.bench.set_grouping(on)
+        if graph is None:
+            return
+        future = self._views.submit(_view_of, graph, bool(on))
+        future.add_done_callback(lambda f: self._view_made.emit(graph, bool(on), f, notes))
+
+    @Slot(object, bool, object, object)
+    def _regrouped(self, graph: Graph, on: bool, future: Future[ScopedGraph], notes: Callable[[ScopedGraph], Annotations]) -> None:
+        if future.exception() is not None:
+            return  # (the view shown stays)
+        ask = self.bench.take_grouped(graph, on, future.result(), notes)
+        if ask is not None:
+            self.regrouped.emit()
+            self._layout(ask)
 
     def _layout(self, ask: LayoutAsk | None, region: Region | None = None) -> None:
         if ask is None:
@@ -152,3 +172,10 @@ class TraceSession(QObject):
         """The part of a big re-layout the view shows, ahead of the whole (its first paint at once)."""
         if self.doc.shown is prepared.graph and self.doc.layout is not None:
             self.previewed.emit(prepared)
+
+
+def _view_of(graph: Graph, grouping: bool) -> ScopedGraph:
+    """The view of `graph` drawn with `grouping`, off the GUI thread (the collector paused, as for a
+    new trace's: `prepared.prepare_trace`)."""
+    with gc_paused(freeze=graph):
+        return for_window(graph, grouping)
