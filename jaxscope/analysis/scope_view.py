@@ -172,6 +172,7 @@ def expand_scopes(graph: Graph, scopes: Iterable[str]) -> frozenset[str]:
     with the groups on the way to it, so it is drawn open; ValueError names one that matches none,
     with the groups there are."""
     found: dict[str, list[str]] = {}  # group path -> the titles on the way to it, itself last
+    inside = set(_loop_bodies(graph))  # the bodies `scoped` groups below the top level
 
     def walk(body: Body, prefix: str, way: list[str]) -> None:
         for n in body.nodes:
@@ -179,9 +180,10 @@ def expand_scopes(graph: Graph, scopes: Iterable[str]) -> frozenset[str]:
             if is_group(n.id) and n.subgraphs and (group := group_of(n)) is not None and group[0] == SCOPE:
                 found[path] = [*way, _REPEATED.sub("", n.label)]
                 walk(graph.bodies[n.subgraphs[0].body], f"{path}:0/", found[path])
-            elif n.kind == "eqn" and (primitive(n.label).loop or primitive(n.label).checkpoint):  # (groups in a loop's body)
+            else:  # (a loop's body, and what lies inside it, holds groups too)
                 for i, ref in enumerate(n.subgraphs):
-                    walk(graph.bodies[ref.body], f"{path}:{i}/", way)
+                    if ref.body in inside:
+                        walk(graph.bodies[ref.body], f"{path}:{i}/", way)
 
     walk(graph.top, "", [])
     out: set[str] = set()
