@@ -14,7 +14,7 @@ from jaxscope.schema.collector import gc_paused
 from jaxscope.schema.hlo import HloRequest, HloResult
 from jaxscope.worker import jax_compat
 from jaxscope.worker.profile import ProfileReading, read_events
-from jaxscope.worker.program import executable, plain_lowering, program
+from jaxscope.worker.program import MadeText, Program, executable, plain_lowering, program
 from jaxscope.worker.trace import Phase, last_graph, runtime_failure
 from jaxscope.worker.xla_cost import instruction_costs
 
@@ -28,59 +28,67 @@ def run_hlo(request: HloRequest, phase: Phase) -> HloResult:
     and what was made of it are kept (`worker.program`): the next request of the same target
     (another stage, a profiled run) lowers and compiles nothing again."""
     p = program(request, phase)
-    timings = dict(p.timings)
     if request.stage == "stablehlo":
-        lowered = plain_lowering(p)
-        if "stablehlo" not in p.made:
-            t2 = time.perf_counter()
-            text = lowered.as_text(debug_info=True)
-            chains = hlo_marks.stablehlo_chains(text, p.marked.as_text(debug_info=True)) if p.marked is not None else None
-            p.made["stablehlo"] = (text, chains, time.perf_counter() - t2)
-        text, chains, timings["as_text"] = p.made["stablehlo"]
+        made = p.stablehlo = p.stablehlo or _stablehlo_text(p)
+        timings = {**p.timings, **made.seconds}
         return HloResult(
             request,
-            text,
+            made.text,
             timings=timings,
             jax_version=jax.__version__,
-            ops=_op_map(request, text, timings),
-            exact=_exact(chains, p.structure, timings),
+            ops=_op_map(request, made.text, timings),
+            exact=made.exact,
         )
-    if "before" not in p.made:
-        p.made["before"] = _lowered_cost(p.marked if p.marked is not None else plain_lowering(p))
+    if p.cost_before is None:
+        p.cost_before = _lowered_cost(p.marked if p.marked is not None else plain_lowering(p))
     compiled = executable(p, phase)
-    timings.update(p.timings)
     device = _device(request.device)
-    if "compiled" not in p.made:
-        t3 = time.perf_counter()
-        raw = compiled.as_text() or ""
-        text = hlo_marks.strip(raw)
-        as_text = time.perf_counter() - t3
-        chains = hlo_marks.compiled_chains(raw) if p.structure is not None else None
-        t4 = time.perf_counter()
-        # the raw text, marks and all: stripping a mark can leave a name HLO cannot parse (`%.6`); lines are the same
-        priced = instruction_costs(raw, device, _loop_trips(chains, p.scans))
-        p.made["compiled"] = (text, chains, priced, as_text, time.perf_counter() - t4)
-    text, chains, priced, timings["as_text"], timings["price"] = p.made["compiled"]
+    made = p.compiled_text = p.compiled_text or _compiled_text(p, compiled, device)
+    timings = {**p.timings, **made.seconds}
     reading, run_s = _profile(p.prep, request.profile, phase, int(device.id)) if request.profile > 0 else (ProfileReading(), 0.0)
     return HloResult(
         request,
-        text,
+        made.text,
         _numbers(_first(compiled.cost_analysis())),
         _memory(compiled),
         timings,
         jax.__version__,
-        _op_map(request, text, timings),
-        _exact(chains, p.structure, timings),
-        p.made["before"],
+        _op_map(request, made.text, timings),
+        made.exact,
+        p.cost_before,
         reading.op_times,
         run_s,
         jax_compat.input_shardings(compiled, p.traced.jaxpr),
-        priced,
+        made.priced,
         f"{device.platform}:{device.id}",
         str(getattr(device, "device_kind", "")),
         reading.plane,
         reading.device_s,
     )
+
+
+def _stablehlo_text(p: Program) -> MadeText:
+    """The plain lowering's text, each line's equations read against the marked one's."""
+    t = time.perf_counter()
+    text = plain_lowering(p).as_text(debug_info=True)
+    chains = hlo_marks.stablehlo_chains(text, p.marked.as_text(debug_info=True)) if p.marked is not None else None
+    seconds = {"as_text": time.perf_counter() - t}
+    return MadeText(text, _exact(chains, p.structure, seconds), None, seconds)
+
+
+def _compiled_text(p: Program, compiled: Any, device: Any) -> MadeText:
+    """The executable's text, its marks stripped, each line's equations read from them and each
+    instruction priced by XLA's cost model on `device`."""
+    t = time.perf_counter()
+    raw = compiled.as_text() or ""
+    text = hlo_marks.strip(raw)
+    seconds = {"as_text": time.perf_counter() - t}
+    chains = hlo_marks.compiled_chains(raw) if p.structure is not None else None
+    t = time.perf_counter()
+    # the raw text, marks and all: stripping a mark can leave a name HLO cannot parse (`%.6`); lines are the same
+    priced = instruction_costs(raw, device, _loop_trips(chains, p.scans))
+    seconds["price"] = time.perf_counter() - t
+    return MadeText(text, _exact(chains, p.structure, seconds), priced, seconds)
 
 
 def _device(name: str) -> Any:

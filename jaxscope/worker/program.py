@@ -14,7 +14,7 @@ from typing import Any
 
 from jaxscope.ir import hlo_marks
 from jaxscope.schema.collector import gc_paused
-from jaxscope.schema.hlo import HloRequest
+from jaxscope.schema.hlo import HloRequest, InstructionCosts
 from jaxscope.schema.trace import FunctionRef
 from jaxscope.worker import jax_compat
 from jaxscope.worker.trace import Phase, Prepared, prepare, runtime_failure, trace_failure
@@ -23,7 +23,7 @@ from jaxscope.worker.trace import Phase, Prepared, prepare, runtime_failure, tra
 @dataclass
 class Program:
     """A target traced for lowering, lowered with its equations marked, and what was made of it:
-    the plain lowering (StableHLO's text), the executable, its prices (`worker.hlo` fills them)."""
+    the plain lowering, the executable, their texts as `worker.hlo` read them."""
 
     key: tuple[Any, ...]
     prep: Prepared
@@ -34,7 +34,20 @@ class Program:
     timings: dict[str, float] = field(default_factory=dict)  # what making it took, once
     plain: Any | None = None
     compiled: Any | None = None
-    made: dict[str, Any] = field(default_factory=dict)  # what `worker.hlo` derived once: the text, prices, ...
+    cost_before: dict[str, float] | None = None  # XLA's cost analysis of the lowering (`worker.hlo` fills these)
+    stablehlo: MadeText | None = None
+    compiled_text: MadeText | None = None
+
+
+@dataclass(frozen=True)
+class MadeText:
+    """An IR text made of the program once, with what was read of it: each line's equations (the
+    exact links, on the wire), for the compiled text each instruction priced, and what it took."""
+
+    text: str
+    exact: dict[str, Any] | None
+    priced: InstructionCosts | None
+    seconds: dict[str, float]
 
 
 _LAST: list[Program] = []
