@@ -33,8 +33,7 @@ from jaxscope.schema.errors import JaxscopeError as JaxscopeError  # the one bas
 
 if TYPE_CHECKING:
     from jaxscope.analysis.trace_diff import GraphDiff
-    from jaxscope.drawing import Direction, Drawing, DrawOptions
-    from jaxscope.render.overlay import Overlay
+    from jaxscope.drawing import Decorations, Direction, Drawing, DrawOptions
     from jaxscope.schema.graph import Graph
     from jaxscope.schema.layout import Layout
     from jaxscope.schema.trace import TraceResult
@@ -163,11 +162,13 @@ def _values_as_call(args: Sequence[Any], kwargs: dict[str, Any]) -> tuple[str | 
     return None, os.path.join(folder, "inputs.py") + "::make_inputs"
 
 
-def _draw(graph: Graph, options: DrawOptions) -> Drawing:
-    """The one drawing pipeline (`jaxscope.drawing`), the layout process started for it."""
-    from jaxscope.drawing import draw
+def _draw(graph: Graph, options: DrawOptions, decorations: Decorations | None = None, *, page: bool = False) -> Drawing:
+    """The drawing `options` ask for of `graph`, from the one drawer (`jaxscope.drawer`)."""
+    from jaxscope.drawer import Drawer
+    from jaxscope.drawing import Decorations, DrawRequest, view_of
 
-    return draw(graph, options)
+    with Drawer() as drawer:
+        return drawer.draw(DrawRequest(view_of(graph, options.grouping), options, decorations or Decorations(), page=page))
 
 
 def _options(
@@ -268,14 +269,16 @@ def export(
         write_text(path, text)
         return text_fmt or ""
     if drawn == "html":  # the page's panel: each equation's jaxpr line and its source lines
-        return _draw(traced.graph, options).write(path, fmt, links=_jaxpr_links(traced), sources=_sources(traced))
+        return _draw(traced.graph, options, _page_texts(traced), page=True).write(path, fmt)
     return _draw(traced.graph, options).write(path, fmt)
 
 
-def _jaxpr_links(traced: _Traced) -> dict[str, Any]:
+def _page_texts(traced: _Traced) -> Decorations:
+    """An HTML page's panel: each equation's jaxpr lines, and the user's files."""
+    from jaxscope.drawing import Decorations
     from jaxscope.stages import jaxpr_entry
 
-    return {"jaxpr": jaxpr_entry(traced.graph, traced.jaxpr_text())}
+    return Decorations(links={"jaxpr": jaxpr_entry(traced.graph, traced.jaxpr_text())}, sources=_sources(traced))
 
 
 def _sources(traced: _Traced) -> dict[str, str]:
@@ -311,21 +314,9 @@ class GraphImage:
         return self.drawing.highlight
 
     @classmethod
-    def of(cls, drawing: Drawing, overlay: Overlay | None = None) -> GraphImage:
+    def of(cls, drawing: Drawing) -> GraphImage:
         """The drawing with its SVG (tooltips on: a notebook shows them)."""
-        from jaxscope.render.svg import render_svg
-
-        o = drawing.options
-        svg = render_svg(
-            drawing.graph,
-            drawing.layout,
-            theme=o.theme,
-            legend=o.legend,
-            highlight=drawing.highlight,
-            long_edges=o.long_edges,
-            overlay=overlay,
-        )
-        return cls(drawing, svg)
+        return cls(drawing, drawing.svg())
 
     def _repr_svg_(self) -> str:
         return self.svg
@@ -347,11 +338,20 @@ class GraphImage:
         return f"<jaxscope graph of {clean_text(self.graph.function)}: {len(self.layout.nodes)} nodes drawn>"
 
     def save(self, path: str | os.PathLike[str], *, dpi: int = 96, fmt: str | None = None) -> str:
-        """Write the graph (svg png pdf dot json) as `export` would; returns the format written."""
+        """Write the graph (svg png pdf dot json html) as `export` would; returns the format written."""
         import dataclasses
 
-        options = dataclasses.replace(self.drawing.options, dpi=dpi).check()
-        return dataclasses.replace(self.drawing, options=options).write(os.fspath(path), fmt)
+        from jaxscope.exporter import resolve_format
+
+        drawing = dataclasses.replace(self.drawing, options=dataclasses.replace(self.drawing.options, dpi=dpi).check())
+        if drawing.bodies is None and resolve_format(os.fspath(path), fmt) == "html":  # a page lays out every body ahead
+            from jaxscope.drawer import Drawer
+            from jaxscope.drawing import DrawRequest
+
+            with Drawer() as drawer:
+                request = DrawRequest(drawing.view, drawing.options, drawing.decorations, layout=drawing.layout, page=True)
+                drawing = drawer.draw(request)
+        return drawing.write(os.fspath(path), fmt)
 
 
 def graph(
@@ -389,12 +389,9 @@ def graph(
         inputs=inputs,
         want_text=interactive,
     )
-    drawing = _draw(traced.graph, options)
+    drawing = _draw(traced.graph, options, _page_texts(traced) if interactive else None, page=interactive)
     image = GraphImage.of(drawing)
-    if interactive:
-        page = drawing.page(links=_jaxpr_links(traced), sources=_sources(traced))
-        image = dataclasses.replace(image, page=page)
-    return image
+    return dataclasses.replace(image, page=drawing.page()) if interactive else image
 
 
 def show_argv(
@@ -534,12 +531,11 @@ class TraceDiff:
     def image(self, theme: str = "light") -> GraphImage:
         """Both graphs as one (B's, with A's removed equations put back), coloured by the diff."""
         from jaxscope.analysis.diff_view import COLOURS, union
-        from jaxscope.drawing import DrawOptions
-        from jaxscope.render.overlay import Overlay
+        from jaxscope.drawing import Categorised, Decorations, DrawOptions
 
         both = union(self.a, self.b, self.found)
-        overlay = Overlay.categories("diff", both.status, COLOURS, caption=self.summary())
-        return GraphImage.of(_draw(both.graph, DrawOptions(theme=theme, grouping="flat").check()), overlay)
+        fill = Categorised("diff", both.status, COLOURS, caption=self.summary())
+        return GraphImage.of(_draw(both.graph, DrawOptions(theme=theme, grouping="flat").check(), Decorations(fill=fill)))
 
     def _repr_html_(self) -> str:
         import html

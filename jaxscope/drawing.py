@@ -1,30 +1,32 @@
-"""One way from a traced graph to a drawing, for every caller that draws one: `jaxscope export`,
-`jaxscope diff -o`, `jaxscope.export` / `jaxscope.graph`, the Sphinx directive (through the API)
-and the window's Export Graph; an HTML page too (`Drawing.page`: every body laid out ahead).
+"""What a drawing is, for every caller that draws one: `jaxscope export`, `jaxscope diff -o`,
+`jaxscope.export` / `jaxscope.graph`, the Sphinx directive (through the API), the window's Export
+Graph and Copy Graph Image. A `DrawRequest` (a view, its `DrawOptions`, its `Decorations`) goes to
+the one drawer (`jaxscope.drawer`), which lays it out and answers a `Drawing`, written in any format.
 
 The drawn view is the window's by default (`scope_view.for_window`: a model grouped by module and
 pass, opened to its repeated blocks; a small plain function as it is), so a picture exported for a
 doc page is the one a user saw. `DrawOptions` holds every choice the callers share, checked once
-before any work; `Drawing` is the result, with the notes the caller should print (a layout engine
-that gave up on dot, a PNG scaled under its cap).
+before any work. `Decorations` are keyed by program path (the equations' own, as the analyses give
+them) and mapped to the drawn paths once, here (`ScopedGraph.drawn`), never by a caller.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from jaxscope.analysis.scope_view import ScopedGraph, expand_scopes, first_open, for_window, scoped
 from jaxscope.exporter import MIN_LABEL_PX, PNG_MAX_PX, export, highlight_paths, png_scale, resolve_format, write_text
 from jaxscope.layout import labels
 from jaxscope.layout.edge_shape import check_long_edges
+from jaxscope.render.overlay import Overlay
 from jaxscope.render.styles import get_theme
 from jaxscope.schema.expansion import expanded_to_depth
 from jaxscope.schema.graph import Graph
 
 if TYPE_CHECKING:
     from jaxscope.render.html import BodyLayouts
-    from jaxscope.render.overlay import Overlay
     from jaxscope.schema.layout import Layout
 
 Grouping = Literal["auto", "scopes", "flat"]
@@ -92,27 +94,103 @@ def opened(graph: Graph, collapse: int | None, expand: tuple[str, ...] = ()) -> 
 
 
 @dataclass(frozen=True)
+class Measured:
+    """A measure's value per equation, by program path (`analysis.measures`), drawn as a colour scale."""
+
+    name: str
+    values: Mapping[str, float]
+    caption: str
+
+    def overlay(self, view: ScopedGraph | None) -> Overlay:
+        """The boxes of `view` (None: the program as it is) filled by the measure: groups and owners
+        by what they hold."""
+        return Overlay.drawn(self.name, view.drawn(self.values) if view is not None else dict(self.values), self.caption)
+
+
+@dataclass(frozen=True)
+class Categorised:
+    """Each equation's category by program path (a diff's added/removed/changed), in `colours`' order;
+    a group or a collapsed owner shows what its equations share (`diff_view.shown_status`)."""
+
+    name: str
+    status: Mapping[str, str]
+    colours: Mapping[str, str]
+    caption: str = ""
+
+    def overlay(self, view: ScopedGraph | None) -> Overlay:
+        from jaxscope.analysis.diff_view import shown_status
+
+        shown = shown_status(dict(self.status), view if view is not None and view.grouped else None)
+        return Overlay.categories(self.name, shown, dict(self.colours), caption=self.caption)
+
+
+@dataclass(frozen=True)
+class Decorations:
+    """What is drawn over a view besides its boxes, keyed by program path: a `fill` (a measure or
+    categories), `notes` on the boxes (what the partitioner did: `partition.notes_of`), the stages'
+    `links` (stage -> `link_tables.export_entry`, for JSON and HTML) and the user's `sources` (file
+    -> text, an HTML page's panel)."""
+
+    fill: Measured | Categorised | None = None
+    notes: Mapping[str, str] = field(default_factory=dict)
+    links: Mapping[str, Any] = field(default_factory=dict)
+    sources: Mapping[str, str] = field(default_factory=dict)
+
+    def annotations(self, view: ScopedGraph) -> list[tuple[str, str]]:
+        """The notes by drawn path, as a layout carries them (`Layout.annotations`)."""
+        return sorted(view.drawn(self.notes).items())
+
+
+@dataclass(frozen=True)
+class DrawRequest:
+    """One drawing asked of the drawer: `view` laid out as `options` say, with `decorations`.
+    `opened`: the clusters drawn open (None: as the window opens them, or `options.collapse` levels,
+    and `options.expand`); `layout`: one already made of `view` (the window's own), drawn as it is;
+    `page`: every body laid out ahead too, for an HTML page."""
+
+    view: ScopedGraph
+    options: DrawOptions = field(default_factory=DrawOptions)
+    decorations: Decorations = field(default_factory=Decorations)
+    opened: frozenset[str] | None = None
+    layout: Layout | None = None
+    page: bool = False
+
+    def expanded(self) -> frozenset[str]:
+        """The clusters to open (ValueError for an `--expand` name no group has)."""
+        if self.opened is not None:
+            return self.opened
+        return opened(self.view.graph, self.options.collapse, self.options.expand)
+
+
+@dataclass(frozen=True)
 class Drawing:
-    """A laid-out view, ready to write in any format; `notes` are for the person who asked."""
+    """A laid-out view, ready to write in any format, its decorations on the drawn paths; `notes`
+    are for the person who asked. `bodies`: every body laid out ahead (an HTML page's), when asked."""
 
     view: ScopedGraph
     layout: Layout
     options: DrawOptions
-    highlight: frozenset[str]
+    highlight: frozenset[str] = frozenset()
+    overlay: Overlay | None = None
+    decorations: Decorations = field(default_factory=Decorations)
+    bodies: BodyLayouts | None = None
 
     @property
     def graph(self) -> Graph:
         return self.view.graph
 
     @classmethod
-    def of(cls, view: ScopedGraph, layout: Layout, options: DrawOptions) -> Drawing:
-        """A drawing of `view` placed by `layout`; ValueError when the highlight matches nothing."""
+    def of(cls, request: DrawRequest, layout: Layout, bodies: BodyLayouts | None = None) -> Drawing:
+        """`request` placed by `layout`; ValueError when the highlight matches nothing."""
+        view, options = request.view, request.options
         marks: frozenset[str] = frozenset()
         if options.highlight:
             marks = highlight_paths(view.graph, layout, options.highlight)
             if not marks:
                 raise ValueError(f"--highlight {options.highlight!r} matches no node of {view.graph.function}")
-        return cls(view, layout, options, marks)
+        fill = request.decorations.fill
+        overlay = fill.overlay(view) if fill is not None else None
+        return cls(view, layout, options, marks, overlay, request.decorations, bodies)
 
     def notes(self, fmt: str) -> list[str]:
         """What the person should know about the file written as `fmt`: the layout's notes, and a
@@ -142,22 +220,14 @@ class Drawing:
             return "--scopes (grouped by calls), or --collapse 0"
         return f"--collapse {max(0, (depth if depth is not None else 2) - 1)}, or SVG (no cap)"
 
-    def write(
-        self,
-        path: str,
-        fmt: str | None = None,
-        *,
-        links: dict[str, Any] | None = None,
-        overlay: Overlay | None = None,
-        sources: dict[str, str] | None = None,
-    ) -> str:
+    def write(self, path: str, fmt: str | None = None) -> str:
         """Write the drawing to `path` (the suffix or `fmt` picks the format); returns the format.
-        HTML lays out every body ahead (`body_layouts`) and carries `sources` (file -> text) and
-        the stages' `links` for its panel."""
+        JSON carries the stages' links by its nodes' paths; an HTML page needs `bodies`."""
         o = self.options
         if resolve_format(path, fmt) == "html":
-            write_text(path, self.page(links=links, overlay=overlay, sources=sources))
+            write_text(path, self.page())
             return "html"
+        links = {stage: {**entry, "lines": self.view.drawn(entry["lines"])} for stage, entry in self.decorations.links.items()}
         return export(
             self.graph,
             self.layout,
@@ -168,70 +238,27 @@ class Drawing:
             legend=o.legend,
             highlight=self.highlight,
             long_edges=o.long_edges,
-            links=links,
-            overlay=overlay,
+            links=links or None,
+            overlay=self.overlay,
         )
 
-    def page(self, *, links: dict[str, Any] | None = None, overlay: Overlay | None = None, sources: dict[str, str] | None = None) -> str:
-        """The drawing as an interactive HTML page (`render.html`): every body laid out ahead."""
+    def page(self) -> str:
+        """The drawing as an interactive HTML page (`render.html`): every body laid out ahead. Its
+        links stay by program path: the page finds a box's equation by dropping the groups."""
         from jaxscope.render.html import PageTexts, render_html
 
-        o = self.options
+        if self.bodies is None:
+            raise ValueError("an HTML page lays out every body ahead: ask the drawer for a page (DrawRequest.page)")
+        o, d = self.options, self.decorations
         return render_html(
-            self.graph,
-            body_layouts(self.view.graph, self.layout, o),
-            theme=o.theme,
-            legend=o.legend,
-            overlay=overlay,
-            texts=PageTexts(sources or {}, links or {}),
+            self.graph, self.bodies, theme=o.theme, legend=o.legend, overlay=self.overlay, texts=PageTexts(dict(d.sources), dict(d.links))
         )
 
+    def svg(self) -> str:
+        """The drawing as one SVG document (tooltips on), as the svg export writes it."""
+        from jaxscope.render.svg import render_svg
 
-def body_layouts(graph: Graph, shown: Layout, options: DrawOptions) -> BodyLayouts:
-    """Every body of `graph` laid out on its own, its sub-graphs shut, for the HTML page to open
-    in place: the top one as the drawing places it (dot, in the layout process, under its budget),
-    the others here with dot up to `AHEAD_DOT_NODES` boxes, else the layered layout (a body drawn
-    whole in a page need not match the window's pixel for pixel). `shown` says what opens first."""
-    from jaxscope.layout.engine import annotations_by_body, compute_layout
-    from jaxscope.render.html import BodyLayouts
-    from jaxscope.runtime.layout_client import LayoutClient
-
-    if options.direction != "TB":
-        raise ValueError("an HTML page draws top to bottom: leave out --direction LR")
-    out: dict[str, Layout] = {}
-    notes = {body: sorted(on.items()) for body, on in annotations_by_body(graph, shown.annotations).items()}  # by node id
-    with LayoutClient(budget_s=options.layout_budget) as layouts:
-        out[graph.root] = layouts.layout(graph, (), **({"annotations": notes[graph.root]} if graph.root in notes else {}))
-    for body_id in _reachable(graph):
-        if body_id != graph.root:
-            alone = Graph(graph.function, graph.bodies, body_id)
-            small = len(graph.bodies[body_id].nodes) <= AHEAD_DOT_NODES
-            engine = "auto" if small else "layered"
-            out[body_id] = compute_layout(alone, (), engine=engine, dot_max_nodes=AHEAD_DOT_NODES, annotations=notes.get(body_id, ()))
-    opened = frozenset(p.split("#")[0] for c in shown.clusters for p in [c.path.rsplit(":", 1)[0]])
-    return BodyLayouts(out, opened)
-
-
-AHEAD_DOT_NODES = 120  # a body this small is laid out by dot in this process (a fraction of a second)
-
-
-def _reachable(graph: Graph) -> list[str]:
-    seen, todo = [graph.root], [graph.root]
-    while todo:
-        for n in graph.bodies[todo.pop()].nodes:
-            for ref in n.subgraphs:
-                if ref.body not in seen and ref.body in graph.bodies:
-                    seen.append(ref.body)
-                    todo.append(ref.body)
-    return seen
-
-
-def draw(graph: Graph, options: DrawOptions) -> Drawing:
-    """Lay out the view of `graph` that `options` asks for (dot runs in the layout process, under
-    its budget: it can hang) and return the drawing."""
-    from jaxscope.runtime.layout_client import LayoutClient
-
-    view = view_of(graph, options.grouping)
-    with LayoutClient(budget_s=options.layout_budget) as layouts:
-        layout = layouts.layout(view.graph, opened(view.graph, options.collapse, options.expand), direction=options.direction)
-    return Drawing.of(view, layout, options)
+        o = self.options
+        return render_svg(
+            self.graph, self.layout, theme=o.theme, legend=o.legend, highlight=self.highlight, long_edges=o.long_edges, overlay=self.overlay
+        )

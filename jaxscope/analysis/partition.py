@@ -12,7 +12,9 @@ from dataclasses import dataclass
 
 from jaxscope.analysis.avals import aval_bytes, aval_elems, format_bytes
 from jaxscope.analysis.hlo_cost import INSTRUCTION
+from jaxscope.ir import hlo_marks
 from jaxscope.schema.graph import Graph
+from jaxscope.schema.hlo import HloResult
 
 COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute", "collective-broadcast")
 _GROUPS = re.compile(r"replica_groups=(\{[^=]*?\}\}|\{\}|mesh\[[^\]]*\]\s*\{[^}]*\}|\[[^\]]*\]<=\[[^\]]*\])")
@@ -163,3 +165,11 @@ def box_notes(graph: Graph, text: str, exact: dict[int, list[str]], given: Mappi
         elif n.kind == "output" and n.avals and (part := _part(n.id, n.avals[0], outputs)):
             out[n.id] = f"{part} per device"
     return out, len(found)
+
+
+def notes_of(graph: Graph, compiled: HloResult) -> tuple[dict[str, str], int]:
+    """`box_notes` of a compiled program as the worker answers it (its exact links on the wire), by
+    program path; ValueError when this JAX gave no exact links to hand the collectives out by."""
+    if compiled.exact is None:
+        raise ValueError("the partitioning needs the compiled program's exact links, which this JAX does not give")
+    return box_notes(graph, compiled.text, hlo_marks.from_wire(compiled.exact), compiled.shardings)

@@ -110,28 +110,35 @@ def _side(opts: argparse.Namespace, target: str, args: str | None, inputs: str |
 def _draw(output: str, a: TraceResult, b: TraceResult, found: Any, scopes: bool, depth: int | None) -> None:
     from jaxscope.analysis.diff_view import COLOURS, shown_status, union
     from jaxscope.analysis.scope_view import first_open
-    from jaxscope.drawing import Drawing, DrawOptions, view_of
-    from jaxscope.render.overlay import Overlay
-    from jaxscope.runtime.layout_client import LayoutClient
+    from jaxscope.drawer import Drawer
+    from jaxscope.drawing import Categorised, Decorations, DrawRequest, view_of
+    from jaxscope.exporter import resolve_format
     from jaxscope.schema.expansion import expanded_to_depth
 
     both = union(a.graph, b.graph, found)
     shown = view_of(both.graph, "scopes" if scopes else "flat")
-    view = shown if shown.grouped else None
     graph = shown.graph
-    status = shown_status(both.status, view)
-    # a jit or scan with a change inside is drawn open; in a grouped view, every group holding a
-    # difference, so the deepest groups that differ are boxes (a layer added whole: one green box per pass)
-    owners = _owners_of(graph, {p for p, s in status.items() if s == "changed"}) if view is None else _holding(graph, status)
-    overlay = Overlay.categories("diff", status, COLOURS, caption=found.summary())
-    with LayoutClient() as layouts:
+    fill = Categorised("diff", both.status, COLOURS, caption=found.summary())
+    if depth is None:
+        # a jit or scan with a change inside is drawn open; in a grouped view, every group holding a
+        # difference, so the deepest groups that differ are boxes (a layer added whole: one green box per pass)
+        status = shown_status(both.status, shown if shown.grouped else None)
+        owners = _holding(graph, status) if shown.grouped else _owners_of(graph, {p for p, s in status.items() if s == "changed"})
         whole = {p for p, s in status.items() if s in ("added", "removed")}  # a layer added whole: one box of its colour
-        layout = layouts.layout(graph, (first_open(graph) - whole | owners) if depth is None else expanded_to_depth(graph, depth))
+        expanded = frozenset(first_open(graph) - whole | owners)
+    else:
+        expanded = frozenset(expanded_to_depth(graph, depth))
     try:
-        fmt = Drawing(shown, layout, DrawOptions(), frozenset()).write(output, overlay=overlay)
+        with Drawer() as drawer:
+            page = resolve_format(output, None) == "html"
+            drawing = drawer.draw(DrawRequest(shown, decorations=Decorations(fill=fill), opened=expanded, page=page))
+        fmt = drawing.write(output)
     except (ValueError, OSError) as exc:
         raise CliError(f"cannot write {output}: {exc}") from None
-    print(f"wrote {output} ({fmt}: {both.graph.top.total_eqns} equations of A and B, {len(layout.nodes)} nodes drawn)", file=sys.stderr)
+    print(
+        f"wrote {output} ({fmt}: {both.graph.top.total_eqns} equations of A and B, {len(drawing.layout.nodes)} nodes drawn)",
+        file=sys.stderr,
+    )
 
 
 def _holding(graph: Any, status: dict[str, str]) -> set[str]:

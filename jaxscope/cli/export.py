@@ -11,9 +11,7 @@ from jaxscope.cli.common import CliError, add_target, output_file, saved, stage_
 from jaxscope.layout.edge_shape import LONG_EDGES
 
 if TYPE_CHECKING:
-    from jaxscope.analysis.scope_view import ScopedGraph
-    from jaxscope.drawing import DrawOptions
-    from jaxscope.render.overlay import Overlay
+    from jaxscope.drawing import DrawOptions, Measured
     from jaxscope.schema.graph import Graph
 
 
@@ -109,14 +107,14 @@ def link_stages(opts: argparse.Namespace, fmt: str) -> list[str]:
     return list(dict.fromkeys(asked))
 
 
-def _overlay(opts: argparse.Namespace, real: Graph, view: ScopedGraph | None) -> Overlay | None:
-    """`--overlay`: each equation's value on the measure, by drawn path, owners and groups included;
-    a measure that needs a profile runs the compiled program under the profiler (`jaxscope cost --time`)."""
+def _fill(opts: argparse.Namespace, real: Graph) -> Measured | None:
+    """`--overlay`: each equation's value on the measure; a measure that needs a profile runs the
+    compiled program under the profiler (`jaxscope cost --time`)."""
     name = opts.overlay
     if name is None:
         return None
     from jaxscope.analysis.measures import MEASURES, PROFILE_RUNS, MeasureData
-    from jaxscope.render.overlay import Overlay
+    from jaxscope.drawing import Measured
     from jaxscope.stages import lower
 
     wanted = MEASURES[name]
@@ -125,22 +123,20 @@ def _overlay(opts: argparse.Namespace, real: Graph, view: ScopedGraph | None) ->
         values, caption = wanted.values(MeasureData(real, run))
     except ValueError as exc:
         raise CliError(f"--overlay {name}: {exc}") from None
-    return Overlay.drawn(name, view.drawn(values) if view is not None else values, caption)
+    return Measured(name, values, caption)
 
 
-def _partitioned(opts: argparse.Namespace, graph: Graph, view: ScopedGraph) -> list[tuple[str, str]]:
-    """`--sharding`: the compiled program's collectives and argument shardings, by drawn path, for
-    the boxes (`Layout.annotations`)."""
-    from jaxscope.analysis.partition import box_notes
-    from jaxscope.ir import hlo_marks
+def _partitioned(opts: argparse.Namespace, graph: Graph) -> dict[str, str]:
+    """`--sharding`: the compiled program's collectives and argument shardings, for the boxes."""
+    from jaxscope.analysis.partition import notes_of
     from jaxscope.stages import lower
 
-    compiled = lower(stage_target(opts), "compiled")
-    if compiled.exact is None:
-        raise CliError("--sharding needs the compiled program's exact links, which this JAX does not give")
-    notes, count = box_notes(graph, compiled.text, hlo_marks.from_wire(compiled.exact), compiled.shardings)
+    try:
+        notes, count = notes_of(graph, lower(stage_target(opts), "compiled"))
+    except ValueError as exc:
+        raise CliError(f"--sharding: {exc}") from None
     print(f"jaxscope: {count} collective{'s' if count != 1 else ''} in the compiled program", file=sys.stderr)
-    return sorted(view.drawn(notes).items())
+    return notes
 
 
 def options(opts: argparse.Namespace, fmt: str) -> DrawOptions:
@@ -166,11 +162,10 @@ def options(opts: argparse.Namespace, fmt: str) -> DrawOptions:
 
 
 def run(opts: argparse.Namespace) -> int:
-    from jaxscope.drawing import Drawing, opened, view_of
+    from jaxscope.drawer import Drawer
+    from jaxscope.drawing import Decorations, DrawRequest, view_of
     from jaxscope.exporter import resolve_format
     from jaxscope.ir.link_tables import export_entry
-    from jaxscope.layout.wire import LayoutError
-    from jaxscope.runtime.layout_client import LayoutClient
     from jaxscope.saved_traces import snapshot
     from jaxscope.stages import stage_lines
 
@@ -182,42 +177,28 @@ def run(opts: argparse.Namespace) -> int:
         raise CliError(f"--overlay colours a drawing: use it with svg, png or pdf, not {fmt}")
     stages = link_stages(opts, fmt)
     draw = options(opts, fmt)
-    with LayoutClient(budget_s=draw.layout_budget) as layouts:
+    with Drawer() as drawer:
         # As in the app: the layout process starts now (while the worker imports jax) and lays out
-        # the graph as the trace reply arrives (making the window's view of it, as the window asks).
-        # A --collapse depth, --expand or a forced grouping needs the graph first.
-        streams = draw.collapse is None and not draw.expand and draw.grouping != "scopes" and not opts.sharding and saved(opts) is None
-        stream = layouts.stream(direction=draw.direction, scopes=draw.grouping == "auto") if streams else None
+        # the graph as the trace reply arrives; the notes of --sharding go in with the layout.
+        stream = drawer.stream(draw) if not opts.sharding and saved(opts) is None else None
         result = trace_target(opts, jaxpr_text="jaxpr" in stages, diagnose=False, tap=stream.feed if stream is not None else None)
-        view = view_of(result.graph, draw.grouping)
-        notes = {"annotations": _partitioned(opts, result.graph, view)} if opts.sharding else {}
-        layout = None
-        if stream is not None:
-            stream.bind(view.graph)
-            try:
-                layout = stream.future.result()
-            except LayoutError:  # e.g. dot over budget before the graph was bound: ask again below
-                layout = None
-        if layout is None:
-            try:
-                expanded = opened(view.graph, draw.collapse, draw.expand)
-            except ValueError as exc:
-                raise CliError(str(exc)) from None
-            layout = layouts.layout(view.graph, expanded, direction=draw.direction, **notes)
+        doc = saved(opts)  # an HTML page's panel: a saved trace's own copies, else the files while they are as traced
+        decorations = Decorations(
+            fill=_fill(opts, result.graph),
+            notes=_partitioned(opts, result.graph) if opts.sharding else {},
+            links={stage: export_entry(*stage_lines(stage_target(opts), result, stage, warn)) for stage in stages},
+            sources=(dict(doc.sources) if doc is not None else snapshot(result, warn)) if fmt == "html" else {},
+        )
+        try:
+            drawing = drawer.draw(DrawRequest(view_of(result.graph, draw.grouping), draw, decorations, page=fmt == "html"), stream)
+        except ValueError as exc:
+            raise CliError(str(exc)) from None
     try:
-        drawing = Drawing.of(view, layout, draw)
-    except ValueError as exc:
-        raise CliError(str(exc)) from None
-    links = {stage: export_entry(*stage_lines(stage_target(opts), result, stage, warn)) for stage in stages}
-    doc = saved(opts)  # an HTML page's panel: a saved trace's own copies, else the files while they are as traced
-    sources = (dict(doc.sources) if doc is not None else snapshot(result, warn)) if fmt == "html" else None
-    try:
-        overlay = _overlay(opts, result.graph, view if view.grouped else None)
-        fmt = drawing.write(opts.output, opts.format, links=links, overlay=overlay, sources=sources)
+        fmt = drawing.write(opts.output, opts.format)
     except (ValueError, OSError) as exc:
         raise CliError(f"cannot write {opts.output}: {exc}") from None
     for note in drawing.notes(fmt):
         print(f"jaxscope: note: {note}", file=sys.stderr)
     top = drawing.graph.top
-    print(f"wrote {opts.output} ({fmt}: {top.total_eqns} equations, {len(layout.nodes)} nodes drawn)")
+    print(f"wrote {opts.output} ({fmt}: {top.total_eqns} equations, {len(drawing.layout.nodes)} nodes drawn)")
     return 0

@@ -42,7 +42,8 @@ class BodyLayouts:
 @dataclass(frozen=True)
 class PageTexts:
     """What a click shows beside a box: the user's source lines, and each stage's text lines, by
-    the drawn path of each equation (`links`: stage -> {"text": ..., "lines": {path: [line, ...]}})."""
+    the program path of each equation (`links`: stage -> {"text": ..., "lines": {path: [line, ...]}};
+    the page finds a drawn box's equation by dropping its groups from the path)."""
 
     sources: Mapping[str, str] = field(default_factory=dict)  # file -> its text (the saved copy)
     links: Mapping[str, Any] = field(default_factory=dict)

@@ -109,7 +109,8 @@ def test_export_through_the_dialog(qtbot, window, tmp_path, monkeypatch):
     assert get_theme("dark").background in text and get_theme("light").background not in text
     assert not w.graph_export.image().isNull()
     with qtbot.waitSignal(w.exports.failed, timeout=TIMEOUT):  # a folder that does not exist: said, nothing lost
-        w.exports.start(w.graph_export.drawing(), str(tmp_path / "missing" / "g.png"))
+        missing = str(tmp_path / "missing" / "g.png")
+        w.exports.start(w.graph_export.request(missing), missing)
     assert "export to" in w.problem.text() and w.doc.layout is not None
 
 
@@ -117,8 +118,8 @@ def test_an_image_of_the_graph_draws_long_edges_as_the_view_does(qtbot, window, 
     """Export (dialog and `GraphExport.export`) and Copy Graph Image draw long edges whole or as their
     two ends, as the graph view shows them now."""
     from jaxscope import drawing
-    from jaxscope.qt.app import graph_export
     from jaxscope.qt.graph.view import QtGraphView
+    from jaxscope.render import svg
 
     w = window
     open_and_wait(qtbot, w, f"{BASICS}::predict")
@@ -131,8 +132,8 @@ def test_an_image_of_the_graph_draws_long_edges_as_the_view_does(qtbot, window, 
     answer_export_dialog(monkeypatch, tmp_path / "c.png")
     with qtbot.waitSignal(w.exports.finished, timeout=TIMEOUT):
         w.graph_export.dialog()
-    real_svg = graph_export.render_svg
-    monkeypatch.setattr(graph_export, "render_svg", lambda *a, **k: asked.append(k["long_edges"]) or real_svg(*a, **k))
+    real_svg = svg.render_svg  # Copy Graph Image: the drawing's SVG, rasterised
+    monkeypatch.setattr(svg, "render_svg", lambda *a, **k: asked.append(k["long_edges"]) or real_svg(*a, **k))
     assert not w.graph_export.image().isNull()
     assert asked == ["whole", "ends", "ends", "ends"]
 

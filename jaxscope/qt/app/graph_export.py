@@ -1,20 +1,23 @@
 """The window's pictures of the graph: File → Export Graph (any format, an HTML page too, with the
-CLI's options and through its drawing pipeline, on a thread: `ExportJobs`),
-`export` (the same, synchronously) and Copy Graph Image. Each draws long edges as the view does
-now, and every raster goes through `raster.svg_to_image` (fonts narrowed, size capped) as the PNG
-export does, so the copied image and the exported PNG match."""
+CLI's options, a drawing request to the one drawer, on a thread: `ExportJobs`), `export` (the same,
+synchronously) and Copy Graph Image. Each is what the window shows: its view and layout, long edges
+drawn as the view draws them now, the measure it is coloured by and what the partitioner did; JSON
+keeps the program's own structure, as the CLI writes it. Every raster goes through
+`raster.svg_to_image` (fonts narrowed, size capped) as the PNG export does, so the copied image and
+the exported PNG match."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication, QDialog, QStatusBar, QWidget
 
 from jaxscope.analysis.scope_view import ScopedGraph
-from jaxscope.drawing import Drawing, DrawOptions
+from jaxscope.drawing import Decorations, Drawing, DrawOptions, DrawRequest, Grouping, Measured
 from jaxscope.ir.hlo_links import IrLinks
 from jaxscope.ir.link_tables import export_entry, ir_lines, jaxpr_lines
 from jaxscope.qt.app.export_job import ExportJobs
@@ -23,7 +26,6 @@ from jaxscope.qt.graph import raster
 from jaxscope.qt.graph.view import QtGraphView
 from jaxscope.qt.panes.export_options import ExportDialog, ExportOptions
 from jaxscope.qt.panes.ir_tabs import IrTabs
-from jaxscope.render.svg import render_svg
 from jaxscope.schema.expansion import expanded_to_depth
 from jaxscope.schema.graph import Graph
 
@@ -38,7 +40,8 @@ def nesting_depth(graph: Graph, cap: int = 8) -> int:
 
 class GraphExport:
     """Exports of the graph shown. It reads the workbench (through `session`), the graph view (how
-    it draws long edges), the IR texts shown and their links, and writes through `exports`."""
+    it draws long edges), the IR texts shown and their links, the measure the graph is coloured by
+    (`fill`) and the partitioner's notes by program path (`notes`), and writes through `exports`."""
 
     def __init__(
         self,
@@ -47,29 +50,48 @@ class GraphExport:
         ir: IrTabs,
         ir_links: Callable[[], dict[str, IrLinks]],
         exports: ExportJobs,
+        fill: Callable[[], Measured | None],
+        notes: Callable[[], dict[str, str]],
         theme: Callable[[], str],
         parent: QWidget,
         status: QStatusBar,
     ) -> None:
         self.session, self.graph, self.ir, self.ir_links, self.exports = session, graph, ir, ir_links, exports
-        self.theme, self.parent, self.status = theme, parent, status
+        self.fill, self.notes, self.theme, self.parent, self.status = fill, notes, theme, parent, status
 
     def long_edges(self) -> str:
         """How the graph view draws long edges now: an image of the graph draws them the same way."""
         return "ends" if self.graph.long_edges_partial else "whole"
 
-    def drawing(self, theme: str = "", dpi: int = 96, legend: bool = False) -> Drawing:
-        """What the window shows as the drawing pipeline writes it (`jaxscope.drawing`)."""
+    def request(self, path: str = "", theme: str = "", dpi: int = 96, legend: bool = False, collapse: int | None = None) -> DrawRequest:
+        """What the window shows, asked of the drawer for `path`'s format: the view and its layout
+        (laid out again when `collapse` opens another depth), the fill and the notes shown; JSON and
+        HTML carry the texts shown and their links. JSON draws the program as it is (`grouping_for`)."""
         doc = self.session.doc
         if doc.shown is None or doc.layout is None or doc.graph is None:
             raise ValueError("nothing to export yet: trace a function first")
+        lower = path.lower()
+        json, page = lower.endswith(".json"), lower.endswith((".html", ".htm"))
         view = doc.view if doc.view is not None else ScopedGraph(doc.shown, {}, doc.graph)
-        options = DrawOptions(theme=theme or self.theme(), long_edges=self.long_edges(), dpi=dpi, legend=legend).check()
-        return Drawing(view, doc.layout, options, frozenset())
+        flat = json and view.grouped
+        if flat:
+            view = ScopedGraph(doc.graph, {}, doc.graph)
+        grouping: Grouping = "flat" if flat else "auto"
+        look = DrawOptions(theme or self.theme(), long_edges=self.long_edges(), dpi=dpi, legend=legend)
+        options = replace(look, collapse=collapse, grouping=grouping).check()
+        decorations = Decorations(fill=self.fill(), notes=self.notes(), links=self.links() if json or page else {})
+        same = collapse is None and not flat
+        return DrawRequest(view, options, decorations, layout=doc.layout if same else None, page=page)
+
+    def drawing(self) -> Drawing:
+        """What the window shows, as it is laid out (no layout process asked)."""
+        request = self.request()
+        assert request.layout is not None  # (the layout shown)
+        return Drawing.of(request, request.layout)
 
     def export(self, path: str) -> str:
         """Write the current graph as the CLI writes it, synchronously; returns the format written."""
-        return self.drawing().write(path, links=self.links(), sources=self.sources())
+        return self.exports.write(self.request(path), path, self.sources)
 
     def sources(self) -> dict[str, str]:
         """For an HTML page's panel: the source texts the window may show (a saved trace's own
@@ -83,22 +105,18 @@ class GraphExport:
         return snapshot(result, lambda _note: None) if result is not None else {}
 
     def links(self) -> dict[str, Any]:
-        """For a JSON export: the texts shown (jaxpr, StableHLO, compiled HLO, those there are) and
-        each equation's own lines in them, as `jaxscope export --links` writes them (by the paths
-        of the graph drawn: inside its module groups)."""
+        """For a JSON export or a page: the texts shown (jaxpr, StableHLO, compiled HLO, those there
+        are) and each equation's own lines in them, by program path, as `jaxscope export --links`
+        writes them."""
         doc, out = self.session.doc, {}
         if doc.graph is None:
             return {}
         if doc.result is not None and doc.result.jaxpr_text and self.session.links is not None:
-            out["jaxpr"] = export_entry(doc.result.jaxpr_text, self._drawn(jaxpr_lines(doc.graph, self.session.links)))
+            out["jaxpr"] = export_entry(doc.result.jaxpr_text, jaxpr_lines(doc.graph, self.session.links))
         for stage, links in self.ir_links().items():
             if links.exact is not None:
-                out[stage] = export_entry(self.ir.views[stage].toPlainText(), self._drawn(ir_lines(links.exact)))
+                out[stage] = export_entry(self.ir.views[stage].toPlainText(), ir_lines(links.exact))
         return out
-
-    def _drawn(self, lines: dict[str, list[int]]) -> dict[str, list[int]]:
-        view = self.session.doc.view
-        return view.drawn(lines) if view is not None else lines
 
     def dialog(self) -> None:
         """The Export Graph dialog (file and the CLI's options), then the export off the GUI thread."""
@@ -115,18 +133,11 @@ class GraphExport:
         if doc.shown is None or doc.layout is None:
             return
         self.status.showMessage(f"exporting to {opts.path}…")
-        page = opts.path.lower().endswith((".html", ".htm"))
-        links = self.links() if opts.path.lower().endswith(".json") or page else None
-        expanded = None if opts.collapse is None else expanded_to_depth(doc.shown, opts.collapse)
-        drawing = self.drawing(opts.theme, opts.dpi, opts.legend)
-        self.exports.start(drawing, opts.path, links, expanded=expanded, sources=self.sources if page else None)
+        self.exports.start(self.request(opts.path, opts.theme, opts.dpi, opts.legend, opts.collapse), opts.path, self.sources)
 
     def image(self, scale: float = 1.0) -> QImage:
         """The graph as the PNG export draws it, `scale` pixels per px."""
-        doc = self.session.doc
-        assert doc.shown is not None and doc.layout is not None
-        svg = render_svg(doc.shown, doc.layout, theme=self.theme(), long_edges=self.long_edges())
-        return raster.svg_to_image(svg, dpi=round(96 * scale))
+        return raster.svg_to_image(self.drawing().svg(), dpi=round(96 * scale))
 
     def copy_image(self) -> None:
         doc = self.session.doc

@@ -16,9 +16,9 @@ from PySide6.QtWidgets import QDockWidget, QMenu, QStatusBar
 from jaxscope.analysis import cost as costs
 from jaxscope.analysis import measures
 from jaxscope.analysis.liveness import Liveness, liveness
-from jaxscope.analysis.partition import box_notes
+from jaxscope.analysis.partition import notes_of
 from jaxscope.analysis.scope_view import ScopedGraph
-from jaxscope.ir import hlo_marks
+from jaxscope.drawing import Decorations, Measured
 from jaxscope.qt.app.chrome import prefs
 from jaxscope.qt.app.controller import Controller
 from jaxscope.qt.app.trace_session import TraceSession
@@ -26,7 +26,7 @@ from jaxscope.qt.graph.overview import OverviewMap
 from jaxscope.qt.graph.view import QtGraphView
 from jaxscope.qt.panes.cost_panel import CostPanel, CostView
 from jaxscope.qt.panes.node_inspector import NodeInspector
-from jaxscope.render.overlay import Overlay, human
+from jaxscope.render.overlay import human
 from jaxscope.schema.graph import Graph, resolve
 from jaxscope.schema.hlo import HloRequest, HloResult
 from jaxscope.schema.trace import ErrorInfo, TraceResult, same_call
@@ -86,18 +86,23 @@ class ModelStructure:
         self.parts.settings.setValue("groupByModule", bool(on))
         self.parts.session.set_grouping(on, self._notes)  # (the measure's colours follow: `regrouped`)
 
-    def _notes(self, view: ScopedGraph | None) -> list[tuple[str, str]]:
-        """What the partitioner did, by drawn path, when View -> Show Partitioning is on and the
-        compiled HLO of the trace shown is at hand (`partition.box_notes`); else nothing."""
+    def notes(self) -> tuple[dict[str, str], int]:
+        """What the partitioner did, by program path, and how many collectives, when View -> Show
+        Partitioning is on and the compiled HLO of the trace shown is at hand (`partition.notes_of`)."""
         doc = self.parts.session.doc
         compiled = self._compiled
         if doc.result is None or not (self.partition_action and self.partition_action.isChecked()) or compiled is None:
-            return []
+            return {}, 0
         if compiled.exact is None or not same_call(compiled.request, doc.result.request):
-            return []
-        notes, count = box_notes(doc.result.graph, compiled.text, hlo_marks.from_wire(compiled.exact), compiled.shardings)
-        self.parts.status.showMessage(f"partitioning: {count} collective{'s' if count != 1 else ''} in the compiled program", 5000)
-        return sorted((view.drawn(notes) if view is not None else notes).items())
+            return {}, 0
+        return notes_of(doc.result.graph, compiled)
+
+    def _notes(self, view: ScopedGraph | None) -> list[tuple[str, str]]:
+        """`notes` by drawn path, for the layout; the status line says how many collectives."""
+        notes, count = self.notes()
+        if notes:
+            self.parts.status.showMessage(f"partitioning: {count} collective{'s' if count != 1 else ''} in the compiled program", 5000)
+        return Decorations(notes=notes).annotations(view) if view is not None else sorted(notes.items())
 
     def _hlo(self, result: HloResult) -> None:
         if result.request.stage == "compiled":
@@ -172,6 +177,7 @@ class ModelCost(QObject):
         self._asked: TraceResult | None = None
         # a measure that needs a profile (measured time): the profiled compiled run of that trace
         self.profiled: tuple[TraceResult, HloResult] | None = None
+        self.fill: Measured | None = None  # the measure the graph is coloured by, as an export draws it
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="jaxscope-cost")
         panel = parts.cost_panel
         panel.measure_changed.connect(self.set_measure)
@@ -291,6 +297,7 @@ class ModelCost(QObject):
         elif self.measure and not self._profiling() and self.figures is not None and result is not None and self.figures[0] is result:
             found, _total, live, _dear = self.figures[1]
             data = measures.MeasureData(found=found, live=live)
+        self.fill = None
         if data is None:
             self.parts.graph.set_fills({})
             if not self._profiling():  # the profiled run on its way says so
@@ -303,9 +310,8 @@ class ModelCost(QObject):
             self.parts.graph.set_fills({})
             panel.show_scale(f"{wanted.title}: {exc}", 0.0, 0.0)
             return
-        if view is not None:
-            values = view.drawn(values)
-        overlay = Overlay.drawn(self.measure, values, caption)
+        self.fill = Measured(self.measure, values, caption)
+        overlay = self.fill.overlay(view)
         self.parts.graph.set_fills({p: c for p in overlay.values if (c := overlay.colour(p)) is not None})
         panel.show_scale(overlay.caption, overlay.low, overlay.high)
 

@@ -195,6 +195,8 @@ class MainWindow(QMainWindow):
             ir=self.ir,
             ir_links=lambda: self.ir_side.links,
             exports=self.exports,
+            fill=lambda: self.structure.cost.fill,
+            notes=lambda: self.structure.notes()[0],
             theme=lambda: self.theme,
             parent=self,
             status=self.statusBar(),
