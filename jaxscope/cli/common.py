@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from dataclasses import dataclass, fields
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from jaxscope.schema.trace import TraceResult
@@ -75,121 +77,125 @@ def add_target(p: argparse.ArgumentParser) -> None:
     p.add_argument("--debug", action="store_true", help="show full tracebacks and the worker's output")
 
 
-def trace_target(
-    opts: argparse.Namespace,
-    *,
-    jaxpr_text: bool,
-    record_flow: bool = False,
-    diagnose: bool = True,
-    tap: Callable[[bytes | None], None] | None = None,
-) -> TraceResult:
-    """`session.trace` with the command line's target, --args/--inputs, --x64, --timeout and --debug;
-    the trace's warnings (64-bit inputs narrowed, ...) go to stderr."""
-    import sys
+@dataclass(frozen=True)
+class TargetOptions:
+    """The target a command names and how to trace it, typed once from its command line (`of`):
+    what the commands' helpers take instead of the parser's namespace. A saved trace named as the
+    target is read once (`saved`)."""
 
-    from jaxscope.schema.flow import RECORDING_STOPPED
+    target: str = ""
+    args: str | None = None
+    inputs: str | None = None
+    python: str | None = None
+    x64: bool = False
+    device: str = ""
+    cpu_devices: int | None = None
+    timeout: float | None = None
+    debug: bool = False
+    backends: str = "all"  # (`run --backends cpu`: the worker hides the accelerators)
 
-    doc = saved(opts)
-    if doc is not None:
-        return doc.trace
-    result = trace(
-        opts.target,
-        opts.args,
-        inputs=opts.inputs,
-        timeout=opts.timeout,
-        debug=opts.debug,
-        jaxpr_text=jaxpr_text,
-        record_flow=record_flow,
-        diagnose=diagnose,
-        tap=tap,
-        python=opts.python,
-        env=worker_env(opts),
-        device=getattr(opts, "device", ""),
-    )
-    for warning in result.warnings:
-        if not warning.startswith(RECORDING_STOPPED):  # `explain` says that one itself
-            print(f"jaxscope: warning: {warning}", file=sys.stderr)
-    for found in result.diagnostics:
-        if found.kind == "dead-code" and not record_flow:  # `explain` (which records the flow) lists it with the rest
-            print(f"jaxscope: warning: {found.title}. {found.detail}", file=sys.stderr)
-    return result
+    @classmethod
+    def of(cls, opts: argparse.Namespace) -> TargetOptions:
+        """The options a command line gave (a command without one of them keeps its default)."""
+        given = vars(opts)
+        return cls(**{f.name: given[f.name] for f in fields(cls) if given.get(f.name) is not None})
 
+    @cached_property
+    def saved(self) -> TraceDocument | None:
+        """The saved trace named as the target (None: a live target). The options that say how to
+        trace do not apply to it: naming one is an error, not silently ignored."""
+        from jaxscope.saved_traces import load
 
-def worker_env(opts: argparse.Namespace) -> dict[str, str]:
-    """The worker's environment for --x64 and --cpu-devices (JAX reads both when it starts); without
-    --cpu-devices, XLA_FLAGS stays as the environment has it."""
-    import os
+        return load(self.target) if self.names_saved() else None
 
-    from jaxscope.runtime.devices import device_env
+    def names_saved(self) -> bool:
+        """Whether the target is a saved trace; a CliError if options that say how to trace are given with it."""
+        from jaxscope.saved_traces import is_document
 
-    env = {"JAX_ENABLE_X64": "1"} if getattr(opts, "x64", False) else {}
-    if getattr(opts, "debug", False):
-        env["JAXSCOPE_DEBUG"] = "1"  # the worker says its memory cap
-    backends = getattr(opts, "backends", "all")
-    try:
-        env.update(device_env(getattr(opts, "cpu_devices", None), "" if backends == "all" else backends, os.environ))
-    except ValueError as exc:
-        raise CliError(f"--cpu-devices: {exc}") from None
-    return env
+        if not is_document(self.target):
+            return False
+        given = [f"--{name.replace('_', '-')}" for name in TRACE_OPTIONS if getattr(self, name) not in (None, False, "")]
+        if given:
+            raise CliError(
+                f"{self.target} is a saved trace: {', '.join(given)} say{'s' if len(given) == 1 else ''} how to trace, "
+                "and it is traced already (trace the function itself to change them)"
+            )
+        return True
+
+    def env(self) -> dict[str, str]:
+        """The worker's environment for --x64 and --cpu-devices (JAX reads both when it starts); without
+        --cpu-devices, XLA_FLAGS stays as the environment has it."""
+        import os
+
+        from jaxscope.runtime.devices import device_env
+
+        env = {"JAX_ENABLE_X64": "1"} if self.x64 else {}
+        if self.debug:
+            env["JAXSCOPE_DEBUG"] = "1"  # the worker says its memory cap
+        try:
+            env.update(device_env(self.cpu_devices, "" if self.backends == "all" else self.backends, os.environ))
+        except ValueError as exc:
+            raise CliError(f"--cpu-devices: {exc}") from None
+        return env
+
+    def trace(
+        self,
+        *,
+        jaxpr_text: bool,
+        record_flow: bool = False,
+        diagnose: bool = True,
+        tap: Callable[[bytes | None], None] | None = None,
+    ) -> TraceResult:
+        """`session.trace` of the target (its saved trace, if it names one); the trace's warnings
+        (64-bit inputs narrowed, ...) go to stderr."""
+        import sys
+
+        from jaxscope.schema.flow import RECORDING_STOPPED
+
+        if self.saved is not None:
+            return self.saved.trace
+        result = trace(
+            self.target,
+            self.args,
+            inputs=self.inputs,
+            timeout=self.timeout,
+            debug=self.debug,
+            jaxpr_text=jaxpr_text,
+            record_flow=record_flow,
+            diagnose=diagnose,
+            tap=tap,
+            python=self.python,
+            env=self.env(),
+            device=self.device,
+        )
+        for warning in result.warnings:
+            if not warning.startswith(RECORDING_STOPPED):  # `explain` says that one itself
+                print(f"jaxscope: warning: {warning}", file=sys.stderr)
+        for found in result.diagnostics:
+            if found.kind == "dead-code" and not record_flow:  # `explain` (which records the flow) lists it with the rest
+                print(f"jaxscope: warning: {found.title}. {found.detail}", file=sys.stderr)
+        return result
+
+    def source_text(self, path: str) -> str:
+        """A user file's text: the saved trace's copy when the target is one, else the file on disk
+        (an OSError if it cannot be read)."""
+        if self.saved is not None:
+            text = self.saved.source(path)
+            if text is None:
+                raise FileNotFoundError(f"{path} was not saved in {self.target}")
+            return text
+        from jaxscope.schema.files import MAX_SOURCE_BYTES, read_text
+
+        return read_text(path, MAX_SOURCE_BYTES)
+
+    def stage(self) -> StageTarget:
+        """The target as `jaxscope.stages` lowers it (its saved trace, if it names one)."""
+        from jaxscope.stages import StageTarget
+
+        return StageTarget(self.target, self.args, self.inputs, self.saved, self.device, self.timeout, self.debug, self.python, self.env())
 
 
 TRACE_OPTIONS = ("args", "inputs", "python", "device", "cpu_devices", "x64", "timeout")
-
-
-def saved(opts: argparse.Namespace) -> TraceDocument | None:
-    """The saved trace the command line names as its target (None: a live target). The options that
-    say how to trace do not apply to it: naming one is an error, not silently ignored."""
-    from jaxscope.saved_traces import load
-
-    if not no_trace_options(opts):
-        return None
-    return load(opts.target)
-
-
-def no_trace_options(opts: argparse.Namespace) -> bool:
-    """Whether the target is a saved trace; a CliError if options that say how to trace are given with it."""
-    from jaxscope.saved_traces import is_document
-
-    if not is_document(opts.target or ""):
-        return False
-    given = [f"--{name.replace('_', '-')}" for name in TRACE_OPTIONS if getattr(opts, name, None) not in (None, False, "")]
-    if given:
-        raise CliError(
-            f"{opts.target} is a saved trace: {', '.join(given)} say{'s' if len(given) == 1 else ''} how to trace, "
-            "and it is traced already (trace the function itself to change them)"
-        )
-    return True
-
-
-def source_text(opts: argparse.Namespace, path: str) -> str:
-    """A user file's text: the saved trace's copy when the target is one, else the file on disk
-    (an OSError if it cannot be read)."""
-    doc = saved(opts)
-    if doc is not None:
-        text = doc.source(path)
-        if text is None:
-            raise FileNotFoundError(f"{path} was not saved in {opts.target}")
-        return text
-    from jaxscope.schema.files import MAX_SOURCE_BYTES, read_text
-
-    return read_text(path, MAX_SOURCE_BYTES)
-
-
-def stage_target(opts: argparse.Namespace) -> StageTarget:
-    """The command line's target as `jaxscope.stages` lowers it (its saved trace, if it names one)."""
-    from jaxscope.stages import StageTarget
-
-    return StageTarget(
-        opts.target,
-        opts.args,
-        opts.inputs,
-        saved(opts),
-        getattr(opts, "device", ""),
-        opts.timeout,
-        opts.debug,
-        opts.python,
-        worker_env(opts),
-    )
 
 
 def warn(text: str) -> None:

@@ -9,7 +9,7 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any
 
-from jaxscope.cli.common import CliError, add_target, stage_target, trace_target
+from jaxscope.cli.common import CliError, TargetOptions, add_target
 
 if TYPE_CHECKING:
     from jaxscope.analysis.cost import Cost, CostRow
@@ -55,14 +55,15 @@ def run(opts: argparse.Namespace) -> int:
 
     if opts.by == "fusion" and opts.no_xla:
         raise CliError("--by fusion needs the compiled program: drop --no-xla")
-    result = trace_target(opts, jaxpr_text=False, diagnose=False)
+    target = TargetOptions.of(opts)
+    result = target.trace(jaxpr_text=False, diagnose=False)
     graph = result.graph
     found = costs.rows(graph)
     model = total = costs.total(graph, found)
     live = liveness(graph)
     if opts.time and opts.no_xla:
         raise CliError("--time measures the compiled program: drop --no-xla")
-    xla = None if opts.no_xla else _compiled(opts, PROFILE_RUNS if opts.time else 0)
+    xla = None if opts.no_xla else _compiled(target, PROFILE_RUNS if opts.time else 0)
     unclaimed = compiled = None
     if xla is not None and xla.exact is not None:  # per instruction of the compiled program, as XLA counts
         from jaxscope.analysis.hlo_cost import compiled_rows
@@ -169,10 +170,10 @@ def run(opts: argparse.Namespace) -> int:
     return 0
 
 
-def _compiled(opts: argparse.Namespace, profile: int) -> HloResult:
+def _compiled(target: TargetOptions, profile: int) -> HloResult:
     from jaxscope.stages import lower
 
-    return lower(stage_target(opts), "compiled", profile)
+    return lower(target.stage(), "compiled", profile)
 
 
 def _table(

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from jaxscope.cli.common import ARGS_HELP, CliError, output_file, worker_env
+from jaxscope.cli.common import ARGS_HELP, CliError, TargetOptions, output_file
 
 if TYPE_CHECKING:
     from jaxscope.schema.trace import TraceResult
@@ -63,8 +64,9 @@ def run(opts: argparse.Namespace) -> int:
     b_target = opts.b or opts.a
     if opts.b is None and opts.args_b is None and opts.inputs_b is None:
         raise CliError("diff needs two traces: give B (a target or a saved trace), or B's inputs with --args-b/--inputs-b")
-    a, name_a = _side(opts, opts.a, opts.args_a, opts.inputs_a, "a")
-    b, name_b = _side(opts, b_target, opts.args_b, opts.inputs_b, "b")
+    how = TargetOptions.of(opts)  # how both sides are traced
+    a, name_a = _side(replace(how, target=opts.a, args=opts.args_a, inputs=opts.inputs_a), "a")
+    b, name_b = _side(replace(how, target=b_target, args=opts.args_b, inputs=opts.inputs_b), "b")
     found = diff(a.graph, b.graph)
     if opts.json:
         import json
@@ -90,21 +92,19 @@ def run(opts: argparse.Namespace) -> int:
     return 0 if found.identical else 1
 
 
-def _side(opts: argparse.Namespace, target: str, args: str | None, inputs: str | None, side: str) -> tuple[TraceResult, str]:
+def _side(t: TargetOptions, side: str) -> tuple[TraceResult, str]:
     from jaxscope.saved_traces import is_document, load
     from jaxscope.session import trace
 
-    if is_document(target):
-        if args is not None or inputs is not None:
-            raise CliError(f"{target} is a saved trace: --args-{side}/--inputs-{side} do not apply to it")
-        doc = load(target)
-        return doc.trace, f"{target} ({doc.target})"
-    result = trace(
-        target, args, inputs=inputs, timeout=opts.timeout, debug=opts.debug, diagnose=False, python=opts.python, env=worker_env(opts)
-    )
+    if is_document(t.target):
+        if t.args is not None or t.inputs is not None:
+            raise CliError(f"{t.target} is a saved trace: --args-{side}/--inputs-{side} do not apply to it")
+        doc = load(t.target)
+        return doc.trace, f"{t.target} ({doc.target})"
+    result = trace(t.target, t.args, inputs=t.inputs, timeout=t.timeout, debug=t.debug, diagnose=False, python=t.python, env=t.env())
     request = result.request
     with_ = f" --inputs {request.inputs}" if request.inputs else f" --args {request.args!r}" if request.args else ""
-    return result, target + with_
+    return result, t.target + with_
 
 
 def _draw(output: str, a: TraceResult, b: TraceResult, found: Any, scopes: bool, depth: int | None) -> None:

@@ -7,7 +7,7 @@ import os
 import re
 from typing import Any
 
-from jaxscope.cli.common import CliError, add_target, saved, source_text, trace_target
+from jaxscope.cli.common import CliError, TargetOptions, add_target
 
 
 def add_parser(sub: Any) -> None:
@@ -39,12 +39,13 @@ def run(opts: argparse.Namespace) -> int:
     from jaxscope.targets import argspec
     from jaxscope.targets.discover import DiscoveryError, discover_source
 
-    result = trace_target(opts, jaxpr_text=False, record_flow=True)
+    target = TargetOptions.of(opts)
+    result = target.trace(jaxpr_text=False, record_flow=True)
     flow = result.flow
     stopped = recording_stopped(result.warnings)
     if flow is None and stopped:
         raise CliError(f"{stopped}: nothing to explain", 5)
-    if flow is None and saved(opts) is not None:  # the user's file, not jaxscope, lacks it: exit 2
+    if flow is None and target.saved is not None:  # the user's file, not jaxscope, lacks it: exit 2
         raise CliError(
             f"{opts.target} holds no record of the Python control flow of its trace: nothing to explain "
             "(`jaxscope save` records it; so does File → Save Trace after a trace in the window)",
@@ -56,7 +57,7 @@ def run(opts: argparse.Namespace) -> int:
     main_flow = (flow.file(ref.path) if ref.path else None) or max(flow.files, key=lambda f: sum(n for _, n in f.line_hits))
     path = main_flow.path
     try:
-        source = source_text(opts, path)
+        source = target.source_text(path)
     except OSError as exc:
         raise CliError(f"cannot read {path}: {exc}") from None
     lines = source.splitlines()
@@ -73,7 +74,7 @@ def run(opts: argparse.Namespace) -> int:
         if other is main_flow:
             continue
         try:
-            text = source_text(opts, other.path)
+            text = target.source_text(other.path)
             other_info: Any = discover_source(text, other.path)
         except (OSError, DiscoveryError):
             continue

@@ -7,7 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from jaxscope.analysis.measures import MEASURES
-from jaxscope.cli.common import CliError, add_target, output_file, saved, stage_target, trace_target, warn
+from jaxscope.cli.common import CliError, TargetOptions, add_target, output_file, warn
 from jaxscope.layout.edge_shape import LONG_EDGES
 
 if TYPE_CHECKING:
@@ -90,15 +90,15 @@ def add_parser(sub: Any) -> None:
     )
 
 
-def link_stages(opts: argparse.Namespace, fmt: str) -> list[str]:
+def link_stages(links: str | None, fmt: str, output: str) -> list[str]:
     """The stages `--links` names (JSON and HTML; jaxpr by default)."""
     from jaxscope.ir.link_tables import STAGES
 
     if fmt not in ("json", "html"):
-        if opts.links is not None:
-            raise CliError(f"--links goes with JSON or HTML output, not {fmt or opts.output}")
+        if links is not None:
+            raise CliError(f"--links goes with JSON or HTML output, not {fmt or output}")
         return []
-    asked = [s.strip() for s in (opts.links if opts.links is not None else "jaxpr").split(",") if s.strip()]
+    asked = [s.strip() for s in (links if links is not None else "jaxpr").split(",") if s.strip()]
     if asked == ["none"]:
         return []
     unknown = [s for s in asked if s not in STAGES]
@@ -107,10 +107,9 @@ def link_stages(opts: argparse.Namespace, fmt: str) -> list[str]:
     return list(dict.fromkeys(asked))
 
 
-def _fill(opts: argparse.Namespace, real: Graph) -> Measured | None:
+def _fill(target: TargetOptions, name: str | None, real: Graph) -> Measured | None:
     """`--overlay`: each equation's value on the measure; a measure that needs a profile runs the
     compiled program under the profiler (`jaxscope cost --time`)."""
-    name = opts.overlay
     if name is None:
         return None
     from jaxscope.analysis.measures import MEASURES, PROFILE_RUNS, MeasureData
@@ -119,20 +118,20 @@ def _fill(opts: argparse.Namespace, real: Graph) -> Measured | None:
 
     wanted = MEASURES[name]
     try:
-        run = lower(stage_target(opts), "compiled", PROFILE_RUNS) if wanted.needs == "profile" else None
+        run = lower(target.stage(), "compiled", PROFILE_RUNS) if wanted.needs == "profile" else None
         values, caption = wanted.values(MeasureData(real, run))
     except ValueError as exc:
         raise CliError(f"--overlay {name}: {exc}") from None
     return Measured(name, values, caption)
 
 
-def _partitioned(opts: argparse.Namespace, graph: Graph) -> dict[str, str]:
+def _partitioned(target: TargetOptions, graph: Graph) -> dict[str, str]:
     """`--sharding`: the compiled program's collectives and argument shardings, for the boxes."""
     from jaxscope.analysis.partition import notes_of
     from jaxscope.stages import lower
 
     try:
-        notes, count = notes_of(graph, lower(stage_target(opts), "compiled"))
+        notes, count = notes_of(graph, lower(target.stage(), "compiled"))
     except ValueError as exc:
         raise CliError(f"--sharding: {exc}") from None
     print(f"jaxscope: {count} collective{'s' if count != 1 else ''} in the compiled program", file=sys.stderr)
@@ -175,18 +174,19 @@ def run(opts: argparse.Namespace) -> int:
         fmt = ""
     if opts.overlay and fmt in ("json", "dot"):
         raise CliError(f"--overlay colours a drawing: use it with svg, png or pdf, not {fmt}")
-    stages = link_stages(opts, fmt)
+    stages = link_stages(opts.links, fmt, opts.output)
+    target = TargetOptions.of(opts)
     draw = options(opts, fmt)
     with Drawer() as drawer:
         # As in the app: the layout process starts now (while the worker imports jax) and lays out
         # the graph as the trace reply arrives; the notes of --sharding go in with the layout.
-        stream = drawer.stream(draw) if not opts.sharding and saved(opts) is None else None
-        result = trace_target(opts, jaxpr_text="jaxpr" in stages, diagnose=False, tap=stream.feed if stream is not None else None)
-        doc = saved(opts)  # an HTML page's panel: a saved trace's own copies, else the files while they are as traced
+        doc = target.saved  # an HTML page's panel: a saved trace's own copies, else the files while they are as traced
+        stream = drawer.stream(draw) if not opts.sharding and doc is None else None
+        result = target.trace(jaxpr_text="jaxpr" in stages, diagnose=False, tap=stream.feed if stream is not None else None)
         decorations = Decorations(
-            fill=_fill(opts, result.graph),
-            notes=_partitioned(opts, result.graph) if opts.sharding else {},
-            links={stage: export_entry(*stage_lines(stage_target(opts), result, stage, warn)) for stage in stages},
+            fill=_fill(target, opts.overlay, result.graph),
+            notes=_partitioned(target, result.graph) if opts.sharding else {},
+            links={stage: export_entry(*stage_lines(target.stage(), result, stage, warn)) for stage in stages},
             sources=(dict(doc.sources) if doc is not None else snapshot(result, warn)) if fmt == "html" else {},
         )
         try:

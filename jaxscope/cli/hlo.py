@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from jaxscope.cli.common import CliError, add_target, output_file, stage_target
+from jaxscope.cli.common import CliError, TargetOptions, add_target, output_file
 
 
 def add_parser(sub: Any) -> None:
@@ -24,7 +24,7 @@ def add_parser(sub: Any) -> None:
 def run(opts: argparse.Namespace) -> int:
     from jaxscope.stages import lower
 
-    result = lower(stage_target(opts), opts.stage)
+    result = lower(TargetOptions.of(opts).stage(), opts.stage)
     if opts.output:
         try:
             from jaxscope.exporter import write_text

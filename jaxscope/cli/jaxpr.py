@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from jaxscope.cli.common import add_target, trace_target
+from jaxscope.cli.common import TargetOptions, add_target
 
 
 def add_parser(sub: Any) -> None:
@@ -17,7 +17,7 @@ def add_parser(sub: Any) -> None:
 def run(opts: argparse.Namespace) -> int:
     from jaxscope.ir.linking import tidy_comments
 
-    result = trace_target(opts, jaxpr_text=True)
+    result = TargetOptions.of(opts).trace(jaxpr_text=True)
     # the locations at column 88, not past the longest line; the lines and their words as JAX printed them
     sys.stdout.write(tidy_comments(result.jaxpr_text.rstrip("\n")) + "\n")
     return 0

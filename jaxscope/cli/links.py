@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-from jaxscope.cli.common import add_target, stage_target, trace_target, warn
+from jaxscope.cli.common import TargetOptions, add_target, warn
 
 HEADER = "path\tprimitive\tscope\tsource\tlines"
 
@@ -35,8 +35,9 @@ def run(opts: argparse.Namespace) -> int:
     from jaxscope.ir.jaxpr_order import equations
     from jaxscope.stages import stage_lines
 
-    result = trace_target(opts, jaxpr_text=opts.stage == "jaxpr")
-    _text, lines = stage_lines(stage_target(opts), result, opts.stage, warn)
+    target = TargetOptions.of(opts)
+    result = target.trace(jaxpr_text=opts.stage == "jaxpr")
+    _text, lines = stage_lines(target.stage(), result, opts.stage, warn)
     out = [HEADER]
     for path, node in equations(result.graph):
         source = f"{node.source.file}:{node.source.line}" if node.source is not None else "-"

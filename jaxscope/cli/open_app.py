@@ -7,7 +7,7 @@ import os
 import sys
 from typing import Any
 
-from jaxscope.cli.common import CliError, add_target, no_trace_options
+from jaxscope.cli.common import CliError, TargetOptions, add_target
 
 
 def add_parser(sub: Any) -> None:
@@ -16,7 +16,8 @@ def add_parser(sub: Any) -> None:
 
 
 def run(opts: argparse.Namespace) -> int:
-    no_trace_options(opts)  # `jaxscope NAME.jaxscope --args ...`: said, not ignored
+    target = TargetOptions.of(opts)  # (no command: no target)
+    target.names_saved()  # `jaxscope NAME.jaxscope --args ...`: said, not ignored
     headless = sys.platform.startswith("linux") and not (
         os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or os.environ.get("QT_QPA_PLATFORM")
     )
@@ -24,5 +25,4 @@ def run(opts: argparse.Namespace) -> int:
         raise CliError("no display to open the desktop app on; use `jaxscope export TARGET -o graph.svg` headless", 2)
     from jaxscope.qt.app.main import main as gui_main
 
-    target = getattr(opts, "target", None)  # (no command: none)
-    return int(gui_main(target, getattr(opts, "args", None), getattr(opts, "inputs", None), getattr(opts, "python", None)))
+    return int(gui_main(target.target or None, target.args, target.inputs, target.python))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from jaxscope.cli.common import CliError, add_target, worker_env
+from jaxscope.cli.common import CliError, TargetOptions, add_target
 from jaxscope.session import resolve_call, worker_job
 
 
@@ -27,7 +27,8 @@ def run(opts: argparse.Namespace) -> int:
     from jaxscope.schema.codec import from_jsonable
     from jaxscope.targets import argspec
 
-    ref, before, inputs = resolve_call(opts.target, opts.args, opts.inputs)
+    target = TargetOptions.of(opts)
+    ref, before, inputs = resolve_call(target.target, target.args, target.inputs)
     if inputs:
         raise CliError(
             "retrace compares two argument specs (--args and --vs); a maker's inputs are not compared yet: give the first call as --args"
@@ -38,27 +39,27 @@ def run(opts: argparse.Namespace) -> int:
         raise CliError(f"bad --vs:\n{exc}") from None
     timeouts = {"trace": opts.timeout} if opts.timeout else None
     request = RetraceRequest(ref, before, opts.vs)
-    result = worker_job("retrace", request, lambda d: from_jsonable(RetraceResult, d), timeouts, opts.debug, worker_env(opts), opts.python)
+    result = worker_job("retrace", request, lambda d: from_jsonable(RetraceResult, d), timeouts, opts.debug, target.env(), opts.python)
     if opts.json:
         print(json.dumps(asdict(result), sort_keys=True, indent=1))
     else:
         print(result.summary())
     if opts.diff:
-        _difference(opts, before)
+        _difference(target, before, opts.vs)
     return 0
 
 
-def _difference(opts: argparse.Namespace, before: str) -> None:
+def _difference(target: TargetOptions, before: str, vs: str) -> None:
     """Both calls traced (one worker) and diffed."""
     from jaxscope.analysis.diff_view import report
     from jaxscope.analysis.trace_diff import diff
     from jaxscope.session import close_soon, one_off_client, trace
 
-    client = one_off_client({"trace": opts.timeout} if opts.timeout else None, opts.python, worker_env(opts))
+    client = one_off_client({"trace": target.timeout} if target.timeout else None, target.python, target.env())
     try:
-        a, b = (trace(opts.target, call, debug=opts.debug, diagnose=False, client=client) for call in (before, opts.vs))
+        a, b = (trace(target.target, call, debug=target.debug, diagnose=False, client=client) for call in (before, vs))
     finally:
         close_soon(client)
     found = diff(a.graph, b.graph)
     print()
-    print("\n".join(report(a.graph, b.graph, found, (f"({before})", f"({opts.vs})"))))
+    print("\n".join(report(a.graph, b.graph, found, (f"({before})", f"({vs})"))))

@@ -13,7 +13,7 @@ import json
 import math
 from typing import TYPE_CHECKING, Any
 
-from jaxscope.cli.common import CliError, add_target, saved, worker_env
+from jaxscope.cli.common import CliError, TargetOptions, add_target
 from jaxscope.schema.run import F64, PRECISIONS
 from jaxscope.session import resolve_call, worker_job
 
@@ -88,14 +88,15 @@ def run(opts: argparse.Namespace) -> int:
         value = getattr(opts, name)
         if value is not None and not (math.isfinite(value) and value >= 0):
             raise CliError(f"--{name} must be a finite number >= 0")
-    doc = saved(opts)
+    target = TargetOptions.of(opts)
+    doc = target.saved
     if doc is not None:
         if doc.run is None:
             raise CliError(f"{opts.target} holds no run (save it with --run): running needs the function's code")
         print(f"jaxscope: the run saved in {opts.target} ({doc.created or 'undated'})", file=sys.stderr)
         result = doc.run
     else:
-        result = _run(opts)
+        result = _run(target, opts)
     if opts.json:
         print(json.dumps(asdict(result), sort_keys=True, indent=1))
     else:
@@ -114,18 +115,18 @@ def _reference(text: str) -> str:
     return value
 
 
-def _run(opts: argparse.Namespace) -> RunResult:
+def _run(target: TargetOptions, opts: argparse.Namespace) -> RunResult:
+    """The run the command line asks for (`opts`: the run's own options) in a worker."""
     from jaxscope.runtime.worker_client import DEFAULT_TIMEOUTS
     from jaxscope.schema.run import RunRequest, run_result_from_jsonable
 
-    env = worker_env(opts)
-    ref, args, inputs = resolve_call(opts.target, opts.args, opts.inputs)
-    timeouts = {phase: opts.timeout for phase in DEFAULT_TIMEOUTS if phase != "startup"} if opts.timeout else None
+    ref, args, inputs = resolve_call(target.target, target.args, target.inputs)
+    timeouts = {phase: target.timeout for phase in DEFAULT_TIMEOUTS if phase != "startup"} if target.timeout else None
     request = RunRequest(
         function=ref,
         args=args,
         inputs=inputs,
-        device=opts.device,
+        device=target.device,
         seed=opts.seed,
         repeats=opts.repeats,
         rtol=opts.rtol,
@@ -136,5 +137,5 @@ def _run(opts: argparse.Namespace) -> RunResult:
         precision=opts.precision,
         evidence=opts.evidence,
     )
-    result: RunResult = worker_job("run", request, run_result_from_jsonable, timeouts, opts.debug, env, opts.python)
+    result: RunResult = worker_job("run", request, run_result_from_jsonable, timeouts, target.debug, target.env(), target.python)
     return result

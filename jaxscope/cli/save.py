@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from jaxscope.cli.common import CliError, add_target, output_file, worker_env
+from jaxscope.cli.common import CliError, TargetOptions, add_target, output_file
 
 
 def add_parser(sub: Any) -> None:
@@ -47,7 +47,7 @@ def run(opts: argparse.Namespace) -> int:
             timeout=opts.timeout,
             debug=opts.debug,
             python=opts.python,
-            env=worker_env(opts),
+            env=TargetOptions.of(opts).env(),
             device=opts.device,
             compile_hlo=not opts.no_compile,
             run=opts.run,
