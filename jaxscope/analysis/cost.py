@@ -20,6 +20,7 @@ from typing import cast
 
 from jaxscope.analysis.avals import aval_bytes, aval_elems, aval_shape
 from jaxscope.schema.graph import Graph, Node, SourceLoc
+from jaxscope.schema.latest import LatestGraph
 from jaxscope.schema.primitives import number, primitive
 
 Numbers = tuple[tuple[str, tuple[int, ...]], ...]
@@ -284,13 +285,11 @@ class _Skipped:
         return self._folded[body_id]
 
 
-_last: list[_Skipped] = []  # the last graph's: `rows` then `total` of one graph find them once
+_LAST: LatestGraph[_Skipped] = LatestGraph()  # the last graph's: `rows` then `total` of one graph find them once
 
 
 def _skipped(graph: Graph) -> _Skipped:
-    if not _last or _last[0].graph is not graph:
-        _last[:] = [_Skipped(graph)]
-    return _last[0]
+    return _LAST.get(graph, None, lambda: _Skipped(graph))
 
 
 def rows(graph: Graph) -> list[CostRow]:

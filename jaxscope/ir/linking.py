@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 from jaxscope.ir.jaxpr_order import equations, exact_lines
 from jaxscope.schema.graph import Graph, SourceLoc
+from jaxscope.schema.latest import LatestGraph
 
 Loc = tuple[str, int, int]  # (file, line, col) as printed in a jaxpr comment
 
@@ -44,16 +45,12 @@ def node_labels(graph: Graph) -> dict[str, str]:
 
 
 _Entry = tuple[str, SourceLoc, str]  # (path relative to a body, loc, label)
-_last_entries: list[tuple[Graph, list[_Entry]]] = []  # the latest graph walked, held so `is` stays valid
+_ENTRIES: LatestGraph[list[_Entry]] = LatestGraph()
 
 
 def _root_entries(graph: Graph) -> list[_Entry]:
     """The root body's entries; the latest graph's are reused, as views ask on every click."""
-    if _last_entries and _last_entries[0][0] is graph:
-        return _last_entries[0][1]
-    entries = _relative_sources(graph).get(graph.root, [])
-    _last_entries[:] = [(graph, entries)]
-    return entries
+    return _ENTRIES.get(graph, None, lambda: _relative_sources(graph).get(graph.root, []))
 
 
 def _relative_sources(graph: Graph) -> dict[str, list[_Entry]]:
@@ -138,25 +135,25 @@ def natural_key(path: str) -> tuple[object, ...]:
     return tuple([int(t) if t.isdecimal() else t for t in _DIGITS.split(path)])
 
 
-_last_by_line: list[tuple[Graph, str, dict[int, list[str]]]] = []  # the latest answer, as for _root_entries
+_BY_LINE: LatestGraph[dict[int, list[str]]] = LatestGraph()
 
 
 def nodes_by_line(graph: Graph, file: str) -> dict[int, list[str]]:
     """Source line -> node paths (naturally sorted) for the equations `file` emitted. The latest
-    answer is reused: a trace's window asks for it four times (line colours, flow marks, node
-    colours, clicks), and at 50k equations each took 0.4 s. Do not mutate what it returns."""
-    last = _last_by_line[0] if _last_by_line else None
-    if last is not None and last[0] is graph and last[1] == file:
-        return last[2]
+    graph's answers are reused: a trace's window asks for it four times (line colours, flow marks,
+    node colours, clicks), from three threads, and at 50k equations each took 0.4 s. Do not mutate
+    what it returns."""
+    return _BY_LINE.get(graph, file, lambda: _nodes_by_line(graph, file))
+
+
+def _nodes_by_line(graph: Graph, file: str) -> dict[int, list[str]]:
     sources = node_sources(graph)
     files = _matching_files((loc.file for loc in sources.values()), file)
     out: dict[int, list[str]] = {}
     for path, loc in sources.items():
         if loc.file in files:
             out.setdefault(loc.line, []).append(path)
-    by_line = {line: sorted(paths, key=natural_key) for line, paths in sorted(out.items())}
-    _last_by_line[:] = [(graph, file, by_line)]
-    return by_line
+    return {line: sorted(paths, key=natural_key) for line, paths in sorted(out.items())}
 
 
 def nodes_for_frame(graph: Graph, file: str, line: int) -> list[str]:

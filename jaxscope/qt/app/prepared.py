@@ -73,7 +73,7 @@ def prepare_trace(
         if scenes is not None:
             scenes.prepare_graph(view.graph)
         if path:
-            linking.nodes_by_line(graph, path)  # kept by `linking` for the GUI thread's calls
+            linking.nodes_by_line(graph, path)  # made here, found by the GUI thread (`schema.latest`)
         links = linking.jaxpr_links(graph, "")
         helpers = frozenset(linking.helper_files(graph, path))
         colours = view_colours(view, path, palette)
