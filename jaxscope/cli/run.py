@@ -120,6 +120,7 @@ def _run(target: TargetOptions, opts: argparse.Namespace) -> RunResult:
     from jaxscope.runtime.worker_client import DEFAULT_TIMEOUTS
     from jaxscope.schema.run import RunRequest, run_result_from_jsonable
 
+    env = target.env()  # a bad --cpu-devices is said before the target is looked at
     ref, args, inputs = resolve_call(target.target, target.args, target.inputs)
     timeouts = {phase: target.timeout for phase in DEFAULT_TIMEOUTS if phase != "startup"} if target.timeout else None
     request = RunRequest(
@@ -137,5 +138,5 @@ def _run(target: TargetOptions, opts: argparse.Namespace) -> RunResult:
         precision=opts.precision,
         evidence=opts.evidence,
     )
-    result: RunResult = worker_job("run", request, run_result_from_jsonable, timeouts, target.debug, target.env(), target.python)
+    result: RunResult = worker_job("run", request, run_result_from_jsonable, timeouts, target.debug, env, target.python)
     return result

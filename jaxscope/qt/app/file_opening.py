@@ -61,6 +61,8 @@ class FileOpening(QObject):
         self.parts = parts
         self._opening = ""  # the file `open_target` opens last (a big one is read apart: an older reply is dropped)
         self._unsaved_told = False  # `settings_saved`
+        # a new trace: its file and the helper modules it imports are watched (saving one re-traces)
+        parts.session.traced.connect(lambda prepared, _previous: parts.files.watch(parts.session.doc.path, set(prepared.helpers)))
 
     def open_target(self, target: str, args: str | None = None, inputs: str | None = None) -> bool:
         """Open `file.py` or `file.py::function` (specs `args` or a maker `inputs` for it), and trace it

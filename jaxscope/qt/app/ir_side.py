@@ -54,6 +54,7 @@ class IrSide:
         self.links: dict[str, IrLinks] = {}  # stage -> links of the IR text now shown
         self.results: dict[str, HloResult] = {}  # stage -> the IR text now shown (File -> Save Trace keeps them)
         self.text_query = ""  # the last Find in IR Text query
+        session.traced.connect(lambda prepared, _previous: self.start(prepared.result))
 
     def start(self, result: TraceResult) -> None:
         """After a trace: the printed jaxpr, then StableHLO (then compiled HLO), each from the worker

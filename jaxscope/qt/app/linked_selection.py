@@ -24,7 +24,7 @@ from jaxscope.qt.panes.run_panel import RunPanel
 from jaxscope.qt.panes.source_frames import SourceFrames
 from jaxscope.qt.panes.source_view import QtSourceView
 from jaxscope.schema.graph import Graph, owner_chain, resolve
-from jaxscope.schema.trace import Diagnostic
+from jaxscope.schema.trace import Diagnostic, TraceResult
 from jaxscope.workbench import nearest_visible
 
 
@@ -56,8 +56,12 @@ class LinkedSelection:
             status,
         )
         self.by_line: dict[int, list[str]] = {}  # source line of the open file -> its nodes
+        session.traced.connect(lambda prepared, _previous: self._traced(prepared.result))
         self.pending: list[str] = []  # select these once the layout that reveals them is shown
         self._paired: tuple[Graph | None, dict[str, list[str]]] = (None, {})
+
+    def _traced(self, result: TraceResult) -> None:
+        self.by_line = linking.nodes_by_line(result.graph, self.session.doc.path)
 
     def graph_selected(self, shown: list[str]) -> None:
         """Nodes picked in the graph pane (its paths: a module group stands for its equations)."""

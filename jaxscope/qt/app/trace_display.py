@@ -55,6 +55,7 @@ class TraceDisplay:
         self.inputs, self.diagnostics, self.guide, self.run_panel = inputs, diagnostics, guide, run_panel
         self.stale_banner, self.docks, self.resize_docks = stale_banner, docks, resize_docks
         self.flow_legend = source_frames.legend
+        session.traced.connect(lambda prepared, _previous: self.traced(prepared.result))
 
     def show_guide(self, docstring: str) -> None:
         """A tutorial's module docstring as its guide (shown, beside the jaxpr) when it has links or the
@@ -85,6 +86,14 @@ class TraceDisplay:
             self.mark_stale("The last trace failed; showing the previous result (stale). See Problems.")
         else:
             self.mark_stale(f"The trace of {function} failed; the graph shown is {shown}'s, from before (stale). See Problems.")
+
+    def traced(self, result: TraceResult) -> None:
+        """A new trace is shown: its inputs, its source's colours and flow marks, its diagnostics."""
+        self.inputs.show_result(result)
+        self.fresh(result)
+        self.apply_source_colours()
+        self.show_flow(result)
+        self.show_diagnostics(result)
 
     def fresh(self, result: TraceResult) -> None:
         """A new result (nothing stale): a jit-vs-eager verdict of another function (or file) goes."""

@@ -28,7 +28,7 @@ from jaxscope.qt.app.graph_export import GraphExport
 from jaxscope.qt.app.ir_side import IrSide
 from jaxscope.qt.app.jobs import JobParts, Jobs, device_setup, x64_setting
 from jaxscope.qt.app.linked_selection import LinkedSelection
-from jaxscope.qt.app.prepared import PreparedLayout, PreparedTrace
+from jaxscope.qt.app.prepared import PreparedLayout
 from jaxscope.qt.app.structure import ModelStructure, StructureParts
 from jaxscope.qt.app.trace_display import TraceDisplay, palette_for
 from jaxscope.qt.app.trace_files import TraceFiles, TraceFilesParts, droppable
@@ -48,7 +48,7 @@ from jaxscope.qt.panes.run_panel import RunPanel, scrolled
 from jaxscope.qt.panes.search_bar import SearchBar
 from jaxscope.qt.panes.source_frames import SourceFrames
 from jaxscope.qt.panes.source_view import QtSourceView
-from jaxscope.schema.trace import ErrorInfo, TraceResult
+from jaxscope.schema.trace import ErrorInfo
 from jaxscope.targets.static_fix import static_suggestion
 from jaxscope.workbench import Document
 
@@ -299,7 +299,7 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         c = self.controller
         c.phase_changed.connect(self.status.set_phase)
-        self.session.traced.connect(self._traced)
+        self.session.traced.connect(lambda _prepared, _previous: self.show_problem(""))  # each pane takes a trace itself
         self.session.laid_out.connect(self._laid_out)
         self.session.previewed.connect(lambda p: self.graph.show_preview(p.graph, p.layout, p.model))
         c.trace_failed.connect(self.show_trace_failure)
@@ -364,20 +364,6 @@ class MainWindow(QMainWindow):
     def doc(self) -> Document:
         """The document shown (`TraceSession` owns it: read here, written there)."""
         return self.session.doc
-
-    def _traced(self, prepared: PreparedTrace, previous: TraceResult | None) -> None:
-        """A new trace is shown: every pane but the graph's (that one follows its layout)."""
-        result = prepared.result
-        self.compare.remember(previous, result)
-        self.inputs.show_result(result)
-        self.display.fresh(result)
-        self.show_problem("")
-        self.ir_side.start(result)
-        self.selection.by_line = linking.nodes_by_line(result.graph, self.doc.path)
-        self.display.apply_source_colours()
-        self.files.watch(self.doc.path, set(prepared.helpers))  # saving a helper module re-traces too
-        self.display.show_flow(result)
-        self.display.show_diagnostics(result)
 
     @Slot(str)
     def _on_layout_failed(self, message: str) -> None:

@@ -108,6 +108,7 @@ class Compare:
         self.status, self.phase_label, self.show_problem = status, phase_label, show_problem
         self.previous: TraceResult | None = None  # the trace before the one shown (of the same function)
         self.windows: list[CompareWindow] = []
+        session.traced.connect(lambda prepared, previous: self.remember(previous, prepared.result))
 
     def remember(self, previous: TraceResult | None, current: TraceResult) -> None:
         """Keep the trace a new one replaces, when it is of the same function (an edit, other inputs)."""
