@@ -7,6 +7,7 @@ import argparse
 import json
 import re
 import sys
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from jaxscope.cli.common import CliError, TargetOptions, add_target
@@ -14,6 +15,7 @@ from jaxscope.cli.common import CliError, TargetOptions, add_target
 if TYPE_CHECKING:
     from jaxscope.analysis.cost import Cost, CostRow
     from jaxscope.analysis.hlo_cost import HloCost
+    from jaxscope.analysis.liveness import Liveness
     from jaxscope.schema.graph import Graph
     from jaxscope.schema.hlo import HloResult
 
@@ -47,14 +49,44 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
 
 
+@dataclass(frozen=True)
+class _Figures:
+    """What `cost` prints, as JSON or tables: the rows by `--by`, the totals, memory and XLA's own."""
+
+    graph: Graph
+    found: list[CostRow]  # per equation (the compiled program's figures where XLA priced it)
+    model: Cost  # per primitive, from each equation's shapes
+    total: Cost
+    live: Liveness
+    xla: HloResult | None
+    unclaimed: Cost | None  # XLA's own instructions (None: no compiled figures)
+    compiled: HloCost | None
+    rows: list[tuple[str, Cost]]  # sorted: the dearest first
+    seconds: dict[str, float]  # row -> measured seconds per run (--time)
+    seen: float  # the measured share of the step (--time)
+
+    @property
+    def notes(self) -> list[str]:
+        return sorted({r.note for r in self.found if r.note})
+
+
 def run(opts: argparse.Namespace) -> int:
+    if opts.by == "fusion" and opts.no_xla:
+        raise CliError("--by fusion needs the compiled program: drop --no-xla")
+    figures = _figures(opts)
+    if opts.json:
+        json.dump(_json(figures, opts), sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write("\n".join(_text(figures, opts)) + "\n")
+    return 0
+
+
+def _figures(opts: argparse.Namespace) -> _Figures:
     from jaxscope.analysis import cost as costs
-    from jaxscope.analysis.device_time import achieved, busy_line, peak_flops, rate
     from jaxscope.analysis.liveness import liveness
     from jaxscope.analysis.measures import PROFILE_RUNS
 
-    if opts.by == "fusion" and opts.no_xla:
-        raise CliError("--by fusion needs the compiled program: drop --no-xla")
     target = TargetOptions.of(opts)
     result = target.trace(jaxpr_text=False, diagnose=False)
     graph = result.graph
@@ -84,65 +116,81 @@ def run(opts: argparse.Namespace) -> int:
     if unclaimed is not None and opts.by != "fusion" and (unclaimed.flops or unclaimed.transcendentals):
         table["(XLA's own instructions: no equation made them)"] = unclaimed
     rows = sorted(table.items(), key=lambda kv: (-seconds.get(kv[0], 0.0), -(kv[1].flops + kv[1].transcendentals), -kv[1].bytes, kv[0]))
-    shown = rows[: opts.top] if opts.top > 0 else rows
-    notes = sorted({r.note for r in found if r.note})
-    peak_where = _peak_where(graph, live.order, live.peak_at)
-    if opts.json:
-        out = {
-            "by": opts.by,
-            "rows": [
-                {
-                    "name": k,
-                    "flops": c.flops,
-                    "transcendentals": c.transcendentals,
-                    "bytes": c.bytes,
-                    **({"seconds": seconds.get(k, 0.0)} if opts.time else {}),
-                    **({"flops_per_s": c.flops / seconds[k]} if seconds.get(k, 0.0) > 0 else {}),
-                }
-                for k, c in rows
-            ],
-            "total": {"flops": total.flops, "transcendentals": total.transcendentals, "bytes": total.bytes},
-            "source": "compiled" if unclaimed is not None else "primitive",
-            "per_primitive": {"flops": model.flops, "transcendentals": model.transcendentals, "bytes": model.bytes},
-            "memory": {
-                "peak_live_bytes": live.peak,
-                "peak_after": peak_where,
-                "argument_bytes": live.start,
-                "in_use": live.in_use,
-                "order": live.order,
-                "residual_bytes": live.residual_bytes,
-                "residuals": len(live.residuals),
-            },
-            "xla": {"cost": xla.cost, "lowered_cost": xla.lowered_cost, "memory": xla.memory} if xla is not None else None,
-            "notes": notes,
-            "time": _time_json(xla, seen) if opts.time and xla is not None else None,
-        }
-        json.dump(out, sys.stdout)
-        sys.stdout.write("\n")
-        return 0
+    return _Figures(graph, found, model, total, live, xla, unclaimed, compiled, rows, seconds, seen)
+
+
+def _json(f: _Figures, opts: argparse.Namespace) -> dict[str, Any]:
+    """The figures as one JSON object (`cost --json`)."""
+    live, total, model, xla = f.live, f.total, f.model, f.xla
+    return {
+        "by": opts.by,
+        "rows": [
+            {
+                "name": k,
+                "flops": c.flops,
+                "transcendentals": c.transcendentals,
+                "bytes": c.bytes,
+                **({"seconds": f.seconds.get(k, 0.0)} if opts.time else {}),
+                **({"flops_per_s": c.flops / f.seconds[k]} if f.seconds.get(k, 0.0) > 0 else {}),
+            }
+            for k, c in f.rows
+        ],
+        "total": {"flops": total.flops, "transcendentals": total.transcendentals, "bytes": total.bytes},
+        "source": "compiled" if f.unclaimed is not None else "primitive",
+        "per_primitive": {"flops": model.flops, "transcendentals": model.transcendentals, "bytes": model.bytes},
+        "memory": {
+            "peak_live_bytes": live.peak,
+            "peak_after": _peak_where(f.graph, live.order, live.peak_at),
+            "argument_bytes": live.start,
+            "in_use": live.in_use,
+            "order": live.order,
+            "residual_bytes": live.residual_bytes,
+            "residuals": len(live.residuals),
+        },
+        "xla": {"cost": xla.cost, "lowered_cost": xla.lowered_cost, "memory": xla.memory} if xla is not None else None,
+        "notes": f.notes,
+        "time": _time_json(xla, f.seen) if opts.time and xla is not None else None,
+    }
+
+
+def _text(f: _Figures, opts: argparse.Namespace) -> list[str]:
+    """The figures as tables: the rows asked for, then the totals, memory and XLA's own figures."""
+    from jaxscope.analysis.device_time import achieved
+
+    shown = f.rows[: opts.top] if opts.top > 0 else f.rows
     width = max((len(k) for k, _ in shown), default=10)
     width = min(max(width, len(opts.by)), 90)
-    grand = (total.flops + total.transcendentals) or 1.0
-    kind = xla.device_kind if xla is not None else ""
+    grand = (f.total.flops + f.total.transcendentals) or 1.0
+    kind = f.xla.device_kind if f.xla is not None else ""
     lines = [
         f"{opts.by:<{width}}  {'flops':>10}  {'transc.':>9}  {'bytes':>10}  {'share':>6}"
         + ("  time (ms/run)  achieved" if opts.time else "")
     ]
     for name, c in shown:
         share = 100.0 * (c.flops + c.transcendentals) / grand
-        timed = f"  {1e3 * seconds.get(name, 0.0):>13.3f}  {achieved(c.flops, seconds.get(name, 0.0), kind)}".rstrip() if opts.time else ""
+        spent = f.seconds.get(name, 0.0)
+        timed = f"  {1e3 * spent:>13.3f}  {achieved(c.flops, spent, kind)}".rstrip() if opts.time else ""
         figures = f"{_n(c.flops):>10}  {_n(c.transcendentals):>9}  {_n(c.bytes):>10}  {share:5.1f}%{timed}"
         lines.append(f"{elided(name, width):<{width}}  {figures}")
-    if len(shown) < len(rows):
-        lines.append(f"... {len(rows) - len(shown)} more rows (--top 0 for all)")
-    lines += [
+    if len(shown) < len(f.rows):
+        lines.append(f"... {len(f.rows) - len(shown)} more rows (--top 0 for all)")
+    return lines + _totals(f, opts.time)
+
+
+def _totals(f: _Figures, timed: bool) -> list[str]:
+    """The lines under the table: totals, the memory peak and what is alive there, XLA's figures."""
+    from jaxscope.analysis.device_time import busy_line, peak_flops, rate
+    from jaxscope.analysis.measures import PROFILE_RUNS
+
+    graph, live, total, model, xla, compiled = f.graph, f.live, f.total, f.model, f.xla, f.compiled
+    lines = [
         "",
         f"total flops: {total.flops:.0f}" + _mesh_note(xla, total.flops, compiled is not None),
         f"total transcendentals: {total.transcendentals:.0f}",
         f"bytes accessed (every equation unfused): {total.bytes:.0f}",
         _flops_line(xla, compiled, model) if compiled is not None else NO_COMPILED_LINE,
         f"peak live bytes: {live.peak}",
-        f"  at: {peak_where}; arguments {live.start} bytes, held throughout",
+        f"  at: {_peak_where(graph, live.order, live.peak_at)}; arguments {live.start} bytes, held throughout",
         f"  alive there: {_alive(graph, live.alive_at_peak)}",
         f"  by scope: {_alive_by(graph, live.alive_at_peak, 'scope')}",
         f"  by line: {_alive_by(graph, live.alive_at_peak, 'line')}",
@@ -160,14 +208,14 @@ def run(opts: argparse.Namespace) -> int:
             )
         if compiled is not None and compiled.uncounted:
             lines.append(f"  {compiled.uncounted} while loop(s) of unknown trip count: their bodies counted once")
-    lines += [f"note: {sum(r.note == n for r in found)} equations {_note(n, compiled is not None)}" for n in notes]
-    if opts.time and xla is not None:
-        lines.append(busy_line(xla, seen, PROFILE_RUNS))
+    lines += [f"note: {sum(r.note == n for r in f.found)} equations {_note(n, compiled is not None)}" for n in f.notes]
+    if timed and xla is not None:
+        lines.append(busy_line(xla, f.seen, PROFILE_RUNS))
+        kind = xla.device_kind
         if xla.plane and peak_flops(kind):
             peak = rate(peak_flops(kind))
             lines.append(f"achieved: a row's compiled FLOPs over its measured time, against the {kind}'s dense bf16 peak of {peak}")
-    sys.stdout.write("\n".join(lines) + "\n")
-    return 0
+    return lines
 
 
 def _compiled(target: TargetOptions, profile: int) -> HloResult:

@@ -69,19 +69,7 @@ def run(opts: argparse.Namespace) -> int:
     statics = static_values(fn, argspec.parse_call(result.request.args)) if fn is not None else {}
     marks = line_marks(main_flow, result.graph, path, statics, source=source)
 
-    others = []  # the other user files that ran (helpers imported from them): annotated too, by file
-    for other in flow.files:
-        if other is main_flow:
-            continue
-        try:
-            text = target.source_text(other.path)
-            other_info: Any = discover_source(text, other.path)
-        except (OSError, DiscoveryError):
-            continue
-        other_marks = line_marks(other, result.graph, other.path, {}, source=text)
-        if other_marks:
-            others.append((other.path, text.splitlines(), other_info, other_marks))
-
+    others = _other_files(target, flow.files, main_flow, result.graph)
     if opts.json:
         data = {
             "file": path,
@@ -93,11 +81,44 @@ def run(opts: argparse.Namespace) -> int:
         print(json.dumps(data, sort_keys=True, indent=1))
         return 0
 
+    print(f"{path}::{ref.qualname}" + (f"({result.request.args})" if result.request.args else "()"))
+    print()
+    _print_annotated((path, lines, info, marks), fn, others)
+    if result.diagnostics:
+        print()
+        print("diagnostics:")
+        print(format_diagnostics(result.diagnostics, path))
+    return 0
+
+
+_Annotated = tuple[str, list[str], Any, dict[int, Any]]  # (path, its lines, what `discover` found in it, line marks)
+
+
+def _other_files(target: TargetOptions, files: Any, main_flow: Any, graph: Any) -> list[_Annotated]:
+    """The other user files that ran while tracing (helpers imported from them), with their marks."""
+    from jaxscope.analysis.flow_marks import line_marks
+    from jaxscope.targets.discover import DiscoveryError, discover_source
+
+    out = []
+    for other in files:
+        if other is main_flow:
+            continue
+        try:
+            text = target.source_text(other.path)
+            other_info: Any = discover_source(text, other.path)
+        except (OSError, DiscoveryError):
+            continue
+        other_marks = line_marks(other, graph, other.path, {}, source=text)
+        if other_marks:
+            out.append((other.path, text.splitlines(), other_info, other_marks))
+    return out
+
+
+def _print_annotated(main: _Annotated, fn: Any, others: list[_Annotated]) -> None:
+    """The function's file annotated, then each other file, the legend of what is used and the why."""
+    _path, lines, info, marks = main
     everything = [*marks.values(), *(m for *_, ms in others for m in ms.values())]
     badge_w = max((len(m.badge) for m in everything), default=0)
-    call = f"({result.request.args})" if result.request.args else "()"
-    print(f"{path}::{ref.qualname}{call}")
-    print()
     notes = _annotate(lines, info, fn, marks, badge_w, "")
     for other_path, other_lines, other_info, other_marks in others:
         print()
@@ -115,11 +136,6 @@ def run(opts: argparse.Namespace) -> int:
         width = max(len(where) for where, _ in notes)
         for where, why in notes:
             print(f"  {where:>{width}}  {why}")
-    if result.diagnostics:
-        print()
-        print("diagnostics:")
-        print(format_diagnostics(result.diagnostics, path))
-    return 0
 
 
 def _annotate(lines: list[str], info: Any, fn: Any, marks: dict[int, Any], badge_w: int, prefix: str) -> list[tuple[str, str]]:
