@@ -1,7 +1,8 @@
 """The workbench: what the window shows and works on, in plain Python (issue 61.1). The document
 (file, function, inputs, the last good trace, the view drawn of it, its layout and open clusters),
 the links of its nodes to the jaxpr, the source-line colours, whether modules are drawn as groups,
-the failure shown, the saved trace standing in for the worker: one owner for all of them, whose
+the failure shown, the saved trace standing in for the worker, which answers are still wanted
+(`jobs`, a `job_ledger.JobLedger`): one owner for all of them, whose
 changes are typed events (`Traced`, `LaidOut`, `Failed`, `Stale`, `Grouped`, `Saved`).
 
 The window's side (`qt.app.trace_session.TraceSession`) adapts these events to Qt signals and
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field, replace
 
 from jaxscope.analysis.scope_view import ScopedGraph, first_open
 from jaxscope.ir import linking
+from jaxscope.job_ledger import JobLedger
 from jaxscope.schema.flow import recording_stopped
 from jaxscope.schema.graph import Graph
 from jaxscope.schema.layout import Annotations, Layout
@@ -153,8 +155,9 @@ class Workbench:
     """The one owner of what is shown (see the module docstring). Its methods change it and say so
     through the listeners; those that need a layout return what to lay out."""
 
-    def __init__(self, grouping: bool = True) -> None:
+    def __init__(self, grouping: bool = True, jobs: JobLedger | None = None) -> None:
         self.doc = Document()
+        self.jobs = jobs or JobLedger()  # which answers are wanted, and whether the window is busy
         self.links: linking.JaxprLinks | None = None  # the graph's node sources, and jaxpr lines once printed
         self.palette: tuple[str, ...] = ()  # the source-line colours (they follow the theme)
         self.grouping = grouping  # draw a model's modules as groups (`scope_view.for_window`)

@@ -2,12 +2,12 @@
 
 The GUI never waits: a trace goes to the worker process, its layout to the layout process, and
 each finished future is re-emitted as a queued signal. Every request carries a generation
-number, so a late answer to an old request is dropped (the latest request wins).
+ticket from the workbench's job ledger (`jaxscope.job_ledger`), so a late answer to an old
+request is dropped (the latest request wins) and the busy state is the ledger's.
 """
 
 from __future__ import annotations
 
-import itertools
 import os
 import threading
 from collections.abc import Callable, Collection, Sequence
@@ -17,6 +17,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 
 from jaxscope.analysis.scope_view import for_window
+from jaxscope.job_ledger import JobLedger, Ticket
 from jaxscope.layout.preview import Region
 from jaxscope.qt.app.prepared import PreparedLayout, PreparedTrace, SceneBuilder, build_model, prepare_trace
 from jaxscope.qt.graph.scene_model import SceneModel
@@ -60,12 +61,12 @@ class Controller(QObject):
     jaxpr_failed = Signal(object, object)  # TraceRequest, ErrorInfo
     devices_changed = Signal(object)  # tuple[DeviceInfo, ...] of the current worker setup
 
-    _trace_done = Signal(int, object, object)
-    _job_done = Signal(int, str, object)
-    _ir_done = Signal(int, str, object, object, object)
-    _layout_done = Signal(int, object, object, object, object)
-    _layout_part = Signal(int, object)
-    _phase = Signal(int, str)
+    _trace_done = Signal(object, object, object)  # each with its Ticket first
+    _job_done = Signal(object, str, object)
+    _ir_done = Signal(object, str, object, object, object)
+    _layout_done = Signal(object, object, object, object, object)
+    _layout_part = Signal(object, object)
+    _phase = Signal(object, str)
     _ready = Signal(object)
 
     def __init__(
@@ -78,10 +79,14 @@ class Controller(QObject):
         python: str | None = None,
         x64: bool = False,
         scenes: SceneBuilder | None = None,
+        jobs: JobLedger | None = None,
     ) -> None:
         """`scenes` builds the view's scene models ahead, on the threads results arrive on (the
-        graph view; none in tests that lay out without one)."""
+        graph view; none in tests that lay out without one); `jobs`: the ledger that says which
+        answers are wanted (the workbench's)."""
         super().__init__(parent)
+        self.jobs = jobs or JobLedger()
+        self.jobs.on_busy(self.busy_changed.emit)
         self.scenes = scenes
         self.x64 = x64  # JAX's 64-bit mode in the worker (JAX_ENABLE_X64)
         self.devices: tuple[DeviceInfo, ...] = ()  # of the latest worker that started; () until one has
@@ -96,17 +101,12 @@ class Controller(QObject):
         )
         self.layouts = layouts or LayoutClient()
         self.saved: SavedWorker | None = None  # a saved trace shown (File -> Open NAME.jaxscope) answers in the worker's place
-        self._gen = itertools.count(1)
-        self._trace_gen = 0
-        self._layout_gen = 0
-        self._busy = False
         self._palette: tuple[str, ...] = ()  # the source-line colours of the trace in flight
         self._grouping = True  # and whether its modules are drawn as groups (the workbench's say)
         self._preview_shown = threading.Event()
         self._trace_done.connect(self._on_trace_done)
         self._job_done.connect(self._on_job_done)
         self._ir_done.connect(self._on_ir_done)
-        self._ir_gen = 0
         self._parser = ThreadPoolExecutor(1, thread_name_prefix="jaxscope-ir-parse")
         self._preparer = ThreadPoolExecutor(1, thread_name_prefix="jaxscope-layout-prep")  # for a layout already at hand
         for pool in (self._parser, self._preparer):
@@ -172,10 +172,9 @@ class Controller(QObject):
         open (None: `auto_expanded`'s pick), its modules as groups when `grouping`, and default
         options. `layout()` then finds that layout under way. `trace_finished` hands over a
         `PreparedTrace` (source lines coloured from `palette`)."""
-        gen = self._trace_gen = next(self._gen)
+        gen = self.jobs.start("user")
         colours = self._palette = tuple(palette)
         self._grouping = grouping
-        self._set_busy(True)
         self.layouts.cancel()  # the last graph's pending layouts (and an earlier stream) are moot now
         # a saved trace has its graph at hand: it is laid out as any other (`layout`), not streamed
         stream = self._stream = self.layouts.stream(expanded, scopes=grouping) if self.saved is None else None
@@ -188,13 +187,13 @@ class Controller(QObject):
         return self.saved if self.saved is not None else self.worker
 
     def _prepare(
-        self, gen: int, future: Future[TraceResult], stream: LayoutStream | None, grouping: bool, palette: tuple[str, ...]
+        self, gen: Ticket, future: Future[TraceResult], stream: LayoutStream | None, grouping: bool, palette: tuple[str, ...]
     ) -> None:
         """On the result's thread: the trace prepared for the window (`prepare_trace`: the view drawn
         of the graph, the same the layout process makes, bound to its layout stream at once), then
         handed to the GUI thread. A failure here only costs the head start."""
         prepared = None
-        if gen == self._trace_gen and not future.cancelled() and future.exception() is None:
+        if self.jobs.current(gen) and not future.cancelled() and future.exception() is None:
             result = future.result()
             try:
                 view = for_window(result.graph, grouping)
@@ -210,8 +209,7 @@ class Controller(QObject):
 
     def submit(self, op: str, request: Any, decode: Callable[[Any], Any]) -> None:
         """A user-asked worker job other than a trace ("retrace", "run"): busy while it runs, latest wins."""
-        gen = self._trace_gen = next(self._gen)
-        self._set_busy(True)
+        gen = self.jobs.start("user")
         future = self.source.submit(op, request, decode, lambda p: self._phase.emit(gen, p))
         future.add_done_callback(lambda f: self._job_done.emit(gen, op, f))
 
@@ -229,7 +227,7 @@ class Controller(QObject):
     def _background(
         self, op: str, request: Any, decode: Callable[[Any], Any], link: Callable[[Any], Any], on_phase: Callable[[str], None] | None
     ) -> None:
-        gen = self._ir_gen = next(self._gen)
+        gen = self.jobs.start("ir")
         future = self.source.submit(op, request, decode, on_phase)
 
         def done(f: Future[Any]) -> None:
@@ -246,9 +244,9 @@ class Controller(QObject):
 
         future.add_done_callback(done)
 
-    @Slot(int, str, object, object, object)
-    def _on_ir_done(self, gen: int, op: str, request: Any, result: Any, outcome: Any) -> None:
-        if gen != self._ir_gen or (result is not None and outcome.cancelled()):
+    @Slot(object, str, object, object, object)
+    def _on_ir_done(self, gen: Ticket, op: str, request: Any, result: Any, outcome: Any) -> None:
+        if not self.jobs.finish(gen) or (result is not None and outcome.cancelled()):
             return  # a newer job, or the parse was cancelled by close()
         finished, failed = (self.hlo_finished, self.hlo_failed) if op == "hlo" else (self.jaxpr_finished, self.jaxpr_failed)
         if result is None or outcome.exception() is not None:
@@ -258,11 +256,10 @@ class Controller(QObject):
             return
         finished.emit(result, outcome.result())
 
-    @Slot(int, str, object)
-    def _on_job_done(self, gen: int, op: str, future: Future[Any]) -> None:
-        if gen != self._trace_gen:
+    @Slot(object, str, object)
+    def _on_job_done(self, gen: Ticket, op: str, future: Future[Any]) -> None:
+        if not self.jobs.finish(gen):
             return
-        self._set_busy(False)
         try:
             result = future.result()
         except WorkerError as exc:
@@ -273,23 +270,22 @@ class Controller(QObject):
             return
         self.job_finished.emit(op, result)
 
-    @Slot(int, str)
-    def _on_phase(self, gen: int, phase: str) -> None:
-        if gen == self._trace_gen:
+    @Slot(object, str)
+    def _on_phase(self, gen: Ticket, phase: str) -> None:
+        if self.jobs.current(gen):
             self.phase_changed.emit(phase)
 
-    @Slot(int, object, object)
-    def _on_trace_done(self, gen: int, future: Future[TraceResult], prepared: PreparedTrace | None) -> None:
-        if gen != self._trace_gen:
+    @Slot(object, object, object)
+    def _on_trace_done(self, gen: Ticket, future: Future[TraceResult], prepared: PreparedTrace | None) -> None:
+        failed = future.cancelled() or future.exception() is not None
+        if not self.jobs.finish(gen, more_to_come=not failed):  # its layout follows: still busy
             return
         try:
             result = future.result()
         except WorkerError as exc:
-            self._set_busy(False)
             self.trace_failed.emit(exc.info)
             return
         except Exception as exc:  # a bug on our side must still end the busy state
-            self._set_busy(False)
             self.trace_failed.emit(ErrorInfo(kind="internal", message=f"{type(exc).__name__}: {exc}"))
             return
         if prepared is None or prepared.result is not result:  # its preparation failed: made here
@@ -313,8 +309,7 @@ class Controller(QObject):
         the view shows, `QtGraphView.preview_region`), a big layout's part in it comes first, as
         `layout_preview`, when the layout process lays it out. Each comes as a `PreparedLayout`,
         its scene model built with the stripes of `colours` off the GUI thread."""
-        gen = self._layout_gen = next(self._gen)
-        self._set_busy(True)
+        gen = self.jobs.start("layout")
         self.phase_changed.emit("layout")
         frozen = frozenset(expanded)
         key = (id(graph), frozen, tuple(sorted(options.items())))
@@ -347,30 +342,30 @@ class Controller(QObject):
             future.add_done_callback(lambda f: self._prepare_layout(gen, graph, frozen, f, colours))
 
     def _prepare_layout(
-        self, gen: int, graph: Graph, expanded: frozenset[str], future: Future[Layout], colours: dict[str, str] | None
+        self, gen: Ticket, graph: Graph, expanded: frozenset[str], future: Future[Layout], colours: dict[str, str] | None
     ) -> None:
         """On the layout client's thread (the preparer's, for a layout at hand): the layout's scene
         model, then the layout handed to the GUI thread."""
         model = None
-        if gen == self._layout_gen and not future.cancelled() and future.exception() is None:
+        if self.jobs.current(gen) and not future.cancelled() and future.exception() is None:
             model = build_model(self.scenes, graph, future.result(), colours)
         self._layout_done.emit(gen, graph, expanded, future, model)
 
-    def _preview(self, gen: int, graph: Graph, expanded: frozenset[str], part: Layout, colours: dict[str, str] | None) -> None:
+    def _preview(self, gen: Ticket, graph: Graph, expanded: frozenset[str], part: Layout, colours: dict[str, str] | None) -> None:
         """On the layout client's thread, ahead of the whole layout: the part's scene model too, and
         the part handed over. Then wait (`PREVIEW_WAIT_S` at most) until it is on screen before the
         whole layout is read: decoding a 72k-box layout on this thread, holding the GIL in slices,
         made the GUI thread's show and paint of the part twice as long."""
-        if gen == self._layout_gen:
+        if self.jobs.current(gen):
             prepared = PreparedLayout(graph, part, expanded, build_model(self.scenes, graph, part, colours))
             self._preview_shown.clear()
             self._layout_part.emit(gen, prepared)
             self._preview_shown.wait(PREVIEW_WAIT_S)
 
-    @Slot(int, object)
-    def _on_layout_part(self, gen: int, prepared: PreparedLayout) -> None:
+    @Slot(object, object)
+    def _on_layout_part(self, gen: Ticket, prepared: PreparedLayout) -> None:
         try:
-            if gen == self._layout_gen:  # emitted before the whole layout's `_layout_done`: queued in order
+            if self.jobs.current(gen):  # emitted before the whole layout's `_layout_done`: queued in order
                 self.layout_preview.emit(prepared)  # shown and painted by its slots
         finally:
             self._preview_shown.set()
@@ -406,11 +401,12 @@ class Controller(QObject):
             ):
                 del self._layouts[next(iter(self._layouts))]
 
-    @Slot(int, object, object, object, object)
-    def _on_layout_done(self, gen: int, graph: Graph, expanded: frozenset[str], future: Future[Layout], model: SceneModel | None) -> None:
-        if gen != self._layout_gen:
+    @Slot(object, object, object, object, object)
+    def _on_layout_done(
+        self, gen: Ticket, graph: Graph, expanded: frozenset[str], future: Future[Layout], model: SceneModel | None
+    ) -> None:
+        if not self.jobs.finish(gen):
             return
-        self._set_busy(False)
         try:
             layout = future.result()
         except Exception as exc:
@@ -418,13 +414,8 @@ class Controller(QObject):
             return
         self.layout_finished.emit(PreparedLayout(graph, layout, expanded, model))
 
-    def _set_busy(self, busy: bool) -> None:
-        if busy != self._busy:
-            self._busy = busy
-            self.busy_changed.emit(busy)
-
     def close(self) -> None:
-        self._ir_gen = next(self._gen)  # a parse the pool's thread took as it shut down reports nothing
+        self.jobs.drop("ir")  # a parse the pool's thread took as it shut down reports nothing
         self._parser.shutdown(wait=False, cancel_futures=True)
         self._preparer.shutdown(wait=False, cancel_futures=True)
         self.worker.close()

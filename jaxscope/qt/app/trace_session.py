@@ -45,7 +45,7 @@ class TraceSession(QObject):
     def __init__(self, controller: Controller, parent: QObject | None = None, bench: Workbench | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
-        self.bench = bench or Workbench()
+        self.bench = bench or Workbench(jobs=controller.jobs)  # the controller's futures answer to the model's ledger
         self.bench.subscribe(self._event)
         controller.trace_finished.connect(self._traced)
         controller.layout_finished.connect(self._laid_out)
