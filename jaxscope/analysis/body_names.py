@@ -56,7 +56,7 @@ def _named(graph: Graph) -> Graph:
                 at = (ref.body, tuple((f.function, f.file) for f in node.frames))
                 if at not in named:
                     named[at] = _function(node, inner) or _checkpointed(inner)
-                role = _role(ref.role, kind, named[at])
+                role = body_role(ref.role, kind, named[at])
                 # (a while's operands are not its bodies' inputs in order: a scan's and a checkpoint's are)
                 in_order = primitive(node.label).ports in ("scan", "operands")
                 renamed = _ports(inner, fed_by.get(node.id, {}), feeds.get(node.id, {})) if in_order else inner
@@ -72,7 +72,7 @@ def _named(graph: Graph) -> Graph:
     return Graph(graph.function, bodies, graph.root) if changed else graph
 
 
-def _role(role: str, kind: str, fn: str) -> str:
+def body_role(role: str, kind: str, fn: str) -> str:
     """``scan body (length 6)`` -> ``scan of layer (length 6)``; ``checkpoint`` -> ``checkpoint of layer``."""
     if not fn or fn.startswith("<"):  # (a lambda's name says nothing)
         return role

@@ -61,6 +61,11 @@ class IrLinks:
             self._by_key.setdefault((frame[0], frame[1], prim), []).append(n)
             self._by_line.setdefault((frame[0], frame[1]), []).append(n)
 
+    def primitive_of(self, n: int) -> str | None:
+        """The primitive IR line `n` was lowered from, as its location says (None: no op there)."""
+        op = self._ops.get(n)
+        return op[0] if op is not None else None
+
     def source_for_line(self, n: int) -> tuple[str, int] | None:
         op = self._ops.get(n)
         return (op[1][0], op[1][1]) if op is not None and op[1] is not None else None

@@ -71,7 +71,7 @@ def render_html(
         "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n"
         f"<title>{name} — jaxscope</title>\n<style>{style}</style></head>\n"
         f'<body class="theme-{_escape(theme)}">\n'
-        f'<script type="application/json" id="jaxscope-data">{_json_for_script(data)}</script>\n'
+        f'<script type="application/json" id="jaxscope-data">{json_for_script(data)}</script>\n'
         f"<script>{script}</script>\n</body></html>\n"
     )
 
@@ -211,7 +211,7 @@ def _overlay(overlay: Overlay | None) -> dict[str, Any] | None:
     return {"measure": overlay.measure, "caption": overlay.caption, "colours": colours, "ramp": list(RAMP)}
 
 
-def _json_for_script(data: Any) -> str:
+def json_for_script(data: Any) -> str:
     """JSON that no string in it can end the script block with: ``<`` ``>`` ``&`` and the line
     separators escaped (they are JSON's, read back by JSON.parse)."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))

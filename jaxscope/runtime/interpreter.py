@@ -125,7 +125,7 @@ def check(python: str, timeout: float | None = None) -> Interpreter:
         raise InterpreterError(f"--python {python}: not executable")
     env = {**os.environ, "PYTHONPATH": worker_pythonpath(found, "", os.environ.get("PYTHONPATH", ""))}
     try:
-        done = _run_check(found, env, timeout or CHECK_TIMEOUT_S)
+        done = run_check(found, env, timeout or CHECK_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         raise InterpreterError(f"--python {python}: its check did not answer within {timeout or CHECK_TIMEOUT_S:g} s") from None
     except OSError as exc:
@@ -168,7 +168,7 @@ def check(python: str, timeout: float | None = None) -> Interpreter:
     return result
 
 
-def _run_check(found: str, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
+def run_check(found: str, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
     """`found -m jaxscope.worker --check`, its output into files rather than pipes: a process it
     leaves running in the background (holding them open) would keep a pipe reader waiting for its
     end. Whatever it started is ended with it (its own session, and by its token wherever it went);

@@ -205,6 +205,12 @@ class LayoutClient:
 
     # -- public
 
+    @property
+    def process(self) -> subprocess.Popen[bytes] | None:
+        """The layout process now (None: none started yet, or it was closed)."""
+        with self._lock:
+            return self._worker.proc if self._worker is not None else None
+
     def submit(
         self,
         graph: Graph,

@@ -111,7 +111,7 @@ def serve(stdin: Any = None, stdout: Any = None) -> None:
 
                 layout = compute_tenths(graph, expanded, cache=cache, progress=progress, **opts)
                 trim(cache)  # a very long session
-                preview = _preview_lines(layout, request.get("region"))
+                preview = preview_lines(layout, request.get("region"))
                 if preview:
                     write(json.dumps({"id": rid, "event": "preview", "lines": len(preview)}), *preview)
                 write(ok)
@@ -128,7 +128,7 @@ def serve(stdin: Any = None, stdout: Any = None) -> None:
             write(json.dumps({"id": rid, "ok": False, "error": traceback.format_exc()[-4000:]}))
 
 
-def _preview_lines(layout: Tenths, region: Any) -> list[str]:
+def preview_lines(layout: Tenths, region: Any) -> list[str]:
     """The wire lines of `layout`'s part in `region` (a `Region.to_json`), or none: no region, a
     malformed one, or no part worth sending ahead (`layout_preview.region_part`). A preview that
     fails costs only itself, never the layout."""

@@ -81,13 +81,13 @@ def _join(obj: dict[str, Any], parts: dict[int, Any]) -> dict[str, Any]:
             if ids is not None and len(value) == 1:
                 obj[key] = [item for i in ids for item in parts[i]]
             elif text_ids is not None and len(value) == 1:
-                obj[key] = _joined_text(text_ids, parts)
+                obj[key] = joined_text(text_ids, parts)
             else:
                 _join(value, parts)
     return obj
 
 
-def _joined_text(ids: list[int], parts: dict[int, Any]) -> str:
+def joined_text(ids: list[int], parts: dict[int, Any]) -> str:
     """The text parts `ids` as one string, grown part by part: one join of a 14.6 MB jaxpr held
     the GIL (the GUI's stall) 41-43 ms in a big process, as its fresh pages were first touched;
     appending to a string nothing else holds resizes it in place, a part's worth at a time

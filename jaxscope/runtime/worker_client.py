@@ -228,6 +228,11 @@ class WorkerClient:
         with self._lock:
             return self._job is not None
 
+    def processes(self) -> tuple[WorkerProcess | None, WorkerProcess | None]:
+        """The active worker and the spare, as they are now (None: not started, or gone)."""
+        with self._lock:
+            return self._active, self._spare
+
     def worker_info(self) -> dict[str, Any]:
         """The active worker's ready message (pid, jax version...), waiting for it if needed."""
         with self._lock:
@@ -269,9 +274,13 @@ class WorkerClient:
         self._spare = None  # the next one starts once this one is idle (`_ensure_spare_soon`)
         return self._active
 
-    def _ensure_spare(self) -> None:
-        if self._use_spare and not self._closed and (self._spare is None or not self._spare.alive) and not self._holds_chip():
-            self._spare = self._spawn()
+    def ensure_spare(self) -> None:
+        """Start the spare worker now, if this client keeps one and none is up; never beside a
+        worker that holds a chip (a TPU is one process's at a time); `_ensure_spare_soon` calls
+        it once the active worker is idle."""
+        with self._lock:
+            if self._use_spare and not self._closed and (self._spare is None or not self._spare.alive) and not self._holds_chip():
+                self._spare = self._spawn()
 
     def _holds_chip(self) -> bool:
         """The active worker holds a TPU, which admits one process: a spare could not open it (nor
@@ -396,7 +405,7 @@ class WorkerClient:
         ~50 ms (a process and its reader threads)."""
         with self._lock:
             if self._job is None and (self._active is None or self._active.ready.is_set()):
-                self._ensure_spare()
+                self.ensure_spare()
 
     def _on_exit(self, worker: WorkerProcess, code: int) -> None:
         with self._lock:

@@ -20,7 +20,7 @@ Bodies are objects so that `runtime.protocol` sends their long node and edge lis
 single ``json.loads`` of megabytes). A reader takes either form (`graph_from_jsonable`).
 
 Wire 2 (saved traces written before `Node.numbers`) has 11-item nodes: its numbers are read from
-the params texts once, when it is decoded (`_wire2_numbers`), so that no analysis reads texts.
+the params texts once, when it is decoded (`wire2_numbers`), so that no analysis reads texts.
 
 A trace's graph goes ahead of its result, in a ``{"id", "event": "graph", "graph": <wire>}``
 message sent as soon as it is built: the GUI and the layout process decode it (and the layout
@@ -109,7 +109,7 @@ def graph_from_wire(data: dict[str, Any]) -> Graph:
             nid, kind, label, avals, in_avals, params, index, name_stack, subs, detail, chain = row[:11]
             p = iter(params)
             r = iter(subs)
-            n = iter(row[11] if not legacy else _wire2_numbers(label, params))
+            n = iter(row[11] if not legacy else wire2_numbers(label, params))
             nodes.append(
                 node(
                     nid,
@@ -154,7 +154,7 @@ def graph_from_readable(data: Any) -> Graph:
 
 
 def _with_numbers(node: Node) -> Node:
-    flat = _wire2_numbers(node.label, [x for kv in node.params for x in kv])
+    flat = wire2_numbers(node.label, [x for kv in node.params for x in kv])
     return dataclasses.replace(node, numbers=tuple((name, tuple(ints)) for name, ints in zip(flat[::2], flat[1::2]))) if flat else node
 
 
@@ -181,7 +181,7 @@ def split_wire_graph(data: dict[str, Any]) -> tuple[dict[str, Any], Graph | None
     return data, None
 
 
-def _wire2_numbers(label: str, params: list[str]) -> list[Any]:
+def wire2_numbers(label: str, params: list[str]) -> list[Any]:
     """The numbers (flat, as wire 3 writes them) of a wire-2 node: its params texts read back into the
     values they print (Python literals; a convolution's `ConvDimensionNumbers(lhs_spec=..., ...)` as
     its three specs) and read as the worker reads an equation's (`primitives.read_numbers`). A text

@@ -52,6 +52,10 @@ class _Table(Sequence[T], Generic[T]):
             item = self._made[i] = self._make(i if i >= 0 else i + len(self))
         return item
 
+    def made_rows(self) -> frozenset[int]:
+        """The rows made and kept so far: reading a table or walking it keeps none."""
+        return frozenset(i for i, row in enumerate(self._made) if row is not None)
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence) or isinstance(other, str) or len(other) != len(self):
             return False

@@ -86,7 +86,7 @@ def _compiled_text(p: Program, compiled: Any, device: Any) -> MadeText:
     chains = hlo_marks.compiled_chains(raw) if p.structure is not None else None
     t = time.perf_counter()
     # the raw text, marks and all: stripping a mark can leave a name HLO cannot parse (`%.6`); lines are the same
-    priced = instruction_costs(raw, device, _loop_trips(chains, p.scans))
+    priced = instruction_costs(raw, device, trips_by_while_line(chains, p.scans))
     seconds["price"] = time.perf_counter() - t
     return MadeText(text, _exact(chains, p.structure, seconds), priced, seconds)
 
@@ -150,7 +150,7 @@ def _lowered_cost(lowered: Any) -> dict[str, float]:
         return {}
 
 
-def _loop_trips(chains: dict[int, list[hlo_marks.Chain]] | None, scans: dict[tuple[int, int], int]) -> dict[int, float]:
+def trips_by_while_line(chains: dict[int, list[hlo_marks.Chain]] | None, scans: dict[tuple[int, int], int]) -> dict[int, float]:
     """The compiled lines whose marks name one rolled scan alone (its while loop, or a line of the
     loop's own bookkeeping): that scan's length, for a while loop whose text gives no trip count."""
     out: dict[int, float] = {}

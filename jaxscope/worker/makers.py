@@ -101,7 +101,7 @@ class Made:
         eval_shape call's would never compare equal) and their traced parts, once every array leaf
         is where and what the traced program takes; else the first that is not is named."""
         value = readable(_call(self.maker, self.label, seed), self.label)
-        args, kwargs = _as_call(value, None, self.label, len(self.args), set(self.kwargs))
+        args, kwargs = as_call(value, None, self.label, len(self.args), set(self.kwargs))
         dyn_args, static_args = partition(args)
         dyn_kwargs, static_kwargs = partition(kwargs)
         traced, real = _array_leaves((self.args, self.kwargs)), _array_leaves((dyn_args, dyn_kwargs))
@@ -125,8 +125,8 @@ def make(module: Any, function: FunctionRef, inputs: str, target: Any) -> Made:
     if key in _CACHE:
         cached = _CACHE[key]
         return replace(cached, maker=maker)
-    value, narrow = _abstract_call(maker, label)
-    args, kwargs = _as_call(value, target, label)
+    value, narrow = abstract_call(maker, label)
+    args, kwargs = as_call(value, target, label)
     made = split(label, args, kwargs, target, maker=maker)
     if narrow:
         name = f"{getattr(maker, '__name__', 'maker')}()"
@@ -193,7 +193,7 @@ def _call(maker: Any, label: str, seed: int) -> Any:
         raise TraceError(replace(info, message=f"{label} raised {info.exc_type}: {info.message}", hint=hint)) from None
 
 
-def _abstract_call(maker: Any, label: str) -> tuple[Any, list[str]]:
+def abstract_call(maker: Any, label: str) -> tuple[Any, list[str]]:
     """The maker's value with every array abstract: under `jax.eval_shape` when it traces, else for
     real; and its leaves that JAX narrows to 32 bits (`narrowed`), which eval_shape does silently."""
     box: list[Any] = []
@@ -282,7 +282,7 @@ def _abstract(leaf: Any) -> Any:
     return jax.ShapeDtypeStruct(aval.shape, aval.dtype, weak_type=aval.weak_type, sharding=sharding if keep else None)
 
 
-def _as_call(
+def as_call(
     value: Any, target: Any, label: str, n_args: int | None = None, keywords: set[str] | None = None
 ) -> tuple[list[Any], dict[str, Any]]:
     """Read the maker's value as (args, kwargs): the first reading that binds to `target`'s signature

@@ -35,7 +35,7 @@ def build_graph(
     const_names: dict[int, str] | None = None,
 ) -> Graph:
     """Walk `closed` (a ClosedJaxpr) into a Graph whose root body is "b0"."""
-    builder = _Builder(const_names or {})
+    builder = GraphBuilder(const_names or {})
     root = builder.body(closed.jaxpr, list(closed.consts), function, arg_names, result_paths)
     return named_bodies(at_call_sites(Graph(function=function, bodies=builder.finish(), root=root)))
 
@@ -101,7 +101,7 @@ def io_names(prim: str, path: str, params: dict[str, Any], n_in: int, n_out: int
     return (), ()
 
 
-class _Builder:
+class GraphBuilder:
     def __init__(self, const_names: dict[int, str]) -> None:
         self.const_names = const_names
         self.bodies: dict[str, Body] = {}
@@ -158,7 +158,7 @@ class _Builder:
         for i, eqn in enumerate(jaxpr.eqns):
             node_id = f"e{i}"
             prim = eqn.primitive.name
-            subs, params, numbers = self._params(prim, eqn.params)
+            subs, params, numbers = self.params(prim, eqn.params)
             refs = []
             for index, (path, sub, sub_consts) in enumerate(subs):
                 role = body_title(prim, path, index, len(subs), eqn.params)
@@ -223,7 +223,7 @@ class _Builder:
             return lit_id, 0
         return producer[id(atom)]
 
-    def _params(self, prim: str, params: dict[str, Any]) -> Seen:
+    def params(self, prim: str, params: dict[str, Any]) -> Seen:
         """The sub-jaxprs, `params_text` and numbers of an equation's params, once per distinct (primitive,
         params): 10k equations have a few hundred. Sub-jaxprs compare by identity; the key holds
         each value's type too, so that equal values of other types (1, 1.0, True) that print

@@ -126,7 +126,7 @@ def test_a_tpu_scan_without_a_trip_count_is_counted_its_length_times(monkeypatch
     JAX gave it (by the equation's mark on the while line), counts its body."""
     import jax.numpy as jnp
 
-    from jaxscope.worker.hlo import _loop_trips
+    from jaxscope.worker.hlo import trips_by_while_line
     from jaxscope.worker.program import mark_equations
 
     program = XLA["programs"]["scan_layers"]
@@ -145,4 +145,4 @@ def test_a_tpu_scan_without_a_trip_count_is_counted_its_length_times(monkeypatch
     scans: dict[tuple[int, int], int] = {}
     mark_equations(closed, scans)
     assert list(scans.values()) == [6]
-    assert _loop_trips({loop: [((0, 0),), ((0, 0),)], 7: [((0, 0), (1, 2))]}, {(0, 0): 6}) == {loop: 6.0}
+    assert trips_by_while_line({loop: [((0, 0),), ((0, 0),)], 7: [((0, 0), (1, 2))]}, {(0, 0): 6}) == {loop: 6.0}

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from jaxscope.render.html import BodyLayouts, _json_for_script, render_html
+from jaxscope.render.html import BodyLayouts, json_for_script, render_html
 from jaxscope.schema.graph import Body, Edge, Graph, Node
 from jaxscope.schema.layout import EdgePath, Layout, NodeBox
 from tests.browser.harness import Page
@@ -105,7 +105,7 @@ def test_fuzzed_page_data_shows_the_graph_or_says_it_is_damaged(page: Page, tmp_
     said = 0
     for k in range(int(os.environ.get("JAXSCOPE_PAGE_FUZZ_RUNS", "24"))):
         path = tmp_path / f"fuzz{k}.html"
-        path.write_text(good[:start] + _json_for_script(_mutated(data, rng)) + good[end:], encoding="utf-8")
+        path.write_text(good[:start] + json_for_script(_mutated(data, rng)) + good[end:], encoding="utf-8")
         try:
             page.open(path, timeout=20)
         except RuntimeError as exc:

@@ -144,20 +144,20 @@ def test_the_spare_worker_starts_only_while_nothing_runs():
         future = c.trace(request("infinite_loop.py"), on_phase=lambda p: p == "trace" and reached.set())
         assert reached.wait(60)
         time.sleep(0.3)
-        assert c._spare is None  # the trace has both cores
+        assert c.processes()[1] is None  # the trace has both cores
         c.cancel()
         with pytest.raises(WorkerError):
             future.result(timeout=10)
         deadline = time.monotonic() + 10
-        while (warm := c._active or c._spare) is None and time.monotonic() < deadline:
+        while (warm := c.processes()[0] or c.processes()[1]) is None and time.monotonic() < deadline:
             time.sleep(0.02)  # started by the cancel (and made the active one once the old one is gone)
         assert warm is not None
         succeeds(c)
-        assert c._active is warm  # the retry ran on it
+        assert c.processes()[0] is warm  # the retry ran on it
         deadline = time.monotonic() + 10
-        while c._spare is None and time.monotonic() < deadline:
+        while c.processes()[1] is None and time.monotonic() < deadline:
             time.sleep(0.02)
-        assert c._spare is not None and c._spare is not warm  # the next one, started after the reply
+        assert c.processes()[1] is not None and c.processes()[1] is not warm  # the next one, started after the reply
 
 
 def test_latest_request_wins(client):

@@ -106,8 +106,8 @@ def _takes_anything(*args, **kwargs):
 @example(np.zeros((2,), dtype=object))
 def test_any_maker_value_traces_or_is_refused_clearly(value):
     try:
-        abstract, _ = makers._abstract_call(lambda: value, "make() in fuzz.py")
-        args, kwargs = makers._as_call(abstract, _takes_anything, "make() in fuzz.py")
+        abstract, _ = makers.abstract_call(lambda: value, "make() in fuzz.py")
+        args, kwargs = makers.as_call(abstract, _takes_anything, "make() in fuzz.py")
         made = makers.split("make() in fuzz.py", args, kwargs, _takes_anything)
         jax.jit(made.wrap(_takes_anything)).trace(*made.args, **made.kwargs)
     except TraceError as exc:

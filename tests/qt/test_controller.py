@@ -178,17 +178,23 @@ def test_a_layout_at_hand_is_prepared_off_the_gui_thread_too(qtbot):
 def test_the_helper_threads_are_started_with_the_controller(qtbot, monkeypatch):
     """A pool starts its thread on its first submit, and `Thread.start` waits for the new thread to
     run, which needs the GIL: submitted from the GUI thread while a 50k graph was being decoded,
-    that took 19 ms of the first open. The controller's pools start theirs when it is made, and a
-    later submit starts none."""
-    controller = Controller(worker=_ResolvedWorker(), layouts=_Layouts())  # type: ignore[arg-type]
-    pools = (controller._parser, controller._preparer)
-    assert all(len(pool._threads) == 1 for pool in pools)
+    that took 19 ms of the first open. The controller's helper threads (the IR parse, the layout
+    preparation) run once it is made, and a later parse or layout at hand starts none."""
+    before = set(threading.enumerate())
+    layout = type("Layout", (), {"nodes": ()})()
+    controller = Controller(worker=_ResolvedWorker(), layouts=_LayoutsAnsweringLater(layout), scenes=_Scenes())  # type: ignore[arg-type]
+    started_with = {t.name.rpartition("_")[0] for t in set(threading.enumerate()) - before}
+    assert {"jaxscope-ir-parse", "jaxscope-layout-prep"} <= started_with
+    with qtbot.waitSignal(controller.layout_finished, timeout=5000):
+        controller.layout("graph", ["e1"])  # type: ignore[arg-type]  # kept: the next one is at hand
     started: list[threading.Thread] = []
     real = threading.Thread.start
     monkeypatch.setattr(threading.Thread, "start", lambda self: started.append(self) or real(self))
-    qtbot.waitUntil(lambda: all(pool._work_queue.empty() for pool in pools), timeout=5000)
-    qtbot.wait(20)  # the no-op done: the thread is idle
-    assert [pool.submit(int).result(5) for pool in pools] == [0, 0] and started == []
+    with qtbot.waitSignal(controller.jaxpr_finished, timeout=5000):
+        controller.jaxpr("request", lambda r: r)  # type: ignore[arg-type]  # parsed on the IR thread
+    with qtbot.waitSignal(controller.layout_finished, timeout=5000):
+        controller.layout("graph", ["e1"])  # type: ignore[arg-type]  # at hand: prepared on the preparation thread
+    assert started == []
     controller.close()
 
 

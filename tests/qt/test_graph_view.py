@@ -591,7 +591,7 @@ def test_big_graph_builds_and_renders(make_view):
             node_tiles_ = view.model.node_tiles
             small, large = node_tiles_[ov.order[0]][0], node_tiles_[ov.order[-1]][0]
             view.select_paths([view.model.nodes[i].path for i in (small, large)], center=False)
-            assert ov._within(ov.count) == {small}
+            assert ov.within(ov.count) == {small}
             view.select_paths(["e10000"], center=False)
         items.set_scale(1e9)
         assert differing_pixels(shown, view.grab().toImage()) <= 0.002 * shown.width() * shown.height()
@@ -686,10 +686,11 @@ def test_tiles_get_their_bounds_and_blob_colours_from_the_model_and_a_warmed_mod
         cold = view.grab().toImage()
         again = compute_layout(graph, frozenset(), engine="layered")
         warmed = view.model_for(graph, again)
-        assert warmed is not None and warmed._tile_families is not None
-        assert view.long_edges_partial and not set(warmed._far_lines) & set(warmed.long_edges)  # drawn as their ends: nothing far off
+        assert warmed is not None and "tile_families" in warmed.made()
+        assert view.long_edges_partial and not warmed.far_lines_made() & set(warmed.long_edges)  # drawn as their ends: nothing far off
         view.set_long_edges_whole(True)
-        assert set(view.model_for(graph, again)._far_lines) >= set(warmed.long_edges)  # whole: their far lines warmed
+        whole = view.model_for(graph, again)
+        assert whole is not None and whole.far_lines_made() >= set(warmed.long_edges)  # whole: their far lines warmed
         view.set_long_edges_whole(False)
         view.set_graph(graph, again, keep_view=True, model=warmed)
         assert view.model is warmed
@@ -734,8 +735,8 @@ def test_long_edges_are_culled_by_their_curve_quarters(make_view):
         area = QtCore.QRectF(rnd.uniform(0, width), rnd.uniform(0, height), w, h)
         far = {j for j in item.indices if bounds(j).intersects(area)}
         near = {j for j in far if any(q.intersects(area) for q in quarter_rects(j))}
-        assert item._exposed_edges(area, quarters=False) == far
-        assert item._exposed_edges(area, quarters=True) == near
+        assert item.exposed_edges(area, quarters=False) == far
+        assert item.exposed_edges(area, quarters=True) == near
         hits += len(near)
     assert hits > 0
 
@@ -798,14 +799,14 @@ def test_long_edges_are_made_for_the_screen_only_and_draw_what_unculled_ones_dra
     culled, whole = make_view(graph, layout), make_view(graph, layout)
     item = culled.scenes.shown.items.long_item
     assert item is not None and item.partial
-    on_device, exposed_edges = edge_items._on_device, edge_items.EdgeTileItem._exposed_edges
+    on_device, exposed_edges = edge_items.on_device, edge_items.EdgeTileItem.exposed_edges
 
     def grab(view):
         reference = view is whole
-        monkeypatch.setattr(edge_items, "_on_device", (lambda painter, exposed: exposed) if reference else on_device)
+        monkeypatch.setattr(edge_items, "on_device", (lambda painter, exposed: exposed) if reference else on_device)
         monkeypatch.setattr(
             edge_items.EdgeTileItem,
-            "_exposed_edges",
+            "exposed_edges",
             (lambda item, area, quarters, ends=False: exposed_edges(item, area, quarters)) if reference else exposed_edges,
         )
         return view.grab().toImage()
@@ -814,9 +815,9 @@ def test_long_edges_are_made_for_the_screen_only_and_draw_what_unculled_ones_dra
     for view in (culled, whole):
         view.zoom_to(1.0, middle)
     assert differing_pixels(grab(culled), grab(whole)) == 0
-    made = len(item._partial_shapes) + len(item._shapes)
+    made = item.shapes_made()
     assert 0 < made < len(item.indices) // 4
-    assert len(whole.scenes.shown.items.long_item._partial_shapes) > 3 * made
+    assert whole.scenes.shown.items.long_item.shapes_made() > 3 * made
     for dy in (120, 370, -60, 800):
         for view in (culled, whole):
             bar = view.verticalScrollBar()
@@ -838,7 +839,7 @@ def test_many_long_edges_are_drawn_as_their_ends_and_whole_where_selected_or_hig
         return {j for (_, _, partial), js in item.groups().items() if not partial for j in js}
 
     assert whole() == set()
-    assert model._long_at is None and model._ends is None  # nothing selected: no per-edge map made (75 ms at 50k)
+    assert not {"long_edges_at", "edge_ends"} & model.made()  # nothing selected: no per-edge map made (75 ms at 50k)
     j = item.indices[len(item.indices) // 2]
     src, dst = model.edge_ends()[j]
     x0, y0, x1, y1 = model.edge_box[j].tolist()
@@ -932,8 +933,8 @@ def test_a_model_built_ahead_brings_the_stripes_of_the_colours_given(make_view):
     colours = {"e3": "#ff0000", "e0:0/e1": "#00aa00", "nope": "#0000ff", "e4": "not a colour"}
     other = compute_layout(graph, frozenset(), engine="layered")
     model = view.model_for(graph, other, colours)
-    assert model is not None and model._stripes is not None and model._stripes[0] is colours
-    made = model._stripes[1]
+    assert model is not None and "stripes" in model.made()
+    made = model.stripes(colours)  # the ones made ahead for this dict, not made again
     view.set_graph(graph, other, keep_view=True, model=model, line_colours=colours)
     assert view.view_state.stripes is made and {model.nodes[i].base for i in made} == {"e3"}  # e0 is collapsed
     view.set_line_colours(colours)  # a copy: made anew, alike
@@ -948,15 +949,15 @@ def test_a_model_built_ahead_makes_its_look_ups_only_for_what_carries_over(make_
     view = make_view(graph, layout)
     other = compute_layout(graph, frozenset(), engine="layered")
     bare = view.model_for(graph, other)
-    assert bare is not None and bare._by_base is None and bare._tile_families is not None
+    assert bare is not None and "by_base" not in bare.made() and "tile_families" in bare.made()
     base = bare.nodes[0].base
-    assert base in bare.by_base and bare.by_base._grouped is None  # a membership test groups nothing
+    assert base in bare.by_base and not bare.by_base.grouped  # a membership test groups nothing
     assert bare.by_base[base] == [i for i, r in enumerate(bare.nodes) if r.base == base]
     view.select_paths([base])
     third = compute_layout(graph, frozenset(), engine="layered")
     carried = view.model_for(graph, third)
-    assert carried is not None and carried._by_base is not None
-    assert carried.by_base._grouped is not None or len(set(carried.bases)) == len(carried.bases)
+    assert carried is not None and "by_base" in carried.made()
+    assert carried.by_base.grouped or len(set(carried.bases)) == len(carried.bases)
     view.set_graph(graph, third, keep_view=True, model=carried)
     assert view.selected_paths() == [base]
 
@@ -1037,7 +1038,7 @@ def test_commonest_per_group_breaks_ties_as_a_counter_filled_in_order_does():
     assert commonest_per_group([], np.zeros(0, dtype=np.int64), 0) == []
 
 
-def test_a_layout_read_from_the_wire_is_drawn_without_making_its_edges(make_view):
+def test_a_layout_read_from_the_wire_is_drawn_without_making_its_edges(make_view, qtbot):
     """A layout from the layout process keeps its edges as rows (`EdgeTable`): the model takes
     each edge's far line and `routed` from them, so a fit-all paint makes no EdgePath for the
     edges in tiles; both match the EdgePaths, repeats of one curve included."""
@@ -1057,13 +1058,19 @@ def test_a_layout_read_from_the_wire_is_drawn_without_making_its_edges(make_view
     model = view.model
     assert model.edge_routed == [x.routed for x in layout.edges]
     assert model.edge_line.tolist() == [[*x.points[0], *x.points[-1]] for x in layout.edges]
-    view.resize(1200, 900)
-    view.zoom_to(0.1)  # the far look: straight lines
-    read.edges._made[:] = [None] * len(read.edges)  # forget what the first paint, zoomed in, made
-    view.viewport().grab()
-    tiled = {j for ids, _ in model.edge_tiles for j in ids}
-    drawn = [item for item in view.scene().items() if getattr(item, "_group_lines", None)]
-    assert tiled and drawn and not any(read.edges._made[j] is not None for j in tiled - {1})
+    fresh = layout_from_wire(layout_to_wire(layout))  # drawn first at the far look (straight lines), unlike `read`
+    far = QtGraphView()
+    qtbot.addWidget(far)
+    far.resize(1200, 900)
+    far.set_graph(graph, fresh)
+    far.zoom_to(0.1)
+    before = fresh.edges.made_rows()
+    far.show()
+    qtbot.waitExposed(far)
+    far.viewport().grab()
+    tiled = {j for ids, _ in far.model.edge_tiles for j in ids}
+    drawn = [item for item in far.scene().items() if isinstance(item, EdgeTileItem) and item.lines_made()]
+    assert tiled and drawn and not (fresh.edges.made_rows() - before) & (tiled - {1})  # the paint made none
 
 
 def test_the_items_made_ahead_with_a_model_are_the_scenes_and_take_the_current_theme(make_view):
@@ -1075,13 +1082,13 @@ def test_the_items_made_ahead_with_a_model_are_the_scenes_and_take_the_current_t
     other = compute_layout(graph, frozenset())
     model = view.model_for(graph, other)
     [(made, state, items)] = view.scenes.ahead
-    assert made is model and state._font is None and state._metrics is None
+    assert made is model and not state.font_made
     view.set_graph(graph, other, "dark", keep_view=True, model=model)  # the theme switched meanwhile
     assert view.scenes.shown.items is items and view.view_state is state and view.scenes.ahead == []
     assert set(view.scene().items()) >= set(items.items)
     assert state.palette.background is not None and state.palette.background.lightness() < 128
     view.viewport().grab()
-    assert state._font is not None  # made when text was first drawn
+    assert state.font_made  # made when text was first drawn
     third = compute_layout(graph, auto_expanded(graph), direction="LR")
     view.model_for(graph, third)
     view.set_graph(graph, compute_layout(graph, frozenset(), direction="LR"), keep_view=True)  # not the one made ahead
@@ -1126,14 +1133,14 @@ def test_a_new_graphs_model_comes_with_the_draw_lists_of_its_first_paint(qtbot):
     model = view.model_for(graph, layout)
     assert model is not None
     [(_, state, items)] = view.scenes.ahead
-    groups = {t.tile: t._groups for t in items.node_items if t._groups_version == state.version}
-    lines = {id(t): dict(t._group_lines) for t in items.edge_items if t._group_lines}
+    groups = {t.tile: made for t in items.node_items if (made := t.groups_made()) is not None}
+    lines = {id(t): t.lines_made() for t in items.edge_items if t.lines_made()}
     assert groups and lines  # some tiles are drawn batched, some edges as far lines
     view.set_graph(graph, layout, model=model)
     view.viewport().grab()
-    assert {t.tile: t._groups for t in items.node_items if t._groups_version == state.version} == groups
-    assert all(t._groups is groups[t.tile] for t in items.node_items if t.tile in groups)
-    assert all(t._group_lines == lines[id(t)] for t in items.edge_items if t._group_lines)
+    assert {t.tile: made for t in items.node_items if (made := t.groups_made()) is not None} == groups
+    assert all(t.groups_made() is groups[t.tile] for t in items.node_items if t.tile in groups)
+    assert all(t.lines_made() == lines[id(t)] for t in items.edge_items if t.lines_made())
     assert any(t.painted for t in items.node_items if t.tile in groups)
 
 
@@ -1156,14 +1163,14 @@ def test_a_relayout_of_the_graph_shown_comes_with_the_draw_lists_of_what_the_vie
     model = view.model_for(graph, relaid)
     assert model is not None
     [(_, state, items)] = view.scenes.ahead
-    warmed = {t.tile for t in items.node_items if t._groups_version == state.version}
+    warmed = {t.tile for t in items.node_items if t.groups_made() is not None}
     big_enough = [t for t in items.node_items if max(t.extent.width(), t.extent.height()) * scale >= TINY_PX]
     shown = {t.tile for t in big_enough if t.extent.intersects(seen)}
     assert warmed == shown and 0 < len(warmed) < len(items.node_items)
-    groups = {t.tile: t._groups for t in items.node_items if t.tile in warmed}
+    groups = {t.tile: t.groups_made() for t in items.node_items if t.tile in warmed}
     view.set_graph(graph, relaid, keep_view=True, model=model)
     view.viewport().grab()
-    assert all(t._groups is groups[t.tile] for t in items.node_items if t.tile in warmed)
+    assert all(t.groups_made() is groups[t.tile] for t in items.node_items if t.tile in warmed)
     assert {t.tile for t in items.node_items if t.painted} <= warmed
 
 

@@ -80,7 +80,7 @@ def test_long_inputs_are_checked_on_a_thread_and_a_trace_does_not_wait(qtbot, mo
     typed = [good + " " * k for k in range(2, 5)]  # typing in a long field: only the last text is parsed
     for text in typed:
         panel.args.setText(text)
-    qtbot.waitUntil(lambda: panel.parse(typed[-1]) is not None and not panel._pending)
+    qtbot.waitUntil(lambda: panel.parse(typed[-1]) is not None and not panel.parsing)
     assert len(threads) == 3 and panel.error.text() == "" and panel.trace_button.isEnabled()
     assert here == []
 

@@ -316,7 +316,7 @@ def test_expanding_a_cluster_of_a_big_graph_shows_its_part_first(qtbot, window, 
     assert part is not None
     w.controller.layout_preview.emit(PreparedLayout(w.doc.graph, to_layout(part), frozenset()))
     assert view.previewing
-    w._on_layout_failed("layout failed: the layout process died")
+    w.controller.layout_failed.emit("layout failed: the layout process died")
     assert not view.previewing and view.scenes.shown.layout is shown and "died" in w.problem.text()
 
 

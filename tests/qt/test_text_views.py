@@ -99,7 +99,7 @@ def test_click_in_text_emits_the_line(qtbot, source):
 
 def test_click_in_gutter_emits_the_line(qtbot, source):
     with qtbot.waitSignal(source.line_clicked, timeout=1000) as blocker:
-        qtbot.mouseClick(source._gutter, Qt.MouseButton.LeftButton, pos=QPoint(10, line_y(source, 3)))
+        qtbot.mouseClick(source.gutter, Qt.MouseButton.LeftButton, pos=QPoint(10, line_y(source, 3)))
     assert blocker.args == [3]
 
 
@@ -439,7 +439,7 @@ def test_a_made_document_gets_its_gutter_width_before_it_is_shown(qtbot):
     view.set_text(text, doc)
     qtbot.wait(10)
     assert view.gutter_width() > narrow
-    assert view._gutter.width() == view.viewportMargins().left() == view.gutter_width()
+    assert view.gutter.width() == view.viewportMargins().left() == view.gutter_width()
     assert 12_000 not in resized  # the text's width changed while the old document was shown
 
 
@@ -456,7 +456,7 @@ def test_line_colours_by_palette_index_are_the_colours_themselves(qtbot):
     qtbot.wait(10)
     assert by_index.grab().toImage() == by_hex.grab().toImage()
     # looked up as lines are painted: ~90k lines of an IR text make no dict of colours on the GUI thread
-    assert not isinstance(by_index._line_colours, dict) and by_index._line_colours._indices is indices
+    assert by_index.line_colour_indices() is indices and by_hex.line_colour_indices() is None
     by_index.set_text(text)
     assert by_index.line_colours() == {}
 

@@ -96,7 +96,7 @@ def test_compare_with_other_inputs_side_by_side(qtbot, window, tmp_path) -> None
     (change,) = compared.diff.changed
     compared.b.select([change.b])
     assert compared.a.widget.selected_paths() == compared.a.shown([change.a])
-    fills = compared.b.widget._fills
+    fills = compared.b.widget.fills()
     assert sum(colour == "#8fd694" for colour in fills.values()) == 8  # every added equation green
     assert set(fills) >= set(compared.b.widget.model.by_base)  # the rest grey, as the key's "same", not family colours
     assert fills[compared.diff.b_of["e0"]] == "#eef0f3"  # x @ w: the same on both sides

@@ -136,7 +136,7 @@ def test_a_check_that_prints_without_end_is_read_with_a_cap(tmp_path):
     python = _script(tmp_path, "chatty", "yes jaxscope | head -c 50000000\n")
     with pytest.raises(InterpreterError, match="not a Python that runs jaxscope's check"):
         check(python)
-    assert len(interpreter._run_check(python, dict(os.environ), 30).stdout) <= interpreter.MAX_CHECK_OUTPUT
+    assert len(interpreter.run_check(python, dict(os.environ), 30).stdout) <= interpreter.MAX_CHECK_OUTPUT
 
 
 def test_a_newer_jax_is_refused_naming_the_supported_range(tmp_path):

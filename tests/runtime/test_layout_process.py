@@ -149,11 +149,11 @@ def test_a_read_layouts_edges_are_columns_made_into_edge_paths_on_demand(monkeyp
     back = layout_from_wire(text)
     table = back.edges
     assert isinstance(table, EdgeTable) and len(table) == len(lay.edges) and table.pts.dtype == np.int64
-    assert table._made == [None] * len(table)  # nothing made by reading
+    assert not table.made_rows()  # nothing made by reading
     assert table == lay.edges and lay.edges == table and tuple(table) == lay.edges and back == lay
     assert table != lay.edges[:-1] and table != lay.edges[:-1] + (lay.edges[0],)
-    assert all(x is None for x in table._made) and not table._points  # iterating keeps none
-    assert list(back.nodes) == list(lay.nodes) and all(x is None for x in back.nodes._made)
+    assert not table.made_rows()  # iterating keeps none
+    assert list(back.nodes) == list(lay.nodes) and not back.nodes.made_rows()
     assert table[5] is table[5] and table[1:3] == lay.edges[1:3]
     assert table.ends() == [(x.src, x.dst) for x in lay.edges]
     assert [table.flat(j) for j in range(len(table))] == [tuple(round(v * 10) for p in x.points for v in p) for x in lay.edges]
@@ -252,9 +252,9 @@ class _Sink:
 def test_the_layout_process_exits_by_itself_when_asked():
     c = LayoutClient()
     c.layout(sample_graph())
-    worker = c._worker
+    process = c.process
     c.close()
-    assert worker is not None and worker.proc.returncode == 0  # not killed at the end of its grace period
+    assert process is not None and process.returncode == 0  # not killed at the end of its grace period
 
 
 def test_serve_ends_at_the_end_of_its_input_even_mid_graph():
@@ -436,12 +436,12 @@ def test_a_big_layout_sends_the_part_the_view_shows_ahead_of_the_whole(client):
 
 def test_a_malformed_region_or_a_failing_part_only_costs_the_preview(capsys, monkeypatch):
     from jaxscope.layout.preview import Region
-    from jaxscope.runtime.layout_server import _preview_lines
+    from jaxscope.runtime.layout_server import preview_lines
 
     graph, owner = chain_with_owner()
     grown = compute_tenths(graph, [owner])
     for bad in (None, [], ["e1", 1, 2], "x", [owner, "a", 0, 0, 1, 1, 1], [owner, True, 0, 0, 0, 1, 1]):
-        assert _preview_lines(grown, bad) == []
+        assert preview_lines(grown, bad) == []
     with pytest.raises(ValueError):
         Region.from_json([1, 2])
     base = wire.layout_from_wire(wire.layout_to_wire(compute_layout(graph, ())))
@@ -452,11 +452,11 @@ def test_a_malformed_region_or_a_failing_part_only_costs_the_preview(capsys, mon
 
     with monkeypatch.context() as m:
         m.setattr(layout_server, "region_part", broken)
-        assert _preview_lines(grown, region_around(base, owner).to_json()) == []
+        assert preview_lines(grown, region_around(base, owner).to_json()) == []
     assert "a bug in the preview" in capsys.readouterr().err
     # an owner the layout does not draw: the rect as it was
     lost = dataclasses.replace(region_around(base, owner), owner="e999999")
-    assert _preview_lines(grown, lost.to_json()) != []
+    assert preview_lines(grown, lost.to_json()) != []
 
 
 def test_a_tables_iteration_converts_its_columns_a_block_at_a_time(monkeypatch):

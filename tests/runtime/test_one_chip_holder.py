@@ -63,7 +63,7 @@ def test_no_spare_worker_is_started_beside_one_that_holds_a_tpu(monkeypatch) -> 
         monkeypatch.setattr(worker_client.WorkerClient, "_spawn", spawn(platform))
         client = worker_client.WorkerClient(spare=True)  # starts its active worker
         try:
-            client._ensure_spare()  # after a job, when the active one is idle
+            client.ensure_spare()  # after a job, when the active one is idle
             assert len(spawned) == 1 + spares, (platform, spawned)
         finally:
             client.close()

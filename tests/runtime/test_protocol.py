@@ -51,9 +51,9 @@ def test_a_long_string_is_grown_part_by_part_and_lets_each_part_go():
     part let go once appended, whatever its kind of characters."""
     parts = {0: "ab" * 5, 1: "é" * 3, 2: "\U0001f600", 3: "z"}
     expected = "".join(parts.values())
-    got = protocol._joined_text([0, 1, 2, 3], parts)
+    got = protocol.joined_text([0, 1, 2, 3], parts)
     assert got == expected and parts == {}
-    assert protocol._joined_text([], {}) == ""
+    assert protocol.joined_text([], {}) == ""
 
 
 def test_messages_follow_each_other_and_the_end_of_stream_is_none():

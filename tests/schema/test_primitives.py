@@ -133,12 +133,12 @@ def test_a_pooling_in_wire_form_2_reads_its_window() -> None:
 
 
 def test_a_hostile_wire_2_text_gives_no_numbers_and_raises_nothing() -> None:
-    from jaxscope.schema.graph_wire import _wire2_numbers
+    from jaxscope.schema.graph_wire import wire2_numbers
 
-    assert _wire2_numbers("dot_general", ["dimension_numbers", "(([1e999], [0]), ([], []))"]) == []
-    assert _wire2_numbers("reduce_window_sum", ["window_dimensions", "(1e999,)"]) == []
-    assert _wire2_numbers("reduce_window_sum", ["window_dimensions", f"({10**30},)"]) == []  # past wire 3's bound
-    assert _wire2_numbers("integer_pow", ["y", "9" * 400]) == []
+    assert wire2_numbers("dot_general", ["dimension_numbers", "(([1e999], [0]), ([], []))"]) == []
+    assert wire2_numbers("reduce_window_sum", ["window_dimensions", "(1e999,)"]) == []
+    assert wire2_numbers("reduce_window_sum", ["window_dimensions", f"({10**30},)"]) == []  # past wire 3's bound
+    assert wire2_numbers("integer_pow", ["y", "9" * 400]) == []
 
 
 def test_a_readable_graph_from_before_numbers_reads_them_from_its_texts() -> None:

@@ -156,7 +156,7 @@ def test_fusions_sort_each_path_once_and_take_an_equation_by_line_and_primitive(
     assert sorted(keyed) == sorted(set(keyed)) == sorted(found[0].nodes)
     labels = linking.node_labels(graph)
     for n in lines:
-        assert all(labels[p] == links._ops[n][0] for p in links.nodes_for_line(n)), n
+        assert all(labels[p] == links.primitive_of(n) for p in links.nodes_for_line(n)), n
 
 
 def test_one_target_is_lowered_and_compiled_once_for_every_stage_and_run(tmp_path) -> None:

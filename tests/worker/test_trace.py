@@ -211,7 +211,7 @@ def test_each_equation_gets_its_own_params_and_sub_jaxprs_though_they_are_made_o
     from jax import lax
 
     from jaxscope.worker import jax_compat as jc
-    from jaxscope.worker.to_graph import _Builder, build_graph, params_text
+    from jaxscope.worker.to_graph import GraphBuilder, build_graph, params_text
 
     def f(x):
         a = jnp.sum(x, axis=0) + jnp.sum(x, axis=1) + jnp.sum(x, axis=0)
@@ -227,10 +227,10 @@ def test_each_equation_gets_its_own_params_and_sub_jaxprs_though_they_are_made_o
         assert [ref.param for ref in node.subgraphs] == [p for p, _, _ in jc.subjaxprs(eqn.params)]
     conds = [n for n in graph.top.nodes if n.label == "cond"]
     assert len(conds) == 2 and conds[0].subgraphs[0].body != conds[1].subgraphs[0].body  # sin/cos swapped
-    builder = _Builder({})
-    texts = [builder._params("p", {"k": v})[1] for v in (1, True, 1.0, 1)]
+    builder = GraphBuilder({})
+    texts = [builder.params("p", {"k": v})[1] for v in (1, True, 1.0, 1)]
     assert texts[0] != texts[1] != texts[2] and texts[3] is texts[0]  # equal values of other types print apart
-    assert builder._params("p", {"k": np.arange(3)})[1] == (("k", "[0 1 2]"),)  # unhashable: not kept
+    assert builder.params("p", {"k": np.arange(3)})[1] == (("k", "[0 1 2]"),)  # unhashable: not kept
 
 
 def test_a_program_short_enough_for_one_line_is_printed_one_equation_per_line(tmp_path: pathlib.Path) -> None:

@@ -121,6 +121,11 @@ class ViewState:
         self.long_whole = False  # draw every long edge whole, even where there are many (see EdgeTileItem)
 
     @property
+    def font_made(self) -> bool:
+        """Whether text was drawn yet (the font is made then, on the GUI thread)."""
+        return self._font is not None
+
+    @property
     def font(self) -> QFont:
         if self._font is None:
             self._font = label_font()

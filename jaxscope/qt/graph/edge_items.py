@@ -66,6 +66,15 @@ class EdgeTileItem(BatchItem):
             shape = cache[j] = partial_shapes(points) if partial else edge_shapes(points)
         return shape
 
+    def shapes_made(self) -> int:
+        """How many edges' shapes (whole or as their two ends) were made: each on its first paint
+        near enough to draw curves, never all of a long item's at once."""
+        return len(self._shapes) + len(self._partial_shapes)
+
+    def lines_made(self) -> dict[Group, list[QLineF]]:
+        """The far lines made per group so far (ahead, with the model, or by a paint)."""
+        return dict(self._group_lines)
+
     @property
     def partial(self) -> bool:
         """Whether this item draws most of its edges as their two ends (see the module docstring)."""
@@ -79,7 +88,7 @@ class EdgeTileItem(BatchItem):
         nodes = self.model.nodes
         return {j for i in self.state.selected for j in at.get(nodes[i].base, ())}
 
-    def _exposed_edges(self, area: QRectF, quarters: bool, ends: bool = False) -> set[int]:
+    def exposed_edges(self, area: QRectF, quarters: bool, ends: bool = False) -> set[int]:
         """The long edges with a culling box that overlaps `area`, by `QRectF.intersects`'s rule
         (a positive overlap; a box of zero width or height overlaps nothing); with `ends`, the
         boxes of the parts an edge drawn as its two ends draws."""
@@ -196,7 +205,7 @@ class EdgeTileItem(BatchItem):
                 continue  # a few px at this zoom: the boxes show without them
             shown = exposed.get(partial)
             if shown is None:
-                shown = exposed[partial] = self._exposed_edges(area, quarters=not far, ends=partial)
+                shown = exposed[partial] = self.exposed_edges(area, quarters=not far, ends=partial)
             js = [j for j in group if j in shown]
             if js:
                 out.append((key, js))
@@ -208,7 +217,7 @@ class EdgeTileItem(BatchItem):
         antialiased = painter.testRenderHint(QPainter.RenderHint.Antialiasing)
         if thin:  # hundreds of long edges can cross the screen: 14 ms a frame this way, 170 ms stroked with AA
             painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
-        for (routed, dim, partial), js in self._exposed_groups(_on_device(painter, exposed), far):
+        for (routed, dim, partial), js in self._exposed_groups(on_device(painter, exposed), far):
             painter.setOpacity(DIM_OPACITY if dim else 1.0)
             pen, colour = self._pen(routed, lod, far)
             if thin:
@@ -235,7 +244,7 @@ class EdgeTileItem(BatchItem):
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, antialiased)
 
 
-def _on_device(painter: QPainter, exposed: QRectF) -> QRectF:
+def on_device(painter: QPainter, exposed: QRectF) -> QRectF:
     """The part of `exposed` (item coordinates) that lands on the painter's device. Filling its
     device-coordinate cache, Qt gives this item its whole bounding rect as exposed (the drawing,
     at zoom 1) and a pixmap the size of the viewport: the first paint at zoom 1 made the two ends

@@ -76,6 +76,11 @@ class NodeTileItem(BatchItem):
             self._index_set = frozenset(self.indices)
         return self._index_set
 
+    def groups_made(self) -> list[tuple[str, bool, list[QRectF]]] | None:
+        """The draw lists `groups` made for the current highlight, if they are made (ahead, with
+        the model, for what the first paint shows); None until then."""
+        return self._groups if self._groups_version == self.state.version else None
+
     def groups(self) -> list[tuple[str, bool, list[QRectF]]]:
         """Rects by (family, dimmed), for the batched levels of detail; rebuilt when the cone changes."""
         if self._groups_version != self.state.version:
@@ -334,9 +339,9 @@ class OverviewItem(BatchItem):
             painter.setBrush(st.palette.family(fam).far)
             painter.drawRects(rects)
         painter.setOpacity(1.0)
-        paint_outlines(painter, st, model.nodes, lod_of(painter), True, None if count == len(self.order) else self._within(count))
+        paint_outlines(painter, st, model.nodes, lod_of(painter), True, None if count == len(self.order) else self.within(count))
 
-    def _within(self, count: int) -> frozenset[int]:
+    def within(self, count: int) -> frozenset[int]:
         """The selected and matching boxes in the first `count` tiles: the others' tiles outline them."""
         st = self.state
         if not (st.selected or st.matches):

@@ -131,6 +131,12 @@ class BoxIndex(Mapping[str, list[int]]):
             self._grouped = (order, code[order])
         return self._grouped
 
+    @property
+    def grouped(self) -> bool:
+        """Whether the stub copies are grouped by base yet (a look-up of a base with copies does
+        it; a membership test never needs to)."""
+        return self._grouped is not None
+
     def warm(self) -> None:
         """Group the stub copies now (on the thread that makes the model)."""
         self._groups()

@@ -447,6 +447,10 @@ class QtGraphView(GraphSearch):
         self._state.stripes = model.stripes(self._line_colours) if model is not None and self._line_colours else {}
         self._state.fills = model.box_colours(self._fills) if model is not None and self._fills else {}
 
+    def fills(self) -> dict[str, str]:
+        """The fills shown (`set_fills`): base path -> colour."""
+        return dict(self._fills)
+
     def set_fills(self, colours: dict[str, str]) -> None:
         """Fill each box in `colours` (base path -> ``#rrggbb``) with it instead of its family's: a
         measure drawn over the graph (`render.overlay`); {} for the families again."""

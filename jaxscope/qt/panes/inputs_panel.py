@@ -256,6 +256,11 @@ class InputsPanel(QWidget):
             self.choice_changed.emit()
         self._validate()
 
+    @property
+    def parsing(self) -> bool:
+        """Whether a long text is being parsed on the parsing thread now."""
+        return bool(self._pending)
+
     def parse(self, text: str) -> argspec.CallSpec | argspec.SpecError:
         """`argspec.parse_call(text)` or its error, remembered for the last text: opening a
         function, then tracing it, validated the same text three times (a 43 kB params pytree:

@@ -97,19 +97,19 @@ def make_block_layouts(doc: QTextDocument) -> None:
 class _PaletteLines(Mapping[int, QColor]):
     """Line -> its colour, from a line -> palette index map (cycling), looked up when asked."""
 
-    __slots__ = ("_indices", "_colours")
+    __slots__ = ("indices", "_colours")
 
     def __init__(self, indices: dict[int, int], colours: list[QColor]) -> None:
-        self._indices, self._colours = indices, colours
+        self.indices, self._colours = indices, colours  # the map as given, not copied
 
     def __getitem__(self, line: int) -> QColor:
-        return self._colours[self._indices[line] % len(self._colours)]
+        return self._colours[self.indices[line] % len(self._colours)]
 
     def __iter__(self) -> Iterator[int]:
-        return iter(self._indices)
+        return iter(self.indices)
 
     def __len__(self) -> int:
-        return len(self._indices)
+        return len(self.indices)
 
 
 class _Gutter(QWidget):
@@ -146,7 +146,7 @@ class CodeView(QPlainTextEdit):
         self.setUndoRedoEnabled(False)
         self.setFont(monospace_font())
         self.setTabStopDistance(4 * self.fontMetrics().horizontalAdvance(" "))
-        self._gutter = _Gutter(self)
+        self.gutter = _Gutter(self)
         self._made_doc: QTextDocument | None = None  # the `show_document` document shown, kept alive here
         self._line_colours: Mapping[int, QColor] = {}
         self._marks: list[int] = []
@@ -256,6 +256,11 @@ class CodeView(QPlainTextEdit):
     def line_colours(self) -> dict[int, str]:
         return {line: c.name() for line, c in self._line_colours.items()}
 
+    def line_colour_indices(self) -> dict[int, int] | None:
+        """The line -> palette index map `set_line_colour_indices` was given, kept as is (None when
+        the colours were given by hex)."""
+        return self._line_colours.indices if isinstance(self._line_colours, _PaletteLines) else None
+
     def mark_lines(self, lines: Iterable[int], scroll: bool = True) -> None:
         """Mark `lines` (1-based) strongly, replacing earlier marks; scroll the first into view."""
         count = self.blockCount()
@@ -274,7 +279,7 @@ class CodeView(QPlainTextEdit):
     def _refresh(self) -> None:
         """Repaint the text area and gutter after colours or marks changed."""
         self.viewport().update()
-        self._gutter.update()
+        self.gutter.update()
 
     # ------------------------------------------------------------------ scrolling and geometry
 
@@ -327,14 +332,14 @@ class CodeView(QPlainTextEdit):
 
     def _update_gutter(self, rect: QRect, dy: int) -> None:
         if dy:
-            self._gutter.scroll(0, dy)
+            self.gutter.scroll(0, dy)
         else:
-            self._gutter.update(0, rect.y(), self._gutter.width(), rect.height())
+            self.gutter.update(0, rect.y(), self.gutter.width(), rect.height())
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         cr = self.contentsRect()
-        self._gutter.setGeometry(QRect(cr.left(), cr.top(), self.viewportMargins().left(), cr.height()))
+        self.gutter.setGeometry(QRect(cr.left(), cr.top(), self.viewportMargins().left(), cr.height()))
 
     def paint_gutter(self, gutter: QWidget, event: QPaintEvent) -> None:
         """Numbers right-aligned, a chip for coloured lines, an arrow for marked ones."""
