@@ -82,6 +82,24 @@ class MainWindow(QMainWindow):
         self.session.set_palette(palette_for(self.theme))
         self.problem_info: ErrorInfo | None = None
 
+        self._build_workspace()
+        self._build_panes()
+        self._build_view_side()
+        self._build_jobs()
+        self._build_files()
+
+        build_menus(self)
+        self._connect()
+        self._apply_theme()
+        self.recent = RecentTargets(self.settings, self.recent_menu, self.welcome, self.open_target)
+        prefs.restore(self, self.settings, self.docks)
+        if controller is None and python is None and self.jobs.python_setting():  # the saved Python for user code, checked first
+            self.jobs.check_python(self.jobs.python_setting())
+
+    # ------------------------------------------------------------------ construction
+
+    def _build_workspace(self) -> None:
+        """The middle: the welcome page, or the graph under its stale banner and search bar."""
         self.stale_banner = plain_label()
         self.stale_banner.setObjectName("staleBanner")
         self.stale_banner.setStyleSheet("background: #f6c343; color: #1d2330; padding: 4px 8px;")
@@ -100,6 +118,8 @@ class MainWindow(QMainWindow):
         self.stack.addWidget(workspace)
         self.setCentralWidget(self.stack)
 
+    def _build_panes(self) -> None:
+        """The docked panes, tabbed where they share an area, each as big as what it shows."""
         self.inputs = InputsPanel()
         self.source = QtSourceView()
         self.source.setObjectName("sourceView")
@@ -134,6 +154,9 @@ class MainWindow(QMainWindow):
         self.dock_fit.room["run"] = lambda: self.height() * 9 // 20 if self.run_panel.shown_result is not None else 0
         self.dock_fit.room["cost"] = lambda: self.height() * 2 // 5  # its table and memory plot, not a strip of them
 
+    def _build_view_side(self) -> None:
+        """The collaborators of what is shown: the linked selection, the IR texts, the trace's
+        display, the model's structure and cost, the graph's exports."""
         self.selection = LinkedSelection(
             session=self.session,
             graph=self.graph,
@@ -201,6 +224,9 @@ class MainWindow(QMainWindow):
             parent=self,
             status=self.statusBar(),
         )
+
+    def _build_jobs(self) -> None:
+        """The status line and the worker jobs the user asks for: runs, retraces, a comparison."""
         self.status = StatusLine(self.statusBar())
         self.phase_label, self.cancel_button = self.status.phase_label, self.status.cancel_button
         self.compare = Compare(
@@ -231,6 +257,8 @@ class MainWindow(QMainWindow):
             )
         )
 
+    def _build_files(self) -> None:
+        """The file watch, the saved traces and the opening of files and targets."""
         self.files = FileWatch(self)
         self.trace_files = TraceFiles(
             TraceFilesParts(
@@ -271,16 +299,6 @@ class MainWindow(QMainWindow):
             ),
             self,
         )
-
-        build_menus(self)
-        self._connect()
-        self._apply_theme()
-        self.recent = RecentTargets(self.settings, self.recent_menu, self.welcome, self.open_target)
-        prefs.restore(self, self.settings, self.docks)
-        if controller is None and python is None and self.jobs.python_setting():  # the saved Python for user code, checked first
-            self.jobs.check_python(self.jobs.python_setting())
-
-    # ------------------------------------------------------------------ construction
 
     def _dock(self, name: str, title: str, widget: QWidget, area: Qt.DockWidgetArea, tab_with: str = "") -> None:
         """Add a dock, or tab it with another. Only one tab group: in Qt 6.11 a second group tabified

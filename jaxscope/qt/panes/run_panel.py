@@ -80,6 +80,31 @@ class RunPanel(QWidget):
         super().__init__(parent)
         self._state = ""
         self._nan_path = ""
+        self._make_fields()
+        buttons = self._options_form()
+        scroll = self._result_body()
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.form_box)
+        layout.addLayout(buttons)
+        layout.addWidget(self.error)
+        layout.addWidget(scroll, 1)
+
+        self._clock = QElapsedTimer()
+        self._ticker = QTimer(self)
+        self._ticker.setInterval(200)
+        self._ticker.timeout.connect(lambda: self.status.setText(f"running… {self._clock.elapsed() / 1000:.1f} s"))
+        self.run_button.clicked.connect(self.request_run)
+        self.nan_button.clicked.connect(lambda: self.node_requested.emit(self._nan_path))
+        self.divergence.cellClicked.connect(lambda row, _col: self._divergence_clicked(row))
+        self.inputs_toggle.toggled.connect(self._show_inputs)
+        self.cpu_devices.valueChanged.connect(self._setup_changed)
+        self.backends.currentIndexChanged.connect(self._setup_changed)
+        self.options()
+        self.clear()
+        self._show_options(True)
+
+    def _make_fields(self) -> None:
+        """The run's options: device, setup, seed, repeats, tolerances, reference, precision, checks."""
         self.device = named(QComboBox(), "runDevice", "Device the jitted function runs on; eager runs on the same device")
         self.device.setPlaceholderText("JAX's default device")
         self.cpu_devices = named(
@@ -126,6 +151,10 @@ class RunPanel(QWidget):
         self.status = named(plain_label(), "runStatus")
         self.error = named(plain_label(), "runOptionsError")
         self.error.setStyleSheet(f"color: {STATE_COLOURS['fail']};")
+
+    def _options_form(self) -> QHBoxLayout:
+        """The options laid out in a grid that folds away (`options_toggle`); returns the row of
+        the toggle, the status and the Run button."""
         form = QGridLayout()
         form.addWidget(plain_label("Device"), 0, 0)
         form.addWidget(self.device, 0, 1, 1, 3)
@@ -162,7 +191,11 @@ class RunPanel(QWidget):
         buttons.addWidget(self.options_toggle)
         buttons.addWidget(self.status, 1, Qt.AlignmentFlag.AlignRight)
         buttons.addWidget(self.run_button)
+        return buttons
 
+    def _result_body(self) -> QScrollArea:
+        """The comparison of the last run (verdict, causes, leaves, the first NaN, divergence,
+        values, times, inputs), scrolled."""
         self.verdict = named(plain_label(), "runVerdict")
         self.causes = CausesView()
         self.context = named(plain_label(), "runContext")
@@ -209,25 +242,7 @@ class RunPanel(QWidget):
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setWidget(self.body)
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.form_box)
-        layout.addLayout(buttons)
-        layout.addWidget(self.error)
-        layout.addWidget(scroll, 1)
-
-        self._clock = QElapsedTimer()
-        self._ticker = QTimer(self)
-        self._ticker.setInterval(200)
-        self._ticker.timeout.connect(lambda: self.status.setText(f"running… {self._clock.elapsed() / 1000:.1f} s"))
-        self.run_button.clicked.connect(self.request_run)
-        self.nan_button.clicked.connect(lambda: self.node_requested.emit(self._nan_path))
-        self.divergence.cellClicked.connect(lambda row, _col: self._divergence_clicked(row))
-        self.inputs_toggle.toggled.connect(self._show_inputs)
-        self.cpu_devices.valueChanged.connect(self._setup_changed)
-        self.backends.currentIndexChanged.connect(self._setup_changed)
-        self.options()
-        self.clear()
-        self._show_options(True)
+        return scroll
 
     @property
     def verdict_state(self) -> str:
