@@ -95,47 +95,77 @@ def export(
         write_text(path, to_json(graph, layout, links))
     else:
         assert layout is not None
-        if dpi <= 0:
-            raise ValueError(f"dpi must be positive, got {dpi}")
-        # an overview: painted from the layout, no SVG written and parsed again
-        if fmt == "png" and overlay is None and labels.FONT_SIZE * png_scale(layout, dpi) < MIN_LABEL_PX:
-            from jaxscope.qt.graph.raster import overview_png
-
-            write_output(
-                path,
-                check=_ends_with(b"IEND", "PNG"),
-                write=lambda tmp: overview_png(
-                    graph,
-                    layout,
-                    tmp,
-                    theme=theme,
-                    title=title,
-                    legend=legend,
-                    highlight=highlight,
-                    dpi=dpi,
-                    max_px=PNG_MAX_PX,
-                    long_edges=long_edges,
-                ),
-            )
-            return fmt
-        svg_text = render_svg(  # no image shows a tooltip
+        _write_image(
             graph,
             layout,
+            path,
+            fmt,
+            dpi,
             theme=theme,
             title=title,
             legend=legend,
             highlight=highlight,
-            tooltips=False,
             long_edges=long_edges,
             overlay=overlay,
         )
-        from jaxscope.qt.graph.raster import svg_to_pdf, svg_to_png  # the one place core touches Qt
-
-        if fmt == "png":
-            write_output(path, lambda tmp: svg_to_png(svg_text, tmp, dpi=dpi, max_px=PNG_MAX_PX), _ends_with(b"IEND", "PNG"))
-        else:
-            write_output(path, lambda tmp: svg_to_pdf(svg_text, tmp, title=title or graph.function), _ends_with(b"%%EOF", "PDF"))
     return fmt
+
+
+def _write_image(
+    graph: Graph,
+    layout: Layout,
+    path: str,
+    fmt: str,
+    dpi: int,
+    *,
+    theme: str,
+    title: str | None,
+    legend: bool,
+    highlight: frozenset[str],
+    long_edges: str,
+    overlay: Overlay | None,
+) -> None:
+    """A PNG or PDF: painted by Qt from the SVG, or, for a PNG too big to read, from the layout."""
+    if dpi <= 0:
+        raise ValueError(f"dpi must be positive, got {dpi}")
+    # an overview: painted from the layout, no SVG written and parsed again
+    if fmt == "png" and overlay is None and labels.FONT_SIZE * png_scale(layout, dpi) < MIN_LABEL_PX:
+        from jaxscope.qt.graph.raster import overview_png
+
+        write_output(
+            path,
+            check=_ends_with(b"IEND", "PNG"),
+            write=lambda tmp: overview_png(
+                graph,
+                layout,
+                tmp,
+                theme=theme,
+                title=title,
+                legend=legend,
+                highlight=highlight,
+                dpi=dpi,
+                max_px=PNG_MAX_PX,
+                long_edges=long_edges,
+            ),
+        )
+        return
+    svg_text = render_svg(  # no image shows a tooltip
+        graph,
+        layout,
+        theme=theme,
+        title=title,
+        legend=legend,
+        highlight=highlight,
+        tooltips=False,
+        long_edges=long_edges,
+        overlay=overlay,
+    )
+    from jaxscope.qt.graph.raster import svg_to_pdf, svg_to_png  # the one place core touches Qt
+
+    if fmt == "png":
+        write_output(path, lambda tmp: svg_to_png(svg_text, tmp, dpi=dpi, max_px=PNG_MAX_PX), _ends_with(b"IEND", "PNG"))
+    else:
+        write_output(path, lambda tmp: svg_to_pdf(svg_text, tmp, title=title or graph.function), _ends_with(b"%%EOF", "PDF"))
 
 
 PNG_MAX_PX = 16_000  # the long side of a PNG, whatever its dpi (a 50k-equation graph is a million px tall)

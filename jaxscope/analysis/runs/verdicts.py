@@ -131,6 +131,28 @@ def _table(rows: list[list[str]]) -> list[str]:
 
 def format_run(result: RunResult) -> str:
     """The comparison as plain text: inputs, one row per output leaf, value previews, times, verdict."""
+    lines = _call_lines(result)
+    lines += _output_lines(result)
+    lines += _time_lines(result)
+    lines += reference_lines(result)
+    lines += device_lines(result)
+    lines += ["", ("OK: " if result.ok else "FAIL: ") + result.verdict]
+    if result.explanation:
+        lines.append(result.explanation)
+    lines += cause_lines(result)
+    if result.first_nan is not None:
+        lines += ["", "first NaN/Inf: " + nan_line(result)]
+    elif result.nan_searched:
+        lines += ["", "first NaN/Inf: no equation produced NaN/Inf when evaluated one by one"]
+    if result.divergence:
+        lines += _divergence_lines(result)
+    for w in result.warnings:
+        lines.append(f"warning: {w}")
+    return "\n".join(lines)
+
+
+def _call_lines(result: RunResult) -> list[str]:
+    """What ran where: the call, its device and the others, and its inputs."""
     req = result.request
     call = f"{req.function.display()}({req.args})"
     lines = [f"run {call}"]
@@ -151,6 +173,11 @@ def format_run(result: RunResult) -> str:
             rows.append([f"  {leaf.path}", leaf.aval, f"[{', '.join(leaf.preview)}{more}]"])
     lines += _table(rows) if rows else ["  (none)"]
     lines.append("")
+    return lines
+
+
+def _output_lines(result: RunResult) -> list[str]:
+    """One row per output leaf (its differences, non-finite counts, allclose), notes, values."""
     head = ["output", "shape", "dtype", "max abs", "max rel", "ULP", "diff", "jit NaN/Inf", "eager NaN/Inf", "allclose"]
     rows = [head]
     for lf in result.leaves:
@@ -172,7 +199,7 @@ def format_run(result: RunResult) -> str:
                 ("yes " if lf.allclose else "NO ") + tol,
             ]
         )
-    lines += _table(rows)
+    lines = _table(rows)
     notes = [f"  {_name(lf)}: {lf.note}" for lf in result.leaves if lf.note]
     if notes:
         lines += ["", "notes:", *notes]
@@ -183,47 +210,44 @@ def format_run(result: RunResult) -> str:
             lines.append(f"  {_name(lf)}  jit:   [{', '.join(lf.jit_preview)}]")
             lines.append(f"  {' ' * len(_name(lf))}  eager: [{', '.join(lf.eager_preview)}]")
     lines.append("")
+    return lines
+
+
+def _time_lines(result: RunResult) -> list[str]:
+    """The jitted run's phases and steady time, eager's, and the speed-up."""
     steady = f"steady {fmt_seconds(result.steady_s)} (median of {len(result.steady_runs)})" if result.steady_runs else "steady -"
-    lines.append(
+    lines = [
         f"jit:   trace {fmt_seconds(result.trace_s)}, lower {fmt_seconds(result.lower_s)}, "
-        f"compile {fmt_seconds(result.compile_s)}, first call {fmt_seconds(result.first_call_s)}, {steady}"
-    )
-    lines.append(f"eager: steady {fmt_seconds(result.eager_s)} (first run {fmt_seconds(result.eager_first_s)}, compiling each primitive)")
+        f"compile {fmt_seconds(result.compile_s)}, first call {fmt_seconds(result.first_call_s)}, {steady}",
+        f"eager: steady {fmt_seconds(result.eager_s)} (first run {fmt_seconds(result.eager_first_s)}, compiling each primitive)",
+    ]
     if result.eager_s and result.steady_s:
         lines.append(f"speed-up of jit over eager (steady against steady): {result.eager_s / result.steady_s:.1f}x")
-    lines += reference_lines(result)
-    lines += device_lines(result)
-    lines += ["", ("OK: " if result.ok else "FAIL: ") + result.verdict]
-    if result.explanation:
-        lines.append(result.explanation)
-    lines += cause_lines(result)
-    if result.first_nan is not None:
-        lines += ["", "first NaN/Inf: " + nan_line(result)]
-    elif result.nan_searched:
-        lines += ["", "first NaN/Inf: no equation produced NaN/Inf when evaluated one by one"]
-    if result.divergence:
-        lines += ["", "per equation (jit vs eager, intermediates materialised), most divergent first:"]
-        rows = [["equation", "primitive", "source", "aval", "max abs", "max rel", "evidence"]]
-        for d in diverging(result)[:12]:
-            rows.append([d.path, d.primitive, short_loc(d.source), d.aval, fmt_float(d.max_abs), fmt_float(d.max_rel), d.note[:70]])
-        if len(rows) > 1:
-            lines += _table(rows)
-        else:
-            lines.append(
-                "  every intermediate agrees exactly"
-                + (
-                    "; the output difference comes from XLA fusing across equations (e.g. FMA contraction),"
-                    " which materialising the intermediates prevents"
-                    if any(lf.n_diff for lf in result.leaves)
-                    else ""
-                )
+    return lines
+
+
+def _divergence_lines(result: RunResult) -> list[str]:
+    """The per-equation comparison, most divergent first, and the first equation to differ."""
+    lines = ["", "per equation (jit vs eager, intermediates materialised), most divergent first:"]
+    rows = [["equation", "primitive", "source", "aval", "max abs", "max rel", "evidence"]]
+    for d in diverging(result)[:12]:
+        rows.append([d.path, d.primitive, short_loc(d.source), d.aval, fmt_float(d.max_abs), fmt_float(d.max_rel), d.note[:70]])
+    if len(rows) > 1:
+        lines += _table(rows)
+    else:
+        lines.append(
+            "  every intermediate agrees exactly"
+            + (
+                "; the output difference comes from XLA fusing across equations (e.g. FMA contraction),"
+                " which materialising the intermediates prevents"
+                if any(lf.n_diff for lf in result.leaves)
+                else ""
             )
-        first = next((d for d in result.divergence if d.max_abs > 0 or d.nonfinite_mismatch), None)
-        if first is not None:
-            lines.append(f"first to differ: {first.path} {first.primitive}" + (f" ({short_loc(first.source)})" if first.source else ""))
-    for w in result.warnings:
-        lines.append(f"warning: {w}")
-    return "\n".join(lines)
+        )
+    first = next((d for d in result.divergence if d.max_abs > 0 or d.nonfinite_mismatch), None)
+    if first is not None:
+        lines.append(f"first to differ: {first.path} {first.primitive}" + (f" ({short_loc(first.source)})" if first.source else ""))
+    return lines
 
 
 def reference_lines(result: RunResult) -> list[str]:
