@@ -37,14 +37,14 @@ def test_a_document_comes_back_whole() -> None:
 
 @pytest.mark.parametrize(
     ("blob", "said"),
-    [
+    [  # mtime=0: the same bytes, so the same test ids, in every collecting process (pytest-xdist)
         (b"def f(x): pass\n", "not gzip-compressed"),
         (b'{"graph": {}}', "is JSON, not a saved trace"),
-        (gzip.compress(b'{"format": "something"}'), "no jaxscope trace document"),
-        (gzip.compress(b"{not json"), "not valid JSON"),
-        (gzip.compress(json.dumps({"format": "jaxscope-trace", "version": 1}).encode()), "is damaged: trace: missing"),
+        (gzip.compress(b'{"format": "something"}', mtime=0), "no jaxscope trace document"),
+        (gzip.compress(b"{not json", mtime=0), "not valid JSON"),
+        (gzip.compress(json.dumps({"format": "jaxscope-trace", "version": 1}).encode(), mtime=0), "is damaged: trace: missing"),
         (
-            gzip.compress(json.dumps({"format": "jaxscope-trace", "version": DOCUMENT_VERSION + 1, "jaxscope": "9.0"}).encode()),
+            gzip.compress(json.dumps({"format": "jaxscope-trace", "version": DOCUMENT_VERSION + 1, "jaxscope": "9.0"}).encode(), mtime=0),
             "saved by jaxscope 9.0 in trace format 2; this jaxscope reads format 1 and older: upgrade",
         ),
     ],

@@ -15,7 +15,7 @@ import functools
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 import jax
@@ -54,57 +54,11 @@ def run_function(request: RunRequest, phase: Phase) -> RunResult:
     if request.reference and request.reference != F64:
         pick_device(request.reference, devices)  # an unknown reference device is the user's error, said before running
     phase("inputs")
-    made = prep.made
-    host = jax.devices("cpu")[0]
-    with jax.default_device(host):  # made once on the host, so every device and reference sees the same bits
-        if made is not None:
-            made, args, kwargs = made.concrete(request.seed)
-            prep = replace(prep, made=made)  # these values' own static leaves
-            source = made.label
-        else:
-            args, kwargs = _guard(lambda: generate(prep, request.seed), "inputs")
-            source = f"seed {request.seed}"
-    placed = ""
-    if request.device:  # asked for one device: the inputs go there; else they follow the program (a mesh's shardings)
-        args, kwargs = _guard(functools.partial(place, prep, args, kwargs, device), "inputs")
-        placed = f", placed on {device_info.name}"
-    inputs_made = f"made on the host {host.platform}:{host.id}{placed}"
-    if made is not None:
-        full = [combine(a, s) for a, s in zip(args, made.static_args, strict=True)]
-        full_kwargs = {k: combine(v, made.static_kwargs[k]) for k, v in kwargs.items()}
-        inputs = describe(prep.target, full, full_kwargs, set(), set())
-    else:
-        inputs = describe(prep.target, args, kwargs, set(prep.static_argnums), set(prep.static_argnames))
+    prep, given = _made_inputs(request, prep, device, device_info)
+    args, kwargs = given.args, given.kwargs
 
-    jax.clear_caches()  # honest compile time, and eager's first run compiles each primitive anew
-    phase("trace")
-    jitted = prep.jit(donate=False)  # called again with the same inputs: nothing donated
-    if {"donate_argnums", "donate_argnames"} & set(jax_compat.jit_options(prep.fn)):
-        warnings.append(
-            "the decorator donates inputs (donate_argnums); run does not, as it calls the program "
-            "again with the same inputs: the traced and lowered program has the donation"
-        )
-    precision = jax_compat.matmul_precision(request.precision)
-    with jax.default_device(device), precision:  # the default device is part of jit's cache key: same for every call
-        t0 = time.perf_counter()
-        watch = TraceWatch(prep.target)  # what the Python did at trace time, the evidence of a trace-time cause
-        try:
-            with watch:
-                traced = jitted.trace(*args, **kwargs)
-        except BaseException as exc:
-            if isinstance(exc, KeyboardInterrupt):
-                raise
-            raise trace_failure(exc, "trace") from None
-        t1 = time.perf_counter()
-        phase("compile")
-        lowered = _guard(traced.lower, "compile")
-        t2 = time.perf_counter()
-        _guard(lowered.compile, "compile")
-        t3 = time.perf_counter()
-
-        phase("run")
-        out, first_call = _timed(lambda: jitted(*args, **kwargs), "run")
-        steady = tuple(_timed(lambda: jitted(*args, **kwargs), "run")[1] for _ in range(max(request.repeats, 0)))
+    jit = _jit_runs(request, prep, device, args, kwargs, phase, warnings)
+    jitted, traced, out, watch = jit.jitted, jit.traced, jit.out, jit.watch
 
     phase("eager")
     with jax.disable_jit(), jax.default_device(device), jax_compat.matmul_precision(request.precision):
@@ -138,32 +92,19 @@ def run_function(request: RunRequest, phase: Phase) -> RunResult:
     causes = judge(leaves, evidence, strict=request.rtol is not None or request.atol is not None)
     ok, text, explanation = verdict(leaves, causes)
 
-    first_nan: NanOrigin | None = None
-    searched = request.find_nan or any(lf.nonfinite for lf in leaves)
-    if searched:
-        phase("nan")
-        first_nan = _replay("first-NaN search", find_first_nonfinite, None, device, prep, traced.jaxpr, args, kwargs, warnings)
-        if first_nan is None and any(lf.jit_nan or lf.jit_posinf or lf.jit_neginf for lf in leaves):
-            warnings.append(
-                "no equation made NaN/Inf when evaluated one by one: the compiled program makes them (fusion or simplification)"
-            )
-    divergence: tuple[EqnDivergence, ...] = ()
-    if request.per_equation:
-        phase("divergence")
-        divergence = _replay("per-equation comparison", per_equation, (), device, prep, traced.jaxpr, args, kwargs, warnings)
-        divergence = _noted(divergence, evidence)
+    first_nan, searched, divergence = _replays(request, prep, device, traced.jaxpr, args, kwargs, leaves, evidence, phase, warnings)
     return RunResult(
         request=request,
         device=device_info,
         devices=tuple(info for _, info in devices),
-        inputs=inputs,
-        input_source=source,
-        trace_s=t1 - t0,
-        lower_s=t2 - t1,
-        compile_s=t3 - t2,
-        first_call_s=first_call,
-        steady_s=statistics.median(steady) if steady else 0.0,
-        steady_runs=steady,
+        inputs=given.inputs,
+        input_source=given.source,
+        trace_s=jit.trace_s,
+        lower_s=jit.lower_s,
+        compile_s=jit.compile_s,
+        first_call_s=jit.first_call,
+        steady_s=statistics.median(jit.steady) if jit.steady else 0.0,
+        steady_runs=jit.steady,
         eager_first_s=eager_first,
         eager_s=statistics.median(warm),
         leaves=tuple(leaves),
@@ -175,10 +116,129 @@ def run_function(request: RunRequest, phase: Phase) -> RunResult:
         divergence=divergence,
         evidence=evidence,
         causes=tuple(causes),
-        inputs_made=inputs_made,
+        inputs_made=given.made_where,
         warnings=tuple(warnings),
         jax_version=jax.__version__,
     )
+
+
+@dataclass(frozen=True)
+class _Inputs:
+    """The run's inputs: made once on the host, placed on the device asked for, described."""
+
+    args: Any
+    kwargs: dict[str, Any]
+    source: str  # the maker's label, or the seed
+    made_where: str
+    inputs: Any  # describe(): each leaf's path, aval and first values
+
+
+def _made_inputs(request: RunRequest, prep: Prepared, device: Any, device_info: Any) -> tuple[Prepared, _Inputs]:
+    """The inputs of every run, made once on the host, so every device and reference sees the same
+    bits; `prep` with the maker's own static leaves when a maker made them."""
+    made = prep.made
+    host = jax.devices("cpu")[0]
+    with jax.default_device(host):
+        if made is not None:
+            made, args, kwargs = made.concrete(request.seed)
+            prep = replace(prep, made=made)  # these values' own static leaves
+            source = made.label
+        else:
+            args, kwargs = _guard(lambda: generate(prep, request.seed), "inputs")
+            source = f"seed {request.seed}"
+    placed = ""
+    if request.device:  # asked for one device: the inputs go there; else they follow the program (a mesh's shardings)
+        args, kwargs = _guard(functools.partial(place, prep, args, kwargs, device), "inputs")
+        placed = f", placed on {device_info.name}"
+    if made is not None:
+        full = [combine(a, s) for a, s in zip(args, made.static_args, strict=True)]
+        full_kwargs = {k: combine(v, made.static_kwargs[k]) for k, v in kwargs.items()}
+        inputs = describe(prep.target, full, full_kwargs, set(), set())
+    else:
+        inputs = describe(prep.target, args, kwargs, set(prep.static_argnums), set(prep.static_argnames))
+    return prep, _Inputs(args, kwargs, source, f"made on the host {host.platform}:{host.id}{placed}", inputs)
+
+
+@dataclass(frozen=True)
+class _JitRun:
+    """The jitted side: the trace (and what the Python did meanwhile), its phases' times, its outputs."""
+
+    jitted: Any
+    traced: Any
+    watch: TraceWatch
+    out: Any
+    trace_s: float
+    lower_s: float
+    compile_s: float
+    first_call: float
+    steady: tuple[float, ...]
+
+
+def _jit_runs(
+    request: RunRequest, prep: Prepared, device: Any, args: Any, kwargs: dict[str, Any], phase: Phase, warnings: list[str]
+) -> _JitRun:
+    """Trace, lower, compile and call the jitted function on `device`, timing each phase."""
+    jax.clear_caches()  # honest compile time, and eager's first run compiles each primitive anew
+    phase("trace")
+    jitted = prep.jit(donate=False)  # called again with the same inputs: nothing donated
+    if {"donate_argnums", "donate_argnames"} & set(jax_compat.jit_options(prep.fn)):
+        warnings.append(
+            "the decorator donates inputs (donate_argnums); run does not, as it calls the program "
+            "again with the same inputs: the traced and lowered program has the donation"
+        )
+    precision = jax_compat.matmul_precision(request.precision)
+    with jax.default_device(device), precision:  # the default device is part of jit's cache key: same for every call
+        t0 = time.perf_counter()
+        watch = TraceWatch(prep.target)  # what the Python did at trace time, the evidence of a trace-time cause
+        try:
+            with watch:
+                traced = jitted.trace(*args, **kwargs)
+        except BaseException as exc:
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            raise trace_failure(exc, "trace") from None
+        t1 = time.perf_counter()
+        phase("compile")
+        lowered = _guard(traced.lower, "compile")
+        t2 = time.perf_counter()
+        _guard(lowered.compile, "compile")
+        t3 = time.perf_counter()
+
+        phase("run")
+        out, first_call = _timed(lambda: jitted(*args, **kwargs), "run")
+        steady = tuple(_timed(lambda: jitted(*args, **kwargs), "run")[1] for _ in range(max(request.repeats, 0)))
+    return _JitRun(jitted, traced, watch, out, t1 - t0, t2 - t1, t3 - t2, first_call, steady)
+
+
+def _replays(
+    request: RunRequest,
+    prep: Prepared,
+    device: Any,
+    closed: Any,
+    args: Any,
+    kwargs: dict[str, Any],
+    leaves: list[Any],
+    evidence: Evidence | None,
+    phase: Phase,
+    warnings: list[str],
+) -> tuple[NanOrigin | None, bool, tuple[EqnDivergence, ...]]:
+    """The program replayed equation by equation where asked or needed: the first NaN/Inf (and
+    whether it was looked for), and each equation's jit-against-eager difference."""
+    first_nan: NanOrigin | None = None
+    searched = request.find_nan or any(lf.nonfinite for lf in leaves)
+    if searched:
+        phase("nan")
+        first_nan = _replay("first-NaN search", find_first_nonfinite, None, device, prep, closed, args, kwargs, warnings)
+        if first_nan is None and any(lf.jit_nan or lf.jit_posinf or lf.jit_neginf for lf in leaves):
+            warnings.append(
+                "no equation made NaN/Inf when evaluated one by one: the compiled program makes them (fusion or simplification)"
+            )
+    divergence: tuple[EqnDivergence, ...] = ()
+    if request.per_equation:
+        phase("divergence")
+        divergence = _replay("per-equation comparison", per_equation, (), device, prep, closed, args, kwargs, warnings)
+        divergence = _noted(divergence, evidence)
+    return first_nan, searched, divergence
 
 
 def _noted(divergence: tuple[EqnDivergence, ...], evidence: Evidence | None) -> tuple[EqnDivergence, ...]:
