@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -89,16 +90,8 @@ def line_marks(
     def active(ln: int) -> bool:
         return hits.get(ln, 0) > 0 or eqns.get(ln, 0) > 0
 
-    whys: dict[int, list[str]] = {}
-    badges: dict[int, str] = {}
     nodes = _construct_nodes(tree) if tree is not None else {}
-    for c in flow.constructs:
-        text = _construct_why(c, nodes.get((c.line, c.col)), static_values or {})
-        if text:
-            whys.setdefault(c.line, []).append(text)
-        if c.kind in ("for", "while") and c.verdict == "unrolled":
-            badges[c.line] = "×" + (",".join(map(str, c.per_call)) if len(c.per_call) > 1 else str(c.count))
-
+    whys, badges = _construct_notes(flow, nodes, static_values or {})
     # not-taken spans: bodies of branches / loops that did not run
     not_taken: dict[int, str] = {}
     for c in flow.constructs:
@@ -107,16 +100,7 @@ def line_marks(
             for ln in range(span[0], span[1] + 1):
                 if code_line(ln) and not active(ln):
                     not_taken.setdefault(ln, why)
-
-    # never: statements of a function that ran, none of whose lines ran
-    never: set[int] = set()
-    if tree is not None:
-        for func_stmts in _function_statements(tree):
-            if not any(active(ln) for s in func_stmts for ln in range(s.lineno, (s.end_lineno or s.lineno) + 1)):
-                continue  # the function never ran
-            for s in func_stmts:
-                if not any(active(ln) for ln in range(s.lineno, (s.end_lineno or s.lineno) + 1)):
-                    never.add(s.lineno)
+    never = _never_reached(tree, active) if tree is not None else set()
 
     out: dict[int, LineMark] = {}
     for ln in sorted(set(hits) | set(eqns) | set(staged) | set(not_taken) | never):
@@ -140,6 +124,33 @@ def line_marks(
             continue
         out[ln] = LineMark(ln, kind, n_eqns, n_hits, badges.get(ln, ""), "; ".join(notes))
     return out
+
+
+def _construct_notes(
+    flow: FileFlow, nodes: dict[tuple[int, int], ast.AST], static_values: dict[str, str]
+) -> tuple[dict[int, list[str]], dict[int, str]]:
+    """Each construct's line: why it went as it did, and an unrolled loop's trip counts (×N)."""
+    whys: dict[int, list[str]] = {}
+    badges: dict[int, str] = {}
+    for c in flow.constructs:
+        text = _construct_why(c, nodes.get((c.line, c.col)), static_values)
+        if text:
+            whys.setdefault(c.line, []).append(text)
+        if c.kind in ("for", "while") and c.verdict == "unrolled":
+            badges[c.line] = "×" + (",".join(map(str, c.per_call)) if len(c.per_call) > 1 else str(c.count))
+    return whys, badges
+
+
+def _never_reached(tree: ast.Module, active: Callable[[int], bool]) -> set[int]:
+    """The statements of a function that ran, none of whose lines ran while tracing."""
+    never: set[int] = set()
+    for func_stmts in _function_statements(tree):
+        if not any(active(ln) for s in func_stmts for ln in range(s.lineno, (s.end_lineno or s.lineno) + 1)):
+            continue  # the function never ran
+        for s in func_stmts:
+            if not any(active(ln) for ln in range(s.lineno, (s.end_lineno or s.lineno) + 1)):
+                never.add(s.lineno)
+    return never
 
 
 # ------------------------------------------------------------------------------ helpers

@@ -533,51 +533,63 @@ class _Builder:
                 same[self.signature[gid]].append(child_key[-1])
                 paths[self.signature[gid]].append(prefix + gid)
                 shaped[self.structure[gid]].append(child_key[-1])
-        for child_key, gid, ins, outs, sub_nodes, sub_edges, total, kept in built:
-            name, twins = child_key[-1], same[self.signature[gid]] if total else []
-            if len(twins) > 1:
-                self.twins[prefix + gid] = tuple(paths[self.signature[gid]])
-            title = f"{name} ({child_key[0]})" if len(child_key) == 2 and child_key[0] not in ("program", name) else name
-            if child_key[0] in ("inputs", "outputs") and len(child_key) > 2:
-                title = name
-            if len(twins) > 1:
-                title += f" ({len(twins)} alike)"  # (not "×4": that reads as called 4 times)
-            if gid in recomputed and child_key[0] not in ("inputs", "outputs"):
-                title += " · remat"
-            body_id = f"b{self.next_body}"
-            self.next_body += 1
-            n_eqns = sum(1 for n in sub_nodes if n.kind == "eqn")
-            self.bodies[body_id] = Body(body_id, title, tuple(sub_nodes), tuple(sub_edges), n_eqns, total)
-            self.totals[body_id] = total
-            what = f"{child_key[0]} pass: {total} equations" if child_key[0] in ("forward", "backward") else f"{total} equations"
-            if child_key[0] in ("inputs", "outputs"):
-                what = _count(len(outs if child_key[0] == "inputs" else ins), "value")
-            elif gid in recomputed:
-                what += "; checkpointed (jax.checkpoint / remat): the backward pass computes it again instead of keeping its values"
-            kin = [k for k in shaped[self.structure[gid]] if k not in twins] if total else []
-            if kin:  # (a conv block of 16 channels beside one of 32: not identical, but the same layer)
-                what += f"; same structure as {', '.join(kin[:4])}{', …' if len(kin) > 4 else ''}, other shapes"
-            if kept:  # what the backward pass keeps of this forward pass: the memory a train step holds
-                size = format_bytes(sum(aval_bytes(a) or 0 for a in kept))
-                what += f"; {_count(len(kept), 'residual')} read by the backward pass ({size})"
-            if len(twins) > 1:
-                others = [t for t in twins if t != name]
-                what += f"; identical to {', '.join(others)}" if len(others) <= 4 else f"; one of {len(twins)} identical layers"
-            what += _chain(child_key, sub_nodes)
-            values = child_key[0] in ("inputs", "outputs")
-            kind = VALUES if values else f"{SCOPE} {child_key[0]}" if child_key[0] in ("forward", "backward") else SCOPE
-            count = ("values", str(len(outs if child_key[0] == "inputs" else ins))) if values else ("equations", str(total))
-            out_nodes.append(
-                Node(
-                    gid,
-                    "eqn",
-                    title,
-                    avals=tuple(outs),
-                    in_avals=tuple(ins),
-                    name_stack="/".join(child_key[1:]),
-                    params=(count,),
-                    subgraphs=(SubgraphRef(title, body_id, kind),),
-                    detail=what,
-                )
-            )
+        for item in built:
+            out_nodes.append(self._group_node(prefix, item, same, paths, shaped, recomputed))
         return out_nodes, out_edges
+
+    def _group_node(
+        self,
+        prefix: str,
+        item: tuple[Key, str, list[str], list[str], list[Node], list[Edge], int, list[str]],
+        same: dict[object, list[str]],
+        paths: dict[object, list[str]],
+        shaped: dict[object, list[str]],
+        recomputed: set[str],
+    ) -> Node:
+        """A group's box at its level, and its body: titled by its module (its pass, its identical
+        twins, remat), its detail saying what it holds, what it shares and what it keeps."""
+        child_key, gid, ins, outs, sub_nodes, sub_edges, total, kept = item
+        name, twins = child_key[-1], same[self.signature[gid]] if total else []
+        if len(twins) > 1:
+            self.twins[prefix + gid] = tuple(paths[self.signature[gid]])
+        title = f"{name} ({child_key[0]})" if len(child_key) == 2 and child_key[0] not in ("program", name) else name
+        if child_key[0] in ("inputs", "outputs") and len(child_key) > 2:
+            title = name
+        if len(twins) > 1:
+            title += f" ({len(twins)} alike)"  # (not "×4": that reads as called 4 times)
+        if gid in recomputed and child_key[0] not in ("inputs", "outputs"):
+            title += " · remat"
+        body_id = f"b{self.next_body}"
+        self.next_body += 1
+        n_eqns = sum(1 for n in sub_nodes if n.kind == "eqn")
+        self.bodies[body_id] = Body(body_id, title, tuple(sub_nodes), tuple(sub_edges), n_eqns, total)
+        self.totals[body_id] = total
+        what = f"{child_key[0]} pass: {total} equations" if child_key[0] in ("forward", "backward") else f"{total} equations"
+        if child_key[0] in ("inputs", "outputs"):
+            what = _count(len(outs if child_key[0] == "inputs" else ins), "value")
+        elif gid in recomputed:
+            what += "; checkpointed (jax.checkpoint / remat): the backward pass computes it again instead of keeping its values"
+        kin = [k for k in shaped[self.structure[gid]] if k not in twins] if total else []
+        if kin:  # (a conv block of 16 channels beside one of 32: not identical, but the same layer)
+            what += f"; same structure as {', '.join(kin[:4])}{', …' if len(kin) > 4 else ''}, other shapes"
+        if kept:  # what the backward pass keeps of this forward pass: the memory a train step holds
+            size = format_bytes(sum(aval_bytes(a) or 0 for a in kept))
+            what += f"; {_count(len(kept), 'residual')} read by the backward pass ({size})"
+        if len(twins) > 1:
+            others = [t for t in twins if t != name]
+            what += f"; identical to {', '.join(others)}" if len(others) <= 4 else f"; one of {len(twins)} identical layers"
+        what += _chain(child_key, sub_nodes)
+        values = child_key[0] in ("inputs", "outputs")
+        kind = VALUES if values else f"{SCOPE} {child_key[0]}" if child_key[0] in ("forward", "backward") else SCOPE
+        count = ("values", str(len(outs if child_key[0] == "inputs" else ins))) if values else ("equations", str(total))
+        return Node(
+            gid,
+            "eqn",
+            title,
+            avals=tuple(outs),
+            in_avals=tuple(ins),
+            name_stack="/".join(child_key[1:]),
+            params=(count,),
+            subgraphs=(SubgraphRef(title, body_id, kind),),
+            detail=what,
+        )

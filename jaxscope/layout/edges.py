@@ -106,56 +106,9 @@ def body_edges(
     `troutes` dot's splines by box pair, `short_set` the pairs dot saw, `memo` what is kept per
     body structure (see `_plain_edges`). An edge to or from an expanded owner continues into its
     clusters (`layout`'s docstring). `boxes` holds each item's (cx, cy, w, h), (n, 4)."""
-    # Port maps of expanded owners.
-    maps: dict[str, list[tuple[Cluster, dict[int, str], dict[int, str]]]] = {}
-    special: list[int] = []  # the edges into or out of an expanded owner (an owner is never stubbed: those of its item)
-    if children:
-        special = _touching(memo, item_of_edge, [index[owner_id] for owner_id in children])
-        by_owner: dict[str, list[Cluster]] = {}
-        for c in clusters:
-            by_owner.setdefault(c.path.rpartition(":")[0], []).append(c)
-        n_ops: dict[str, int] = {}
-        n_outs: dict[str, int] = {}
-        for e in map(edges.__getitem__, special):
-            if e.dst in children:
-                n_ops[e.dst] = max(n_ops.get(e.dst, 0), e.dst_port + 1)
-            if e.src in children:
-                n_outs[e.src] = max(n_outs.get(e.src, 0), e.src_port + 1)
-        for owner_id, subs in children.items():
-            owner = nodes[index[owner_id]]
-            ops = max(len(owner.in_avals), n_ops.get(owner_id, 0))
-            outs = max(len(owner.avals), n_outs.get(owner_id, 0))
-            maps[owner_id] = [
-                (c, *port_maps(owner, ref, graph.bodies[ref.body], ops, outs)) for c, (_, ref, _child) in zip(by_owner[owner_id], subs)
-            ]
-
-    def box(item: int) -> list[int]:
-        xywh: list[int] = boxes[item].tolist()  # (cx, cy, w, h) in whole tenths
-        return xywh
-
-    def inner_box(c: Cluster, local_id: str) -> tuple[int, int, int, int]:
-        x, y, w, h = c.child.box(local_id)
-        return (x + c.dx, y + c.dy, w, h)
-
-    def sources(e: Edge, item: int) -> list[tuple[str, Point, bool]]:
-        if e.src in children:
-            found = [
-                (f"{c.path}/{out_map[e.src_port]}", out_anchor(inner_box(c, out_map[e.src_port]), lr), True)
-                for c, _, out_map in maps[e.src]
-                if e.src_port in out_map
-            ]
-            return found or [(c.path, (c.x + c.w, c.y + c.h / 2) if lr else (c.x + c.w / 2, c.y + c.h), True) for c, _, _ in maps[e.src]]
-        return [(paths[item], out_anchor(box(item), lr), False)]
-
-    def targets(e: Edge, item: int) -> list[tuple[str, Point, bool]]:
-        if e.dst in children:
-            found = [
-                (f"{c.path}/{in_map[e.dst_port]}", in_anchor(inner_box(c, in_map[e.dst_port]), lr), True)
-                for c, in_map, _ in maps[e.dst]
-                if e.dst_port in in_map
-            ]
-            return found or [(c.path, (c.x, c.y + c.h / 2) if lr else (c.x + c.w / 2, c.y), True) for c, _, _ in maps[e.dst]]
-        return [(paths[item], in_anchor(box(item), lr), False)]
+    maps, special = _owner_ports(graph, nodes, index, edges, item_of_edge, children, clusters, memo)
+    ends_of = _Ends(maps, children, paths, boxes, lr)
+    box, sources, targets = ends_of.box, ends_of.sources, ends_of.targets
 
     plain = not children
 
@@ -226,6 +179,89 @@ def body_edges(
         done = j + 1
     parts.append((table.cut(done, m), "", 0, 0))
     return EdgeTable.concat(parts)
+
+
+Ports = dict[str, list[tuple[Cluster, dict[int, str], dict[int, str]]]]
+
+
+def _owner_ports(
+    graph: Graph,
+    nodes: Sequence[Node],
+    index: dict[str, int],
+    edges: list[Edge],
+    item_of_edge: list[tuple[int, int]],
+    children: dict[str, list[tuple[int, SubgraphRef, BodyLayout]]],
+    clusters: list[Cluster],
+    memo: dict[str, Any],
+) -> tuple[Ports, list[int]]:
+    """Each expanded owner's clusters with their port maps (operand -> the box inside that takes
+    it, output likewise), and the edges into or out of an expanded owner (an owner is never
+    stubbed: those of its item)."""
+    maps: Ports = {}
+    if not children:
+        return maps, []
+    special = _touching(memo, item_of_edge, [index[owner_id] for owner_id in children])
+    by_owner: dict[str, list[Cluster]] = {}
+    for c in clusters:
+        by_owner.setdefault(c.path.rpartition(":")[0], []).append(c)
+    n_ops: dict[str, int] = {}
+    n_outs: dict[str, int] = {}
+    for e in map(edges.__getitem__, special):
+        if e.dst in children:
+            n_ops[e.dst] = max(n_ops.get(e.dst, 0), e.dst_port + 1)
+        if e.src in children:
+            n_outs[e.src] = max(n_outs.get(e.src, 0), e.src_port + 1)
+    for owner_id, subs in children.items():
+        owner = nodes[index[owner_id]]
+        ops = max(len(owner.in_avals), n_ops.get(owner_id, 0))
+        outs = max(len(owner.avals), n_outs.get(owner_id, 0))
+        maps[owner_id] = [
+            (c, *port_maps(owner, ref, graph.bodies[ref.body], ops, outs)) for c, (_, ref, _child) in zip(by_owner[owner_id], subs)
+        ]
+    return maps, special
+
+
+class _Ends:
+    """Where an edge starts and ends: at a box's anchor, or, for an expanded owner, at the box
+    inside each of its clusters that its port maps to (the cluster's side when none does)."""
+
+    def __init__(
+        self, maps: Ports, children: dict[str, list[tuple[int, SubgraphRef, BodyLayout]]], paths: list[str], boxes: np.ndarray, lr: bool
+    ) -> None:
+        self.maps, self.children, self.paths, self.boxes, self.lr = maps, children, paths, boxes, lr
+
+    def box(self, item: int) -> list[int]:
+        xywh: list[int] = self.boxes[item].tolist()  # (cx, cy, w, h) in whole tenths
+        return xywh
+
+    @staticmethod
+    def _inner(c: Cluster, local_id: str) -> tuple[int, int, int, int]:
+        x, y, w, h = c.child.box(local_id)
+        return (x + c.dx, y + c.dy, w, h)
+
+    def sources(self, e: Edge, item: int) -> list[tuple[str, Point, bool]]:
+        lr = self.lr
+        if e.src in self.children:
+            found = [
+                (f"{c.path}/{out_map[e.src_port]}", out_anchor(self._inner(c, out_map[e.src_port]), lr), True)
+                for c, _, out_map in self.maps[e.src]
+                if e.src_port in out_map
+            ]
+            return found or [
+                (c.path, (c.x + c.w, c.y + c.h / 2) if lr else (c.x + c.w / 2, c.y + c.h), True) for c, _, _ in self.maps[e.src]
+            ]
+        return [(self.paths[item], out_anchor(self.box(item), lr), False)]
+
+    def targets(self, e: Edge, item: int) -> list[tuple[str, Point, bool]]:
+        lr = self.lr
+        if e.dst in self.children:
+            found = [
+                (f"{c.path}/{in_map[e.dst_port]}", in_anchor(self._inner(c, in_map[e.dst_port]), lr), True)
+                for c, in_map, _ in self.maps[e.dst]
+                if e.dst_port in in_map
+            ]
+            return found or [(c.path, (c.x, c.y + c.h / 2) if lr else (c.x + c.w / 2, c.y), True) for c, _, _ in self.maps[e.dst]]
+        return [(self.paths[item], in_anchor(self.box(item), lr), False)]
 
 
 VECTOR_MIN = 64  # edges in a body from which its plain edges are computed in numpy

@@ -99,6 +99,19 @@ def layered_layout(
     layers: list[list[int]] = [[] for _ in range(n_layers)]
     for u in range(n):
         layers[ranks[u]].append(u)
+    _order(layers, pred, succ, n, sweeps)
+    widths = [w for w, _ in sizes]
+    xs, offsets = _pack(layers, widths, n, node_gap)
+    _pull(layers, offsets, pred, succ, widths, xs, sweeps, node_gap)
+    ys = _ys(layers, [h for _, h in sizes], n, layer_gap)
+    min_x = min(map(sub, xs, [w / 2 for w in widths]))
+    if min_x:
+        xs = [x - min_x for x in xs]
+    return xs, ys
+
+
+def _order(layers: list[list[int]], pred: list[list[int]], succ: list[list[int]], n: int, sweeps: int) -> None:
+    """Each layer's order, in place: barycenter sweeps, down by predecessors and up by successors."""
     # Layers are reordered in place, so these views stay valid; one-node layers never move.
     busy = [layer for layer in layers if len(layer) > 1]
     down_layers = busy if len(layers[0]) < 2 else busy[1:]
@@ -139,11 +152,13 @@ def layered_layout(
             for i, u in enumerate(layer):
                 pos[u] = i
 
-    # x: pack each layer, centred on 0, then pull towards neighbours.
-    widths = [w for w, _ in sizes]
+
+def _pack(layers: list[list[int]], widths: list[float], n: int, node_gap: float) -> tuple[list[float], list[list[float]]]:
+    """Each layer packed, centred on 0 (xs), and per layer of 3+ nodes each node's packed offset
+    from the first (fixed once ordered)."""
     xs = [0.0] * n  # a one-node layer packs to exactly 0.0
     # Per layer of 3+ nodes, each node's packed offset from the first (fixed once ordered).
-    offsets: list[list[float]] = [[] for _ in range(n_layers)]
+    offsets: list[list[float]] = [[] for _ in range(len(layers))]
     for li, layer in enumerate(layers):
         if len(layer) < 2:
             continue
@@ -162,6 +177,20 @@ def layered_layout(
                 off += (prev_w + w) / 2 + node_gap
                 prev_w = w
                 offs.append(off)
+    return xs, offsets
+
+
+def _pull(
+    layers: list[list[int]],
+    offsets: list[list[float]],
+    pred: list[list[int]],
+    succ: list[list[int]],
+    widths: list[float],
+    xs: list[float],
+    sweeps: int,
+    node_gap: float,
+) -> None:
+    """Each box pulled towards its neighbours, in place: sweeps down and up, layers kept packed."""
     # Sources (stub copies, literals, inputs) weigh little, so a chain stays straight and the
     # stub beside it moves aside instead of pushing the chain over by half a box every layer.
     light = [not ps for ps in pred]
@@ -196,8 +225,11 @@ def layered_layout(
                     xs[u], xs[v] = y, y + sep
             elif m:
                 _place_layer(layer, offs, nbrs, wts, xs)
+
+
+def _ys(layers: list[list[int]], heights: list[float], n: int, layer_gap: float) -> list[float]:
+    """Each box's centre y: its layer's middle, layers stacked from the top with `layer_gap`."""
     # y from layer heights; shift so the top-left corner is (0, 0).
-    heights = [h for _, h in sizes]
     ys = [0.0] * n
     top = 0.0
     for layer in layers:
@@ -208,10 +240,7 @@ def layered_layout(
         for u in layer:
             ys[u] = mid
         top += lh + layer_gap
-    min_x = min(map(sub, xs, [w / 2 for w in widths]))
-    if min_x:
-        xs = [x - min_x for x in xs]
-    return xs, ys
+    return ys
 
 
 def _pull_weights(nbrs: list[list[int]], light: list[bool]) -> list[float]:

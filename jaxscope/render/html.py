@@ -23,8 +23,8 @@ from typing import Any
 
 from jaxscope.layout import labels
 from jaxscope.render.overlay import RAMP, Overlay
-from jaxscope.render.styles import cluster_passes, family, family_title, get_theme
-from jaxscope.schema.graph import Graph
+from jaxscope.render.styles import Theme, cluster_passes, family, family_title, get_theme
+from jaxscope.schema.graph import Body, Graph, Node
 from jaxscope.schema.layout import Layout
 
 _LINES = re.compile(r"\r\n|\r|\n")
@@ -95,64 +95,8 @@ def page_data(
     the sources' lines and the stages' lines the equations point at; colours."""
     t = get_theme(theme)
     passes = cluster_passes(graph)
-    bodies: dict[str, Any] = {}
-    used: dict[str, set[int]] = {}
-    files: dict[str, int] = {}
-    families: dict[str, int] = {}
-    styles: list[list[str]] = []
-    strings: dict[str, int] = {}  # every text once: a program repeats its shapes, primitives and scopes
-
-    def put(text: str) -> int:
-        return strings.setdefault(text, len(strings))
-
-    for body_id, lay in layouts.by_body.items():
-        body = graph.bodies[body_id]
-        nodes = {n.id: n for n in body.nodes}
-        notes = dict(lay.annotations)
-        routes: dict[tuple[str, str], tuple[tuple[float, float], ...]] = {}  # the layout's own way round the boxes
-        for edge in lay.edges:
-            if edge.routed and len(edge.points) >= 4:
-                routes.setdefault((edge.src, edge.dst), edge.points)
-        placed = []
-        for box in lay.nodes:
-            node = nodes.get(box.path)
-            if node is None:
-                continue
-            fam = family(node)
-            if fam not in families:
-                families[fam] = len(styles)
-                style = t.style(fam)
-                styles.append([family_title(fam), style.fill, style.border])
-            src = None
-            if node.source is not None:
-                src = [files.setdefault(node.source.file, len(files)), node.source.line]
-                used.setdefault(node.source.file, set()).add(node.source.line)
-            # one row per box, by position (see FIELDS in viewer.js): the page's size is these rows
-            placed.append(
-                [
-                    node.id,
-                    round(box.x - box.w / 2, 1),
-                    round(box.y - box.h / 2, 1),
-                    round(box.w, 1),
-                    round(box.h, 1),
-                    node.kind,
-                    families[fam],
-                    [put(line) for line in labels.box_lines(node, box.path, notes)],
-                    [[ref.role, ref.body] for ref in node.subgraphs if ref.body in layouts.by_body],
-                    put(node.label),
-                    [put(a) for a in node.in_avals],
-                    [put(a) for a in node.avals],
-                    [[put(k), put(_cut(v))] for k, v in node.params],
-                    put(node.detail),
-                    put(node.name_stack),
-                    src,
-                ]
-            )
-        edges = [
-            [src, dst, *_route(routes.get((src, dst)))]
-            for src, dst in sorted({(e.src, e.dst) for e in body.edges if e.src in nodes and e.dst in nodes})
-        ]
-        bodies[body_id] = {"title": body.title, "w": lay.width, "h": lay.height, "nodes": placed, "edges": edges}
+    tables = _Tables(t)
+    bodies = {body_id: _body_data(graph.bodies[body_id], lay, layouts, tables) for body_id, lay in layouts.by_body.items()}
     return {
         "function": graph.function,
         "root": graph.root,
@@ -173,12 +117,83 @@ def page_data(
         "font": {"family": labels.FONT_FAMILY, "size": labels.FONT_SIZE, "lineH": labels.LINE_H},
         "legend": legend,
         "overlay": _overlay(overlay),
-        "families": styles,
-        "strings": list(strings),
-        "files": list(files),
-        "sources": {f: _around(texts.sources.get(f), lines) for f, lines in used.items() if f in texts.sources},
+        "families": tables.styles,
+        "strings": list(tables.strings),
+        "files": list(tables.files),
+        "sources": {f: _around(texts.sources.get(f), lines) for f, lines in tables.used.items() if f in texts.sources},
         "stages": _stages(texts.links),
     }
+
+
+class _Tables:
+    """What the page's rows point into, each kept once: every text (a program repeats its shapes,
+    primitives and scopes), the source files and the lines used of each, the families' styles."""
+
+    def __init__(self, theme: Theme) -> None:
+        self.theme = theme
+        self.strings: dict[str, int] = {}
+        self.files: dict[str, int] = {}
+        self.used: dict[str, set[int]] = {}
+        self.families: dict[str, int] = {}
+        self.styles: list[list[str]] = []
+
+    def put(self, text: str) -> int:
+        return self.strings.setdefault(text, len(self.strings))
+
+    def family(self, fam: str) -> int:
+        if fam not in self.families:
+            self.families[fam] = len(self.styles)
+            style = self.theme.style(fam)
+            self.styles.append([family_title(fam), style.fill, style.border])
+        return self.families[fam]
+
+    def source(self, node: Node) -> list[int] | None:
+        if node.source is None:
+            return None
+        self.used.setdefault(node.source.file, set()).add(node.source.line)
+        return [self.files.setdefault(node.source.file, len(self.files)), node.source.line]
+
+
+def _body_data(body: Body, lay: Layout, layouts: BodyLayouts, tables: _Tables) -> dict[str, Any]:
+    """One body laid out: a row per box, by position (see FIELDS in viewer.js: the page's size is
+    these rows), and its edges with the layout's own way round the boxes."""
+    nodes = {n.id: n for n in body.nodes}
+    notes = dict(lay.annotations)
+    routes: dict[tuple[str, str], tuple[tuple[float, float], ...]] = {}
+    for edge in lay.edges:
+        if edge.routed and len(edge.points) >= 4:
+            routes.setdefault((edge.src, edge.dst), edge.points)
+    put = tables.put
+    placed = []
+    for box in lay.nodes:
+        node = nodes.get(box.path)
+        if node is None:
+            continue
+        placed.append(
+            [
+                node.id,
+                round(box.x - box.w / 2, 1),
+                round(box.y - box.h / 2, 1),
+                round(box.w, 1),
+                round(box.h, 1),
+                node.kind,
+                tables.family(family(node)),
+                [put(line) for line in labels.box_lines(node, box.path, notes)],
+                [[ref.role, ref.body] for ref in node.subgraphs if ref.body in layouts.by_body],
+                put(node.label),
+                [put(a) for a in node.in_avals],
+                [put(a) for a in node.avals],
+                [[put(k), put(_cut(v))] for k, v in node.params],
+                put(node.detail),
+                put(node.name_stack),
+                tables.source(node),
+            ]
+        )
+    edges = [
+        [src, dst, *_route(routes.get((src, dst)))]
+        for src, dst in sorted({(e.src, e.dst) for e in body.edges if e.src in nodes and e.dst in nodes})
+    ]
+    return {"title": body.title, "w": lay.width, "h": lay.height, "nodes": placed, "edges": edges}
 
 
 def _cut(text: str, limit: int = 200) -> str:

@@ -8,7 +8,7 @@ import json
 import os
 import sys
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from jaxscope.analysis.scope_view import first_open, for_window
@@ -35,7 +35,7 @@ AHEAD_IDLE_S = _idle_s()
 
 def serve(stdin: Any = None, stdout: Any = None) -> None:
     """The worker loop: read requests from stdin, write answers to stdout (binary streams)."""
-    from jaxscope.layout.engine import compute_tenths, lay_out_ahead, trim
+    from jaxscope.layout import engine  # noqa: F401  # loaded now, while no request waits, not on the first
 
     stdin = stdin or sys.stdin.buffer
     stdout = stdout or sys.stdout.buffer
@@ -46,10 +46,6 @@ def serve(stdin: Any = None, stdout: Any = None) -> None:
         os.dup2(2, stdout.fileno())
     except (OSError, ValueError, AttributeError):
         pass
-    graph: Graph | None = None
-    graph_key = None
-    cache: dict[object, object] = {}  # sub-layouts of `graph`
-    answers: dict[str, str] = {}  # the last few answers for `graph`, by request: no re-encoding
 
     def write(*lines: str) -> None:
         for line in lines:
@@ -58,6 +54,7 @@ def serve(stdin: Any = None, stdout: Any = None) -> None:
         out.flush()
 
     lines = PipeLines(stdin)
+    held = _Held()
     ahead: Iterator[str] | None = None  # `lay_out_ahead` for the last answer, run while no request waits
     idle = AHEAD_IDLE_S
     while True:
@@ -73,59 +70,85 @@ def serve(stdin: Any = None, stdout: Any = None) -> None:
             continue
         if not raw:
             return
-        try:
-            request = json.loads(raw)
-        except ValueError:
+        request = _request(raw)
+        if request is None or request.get("op") not in ("quit", "layout"):
             continue
-        if not isinstance(request, dict):
-            continue
-        op = request.get("op")
-        if op == "quit":
+        if request["op"] == "quit":
             return
-        if op != "layout":
-            continue
         rid = request.get("id")
         ahead = None
         try:
-            if request.get("has_graph"):
-                graph = None
-                cache, answers = {}, {}
-                graph = _read_graph(lines, streamed=request.get("has_graph") == "stream")
-                if request.get("scopes"):  # what the GUI draws of a trace's graph (it makes the same view)
-                    graph = for_window(graph).graph
-                graph_key = request.get("graph_key")
-            elif graph is None or graph_key != request.get("graph_key"):
-                raise RuntimeError("the layout worker does not hold the requested graph")
-            write(json.dumps({"id": rid, "event": "started"}))
-            opts = {k: v for k, v in (request.get("opts") or {}).items() if k in LAYOUT_OPTIONS}
-            chosen = request.get("expanded")
-            expanded = tuple(sorted(first_open(graph))) if chosen is None else tuple(chosen)
-            ok = json.dumps({"id": rid, "ok": True, "expanded": expanded})
-            key = json.dumps([expanded, sorted(opts.items())])
-            if key in answers:
-                write(ok, answers[key])
-            else:
-
-                def progress(event: str, n: int, rid: Any = rid) -> None:
-                    write(json.dumps({"id": rid, "event": event, "n": n}))
-
-                layout = compute_tenths(graph, expanded, cache=cache, progress=progress, **opts)
-                trim(cache)  # a very long session
-                preview = preview_lines(layout, request.get("region"))
-                if preview:
-                    write(json.dumps({"id": rid, "event": "preview", "lines": len(preview)}), *preview)
-                write(ok)
-                sent = []
-                with gc_paused():
-                    for line in layout_wire_lines(layout):
-                        write(line)
-                        sent.append(line)
-                if len(answers) >= 4:
-                    del answers[next(iter(answers))]
-                answers[key] = "\n".join(sent)
-            ahead, idle = lay_out_ahead(graph, expanded, cache, **opts), AHEAD_IDLE_S
+            ahead, idle = held.answer(request, lines, write), AHEAD_IDLE_S
         except Exception:
             write(json.dumps({"id": rid, "ok": False, "error": traceback.format_exc()[-4000:]}))
+
+
+def _request(raw: bytes) -> dict[str, Any] | None:
+    """A request line as a dict; None for anything else (skipped)."""
+    try:
+        request = json.loads(raw)
+    except ValueError:
+        return None
+    return request if isinstance(request, dict) else None
+
+
+class _Held:
+    """What the server holds between requests: the graph (by the client's key), its sub-layouts,
+    and its last few answers by request (sent again without encoding)."""
+
+    def __init__(self) -> None:
+        self.graph: Graph | None = None
+        self.key: object = None
+        self.cache: dict[object, object] = {}
+        self.answers: dict[str, str] = {}
+
+    def _graph(self, request: dict[str, Any], lines: PipeLines) -> Graph:
+        if request.get("has_graph"):
+            self.graph = None
+            self.cache, self.answers = {}, {}
+            graph = _read_graph(lines, streamed=request.get("has_graph") == "stream")
+            if request.get("scopes"):  # what the GUI draws of a trace's graph (it makes the same view)
+                graph = for_window(graph).graph
+            self.graph, self.key = graph, request.get("graph_key")
+        elif self.graph is None or self.key != request.get("graph_key"):
+            raise RuntimeError("the layout worker does not hold the requested graph")
+        return self.graph
+
+    def answer(self, request: dict[str, Any], lines: PipeLines, write: Callable[..., None]) -> Iterator[str]:
+        """Lay out what `request` asks (or send its kept answer again); returns the laying out
+        ahead of the bodies the user may open next."""
+        from jaxscope.layout.engine import compute_tenths, lay_out_ahead, trim
+
+        rid = request.get("id")
+        graph = self._graph(request, lines)
+        write(json.dumps({"id": rid, "event": "started"}))
+        opts = {k: v for k, v in (request.get("opts") or {}).items() if k in LAYOUT_OPTIONS}
+        chosen = request.get("expanded")
+        expanded = tuple(sorted(first_open(graph))) if chosen is None else tuple(chosen)
+        ok = json.dumps({"id": rid, "ok": True, "expanded": expanded})
+        key = json.dumps([expanded, sorted(opts.items())])
+        if key in self.answers:
+            write(ok, self.answers[key])
+        else:
+
+            def progress(event: str, n: int, rid: Any = rid) -> None:
+                write(json.dumps({"id": rid, "event": event, "n": n}))
+
+            layout = compute_tenths(graph, expanded, cache=self.cache, progress=progress, **opts)
+            trim(self.cache)  # a very long session
+            preview = preview_lines(layout, request.get("region"))
+            if preview:
+                write(json.dumps({"id": rid, "event": "preview", "lines": len(preview)}), *preview)
+            write(ok)
+            sent = []
+            with gc_paused():
+                for line in layout_wire_lines(layout):
+                    write(line)
+                    sent.append(line)
+            if len(self.answers) >= 4:
+                del self.answers[next(iter(self.answers))]
+            self.answers[key] = "\n".join(sent)
+        return lay_out_ahead(graph, expanded, self.cache, **opts)
 
 
 def preview_lines(layout: Tenths, region: Any) -> list[str]:

@@ -159,26 +159,7 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> int:
     config0 = _config_snapshot()
     api0 = _api_snapshot()
     streams = (sys.stdout, sys.stderr)
-    try:
-        from jaxscope.worker.runs.inputs import list_devices
-
-        devices = to_jsonable([info for _, info in list_devices()])
-    except Exception as exc:  # a backend that fails to start must not stop tracing
-        devices = []
-        print(f"jaxscope: could not list devices: {exc}", file=sys.stderr)
-    protocol.write(
-        replies,
-        {
-            "event": "ready",
-            "protocol": protocol.PROTOCOL_VERSION,
-            "pid": os.getpid(),
-            "jax_version": jax.__version__,
-            "python": sys.version.split()[0],
-            "startup_s": time.perf_counter() - t0,
-            "devices": devices,
-            "xla_flags": os.environ.get("XLA_FLAGS", ""),
-        },
-    )
+    protocol.write(replies, _ready(t0))
     while True:
         try:
             message = protocol.read(requests)
@@ -187,27 +168,7 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> int:
         if message is None or message.get("op") == "exit":
             return 0
         rid = message.get("id")
-        try:
-            reply = _handle(message, replies)
-        except KeyboardInterrupt as exc:
-            from jaxscope.worker.errors import classify
-
-            info = classify(exc, message.get("phase", ""))
-            reply = {"ok": False, "error": to_jsonable(info)}
-        except BaseException as exc:  # a jaxscope bug must not kill the worker silently
-            if isinstance(exc, SystemExit):
-                from jaxscope.worker.errors import classify
-
-                reply = {"ok": False, "error": to_jsonable(classify(exc, "trace"))}
-            else:
-                info = ErrorInfo(
-                    kind="internal",
-                    message=f"{type(exc).__name__}: {exc}",
-                    exc_type=type(exc).__name__,
-                    hint="this is a jaxscope bug; the traceback is in the worker log",
-                )
-                traceback.print_exc(file=streams[1])
-                reply = {"ok": False, "error": to_jsonable(info)}
+        reply = _answer(message, replies, streams[1])
         _flush_streams(*streams)
         _end_strays(streams[1])
         replaced = _api_replaced(api0)
@@ -226,6 +187,57 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> int:
         )
         with gc_paused():
             protocol.write(replies, reply)
+
+
+def _ready(t0: float) -> dict[str, Any]:
+    """The worker's first message: what it runs (protocol, pid, JAX, Python), its start-up time,
+    its devices and XLA flags."""
+    import jax
+
+    try:
+        from jaxscope.worker.runs.inputs import list_devices
+
+        devices = to_jsonable([info for _, info in list_devices()])
+    except Exception as exc:  # a backend that fails to start must not stop tracing
+        devices = []
+        print(f"jaxscope: could not list devices: {exc}", file=sys.stderr)
+    return {
+        "event": "ready",
+        "protocol": protocol.PROTOCOL_VERSION,
+        "pid": os.getpid(),
+        "jax_version": jax.__version__,
+        "python": sys.version.split()[0],
+        "startup_s": time.perf_counter() - t0,
+        "devices": devices,
+        "xla_flags": os.environ.get("XLA_FLAGS", ""),
+    }
+
+
+def _answer(message: dict[str, Any], replies: BinaryIO, log: Any) -> dict[str, Any]:
+    """The reply to one request; a failure of any kind is a reply too (an interrupt or exit as the
+    user's error, anything else as a jaxscope bug, its traceback in the worker's log)."""
+    try:
+        reply = _handle(message, replies)
+    except KeyboardInterrupt as exc:
+        from jaxscope.worker.errors import classify
+
+        info = classify(exc, message.get("phase", ""))
+        reply = {"ok": False, "error": to_jsonable(info)}
+    except BaseException as exc:  # a jaxscope bug must not kill the worker silently
+        if isinstance(exc, SystemExit):
+            from jaxscope.worker.errors import classify
+
+            reply = {"ok": False, "error": to_jsonable(classify(exc, "trace"))}
+        else:
+            info = ErrorInfo(
+                kind="internal",
+                message=f"{type(exc).__name__}: {exc}",
+                exc_type=type(exc).__name__,
+                hint="this is a jaxscope bug; the traceback is in the worker log",
+            )
+            traceback.print_exc(file=log)
+            reply = {"ok": False, "error": to_jsonable(info)}
+    return reply
 
 
 def _ops() -> dict[str, tuple[type, Callable[[Any, Callable[[str], None]], Any]]]:

@@ -134,25 +134,7 @@ class GraphBuilder:
         edges: list[Edge] = []
         producer: dict[int, tuple[str, int]] = {}
 
-        for i, (var, value) in enumerate(zip(jaxpr.constvars, consts or [None] * len(jaxpr.constvars), strict=True)):
-            name = self.const_names.get(id(value), "") if value is not None else ""
-            base = getattr(value, "base", None)
-            if not name and base is not None:
-                name = self.const_names.get(id(base), "")
-            nodes.append(
-                Node(
-                    id=f"c{i}",
-                    kind="const",
-                    label=name or "const",
-                    avals=(self._aval(var.aval),),
-                    detail=f"captured global or closure variable {name!r}" if name else "captured constant",
-                )
-            )
-            producer[id(var)] = (f"c{i}", 0)
-        for i, var in enumerate(jaxpr.invars):
-            label = arg_names[i] if i < len(arg_names) and arg_names[i] else f"in{i}"
-            nodes.append(Node(id=f"in{i}", kind="input", label=label, avals=(self._aval(var.aval),)))
-            producer[id(var)] = (f"in{i}", 0)
+        self._inputs(jaxpr, consts, arg_names, nodes, producer)
 
         total = 0
         for i, eqn in enumerate(jaxpr.eqns):
@@ -207,6 +189,31 @@ class GraphBuilder:
             total_eqns=n_eqns + total,
         )
         return body_id
+
+    def _inputs(
+        self, jaxpr: Any, consts: list[Any], arg_names: tuple[str, ...], nodes: list[Node], producer: dict[int, tuple[str, int]]
+    ) -> None:
+        """A body's constants (named by the global or closure variable they were read from, where
+        known) and its inputs (by argument name), each the producer of its variable."""
+        for i, (var, value) in enumerate(zip(jaxpr.constvars, consts or [None] * len(jaxpr.constvars), strict=True)):
+            name = self.const_names.get(id(value), "") if value is not None else ""
+            base = getattr(value, "base", None)
+            if not name and base is not None:
+                name = self.const_names.get(id(base), "")
+            nodes.append(
+                Node(
+                    id=f"c{i}",
+                    kind="const",
+                    label=name or "const",
+                    avals=(self._aval(var.aval),),
+                    detail=f"captured global or closure variable {name!r}" if name else "captured constant",
+                )
+            )
+            producer[id(var)] = (f"c{i}", 0)
+        for i, var in enumerate(jaxpr.invars):
+            label = arg_names[i] if i < len(arg_names) and arg_names[i] else f"in{i}"
+            nodes.append(Node(id=f"in{i}", kind="input", label=label, avals=(self._aval(var.aval),)))
+            producer[id(var)] = (f"in{i}", 0)
 
     def _aval(self, aval: Any) -> str:
         try:

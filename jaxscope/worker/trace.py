@@ -28,7 +28,7 @@ from jaxscope.worker.diagnose import TraceWatch, diagnose
 from jaxscope.worker.errors import TraceError, classify
 from jaxscope.worker.load import SOURCE_HASHES, LoadError, find_function, load_module
 from jaxscope.worker.makers import Made, state_output_name
-from jaxscope.worker.pyflow import Recorder
+from jaxscope.worker.pyflow import Recorder, Recording
 from jaxscope.worker.to_graph import build_graph
 
 Phase = Callable[[str], None]
@@ -287,7 +287,7 @@ def run_trace(request: TraceRequest, phase: Phase, on_graph: Callable[[Graph], N
     timings["load"] = prep.load_s
     if prep.made is not None:
         timings["inputs"] = prep.inputs_s
-    target, fn, args, kwargs = prep.target, prep.fn, prep.args, prep.kwargs
+    target, fn = prep.target, prep.fn
 
     phase("trace")
     t1 = time.perf_counter()
@@ -295,28 +295,7 @@ def run_trace(request: TraceRequest, phase: Phase, on_graph: Callable[[Graph], N
     _LAST.clear()  # the last program is replaced now: no collection below should rescan it
     recorder = Recorder() if request.record_flow else None
     watch = TraceWatch(target)
-    try:
-        jitted = prep.jit()
-        # The collector paused while JAX traces: tracing leaves no cyclic garbage (a 10k-equation
-        # train step: 0 objects collected after it), yet its collections rescanned the growing
-        # jaxpr, 0.1-0.5 s of a 1-1.5 s trace. The user's own cyclic garbage waits for the end.
-        with watch, gc_paused():
-            if recorder is not None:
-                try:
-                    with recorder:
-                        traced = jitted.trace(*args, **kwargs)
-                except RecursionError:
-                    # The hook runs on the user's stack and breaks off inside its own 'call' event, so
-                    # the error would point at a `def` line: trace again unrecorded for the real one.
-                    recorder = None
-                    jax.clear_caches()
-                    traced = jitted.trace(*args, **kwargs)
-            else:
-                traced = jitted.trace(*args, **kwargs)
-    except BaseException as exc:
-        if isinstance(exc, KeyboardInterrupt):
-            raise
-        raise trace_failure(exc) from None
+    traced, recorder = _trace_recorded(prep, recorder, watch)
     closed = traced.jaxpr
     timings["trace"] = time.perf_counter() - t1
     warnings = list(prep.warnings)
@@ -344,20 +323,7 @@ def run_trace(request: TraceRequest, phase: Phase, on_graph: Callable[[Graph], N
             except Exception as exc:  # a flow-analysis bug must not cost the user the graph
                 warnings.append(f"control-flow recording failed: {type(exc).__name__}: {exc}")
             timings["flow"] = time.perf_counter() - t4
-        diagnostics: tuple[Diagnostic, ...] = ()
-        if request.diagnose:
-            t5 = time.perf_counter()
-            try:
-                if recorder is not None:
-                    codes = {code for code, _ in recorder.calls}
-                else:
-                    target_code = getattr(target, "__code__", None)
-                    codes = set() if target_code is None else {target_code}
-                ran = recorder.hits() if recorder is not None else None
-                diagnostics = tuple(diagnose(graph, closed, target, watch, codes, ran, arg_names))
-            except Exception as exc:  # same rule: a diagnostics bug costs a warning, not the graph
-                warnings.append(f"diagnostics failed: {type(exc).__name__}: {exc}")
-            timings["diagnose"] = time.perf_counter() - t5
+        diagnostics = _diagnosed(request, graph, closed, prep, watch, recorder, arg_names, warnings, timings)
         text = ""
         if request.jaxpr_text:
             t3 = time.perf_counter()
@@ -379,6 +345,67 @@ def run_trace(request: TraceRequest, phase: Phase, on_graph: Callable[[Graph], N
         input_source=prep.made.label if prep.made is not None else "",
     )
     return replace(result, source_hashes=source_hashes(user_files(result)))
+
+
+def _trace_recorded(prep: Prepared, recorder: Recording | None, watch: TraceWatch) -> tuple[Any, Recording | None]:
+    """The traced program, recorded by `recorder` where it can be (None when it gave up: the
+    recursion it breaks off in would point at a `def` line, so the trace is made again unrecorded)."""
+    args, kwargs = prep.args, prep.kwargs
+    try:
+        jitted = prep.jit()
+        # The collector paused while JAX traces: tracing leaves no cyclic garbage (a 10k-equation
+        # train step: 0 objects collected after it), yet its collections rescanned the growing
+        # jaxpr, 0.1-0.5 s of a 1-1.5 s trace. The user's own cyclic garbage waits for the end.
+        with watch, gc_paused():
+            if recorder is not None:
+                try:
+                    with recorder:
+                        traced = jitted.trace(*args, **kwargs)
+                except RecursionError:
+                    # The hook runs on the user's stack and breaks off inside its own 'call' event, so
+                    # the error would point at a `def` line: trace again unrecorded for the real one.
+                    recorder = None
+                    jax.clear_caches()
+                    traced = jitted.trace(*args, **kwargs)
+            else:
+                traced = jitted.trace(*args, **kwargs)
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        raise trace_failure(exc) from None
+    return traced, recorder
+
+
+def _diagnosed(
+    request: TraceRequest,
+    graph: Graph,
+    closed: Any,
+    prep: Prepared,
+    watch: TraceWatch,
+    recorder: Recording | None,
+    arg_names: Any,
+    warnings: list[str],
+    timings: dict[str, float],
+) -> tuple[Diagnostic, ...]:
+    """What the trace says about the JAX rules (`diagnose`), if asked; a bug of ours here costs a
+    warning, never the graph."""
+    if not request.diagnose:
+        return ()
+    target = prep.target
+    diagnostics: tuple[Diagnostic, ...] = ()
+    t5 = time.perf_counter()
+    try:
+        if recorder is not None:
+            codes = {code for code, _ in recorder.calls}
+        else:
+            target_code = getattr(target, "__code__", None)
+            codes = set() if target_code is None else {target_code}
+        ran = recorder.hits() if recorder is not None else None
+        diagnostics = tuple(diagnose(graph, closed, target, watch, codes, ran, arg_names))
+    except Exception as exc:  # same rule: a diagnostics bug costs a warning, not the graph
+        warnings.append(f"diagnostics failed: {type(exc).__name__}: {exc}")
+    timings["diagnose"] = time.perf_counter() - t5
+    return diagnostics
 
 
 def source_hashes(paths: list[str]) -> dict[str, str]:
