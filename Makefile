@@ -18,9 +18,11 @@ $(STAMP): pyproject.toml | $(BIN)/python
 run: $(STAMP)
 	$(BIN)/jaxscope examples/basics.py::predict
 
-# the checkers first (seconds), then the suite; tests/test_architecture.py runs the import contracts
+# the checkers first (seconds), then the suite in $(TEST_PROCESSES) processes (pytest-xdist; 1: in this
+# one); tests/test_architecture.py runs the import contracts
+TEST_PROCESSES ?= 2
 test: $(STAMP) check
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q $(PYTEST_ARGS)
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q $(if $(filter-out 1,$(TEST_PROCESSES)),-n $(TEST_PROCESSES)) $(PYTEST_ARGS)
 
 # the worker on every supported JAX (0.10, 0.11, 0.12; .ci/test-jax): e.g. make test-jax JAX_VERSIONS=0.12
 test-jax: $(STAMP)
