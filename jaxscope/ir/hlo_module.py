@@ -151,39 +151,7 @@ def parse_hlo(text: str, user_file: UserFile | None = None) -> HloModuleMap:
     """
     if not isinstance(text, str):
         raise TypeError(f"parse_hlo expects str, not {type(text).__name__}")
-    names: dict[str, dict[int, str]] = {"FileNames": {}, "FunctionNames": {}}
-    locs: dict[int, dict[str, int]] = {}
-    parents: dict[int, tuple[int, int]] = {}  # frame id -> (location id, real parent id)
-    raw: list[tuple[int, str, str, str, bool, str]] = []  # line, name, opcode, comp, root, attrs
-    comps: dict[str, tuple[int, int, bool]] = {}  # name -> (line, end_line, is_entry)
-    module, entry, section, comp = "", "", "", ""
-    for n, line in enumerate(text.split("\n"), 1):
-        line = line.rstrip()
-        if section:
-            if (r := _ROW_NAME.match(line)) and section in names:
-                names[section][int(r.group(1))] = unescape(r.group(2))
-                continue
-            if r := _ROW_KV.match(line):
-                kv = {k: int(v) for k, v in _KV_INT.findall(r.group(2))}
-                if section == "FileLocations":
-                    locs[int(r.group(1))] = kv
-                elif section == "StackFrames":
-                    parents[int(r.group(1))] = (kv.get("file_location_id", 0), kv.get("parent_frame_id", 1) - 1)
-                continue
-            section = ""
-        if line in _TABLES:
-            section = line
-        elif line.startswith("HloModule "):
-            module = line[10:].split(",", 1)[0].strip()
-        elif not comp and (c := _COMP.match(line)) and (c.group(3) is None or _ARROW.search(c.group(3))):
-            comp = c.group(2)
-            comps[comp] = (n, n, bool(c.group(1)))
-            entry = comp if c.group(1) else entry
-        elif comp and line.startswith("}"):
-            comps[comp], comp = (comps[comp][0], n, comps[comp][2]), ""
-        elif comp and (m := _INSTR.match(line)):
-            opcode, attrs = _instr(line, m)
-            raw.append((n, m.group(2), opcode, comp, bool(m.group(1)), attrs))
+    names, locs, parents, raw, comps, module, entry = _scan(text)
 
     stacks: dict[int, tuple[tuple[Frame, ...], tuple[str, ...]]] = {0: ((), ())}
 
@@ -222,6 +190,61 @@ def parse_hlo(text: str, user_file: UserFile | None = None) -> HloModuleMap:
         kind = _KIND.search(attrs) if opcode == "fusion" else None
         instrs[n] = HloInstr(n, name, opcode, cname, *loc, called, kind.group(1) if kind else "", root)
 
+    fusions, fusion_lines, fused = _fusions(instrs, comps)
+    computations = {k: HloComputation(k, v[0], v[1], v[2], k in fused) for k, v in comps.items()}
+    index = build_index((n, i.user, i.frames) for n, i in instrs.items())
+    return HloModuleMap(module, entry, instrs, computations, fusions, index, fusion_lines)
+
+
+_Raw = tuple[int, str, str, str, bool, str]  # line, name, opcode, computation, root, attributes
+
+
+def _scan(
+    text: str,
+) -> tuple[
+    dict[str, dict[int, str]], dict[int, dict[str, int]], dict[int, tuple[int, int]], list[_Raw], dict[str, tuple[int, int, bool]], str, str
+]:
+    """One pass over the text: the name tables, file locations and stack frames at its top, each
+    instruction as written, each computation's span, the module's name and its entry."""
+    names: dict[str, dict[int, str]] = {"FileNames": {}, "FunctionNames": {}}
+    locs: dict[int, dict[str, int]] = {}
+    parents: dict[int, tuple[int, int]] = {}  # frame id -> (location id, real parent id)
+    raw: list[_Raw] = []
+    comps: dict[str, tuple[int, int, bool]] = {}  # name -> (line, end_line, is_entry)
+    module, entry, section, comp = "", "", "", ""
+    for n, line in enumerate(text.split("\n"), 1):
+        line = line.rstrip()
+        if section:
+            if (r := _ROW_NAME.match(line)) and section in names:
+                names[section][int(r.group(1))] = unescape(r.group(2))
+                continue
+            if r := _ROW_KV.match(line):
+                kv = {k: int(v) for k, v in _KV_INT.findall(r.group(2))}
+                if section == "FileLocations":
+                    locs[int(r.group(1))] = kv
+                elif section == "StackFrames":
+                    parents[int(r.group(1))] = (kv.get("file_location_id", 0), kv.get("parent_frame_id", 1) - 1)
+                continue
+            section = ""
+        if line in _TABLES:
+            section = line
+        elif line.startswith("HloModule "):
+            module = line[10:].split(",", 1)[0].strip()
+        elif not comp and (c := _COMP.match(line)) and (c.group(3) is None or _ARROW.search(c.group(3))):
+            comp = c.group(2)
+            comps[comp] = (n, n, bool(c.group(1)))
+            entry = comp if c.group(1) else entry
+        elif comp and line.startswith("}"):
+            comps[comp], comp = (comps[comp][0], n, comps[comp][2]), ""
+        elif comp and (m := _INSTR.match(line)):
+            opcode, attrs = _instr(line, m)
+            raw.append((n, m.group(2), opcode, comp, bool(m.group(1)), attrs))
+    return names, locs, parents, raw, comps, module, entry
+
+
+def _fusions(instrs: dict[int, HloInstr], comps: dict[str, tuple[int, int, bool]]) -> tuple[dict[str, HloFusion], dict[int, str], set[str]]:
+    """Each top-level fusion with the instructions it holds (nested fused computations too), the
+    lines each fusion covers, and the names of the fused computations."""
     by_comp: dict[str, list[HloInstr]] = {}
     for ins in instrs.values():
         by_comp.setdefault(ins.computation, []).append(ins)
@@ -249,6 +272,4 @@ def parse_hlo(text: str, user_file: UserFile | None = None) -> HloModuleMap:
             fusion_lines[ins.line] = ins.name
             for span in filter(None, map(comps.get, seen)):  # nested fused computations belong to it too
                 fusion_lines.update((k, ins.name) for k in range(span[0], span[1] + 1))
-    computations = {k: HloComputation(k, v[0], v[1], v[2], k in fused) for k, v in comps.items()}
-    index = build_index((n, i.user, i.frames) for n, i in instrs.items())
-    return HloModuleMap(module, entry, instrs, computations, fusions, index, fusion_lines)
+    return fusions, fusion_lines, fused
