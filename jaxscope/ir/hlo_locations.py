@@ -278,43 +278,7 @@ def parse_stablehlo(text: str, user_file: UserFile | None = None) -> StableHloMa
     """
     if not isinstance(text, str):
         raise TypeError(f"parse_stablehlo expects str, not {type(text).__name__}")
-    aliases: dict[str, LocNode] = {}
-    pending: list[tuple[int, LocNode, str]] = []  # (line, loc expression, op)
-    starts: dict[int, tuple[int, str]] = {}  # indentation -> (line, op) of the latest op start
-    has_loc: set[int] = set()
-    parsed: dict[str, LocNode] = {}  # expression text -> node: op lines repeat a few aliases
-
-    def parse(expr: str) -> LocNode:
-        if (node := parsed.get(expr)) is None:
-            node = parsed[expr] = _parse_loc(expr)
-        return node
-
-    for n, line in enumerate(text.split("\n"), 1):
-        if line[:1] == "#" and (a := _ALIAS_DEF.match(line)):
-            aliases[a.group(1)] = _parse_loc(a.group(2))
-            continue
-        body = line.lstrip()
-        if not body or body.startswith(("#", "^", "//")):
-            continue
-        indent = len(line) - len(body)
-        expr = _trailing_loc(line) if "loc(" in line else None
-        if body[0] == "}":
-            if expr is not None:  # "}, {" and "} do {" continue the op; "} loc(...)" ends it
-                first = starts.pop(indent, None)
-                node = parse(expr)
-                pending.append((n, node, first[1] if first else ""))
-                if first is not None and first[0] not in has_loc:
-                    pending.append((first[0], node, first[1]))
-            continue
-        if line[-1] == "{" and _LABEL.match(line):
-            continue
-        m = _OP.match(line)
-        op = m.group(1) if m else ""
-        starts[indent] = (n, op)
-        if expr is not None:
-            pending.append((n, parse(expr), op))
-            has_loc.add(n)
-
+    aliases, pending = _scan_stablehlo(text)
     memo: dict[str, Resolved] = {}
 
     def deref(node: LocNode) -> LocNode:
@@ -367,3 +331,45 @@ def parse_stablehlo(text: str, user_file: UserFile | None = None) -> StableHloMa
         ops[n] = loc
     ops = dict(sorted(ops.items()))
     return StableHloMap(ops, build_index((n, o.user, o.frames) for n, o in ops.items()))
+
+
+def _scan_stablehlo(text: str) -> tuple[dict[str, LocNode], list[tuple[int, LocNode, str]]]:
+    """One pass over the text: the ``#locN`` aliases, and each op line's location expression
+    with its op (a region op's location, printed on its closing line, given to its first line)."""
+    aliases: dict[str, LocNode] = {}
+    pending: list[tuple[int, LocNode, str]] = []  # (line, loc expression, op)
+    starts: dict[int, tuple[int, str]] = {}  # indentation -> (line, op) of the latest op start
+    has_loc: set[int] = set()
+    parsed: dict[str, LocNode] = {}  # expression text -> node: op lines repeat a few aliases
+
+    def parse(expr: str) -> LocNode:
+        if (node := parsed.get(expr)) is None:
+            node = parsed[expr] = _parse_loc(expr)
+        return node
+
+    for n, line in enumerate(text.split("\n"), 1):
+        if line[:1] == "#" and (a := _ALIAS_DEF.match(line)):
+            aliases[a.group(1)] = _parse_loc(a.group(2))
+            continue
+        body = line.lstrip()
+        if not body or body.startswith(("#", "^", "//")):
+            continue
+        indent = len(line) - len(body)
+        expr = _trailing_loc(line) if "loc(" in line else None
+        if body[0] == "}":
+            if expr is not None:  # "}, {" and "} do {" continue the op; "} loc(...)" ends it
+                first = starts.pop(indent, None)
+                node = parse(expr)
+                pending.append((n, node, first[1] if first else ""))
+                if first is not None and first[0] not in has_loc:
+                    pending.append((first[0], node, first[1]))
+            continue
+        if line[-1] == "{" and _LABEL.match(line):
+            continue
+        m = _OP.match(line)
+        op = m.group(1) if m else ""
+        starts[indent] = (n, op)
+        if expr is not None:
+            pending.append((n, parse(expr), op))
+            has_loc.add(n)
+    return aliases, pending
