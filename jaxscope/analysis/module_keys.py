@@ -4,7 +4,7 @@ came through below the traced function, each call of a function told apart (`_sp
 named by the module it ran on (nnx and equinox: `name_by_attributes`), placed under the call that
 made it (`_under_callers`), with a library's wrappers folded and equations JAX traced apart placed
 where what reads them is (`_detached`). `module_keys` is the whole rule; `jaxscope cost --by scope`
-names its rows with it too.
+names its rows with it too; `Crossings` sorts a grouped level's edges by the groups they cross.
 
 Name stacks name linen modules; nnx and equinox modules leave only their methods' frames
 (``EncoderBlock.__call__`` four times). The parameters a call reads say which module it ran on:
@@ -413,3 +413,56 @@ def rematerialized(top: Body) -> tuple[frozenset[str], frozenset[str]]:
     names = {r.role.removeprefix("checkpoint of ") for n in top.nodes for r in n.subgraphs if r.role.startswith("checkpoint of ")}
     ids = {n.id for n in top.nodes if n.kind == "eqn" and read_scope(n.name_stack).transforms & {"remat", "checkpoint"}}
     return frozenset(names), frozenset(ids)
+
+
+@dataclass
+class Crossings:
+    """A level's edges sorted by the groups they cross: those between boxes of the level (one per
+    pair of boxes where a group is at an end), those inside each group (entering through its input
+    box, leaving through its output box), each group's ports, the values a forward group keeps for
+    the backward pass (its residuals), and each value's aval."""
+
+    out_edges: list[Edge]
+    inner_edges: dict[str, list[Edge]]
+    ports_in: dict[str, dict[tuple[str, int], int]]
+    ports_out: dict[str, dict[tuple[str, int], int]]
+    residuals: dict[str, set[tuple[str, int]]]
+    aval_of: dict[tuple[str, int], str]
+
+    @classmethod
+    def of(cls, edges: tuple[Edge, ...] | list[Edge], group_of: dict[str, str], pass_of: dict[str, str]) -> Crossings:
+        out_edges: list[Edge] = []
+        ports_in: dict[str, dict[tuple[str, int], int]] = defaultdict(dict)
+        ports_out: dict[str, dict[tuple[str, int], int]] = defaultdict(dict)
+        inner_edges: dict[str, list[Edge]] = defaultdict(list)
+        seen_out: set[tuple[str | int, ...]] = set()
+        residuals: dict[str, set[tuple[str, int]]] = defaultdict(set)  # forward group -> its values the backward pass reads
+        aval_of: dict[tuple[str, int], str] = {}
+        for e in edges:
+            if e.aval:
+                aval_of.setdefault((e.src, e.src_port), e.aval)
+            gs, gd = group_of.get(e.src), group_of.get(e.dst)
+            if gs is not None and gs == gd:
+                inner_edges[gs].append(e)
+                continue
+            if gs is not None and gd is not None and pass_of[gs] == "forward" and pass_of[gd] == "backward":
+                residuals[gs].add((e.src, e.src_port))
+            src, src_port = e.src, e.src_port
+            if gs is not None:  # leaves a group: through one of its outputs
+                src_port = ports_out[gs].setdefault((e.src, e.src_port), len(ports_out[gs]))
+                src = gs
+            dst, dst_port = e.dst, e.dst_port
+            if gd is not None:  # enters a group: through one of its inputs
+                port = ports_in[gd].setdefault((e.src, e.src_port), len(ports_in[gd]))
+                inner_edges[gd].append(Edge("in", e.dst, port, e.dst_port, e.aval))
+                dst, dst_port = gd, port
+            if gs is not None:
+                inner_edges[gs].append(Edge(e.src, "out", e.src_port, src_port, e.aval))
+            # a group's values go in and out of its one box (their ports map to no sub-graph input: the
+            # layout ends them at its cluster), so one edge per pair of boxes draws them all; a
+            # module reading 400 parameters drew 400 edges on one line, and dot laid out each
+            mark = (src, dst) if gs is not None or gd is not None else (src, dst, src_port, dst_port)
+            if mark not in seen_out:
+                seen_out.add(mark)
+                out_edges.append(Edge(src, dst, src_port, dst_port, e.aval))
+        return cls(out_edges, inner_edges, ports_in, ports_out, residuals, aval_of)

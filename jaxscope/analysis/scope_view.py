@@ -24,6 +24,7 @@ from jaxscope.analysis.avals import aval_bytes, format_bytes
 from jaxscope.analysis.module_keys import (
     NUMBERED,
     PATH_TOKEN,
+    Crossings,
     Key,
     display_name,
     group_key,
@@ -465,41 +466,10 @@ class _Builder:
             if base in self.remat_names or any(n.id in self.remat_ids for n in inside):
                 recomputed.add(gid)
         out_nodes = list(here)
-        out_edges: list[Edge] = []
-        ports_in: dict[str, dict[tuple[str, int], int]] = defaultdict(dict)
-        ports_out: dict[str, dict[tuple[str, int], int]] = defaultdict(dict)
-        inner_edges: dict[str, list[Edge]] = defaultdict(list)
-        seen_out: set[tuple[str | int, ...]] = set()
         pass_of = {gid: child_key[0] for child_key, gid, _ in made}
-        residuals: dict[str, set[tuple[str, int]]] = defaultdict(set)  # forward group -> its values the backward pass reads
-        aval_of: dict[tuple[str, int], str] = {}
-        for e in edges:
-            if e.aval:
-                aval_of.setdefault((e.src, e.src_port), e.aval)
-            gs, gd = group_of.get(e.src), group_of.get(e.dst)
-            if gs is not None and gs == gd:
-                inner_edges[gs].append(e)
-                continue
-            if gs is not None and gd is not None and pass_of[gs] == "forward" and pass_of[gd] == "backward":
-                residuals[gs].add((e.src, e.src_port))
-            src, src_port = e.src, e.src_port
-            if gs is not None:  # leaves a group: through one of its outputs
-                src_port = ports_out[gs].setdefault((e.src, e.src_port), len(ports_out[gs]))
-                src = gs
-            dst, dst_port = e.dst, e.dst_port
-            if gd is not None:  # enters a group: through one of its inputs
-                port = ports_in[gd].setdefault((e.src, e.src_port), len(ports_in[gd]))
-                inner_edges[gd].append(Edge("in", e.dst, port, e.dst_port, e.aval))
-                dst, dst_port = gd, port
-            if gs is not None:
-                inner_edges[gs].append(Edge(e.src, "out", e.src_port, src_port, e.aval))
-            # a group's values go in and out of its one box (their ports map to no sub-graph input: the
-            # layout ends them at its cluster), so one edge per pair of boxes draws them all; a
-            # module reading 400 parameters drew 400 edges on one line, and dot laid out each
-            mark = (src, dst) if gs is not None or gd is not None else (src, dst, src_port, dst_port)
-            if mark not in seen_out:
-                seen_out.add(mark)
-                out_edges.append(Edge(src, dst, src_port, dst_port, e.aval))
+        crossed = Crossings.of(edges, group_of, pass_of)
+        out_edges, ports_in, ports_out = crossed.out_edges, crossed.ports_in, crossed.ports_out
+        inner_edges, residuals, aval_of = crossed.inner_edges, crossed.residuals, crossed.aval_of
         built = []
         for child_key, gid, inside in made:
             ins = [aval_of.get(key, "") for key, _ in sorted(ports_in[gid].items(), key=lambda kv: kv[1])]

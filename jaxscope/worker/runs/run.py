@@ -61,12 +61,7 @@ def run_function(request: RunRequest, phase: Phase) -> RunResult:
     jitted, traced, out, watch = jit.jitted, jit.traced, jit.out, jit.watch
 
     phase("eager")
-    with jax.disable_jit(), jax.default_device(device), jax_compat.matmul_precision(request.precision):
-        eager, eager_first = _timed(lambda: prep.call(*args, **kwargs), "eager")
-        # steady against steady: the first eager run compiles every primitive (a speed-up of 47281x
-        # compared it with jit's steady state); a slow program gets one warm run, a fast one a few
-        repeats = EAGER_REPEATS if eager_first <= EAGER_REPEAT_LIMIT_S else 1
-        warm = [_timed(lambda: prep.call(*args, **kwargs), "eager")[1] for _ in range(repeats)]
+    eager, eager_first, warm = _eager_runs(request, prep, device, args, kwargs)
 
     phase("compare")
     paths, chains = output_paths(out), output_computes(traced.jaxpr.jaxpr)
@@ -208,6 +203,17 @@ def _jit_runs(
         out, first_call = _timed(lambda: jitted(*args, **kwargs), "run")
         steady = tuple(_timed(lambda: jitted(*args, **kwargs), "run")[1] for _ in range(max(request.repeats, 0)))
     return _JitRun(jitted, traced, watch, out, t1 - t0, t2 - t1, t3 - t2, first_call, steady)
+
+
+def _eager_runs(request: RunRequest, prep: Prepared, device: Any, args: Any, kwargs: dict[str, Any]) -> tuple[Any, float, list[float]]:
+    """The function run eagerly on `device`: its outputs, its first run's time, and its warm runs'."""
+    with jax.disable_jit(), jax.default_device(device), jax_compat.matmul_precision(request.precision):
+        eager, eager_first = _timed(lambda: prep.call(*args, **kwargs), "eager")
+        # steady against steady: the first eager run compiles every primitive (a speed-up of 47281x
+        # compared it with jit's steady state); a slow program gets one warm run, a fast one a few
+        repeats = EAGER_REPEATS if eager_first <= EAGER_REPEAT_LIMIT_S else 1
+        warm = [_timed(lambda: prep.call(*args, **kwargs), "eager")[1] for _ in range(repeats)]
+    return eager, eager_first, warm
 
 
 def _replays(
