@@ -58,6 +58,7 @@ class ModelStructure:
         self.action: QAction | None = None
         self.partition_action: QAction | None = None
         self._compiled: HloResult | None = None  # the last compiled HLO (View -> Show Partitioning)
+        self._notes_made: tuple[HloResult, Graph, tuple[dict[str, str], int]] | None = None  # `notes` of that program
         parts.controller.hlo_finished.connect(lambda result, _made: self._hlo(result))
         self.overview = OverviewMap(parts.graph)
         self.cost = ModelCost(parts)
@@ -95,7 +96,11 @@ class ModelStructure:
             return {}, 0
         if compiled.exact is None or not same_call(compiled.request, doc.result.request):
             return {}, 0
-        return notes_of(doc.result.graph, compiled)
+        made = self._notes_made
+        if made is None or made[0] is not compiled or made[1] is not doc.result.graph:
+            # read off the compiled text (several passes over megabytes): once, not at every layout and export
+            made = self._notes_made = (compiled, doc.result.graph, notes_of(doc.result.graph, compiled))
+        return made[2]
 
     def _notes(self, view: ScopedGraph | None) -> list[tuple[str, str]]:
         """`notes` by drawn path, for the layout; the status line says how many collectives."""
