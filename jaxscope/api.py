@@ -163,12 +163,10 @@ def _values_as_call(args: Sequence[Any], kwargs: dict[str, Any]) -> tuple[str | 
 
 
 def _draw(graph: Graph, options: DrawOptions, decorations: Decorations | None = None, *, page: bool = False) -> Drawing:
-    """The drawing `options` ask for of `graph`, from the one drawer (`jaxscope.drawer`)."""
-    from jaxscope.drawer import Drawer
-    from jaxscope.drawing import Decorations, DrawRequest, view_of
+    """The drawing `options` ask for of `graph`, from the one drawer (`jaxscope.drawer`, loaded when drawn)."""
+    from jaxscope.drawer import draw
 
-    with Drawer() as drawer:
-        return drawer.draw(DrawRequest(view_of(graph, options.grouping), options, decorations or Decorations(), page=page))
+    return draw(graph, options, decorations, page=page)
 
 
 def _options(

@@ -13,7 +13,7 @@ import threading
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from jaxscope.drawing import Drawing, DrawOptions, DrawRequest, view_of
+from jaxscope.drawing import Decorations, Drawing, DrawOptions, DrawRequest, view_of
 from jaxscope.schema.graph import Graph
 
 if TYPE_CHECKING:
@@ -108,10 +108,11 @@ class Drawer:
         self.close()
 
 
-def draw(graph: Graph, options: DrawOptions, *, page: bool = False) -> Drawing:
-    """The view of `graph` that `options` ask for, laid out in a layout process of its own."""
+def draw(graph: Graph, options: DrawOptions, decorations: Decorations | None = None, *, page: bool = False) -> Drawing:
+    """The view of `graph` that `options` ask for, with `decorations`, laid out in a layout process
+    of its own."""
     with Drawer() as drawer:
-        return drawer.draw(DrawRequest(view_of(graph, options.grouping), options, page=page))
+        return drawer.draw(DrawRequest(view_of(graph, options.grouping), options, decorations or Decorations(), page=page))
 
 
 def _reachable(graph: Graph) -> list[str]:

@@ -37,9 +37,9 @@ def run(opts: argparse.Namespace) -> int:
         argspec.parse_call(opts.vs)
     except argspec.SpecError as exc:
         raise CliError(f"bad --vs:\n{exc}") from None
-    timeouts = {"trace": opts.timeout} if opts.timeout else None
+    timeouts = {"trace": target.timeout} if target.timeout else None
     request = RetraceRequest(ref, before, opts.vs)
-    result = worker_job("retrace", request, lambda d: from_jsonable(RetraceResult, d), timeouts, opts.debug, target.env(), opts.python)
+    result = worker_job("retrace", request, lambda d: from_jsonable(RetraceResult, d), timeouts, target.debug, target.env(), target.python)
     if opts.json:
         print(json.dumps(asdict(result), sort_keys=True, indent=1))
     else:
