@@ -200,8 +200,18 @@ def shared_workers() -> Iterator[None]:
     """Within it, the one-off workers of a command are one: its trace, its lowering and its runs go
     to the same worker (its module imported once, its program traced warm), and an accelerator is
     opened once per command. A TPU admits one process at a time and opening it costs 6-11 s.
-    Closed at the end."""
+    Closed at the end of the outermost one: a caller that runs several commands in one process
+    (a test module) keeps their worker between them."""
     global _shared
+    if _shared is not None:  # inside another: its owner closes the workers
+        try:
+            yield
+        finally:  # this command's --timeout is not the next one's
+            from jaxscope.runtime.worker_client import DEFAULT_TIMEOUTS
+
+            for client in _shared.values():
+                client.timeouts = dict(DEFAULT_TIMEOUTS)
+        return
     _shared = {}
     try:
         yield

@@ -332,13 +332,41 @@ CORPUS = pathlib.Path(__file__).resolve().parent / "worker" / "corpus"
 
 
 def run_cli(*args: str, cwd: str | os.PathLike[str] | None = None, timeout: float = 180):
-    """`python -m jaxscope ARGS` in a child, as a user runs it (offscreen Qt, the repository as cwd)."""
+    """`python -m jaxscope ARGS` in a child, as a user runs it (offscreen Qt, the repository as cwd):
+    for what only a process of its own shows (the entry point, signals, exit, its environment)."""
     import subprocess
     import sys
 
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
     where = cwd if cwd is not None else pathlib.Path(__file__).resolve().parents[1]
     return subprocess.run([sys.executable, "-m", "jaxscope", *args], capture_output=True, text=True, timeout=timeout, cwd=where, env=env)
+
+
+def cli_in_process(*args: str, cwd: str | os.PathLike[str] | None = None):
+    """`jaxscope ARGS` run by `jaxscope.cli.main.main` in this process, in `cwd` (the repository by
+    default): the same parser, dispatch, printing and exit code as a user's run, without a Python of
+    its own to start. Inside `shared_workers()` (tests/cli's modules hold one each) its commands
+    share their worker, as a command's stages do. A `subprocess.CompletedProcess` like `run_cli`'s."""
+    import contextlib
+    import io
+    import signal
+    import subprocess
+
+    from jaxscope.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    here, on_term = os.getcwd(), signal.getsignal(signal.SIGTERM)
+    os.chdir(cwd if cwd is not None else pathlib.Path(__file__).resolve().parents[1])
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(list(args))
+            except SystemExit as exc:  # the parser's usage errors (2) and --help (0)
+                code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    finally:
+        os.chdir(here)
+        signal.signal(signal.SIGTERM, on_term)  # main sets its own for the command
+    return subprocess.CompletedProcess(["jaxscope", *args], code, out.getvalue(), err.getvalue())
 
 
 # Skips a run may have, each with why it is fine; under JAXSCOPE_STRICT_SKIPS=1 (as `.ci/run` sets it) any

@@ -1,4 +1,4 @@
-"""`jaxscope` end to end in subprocesses: export, determinism, jaxpr, list, and clean errors."""
+"""`jaxscope` end to end (in this process where a child proves nothing more): export, determinism, jaxpr, list, and clean errors."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from tests.conftest import run_cli as jaxscope
+from tests.conftest import cli_in_process as jaxscope
+from tests.conftest import run_cli
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BASICS = str(ROOT / "examples" / "basics.py")
@@ -23,7 +24,7 @@ def test_export_svg_is_valid_and_deterministic(tmp_path):
     first = jaxscope("export", f"{BASICS}::predict", "-o", str(a))
     assert first.returncode == 0, first.stderr
     assert "wrote" in first.stdout
-    second = jaxscope("export", f"{BASICS}::predict", "-o", str(b))
+    second = run_cli("export", f"{BASICS}::predict", "-o", str(b))  # another process: other string hashes
     assert second.returncode == 0, second.stderr
     assert a.read_bytes() == b.read_bytes()
     root = ET.fromstring(a.read_text())

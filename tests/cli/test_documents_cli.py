@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli as jaxscope
+from tests.conftest import cli_in_process as jaxscope
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,12 +1,12 @@
-"""`jaxscope explain` end to end in subprocesses, on examples/control_flow.py (a real trace)."""
+"""`jaxscope explain` end to end, on examples/control_flow.py (a real trace)."""
 
 from __future__ import annotations
 
 import json
 import pathlib
 
+from tests.conftest import cli_in_process as jaxscope
 from tests.conftest import line_in
-from tests.conftest import run_cli as jaxscope
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "control_flow.py"

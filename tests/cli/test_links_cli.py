@@ -6,7 +6,7 @@ import pathlib
 
 import pytest
 
-from tests.conftest import run_cli as jaxscope
+from tests.conftest import cli_in_process as jaxscope
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 MODELS = ROOT / "tests" / "worker" / "corpus" / "models.py"

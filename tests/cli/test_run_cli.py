@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from tests.conftest import run_cli as jaxscope
+from tests.conftest import cli_in_process as jaxscope
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CASES = str(ROOT / "tests" / "worker" / "corpus" / "run_cases.py")

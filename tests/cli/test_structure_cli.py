@@ -9,7 +9,8 @@ import re
 import xml.dom.minidom
 
 import jaxscope
-from tests.conftest import CORPUS, run_cli
+from tests.conftest import CORPUS
+from tests.conftest import cli_in_process as run_cli
 
 WRAPPER = re.compile(r"with_extra_args_support|(^|[ .])_[^_]")  # a library's internal wrapper named as a group
 

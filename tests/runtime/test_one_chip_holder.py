@@ -9,10 +9,12 @@ import threading
 from typing import Any
 
 from jaxscope.about import SOURCE_ROOT
+from jaxscope.cli.common import TargetOptions
 from jaxscope.cli.main import main
 from jaxscope.runtime import worker_client, worker_process
 from jaxscope.runtime.interpreter import helper_env
 from jaxscope.schema.trace import ErrorInfo
+from jaxscope.session import one_off_client, shared_workers
 
 BASICS = os.path.join(SOURCE_ROOT, "examples", "basics.py")
 
@@ -30,6 +32,26 @@ def test_a_command_traces_lowers_compiles_and_profiles_in_one_worker(monkeypatch
     assert json.loads(capsys.readouterr().out)["time"]["run_s"] > 0  # traced, compiled and run under the profiler
     assert len(started) == 1, started
     assert not [t for t in threading.enumerate() if t.name == "worker-close"]  # closed with the command, not left behind
+
+
+def test_commands_within_one_shared_workers_share_the_worker_but_not_a_timeout(monkeypatch) -> None:
+    """A caller that runs commands in one process (tests/cli's modules) keeps their worker between
+    them; a command's --timeout bounds that command only."""
+    started: list[int] = []
+    real = worker_process.WorkerProcess.__init__
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> None:
+        real(self, *args, **kwargs)
+        started.append(self.pid)
+
+    monkeypatch.setattr(worker_process.WorkerProcess, "__init__", counted)
+    with shared_workers():
+        assert main(["jaxpr", f"{BASICS}::predict", "--timeout", "50"]) == 0
+        client = one_off_client(None, None, TargetOptions(target=BASICS).env())  # the commands' one
+        assert client.timeouts == worker_client.DEFAULT_TIMEOUTS
+        assert main(["jaxpr", f"{BASICS}::loss"]) == 0
+    assert len(started) == 1, started
+    assert client.processes() == (None, None)  # closed by the outermost
 
 
 def test_helpers_never_open_an_accelerator() -> None:
