@@ -164,41 +164,26 @@ window.addEventListener("error", (ev) => jaxscopeDamaged(ev.message));
     return out;
   }
 
+  // The page draws what is in view (and half a view round it), not every box: 200k boxes as SVG
+  // elements took Chromium over a minute to open and 20 s to answer a search. Past DETAIL boxes in
+  // that window (a far zoom), boxes are one outline path per colour, without text.
+  const DETAIL = 4000;
+  let painted = null;  // the world rectangle drawn now, its scale and whether it is far
+
   function render() {
     const c = compose(data.root, "", 0);
     drawn = flatten(c, 0, 0, { boxes: [], clusters: [], edges: [] }, "");
     drawn.w = c.w; drawn.h = c.h;
     drawn.byPath = new Map(drawn.boxes.map((b) => [b.path, b]));
-    drawn.gs = new Map();  // path -> its <g>: marking touches only what changes (200k boxes)
-    marked = [];
-    while (world.firstChild) world.removeChild(world.firstChild);
-    const th = data.theme;
-    const gc = el("svg:g", { class: "clusters" }, world);
-    for (const k of drawn.clusters) {
-      const fills = k.pass === "backward" ? th.backwardFills : th.clusterFills;
-      const g = el("svg:g", { class: "cluster", "data-path": k.path }, gc);
-      el("svg:rect", { x: k.x, y: k.y, width: k.w, height: k.h, rx: 6, fill: fills[Math.min(k.depth - 1, fills.length - 1)], stroke: th.clusterBorder }, g);
-      const t = el("svg:text", { x: k.x + 8, y: k.y + 13, fill: th.title, class: "ctitle" }, g, "\u25be " + k.title);
-      t.addEventListener("click", (ev) => { ev.stopPropagation(); toggle(k.owner); });
-    }
-    const ge = el("svg:g", { class: "edges", fill: "none", stroke: th.edge }, world);
-    const heads = [];  // each edge ends going down into its box: an arrowhead there says which way the data flows
-    for (const e of drawn.edges) {
-      const n = e.length, x2 = e[n - 2], y2 = e[n - 1];
-      if (n === 4) {
-        const [x1, y1] = e, dy = Math.max(Math.abs(y2 - y1) / 2, 12);
-        el("svg:path", { d: `M${x1},${y1} C${x1},${y1 + dy} ${x2},${y2 - dy} ${x2},${y2}` }, ge);
-      } else {
-        let d = `M${e[0]},${e[1]}`;
-        for (let i = 2; i + 5 < n; i += 6) d += ` C${e[i]},${e[i + 1]} ${e[i + 2]},${e[i + 3]} ${e[i + 4]},${e[i + 5]}`;
-        el("svg:path", { d: d }, ge);
+    drawn.edgeBounds = drawn.edges.map((e) => {  // a Bezier chain lies inside its points' box
+      let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+      for (let i = 0; i < e.length; i += 2) {
+        x0 = Math.min(x0, e[i]); x1 = Math.max(x1, e[i]); y0 = Math.min(y0, e[i + 1]); y1 = Math.max(y1, e[i + 1]);
       }
-      heads.push(`M${x2 - 3.5},${y2 - 7}L${x2},${y2}L${x2 + 3.5},${y2 - 7}z`);
-    }
-    el("svg:path", { class: "arrowheads", d: heads.join(""), fill: th.edge, stroke: "none" }, world);
-    const gn = el("svg:g", { class: "nodes" }, world);
-    const colours = data.overlay ? data.overlay.colours : null;
-    for (const b of drawn.boxes) drawBox(gn, b, colours);
+      return [x0, y0, x1 - x0, y1 - y0];
+    });
+    drawn.gs = new Map();  // path -> its <g>, for the boxes drawn now: marking touches only what changes
+    painted = null;
     foot.textContent = "";
     if (data.overlay) el("span", {}, foot, data.overlay.caption + " (pale: little, dark: much)");
     for (const [name, fill, stroke] of data.legend ? data.families : []) {
@@ -207,6 +192,60 @@ window.addEventListener("error", (ev) => jaxscopeDamaged(ev.message));
       sw.style.background = fill; sw.style.borderColor = stroke;
       key.appendChild(document.createTextNode(name));
     }
+    apply();
+  }
+
+  // What lies in `win` drawn anew: the clusters, edges and boxes that meet it.
+  function paint(win) {
+    const meets = (x, y, w, h) => x <= win.x + win.w && x + w >= win.x && y <= win.y + win.h && y + h >= win.y;
+    const boxes = drawn.boxes.filter((b) => meets(b.x, b.y, b.w, b.h));
+    win.far = boxes.length > DETAIL;
+    painted = win;
+    drawn.gs = new Map();
+    marked = [];
+    while (world.firstChild) world.removeChild(world.firstChild);
+    const th = data.theme;
+    const gc = el("svg:g", { class: "clusters" }, world);
+    for (const k of drawn.clusters) {
+      if (!meets(k.x, k.y, k.w, k.h)) continue;
+      const fills = k.pass === "backward" ? th.backwardFills : th.clusterFills;
+      const g = el("svg:g", { class: "cluster", "data-path": k.path }, gc);
+      el("svg:rect", { x: k.x, y: k.y, width: k.w, height: k.h, rx: 6, fill: fills[Math.min(k.depth - 1, fills.length - 1)], stroke: th.clusterBorder }, g);
+      const t = el("svg:text", { x: k.x + 8, y: k.y + 13, fill: th.title, class: "ctitle" }, g, "\u25be " + k.title);
+      t.addEventListener("click", (ev) => { ev.stopPropagation(); toggle(k.owner); });
+    }
+    const ge = el("svg:g", { class: "edges", fill: "none", stroke: th.edge }, world);
+    const heads = [];  // each edge ends going down into its box: an arrowhead there says which way the data flows
+    const far = [];  // far: every edge one path
+    drawn.edges.forEach((e, i) => {
+      if (!meets(...drawn.edgeBounds[i])) return;
+      const n = e.length, x2 = e[n - 2], y2 = e[n - 1];
+      let d;
+      if (n === 4) {
+        const [x1, y1] = e, dy = Math.max(Math.abs(y2 - y1) / 2, 12);
+        d = `M${x1},${y1} C${x1},${y1 + dy} ${x2},${y2 - dy} ${x2},${y2}`;
+      } else {
+        d = `M${e[0]},${e[1]}`;
+        for (let j = 2; j + 5 < n; j += 6) d += ` C${e[j]},${e[j + 1]} ${e[j + 2]},${e[j + 3]} ${e[j + 4]},${e[j + 5]}`;
+      }
+      if (win.far) { far.push(d); return; }
+      el("svg:path", { d: d }, ge);
+      heads.push(`M${x2 - 3.5},${y2 - 7}L${x2},${y2}L${x2 + 3.5},${y2 - 7}z`);
+    });
+    if (far.length) el("svg:path", { d: far.join("") }, ge);
+    el("svg:path", { class: "arrowheads", d: heads.join(""), fill: th.edge, stroke: "none" }, world);
+    const gn = el("svg:g", { class: "nodes" }, world);
+    const colours = data.overlay ? data.overlay.colours : null;
+    if (win.far) {
+      const byFill = new Map();
+      for (const b of boxes) {
+        const fill = (colours && colours[b.path]) || b.n.fill;
+        if (!byFill.has(fill)) byFill.set(fill, []);
+        byFill.get(fill).push(`M${b.x},${b.y}h${b.w}v${b.h}h${-b.w}z`);
+      }
+      for (const [fill, ds] of byFill) el("svg:path", { class: "far", d: ds.join(""), fill: fill, stroke: "none" }, gn);
+      el("svg:path", { class: "far-marks", fill: "none" }, world);
+    } else for (const b of boxes) drawBox(gn, b, colours);
     mark();
   }
 
@@ -242,6 +281,12 @@ window.addEventListener("error", (ev) => jaxscopeDamaged(ev.message));
 
   let marked = [];  // the boxes marked now: unmarked first, then the selection and the matches marked
   function mark() {
+    if (painted && painted.far) {  // no box of its own: the matches and the selection outlined over them
+      const ring = (p) => { const b = drawn.byPath.get(p); return b ? `M${b.x},${b.y}h${b.w}v${b.h}h${-b.w}z` : ""; };
+      const marks = world.querySelector("path.far-marks");
+      marks.setAttribute("d", state.matches.map(ring).join("") + (state.selected ? ring(state.selected) : ""));
+      return;
+    }
     for (const g of marked) g.classList.remove("selected", "match");
     marked = [];
     const put = (path, cls) => {
@@ -376,7 +421,16 @@ window.addEventListener("error", (ev) => jaxscopeDamaged(ev.message));
   }
 
   // ------------------------------------------------------------------ pan and zoom
-  function apply() { world.setAttribute("transform", `translate(${view.x},${view.y}) scale(${view.k})`); }
+  function apply() {
+    world.setAttribute("transform", `translate(${view.x},${view.y}) scale(${view.k})`);
+    if (!drawn) return;
+    const r = svg.getBoundingClientRect(), k = view.k;
+    const v = { x: -view.x / k, y: -view.y / k, w: Math.max(r.width, 1) / k, h: Math.max(r.height, 1) / k };
+    const p = painted;
+    const inside = p && v.x >= p.x && v.y >= p.y && v.x + v.w <= p.x + p.w && v.y + v.h <= p.y + p.h;
+    if (inside && k < 2 * p.k && k > p.k / 2) return;  // what is in view is drawn, at about this scale
+    paint({ x: v.x - v.w / 2, y: v.y - v.h / 2, w: 2 * v.w, h: 2 * v.h, k: k, far: false });
+  }
   function fits(r) {  // the scales that show the drawing's whole width, and the whole of it, in `r`
     const wide = (r.width - 32) / Math.max(drawn.w, 1);
     return { wide: wide, whole: Math.min(wide, (r.height - 32) / Math.max(drawn.h, 1), 1.25) };
@@ -469,7 +523,7 @@ window.addEventListener("error", (ev) => jaxscopeDamaged(ev.message));
   // a link into the page it is on (`#expand=…` in the page's own doc) is followed too
   window.addEventListener("hashchange", readHash);
   // a frame (a doc's, a notebook's) may get its size after the script ran: the first view follows it
-  window.addEventListener("resize", () => { if (!view.moved) firstView(); });
+  window.addEventListener("resize", () => { if (!view.moved) firstView(); else apply(); });
   document.body.dataset.ready = "1";
   window.jaxscopePage = { state: state, toggle: toggle, select: select, runSearch: runSearch, centre: centreOn, drawn: () => drawn };
 })();

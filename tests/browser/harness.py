@@ -73,10 +73,20 @@ class Page:
         return self.driver.find_element(By.CSS_SELECTOR, f'g.node[data-path="{path}"]')
 
     def drawn(self) -> list[str]:
-        return self.js("return [...document.querySelectorAll('g.node')].map(g => g.getAttribute('data-path'))")
+        """The boxes the page lays out now (what is open), in view or not."""
+        return self.js("return window.jaxscopePage.drawn().boxes.map(b => b.path)")
+
+    def titles(self) -> list[str]:
+        """The first line of each box laid out now."""
+        return self.js("return window.jaxscopePage.drawn().boxes.map(b => b.n.lines[0])")
 
     def clusters(self) -> list[str]:
-        return self.js("return [...document.querySelectorAll('g.cluster')].map(g => g.getAttribute('data-path'))")
+        """The frames of the opened boxes' sub-graphs laid out now, in view or not."""
+        return self.js("return window.jaxscopePage.drawn().clusters.map(c => c.path)")
+
+    def in_view(self) -> list[str]:
+        """The boxes drawn as elements of their own: those in and around the view."""
+        return self.js("return [...document.querySelectorAll('g.node')].map(g => g.getAttribute('data-path'))")
 
     def click(self, path: str) -> None:
         """A real mouse click on the box (brought to the view's centre first, as a reader scrolls to it)."""

@@ -30,7 +30,7 @@ def test_it_loads_from_file_fetching_nothing_and_shows_the_top_modules(vit_page:
     assert page.js("return performance.getEntriesByType('resource').length") == 0  # no script, font or image fetched
     clusters = page.clusters()
     drawn = page.drawn()
-    titles = page.js("return [...document.querySelectorAll('g.node text:first-of-type')].map(t => t.textContent)")
+    titles = page.titles()
     assert {"g4:0", "g5:0"} <= set(clusters)  # the forward and backward passes open, as the SVG export opens them
     assert sum(t.startswith("encoder.layers[") for t in titles) == 8  # the blocks, each a box, in both passes
     assert len(drawn) <= 150
@@ -40,7 +40,7 @@ def test_it_loads_from_file_fetching_nothing_and_shows_the_top_modules(vit_page:
 def test_a_fragment_opens_a_block_and_a_group_expands_and_collapses(vit_page: pathlib.Path, page: Page) -> None:
     page.open(vit_page, "expand=encoder.layers[1]")
     inner = [p for p in page.drawn() if "/g439:0/" in p or "/g511:0/" in p]  # inside layers[1], forward and backward
-    titles = page.js("return [...document.querySelectorAll('g.node')].map(g => g.querySelector('text').textContent)")
+    titles = page.titles()
     assert inner and "attn" in titles and "norm1 (2 alike)" in titles
     before = len(page.clusters())
     block = next(p for p in page.drawn() if p.endswith("g440"))  # layers[2]'s box in the forward pass
@@ -89,10 +89,10 @@ def test_the_flax_docs_vit_page_opens_a_block_from_its_fragment(page: Page, tmp_
     assert done.returncode == 0, done.stderr
     page.open(out)
     assert page.errors() == [] and page.js("return performance.getEntriesByType('resource').length") == 0
-    titles = page.js("return [...document.querySelectorAll('g.node')].map(g => g.querySelector('text').textContent)")
+    titles = page.titles()
     assert "encoder.layers[0] (3 alike)" in titles and "classifier" in titles
     page.open(out, "expand=encoder.layers[1]")
-    titles = page.js("return [...document.querySelectorAll('g.node')].map(g => g.querySelector('text').textContent)")
+    titles = page.titles()
     assert {"norm1", "mha", "norm2"} <= set(titles), titles
     page.screenshot(tmp_path / "docs_vit.png")
 
