@@ -19,7 +19,8 @@ from jaxscope.session import one_off_client, shared_workers
 BASICS = os.path.join(SOURCE_ROOT, "examples", "basics.py")
 
 
-def test_a_command_traces_lowers_compiles_and_profiles_in_one_worker(monkeypatch, capsys) -> None:
+def _workers_started(monkeypatch) -> list[int]:
+    """The pids of the workers started from now on, as they start."""
     started: list[int] = []
     real = worker_process.WorkerProcess.__init__
 
@@ -28,6 +29,11 @@ def test_a_command_traces_lowers_compiles_and_profiles_in_one_worker(monkeypatch
         started.append(self.pid)
 
     monkeypatch.setattr(worker_process.WorkerProcess, "__init__", counted)
+    return started
+
+
+def test_a_command_traces_lowers_compiles_and_profiles_in_one_worker(monkeypatch, capsys) -> None:
+    started = _workers_started(monkeypatch)
     assert main(["cost", f"{BASICS}::predict", "--time", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["time"]["run_s"] > 0  # traced, compiled and run under the profiler
     assert len(started) == 1, started
@@ -37,14 +43,7 @@ def test_a_command_traces_lowers_compiles_and_profiles_in_one_worker(monkeypatch
 def test_commands_within_one_shared_workers_share_the_worker_but_not_a_timeout(monkeypatch) -> None:
     """A caller that runs commands in one process (tests/cli's modules) keeps their worker between
     them; a command's --timeout bounds that command only."""
-    started: list[int] = []
-    real = worker_process.WorkerProcess.__init__
-
-    def counted(self: Any, *args: Any, **kwargs: Any) -> None:
-        real(self, *args, **kwargs)
-        started.append(self.pid)
-
-    monkeypatch.setattr(worker_process.WorkerProcess, "__init__", counted)
+    started = _workers_started(monkeypatch)
     with shared_workers():
         assert main(["jaxpr", f"{BASICS}::predict", "--timeout", "50"]) == 0
         client = one_off_client(None, None, TargetOptions(target=BASICS).env())  # the commands' one
