@@ -478,7 +478,7 @@ window.addEventListener("error", (ev) => jaxscopeDamaged(ev.message));
   // ------------------------------------------------------------------ the fragment: #expand= #select= #search=
   function readHash() {
     const params = new URLSearchParams(location.hash.slice(1));
-    const opened = state.open.size;
+    const opened = state.open.size, asked = new Set();
     for (const scope of (params.get("expand") || "").split(",").filter(Boolean)) {
       const want = scope.toLowerCase();
       for (const e of all()) {
@@ -487,12 +487,27 @@ window.addEventListener("error", (ev) => jaxscopeDamaged(ev.message));
         if (e.path === scope || ends || e.n.label.toLowerCase().split(" ")[0] === want) {
           for (const o of e.owners) state.open.add(o);
           state.open.add(e.path);
+          asked.add(e.path);
         }
       }
     }
-    if (state.open.size !== opened) { render(); firstView(); }
+    if (state.open.size !== opened) { render(); firstView(); showOpened(asked); }
     if (params.get("search")) { search.value = params.get("search"); runSearch(search.value); }
     if (params.get("select")) select(params.get("select"), true);
+  }
+  // A link that opened blocks shows the topmost of them from its frames' top (the drawing's top
+  // showed the inputs and the edges leaving them, the block far below).
+  function showOpened(paths) {
+    const frames = drawn.clusters.filter((k) => paths.has(k.owner));
+    if (!frames.length) return;
+    const owner = frames.reduce((a, b) => (b.y < a.y ? b : a)).owner;
+    const own = frames.filter((k) => k.owner === owner);
+    const x0 = Math.min(...own.map((k) => k.x)), x1 = Math.max(...own.map((k) => k.x + k.w)), y0 = own[0].y;
+    const r = svg.getBoundingClientRect();
+    view.moved = true;
+    view.x = (x1 - x0) * view.k <= r.width - 32 ? r.width / 2 - ((x0 + x1) / 2) * view.k : 16 - x0 * view.k;
+    view.y = 16 - y0 * view.k;
+    apply();
   }
   function writeHash() {
     const params = new URLSearchParams();

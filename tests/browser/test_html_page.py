@@ -42,6 +42,7 @@ def test_a_fragment_opens_a_block_and_a_group_expands_and_collapses(vit_page: pa
     inner = [p for p in page.drawn() if "/g439:0/" in p or "/g511:0/" in p]  # inside layers[1], forward and backward
     titles = page.titles()
     assert inner and "attn" in titles and "norm1 (2 alike)" in titles
+    assert [p for p in page.in_view() if "/g439:0/" in p], "the link does not show the block it opened"
     before = len(page.clusters())
     block = next(p for p in page.drawn() if p.endswith("g440"))  # layers[2]'s box in the forward pass
     page.double_click(block)
