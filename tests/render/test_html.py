@@ -80,3 +80,22 @@ def test_a_page_is_self_contained_and_carries_hostile_names_as_data() -> None:
 
 def test_the_same_graph_gives_the_same_bytes() -> None:
     assert _page(_graph()) == _page(_graph())
+
+
+def test_a_jaxpr_lines_location_column_is_not_padded_into_the_page() -> None:
+    """The spaces jax puts before a line's `# file:line` (to align the locations in a column, 200
+    characters in a big step) are two in the page: the location stays, and the padding is not a
+    fifth of a page's bytes, cut off at 200 characters with the location."""
+    located = "    g:f32[16,8] = jit[" + " " * 190 + "# /u/model.py:2:4 (f)"
+    long = "    h:f32[16,8] = " + "x " * 150 + "  # /u/model.py:3:4 (f)"
+    texts = PageTexts({}, {"jaxpr": {"text": f"a\n{located}\n{long}\n", "lines": {"e0": [2, 3]}}})
+    page = render_html(
+        _graph(),
+        BodyLayouts({b: compute_layout(Graph("f", _graph().bodies, b), (), engine="layered") for b in _graph().bodies}),
+        texts=texts,
+    )
+    block = re.search(r'<script type="application/json" id="jaxscope-data">(.*?)</script>', page, re.S)
+    assert block is not None
+    text = json.loads(block.group(1))["stages"]["jaxpr"]["text"]
+    assert text["2"] == "    g:f32[16,8] = jit[  # /u/model.py:2:4 (f)"
+    assert len(text["3"]) == 200 and text["3"].endswith("…")  # a line longer than the panel's is still cut
