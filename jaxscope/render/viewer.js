@@ -182,7 +182,6 @@ window.addEventListener("error", (ev) => jaxscopeDamaged(ev.message));
       }
       return [x0, y0, x1 - x0, y1 - y0];
     });
-    drawn.gs = new Map();  // path -> its <g>, for the boxes drawn now: marking touches only what changes
     painted = null;
     foot.textContent = "";
     if (data.overlay) el("span", {}, foot, data.overlay.caption + " (pale: little, dark: much)");
@@ -201,7 +200,7 @@ window.addEventListener("error", (ev) => jaxscopeDamaged(ev.message));
     const boxes = drawn.boxes.filter((b) => meets(b.x, b.y, b.w, b.h));
     win.far = boxes.length > DETAIL;
     painted = win;
-    drawn.gs = new Map();
+    drawn.gs = new Map();  // path -> its <g>, for the boxes drawn now: marking touches only what changes
     marked = [];
     while (world.firstChild) world.removeChild(world.firstChild);
     const th = data.theme;
@@ -421,11 +420,15 @@ window.addEventListener("error", (ev) => jaxscopeDamaged(ev.message));
   }
 
   // ------------------------------------------------------------------ pan and zoom
+  // the view's size, kept by an observer (the panel and the window change it): apply() runs at each
+  // mouse move of a drag and wheel step, and reading the size there would force a layout each time
+  let size = svg.getBoundingClientRect();
+  new ResizeObserver(() => { size = svg.getBoundingClientRect(); if (drawn) apply(); }).observe(svg);
   function apply() {
     world.setAttribute("transform", `translate(${view.x},${view.y}) scale(${view.k})`);
     if (!drawn) return;
-    const r = svg.getBoundingClientRect(), k = view.k;
-    const v = { x: -view.x / k, y: -view.y / k, w: Math.max(r.width, 1) / k, h: Math.max(r.height, 1) / k };
+    const k = view.k;
+    const v = { x: -view.x / k, y: -view.y / k, w: Math.max(size.width, 1) / k, h: Math.max(size.height, 1) / k };
     const p = painted;
     const inside = p && v.x >= p.x && v.y >= p.y && v.x + v.w <= p.x + p.w && v.y + v.h <= p.y + p.h;
     if (inside && k < 2 * p.k && k > p.k / 2) return;  // what is in view is drawn, at about this scale
